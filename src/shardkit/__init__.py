@@ -1,0 +1,80 @@
+"""shardkit: read, verify and write real binary shard formats, declaratively.
+
+Flow: path / URL / bytes -> :mod:`shardkit.sources` (ByteSource) -> generated Kaitai class
+(:mod:`shardkit.generated`, from ``schemas/*.ksy``) -> semantic reader
+(:mod:`shardkit.formats`) -> plain objects -> JSON / CLI (:mod:`shardkit.render`,
+:mod:`shardkit.cli`).
+
+Example::
+
+    import shardkit
+    with shardkit.open("objects.shard") as shard:
+        print(shard.summary())
+        value = shard[key]
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .errors import (
+    BadMagicError,
+    ChecksumError,
+    CorruptShardError,
+    DeletedEntryError,
+    EntryNotFoundError,
+    FormatError,
+    LayoutError,
+    LimitExceededError,
+    Problem,
+    ShardkitError,
+    TruncatedError,
+    UnknownFormatError,
+    UnsupportedVersionError,
+)
+from .formats import FORMATS, detect
+from .formats.swh import SwhShard
+from .sources import BytesSource, CountingSource, FileSource, FsspecSource, open_source
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "FORMATS",
+    "BadMagicError",
+    "BytesSource",
+    "ChecksumError",
+    "CorruptShardError",
+    "CountingSource",
+    "DeletedEntryError",
+    "EntryNotFoundError",
+    "FileSource",
+    "FormatError",
+    "FsspecSource",
+    "LayoutError",
+    "LimitExceededError",
+    "Problem",
+    "ShardkitError",
+    "SwhShard",
+    "TruncatedError",
+    "UnknownFormatError",
+    "UnsupportedVersionError",
+    "detect",
+    "open",
+    "open_source",
+]
+
+
+def open(target: Any, format: str | None = None, **storage_options: Any) -> Any:  # noqa: A001
+    """Open a shard: a local path, an fsspec URL, bytes, or a ByteSource.
+
+    The format is detected from the file's magic bytes unless ``format`` names it. The reader
+    is a context manager; opening reads only what the format needs to start (for SWH shards,
+    the 88-byte header).
+
+    Raises:
+        UnknownFormatError: Nothing matched (the message lists what was tried).
+        ShardkitError: The file is unreadable, truncated or corrupt.
+    """
+    from .formats import open_reader
+
+    return open_reader(target, format, **storage_options)

@@ -1,0 +1,184 @@
+"""The shardkit exception tree.
+
+Every error raised while reading a shard is a :class:`ShardkitError`. Errors about the bytes of a
+file carry the absolute byte ``offset`` and the schema ``field`` path where reading failed, so a
+message reads like ``truncated: needs 40 bytes, 12 remain (at byte 2001311, field
+/index/entries/3)``. Several classes also derive from a builtin (``EOFError``, ``KeyError``,
+``NotImplementedError``) so callers may catch either.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+__all__ = [
+    "BadMagicError",
+    "ChecksumError",
+    "CorruptShardError",
+    "DeletedEntryError",
+    "EntryNotFoundError",
+    "FormatError",
+    "LayoutError",
+    "LimitExceededError",
+    "Problem",
+    "ShardkitError",
+    "TruncatedError",
+    "UnknownFormatError",
+    "UnsupportedVersionError",
+]
+
+
+class ShardkitError(Exception):
+    """Root of every error shardkit raises on purpose.
+
+    Attributes:
+        message: What went wrong, without the location suffix.
+        offset: Absolute byte offset in the file where the problem lies, if known.
+        field: Schema field path (``/header/ofs_index``), if known.
+    """
+
+    def __init__(self, message: str, *, offset: int | None = None, field: str | None = None):
+        self.message = message
+        self.offset = offset
+        self.field = field
+        super().__init__(message)
+
+    def __str__(self) -> str:
+        where = []
+        if self.offset is not None:
+            where.append(f"at byte {self.offset}")
+        if self.field:
+            where.append(f"field {self.field}")
+        return f"{self.message} ({', '.join(where)})" if where else self.message
+
+
+class FormatError(ShardkitError):
+    """The bytes are not (a supported variant of) the expected format."""
+
+
+class BadMagicError(FormatError):
+    """The file does not start with the format's magic bytes."""
+
+
+class UnknownFormatError(FormatError):
+    """No supported format matched; ``tried`` lists what was checked and why it failed."""
+
+    def __init__(self, message: str, tried: list[str] | None = None):
+        self.tried = list(tried or [])
+        super().__init__(message)
+
+
+class UnsupportedVersionError(FormatError, NotImplementedError):
+    """A valid file that uses a version or feature shardkit does not implement."""
+
+
+class CorruptShardError(ShardkitError):
+    """The file claims to be of the format but its content is inconsistent."""
+
+
+class LayoutError(CorruptShardError):
+    """An offset, length or count points outside its section, overlaps, or contradicts another."""
+
+
+class LimitExceededError(CorruptShardError):
+    """A size read from the file exceeds a safety cap (decompression, recursion, hops)."""
+
+
+class ChecksumError(CorruptShardError):
+    """A stored checksum or hash does not match the bytes it covers.
+
+    Attributes:
+        region: Name of the region the checksum covers.
+        stored: The value found in the file.
+        computed: The value computed from the bytes.
+    """
+
+    def __init__(
+        self,
+        region: str,
+        stored: Any,
+        computed: Any,
+        *,
+        offset: int | None = None,
+        field: str | None = None,
+    ):
+        self.region = region
+        self.stored = stored
+        self.computed = computed
+        super().__init__(
+            f"checksum mismatch in {region}: stored {_show(stored)}, computed {_show(computed)}",
+            offset=offset,
+            field=field,
+        )
+
+
+class TruncatedError(CorruptShardError, EOFError):
+    """The file ends before a structure it declares.
+
+    Attributes:
+        needed: Bytes the read needed, if known.
+        available: Bytes that remained, if known.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        needed: int | None = None,
+        available: int | None = None,
+        offset: int | None = None,
+        field: str | None = None,
+    ):
+        self.needed = needed
+        self.available = available
+        super().__init__(message, offset=offset, field=field)
+
+
+class EntryNotFoundError(ShardkitError, KeyError):
+    """The key is not in the shard (also a ``KeyError``)."""
+
+    def __init__(self, key: Any, message: str | None = None):
+        self.key = key
+        super().__init__(message or f"key not found: {_show(key)}")
+
+    def __str__(self) -> str:  # KeyError would repr() the message
+        return ShardkitError.__str__(self)
+
+
+class DeletedEntryError(EntryNotFoundError):
+    """The key's slot holds a tombstone: the entry was deleted."""
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One finding of ``verify()``.
+
+    Attributes:
+        check: Short name of the check (``object_bounds``, ``slot``...).
+        message: Human-readable description.
+        offset: Absolute byte offset concerned, if any.
+        field: Schema field path concerned, if any.
+    """
+
+    check: str
+    message: str
+    offset: int | None = None
+    field: str | None = None
+
+    def __str__(self) -> str:
+        where = f" (at byte {self.offset})" if self.offset is not None else ""
+        return f"{self.check}: {self.message}{where}"
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain dict for JSON output."""
+        return {"check": self.check, "message": self.message, "offset": self.offset,
+                "field": self.field}
+
+
+def _show(value: Any) -> str:
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        return bytes(value).hex()
+    if isinstance(value, int):
+        return f"{value:#x}"
+    return repr(value) if not isinstance(value, str) else value

@@ -1,0 +1,60 @@
+"""What every format reader shares: the source it reads, context management, sections."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from ..sources import ByteSource
+
+__all__ = ["Reader", "Section"]
+
+
+@dataclass(frozen=True)
+class Section:
+    """One byte range of a file, for ``shardkit map``.
+
+    Attributes:
+        name: Field path of the range (``/header``, ``/index/entries``).
+        start: First byte (absolute).
+        end: One past the last byte.
+        note: What the range holds.
+    """
+
+    name: str
+    start: int
+    end: int
+    note: str = ""
+
+    @property
+    def size(self) -> int:
+        """Length in bytes."""
+        return self.end - self.start
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain dict for JSON output."""
+        return {"name": self.name, "start": self.start, "end": self.end, "size": self.size,
+                "note": self.note}
+
+
+class Reader:
+    """Base of the format readers: owns a :class:`ByteSource` and closes it on exit."""
+
+    format_id: str = ""
+    format_name: str = ""
+
+    def __init__(self, source: ByteSource) -> None:
+        self.source = source
+
+    def close(self) -> None:
+        """Release the source (unmap the file)."""
+        self.source.close()
+
+    def __enter__(self) -> Reader:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} {self.source.name!r}>"

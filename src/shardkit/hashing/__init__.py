@@ -1,0 +1,1 @@
+"""Hash-function implementations used to locate objects in shard indexes."""

@@ -1,0 +1,681 @@
+"""Query side of cmph's CHD_PH minimal perfect hash, in pure Python (plus a numpy batch path).
+
+Software Heritage read shards (``swh.perfecthash``) end with a ``cmph_dump`` of a CHD_PH
+function built by the libcmph 2.0.2 bundled in the ``swh.perfecthash`` wheel.  This module
+loads that dump and answers ``cmph_search`` for any key, giving exactly the slot the C library
+gives, without needing the C library.
+
+The algorithm and the dump layout follow the cmph sources:
+
+* ``src/cmph_structs.c`` (``__cmph_dump``/``__cmph_load``): NUL-terminated algorithm name, then
+  the ``u32`` size of the function (equal to ``n`` for CHD_PH).
+* ``src/chd_ph.c`` (``chd_ph_dump``/``chd_ph_load``/``chd_ph_search``): ``u32`` hash-state
+  length, hash state, ``u32`` compressed-sequence length, compressed sequence, ``u32 n``,
+  ``u32 nbuckets``; the query is::
+
+      hash_vector(hl, key, keylen, h)          # three 32-bit Jenkins hashes
+      g = h[0] % nbuckets
+      f = h[1] % n
+      h = h[2] % (n - 1) + 1
+      disp = compressed_seq_query(cs, g)
+      probe0 = disp % n
+      probe1 = disp / n
+      position = (f + (uint64)h * probe0 + probe1) % n
+
+* ``src/hash.c`` (``hash_state_load``): NUL-terminated hash name (``"jenkins"``) then the state.
+* ``src/jenkins_hash.c`` (``__jenkins_hash_vector``, ``mix``, ``jenkins_state_load``): Bob
+  Jenkins' 1996 lookup2 hash keeping all three words; the state is a ``u32`` seed.  Key bytes
+  are read as *unsigned* (``const unsigned char *k``; the bundled libcmph 2.0.2 loads them with
+  ``movzbl``), so bytes >= 0x80 are never sign-extended.
+* ``src/compressed_seq.c`` (``compressed_seq_load``/``compressed_seq_query``): ``u32 n``,
+  ``u32 rem_r``, ``u32 total_length``, ``u32`` select length, select structure, then the
+  ``length_rems`` table (``BITS_TABLE_SIZE(n, rem_r)`` words) and the ``store_table``
+  (``(total_length + 31) >> 5`` words).
+* ``src/select.c`` (``select_load``/``_select_query``/``_select_next_query``) and
+  ``src/select_lookup_tables.h``: ``u32 n``, ``u32 m``, ``bits_vec`` (``(n + m + 31) >> 5``
+  words) and ``select_table`` (``(n >> 7) + 1`` words, one sample every 128 ones).
+* ``src/bitbool.h`` (``get_bits_value``, ``get_bits_at_pos``, ``BITS_TABLE_SIZE``): fixed- and
+  variable-width little-endian bit fields.
+
+(Repositories consulted: ``bonitao/cmph`` and ``rurban/cmph`` on GitHub; every behaviour was
+cross-checked against the libcmph shipped in ``swh.perfecthash`` 1.3.2.)
+
+Instead of emulating the select structure at query time, :meth:`ChdPh.from_dump` decodes the
+whole compressed sequence once into one displacement per bucket, after checking that the select
+samples agree with the bit vector (so the decoded values are exactly what
+``compressed_seq_query`` returns).  A query is then one Jenkins hash, a few modulo operations and
+a tuple lookup.
+
+All integers in the dump are little-endian (the native order of the x86-64 machines that write
+shards); the shard header around it is big-endian and is not handled here.
+"""
+
+from __future__ import annotations
+
+import struct
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
+
+__all__ = ["ChdPh", "CmphError", "jenkins_hash_vector"]
+
+_M32 = 0xFFFFFFFF
+_GOLDEN = 0x9E3779B9  # initial value of Jenkins' a and b
+_U32 = struct.Struct("<I")
+_KEY32 = struct.Struct("<8I")
+_ALGO_NAME = b"chd_ph"
+_HASH_NAME = b"jenkins"
+_JENKINS_STATE_SIZE = 4  # u32 seed
+_MAX_NAME = 64  # longest NUL-terminated name we look for (cmph's names are < 8 bytes)
+_NBITS_STEP_SELECT_TABLE = 7  # select.c: one select sample every 128 ones
+_MAX_FIELD_BITS = 31  # compressed_seq.c: i_log2 of a u32 is at most 31
+_BATCH_ROWS = 1 << 18  # keys hashed per numpy pass in ChdPh.slots()
+
+
+class CmphError(ValueError):
+    """A cmph dump is malformed, truncated or not a CHD_PH function with a Jenkins hash.
+
+    Attributes:
+        field: Dotted name of the dump field at fault (e.g. ``"cs.sel.bits_vec"``).
+        offset: Byte offset of that field from the start of the dump.
+    """
+
+    def __init__(self, field: str, offset: int, detail: str) -> None:
+        """Builds the error.
+
+        Args:
+            field: Dotted name of the dump field at fault.
+            offset: Byte offset of that field from the start of the dump.
+            detail: What is wrong with it.
+        """
+        super().__init__(f"cmph dump: {field} at offset {offset}: {detail}")
+        self.field = field
+        self.offset = offset
+
+
+class _Reader:
+    """Bounds-checked little-endian reader over a byte buffer."""
+
+    __slots__ = ("_base", "_buf", "_pos")
+
+    def __init__(self, buf: memoryview, base: int = 0) -> None:
+        self._buf = buf
+        self._pos = 0
+        self._base = base  # offset of buf[0] within the whole dump, for messages
+
+    @property
+    def offset(self) -> int:
+        """Offset of the next unread byte within the whole dump."""
+        return self._base + self._pos
+
+    @property
+    def remaining(self) -> int:
+        """Number of unread bytes."""
+        return len(self._buf) - self._pos
+
+    def take(self, size: int, name: str) -> memoryview:
+        """Returns the next ``size`` bytes, or raises if fewer remain (nothing is allocated)."""
+        if size > self.remaining:
+            raise CmphError(name, self.offset, f"needs {size} bytes, {self.remaining} remain")
+        out = self._buf[self._pos : self._pos + size]
+        self._pos += size
+        return out
+
+    def u32(self, name: str) -> int:
+        """Reads one little-endian ``u32``."""
+        value: int = _U32.unpack(self.take(4, name))[0]
+        return value
+
+    def cstring(self, name: str) -> bytes:
+        """Reads a NUL-terminated string (the NUL is consumed, not returned)."""
+        window = bytes(self._buf[self._pos : self._pos + _MAX_NAME])
+        end = window.find(b"\0")
+        if end < 0:
+            if len(window) < _MAX_NAME:
+                raise CmphError(
+                    name,
+                    self.offset,
+                    f"no NUL terminator in the {len(window)} bytes that remain",
+                )
+            raise CmphError(name, self.offset, f"no NUL terminator within {_MAX_NAME} bytes")
+        self._pos += end + 1
+        return window[:end]
+
+
+def jenkins_hash_vector(seed: int, key: bytes) -> tuple[int, int, int]:
+    """Computes cmph's ``jenkins_hash_vector_``: Jenkins' lookup2 hash keeping all three words.
+
+    Key bytes are unsigned, as in cmph's ``__jenkins_hash_vector(seed, const unsigned char *k,
+    keylen, hashes)``.  All arithmetic wraps modulo 2**32.
+
+    Args:
+        seed: The 32-bit seed stored in the dumped hash state.
+        key: The key bytes (any bytes-like object).
+
+    Returns:
+        The three hash words ``(hashes[0], hashes[1], hashes[2])``.
+
+    Raises:
+        ValueError: If ``seed`` is not in ``[0, 2**32)`` or the key is 2**32 bytes or longer.
+    """
+    if not 0 <= seed <= _M32:
+        raise ValueError(f"seed must be a 32-bit unsigned integer, got {seed}")
+    data = bytes(key)
+    length = len(data)
+    if length > _M32:
+        raise ValueError(f"key is {length} bytes long; cmph key lengths are 32-bit")
+    nfull = length // 12
+    # The tail (length % 12 bytes, possibly none) is zero-padded to a 12-byte block: zero
+    # bytes add nothing, which reproduces the fall-through switch of the C code exactly.
+    tail = data[nfull * 12 :] + b"\0" * (12 - length % 12 if length % 12 else 12)
+    words = struct.unpack(f"<{3 * nfull + 3}I", data[: nfull * 12] + tail)
+    a = b = _GOLDEN
+    c = seed
+    for i in range(0, 3 * nfull, 3):
+        a += words[i]
+        b += words[i + 1]
+        c = (c + words[i + 2]) & _M32
+        a, b, c = _mix(a, b, c)
+    # The first byte of c is reserved for the length, so the tail bytes 8..10 go 8 bits up.
+    c = (c + length + (words[-1] << 8)) & _M32
+    a += words[-3]
+    b += words[-2]
+    return _mix(a, b, c)
+
+
+def _mix(a: int, b: int, c: int) -> tuple[int, int, int]:
+    """Jenkins' ``mix(a, b, c)`` on Python ints; ``c`` must already be reduced to 32 bits.
+
+    ``(x ^ y) & M == (x & M) ^ (y & M)`` also for negative Python ints, so each subtraction
+    chain is masked once.  ``a`` and ``b`` may exceed 32 bits on entry (they are only added to
+    or subtracted from before being reassigned); every right-shifted operand is already masked.
+    """
+    a = ((a - b - c) ^ (c >> 13)) & _M32
+    b = ((b - c - a) ^ (a << 8)) & _M32
+    c = ((c - a - b) ^ (b >> 13)) & _M32
+    a = ((a - b - c) ^ (c >> 12)) & _M32
+    b = ((b - c - a) ^ (a << 16)) & _M32
+    c = ((c - a - b) ^ (b >> 5)) & _M32
+    a = ((a - b - c) ^ (c >> 3)) & _M32
+    b = ((b - c - a) ^ (a << 10)) & _M32
+    c = ((c - a - b) ^ (b >> 15)) & _M32
+    return a, b, c
+
+
+def _bits_msb_first(raw: memoryview, nbits: int) -> str:
+    """Returns the ``nbits`` low bits of a little-endian bit stream as a '0'/'1' string, MSB first.
+
+    Bit ``p`` of the stream (bit ``p & 31`` of little-endian word ``p >> 5``, as in bitbool.h)
+    is character ``nbits - 1 - p``, so the field of bits ``[p, p + w)`` is the substring
+    ``[nbits - p - w, nbits - p)`` read as an ordinary binary number.
+    """
+    if nbits == 0:
+        return ""
+    return format(int.from_bytes(raw, "little"), f"0{nbits}b")
+
+
+def _decode_compressed_seq(buf: memoryview, base: int, nbuckets: int) -> tuple[int, ...]:
+    """Parses a ``compressed_seq_dump`` and decodes every value ``compressed_seq_query`` returns.
+
+    Args:
+        buf: Exactly the compressed-sequence bytes (``cs_size`` of them).
+        base: Offset of ``buf[0]`` within the whole dump, for error messages.
+        nbuckets: Number of buckets of the CHD_PH function (must equal the sequence length).
+
+    Returns:
+        ``compressed_seq_query(cs, i)`` for every ``i`` in ``range(nbuckets)``.
+
+    Raises:
+        CmphError: If the structure is truncated, has trailing bytes or is inconsistent.
+    """
+    r = _Reader(buf, base)
+    n_off = r.offset
+    cs_n = r.u32("cs.n")
+    rem_r_off = r.offset
+    rem_r = r.u32("cs.rem_r")
+    total_off = r.offset
+    total_length = r.u32("cs.total_length")
+    sel_size_off = r.offset
+    sel_size = r.u32("cs.sel_size")
+    sel_off = r.offset
+    sr = _Reader(r.take(sel_size, "cs.sel"), sel_off)
+    sel_n = sr.u32("cs.sel.n")
+    sel_m_off = sr.offset
+    sel_m = sr.u32("cs.sel.m")
+    nbits = sel_n + sel_m
+    if nbits + 31 > _M32:  # select.c computes (n + m + 31) >> 5 in 32 bits
+        raise CmphError("cs.sel.m", sel_m_off, f"n + m = {nbits} overflows 32-bit arithmetic")
+    bits_off = sr.offset
+    bits_vec = sr.take(4 * ((nbits + 31) >> 5), "cs.sel.bits_vec")
+    table_off = sr.offset
+    table_words = (sel_n >> _NBITS_STEP_SELECT_TABLE) + 1
+    select_table = sr.take(4 * table_words, "cs.sel.select_table")
+    if sr.remaining:
+        raise CmphError(
+            "cs.sel_size",
+            sel_size_off,
+            f"is {sel_size} but the select structure uses {sel_size - sr.remaining} bytes",
+        )
+    if rem_r > _MAX_FIELD_BITS:
+        raise CmphError("cs.rem_r", rem_r_off, f"is {rem_r}, must be at most {_MAX_FIELD_BITS}")
+    rems_bits = cs_n * rem_r
+    if rems_bits + 31 > _M32:  # BITS_TABLE_SIZE(n, rem_r) is computed in 32 bits
+        raise CmphError("cs.rem_r", rem_r_off, f"n * rem_r = {rems_bits} overflows 32 bits")
+    rems_off = r.offset
+    length_rems = r.take(4 * ((rems_bits + 31) >> 5), "cs.length_rems")
+    if total_length + 31 > _M32:
+        raise CmphError("cs.total_length", total_off, f"{total_length} overflows 32 bits")
+    store_table = r.take(4 * ((total_length + 31) >> 5), "cs.store_table")
+    if r.remaining:
+        # From a whole dump, blame the cs_size field just before buf; from bare cs bytes
+        # (ChdPh.from_parts), blame the buffer itself.
+        name, offset = ("cs_size", base - 4) if base >= 4 else ("cs", base)
+        raise CmphError(
+            name,
+            offset,
+            f"is {len(buf)} bytes but the compressed sequence uses {len(buf) - r.remaining}",
+        )
+
+    # Structural consistency, all checked before any allocation proportional to the counts
+    # (every count below is now bounded by the number of bytes actually present).
+    if cs_n != nbuckets:
+        raise CmphError("cs.n", n_off, f"is {cs_n} but nbuckets is {nbuckets}")
+    if sel_n != cs_n:
+        raise CmphError("cs.sel.n", sel_off, f"is {sel_n} but cs.n is {cs_n}")
+    if sel_m != total_length >> rem_r:
+        raise CmphError(
+            "cs.sel.m",
+            sel_m_off,
+            f"is {sel_m} but total_length >> rem_r is {total_length >> rem_r}",
+        )
+
+    # Positions of the ones of the select bit vector.  select_generate() writes n ones and
+    # m zeros and nothing else, the last bit written being a one.
+    vec_bits = 8 * len(bits_vec)
+    bits = _bits_msb_first(bits_vec, vec_bits)
+    ones_count = bits.count("1")
+    if ones_count != sel_n:
+        raise CmphError(
+            "cs.sel.bits_vec", bits_off, f"has {ones_count} bits set, expected n = {sel_n}"
+        )
+    if sel_n and bits.find("1") != vec_bits - nbits:
+        raise CmphError(
+            "cs.sel.bits_vec", bits_off, f"the last bit set is not bit n + m - 1 = {nbits - 1}"
+        )
+    ones: list[int] = []
+    pos = bits.rfind("1")
+    while pos >= 0:
+        ones.append(vec_bits - 1 - pos)
+        pos = bits.rfind("1", 0, pos)
+    del bits
+
+    # _select_query() starts from select_table[i >> 7] and counts ones forward, so it returns
+    # the true i-th one exactly when every sample is the position of one number 128 * k.
+    samples = struct.unpack(f"<{table_words}I", select_table)
+    for k in range((sel_n + (1 << _NBITS_STEP_SELECT_TABLE) - 1) >> _NBITS_STEP_SELECT_TABLE):
+        expected = ones[k << _NBITS_STEP_SELECT_TABLE]
+        if samples[k] != expected:
+            raise CmphError(
+                "cs.sel.select_table",
+                table_off + 4 * k,
+                f"entry {k} is {samples[k]}, but one number {k << 7} is at bit {expected}",
+            )
+
+    # length_rems: n fields of rem_r bits (get_bits_value).
+    rems_str = _bits_msb_first(length_rems, 8 * len(length_rems))
+    top = len(rems_str)
+    if rem_r:
+        rems = [int(rems_str[top - (i + 1) * rem_r : top - i * rem_r], 2) for i in range(cs_n)]
+    else:
+        rems = [0] * cs_n
+    del rems_str
+
+    # compressed_seq_query(idx): the encoded value of idx occupies store_table bits
+    # [end(idx - 1), end(idx)) with end(i) = ((select(i) - i) << rem_r) + length_rems[i]
+    # (end(-1) = 0), and decodes to stored + 2**length - 1 (0 when length is 0).
+    store_str = _bits_msb_first(store_table, 8 * len(store_table))
+    top = len(store_str)
+    values: list[int] = []
+    append = values.append
+    prev = 0
+    for i in range(cs_n):
+        end = ((ones[i] - i) << rem_r) + rems[i]
+        length = end - prev
+        if not 0 <= length <= _MAX_FIELD_BITS:
+            raise CmphError(
+                "cs.length_rems",
+                rems_off + 4 * ((i * rem_r) >> 5),
+                f"value {i} would be {length} bits long (must be 0..{_MAX_FIELD_BITS})",
+            )
+        if end > total_length:
+            raise CmphError(
+                "cs.total_length",
+                total_off,
+                f"is {total_length} but value {i} ends at bit {end}",
+            )
+        append(int(store_str[top - end : top - prev], 2) + (1 << length) - 1 if length else 0)
+        prev = end
+    if prev != total_length:
+        raise CmphError(
+            "cs.total_length",
+            total_off,
+            f"is {total_length} but the encoded values use {prev} bits",
+        )
+    return tuple(values)
+
+
+@dataclass(frozen=True)
+class ChdPh:
+    """A loaded CHD_PH minimal perfect hash function, answering ``cmph_search``.
+
+    Attributes:
+        n: Number of bins, i.e. the range of :meth:`slot` (``cmph_size``).
+        nbuckets: Number of buckets of the first-level hash.
+        seed: Seed of the Jenkins hash.
+        displacements: The decoded compressed sequence: the displacement of every bucket
+            (``compressed_seq_query(cs, g)`` for ``g`` in ``range(nbuckets)``).
+        dump_size: Number of bytes of the dump that were consumed (for :meth:`from_parts`,
+            the size a ``cmph_dump`` of these parts has).
+    """
+
+    n: int
+    nbuckets: int
+    seed: int
+    displacements: tuple[int, ...] = field(repr=False)
+    dump_size: int = 0
+    _probe0: tuple[int, ...] = field(init=False, repr=False, compare=False)
+    _probe1: tuple[int, ...] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        """Validates the parameters and precomputes ``disp % n`` and ``disp // n`` per bucket.
+
+        Raises:
+            ValueError: If a parameter is out of range (``n < 2`` would make cmph divide by
+                zero in ``h[2] % (n - 1)``).
+        """
+        if not 2 <= self.n <= _M32:
+            raise ValueError(f"n must be in [2, 2**32), got {self.n}")
+        if not 1 <= self.nbuckets <= _M32:
+            raise ValueError(f"nbuckets must be in [1, 2**32), got {self.nbuckets}")
+        if not 0 <= self.seed <= _M32:
+            raise ValueError(f"seed must be a 32-bit unsigned integer, got {self.seed}")
+        if len(self.displacements) != self.nbuckets:
+            raise ValueError(
+                f"{len(self.displacements)} displacements given for {self.nbuckets} buckets"
+            )
+        n = self.n
+        if any(not 0 <= d <= _M32 for d in self.displacements):
+            raise ValueError("displacements must be 32-bit unsigned integers")
+        object.__setattr__(self, "_probe0", tuple(d % n for d in self.displacements))
+        object.__setattr__(self, "_probe1", tuple(d // n for d in self.displacements))
+
+    @classmethod
+    def from_dump(cls, buf: bytes | bytearray | memoryview) -> ChdPh:
+        """Loads a ``cmph_dump`` of a CHD_PH function, as ``cmph_load`` does.
+
+        Bytes after the dump are ignored; compare :attr:`dump_size` with the length of the
+        buffer to require that the dump ends exactly at its end.
+
+        Args:
+            buf: The dump, starting with the NUL-terminated name ``chd_ph``.
+
+        Returns:
+            The loaded function.
+
+        Raises:
+            CmphError: If the dump is truncated, malformed, of another algorithm, uses another
+                hash function than Jenkins, or is inconsistent.
+        """
+        view = memoryview(buf)
+        if view.ndim != 1 or view.itemsize != 1:
+            view = view.cast("B")
+        r = _Reader(view)
+        name = r.cstring("algo_name")
+        if name != _ALGO_NAME:
+            raise CmphError("algo_name", 0, f"is {name!r}, expected {_ALGO_NAME!r}")
+        size_off = r.offset
+        size = r.u32("size")
+        hl_size_off = r.offset
+        hl_size = r.u32("hl_size")
+        hl_off = r.offset
+        hr = _Reader(r.take(hl_size, "hl"), hl_off)
+        hash_name = hr.cstring("hl.name")
+        if hash_name != _HASH_NAME:
+            raise CmphError(
+                "hl.name", hl_off, f"is {hash_name!r}, only {_HASH_NAME!r} is supported"
+            )
+        seed = hr.u32("hl.seed")
+        if hr.remaining:
+            raise CmphError(
+                "hl_size",
+                hl_size_off,
+                f"is {hl_size}, a jenkins state takes {hl_size - hr.remaining} bytes",
+            )
+        cs_size = r.u32("cs_size")
+        cs_off = r.offset
+        cs = r.take(cs_size, "cs")
+        n_off = r.offset
+        n = r.u32("n")
+        nbuckets_off = r.offset
+        nbuckets = r.u32("nbuckets")
+        if n != size:
+            raise CmphError("n", n_off, f"is {n} but the size field at offset {size_off} is {size}")
+        if n == 0:
+            raise CmphError("n", n_off, "is 0: cmph would divide by zero in h[1] % n")
+        if n == 1:
+            raise CmphError("n", n_off, "is 1: cmph would divide by zero in h[2] % (n - 1)")
+        if nbuckets == 0:
+            raise CmphError("nbuckets", nbuckets_off, "is 0: cmph would divide by zero")
+        displacements = _decode_compressed_seq(cs, cs_off, nbuckets)
+        return cls(n, nbuckets, seed, displacements, r.offset)
+
+    @classmethod
+    def from_parts(
+        cls, n: int, nbuckets: int, seed: int, cs_bytes: bytes | bytearray | memoryview
+    ) -> ChdPh:
+        """Builds a function from its fields and the bytes of its compressed sequence.
+
+        Args:
+            n: Number of bins.
+            nbuckets: Number of buckets.
+            seed: Seed of the Jenkins hash.
+            cs_bytes: The ``compressed_seq_dump`` bytes (the ``cs`` field of a dump).
+
+        Returns:
+            The function; its :attr:`dump_size` is the size of the equivalent ``cmph_dump``.
+
+        Raises:
+            CmphError: If ``cs_bytes`` is malformed (offsets are relative to ``cs_bytes``).
+            ValueError: If ``n``, ``nbuckets`` or ``seed`` is out of range.
+        """
+        view = memoryview(cs_bytes)
+        if view.ndim != 1 or view.itemsize != 1:
+            view = view.cast("B")
+        if not 2 <= n <= _M32 or not 1 <= nbuckets <= _M32:
+            raise ValueError(f"need 2 <= n < 2**32 and 1 <= nbuckets < 2**32, got {n}, {nbuckets}")
+        displacements = _decode_compressed_seq(view, 0, nbuckets)
+        header = len(_ALGO_NAME) + 1 + 4 + 4 + len(_HASH_NAME) + 1 + _JENKINS_STATE_SIZE + 4
+        return cls(n, nbuckets, seed, displacements, header + len(view) + 8)
+
+    def slot(self, key: bytes) -> int:
+        """Returns ``cmph_search(mphf, key, len(key))``: the slot of ``key`` in ``range(n)``.
+
+        Keys that were not in the key set still get a slot (a perfect hash cannot tell them
+        apart); check the key stored at that slot.
+
+        Args:
+            key: The key (any bytes-like object); 32-byte keys take a fast path.
+
+        Returns:
+            The slot, in ``range(self.n)``.
+        """
+        if len(key) == 32:
+            # jenkins_hash_vector() unrolled for 32 bytes: two 12-byte blocks, then the 8-byte
+            # tail (words 6 and 7) plus the length in c.  Only b and c are ever right-shifted
+            # by mix(); a is only added, subtracted and left-shifted before being masked, so it
+            # is reduced to 32 bits once, at the end (the low 32 bits are unaffected).
+            w0, w1, w2, w3, w4, w5, w6, w7 = _KEY32.unpack(key)
+            a = 0x9E3779B9 + w0
+            b = 0x9E3779B9 + w1
+            c = (self.seed + w2) & 0xFFFFFFFF
+            a = (a - b - c) ^ (c >> 13)
+            b = ((b - c - a) ^ (a << 8)) & 0xFFFFFFFF
+            c = ((c - a - b) ^ (b >> 13)) & 0xFFFFFFFF
+            a = (a - b - c) ^ (c >> 12)
+            b = ((b - c - a) ^ (a << 16)) & 0xFFFFFFFF
+            c = ((c - a - b) ^ (b >> 5)) & 0xFFFFFFFF
+            a = (a - b - c) ^ (c >> 3)
+            b = ((b - c - a) ^ (a << 10)) & 0xFFFFFFFF
+            c = ((c - a - b) ^ (b >> 15)) & 0xFFFFFFFF
+            a += w3
+            b += w4
+            c = (c + w5) & 0xFFFFFFFF
+            a = (a - b - c) ^ (c >> 13)
+            b = ((b - c - a) ^ (a << 8)) & 0xFFFFFFFF
+            c = ((c - a - b) ^ (b >> 13)) & 0xFFFFFFFF
+            a = (a - b - c) ^ (c >> 12)
+            b = ((b - c - a) ^ (a << 16)) & 0xFFFFFFFF
+            c = ((c - a - b) ^ (b >> 5)) & 0xFFFFFFFF
+            a = (a - b - c) ^ (c >> 3)
+            b = ((b - c - a) ^ (a << 10)) & 0xFFFFFFFF
+            c = ((c - a - b) ^ (b >> 15)) & 0xFFFFFFFF
+            a += w6
+            b += w7
+            c = (c + 32) & 0xFFFFFFFF
+            a = (a - b - c) ^ (c >> 13)
+            b = ((b - c - a) ^ (a << 8)) & 0xFFFFFFFF
+            c = ((c - a - b) ^ (b >> 13)) & 0xFFFFFFFF
+            a = (a - b - c) ^ (c >> 12)
+            b = ((b - c - a) ^ (a << 16)) & 0xFFFFFFFF
+            c = ((c - a - b) ^ (b >> 5)) & 0xFFFFFFFF
+            a = (a - b - c) ^ (c >> 3)
+            b = ((b - c - a) ^ (a << 10)) & 0xFFFFFFFF
+            c = ((c - a - b) ^ (b >> 15)) & 0xFFFFFFFF
+            a &= 0xFFFFFFFF
+        else:
+            a, b, c = jenkins_hash_vector(self.seed, key)
+        n = self.n
+        g = a % self.nbuckets
+        # Python ints do not overflow, which matches the 64-bit sum of chd_ph_search().
+        position: int = (b % n + (c % (n - 1) + 1) * self._probe0[g] + self._probe1[g]) % n
+        return position
+
+    def slots(self, keys: Sequence[bytes] | npt.NDArray[np.uint8]) -> npt.NDArray[np.int64]:
+        """Vectorised :meth:`slot` for many keys at once (requires numpy).
+
+        Args:
+            keys: Either a sequence of bytes-like keys, or a 2-D ``uint8`` array with one key
+                per row.  Keys of equal length are hashed with numpy ``uint32`` arithmetic;
+                a sequence of keys of different lengths falls back to :meth:`slot` per key.
+
+        Returns:
+            A 1-D ``int64`` array with the slot of every key, in order.
+
+        Raises:
+            ValueError: If ``keys`` is an array that is not 2-D ``uint8``.
+        """
+        import numpy as np
+
+        if isinstance(keys, np.ndarray):
+            if keys.ndim != 2 or keys.dtype != np.uint8:
+                raise ValueError(f"a key array must be 2-D uint8, got {keys.ndim}-D {keys.dtype}")
+            rows = keys
+        else:
+            count = len(keys)
+            if count == 0:
+                return np.empty(0, dtype=np.int64)
+            width = len(keys[0])
+            if any(len(k) != width for k in keys):
+                return np.fromiter((self.slot(k) for k in keys), dtype=np.int64, count=count)
+            rows = np.frombuffer(b"".join(keys), dtype=np.uint8).reshape(count, width)
+        out = np.empty(rows.shape[0], dtype=np.int64)
+        for start in range(0, rows.shape[0], _BATCH_ROWS):
+            chunk = rows[start : start + _BATCH_ROWS]
+            out[start : start + chunk.shape[0]] = self._slots_np(chunk)
+        return out
+
+    @cached_property
+    def _np_probes(self) -> tuple[Any, Any]:
+        """``probe0`` and ``probe1`` per bucket as ``uint64`` arrays (built on first use)."""
+        import numpy as np
+
+        return (
+            np.array(self._probe0, dtype=np.uint64),
+            np.array(self._probe1, dtype=np.uint64),
+        )
+
+    def _slots_np(self, rows: npt.NDArray[np.uint8]) -> npt.NDArray[np.int64]:
+        """Slots of the keys in the rows of a 2-D ``uint8`` array."""
+        import numpy as np
+
+        a, b, c = _jenkins_hash_vectors_np(self.seed, rows)
+        probe0, probe1 = self._np_probes
+        n = self.n
+        g = a % np.uint32(self.nbuckets)
+        f = (b % np.uint32(n)).astype(np.uint64)
+        h = (c % np.uint32(n - 1)).astype(np.uint64) + np.uint64(1)
+        # h * probe0 <= (n - 1)**2, so the 64-bit sum cannot wrap (n < 2**32).
+        pos = (f + h * probe0[g] + probe1[g]) % np.uint64(n)
+        result: npt.NDArray[np.int64] = pos.astype(np.int64)
+        return result
+
+
+def _mix_np(a: Any, b: Any, c: Any) -> None:
+    """Jenkins' ``mix(a, b, c)`` in place on ``uint32`` numpy arrays (wrapping arithmetic)."""
+    a -= b
+    a -= c
+    a ^= c >> 13
+    b -= c
+    b -= a
+    b ^= a << 8
+    c -= a
+    c -= b
+    c ^= b >> 13
+    a -= b
+    a -= c
+    a ^= c >> 12
+    b -= c
+    b -= a
+    b ^= a << 16
+    c -= a
+    c -= b
+    c ^= b >> 5
+    a -= b
+    a -= c
+    a ^= c >> 3
+    b -= c
+    b -= a
+    b ^= a << 10
+    c -= a
+    c -= b
+    c ^= b >> 15
+
+
+def _jenkins_hash_vectors_np(seed: int, rows: npt.NDArray[np.uint8]) -> tuple[Any, Any, Any]:
+    """:func:`jenkins_hash_vector` of every row of a 2-D ``uint8`` array, as ``uint32`` arrays."""
+    import numpy as np
+
+    count, length = rows.shape
+    nfull = length // 12
+    # Zero-pad every key to nfull + 1 blocks; the extra block holds the (possibly empty) tail.
+    padded = np.zeros((count, 12 * (nfull + 1)), dtype=np.uint8)
+    padded[:, :length] = rows
+    words = padded.view("<u4").astype(np.uint32, copy=False)
+    a = np.full(count, _GOLDEN, dtype=np.uint32)
+    b = a.copy()
+    c = np.full(count, seed, dtype=np.uint32)
+    for i in range(0, 3 * nfull + 3, 3):
+        a += words[:, i]
+        b += words[:, i + 1]
+        if i < 3 * nfull:
+            c += words[:, i + 2]
+        else:
+            c += np.uint32(length & _M32)
+            c += words[:, i + 2] << 8
+        _mix_np(a, b, c)
+    return a, b, c

@@ -1,0 +1,298 @@
+"""Byte sources: where a shard's bytes come from.
+
+Every reader takes a :class:`ByteSource`, a sized object with one primitive,
+``read_range(start, end)`` (end exclusive). Local files are memory-mapped, in-memory buffers are
+used as they are, and any fsspec URL (``s3://``, ``gs://``, ``http://``, ``file://``...) is read
+with ranged requests. :class:`CountingSource` wraps any of them to count (and optionally cache)
+reads, which makes "opening reads only the header" testable. :func:`as_stream` adapts a source
+to the seekable, sized file-like object the generated Kaitai classes expect.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import mmap
+import os
+from collections import OrderedDict
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol, runtime_checkable
+
+from kaitaistruct import KaitaiStream
+
+from .errors import ShardkitError, TruncatedError
+
+__all__ = [
+    "ByteSource",
+    "BytesSource",
+    "CountingSource",
+    "FileSource",
+    "FsspecSource",
+    "ReadStats",
+    "SourceStream",
+    "as_stream",
+    "open_source",
+]
+
+
+@runtime_checkable
+class ByteSource(Protocol):
+    """A sized, random-access sequence of bytes."""
+
+    name: str
+
+    @property
+    def size(self) -> int:
+        """Total number of bytes."""
+        ...
+
+    def read_range(self, start: int, end: int) -> bytes:
+        """Return bytes ``[start, end)``; raise :class:`TruncatedError` past the end."""
+        ...
+
+    def close(self) -> None:
+        """Release the underlying resources."""
+        ...
+
+
+def _check_range(source: ByteSource, start: int, end: int) -> None:
+    if start < 0 or end < start:
+        raise ShardkitError(f"invalid byte range [{start}, {end}) of {source.name}")
+    if end > source.size:
+        raise TruncatedError(
+            f"truncated: needs bytes up to {end}, the file has {source.size}",
+            needed=end - start,
+            available=max(0, source.size - start),
+            offset=start,
+        )
+
+
+class BytesSource:
+    """Bytes already in memory (``bytes``, ``bytearray``, ``memoryview``; never copied)."""
+
+    def __init__(self, data: bytes | bytearray | memoryview, name: str = "<bytes>") -> None:
+        self._data = memoryview(data).cast("B")
+        self.name = name
+
+    @property
+    def size(self) -> int:
+        return len(self._data)
+
+    def read_range(self, start: int, end: int) -> bytes:
+        _check_range(self, start, end)
+        return bytes(self._data[start:end])
+
+    def view(self, start: int, end: int) -> memoryview:
+        """Zero-copy view of ``[start, end)``."""
+        _check_range(self, start, end)
+        return self._data[start:end]
+
+    def close(self) -> None:
+        pass
+
+
+class FileSource:
+    """A local file, memory-mapped read-only: nothing is read until a range is asked for."""
+
+    def __init__(self, path: str | os.PathLike[str]) -> None:
+        self.path = Path(path)
+        self.name = str(path)
+        try:
+            self._fh = open(self.path, "rb")  # noqa: SIM115 - kept open for the mmap's lifetime
+        except OSError as exc:
+            raise ShardkitError(f"cannot open {self.name}: {exc.strerror or exc}") from exc
+        self._size = os.fstat(self._fh.fileno()).st_size
+        self._mm: mmap.mmap | None = None
+        if self._size:
+            self._mm = mmap.mmap(self._fh.fileno(), 0, access=mmap.ACCESS_READ)
+        self._view = memoryview(self._mm) if self._mm is not None else memoryview(b"")
+
+    @property
+    def size(self) -> int:
+        return self._size
+
+    def read_range(self, start: int, end: int) -> bytes:
+        if 0 <= start <= end <= self._size:  # fast path for hot lookups
+            return self._view[start:end].tobytes()
+        _check_range(self, start, end)
+        return b""  # pragma: no cover - _check_range raised
+
+    def view(self, start: int, end: int) -> memoryview:
+        """Zero-copy view of ``[start, end)`` of the mapping."""
+        _check_range(self, start, end)
+        return self._view[start:end]
+
+    def close(self) -> None:
+        self._view.release()
+        if self._mm is not None:
+            # a caller may still hold a view; then the GC unmaps it later
+            with contextlib.suppress(BufferError):
+                self._mm.close()
+        self._fh.close()
+
+
+class FsspecSource:
+    """Any fsspec URL, read with ranged requests (``cat_file(path, start, end)``)."""
+
+    def __init__(self, url: str, **storage_options: Any) -> None:
+        import fsspec  # imported lazily: local files do not need it
+
+        self.name = url
+        try:
+            self.fs, self.path = fsspec.core.url_to_fs(url, **storage_options)
+            self._size = int(self.fs.size(self.path))
+        except (OSError, ValueError, ImportError) as exc:
+            raise ShardkitError(f"cannot open {url}: {exc}") from exc
+
+    @property
+    def size(self) -> int:
+        return self._size
+
+    def read_range(self, start: int, end: int) -> bytes:
+        _check_range(self, start, end)
+        if start == end:
+            return b""
+        data = self.fs.cat_file(self.path, start=start, end=end)
+        if len(data) != end - start:
+            raise TruncatedError(
+                f"short read from {self.name}: got {len(data)} of {end - start} bytes",
+                needed=end - start,
+                available=len(data),
+                offset=start,
+            )
+        return bytes(data)
+
+    def close(self) -> None:
+        pass
+
+
+@dataclass
+class ReadStats:
+    """What a :class:`CountingSource` saw."""
+
+    reads: int = 0
+    bytes_read: int = 0
+    cache_hits: int = 0
+    ranges: list[tuple[int, int]] | None = None
+
+
+class CountingSource:
+    """Wraps a source, counting reads; with ``block_size`` it also caches aligned blocks (LRU).
+
+    ``stats.ranges`` lists every range requested from the inner source, so tests and benchmarks
+    can assert what an operation touched.
+    """
+
+    def __init__(self, inner: ByteSource, block_size: int = 0, max_blocks: int = 256) -> None:
+        self.inner = inner
+        self.name = inner.name
+        self.block_size = block_size
+        self.max_blocks = max_blocks
+        self.stats = ReadStats(ranges=[])
+        self._blocks: OrderedDict[int, bytes] = OrderedDict()
+
+    @property
+    def size(self) -> int:
+        return self.inner.size
+
+    def _fetch(self, start: int, end: int) -> bytes:
+        self.stats.reads += 1
+        self.stats.bytes_read += end - start
+        assert self.stats.ranges is not None
+        self.stats.ranges.append((start, end))
+        return self.inner.read_range(start, end)
+
+    def read_range(self, start: int, end: int) -> bytes:
+        _check_range(self, start, end)
+        if not self.block_size:
+            return self._fetch(start, end)
+        bs = self.block_size
+        out = bytearray()
+        for block in range(start // bs, (end + bs - 1) // bs):
+            data = self._blocks.get(block)
+            if data is None:
+                lo = block * bs
+                data = self._fetch(lo, min(lo + bs, self.size))
+                self._blocks[block] = data
+                if len(self._blocks) > self.max_blocks:
+                    self._blocks.popitem(last=False)
+            else:
+                self.stats.cache_hits += 1
+                self._blocks.move_to_end(block)
+            lo = block * bs
+            out += data[max(start - lo, 0) : min(end - lo, len(data))]
+        return bytes(out)
+
+    def close(self) -> None:
+        self.inner.close()
+
+
+class SourceStream(io.RawIOBase):
+    """A seekable, sized, read-only file object over a :class:`ByteSource`."""
+
+    def __init__(self, source: ByteSource) -> None:
+        super().__init__()
+        self.source = source
+        self._pos = 0
+
+    def readable(self) -> bool:
+        return True
+
+    def seekable(self) -> bool:
+        return True
+
+    def tell(self) -> int:
+        return self._pos
+
+    def seek(self, offset: int, whence: int = io.SEEK_SET) -> int:
+        if whence == io.SEEK_SET:
+            pos = offset
+        elif whence == io.SEEK_CUR:
+            pos = self._pos + offset
+        elif whence == io.SEEK_END:
+            pos = self.source.size + offset
+        else:
+            raise ValueError(f"invalid whence {whence}")
+        if pos < 0:
+            raise ValueError("negative seek position")
+        self._pos = pos
+        return pos
+
+    def readinto(self, buffer: Any) -> int:
+        view = memoryview(buffer).cast("B")
+        end = min(self._pos + len(view), self.source.size)
+        if end <= self._pos:
+            return 0
+        data = self.source.read_range(self._pos, end)
+        view[: len(data)] = data
+        self._pos += len(data)
+        return len(data)
+
+
+def as_stream(source: ByteSource, buffer_size: int = 0) -> KaitaiStream:
+    """A :class:`KaitaiStream` reading ``source``.
+
+    Args:
+        source: Where the bytes come from.
+        buffer_size: Read-ahead buffer for remote sources (0: none, every read goes to the
+            source, which is right for memory maps and in-memory bytes).
+    """
+    raw: io.RawIOBase | io.BufferedReader = SourceStream(source)
+    if buffer_size:
+        raw = io.BufferedReader(raw, buffer_size=buffer_size)  # type: ignore[arg-type]
+    return KaitaiStream(raw)
+
+
+def open_source(target: Any, **storage_options: Any) -> ByteSource:
+    """Turn a path, URL, bytes-like object or existing source into a :class:`ByteSource`."""
+    if isinstance(target, (bytes, bytearray, memoryview)):
+        return BytesSource(target)
+    if isinstance(target, ByteSource):
+        return target
+    if isinstance(target, (str, os.PathLike)):
+        text = os.fspath(target)
+        if "://" in text:
+            return FsspecSource(text, **storage_options)
+        return FileSource(text)
+    raise TypeError(f"cannot read shard bytes from {type(target).__name__}")
