@@ -28,14 +28,15 @@ class FormatInfo:
     Attributes:
         id: Short name used by ``--format`` (``swh``, ``mdb``...).
         name: Human name.
-        sniff: ``sniff(head, tail)`` is True when the bytes look like this format.
+        sniff: ``sniff(head, source)`` is True when the bytes look like this format; ``head``
+            holds the first bytes, the source is there for formats that also check the end.
         describe: What ``sniff`` looks for, for error messages.
         opener: Builds the reader from a source; ``None`` while not implemented.
     """
 
     id: str
     name: str
-    sniff: Callable[[bytes, bytes], bool]
+    sniff: Callable[[bytes, ByteSource], bool]
     describe: str
     opener: Callable[[ByteSource], Any] | None = None
 
@@ -46,6 +47,12 @@ def _open_swh(source: ByteSource) -> Any:
     return SwhShard(source)
 
 
+def _sniff_amudai(head: bytes, source: ByteSource) -> bool:
+    if not head.startswith(b"amud") or source.size < 16:
+        return False
+    return source.read_range(source.size - 8, source.size).startswith(b"amud")
+
+
 _ZSS_MAGIC = b"ZSS\x1c\x8el\x00\x01"
 _ZSS_INCOMPLETE_MAGIC = b"SSZ\x1c\x8el\x00\x01"
 _MDB_TAG = bytes.fromhex("48465265706f4d6574614461746100556967456a7b815783a5bdd95ccdd14aa9")
@@ -54,19 +61,19 @@ FORMATS: dict[str, FormatInfo] = {
     f.id: f
     for f in [
         FormatInfo("swh", "Software Heritage read shard",
-                   lambda head, tail: head.startswith(b"SWHShard\x00"),
+                   lambda head, src: head.startswith(b"SWHShard\x00"),
                    'starts with "SWHShard\\0"', _open_swh),
         FormatInfo("mdb", "Hugging Face Xet MDB shard",
-                   lambda head, tail: head.startswith(_MDB_TAG),
+                   lambda head, src: head.startswith(_MDB_TAG),
                    "starts with the 32-byte HFRepoMetaData header tag"),
         FormatInfo("zss", "ZSS compressed sorted set",
-                   lambda head, tail: head[:8] in (_ZSS_MAGIC, _ZSS_INCOMPLETE_MAGIC),
+                   lambda head, src: head[:8] in (_ZSS_MAGIC, _ZSS_INCOMPLETE_MAGIC),
                    'starts with "ZSS\\x1c\\x8el\\0\\x01" (or "SSZ..." while incomplete)'),
         FormatInfo("amudai", "Microsoft Amudai shard",
-                   lambda head, tail: head.startswith(b"amud") and tail.startswith(b"amud"),
+                   _sniff_amudai,
                    'starts and ends with the 8-byte "amud" header/footer'),
         FormatInfo("neuroglancer", "Neuroglancer precomputed neuroglancer_uint64_sharded_v1",
-                   lambda head, tail: False,
+                   lambda head, src: False,
                    "a dataset folder or URL holding an `info` file with sharding parameters"),
     ]
 }
@@ -79,9 +86,8 @@ def detect(source: ByteSource) -> FormatInfo:
         UnknownFormatError: Nothing matched; the message lists what was tried.
     """
     head = source.read_range(0, min(_SNIFF, source.size))
-    tail = source.read_range(max(0, source.size - 8), source.size)
     for info in FORMATS.values():
-        if info.sniff(head, tail):
+        if info.sniff(head, source):
             return info
     tried = [f"{info.id}: {info.describe}" for info in FORMATS.values()]
     shown = head[:16].hex(" ") if head else "(empty file)"

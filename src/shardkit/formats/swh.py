@@ -302,7 +302,7 @@ class SwhShard(Reader):
         stored, ofs = self._entry(slot)
         if ofs == TOMBSTONE:
             raise DeletedEntryError(key, f"key {key.hex()} was deleted (tombstone in slot {slot})")
-        if stored != key:
+        if stored != key or ofs == 0:  # ofs 0: an empty slot (its zero key can match a query)
             raise EntryNotFoundError(key, f"key not found: {key.hex()}")
         return ofs
 
@@ -347,7 +347,7 @@ class SwhShard(Reader):
         entries = self._gather_entries(slots)
         for i, slot, (stored, ofs) in zip(good, slots, entries, strict=True):
             key = keys[i]
-            if ofs == TOMBSTONE or stored != key:
+            if ofs in (0, TOMBSTONE) or stored != key:
                 if default is _MISSING:
                     self._resolve(key, slot)  # raises the precise error
                 continue

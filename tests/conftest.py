@@ -1,0 +1,37 @@
+"""Shared fixtures: the bundled real sample files and their manifests."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+DATA = Path(__file__).parent / "data"
+SWH_SAMPLES = ["tiny", "single", "medium", "deleted"]
+
+
+@pytest.fixture(scope="session")
+def swh_manifest() -> dict[str, Any]:
+    """The reference generator's manifest of the SWH samples."""
+    return json.loads((DATA / "swh" / "manifest.json").read_text())["files"]
+
+
+def swh_path(name: str) -> Path:
+    """Path of a bundled SWH sample."""
+    return DATA / "swh" / f"{name}.shard"
+
+
+def pytest_collection_modifyitems(config, items):
+    """In CI the reference implementations must be installed: an interop skip is a failure."""
+    import os
+
+    if not os.environ.get("CI"):
+        return
+    try:
+        import swh.perfecthash  # noqa: F401
+    except ImportError as exc:  # pragma: no cover - only on a broken CI install
+        raise pytest.UsageError(
+            "CI is set but swh.perfecthash is not installed: the interop group cannot run"
+        ) from exc
