@@ -160,15 +160,15 @@ class SwhReadShard(KaitaiStruct):
                 io = self._root._io
                 _pos = io.pos()
                 io.seek(self.ofs_object)
-                self._m_object = SwhReadShard.Object(io, self, self._root)
+                self._m_object = SwhReadShard.ShardObject(io, self, self._root)
                 io.seek(_pos)
 
             return getattr(self, '_m_object', None)
 
 
-    class Object(KaitaiStruct):
+    class ShardObject(KaitaiStruct):
         def __init__(self, _io, _parent=None, _root=None):
-            super(SwhReadShard.Object, self).__init__(_io)
+            super(SwhReadShard.ShardObject, self).__init__(_io)
             self._parent = _parent
             self._root = _root
             self._read()

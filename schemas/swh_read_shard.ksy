@@ -101,9 +101,9 @@ types:
       object:
         io: _root._io
         pos: ofs_object
-        type: object
+        type: shard_object
         if: not is_empty and not is_tombstone
-  object:
+  shard_object:
     seq:
       - id: len_data
         -orig-id: object_size

@@ -104,6 +104,18 @@ async function main() {
     path.join(outDir, "__init__.py"),
     '"""Parsers generated from schemas/*.ksy by tools/ksc.js. Do not edit: run `make generate`."""\n',
   );
+  // A type name that shadows a JavaScript global (e.g. `object` -> `Object`) compiles without a
+  // word but breaks the Web IDE; loading every module here catches that at generate time.
+  process.env.NODE_PATH = path.join(root, "node_modules");
+  require("module")._initPaths(); // let modules written outside the repo find kaitai-struct
+  for (const out of js.keys()) {
+    try {
+      require(path.join(outDir, "js", out));
+    } catch (e) {
+      console.error(`generated/js/${out} does not load in node: ${e && e.message ? e.message : e}`);
+      process.exit(1);
+    }
+  }
   console.log(`ksc.js: ${sources.length} schema(s) -> ${py.size} Python, ${js.size} JavaScript module(s) in ${path.relative(root, outDir) || outDir}`);
 }
 

@@ -160,7 +160,7 @@ var SwhReadShard = (function() {
           var io = this._root._io;
           var _pos = io.pos;
           io.seek(this.ofsObject);
-          this._m_object = new Object(io, this, this._root);
+          this._m_object = new ShardObject(io, this, this._root);
           io.seek(_pos);
         }
         return this._m_object;
@@ -179,20 +179,20 @@ var SwhReadShard = (function() {
     return IndexEntry;
   })();
 
-  var Object = SwhReadShard.Object = (function() {
-    function Object(_io, _parent, _root) {
+  var ShardObject = SwhReadShard.ShardObject = (function() {
+    function ShardObject(_io, _parent, _root) {
       this._io = _io;
       this._parent = _parent;
       this._root = _root;
 
       this._read();
     }
-    Object.prototype._read = function() {
+    ShardObject.prototype._read = function() {
       this.lenData = this._io.readU8be();
       this.data = this._io.readBytes(this.lenData);
     }
 
-    return Object;
+    return ShardObject;
   })();
 
   /**

@@ -67,11 +67,16 @@ def field_location(tb: TracebackType | None, base: int = 0) -> tuple[str | None,
             pio = pobj._io
             for name, value in pframe.f_locals.items():
                 if value is io and name.startswith("_io__raw_"):
-                    raw = getattr(pobj, name[len("_io"):], None)
+                    raw = getattr(pobj, name[len("_io_"):], None)
                     if raw is not None and id(pio) in bases:
                         bases[id(io)] = bases[id(pio)] + pio.pos() - len(raw)
                     break
         m = _ASSIGN.search(line)
+        if m is None and "raise " in line:  # a `valid:` check: the field is read just above
+            for back in (1, 2, 3):
+                m = _ASSIGN.search(linecache.getline(frame.f_code.co_filename, lineno - back))
+                if m:
+                    break
         if m:
             part = m.group(1)
             i = frame.f_locals.get("i")
@@ -96,6 +101,8 @@ def _field_start(exc: BaseException, offset: int | None, tb: TracebackType | Non
         actual = getattr(exc, "actual", None)
         if isinstance(actual, (bytes, bytearray)):
             return offset - len(actual)
+        if isinstance(actual, str):  # strz: the text and its terminator
+            return offset - len(actual.encode("utf-8")) - 1
         frames = _generated_frames(tb)
         if frames:
             frame, lineno, _ = frames[-1]

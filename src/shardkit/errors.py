@@ -167,8 +167,12 @@ class Problem:
     field: str | None = None
 
     def __str__(self) -> str:
-        where = f" (at byte {self.offset})" if self.offset is not None else ""
-        return f"{self.check}: {self.message}{where}"
+        where = []
+        if self.offset is not None:
+            where.append(f"at byte {self.offset}")
+        if self.field:
+            where.append(f"field {self.field}")
+        return f"{self.check}: {self.message}" + (f" ({', '.join(where)})" if where else "")
 
     def to_dict(self) -> dict[str, Any]:
         """Plain dict for JSON output."""

@@ -148,13 +148,13 @@ class SwhShard(Reader):
     def hash_function(self) -> ChdPh:
         """The CHD_PH function (read and decoded on first use)."""
         base = self.header.hash_position
-        with kaitai_errors(prefix="/hash_function", base=base,
-                           magic_fields=("/hash_function/algo_name",)):
+        with kaitai_errors():
             hf = self._ks.hash_function
             hs = hf.hash_state
         if hs.hash_name != "jenkins":
             raise UnsupportedVersionError(f"cmph hash {hs.hash_name!r} is not supported",
-                                          offset=base, field="/hash_function/hash_state")
+                                          offset=base + len("chd_ph") + 1 + 4 + 4,
+                                          field="/hash_function/hash_state/hash_name")
         if hf.num_keys != hf.num_keys_total:
             raise LayoutError(f"cmph n {hf.num_keys} != size {hf.num_keys_total}",
                               field="/hash_function/num_keys")
@@ -382,7 +382,7 @@ class SwhShard(Reader):
         try:
             chd = self.hash_function
         except ShardkitError as exc:
-            add(Problem("hash_function", str(exc), exc.offset, exc.field))
+            add(Problem("hash_function", exc.message, exc.offset, exc.field))
             return problems
         hf_len = self.source.size - h.hash_position
         if chd.dump_size != hf_len:
