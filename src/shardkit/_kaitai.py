@@ -43,19 +43,21 @@ def _generated_frames(tb: TracebackType | None) -> list[Any]:
     return frames
 
 
-def field_location(tb: TracebackType | None, base: int = 0) -> tuple[str | None, int | None]:
-    """Field path and absolute offset of the innermost generated-code frame of ``tb``.
+def field_location(
+    tb: TracebackType | None, base: int = 0
+) -> tuple[str | None, int | None, int | None]:
+    """Field path, absolute position and absolute stream end of the innermost generated frame.
 
     Args:
         tb: Traceback of an exception raised inside generated code.
         base: Absolute offset of the outermost generated object's stream start.
 
     Returns:
-        ``(path, offset)``; either may be ``None`` when it cannot be worked out.
+        ``(path, offset, stream_end)``; any may be ``None`` when it cannot be worked out.
     """
     frames = _generated_frames(tb)
     if not frames:
-        return None, None
+        return None, None, None
     parts: list[str] = []
     bases: dict[int, int] = {id(frames[0][2]._io): base}
     prev = None
@@ -85,18 +87,26 @@ def field_location(tb: TracebackType | None, base: int = 0) -> tuple[str | None,
             parts.append(part)
         prev = (frame, obj)
     frame, lineno, obj = frames[-1]
-    offset = None
+    offset = end = None
     if id(obj._io) in bases:
         offset = bases[id(obj._io)] + obj._io.pos()
-    return "/" + "/".join(parts), offset
+        end = bases[id(obj._io)] + obj._io.size()
+    return "/" + "/".join(parts), offset, end
 
 
-def _field_start(exc: BaseException, offset: int | None, tb: TracebackType | None) -> int | None:
+def _field_start(exc: BaseException, offset: int | None, end: int | None,
+                 tb: TracebackType | None) -> int | None:
     """Move ``offset`` (stream position after the failure) back to where the field began."""
     if offset is None:
         return None
-    if isinstance(exc, kaitaistruct.EndOfStreamError):
-        return offset - (exc.bytes_available or 0)
+    if isinstance(exc, kaitaistruct.NoTerminatorFoundError):
+        return offset  # the string ran to the end of its stream; its start is not recorded
+    if isinstance(exc, kaitaistruct.EndOfStreamError) and end is not None:
+        # the read wanted more than the stream's last `bytes_available` bytes; large reads
+        # are refused before the position moves, so count back from the stream's end
+        return end - (exc.bytes_available or 0)
+    if isinstance(exc, UnicodeDecodeError) and isinstance(exc.object, (bytes, bytearray)):
+        return offset - len(exc.object) - 1  # strz: the text and its terminator
     if isinstance(exc, kaitaistruct.ValidationFailedError):
         actual = getattr(exc, "actual", None)
         if isinstance(actual, (bytes, bytearray)):
@@ -132,8 +142,8 @@ def kaitai_errors(prefix: str = "", base: int = 0, magic_fields: tuple[str, ...]
     except (kaitaistruct.KaitaiStructError, EOFError, ValueError, struct.error, IndexError,
             OverflowError, UnicodeDecodeError, MemoryError) as exc:
         tb = exc.__traceback__
-        path, offset = field_location(tb, base)
-        offset = _field_start(exc, offset, tb)
+        path, offset, end = field_location(tb, base)
+        offset = _field_start(exc, offset, end, tb)
         full = (prefix.rstrip("/") + path) if path else (prefix or None)
         raise _translate(exc, full, offset, magic_fields, version_fields) from exc
 

@@ -64,9 +64,10 @@ class BadMagicError(FormatError):
 class UnknownFormatError(FormatError):
     """No supported format matched; ``tried`` lists what was checked and why it failed."""
 
-    def __init__(self, message: str, tried: list[str] | None = None):
+    def __init__(self, message: str, tried: list[str] | None = None, *,
+                 offset: int | None = None):
         self.tried = list(tried or [])
-        super().__init__(message)
+        super().__init__(message, offset=offset)
 
 
 class UnsupportedVersionError(FormatError, NotImplementedError):

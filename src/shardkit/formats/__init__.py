@@ -95,6 +95,7 @@ def detect(source: ByteSource) -> FormatInfo:
         f"{source.name}: not a shard shardkit knows (first bytes: {shown}); tried "
         + "; ".join(tried),
         tried,
+        offset=0,
     )
 
 

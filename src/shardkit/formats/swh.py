@@ -48,6 +48,21 @@ _U64 = struct.Struct(">Q")
 _ENTRY = struct.Struct(">32sQ")
 INDEX_DTYPE = np.dtype([("key", "V32"), ("ofs", ">u8")])
 _MISSING: Any = object()
+# cmph's names (as CmphError reports them) -> field paths of schemas/common/cmph_chd_ph.ksy
+_CMPH_FIELDS = {
+    "cs": "compressed_seq",
+    "cs.n": "compressed_seq/num_values",
+    "cs.rem_r": "compressed_seq/rem_r",
+    "cs.total_length": "compressed_seq/total_length",
+    "cs.sel_size": "compressed_seq/len_select",
+    "cs.sel": "compressed_seq/select",
+    "cs.sel.n": "compressed_seq/select/num_ones",
+    "cs.sel.m": "compressed_seq/select/num_zeros",
+    "cs.sel.bits_vec": "compressed_seq/select/bits_vec",
+    "cs.sel.select_table": "compressed_seq/select/select_table",
+    "cs.length_rems": "compressed_seq/length_rems",
+    "cs.store_table": "compressed_seq/store_table",
+}
 
 
 @dataclass(frozen=True)
@@ -155,20 +170,21 @@ class SwhShard(Reader):
             raise UnsupportedVersionError(f"cmph hash {hs.hash_name!r} is not supported",
                                           offset=base + len("chd_ph") + 1 + 4 + 4,
                                           field="/hash_function/hash_state/hash_name")
+        cs_base = base + len("chd_ph") + 1 + 4 + 4 + hf.len_hash_state + 4
+        n_offset = cs_base + hf.len_compressed_seq
         if hf.num_keys != hf.num_keys_total:
             raise LayoutError(f"cmph n {hf.num_keys} != size {hf.num_keys_total}",
-                              field="/hash_function/num_keys")
+                              offset=n_offset, field="/hash_function/num_keys")
         if hf.num_keys != self.num_slots:
             raise LayoutError(
                 f"hash function has {hf.num_keys} slots, the index {self.num_slots}",
-                offset=base, field="/hash_function/num_keys")
-        cs_base = base + len("chd_ph") + 1 + 4 + 4 + hf.len_hash_state + 4
+                offset=n_offset, field="/hash_function/num_keys")
         try:
             chd = ChdPh.from_parts(hf.num_keys, hf.num_buckets, hs.seed, hf._raw_compressed_seq)
         except CmphError as exc:
             raise LayoutError(f"bad cmph compressed sequence: {exc.args[0]}",
-                              offset=cs_base + exc.offset,
-                              field=f"/hash_function/compressed_seq/{exc.field}") from exc
+                              offset=cs_base + exc.offset, field="/hash_function/"
+                              + _CMPH_FIELDS.get(exc.field, "compressed_seq")) from exc
         except ValueError as exc:
             raise LayoutError(f"bad cmph parameters: {exc}", offset=base,
                               field="/hash_function") from exc
@@ -375,10 +391,12 @@ class SwhShard(Reader):
         problems: list[Problem] = []
         add = problems.append
         h = self.header
-        pad = self.source.read_range(9, 32) + self.source.read_range(HEADER_END,
-                                                                      h.objects_position)
-        if any(pad):
-            add(Problem("padding", "reserved header bytes are not zero", offset=9))
+        for name, lo, hi in (("/reserved", 9, 32), ("/header_padding", HEADER_END,
+                                                     h.objects_position)):
+            pad = self.source.read_range(lo, hi)
+            if any(pad):
+                first = lo + len(pad) - len(pad.lstrip(b"\0"))
+                add(Problem("padding", "reserved header bytes are not zero", first, name))
         try:
             chd = self.hash_function
         except ShardkitError as exc:
