@@ -211,3 +211,31 @@ def test_open_bytes_and_fsspec_sources(tmp_path):
     with shardkit.open("memory:///shardkit-test/tiny.shard") as c:
         assert c.verify() == []
         assert len(c) == 3
+
+
+@pytest.mark.parametrize("size", [2**64 - 1, 2**64 - 8 - 0x200, 2**63, 72])
+def test_corrupt_object_size_never_returns_bytes(size):
+    """The vectorised get_many and the mapped get agree with the ranged path on bad sizes."""
+    data = bytearray(swh_path("tiny").read_bytes())
+    struct.pack_into(">Q", data, 0x200, size)  # the first object's size field ("hello world")
+    key = bytes.fromhex("a948904f2f0f479b8f8197694b30184b0d2ed1c1cd2a1ec0fb85d299a192a447")
+    for source in (shardkit.BytesSource(bytes(data)),
+                   shardkit.CountingSource(shardkit.BytesSource(bytes(data)))):
+        with shardkit.open(source) as shard:
+            with pytest.raises(shardkit.LayoutError) as info:
+                shard[key]
+            assert info.value.offset == 0x200
+            with pytest.raises(shardkit.LayoutError):
+                shard.get_many([key])
+            assert {p.check for p in shard.verify()} & {"object_bounds"}
+
+
+def test_get_many_mapped_equals_ranged(swh_manifest):
+    keys = [bytes.fromhex(k) for k in swh_manifest["deleted.shard"]["objects"]]
+    keys += [bytes.fromhex(k) for k in swh_manifest["deleted.shard"]["deleted_keys"]]
+    keys.append(bytes(32))
+    ranged = shardkit.CountingSource(shardkit.FileSource(swh_path("deleted")))
+    with shardkit.open(swh_path("deleted")) as mapped, shardkit.open(ranged) as slow:
+        assert mapped._mem is not None and slow._mem is None
+        assert mapped.get_many(keys, default=None) == slow.get_many(keys, default=None)
+        assert mapped.get_many(keys, default=None)[-21:] == [None] * 21

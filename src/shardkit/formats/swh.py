@@ -125,8 +125,9 @@ class SwhShard(Reader):
 
     def __init__(self, source: ByteSource) -> None:
         super().__init__(source)
-        self._ks = parse(SwhReadShard, as_stream(source), magic_fields=("/magic",),
-                         version_fields=("/header/version",))
+        # One buffered read covers the magic and the header (a single request for URLs).
+        self._ks = parse(SwhReadShard, as_stream(source, buffer_size=HEADER_END),
+                         magic_fields=("/magic",), version_fields=("/header/version",))
         h = self._ks.header
         self.header = SwhHeader(h.version, h.num_objects, h.ofs_objects, h.len_objects,
                                 h.ofs_index, h.len_index, h.ofs_hash)
@@ -135,6 +136,17 @@ class SwhShard(Reader):
         self._index_pos = self.header.index_position
         self._obj_lo = self.header.objects_position
         self._obj_hi = self.header.index_position
+        # Zero-copy view of the whole file when the source has one (mmap, bytes): lookups then
+        # unpack straight from it. Other sources (URLs, counting wrappers) use read_range.
+        view = getattr(source, "view", None)
+        self._mem: memoryview | None = view(0, source.size) if view is not None else None
+
+    def close(self) -> None:
+        """Release the file mapping."""
+        if self._mem is not None:
+            self._mem.release()
+            self._mem = None
+        super().close()
 
     # -- structure ---------------------------------------------------------------------------
 
@@ -323,10 +335,19 @@ class SwhShard(Reader):
         return ofs
 
     def __getitem__(self, key: bytes) -> bytes:
-        key = bytes(key)
+        if type(key) is not bytes:
+            key = bytes(key)
         if len(key) != KEY_LEN:
             raise EntryNotFoundError(key, f"SWH keys are {KEY_LEN} bytes, got {len(key)}")
         slot = self.hash_function.slot(key)
+        mem = self._mem
+        if mem is not None:  # fast path: everything in bounds, unpacked from the mapping
+            stored, ofs = _ENTRY.unpack_from(mem, self._index_pos + slot * SLOT_SIZE)
+            if stored == key and self._obj_lo <= ofs <= self._obj_hi - 8:
+                end = ofs + 8 + _U64.unpack_from(mem, ofs)[0]
+                if end <= self._obj_hi:
+                    return mem[ofs + 8 : end].tobytes()
+        # slow path: ranged reads, and the precise error when something is off
         return self._read_object(self._resolve(key, slot), slot)
 
     def get(self, key: bytes, default: Any = _MISSING) -> Any:
@@ -359,24 +380,45 @@ class SwhShard(Reader):
             raise EntryNotFoundError(bad, f"SWH keys are {KEY_LEN} bytes, got {len(bad)}")
         if not good:
             return out
-        slots = self.hash_function.slots([keys[i] for i in good]).tolist()
-        entries = self._gather_entries(slots)
-        for i, slot, (stored, ofs) in zip(good, slots, entries, strict=True):
-            key = keys[i]
-            if ofs in (0, TOMBSTONE) or stored != key:
-                if default is _MISSING:
-                    self._resolve(key, slot)  # raises the precise error
+        wanted = [keys[i] for i in good]
+        slots = self.hash_function.slots(wanted)
+        mem = self._mem
+        if mem is None:
+            for i, slot in zip(good, slots.tolist(), strict=True):
+                try:
+                    out[i] = self._read_object(self._resolve(keys[i], slot), slot)
+                except EntryNotFoundError:
+                    if default is _MISSING:
+                        raise
+            return out
+        # Vectorised: gather the index entries, compare keys, bound-check, read the sizes.
+        index = np.frombuffer(mem, INDEX_DTYPE, count=self.num_slots, offset=self._index_pos)
+        ent = index[slots]
+        want = np.frombuffer(b"".join(wanted), dtype="V32")
+        ofs = ent["ofs"].astype(np.uint64)
+        ok = (ent["key"] == want) & (ofs >= self._obj_lo) & (ofs <= self._obj_hi - 8)
+        data = np.frombuffer(mem, np.uint8)
+        sizes = np.zeros(len(wanted), np.uint64)
+        ok_idx = np.flatnonzero(ok)
+        if ok_idx.size:
+            pos = ofs[ok_idx].astype(np.int64)[:, None] + np.arange(8)
+            sizes[ok_idx] = data[pos].view(">u8").ravel()
+        last = np.uint64(self._obj_hi - 8)
+        ok &= sizes <= last - np.minimum(ofs, last)  # no uint64 wrap-around in ends below
+        ends = ofs + np.uint64(8) + np.where(ok, sizes, np.uint64(0))
+        starts_l = (ofs + np.uint64(8)).tolist()
+        ends_l = ends.tolist()
+        for j, (i, good_entry) in enumerate(zip(good, ok.tolist(), strict=True)):
+            if good_entry:
+                out[i] = mem[starts_l[j] : ends_l[j]].tobytes()
                 continue
-            out[i] = self._read_object(ofs, slot)
+            slot = int(slots[j])
+            try:  # the slow path gives the value of an odd-but-valid entry or the exact error
+                out[i] = self._read_object(self._resolve(keys[i], slot), slot)
+            except EntryNotFoundError:
+                if default is _MISSING:
+                    raise
         return out
-
-    def _gather_entries(self, slots: list[int]) -> list[tuple[bytes, int]]:
-        view = getattr(self.source, "view", None)
-        if view is None:
-            return [self._entry(s) for s in slots]
-        idx = view(self._index_pos, self._index_pos + self.num_slots * SLOT_SIZE)
-        unpack = _ENTRY.unpack_from
-        return [unpack(idx, s * SLOT_SIZE) for s in slots]
 
     # -- verification ------------------------------------------------------------------------
 
