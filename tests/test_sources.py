@@ -147,3 +147,15 @@ def test_error_tree_two_parents():
     assert str(missing) == "key not found: 0102"
     assert Problem("slot", "bad", 40).to_dict() == {"check": "slot", "message": "bad",
                                                    "offset": 40, "field": None}
+
+
+def test_dataset_folder_is_recognised_locally_and_by_url(tmp_path):
+    ds = tmp_path / "dataset"
+    ds.mkdir()
+    (ds / "info").write_text('{"@type": "neuroglancer_multiscale_volume"}')
+    for target in (ds, ds.as_uri()):
+        with pytest.raises(shardkit.UnsupportedVersionError, match="Neuroglancer"):
+            shardkit.open(target)
+    (tmp_path / "plain").mkdir()
+    with pytest.raises(shardkit.ShardkitError):
+        shardkit.open(tmp_path / "plain")

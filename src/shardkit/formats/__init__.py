@@ -99,12 +99,20 @@ def detect(source: ByteSource) -> FormatInfo:
     )
 
 
-def _is_dataset(target: Any) -> bool:
-    if isinstance(target, (str, os.PathLike)):
-        text = os.fspath(target)
-        if "://" not in text:
-            return os.path.isdir(text) and os.path.isfile(os.path.join(text, "info"))
-    return False
+def _is_dataset(target: Any, **storage_options: Any) -> bool:
+    """True for a folder (local or fsspec URL) that holds an ``info`` file."""
+    if not isinstance(target, (str, os.PathLike)):
+        return False
+    text = os.fspath(target)
+    if "://" not in text:
+        return os.path.isdir(text) and os.path.isfile(os.path.join(text, "info"))
+    try:
+        import fsspec
+
+        fs, path = fsspec.core.url_to_fs(text, **storage_options)
+        return not fs.isfile(path) and fs.isfile(path.rstrip("/") + "/info")
+    except (OSError, ValueError, ImportError):
+        return False
 
 
 def open_reader(target: Any, format: str | None = None, **storage_options: Any) -> Any:
@@ -117,9 +125,9 @@ def open_reader(target: Any, format: str | None = None, **storage_options: Any) 
     """
     if format is not None and format not in FORMATS:
         raise ShardkitError(f"unknown format {format!r}; known: {', '.join(FORMATS)}")
-    if format == "neuroglancer" or (format is None and _is_dataset(target)):
+    if format == "neuroglancer" or (format is None and _is_dataset(target, **storage_options)):
         info = FORMATS["neuroglancer"]
-        if _is_dataset(target):
+        if _is_dataset(target) and "://" not in os.fspath(target):
             _check_info(os.path.join(os.fspath(target), "info"))
         raise UnsupportedVersionError(f"{target}: recognised as a {info.name} dataset, but "
                                       "this version of shardkit cannot read it yet")
