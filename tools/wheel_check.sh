@@ -11,7 +11,8 @@ trap 'rm -rf "$tmp"' EXIT
   { cat "$tmp/build.log"; exit 1; }
 wheel=$(ls "$tmp"/dist/shardkit-*.whl)
 echo "wheel-check: built $(basename "$wheel")"
-"$py" -m zipfile -l "$wheel" | grep -q "shardkit/generated/swh_read_shard.py" ||
+"$py" -m zipfile -l "$wheel" >"$tmp/contents"
+grep -q "shardkit/generated/swh_read_shard.py" "$tmp/contents" ||
   { echo "wheel-check: generated parsers missing from the wheel"; exit 1; }
 
 "$py" -m venv "$tmp/venv"
