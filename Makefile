@@ -19,7 +19,7 @@ generate:                      ## schemas/*.ksy -> generated/ (Python + JavaScri
 
 check-generated:               ## fail when generated/ is not what the schemas give
 	rm -rf .check-generated && node tools/ksc.js --outdir .check-generated
-	diff -r generated .check-generated || { echo "generated/ is stale: run make generate"; rm -rf .check-generated; exit 1; }
+	diff -r -x __pycache__ generated .check-generated || { echo "generated/ is stale: run make generate"; rm -rf .check-generated; exit 1; }
 	rm -rf .check-generated
 
 test:                          ## the whole test suite, interop group included

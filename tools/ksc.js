@@ -7,7 +7,9 @@
 // `import x` -> `from . import x` for modules it generated itself. Any message the compiler
 // prints (warnings included) fails the run: the pipeline keeps zero warnings.
 //
-// usage: node tools/ksc.js [--outdir DIR]
+// usage: node tools/ksc.js [--outdir DIR] [--only ID ...]
+//   --only ID   compile just schemas/ID.ksy (and what it imports) and leave the other modules
+//               in the output folder alone; without it the folder is rebuilt from scratch.
 "use strict";
 const fs = require("fs");
 const path = require("path");
@@ -17,9 +19,11 @@ const yaml = require("js-yaml");
 const root = path.resolve(__dirname, "..");
 const schemaDir = path.join(root, "schemas");
 let outDir = path.join(root, "generated");
+const only = [];
 const argv = process.argv.slice(2);
 for (let i = 0; i < argv.length; i++) {
   if (argv[i] === "--outdir") outDir = path.resolve(argv[++i]);
+  else if (argv[i] === "--only") only.push(argv[++i]);
   else {
     console.error(`ksc.js: unknown argument ${argv[i]}`);
     process.exit(2);
@@ -61,7 +65,15 @@ function writeIfChanged(file, text) {
 }
 
 async function main() {
-  const sources = fs.readdirSync(schemaDir).filter((f) => f.endsWith(".ksy")).sort();
+  const sources = fs
+    .readdirSync(schemaDir)
+    .filter((f) => f.endsWith(".ksy"))
+    .filter((f) => !only.length || only.includes(f.replace(/\.ksy$/, "")))
+    .sort();
+  if (only.length && sources.length !== only.length) {
+    console.error(`ksc.js: no schema for some of: ${only.join(", ")}`);
+    process.exit(2);
+  }
   const py = new Map();
   const js = new Map();
   let failed = false;
@@ -92,7 +104,7 @@ async function main() {
   if (failed) process.exit(1);
 
   const modules = new Set([...py.keys()].map((f) => f.replace(/\.py$/, "")));
-  fs.rmSync(outDir, { recursive: true, force: true });
+  if (!only.length) fs.rmSync(outDir, { recursive: true, force: true });
   for (const [out, text] of py) {
     const fixed = text.replace(/^import (\w+)$/gm, (line, mod) =>
       modules.has(mod) ? `from . import ${mod}` : line,
