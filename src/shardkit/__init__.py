@@ -64,12 +64,14 @@ __all__ = [
 ]
 
 
-def open(target: Any, format: str | None = None, **storage_options: Any) -> Any:  # noqa: A001
+def open(target: Any, format: str | None = None,  # noqa: A001
+         storage_options: dict[str, Any] | None = None, **options: Any) -> Any:
     """Open a shard: a local path, an fsspec URL, bytes, or a ByteSource.
 
-    The format is detected from the file's magic bytes unless ``format`` names it. The reader
-    is a context manager; opening reads only what the format needs to start (for SWH shards,
-    the 88-byte header).
+    The format is detected from the file's magic bytes unless ``format`` names it; a folder or
+    URL holding an ``info`` file opens as a Neuroglancer dataset. The reader is a context
+    manager; opening reads only what the format needs to start (for SWH shards, the 88-byte
+    header). ``storage_options`` go to fsspec; other keyword ``options`` go to the reader.
 
     Raises:
         UnknownFormatError: Nothing matched (the message lists what was tried).
@@ -77,4 +79,4 @@ def open(target: Any, format: str | None = None, **storage_options: Any) -> Any:
     """
     from .formats import open_reader
 
-    return open_reader(target, format, **storage_options)
+    return open_reader(target, format, storage_options, **options)

@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import argparse
 import base64
+import functools
 import hashlib
 import inspect
+import json
 import os
 import sys
 import time
@@ -73,14 +75,44 @@ def cmd_info(args: argparse.Namespace, reader: Any) -> int:
     return EXIT_OK
 
 
+def _call_with(func: Callable[..., Any], what: str, reader: Any, **given: Any) -> Any:
+    """Call ``func`` with the options the user gave; refuse options the format does not take."""
+    given = {k: v for k, v in given.items() if v is not None and v is not False}
+    params = inspect.signature(func).parameters
+    unknown = [k for k in given if k not in params]
+    if unknown:
+        flags = ", ".join("--" + k.replace("_", "-") for k in unknown)
+        raise ShardkitError(f"{what}: {flags} not supported for {reader.format_name}")
+    return func(**given)
+
+
 def cmd_ls(args: argparse.Namespace, reader: Any) -> int:
+    keys = _call_with(reader.keys, "ls", reader, prefix=_arg_bytes(args.prefix),
+                      start=_arg_bytes(args.start), stop=_arg_bytes(args.stop))
+    fmt = reader.format_key
+    if args.hex:
+        if "hex" not in inspect.signature(fmt).parameters:
+            raise ShardkitError(f"ls: --hex not supported for {reader.format_name}")
+        fmt = functools.partial(fmt, hex=True)
     if args.json:
-        sys.stdout.write(to_json([reader.format_key(k) for k in reader.keys()]) + "\n")
+        sys.stdout.write(to_json([fmt(k) for k in keys]) + "\n")
         return EXIT_OK
     write = sys.stdout.write
-    for key in reader.keys():
-        write(reader.format_key(key) + "\n")
+    for key in keys:
+        write(fmt(key) + "\n")
     return EXIT_OK
+
+
+def _arg_bytes(text: str | None) -> bytes | None:
+    """A --prefix/--start/--stop value: ``hex:...`` for hex, otherwise UTF-8 text."""
+    if text is None:
+        return None
+    if text.startswith("hex:"):
+        try:
+            return bytes.fromhex(text[4:])
+        except ValueError as exc:
+            raise ShardkitError(f"not hex: {text!r}") from exc
+    return text.encode("utf-8")
 
 
 def cmd_get(args: argparse.Namespace, reader: Any) -> int:
@@ -90,6 +122,16 @@ def cmd_get(args: argparse.Namespace, reader: Any) -> int:
     except EntryNotFoundError as exc:
         sys.stderr.write(f"shardkit: {exc}\n")
         return EXIT_PROBLEMS
+    if not isinstance(value, (bytes, bytearray, memoryview)):
+        # structured values (a file's reconstruction, a column's values) print as JSON
+        text = to_json(value) + "\n"
+        if args.output is not None:
+            with open(args.output, "w", encoding="utf-8") as fh:
+                fh.write(text)
+        else:
+            sys.stdout.write(text)
+        return EXIT_OK
+    value = bytes(value)
     if args.json:
         data: dict[str, Any] = {"key": reader.format_key(key), "size": len(value),
                                 "sha256": hashlib.sha256(value).hexdigest()}
@@ -111,13 +153,8 @@ def cmd_get(args: argparse.Namespace, reader: Any) -> int:
 def cmd_verify(args: argparse.Namespace, reader: Any) -> int:
     progress = _Progress("verify", args.progress if args.progress is not None
                          else sys.stderr.isatty())
-    kwargs: dict[str, Any] = {"progress": progress}
-    params = inspect.signature(reader.verify).parameters
-    if args.content_hash:
-        if "content_hash" not in params:
-            raise ShardkitError(f"--content-hash is not supported for {reader.format_name}")
-        kwargs["content_hash"] = args.content_hash
-    problems = reader.verify(**kwargs)
+    problems = _call_with(functools.partial(reader.verify, progress=progress), "verify", reader,
+                          content_hash=args.content_hash, name_check=args.name_check)
     progress.finish()
     data = {"file": reader.source.name, "format": reader.format_id, "ok": not problems,
             "problems": [p.to_dict() for p in problems]}
@@ -161,6 +198,9 @@ def build_parser() -> argparse.ArgumentParser:
     common.add_argument("--json", action="store_true", help="machine-readable JSON output")
     common.add_argument("--format", choices=sorted(FORMATS), help="skip detection")
     common.add_argument("--debug", action="store_true", help="show tracebacks")
+    common.add_argument("--spec", metavar="JSON",
+                        help="Neuroglancer: sharding spec (JSON text or a file) for a bare "
+                             ".shard file")
     parser = argparse.ArgumentParser(
         prog="shardkit",
         description="Read, verify and inspect binary shard files (Software Heritage read "
@@ -173,6 +213,12 @@ def build_parser() -> argparse.ArgumentParser:
     for name, (_, help_text) in COMMANDS.items():
         p = sub.add_parser(name, parents=[common], help=help_text, description=help_text)
         p.add_argument("file", metavar="FILE", help="shard file, dataset folder or URL")
+        if name == "ls":
+            p.add_argument("--hex", action="store_true", help="print keys as hex (ZSS)")
+            for opt, what in (("prefix", "records starting with P"),
+                              ("start", "records >= P"), ("stop", "records < P")):
+                p.add_argument(f"--{opt}", metavar="P",
+                               help=f"only {what} (ZSS; text, or hex:... for bytes)")
         if name == "get":
             p.add_argument("key", metavar="KEY", help="the key (hex for SWH shards)")
             p.add_argument("-o", "--output", metavar="OUT", help="write the value to OUT")
@@ -183,10 +229,23 @@ def build_parser() -> argparse.ArgumentParser:
             p.add_argument("--progress", dest="progress", action="store_true", default=None,
                            help="show progress on stderr (default: when stderr is a terminal)")
             p.add_argument("--no-progress", dest="progress", action="store_false")
+            p.add_argument("--name-check", action="store_true",
+                           help="also check the file's name against its content hash (MDB)")
         if name == "dump":
             p.add_argument("--compact", action="store_true", help="one-line JSON")
     sub.add_parser("formats", parents=[common], help="list the formats shardkit knows")
     return parser
+
+
+def _load_spec(text: str) -> Any:
+    """--spec: JSON text, or the path of a JSON file."""
+    try:
+        if not text.lstrip().startswith("{") and os.path.exists(text):
+            with open(text, encoding="utf-8") as fh:
+                return json.load(fh)
+        return json.loads(text)
+    except (OSError, ValueError) as exc:
+        raise ShardkitError(f"--spec: not a JSON object or file: {exc}") from exc
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -194,7 +253,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     if args.command == "formats":
-        rows = [{"id": f.id, "name": f.name, "readable": f.opener is not None,
+        rows = [{"id": f.id, "name": f.name, "readable": f.readable,
                  "detected_by": f.describe} for f in FORMATS.values()]
         _print(args, "\n".join(f"{r['id']:<14} {r['name']}"
                                + ("" if r["readable"] else "  (detected only)") for r in rows),
@@ -202,7 +261,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_OK
     handler = COMMANDS[args.command][0]
     try:
-        with open_reader(args.file, args.format) as reader:
+        options: dict[str, Any] = {}
+        if args.spec is not None:
+            options["spec"] = _load_spec(args.spec)
+        with open_reader(args.file, args.format, **options) as reader:
             return handler(args, reader)
     except BrokenPipeError:
         devnull = os.open(os.devnull, os.O_WRONLY)

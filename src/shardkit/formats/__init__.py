@@ -7,6 +7,8 @@ not in this version are still recognised, so the error says what the file is.
 
 from __future__ import annotations
 
+import importlib
+import importlib.util
 import json
 import os
 from collections.abc import Callable
@@ -38,13 +40,18 @@ class FormatInfo:
     name: str
     sniff: Callable[[bytes, ByteSource], bool]
     describe: str
-    opener: Callable[[ByteSource], Any] | None = None
+    reader: str = ""
 
+    @property
+    def readable(self) -> bool:
+        """Whether this version of shardkit has a reader for the format."""
+        module = self.reader.partition(":")[0]
+        return bool(module) and importlib.util.find_spec(module) is not None
 
-def _open_swh(source: ByteSource) -> Any:
-    from .swh import SwhShard
-
-    return SwhShard(source)
+    def opener(self, source: ByteSource, **options: Any) -> Any:
+        """Open ``source`` with the format's reader (``module:Class``), passing ``options``."""
+        module, _, attr = self.reader.partition(":")
+        return getattr(importlib.import_module(module), attr)(source, **options)
 
 
 def _sniff_amudai(head: bytes, source: ByteSource) -> bool:
@@ -62,19 +69,24 @@ FORMATS: dict[str, FormatInfo] = {
     for f in [
         FormatInfo("swh", "Software Heritage read shard",
                    lambda head, src: head.startswith(b"SWHShard\x00"),
-                   'starts with "SWHShard\\0"', _open_swh),
+                   'starts with "SWHShard\\0"', "shardkit.formats.swh:SwhShard"),
         FormatInfo("mdb", "Hugging Face Xet MDB shard",
                    lambda head, src: head.startswith(_MDB_TAG),
-                   "starts with the 32-byte HFRepoMetaData header tag"),
+                   "starts with the 32-byte HFRepoMetaData header tag",
+                   "shardkit.formats.xet_mdb:MdbShard"),
         FormatInfo("zss", "ZSS compressed sorted set",
                    lambda head, src: head[:8] in (_ZSS_MAGIC, _ZSS_INCOMPLETE_MAGIC),
-                   'starts with "ZSS\\x1c\\x8el\\0\\x01" (or "SSZ..." while incomplete)'),
+                   'starts with "ZSS\\x1c\\x8el\\0\\x01" (or "SSZ..." while incomplete)',
+                   "shardkit.formats.zss:ZssFile"),
         FormatInfo("amudai", "Microsoft Amudai shard",
                    _sniff_amudai,
-                   'starts and ends with the 8-byte "amud" header/footer'),
+                   'starts and ends with the 8-byte "amud" header/footer',
+                   "shardkit.formats.amudai:AmudaiShard"),
         FormatInfo("neuroglancer", "Neuroglancer precomputed neuroglancer_uint64_sharded_v1",
                    lambda head, src: False,
-                   "a dataset folder or URL holding an `info` file with sharding parameters"),
+                   "a dataset folder or URL holding an `info` file with sharding parameters "
+                   "(or a .shard file given with an explicit sharding spec)",
+                   "shardkit.formats.neuroglancer:NgShard"),
     ]
 }
 
@@ -115,29 +127,38 @@ def _is_dataset(target: Any, **storage_options: Any) -> bool:
         return False
 
 
-def open_reader(target: Any, format: str | None = None, **storage_options: Any) -> Any:
+def open_reader(target: Any, format: str | None = None,
+                storage_options: dict[str, Any] | None = None, **options: Any) -> Any:
     """Open ``target`` (path, URL, bytes or ByteSource) with the right reader.
 
     Args:
-        target: What to open.
+        target: What to open: a shard file, or a Neuroglancer dataset folder or URL.
         format: Force a format id instead of detecting it.
         storage_options: Passed to fsspec for URLs.
+        options: Passed to the format's reader (e.g. ``spec=`` for a bare Neuroglancer shard).
     """
+    storage_options = storage_options or {}
     if format is not None and format not in FORMATS:
         raise ShardkitError(f"unknown format {format!r}; known: {', '.join(FORMATS)}")
-    if format == "neuroglancer" or (format is None and _is_dataset(target, **storage_options)):
-        info = FORMATS["neuroglancer"]
-        if _is_dataset(target) and "://" not in os.fspath(target):
-            _check_info(os.path.join(os.fspath(target), "info"))
-        raise UnsupportedVersionError(f"{target}: recognised as a {info.name} dataset, but "
-                                      "this version of shardkit cannot read it yet")
+    ng = FORMATS["neuroglancer"]
+    if format in (None, "neuroglancer") and _is_dataset(target, **storage_options):
+        if not ng.readable:
+            if "://" not in os.fspath(target):
+                _check_info(os.path.join(os.fspath(target), "info"))
+            raise UnsupportedVersionError(f"{target}: recognised as a {ng.name} dataset, but "
+                                          "this version of shardkit cannot read it yet")
+        module = importlib.import_module(ng.reader.partition(":")[0])
+        return module.open_dataset(target, storage_options=storage_options, **options)
     source = open_source(target, **storage_options)
     try:
-        info = FORMATS[format] if format else detect(source)
-        if info.opener is None:
+        fmt = format
+        if fmt is None and "spec" in options:
+            fmt = "neuroglancer"  # a bare shard file only makes sense with its spec
+        info = FORMATS[fmt] if fmt else detect(source)
+        if not info.readable:
             raise UnsupportedVersionError(f"{source.name}: recognised as a {info.name}, but "
                                           "this version of shardkit cannot read it yet")
-        return info.opener(source)
+        return info.opener(source, **options)
     except BaseException:
         source.close()
         raise
