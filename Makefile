@@ -38,8 +38,8 @@ demo:                          ## shardkit on the bundled sample files of every 
 	@echo "== shardkit get tests/data/swh/tiny.shard a948904f...47"; \
 	  shardkit get tests/data/swh/tiny.shard a948904f2f0f479b8f8197694b30184b0d2ed1c1cd2a1ec0fb85d299a192a447
 
-bench:                         ## speed and memory, side by side with the reference
-	$(PY) benchmarks/bench_swh.py
+bench:                         ## speed and memory, side by side with the reference implementations
+	@for f in benchmarks/bench_*.py; do echo "== $$f"; $(PY) $$f || exit 1; done
 
 lint:                          ## ruff
 	$(PY) -m ruff check src tests tools benchmarks
