@@ -45,12 +45,7 @@ class ShardkitError(Exception):
         super().__init__(message)
 
     def __str__(self) -> str:
-        where = []
-        if self.offset is not None:
-            where.append(f"at byte {self.offset}")
-        if self.field:
-            where.append(f"field {self.field}")
-        return f"{self.message} ({', '.join(where)})" if where else self.message
+        return self.message + _where(self.offset, self.field)
 
 
 class FormatError(ShardkitError):
@@ -168,17 +163,22 @@ class Problem:
     field: str | None = None
 
     def __str__(self) -> str:
-        where = []
-        if self.offset is not None:
-            where.append(f"at byte {self.offset}")
-        if self.field:
-            where.append(f"field {self.field}")
-        return f"{self.check}: {self.message}" + (f" ({', '.join(where)})" if where else "")
+        return f"{self.check}: {self.message}" + _where(self.offset, self.field)
 
     def to_dict(self) -> dict[str, Any]:
         """Plain dict for JSON output."""
         return {"check": self.check, "message": self.message, "offset": self.offset,
                 "field": self.field}
+
+
+def _where(offset: int | None, field: str | None) -> str:
+    """`` (at byte N, field /a/b)``, or nothing when neither is known."""
+    parts = []
+    if offset is not None:
+        parts.append(f"at byte {offset}")
+    if field:
+        parts.append(f"field {field}")
+    return f" ({', '.join(parts)})" if parts else ""
 
 
 def _show(value: Any) -> str:
