@@ -2,14 +2,24 @@
 
 from __future__ import annotations
 
+import dataclasses
 import os
+import pickle
 import random
 import struct
+from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from shardkit.hashing.cmph_chd import ChdPh, CmphError, jenkins_hash_vector
+from shardkit.hashing.cmph_chd import (
+    ChdPh,
+    CmphError,
+    _decode_compressed_seq,
+    _Reader,
+    jenkins_hash_vector,
+)
 
 DATA = Path(__file__).parent / "data" / "swh"
 SHARDS = ["tiny", "single", "medium", "deleted"]
@@ -35,6 +45,256 @@ def read_shard(path: Path) -> tuple[list[tuple[bytes, int]], bytes]:
 def live_slots(entries: list[tuple[bytes, int]]) -> dict[bytes, int]:
     """Maps every live key of an index to its entry number (its slot)."""
     return {key: i for i, (key, _offset) in enumerate(entries) if key != ZERO_KEY}
+
+
+def cs_of_dump(dump: bytes) -> tuple[int, bytes]:
+    """Returns the offset and the bytes of the compressed sequence of a chd_ph/jenkins dump."""
+    (cs_size,) = struct.unpack_from("<I", dump, 27)
+    return 31, dump[31 : 31 + cs_size]
+
+
+# --- reference oracle: the original string-based decoder ---------------------------------
+#
+# This is the first implementation of _decode_compressed_seq (validated slot-for-slot against
+# libcmph), kept verbatim apart from names: the numpy decoder of the module must give the same
+# values, and the same CmphError (field, offset and message), on every input.
+
+_M32 = 0xFFFFFFFF
+_NBITS_STEP_SELECT_TABLE = 7
+_MAX_FIELD_BITS = 31
+
+
+def _bits_msb_first(raw: memoryview, nbits: int) -> str:
+    """Returns the ``nbits`` low bits of a little-endian bit stream as a '0'/'1' string, MSB first.
+
+    Bit ``p`` of the stream (bit ``p & 31`` of little-endian word ``p >> 5``, as in bitbool.h)
+    is character ``nbits - 1 - p``, so the field of bits ``[p, p + w)`` is the substring
+    ``[nbits - p - w, nbits - p)`` read as an ordinary binary number.
+    """
+    if nbits == 0:
+        return ""
+    return format(int.from_bytes(raw, "little"), f"0{nbits}b")
+
+
+def reference_decode_compressed_seq(buf: memoryview, base: int, nbuckets: int) -> tuple[int, ...]:
+    """The original pure-Python ``_decode_compressed_seq`` (string-based bit manipulation)."""
+    r = _Reader(buf, base)
+    n_off = r.offset
+    cs_n = r.u32("cs.n")
+    rem_r_off = r.offset
+    rem_r = r.u32("cs.rem_r")
+    total_off = r.offset
+    total_length = r.u32("cs.total_length")
+    sel_size_off = r.offset
+    sel_size = r.u32("cs.sel_size")
+    sel_off = r.offset
+    sr = _Reader(r.take(sel_size, "cs.sel"), sel_off)
+    sel_n = sr.u32("cs.sel.n")
+    sel_m_off = sr.offset
+    sel_m = sr.u32("cs.sel.m")
+    nbits = sel_n + sel_m
+    if nbits + 31 > _M32:  # select.c computes (n + m + 31) >> 5 in 32 bits
+        raise CmphError("cs.sel.m", sel_m_off, f"n + m = {nbits} overflows 32-bit arithmetic")
+    bits_off = sr.offset
+    bits_vec = sr.take(4 * ((nbits + 31) >> 5), "cs.sel.bits_vec")
+    table_off = sr.offset
+    table_words = (sel_n >> _NBITS_STEP_SELECT_TABLE) + 1
+    select_table = sr.take(4 * table_words, "cs.sel.select_table")
+    if sr.remaining:
+        raise CmphError(
+            "cs.sel_size",
+            sel_size_off,
+            f"is {sel_size} but the select structure uses {sel_size - sr.remaining} bytes",
+        )
+    if rem_r > _MAX_FIELD_BITS:
+        raise CmphError("cs.rem_r", rem_r_off, f"is {rem_r}, must be at most {_MAX_FIELD_BITS}")
+    rems_bits = cs_n * rem_r
+    if rems_bits + 31 > _M32:  # BITS_TABLE_SIZE(n, rem_r) is computed in 32 bits
+        raise CmphError("cs.rem_r", rem_r_off, f"n * rem_r = {rems_bits} overflows 32 bits")
+    rems_off = r.offset
+    length_rems = r.take(4 * ((rems_bits + 31) >> 5), "cs.length_rems")
+    if total_length + 31 > _M32:
+        raise CmphError("cs.total_length", total_off, f"{total_length} overflows 32 bits")
+    store_table = r.take(4 * ((total_length + 31) >> 5), "cs.store_table")
+    if r.remaining:
+        name, offset = ("cs_size", base - 4) if base >= 4 else ("cs", base)
+        raise CmphError(
+            name,
+            offset,
+            f"is {len(buf)} bytes but the compressed sequence uses {len(buf) - r.remaining}",
+        )
+
+    if cs_n != nbuckets:
+        raise CmphError("cs.n", n_off, f"is {cs_n} but nbuckets is {nbuckets}")
+    if sel_n != cs_n:
+        raise CmphError("cs.sel.n", sel_off, f"is {sel_n} but cs.n is {cs_n}")
+    if sel_m != total_length >> rem_r:
+        raise CmphError(
+            "cs.sel.m",
+            sel_m_off,
+            f"is {sel_m} but total_length >> rem_r is {total_length >> rem_r}",
+        )
+
+    vec_bits = 8 * len(bits_vec)
+    bits = _bits_msb_first(bits_vec, vec_bits)
+    ones_count = bits.count("1")
+    if ones_count != sel_n:
+        raise CmphError(
+            "cs.sel.bits_vec", bits_off, f"has {ones_count} bits set, expected n = {sel_n}"
+        )
+    if sel_n and bits.find("1") != vec_bits - nbits:
+        raise CmphError(
+            "cs.sel.bits_vec", bits_off, f"the last bit set is not bit n + m - 1 = {nbits - 1}"
+        )
+    ones: list[int] = []
+    pos = bits.rfind("1")
+    while pos >= 0:
+        ones.append(vec_bits - 1 - pos)
+        pos = bits.rfind("1", 0, pos)
+    del bits
+
+    samples = struct.unpack(f"<{table_words}I", select_table)
+    for k in range((sel_n + (1 << _NBITS_STEP_SELECT_TABLE) - 1) >> _NBITS_STEP_SELECT_TABLE):
+        expected = ones[k << _NBITS_STEP_SELECT_TABLE]
+        if samples[k] != expected:
+            raise CmphError(
+                "cs.sel.select_table",
+                table_off + 4 * k,
+                f"entry {k} is {samples[k]}, but one number {k << 7} is at bit {expected}",
+            )
+
+    rems_str = _bits_msb_first(length_rems, 8 * len(length_rems))
+    top = len(rems_str)
+    if rem_r:
+        rems = [int(rems_str[top - (i + 1) * rem_r : top - i * rem_r], 2) for i in range(cs_n)]
+    else:
+        rems = [0] * cs_n
+    del rems_str
+
+    store_str = _bits_msb_first(store_table, 8 * len(store_table))
+    top = len(store_str)
+    values: list[int] = []
+    append = values.append
+    prev = 0
+    for i in range(cs_n):
+        end = ((ones[i] - i) << rem_r) + rems[i]
+        length = end - prev
+        if not 0 <= length <= _MAX_FIELD_BITS:
+            raise CmphError(
+                "cs.length_rems",
+                rems_off + 4 * ((i * rem_r) >> 5),
+                f"value {i} would be {length} bits long (must be 0..{_MAX_FIELD_BITS})",
+            )
+        if end > total_length:
+            raise CmphError(
+                "cs.total_length",
+                total_off,
+                f"is {total_length} but value {i} ends at bit {end}",
+            )
+        append(int(store_str[top - end : top - prev], 2) + (1 << length) - 1 if length else 0)
+        prev = end
+    if prev != total_length:
+        raise CmphError(
+            "cs.total_length",
+            total_off,
+            f"is {total_length} but the encoded values use {prev} bits",
+        )
+    return tuple(values)
+
+
+def decode_outcome(
+    decoder: Callable[[memoryview, int, int], tuple[int, ...]],
+    cs: bytes,
+    base: int,
+    nbuckets: int,
+) -> tuple[Any, ...]:
+    """The values a decoder returns, or the (field, offset, message) of its CmphError."""
+    try:
+        return decoder(memoryview(cs), base, nbuckets)
+    except CmphError as exc:
+        return exc.field, exc.offset, str(exc)
+
+
+def assert_decoders_agree(cs: bytes, base: int, nbuckets: int) -> tuple[int, ...] | None:
+    """Asserts the numpy decoder matches the oracle; returns the values (None on an error)."""
+    new = decode_outcome(_decode_compressed_seq, cs, base, nbuckets)
+    old = decode_outcome(reference_decode_compressed_seq, cs, base, nbuckets)
+    assert new == old
+    if new and isinstance(new[0], str):
+        return None
+    return new
+
+
+# --- a Python port of cmph's compressed_seq_generate / select_generate / *_dump ---------
+
+
+def i_log2(x: int) -> int:
+    """cmph's ``i_log2``: floor(log2(x)), 0 for x <= 1."""
+    return max(x.bit_length() - 1, 0)
+
+
+def encode_compressed_seq(values: Sequence[int], rem_r: int | None = None) -> bytes:
+    """``compressed_seq_generate`` + ``compressed_seq_dump`` of ``values``, as cmph 2.0.2 does.
+
+    ``rem_r`` overrides cmph's choice (``max(1, i_log2(total_length // n))``); every choice
+    gives a structure that compressed_seq_query() decodes to the same values.
+    """
+    n = len(values)
+    assert n >= 1 and all(0 <= v < _M32 for v in values)  # cmph computes v + 1 in 32 bits
+    lengths = [i_log2(v + 1) if v else 0 for v in values]
+    total = sum(lengths)
+    if rem_r is None:
+        rem_r = max(i_log2(total // n), 1)
+    store = 0
+    pos = 0
+    for v, length in zip(values, lengths, strict=True):
+        if v:
+            store |= (v - ((1 << length) - 1)) << pos
+            pos += length
+    rems = 0
+    ends = []
+    pos = 0
+    for i, length in enumerate(lengths):
+        pos += length
+        rems |= (pos & ((1 << rem_r) - 1)) << (i * rem_r)
+        ends.append(pos >> rem_r)
+    m = total >> rem_r
+    # select_generate(): keys_vec = ends (non-decreasing, last = m); one number i at ends[i] + i.
+    nbits = n + m
+    bits = 0
+    for i, e in enumerate(ends):
+        bits |= 1 << (e + i)
+    table = [0] * ((n >> _NBITS_STEP_SELECT_TABLE) + 1)
+    for k in range(0, n, 1 << _NBITS_STEP_SELECT_TABLE):
+        table[k >> _NBITS_STEP_SELECT_TABLE] = ends[k] + k
+    sel = (
+        struct.pack("<II", n, m)
+        + bits.to_bytes(4 * ((nbits + 31) >> 5), "little")
+        + struct.pack(f"<{len(table)}I", *table)
+    )
+    return (
+        struct.pack("<IIII", n, rem_r, total, len(sel))
+        + sel
+        + rems.to_bytes(4 * ((n * rem_r + 31) >> 5), "little")
+        + store.to_bytes(4 * ((total + 31) >> 5), "little")
+    )
+
+
+def cs_layout(cs: bytes) -> dict[str, tuple[int, int]]:
+    """Byte ranges of the parts of a well-formed compressed sequence."""
+    n, rem_r, total, sel_size = struct.unpack_from("<IIII", cs)
+    sel_n, sel_m = struct.unpack_from("<II", cs, 16)
+    bits_start = 24
+    bits_end = bits_start + 4 * ((sel_n + sel_m + 31) >> 5)
+    sel_end = 16 + sel_size
+    rems_end = sel_end + 4 * ((n * rem_r + 31) >> 5)
+    return {
+        "header": (0, 24),
+        "bits_vec": (bits_start, bits_end),
+        "select_table": (bits_end, sel_end),
+        "length_rems": (sel_end, rems_end),
+        "store_table": (rems_end, rems_end + 4 * ((total + 31) >> 5)),
+    }
 
 
 @pytest.fixture(scope="module", params=SHARDS)
@@ -107,6 +367,20 @@ def test_from_parts_matches_from_dump() -> None:
     assert rebuilt.dump_size == len(dump)
 
 
+def test_copies_equal_the_loaded_function() -> None:
+    # from_dump() skips the displacement range check the constructor does (the decoder cannot
+    # produce values out of range); every other way of building the same function agrees.
+    _, dump = read_shard(DATA / "medium.shard")
+    mphf = ChdPh.from_dump(dump)
+    rebuilt = ChdPh(mphf.n, mphf.nbuckets, mphf.seed, mphf.displacements, mphf.dump_size)
+    copies = [rebuilt, dataclasses.replace(mphf), pickle.loads(pickle.dumps(mphf))]
+    key = bytes(range(32))
+    for copy in copies:
+        assert copy == mphf and hash(copy) == hash(mphf)
+        assert copy.slot(key) == mphf.slot(key)
+    assert "displacements" not in repr(mphf)
+
+
 def test_constructor_validation() -> None:
     with pytest.raises(ValueError, match="n must be"):
         ChdPh(1, 1, 0, (0,))
@@ -142,6 +416,182 @@ def test_generic_length_path_agrees_with_32_byte_path() -> None:
         expected = (b % n + (c % (n - 1) + 1) * (disp % n) + disp // n) % n
         assert mphf.slot(key) == expected
         assert mphf.slot(bytearray(key)) == expected
+
+
+# --- (a2) the numpy decoder against the string-based oracle ------------------------------
+
+
+def test_decoder_matches_oracle_on_corpus(
+    shard: tuple[str, list[tuple[bytes, int]], bytes],
+) -> None:
+    _, _, dump = shard
+    mphf = ChdPh.from_dump(dump)
+    base, cs = cs_of_dump(dump)
+    for offset in (base, 0):
+        values = assert_decoders_agree(cs, offset, mphf.nbuckets)
+        assert values == mphf.displacements
+        assert type(values) is tuple and all(type(v) is int for v in values)
+
+
+def test_encoder_reproduces_cmph_bytes(shard: tuple[str, list[tuple[bytes, int]], bytes]) -> None:
+    # The Python port of compressed_seq_generate() writes exactly what libcmph wrote, so the
+    # synthetic sequences below are ones cmph could have written.
+    _, _, dump = shard
+    mphf = ChdPh.from_dump(dump)
+    assert encode_compressed_seq(mphf.displacements) == cs_of_dump(dump)[1]
+
+
+def synthetic_values(rng: random.Random, count: int, kind: str) -> list[int]:
+    """Values for a synthetic compressed sequence."""
+    if kind == "zeros":
+        return [0] * count
+    if kind == "small":
+        return [rng.randrange(16) for _ in range(count)]
+    if kind == "sparse":
+        return [rng.randrange(1, 5000) if rng.random() < 0.1 else 0 for _ in range(count)]
+    if kind == "wide":  # every bit length 0..32 (cmph cannot encode 2**32 - 1)
+        return [min(rng.getrandbits(rng.randrange(33)), _M32 - 1) for _ in range(count)]
+    extremes = [0, 1, 2, 3, 2**31 - 2, 2**31 - 1, 2**31, 2**32 - 3, 2**32 - 2]
+    return [rng.choice(extremes) for _ in range(count)]
+
+
+@pytest.mark.parametrize("count", [1, 2, 31, 127, 128, 129, 255, 256, 257, 1000])
+@pytest.mark.parametrize("kind", ["zeros", "small", "sparse", "wide", "extremes"])
+def test_decoder_synthetic_sequences(count: int, kind: str) -> None:
+    rng = random.Random(f"{count}-{kind}")
+    values = synthetic_values(rng, count, kind)
+    for rem_r in (None, 0, 1, rng.randrange(2, 31), 31):
+        cs = encode_compressed_seq(values, rem_r)
+        assert assert_decoders_agree(cs, 31, count) == tuple(values), rem_r
+        mphf = ChdPh.from_parts(2**32 - 1, count, 0, cs)
+        assert mphf.displacements == tuple(values)
+
+
+def fix_select_table(cs: bytearray) -> None:
+    """Rewrites the select samples of ``cs`` to agree with its bit vector (as far as it can)."""
+    layout = cs_layout(bytes(cs))
+    lo, hi = layout["bits_vec"]
+    bits = int.from_bytes(cs[lo:hi], "little")
+    ones = [p for p in range(8 * (hi - lo)) if bits >> p & 1]
+    t_lo, t_hi = layout["select_table"]
+    for k in range((t_hi - t_lo) // 4):
+        if k << _NBITS_STEP_SELECT_TABLE < len(ones):
+            struct.pack_into("<I", cs, t_lo + 4 * k, ones[k << _NBITS_STEP_SELECT_TABLE])
+
+
+def mutate(rng: random.Random, cs: bytes) -> tuple[bytes, int]:
+    """A corrupted copy of a compressed sequence, and the nbuckets to decode it with."""
+    n = struct.unpack_from("<I", cs)[0]
+    data = bytearray(cs)
+    layout = cs_layout(cs)
+    mode = rng.randrange(8)
+    if mode == 0:  # random bytes anywhere
+        for _ in range(rng.randrange(1, 4)):
+            data[rng.randrange(len(data))] = rng.randrange(256)
+    elif mode in (1, 2):  # random bytes in one part
+        part = rng.choice(["bits_vec", "select_table", "length_rems", "store_table"])
+        lo, hi = layout[part]
+        if hi > lo:
+            for _ in range(rng.randrange(1, 3)):
+                data[rng.randrange(lo, hi)] ^= 1 << rng.randrange(8)
+        if mode == 2:
+            fix_select_table(data)
+    elif mode == 3:  # move a one of the bit vector, keeping the select samples consistent
+        lo, hi = layout["bits_vec"]
+        bits = int.from_bytes(data[lo:hi], "little")
+        ones = [p for p in range(8 * (hi - lo)) if bits >> p & 1]
+        zeros = [p for p in range(8 * (hi - lo)) if not bits >> p & 1]
+        if ones and zeros:
+            bits ^= 1 << rng.choice(ones) | 1 << rng.choice(zeros)
+            data[lo:hi] = bits.to_bytes(hi - lo, "little")
+        fix_select_table(data)
+    elif mode == 4:  # nudge a header field (n, rem_r, total_length, sel_size, sel.n, sel.m)
+        offset = 4 * rng.randrange(6)
+        (value,) = struct.unpack_from("<I", data, offset)
+        struct.pack_into("<I", data, offset, (value + rng.choice([-2, -1, 1, 2, 32])) & _M32)
+    elif mode == 5:  # truncated or extended
+        if rng.random() < 0.5:
+            del data[rng.randrange(len(data)) :]
+        else:
+            data += bytes(rng.randrange(1, 9))
+    elif mode == 6:  # wrong bucket count
+        return bytes(data), n + rng.choice([-1, 1])
+    else:  # a consistent change of rem_r, total_length and sel.m, then corrupt length_rems
+        lo, hi = layout["length_rems"]
+        if hi > lo:
+            data[rng.randrange(lo, hi)] = rng.randrange(256)
+        fix_select_table(data)
+    return bytes(data), n
+
+
+def test_decoder_errors_match_oracle() -> None:
+    rng = random.Random(12)
+    sources = [cs_of_dump(read_shard(DATA / f"{name}.shard")[1])[1] for name in SHARDS]
+    for count, kind in ((300, "wide"), (129, "small"), (200, "sparse"), (128, "extremes")):
+        values = synthetic_values(rng, count, kind)
+        sources += [encode_compressed_seq(values), encode_compressed_seq(values, 9)]
+    fields: dict[str, int] = {}
+    for cs in sources:
+        for _ in range(400):
+            data, nbuckets = mutate(rng, cs)
+            for base in (0, 31):  # from_parts, then from_dump offsets
+                outcome = decode_outcome(_decode_compressed_seq, data, base, nbuckets)
+                assert outcome == decode_outcome(
+                    reference_decode_compressed_seq, data, base, nbuckets
+                )
+            if outcome and isinstance(outcome[0], str):
+                fields[outcome[0]] = fields.get(outcome[0], 0) + 1
+            else:
+                fields["(decoded)"] = fields.get("(decoded)", 0) + 1
+    # The corruptions reach every check of the decoder, not only the header parsing.
+    for name in (
+        "(decoded)",
+        "cs.n",
+        "cs.sel.n",
+        "cs.sel.m",
+        "cs.sel.bits_vec",
+        "cs.sel.select_table",
+        "cs.length_rems",
+        "cs.total_length",
+        "cs_size",
+    ):
+        assert fields.get(name, 0) >= 5, (name, fields)
+
+
+def test_slot_with_large_displacements() -> None:
+    # Real dumps have displacements below n (probe1 = 0); slot() folds probe0 = disp % n and
+    # probe1 = disp // n into one formula, so check it with any 32-bit displacement, against
+    # chd_ph_search()'s 64-bit arithmetic.
+    rng = random.Random(13)
+    for n in (2, 3, 11, 1013, 65537, 2**31 + 11, 2**32 - 2, 2**32 - 1):
+        nbuckets = rng.randrange(1, 300)
+        special = [0, 1, n - 1, n, n + 1, 2 * n - 1, _M32 - 1, _M32]
+        disp = tuple(
+            min(rng.choice(special), _M32) if rng.random() < 0.3 else rng.getrandbits(32)
+            for _ in range(nbuckets)
+        )
+        seed = rng.getrandbits(32)
+        mphf = ChdPh(n, nbuckets, seed, disp)
+        keys = [rng.randbytes(32) for _ in range(300)]
+        keys += [rng.randbytes(rng.randrange(0, 70)) for _ in range(100)]
+        expected = []
+        for key in keys:
+            h0, h1, h2 = jenkins_hash_vector(seed, key)
+            d = disp[h0 % nbuckets]
+            f, h, probe0, probe1 = h1 % n, h2 % (n - 1) + 1, d % n, d // n
+            total = f + h * probe0 + probe1
+            assert total < 2**64  # the C sum does not wrap
+            expected.append(total % n)
+        assert [mphf.slot(k) for k in keys] == expected, n
+        assert mphf.slots(keys[:300]).tolist() == expected[:300], n
+        assert mphf.slots(keys).tolist() == expected, n
+
+
+def test_constructor_rejects_out_of_range_displacements() -> None:
+    for bad in ((-1,), (2**32,), (0, 2**40), (5, -3)):
+        with pytest.raises(ValueError, match="displacements must be"):
+            ChdPh(11, len(bad), 0, bad)
+    assert ChdPh(11, 2, 0, (0, _M32)).displacements == (0, _M32)
 
 
 # --- (b) numpy batch path -----------------------------------------------------------------
@@ -378,7 +828,7 @@ def test_random_corruption_raises_only_cmph_error() -> None:
 
 
 @pytest.mark.interop
-@pytest.mark.parametrize("count", [1, 2, 3, 50, 3000])
+@pytest.mark.parametrize("count", [1, 2, 3, 50, 508, 512, 1020, 3000, 20000])
 def test_reference_writer(tmp_path: Path, count: int) -> None:
     perfecthash = pytest.importorskip("swh.perfecthash")
     rng = random.Random(count)
@@ -393,6 +843,11 @@ def test_reference_writer(tmp_path: Path, count: int) -> None:
         entries, dump = read_shard(path)
         mphf = ChdPh.from_dump(dump)
         assert mphf.dump_size == len(dump)
+        # The numpy decoder agrees with the string-based oracle, and the Python port of
+        # compressed_seq_generate() with libcmph.
+        base, cs = cs_of_dump(dump)
+        assert assert_decoders_agree(cs, base, mphf.nbuckets) == mphf.displacements
+        assert encode_compressed_seq(mphf.displacements) == cs
         slots = live_slots(entries)
         assert sorted(slots) == sorted(key_set)
         for key in key_set:

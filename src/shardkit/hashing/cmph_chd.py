@@ -43,8 +43,9 @@ cross-checked against the libcmph shipped in ``swh.perfecthash`` 1.3.2.)
 Instead of emulating the select structure at query time, :meth:`ChdPh.from_dump` decodes the
 whole compressed sequence once into one displacement per bucket, after checking that the select
 samples agree with the bit vector (so the decoded values are exactly what
-``compressed_seq_query`` returns).  A query is then one Jenkins hash, a few modulo operations and
-a tuple lookup.
+``compressed_seq_query`` returns).  The decoding is vectorised with numpy (all the bit fields
+of a table are gathered at once); a query is then one Jenkins hash, a few modulo operations and
+a tuple lookup, in plain Python.
 
 All integers in the dump are little-endian (the native order of the x86-64 machines that write
 shards); the shard header around it is big-endian and is not handled here.
@@ -54,13 +55,12 @@ from __future__ import annotations
 
 import struct
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import InitVar, dataclass, field
 from functools import cached_property
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-if TYPE_CHECKING:
-    import numpy as np
-    import numpy.typing as npt
+import numpy as np
+import numpy.typing as npt
 
 __all__ = ["ChdPh", "CmphError", "jenkins_hash_vector"]
 
@@ -207,18 +207,6 @@ def _mix(a: int, b: int, c: int) -> tuple[int, int, int]:
     return a, b, c
 
 
-def _bits_msb_first(raw: memoryview, nbits: int) -> str:
-    """Returns the ``nbits`` low bits of a little-endian bit stream as a '0'/'1' string, MSB first.
-
-    Bit ``p`` of the stream (bit ``p & 31`` of little-endian word ``p >> 5``, as in bitbool.h)
-    is character ``nbits - 1 - p``, so the field of bits ``[p, p + w)`` is the substring
-    ``[nbits - p - w, nbits - p)`` read as an ordinary binary number.
-    """
-    if nbits == 0:
-        return ""
-    return format(int.from_bytes(raw, "little"), f"0{nbits}b")
-
-
 def _decode_compressed_seq(buf: memoryview, base: int, nbuckets: int) -> tuple[int, ...]:
     """Parses a ``compressed_seq_dump`` and decodes every value ``compressed_seq_query`` returns.
 
@@ -294,79 +282,97 @@ def _decode_compressed_seq(buf: memoryview, base: int, nbuckets: int) -> tuple[i
             f"is {sel_m} but total_length >> rem_r is {total_length >> rem_r}",
         )
 
-    # Positions of the ones of the select bit vector.  select_generate() writes n ones and
-    # m zeros and nothing else, the last bit written being a one.
-    vec_bits = 8 * len(bits_vec)
-    bits = _bits_msb_first(bits_vec, vec_bits)
-    ones_count = bits.count("1")
-    if ones_count != sel_n:
+    # Positions of the ones of the select bit vector (bit p is bit p & 7 of byte p >> 3, i.e.
+    # bit p & 31 of little-endian word p >> 5, as in bitbool.h).  select_generate() writes n
+    # ones and m zeros and nothing else, the last bit written being a one.  The unpacked
+    # vector takes 8 bytes per byte of bits_vec, which is present in full.
+    ones = np.flatnonzero(np.unpackbits(np.frombuffer(bits_vec, dtype=np.uint8), bitorder="little"))
+    if ones.size != sel_n:
         raise CmphError(
-            "cs.sel.bits_vec", bits_off, f"has {ones_count} bits set, expected n = {sel_n}"
+            "cs.sel.bits_vec", bits_off, f"has {ones.size} bits set, expected n = {sel_n}"
         )
-    if sel_n and bits.find("1") != vec_bits - nbits:
+    if sel_n and ones[-1] != nbits - 1:
         raise CmphError(
             "cs.sel.bits_vec", bits_off, f"the last bit set is not bit n + m - 1 = {nbits - 1}"
         )
-    ones: list[int] = []
-    pos = bits.rfind("1")
-    while pos >= 0:
-        ones.append(vec_bits - 1 - pos)
-        pos = bits.rfind("1", 0, pos)
-    del bits
 
     # _select_query() starts from select_table[i >> 7] and counts ones forward, so it returns
     # the true i-th one exactly when every sample is the position of one number 128 * k.
-    samples = struct.unpack(f"<{table_words}I", select_table)
-    for k in range((sel_n + (1 << _NBITS_STEP_SELECT_TABLE) - 1) >> _NBITS_STEP_SELECT_TABLE):
-        expected = ones[k << _NBITS_STEP_SELECT_TABLE]
-        if samples[k] != expected:
-            raise CmphError(
-                "cs.sel.select_table",
-                table_off + 4 * k,
-                f"entry {k} is {samples[k]}, but one number {k << 7} is at bit {expected}",
-            )
-
-    # length_rems: n fields of rem_r bits (get_bits_value).
-    rems_str = _bits_msb_first(length_rems, 8 * len(length_rems))
-    top = len(rems_str)
-    if rem_r:
-        rems = [int(rems_str[top - (i + 1) * rem_r : top - i * rem_r], 2) for i in range(cs_n)]
-    else:
-        rems = [0] * cs_n
-    del rems_str
+    expected = ones[:: 1 << _NBITS_STEP_SELECT_TABLE]
+    samples = np.frombuffer(select_table, dtype="<u4")[: expected.size]
+    wrong = np.flatnonzero(samples != expected)
+    if wrong.size:
+        k = int(wrong[0])
+        raise CmphError(
+            "cs.sel.select_table",
+            table_off + 4 * k,
+            f"entry {k} is {int(samples[k])}, but one number {k << 7} is at bit {int(expected[k])}",
+        )
 
     # compressed_seq_query(idx): the encoded value of idx occupies store_table bits
     # [end(idx - 1), end(idx)) with end(i) = ((select(i) - i) << rem_r) + length_rems[i]
     # (end(-1) = 0), and decodes to stored + 2**length - 1 (0 when length is 0).
-    store_str = _bits_msb_first(store_table, 8 * len(store_table))
-    top = len(store_str)
-    values: list[int] = []
-    append = values.append
-    prev = 0
-    for i in range(cs_n):
-        end = ((ones[i] - i) << rem_r) + rems[i]
-        length = end - prev
-        if not 0 <= length <= _MAX_FIELD_BITS:
+    # ones[i] - i <= n + m < 2**32 and rem_r <= 31, so end(i) < 2**63 fits in int64.
+    end = ones - np.arange(cs_n, dtype=np.int64)
+    end <<= rem_r
+    if rem_r:
+        # length_rems: n fields of rem_r bits (get_bits_value), field i at bit i * rem_r.
+        end += _bit_fields(length_rems, np.arange(cs_n, dtype=np.int64) * rem_r, rem_r)
+    start = np.empty_like(end)
+    start[:1] = 0
+    start[1:] = end[:-1]
+    length = end - start
+    bad = np.flatnonzero((length < 0) | (length > _MAX_FIELD_BITS) | (end > total_length))
+    if bad.size:
+        i = int(bad[0])
+        if not 0 <= length[i] <= _MAX_FIELD_BITS:
             raise CmphError(
                 "cs.length_rems",
                 rems_off + 4 * ((i * rem_r) >> 5),
-                f"value {i} would be {length} bits long (must be 0..{_MAX_FIELD_BITS})",
+                f"value {i} would be {int(length[i])} bits long (must be 0..{_MAX_FIELD_BITS})",
             )
-        if end > total_length:
-            raise CmphError(
-                "cs.total_length",
-                total_off,
-                f"is {total_length} but value {i} ends at bit {end}",
-            )
-        append(int(store_str[top - end : top - prev], 2) + (1 << length) - 1 if length else 0)
-        prev = end
-    if prev != total_length:
         raise CmphError(
             "cs.total_length",
             total_off,
-            f"is {total_length} but the encoded values use {prev} bits",
+            f"is {total_length} but value {i} ends at bit {int(end[i])}",
         )
-    return tuple(values)
+    used = int(end[-1]) if cs_n else 0
+    if used != total_length:
+        raise CmphError(
+            "cs.total_length",
+            total_off,
+            f"is {total_length} but the encoded values use {used} bits",
+        )
+    # Every field now lies within store_table: 0 <= start <= end <= total_length.
+    ones_mask = (np.int64(1) << length) - 1  # 2**length - 1, also the decoding offset
+    values = _bit_fields(store_table, start, length) + ones_mask
+    return tuple(values.tolist())
+
+
+def _bit_fields(raw: memoryview, pos: Any, width: Any) -> Any:
+    """Little-endian bit fields of a table of ``u32`` words (bitbool.h's ``get_bits_at_pos``).
+
+    Args:
+        raw: The table (a multiple of 4 bytes).
+        pos: ``int64`` array of the bit offsets of the fields; every field must lie within
+            ``raw``.
+        width: Width of every field (an int or an ``int64`` array), each at most 31 bits.
+
+    Returns:
+        The fields, as an ``int64`` array.
+    """
+    # window[j] holds words j and j + 1, so a field of at most 31 bits starting in word j
+    # (at bit pos & 31 <= 31 of it) is always within window[pos >> 5].
+    count = len(raw) >> 2
+    window = np.zeros(count + 1, dtype=np.uint64)
+    window[:count] = np.frombuffer(raw, dtype="<u4")
+    window[:count] |= window[1:] << np.uint64(32)
+    # Reinterpreted as int64, the shift is arithmetic, but the field ends at bit
+    # (pos & 31) + width <= 62 of the window, so the sign bits it shifts in are masked off.
+    fields = window[pos >> 5].view(np.int64)
+    fields >>= pos & 31
+    fields &= (np.int64(1) << width) - 1
+    return fields
 
 
 @dataclass(frozen=True)
@@ -388,11 +394,19 @@ class ChdPh:
     seed: int
     displacements: tuple[int, ...] = field(repr=False)
     dump_size: int = 0
-    _probe0: tuple[int, ...] = field(init=False, repr=False, compare=False)
-    _probe1: tuple[int, ...] = field(init=False, repr=False, compare=False)
+    # (seed, n, n - 1, nbuckets, displacements): what slot() needs, in one attribute read.
+    _query: tuple[int, int, int, int, tuple[int, ...]] = field(
+        init=False, repr=False, compare=False
+    )
+    # True only from from_dump() and from_parts(), whose decoder can only yield displacements
+    # in [0, 2**32 - 2]; skips the range check, a pass over every bucket.
+    _decoded: InitVar[bool] = field(default=False, kw_only=True)
 
-    def __post_init__(self) -> None:
-        """Validates the parameters and precomputes ``disp % n`` and ``disp // n`` per bucket.
+    def __post_init__(self, _decoded: bool) -> None:
+        """Validates the parameters and gathers what :meth:`slot` needs in one tuple.
+
+        Args:
+            _decoded: Whether the displacements come from the compressed-sequence decoder.
 
         Raises:
             ValueError: If a parameter is out of range (``n < 2`` would make cmph divide by
@@ -408,11 +422,12 @@ class ChdPh:
             raise ValueError(
                 f"{len(self.displacements)} displacements given for {self.nbuckets} buckets"
             )
-        n = self.n
-        if any(not 0 <= d <= _M32 for d in self.displacements):
+        displacements = self.displacements
+        # min() and max() run at C speed (nbuckets >= 1, so neither sees an empty sequence).
+        if not _decoded and (min(displacements) < 0 or max(displacements) > _M32):
             raise ValueError("displacements must be 32-bit unsigned integers")
-        object.__setattr__(self, "_probe0", tuple(d % n for d in self.displacements))
-        object.__setattr__(self, "_probe1", tuple(d // n for d in self.displacements))
+        query = (self.seed, self.n, self.n - 1, self.nbuckets, displacements)
+        object.__setattr__(self, "_query", query)
 
     @classmethod
     def from_dump(cls, buf: bytes | bytearray | memoryview) -> ChdPh:
@@ -472,7 +487,7 @@ class ChdPh:
         if nbuckets == 0:
             raise CmphError("nbuckets", nbuckets_off, "is 0: cmph would divide by zero")
         displacements = _decode_compressed_seq(cs, cs_off, nbuckets)
-        return cls(n, nbuckets, seed, displacements, r.offset)
+        return cls(n, nbuckets, seed, displacements, r.offset, _decoded=True)
 
     @classmethod
     def from_parts(
@@ -500,7 +515,7 @@ class ChdPh:
             raise ValueError(f"need 2 <= n < 2**32 and 1 <= nbuckets < 2**32, got {n}, {nbuckets}")
         displacements = _decode_compressed_seq(view, 0, nbuckets)
         header = len(_ALGO_NAME) + 1 + 4 + 4 + len(_HASH_NAME) + 1 + _JENKINS_STATE_SIZE + 4
-        return cls(n, nbuckets, seed, displacements, header + len(view) + 8)
+        return cls(n, nbuckets, seed, displacements, header + len(view) + 8, _decoded=True)
 
     def slot(self, key: bytes) -> int:
         """Returns ``cmph_search(mphf, key, len(key))``: the slot of ``key`` in ``range(n)``.
@@ -514,16 +529,19 @@ class ChdPh:
         Returns:
             The slot, in ``range(self.n)``.
         """
+        seed, n, nm1, nbuckets, displacements = self._query
         if len(key) == 32:
             # jenkins_hash_vector() unrolled for 32 bytes: two 12-byte blocks, then the 8-byte
             # tail (words 6 and 7) plus the length in c.  Only b and c are ever right-shifted
             # by mix(); a is only added, subtracted and left-shifted before being masked, so it
-            # is reduced to 32 bits once, at the end (the low 32 bits are unaffected).
+            # is reduced to 32 bits once, at the end (the low 32 bits are unaffected).  For the
+            # same reason (the low 32 bits of a sum depend only on the low 32 bits of its
+            # terms), the mask of the last line of a mix() is shared with the addition to c
+            # that follows it.  The two golden-ratio constants cancel in the first a - b.
             w0, w1, w2, w3, w4, w5, w6, w7 = _KEY32.unpack(key)
-            a = 0x9E3779B9 + w0
             b = 0x9E3779B9 + w1
-            c = (self.seed + w2) & 0xFFFFFFFF
-            a = (a - b - c) ^ (c >> 13)
+            c = (seed + w2) & 0xFFFFFFFF
+            a = (w0 - w1 - c) ^ (c >> 13)
             b = ((b - c - a) ^ (a << 8)) & 0xFFFFFFFF
             c = ((c - a - b) ^ (b >> 13)) & 0xFFFFFFFF
             a = (a - b - c) ^ (c >> 12)
@@ -531,10 +549,9 @@ class ChdPh:
             c = ((c - a - b) ^ (b >> 5)) & 0xFFFFFFFF
             a = (a - b - c) ^ (c >> 3)
             b = ((b - c - a) ^ (a << 10)) & 0xFFFFFFFF
-            c = ((c - a - b) ^ (b >> 15)) & 0xFFFFFFFF
+            c = (((c - a - b) ^ (b >> 15)) + w5) & 0xFFFFFFFF
             a += w3
             b += w4
-            c = (c + w5) & 0xFFFFFFFF
             a = (a - b - c) ^ (c >> 13)
             b = ((b - c - a) ^ (a << 8)) & 0xFFFFFFFF
             c = ((c - a - b) ^ (b >> 13)) & 0xFFFFFFFF
@@ -543,10 +560,9 @@ class ChdPh:
             c = ((c - a - b) ^ (b >> 5)) & 0xFFFFFFFF
             a = (a - b - c) ^ (c >> 3)
             b = ((b - c - a) ^ (a << 10)) & 0xFFFFFFFF
-            c = ((c - a - b) ^ (b >> 15)) & 0xFFFFFFFF
+            c = (((c - a - b) ^ (b >> 15)) + 32) & 0xFFFFFFFF
             a += w6
             b += w7
-            c = (c + 32) & 0xFFFFFFFF
             a = (a - b - c) ^ (c >> 13)
             b = ((b - c - a) ^ (a << 8)) & 0xFFFFFFFF
             c = ((c - a - b) ^ (b >> 13)) & 0xFFFFFFFF
@@ -556,17 +572,19 @@ class ChdPh:
             a = (a - b - c) ^ (c >> 3)
             b = ((b - c - a) ^ (a << 10)) & 0xFFFFFFFF
             c = ((c - a - b) ^ (b >> 15)) & 0xFFFFFFFF
-            a &= 0xFFFFFFFF
+            disp = displacements[(a & 0xFFFFFFFF) % nbuckets]
         else:
-            a, b, c = jenkins_hash_vector(self.seed, key)
-        n = self.n
-        g = a % self.nbuckets
-        # Python ints do not overflow, which matches the 64-bit sum of chd_ph_search().
-        position: int = (b % n + (c % (n - 1) + 1) * self._probe0[g] + self._probe1[g]) % n
+            a, b, c = jenkins_hash_vector(seed, key)
+            disp = displacements[a % nbuckets]
+        # chd_ph_search() computes (f + h * probe0 + probe1) % n in 64 bits, without wrapping,
+        # with f = b % n, h = c % (n - 1) + 1, probe0 = disp % n and probe1 = disp // n.
+        # Modulo n, f is b and h * probe0 is h * disp; Python ints do not overflow, so the
+        # reductions of b and disp can be left to the final % n.
+        position: int = (b + (c % nm1 + 1) * disp + disp // n) % n
         return position
 
     def slots(self, keys: Sequence[bytes] | npt.NDArray[np.uint8]) -> npt.NDArray[np.int64]:
-        """Vectorised :meth:`slot` for many keys at once (requires numpy).
+        """Vectorised :meth:`slot` for many keys at once (numpy arithmetic).
 
         Args:
             keys: Either a sequence of bytes-like keys, or a 2-D ``uint8`` array with one key
@@ -579,8 +597,6 @@ class ChdPh:
         Raises:
             ValueError: If ``keys`` is an array that is not 2-D ``uint8``.
         """
-        import numpy as np
-
         if isinstance(keys, np.ndarray):
             if keys.ndim != 2 or keys.dtype != np.uint8:
                 raise ValueError(f"a key array must be 2-D uint8, got {keys.ndim}-D {keys.dtype}")
@@ -600,19 +616,14 @@ class ChdPh:
         return out
 
     @cached_property
-    def _np_probes(self) -> tuple[Any, Any]:
+    def _np_probes(self) -> tuple[npt.NDArray[np.uint64], npt.NDArray[np.uint64]]:
         """``probe0`` and ``probe1`` per bucket as ``uint64`` arrays (built on first use)."""
-        import numpy as np
-
-        return (
-            np.array(self._probe0, dtype=np.uint64),
-            np.array(self._probe1, dtype=np.uint64),
-        )
+        disp = np.array(self.displacements, dtype=np.uint64)
+        probe1, probe0 = np.divmod(disp, np.uint64(self.n))
+        return probe0, probe1
 
     def _slots_np(self, rows: npt.NDArray[np.uint8]) -> npt.NDArray[np.int64]:
         """Slots of the keys in the rows of a 2-D ``uint8`` array."""
-        import numpy as np
-
         a, b, c = _jenkins_hash_vectors_np(self.seed, rows)
         probe0, probe1 = self._np_probes
         n = self.n
@@ -658,8 +669,6 @@ def _mix_np(a: Any, b: Any, c: Any) -> None:
 
 def _jenkins_hash_vectors_np(seed: int, rows: npt.NDArray[np.uint8]) -> tuple[Any, Any, Any]:
     """:func:`jenkins_hash_vector` of every row of a 2-D ``uint8`` array, as ``uint32`` arrays."""
-    import numpy as np
-
     count, length = rows.shape
     nfull = length // 12
     # Zero-pad every key to nfull + 1 blocks; the extra block holds the (possibly empty) tail.
