@@ -140,9 +140,11 @@ class SwhShard(Reader):
         # unpack straight from it. Other sources (URLs, counting wrappers) use read_range.
         view = getattr(source, "view", None)
         self._mem: memoryview | None = view(0, source.size) if view is not None else None
+        self._getter: Callable[[bytes], bytes] | None = None
 
     def close(self) -> None:
         """Release the file mapping."""
+        self._getter = None
         if self._mem is not None:
             self._mem.release()
             self._mem = None
@@ -335,19 +337,42 @@ class SwhShard(Reader):
         return ofs
 
     def __getitem__(self, key: bytes) -> bytes:
-        if type(key) is not bytes:
-            key = bytes(key)
-        if len(key) != KEY_LEN:
-            raise EntryNotFoundError(key, f"SWH keys are {KEY_LEN} bytes, got {len(key)}")
-        slot = self.hash_function.slot(key)
+        getter = self._getter
+        if getter is None:
+            getter = self._getter = self._make_getter()
+        return getter(key)
+
+    def _make_getter(self) -> Callable[[bytes], bytes]:
+        """The lookup, as a closure over everything it needs (the hot path of ``s[key]``).
+
+        With a mapped source it unpacks the index entry and the object's size straight from
+        the mapping; anything unusual (absent key, tombstone, a bound exceeded, no mapping)
+        goes to the ranged-read path, which also raises the precise error.
+        """
+        slot_of = self.hash_function.slot
         mem = self._mem
-        if mem is not None:  # fast path: everything in bounds, unpacked from the mapping
-            stored, ofs = _ENTRY.unpack_from(mem, self._index_pos + slot * SLOT_SIZE)
-            if stored == key and self._obj_lo <= ofs <= self._obj_hi - 8:
-                end = ofs + 8 + _U64.unpack_from(mem, ofs)[0]
-                if end <= self._obj_hi:
-                    return mem[ofs + 8 : end].tobytes()
-        # slow path: ranged reads, and the precise error when something is off
+        index_pos, lo, hi = self._index_pos, self._obj_lo, self._obj_hi
+        last = hi - 8
+        unpack_entry, unpack_u64 = _ENTRY.unpack_from, _U64.unpack_from
+        slow = self._get_ranged
+
+        def getter(key: bytes) -> bytes:
+            if type(key) is not bytes:
+                key = bytes(key)
+            if len(key) != KEY_LEN:
+                raise EntryNotFoundError(key, f"SWH keys are {KEY_LEN} bytes, got {len(key)}")
+            slot = slot_of(key)
+            if mem is not None:
+                stored, ofs = unpack_entry(mem, index_pos + slot * SLOT_SIZE)
+                if stored == key and lo <= ofs <= last:
+                    end = ofs + 8 + unpack_u64(mem, ofs)[0]
+                    if end <= hi:
+                        return mem[ofs + 8 : end].tobytes()
+            return slow(key, slot)
+
+        return getter
+
+    def _get_ranged(self, key: bytes, slot: int) -> bytes:
         return self._read_object(self._resolve(key, slot), slot)
 
     def get(self, key: bytes, default: Any = _MISSING) -> Any:
