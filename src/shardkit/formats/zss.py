@@ -1,0 +1,898 @@
+"""ZSS v1 compressed sorted sets (njsmith/zss, 2013): iteration, search through the index, fsck.
+
+Layout: ``schemas/zss.ksy`` (generated class :class:`Zss`; the unsigned LEB128 type is
+``schemas/common/uleb128.ksy``); the full description is FORMAT.md of the corpus. This module
+adds the meaning: codec dispatch (``zlib``, ``bz2``/``bzip2``, ``none+crc32c``) with a size cap,
+CRC-32C checks, the index tree (an entry's key is the first record of its child's subtree),
+search with exact multiset semantics, and :meth:`ZssFile.verify`.
+
+Hot paths do not go through Kaitai objects: block framing is read with a small uleb128 decoder
+and data-block bodies with :func:`decode_records`, a tight loop over the decompressed bytes
+(the tests check it against the generated ``Zss.DataBlockBody``). Index-block bodies, a tiny
+fraction of a file, are parsed with the generated ``Zss.IndexBlockBody`` and cached.
+
+Positions: a block is named by its *voffset* (from the first byte after the header CRC); errors
+and problems carry the absolute byte offset (``data_offset + voffset``) as well.
+"""
+
+from __future__ import annotations
+
+import bz2
+import codecs as _codecs
+import itertools
+import json
+import zlib
+from bisect import bisect_left
+from collections import OrderedDict
+from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import Any
+
+from .._kaitai import kaitai_errors, parse
+from ..errors import (
+    ChecksumError,
+    CorruptShardError,
+    EntryNotFoundError,
+    FormatError,
+    LayoutError,
+    LimitExceededError,
+    Problem,
+    ShardkitError,
+    TruncatedError,
+    UnsupportedVersionError,
+)
+from ..generated.zss import Zss
+from ..hashing.crc32c import crc32c
+from ..sources import ByteSource, as_stream
+from .base import Reader, Section
+
+__all__ = [
+    "CODECS",
+    "INCOMPLETE_MAGIC",
+    "MAGIC",
+    "BlockChecksumError",
+    "BlockInfo",
+    "CorruptBlockError",
+    "IncompleteFileError",
+    "IndexBlock",
+    "ZssFile",
+    "ZssHeader",
+    "decode_records",
+    "prefix_successor",
+]
+
+MAGIC = b"ZSS\x1c\x8el\x00\x01"
+INCOMPLETE_MAGIC = b"SSZ\x1c\x8el\x00\x01"
+#: Header codec name -> codec used to decode (``bzip2`` is the spec text's name for ``bz2``).
+CODECS = {"zlib": "zlib", "bz2": "bz2", "bzip2": "bz2", "none+crc32c": "none+crc32c"}
+HEADER_FIXED = 44  # root voffset, uuid, codec, metadata length
+MAX_ULEB_BYTES = 9
+DEFAULT_MAX_BLOCK_SIZE = 1 << 29  # decoded body cap (512 MiB)
+_FRAME_PEEK = 1 + MAX_ULEB_BYTES
+_MISSING: Any = object()
+
+
+class IncompleteFileError(FormatError):
+    """The file starts with the "SSZ" magic: its writer never finished it."""
+
+
+class CorruptBlockError(CorruptShardError):
+    """A block's payload or body cannot be decoded.
+
+    Attributes:
+        voffset: voffset of the block (its level byte).
+    """
+
+    voffset: int
+
+    def __init__(self, message: str, *, voffset: int | None = None, offset: int | None = None,
+                 field: str | None = None) -> None:
+        if voffset is not None:
+            self.voffset = voffset
+        super().__init__(message, offset=offset, field=field)
+
+
+class BlockChecksumError(ChecksumError, CorruptBlockError):
+    """The CRC-32C of a ``none+crc32c`` block body does not match."""
+
+    def __init__(self, voffset: int, stored: int, computed: int, *, offset: int | None = None,
+                 field: str | None = None) -> None:
+        self.voffset = voffset
+        ChecksumError.__init__(self, f"block at voffset {voffset}", stored, computed,
+                               offset=offset, field=field)
+
+
+class _BodyError(Exception):
+    """Internal: a body failed to parse at body position ``pos``."""
+
+    def __init__(self, message: str, pos: int) -> None:
+        super().__init__(message)
+        self.pos = pos
+
+
+# -- primitives --------------------------------------------------------------------------------
+
+
+def _uleb_slow(buf: bytes | memoryview, pos: int, end: int) -> tuple[int, int]:
+    """Strict uleb128 at ``buf[pos]``: ``(value, position after it)``; raises _BodyError."""
+    value = 0
+    shift = 0
+    start = pos
+    while True:
+        if pos >= end:
+            raise _BodyError("uleb128 runs past the end", start)
+        b = buf[pos]
+        pos += 1
+        value |= (b & 0x7F) << shift
+        if not b & 0x80:
+            if b == 0 and pos - start > 1:
+                raise _BodyError("non-minimal uleb128 (last byte 0x00)", start)
+            return value, pos
+        shift += 7
+        if pos - start >= MAX_ULEB_BYTES:
+            raise _BodyError(f"uleb128 longer than {MAX_ULEB_BYTES} bytes", start)
+
+
+def decode_records(body: bytes) -> list[bytes]:
+    """The records of a decoded data-block body (``(uleb128 length, bytes)*``).
+
+    Raises:
+        _BodyError: A length is malformed or a record runs past the end (internal; the reader
+            turns it into :class:`CorruptBlockError`).
+    """
+    out: list[bytes] = []
+    append = out.append
+    pos = 0
+    n = len(body)
+    while pos < n:
+        ln = body[pos]
+        if ln < 0x80:
+            pos += 1
+        else:
+            ln, pos = _uleb_slow(body, pos, n)
+        end = pos + ln
+        if end > n:
+            raise _BodyError(f"record of {ln} bytes runs past the end of the body", pos)
+        append(body[pos:end])
+        pos = end
+    return out
+
+
+def prefix_successor(prefix: bytes) -> bytes | None:
+    """The smallest byte string greater than every string starting with ``prefix``.
+
+    ``None`` when there is none (the empty prefix, or only 0xff bytes).
+
+    Example::
+
+        >>> prefix_successor(b"ab\\xff")
+        b'ac'
+    """
+    stripped = prefix.rstrip(b"\xff")
+    if not stripped:
+        return None
+    return stripped[:-1] + bytes((stripped[-1] + 1,))
+
+
+def _escape(key: bytes) -> str:
+    out = []
+    for b in key:
+        if b == 0x5C:
+            out.append("\\\\")
+        elif 0x20 <= b < 0x7F:
+            out.append(chr(b))
+        elif b == 0x0A:
+            out.append("\\n")
+        elif b == 0x09:
+            out.append("\\t")
+        elif b == 0x0D:
+            out.append("\\r")
+        else:
+            out.append(f"\\x{b:02x}")
+    return "".join(out)
+
+
+# -- value types -------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ZssHeader:
+    """The file header (FORMAT.md section 2).
+
+    Attributes:
+        header_length: N, the length of the header proper.
+        data_offset: Absolute offset of voffset 0 (16 + N).
+        root_voffset: voffset of the root index block.
+        uuid: The 16-byte file id.
+        codec: Codec name as stored (``zlib``, ``bz2``, ``bzip2`` or ``none+crc32c``).
+        metadata_json: The metadata JSON text.
+        header_crc32c: The stored CRC-32C of the header bytes.
+    """
+
+    header_length: int
+    data_offset: int
+    root_voffset: int
+    uuid: bytes
+    codec: str
+    metadata_json: str
+    header_crc32c: int
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain dict for JSON output (uuid as hex)."""
+        return {"header_length": self.header_length, "data_offset": self.data_offset,
+                "root_voffset": self.root_voffset, "uuid": self.uuid.hex(), "codec": self.codec,
+                "metadata_json": self.metadata_json,
+                "header_crc32c": f"{self.header_crc32c:08x}"}
+
+
+@dataclass(frozen=True)
+class BlockInfo:
+    """A block's framing.
+
+    Attributes:
+        voffset: Position of the level byte, counted from the data offset.
+        offset: The same position, absolute.
+        level: 0 for a data block, L >= 1 for an index block.
+        len_frame: Bytes of the level byte plus the length uleb128.
+        len_payload: Bytes of the encoded payload.
+    """
+
+    voffset: int
+    offset: int
+    level: int
+    len_frame: int
+    len_payload: int
+
+    @property
+    def payload_offset(self) -> int:
+        """Absolute offset of the payload."""
+        return self.offset + self.len_frame
+
+    @property
+    def size(self) -> int:
+        """Total bytes of the block."""
+        return self.len_frame + self.len_payload
+
+    @property
+    def end_voffset(self) -> int:
+        """voffset of the next block."""
+        return self.voffset + self.size
+
+
+@dataclass(frozen=True)
+class IndexBlock:
+    """A decoded index block: ``keys[i]`` is the first record under ``children[i]``."""
+
+    voffset: int
+    level: int
+    keys: tuple[bytes, ...]
+    children: tuple[int, ...]
+
+
+# -- the reader --------------------------------------------------------------------------------
+
+
+class ZssFile(Reader):
+    """A ZSS v1 file: a sorted multiset of byte strings, compressed in blocks, with an index.
+
+    Opening reads and checks the header (magic, CRC-32C, codec, metadata). Records are read
+    block by block: ``iter(z)`` streams every record in order in constant memory,
+    ``z.search(prefix=...)`` / ``z.iter(start=..., stop=...)`` descend the index tree and read
+    only the blocks on their path. Decoded blocks are kept in a small LRU cache.
+
+    Args:
+        source: Where the bytes come from.
+        cache_blocks: Decoded blocks kept in the LRU cache (searches).
+        max_block_size: Largest decoded block body accepted (a decompression-bomb guard).
+        readahead: Blocks decompressed ahead in worker threads during a full scan (0: none).
+
+    Example::
+
+        with shardkit.open("ngrams.zss") as z:
+            for record in z.search(prefix=b"hello "):
+                print(record)
+    """
+
+    format_id = "zss"
+    format_name = "ZSS compressed sorted set"
+
+    def __init__(self, source: ByteSource, *, cache_blocks: int = 64,
+                 max_block_size: int = DEFAULT_MAX_BLOCK_SIZE, readahead: int = 2) -> None:
+        super().__init__(source)
+        self.cache_blocks = max(0, cache_blocks)
+        self.max_block_size = max_block_size
+        self.readahead = max(0, readahead)
+        head = source.read_range(0, min(8, source.size))
+        if head == INCOMPLETE_MAGIC:
+            raise IncompleteFileError(
+                f"{source.name}: incomplete file: magic is 'SSZ...', the writer never finished "
+                "it (ZSS writes the real magic last)", offset=0, field="/magic")
+        self._ks = parse(Zss, as_stream(source, buffer_size=4096), magic_fields=("/magic",))
+        ks = self._ks
+        h = ks.header
+        n = ks.len_header
+        with kaitai_errors():
+            crc_input = ks.header_crc32c_input
+        computed = crc32c(crc_input)
+        if computed != ks.header_crc32c:
+            raise ChecksumError("header", ks.header_crc32c, computed, offset=12 + n,
+                                field="/header_crc32c")
+        if h.codec not in CODECS:
+            raise UnsupportedVersionError(
+                f"unknown ZSS codec {h.codec!r} (known: {', '.join(CODECS)})", offset=12 + 24,
+                field="/header/codec")
+        try:
+            metadata = json.loads(h.metadata)
+        except ValueError as exc:
+            raise LayoutError(f"metadata is not JSON: {exc}", offset=12 + HEADER_FIXED,
+                              field="/header/metadata") from exc
+        if not isinstance(metadata, dict):
+            raise LayoutError(f"metadata is a JSON {type(metadata).__name__}, not an object",
+                              offset=12 + HEADER_FIXED, field="/header/metadata")
+        self.header = ZssHeader(n, 16 + n, h.root_voffset, h.uuid, h.codec, h.metadata,
+                                ks.header_crc32c)
+        self.data_offset = 16 + n
+        self.data_size = source.size - self.data_offset
+        if h.root_voffset >= self.data_size:
+            raise LayoutError(f"root voffset {h.root_voffset} is past the end of the blocks "
+                              f"({self.data_size} bytes)", offset=12, field="/header/root_voffset")
+        self.metadata: dict[str, Any] = metadata
+        self.codec: str = h.codec
+        self.uuid: bytes = h.uuid
+        self.root: int = h.root_voffset
+        self._codec = CODECS[h.codec]
+        self._cache: OrderedDict[int, tuple[BlockInfo, Any]] = OrderedDict()
+        self._len: int | None = None
+
+    # -- blocks --------------------------------------------------------------------------------
+
+    def _where(self, voffset: int) -> str:
+        return f"voffset {voffset}, byte {self.data_offset + voffset}"
+
+    def _frame_from(self, voffset: int, head: bytes) -> BlockInfo:
+        """Parse the framing of the block at ``voffset`` from its first bytes ``head``."""
+        offset = self.data_offset + voffset
+        if not head:
+            raise TruncatedError(f"no block at {self._where(voffset)}: end of file",
+                                 needed=1, available=0, offset=offset, field="/blocks")
+        try:
+            length, pos = _uleb_slow(head, 1, len(head))
+        except _BodyError as exc:
+            if "past the end" in str(exc):
+                raise TruncatedError(f"block at {self._where(voffset)}: length cut off by the "
+                                     "end of the file", offset=offset + 1,
+                                     field=f"/blocks/@{voffset}/len_payload") from None
+            raise LayoutError(f"block at {self._where(voffset)}: {exc}", offset=offset + 1,
+                              field=f"/blocks/@{voffset}/len_payload") from None
+        info = BlockInfo(voffset, offset, head[0], pos, length)
+        end = info.payload_offset + length
+        if end > self.source.size:
+            raise TruncatedError(
+                f"block at {self._where(voffset)}: payload of {length} bytes runs past the end "
+                f"of the file by {end - self.source.size} bytes", needed=length,
+                available=self.source.size - info.payload_offset, offset=info.payload_offset,
+                field=f"/blocks/@{voffset}/payload")
+        return info
+
+    def frame(self, voffset: int) -> BlockInfo:
+        """The framing of the block at ``voffset`` (reads at most 10 bytes)."""
+        if not 0 <= voffset < self.data_size:
+            raise LayoutError(f"voffset {voffset} is outside the blocks (0..{self.data_size})",
+                              offset=None, field=f"/blocks/@{voffset}")
+        offset = self.data_offset + voffset
+        head = self.source.read_range(offset, min(offset + _FRAME_PEEK, self.source.size))
+        return self._frame_from(voffset, head)
+
+    def _payload(self, info: BlockInfo) -> bytes:
+        return self.source.read_range(info.payload_offset, info.payload_offset + info.len_payload)
+
+    def _frames(self, voffset: int = 0, data_only: bool = False
+                ) -> Iterator[tuple[BlockInfo, bytes]]:
+        """(framing, payload) of every block from ``voffset`` to the end of the file.
+
+        Each read fetches a payload together with the next block's framing: one request per
+        block on remote sources. With ``data_only``, index blocks are skipped without reading
+        their payloads.
+        """
+        size = self.source.size
+        offset = self.data_offset + voffset
+        head = self.source.read_range(offset, min(offset + _FRAME_PEEK, size))
+        while offset < size:
+            info = self._frame_from(offset - self.data_offset, head)
+            p0 = info.payload_offset
+            p1 = p0 + info.len_payload
+            if data_only and info.level:
+                head = self.source.read_range(p1, min(p1 + _FRAME_PEEK, size))
+                offset = p1
+                continue
+            chunk = self.source.read_range(p0, min(p1 + _FRAME_PEEK, size))
+            yield info, chunk[: info.len_payload]
+            head = chunk[info.len_payload :]
+            offset = p1
+
+    def decode_payload(self, info: BlockInfo, payload: bytes) -> bytes:
+        """The decoded body of a block: decompressed (size-capped) or CRC-checked.
+
+        Raises:
+            CorruptBlockError: The codec stream is damaged (names the block's voffset).
+            BlockChecksumError: A ``none+crc32c`` body does not match its CRC-32C.
+            LimitExceededError: The body would exceed ``max_block_size``.
+        """
+        v = info.voffset
+        field = f"/blocks/@{v}/payload"
+        cap = self.max_block_size
+        codec = self._codec
+        if codec == "none+crc32c":
+            if len(payload) < 4:
+                raise CorruptBlockError(f"block at {self._where(v)}: payload of {len(payload)} "
+                                        "bytes has no room for its CRC-32C", voffset=v,
+                                        offset=info.payload_offset, field=field)
+            body = payload[:-4]
+            stored = int.from_bytes(payload[-4:], "little")
+            computed = crc32c(body)
+            if stored != computed:
+                raise BlockChecksumError(v, stored, computed, offset=info.payload_offset
+                                         + len(body), field=field + "/body_crc32c")
+            if len(body) > cap:
+                raise LimitExceededError(f"block at {self._where(v)}: body of {len(body)} bytes "
+                                         f"exceeds the {cap}-byte cap", offset=info.offset,
+                                         field=field)
+            return body
+        try:
+            if codec == "zlib":
+                dz = zlib.decompressobj()
+                body = dz.decompress(payload, cap + 1)
+                done, rest = dz.eof, dz.unused_data
+            else:
+                db = bz2.BZ2Decompressor()
+                body = db.decompress(payload, max_length=cap + 1)
+                done, rest = db.eof, db.unused_data
+        except (zlib.error, OSError, ValueError, EOFError, MemoryError) as exc:
+            raise CorruptBlockError(f"corrupt {self.codec} block at {self._where(v)}: {exc}",
+                                    voffset=v, offset=info.payload_offset, field=field) from None
+        if len(body) > cap:
+            raise LimitExceededError(f"block at {self._where(v)}: decompresses to more than "
+                                     f"{cap} bytes", offset=info.payload_offset, field=field)
+        if not done:
+            raise CorruptBlockError(f"corrupt {self.codec} block at {self._where(v)}: the "
+                                    "compressed stream is cut off", voffset=v,
+                                    offset=info.payload_offset, field=field)
+        if rest:
+            raise CorruptBlockError(f"corrupt {self.codec} block at {self._where(v)}: "
+                                    f"{len(rest)} bytes after the end of the compressed stream",
+                                    voffset=v, offset=info.payload_offset + len(payload)
+                                    - len(rest), field=field)
+        return body
+
+    def _body_error(self, info: BlockInfo, exc: _BodyError, what: str) -> CorruptBlockError:
+        offset = info.payload_offset + exc.pos if self._codec == "none+crc32c" else \
+            info.payload_offset
+        return CorruptBlockError(f"{what} block at {self._where(info.voffset)}: {exc} (body "
+                                 f"byte {exc.pos})", voffset=info.voffset, offset=offset,
+                                 field=f"/blocks/@{info.voffset}/payload/body")
+
+    def records_of(self, info: BlockInfo, body: bytes) -> list[bytes]:
+        """The records of a decoded data-block body."""
+        try:
+            return decode_records(body)
+        except _BodyError as exc:
+            raise self._body_error(info, exc, "data") from None
+
+    def index_of(self, info: BlockInfo, body: bytes) -> IndexBlock:
+        """The entries of a decoded index-block body (parsed by ``Zss.IndexBlockBody``)."""
+        base = info.payload_offset if self._codec == "none+crc32c" else 0
+        try:
+            with kaitai_errors(prefix=f"/blocks/@{info.voffset}/payload/body", base=base):
+                parsed = Zss.IndexBlockBody.from_bytes(body)
+                entries = parsed.entries
+                keys = tuple(e.key for e in entries)
+                children = tuple(e.child_voffset.value for e in entries)
+        except ShardkitError as exc:
+            offset = exc.offset if self._codec == "none+crc32c" else info.payload_offset
+            raise CorruptBlockError(f"index block at {self._where(info.voffset)}: "
+                                    f"{exc.message}", voffset=info.voffset, offset=offset,
+                                    field=exc.field) from None
+        return IndexBlock(info.voffset, info.level, keys, children)
+
+    def _cached(self, voffset: int, level: int | None = None) -> tuple[BlockInfo, Any]:
+        """Decoded block at ``voffset`` through the LRU cache: (info, records or IndexBlock)."""
+        hit = self._cache.get(voffset)
+        if hit is not None:
+            self._cache.move_to_end(voffset)
+            return hit
+        info = self.frame(voffset)
+        if level is not None and info.level != level:
+            raise LayoutError(f"block at {self._where(voffset)} has level {info.level}, its "
+                              f"parent expects {level}", offset=info.offset,
+                              field=f"/blocks/@{voffset}/level")
+        body = self.decode_payload(info, self._payload(info))
+        value: Any = (self.records_of(info, body) if info.level == 0
+                      else self.index_of(info, body))
+        if self.cache_blocks:
+            self._cache[voffset] = (info, value)
+            if len(self._cache) > self.cache_blocks:
+                self._cache.popitem(last=False)
+        return info, value
+
+    def index_block(self, voffset: int) -> IndexBlock:
+        """The decoded index block at ``voffset``."""
+        info, value = self._cached(voffset)
+        if info.level == 0:
+            raise LayoutError(f"block at {self._where(voffset)} is a data block, not an index "
+                              "block", offset=info.offset, field=f"/blocks/@{voffset}/level")
+        return value
+
+    @property
+    def root_block(self) -> IndexBlock:
+        """The root index block."""
+        return self.index_block(self.root)
+
+    # -- iteration -----------------------------------------------------------------------------
+
+    def iter_blocks(self, voffset: int = 0) -> Iterator[tuple[BlockInfo, bytes]]:
+        """(framing, decoded body) of every block from ``voffset`` on, in file order."""
+        for info, payload in self._frames(voffset):
+            yield info, self.decode_payload(info, payload)
+
+    def _data_bodies(self, voffset: int = 0, readahead: int = 0) -> Iterator[list[bytes]]:
+        """Record lists of the data blocks from ``voffset`` on (index blocks skipped).
+
+        With ``readahead`` and a compressing codec, up to that many payloads are decompressed
+        ahead in worker threads (zlib and bz2 release the GIL), so memory stays bounded.
+        """
+        frames = self._frames(voffset, data_only=True)
+        if not readahead or self._codec == "none+crc32c":
+            for info, payload in frames:
+                yield self.records_of(info, self.decode_payload(info, payload))
+            return
+        pool = ThreadPoolExecutor(max_workers=readahead, thread_name_prefix="zss-inflate")
+        pending: list[tuple[BlockInfo, Future[bytes]]] = []
+        try:
+            for info, payload in frames:
+                pending.append((info, pool.submit(self.decode_payload, info, payload)))
+                if len(pending) > readahead:
+                    first, fut = pending.pop(0)
+                    yield self.records_of(first, fut.result())
+            for info, fut in pending:
+                yield self.records_of(info, fut.result())
+        finally:
+            for _, fut in pending:
+                fut.cancel()
+            pool.shutdown(wait=True)
+
+    def __iter__(self) -> Iterator[bytes]:
+        """Every record in order, streaming block by block (constant memory)."""
+        return itertools.chain.from_iterable(self._data_bodies(0, self.readahead))
+
+    def _seek(self, key: bytes) -> Iterator[bytes]:
+        """Records >= ``key`` in order: descend the index, then scan on (FORMAT.md section 9)."""
+        v = self.root
+        level: int | None = None
+        while True:
+            info, value = self._cached(v, level)
+            if info.level == 0:
+                records: list[bytes] = value
+                yield from records[bisect_left(records, key):]
+                for block in self._data_bodies(info.end_voffset):
+                    yield from block
+                return
+            block: IndexBlock = value
+            if not block.children:
+                if v == self.root:
+                    return  # an empty file: the root index has no entries
+                raise LayoutError(f"index block at {self._where(v)} has no entries",
+                                  offset=info.offset, field=f"/blocks/@{v}/payload")
+            # the last entry whose key is < key: a run of duplicates of `key` starting in an
+            # earlier block is found too
+            i = bisect_left(block.keys, key)
+            v = block.children[max(i - 1, 0)]
+            level = info.level - 1
+
+    def iter(self, start: bytes | None = None, stop: bytes | None = None) -> Iterator[bytes]:
+        """Records ``r`` with ``start <= r < stop`` (either bound optional), in order."""
+        records: Iterable[bytes] = iter(self) if start is None else self._seek(bytes(start))
+        if stop is None:
+            yield from records
+            return
+        stop = bytes(stop)
+        for r in records:
+            if r >= stop:
+                return
+            yield r
+
+    def search(self, prefix: bytes | None = None, start: bytes | None = None,
+               stop: bytes | None = None) -> Iterator[bytes]:
+        """Records starting with ``prefix`` and within ``[start, stop)``, in order.
+
+        Duplicates are all returned (the file is a multiset). Only the index blocks on the path
+        to the first match and the data blocks holding matches (plus the one after the last
+        match, to see that it ended) are read.
+        """
+        if prefix is None:
+            yield from self.iter(start, stop)
+            return
+        prefix = bytes(prefix)
+        lo = prefix if start is None or bytes(start) < prefix else bytes(start)
+        succ = prefix_successor(prefix)
+        hi = succ if stop is None or (succ is not None and succ < bytes(stop)) else bytes(stop)
+        for r in self.iter(lo, hi):
+            if not r.startswith(prefix):
+                return
+            yield r
+
+    def keys(self, prefix: bytes | None = None, start: bytes | None = None,
+             stop: bytes | None = None) -> Iterator[bytes]:
+        """What ``shardkit ls`` lists: the records, filtered as :meth:`search` does."""
+        return self.search(prefix=prefix, start=start, stop=stop)
+
+    def count(self, prefix: bytes | None = None, start: bytes | None = None,
+              stop: bytes | None = None) -> int:
+        """Number of records :meth:`search` would give."""
+        return sum(1 for _ in self.search(prefix, start, stop))
+
+    def __len__(self) -> int:
+        """Number of records (one streaming pass on first use, then remembered)."""
+        if self._len is None:
+            self._len = sum(len(b) for b in self._data_bodies(0, self.readahead))
+        return self._len
+
+    def __contains__(self, record: object) -> bool:
+        if not isinstance(record, (bytes, bytearray, memoryview)):
+            return False
+        record = bytes(record)
+        return next(self._seek(record), None) == record
+
+    def __getitem__(self, record: bytes) -> bytes:
+        """The record itself when present (a set has no values); else EntryNotFoundError."""
+        if record in self:
+            return bytes(record)
+        raise EntryNotFoundError(record, f"record not found: {_escape(bytes(record))!r}")
+
+    def get(self, record: bytes, default: Any = _MISSING) -> Any:
+        """``record`` if present, else ``default`` (or EntryNotFoundError)."""
+        try:
+            return self[record]
+        except EntryNotFoundError:
+            if default is _MISSING:
+                raise
+            return default
+
+    def parse_key(self, text: str) -> bytes:
+        """A record from the command line: ``hex:...``, or text with backslash escapes."""
+        if text.startswith("hex:"):
+            try:
+                return bytes.fromhex(text[4:])
+            except ValueError as exc:
+                raise ShardkitError(f"not hex: {text!r}") from exc
+        try:
+            return _codecs.escape_decode(text.encode("utf-8"))[0]  # type: ignore[attr-defined]
+        except ValueError as exc:
+            raise ShardkitError(f"bad escape in {text!r}: {exc}") from exc
+
+    def format_key(self, key: bytes, hex: bool = False) -> str:
+        """A record's display form: escaped text (``\\xNN`` for other bytes), or hex."""
+        return key.hex() if hex else _escape(key)
+
+    # -- structure -----------------------------------------------------------------------------
+
+    def _survey(self) -> list[dict[str, Any]]:
+        """One row per block in file order: framing, body size, items, first item."""
+        rows = []
+        for info, body in self.iter_blocks(0):
+            if info.level == 0:
+                items = self.records_of(info, body)
+                first = items[0] if items else None
+                n = len(items)
+            else:
+                ib = self.index_of(info, body)
+                first = ib.keys[0] if ib.keys else None
+                n = len(ib.keys)
+            rows.append({"voffset": info.voffset, "offset": info.offset, "level": info.level,
+                         "size": info.size, "len_payload": info.len_payload,
+                         "len_body": len(body), "items": n, "first": first})
+        return rows
+
+    def summary(self) -> dict[str, Any]:
+        """What ``shardkit info`` shows (decodes every block once)."""
+        rows = self._survey()
+        per_level: dict[int, int] = {}
+        for r in rows:
+            per_level[r["level"]] = per_level.get(r["level"], 0) + 1
+        records = sum(r["items"] for r in rows if r["level"] == 0)
+        self._len = records
+        root_level = next((r["level"] for r in rows if r["voffset"] == self.root), None)
+        return {
+            "format": self.format_id,
+            "format_name": self.format_name,
+            "file": self.source.name,
+            "file_size": self.source.size,
+            "codec": self.codec,
+            "uuid": self.uuid.hex(),
+            "metadata": self.metadata,
+            "header": self.header.to_dict(),
+            "root_voffset": self.root,
+            "levels": root_level,
+            "blocks": len(rows),
+            "data_blocks": per_level.get(0, 0),
+            "index_blocks": len(rows) - per_level.get(0, 0),
+            "blocks_per_level": {str(k): v for k, v in sorted(per_level.items())},
+            "record_count": records,
+            "record_bytes_decoded": sum(r["len_body"] for r in rows if r["level"] == 0),
+        }
+
+    def sections(self) -> list[Section]:
+        """Byte layout: magic, header, CRC, then every block (level, voffset, sizes, first key)."""
+        n = self.header.header_length
+        out = [
+            Section("/magic", 0, 8, "ZSS v1"),
+            Section("/len_header", 8, 12, f"u32le = {n}"),
+            Section("/header", 12, 12 + n, f"root voffset {self.root}, codec {self.codec}, "
+                    f"{len(self.header.metadata_json)} bytes of metadata"),
+            Section("/header_crc32c", 12 + n, 16 + n, f"CRC-32C {self.header.header_crc32c:08x}"),
+        ]
+        for r in self._survey():
+            kind = "data" if r["level"] == 0 else "index"
+            first = "none" if r["first"] is None else repr(_escape(r["first"][:64]))
+            root = ", root" if r["voffset"] == self.root else ""
+            out.append(Section(
+                f"/blocks/@{r['voffset']}", r["offset"], r["offset"] + r["size"],
+                f"level {r['level']} {kind}{root}, voffset {r['voffset']}, payload "
+                f"{r['len_payload']} -> body {r['len_body']} bytes, {r['items']} "
+                f"{'records' if kind == 'data' else 'entries'}, first {first}"))
+        return out
+
+    def to_dict(self) -> dict[str, Any]:
+        """Summary, layout and every block with its records or index entries (hex)."""
+        out = self.summary()
+        out["sections"] = [s.to_dict() for s in self.sections()]
+        blocks = []
+        for info, body in self.iter_blocks(0):
+            row: dict[str, Any] = {"voffset": info.voffset, "level": info.level,
+                                   "len_payload": info.len_payload, "len_body": len(body)}
+            if info.level == 0:
+                row["records"] = [r.hex() for r in self.records_of(info, body)]
+            else:
+                ib = self.index_of(info, body)
+                row["entries"] = [{"key": k.hex(), "child_voffset": c}
+                                  for k, c in zip(ib.keys, ib.children, strict=True)]
+            blocks.append(row)
+        out["blocks_detail"] = blocks
+        return out
+
+    # -- verification --------------------------------------------------------------------------
+
+    def verify(self, progress: Callable[[int, int], None] | None = None) -> list[Problem]:
+        """fsck: every check of the reference ``fsck()`` and more; returns the problems found.
+
+        Pass 1 reads every block from voffset 0 to the end of the file: framing (minimal
+        uleb128, payload inside the file), the codec stream or CRC-32C, the body grammar
+        (minimal uleb128s, no overrun), records sorted within and across data blocks, index
+        keys sorted and child voffsets strictly increasing, and at each level a block's first
+        item not below the previous block's last. Pass 2 walks the tree from the root: every
+        child is the start of a block, one level below its parent, referenced once, and its
+        entry's key equals the first record of its subtree. Pass 3: every block is reachable.
+
+        Args:
+            progress: Called as ``progress(bytes_done, bytes_total)`` during pass 1.
+        """
+        problems: list[Problem] = []
+        total = self.data_size
+
+        def add(check: str, voffset: int | None, message: str, field: str | None = None,
+                offset: int | None = None) -> None:
+            where = "" if voffset is None else f"block at {self._where(voffset)}: "
+            if offset is None and voffset is not None:
+                offset = self.data_offset + voffset
+            problems.append(Problem(check, where + message, offset, field))
+
+        blocks: dict[int, tuple[int, bytes | None, bytes | None]] = {}  # v -> level, first, last
+        index: dict[int, IndexBlock] = {}
+        last_at_level: dict[int, bytes] = {}
+        frames = self._frames(0)
+        while True:
+            try:
+                item = next(frames, None)
+            except ShardkitError as exc:
+                add("framing", None, exc.message, exc.field, exc.offset)
+                break
+            if item is None:
+                break
+            info, payload = item
+            v = info.voffset
+            if progress is not None:
+                progress(v, total)
+            blocks[v] = (info.level, None, None)
+            try:
+                body = self.decode_payload(info, payload)
+            except ChecksumError as exc:
+                add("checksum", v, f"body CRC-32C mismatch: stored {exc.stored:#010x}, "
+                    f"computed {exc.computed:#010x}", exc.field, exc.offset)
+                continue
+            except ShardkitError as exc:
+                add("codec", v, exc.message.split(": ", 1)[-1], exc.field, exc.offset)
+                continue
+            try:
+                if info.level == 0:
+                    items = self.records_of(info, body)
+                else:
+                    ib = self.index_of(info, body)
+                    index[v] = ib
+                    items = list(ib.keys)
+                    ch = ib.children
+                    for j in range(1, len(ch)):
+                        if ch[j] <= ch[j - 1]:
+                            add("index_order", v, f"child voffsets not strictly increasing at "
+                                f"entry {j}: {ch[j - 1]} then {ch[j]}",
+                                f"/blocks/@{v}/payload/body/entries/{j}/child_voffset")
+                            break
+            except ShardkitError as exc:
+                add("body", v, exc.message, exc.field, exc.offset)
+                continue
+            if not items:
+                if info.level and v == self.root:
+                    continue  # an empty set: the root index has no entries
+                add("empty_block", v, f"level {info.level} block with no "
+                    f"{'records' if info.level == 0 else 'entries'}")
+                continue
+            what = "records" if info.level == 0 else "index keys"
+            for j in range(1, len(items)):
+                if items[j] < items[j - 1]:
+                    add("order", v, f"{what} out of order at item {j}: "
+                        f"{_escape(items[j - 1][:40])!r} then {_escape(items[j][:40])!r}",
+                        f"/blocks/@{v}/payload/body")
+                    break
+            prev = last_at_level.get(info.level)
+            if prev is not None and items[0] < prev:
+                add("order", v, f"first {what[:-1]} {_escape(items[0][:40])!r} is below the "
+                    f"last one of the previous level-{info.level} block "
+                    f"{_escape(prev[:40])!r}", f"/blocks/@{v}/payload/body")
+            last_at_level[info.level] = items[-1]
+            blocks[v] = (info.level, items[0], items[-1])
+        if progress is not None:
+            progress(total, total)
+
+        # pass 2: the tree
+        seen: set[int] = set()
+        if self.root not in blocks:
+            add("root", None, f"root voffset {self.root} is not the start of a block",
+                "/header/root_voffset", 12)
+        elif blocks[self.root][0] == 0:
+            add("root", self.root, "the root is a data block (it must be an index block)",
+                "/header/root_voffset", 12)
+        else:
+            seen.add(self.root)
+            stack = [self.root]
+            while stack:
+                v = stack.pop()
+                ib = index.get(v)
+                if ib is None:
+                    continue  # undecodable, already reported
+                level = blocks[v][0]
+                for j, (key, child) in enumerate(zip(ib.keys, ib.children, strict=True)):
+                    field = f"/blocks/@{v}/payload/body/entries/{j}"
+                    if child not in blocks:
+                        add("child", v, f"entry {j} points to voffset {child}, which is not "
+                            "the start of a block", field + "/child_voffset")
+                        continue
+                    if child in seen:
+                        add("child", v, f"entry {j}: block at voffset {child} is referenced "
+                            "more than once", field + "/child_voffset")
+                        continue
+                    seen.add(child)
+                    clevel, cfirst, _ = blocks[child]
+                    if clevel != level - 1:
+                        add("level", v, f"entry {j}: child at voffset {child} has level "
+                            f"{clevel}, expected {level - 1}", field + "/child_voffset")
+                        continue
+                    if cfirst is not None and key != cfirst:
+                        add("index_key", v, f"entry {j}: key {_escape(key[:40])!r} is not the "
+                            f"first record under child {child} ({_escape(cfirst[:40])!r})",
+                            field + "/key")
+                    if clevel > 0:
+                        stack.append(child)
+        # pass 3: reachability
+        for v, (level, _, _) in blocks.items():
+            if v not in seen:
+                add("unreachable", v, f"level {level} block is not reachable from the root")
+        return problems
