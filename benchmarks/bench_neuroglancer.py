@@ -1,0 +1,188 @@
+#!/usr/bin/env python3
+"""shardkit's Neuroglancer sharded reader, side by side with cloud-volume and tensorstore.
+
+Writes one local dataset of ~10,000 chunks (murmurhash, gzip minishard indices, raw data,
+random values of 0..8 KiB, seeded) with shardkit's writer into a temporary folder, then in the
+same run measures:
+
+- random single-chunk reads/s: shardkit ``ds[key]``, cloud-volume ``ShardReader.get_data``
+  and tensorstore ``KvStore.read(key).result()``, each with a warm minishard cache;
+- reading every chunk of one shard (MB/s of values) with shardkit;
+- peak memory (tracemalloc) of shardkit's phases.
+
+Values read by the three readers are compared; a mismatch exits 1. Otherwise the exit code is
+0 whatever the numbers: the table marks each target PASS or MISS.
+
+Run: ``.venv/bin/python benchmarks/bench_neuroglancer.py [--chunks N] [--reads N] [--json]``
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import json
+import random
+import shutil
+import sys
+import tempfile
+import time
+import tracemalloc
+from collections.abc import Callable
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+import numpy as np
+
+import shardkit
+from shardkit.writers.neuroglancer import write_sharded_dataset
+
+SPEC = {"@type": "neuroglancer_uint64_sharded_v1", "hash": "murmurhash3_x86_128",
+        "preshift_bits": 0, "minishard_bits": 6, "shard_bits": 2,
+        "minishard_index_encoding": "gzip", "data_encoding": "raw"}
+
+
+def rate(fn: Callable[[int], Any], keys: list[int]) -> float:
+    """Calls per second of ``fn(key)`` over ``keys`` (gc off)."""
+    gc.disable()
+    try:
+        t0 = time.perf_counter()
+        for k in keys:
+            fn(k)
+        return len(keys) / (time.perf_counter() - t0)
+    finally:
+        gc.enable()
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--chunks", type=int, default=10_000)
+    parser.add_argument("--reads", type=int, default=5_000)
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--json", action="store_true")
+    args = parser.parse_args()
+
+    rng = np.random.default_rng(args.seed)
+    keys = sorted(set(rng.integers(1, 2**63, args.chunks, dtype=np.uint64).tolist()))
+    items = {int(k): rng.bytes(int(rng.integers(0, 8192))) for k in keys}
+    tmp = Path(tempfile.mkdtemp(prefix="bench-ng-"))
+    results: dict[str, Any] = {"chunks": len(items), "spec": SPEC}
+    try:
+        write_sharded_dataset(tmp / "ds", items, SPEC)
+        picks = random.Random(args.seed).choices(keys, k=args.reads)
+
+        ds = shardkit.open(tmp / "ds")
+        ds.get_many(keys)  # warm: every minishard index cached, as for the others below
+        results["shardkit_reads_per_s"] = rate(ds.__getitem__, picks)
+
+        try:
+            from cloudvolume.cacheservice import CacheService
+            from cloudvolume.datasource.precomputed.sharding import (
+                ShardingSpecification,
+                ShardReader,
+            )
+
+            path = f"file://{tmp / 'ds'}"
+            config = SimpleNamespace(secrets=None, parallel=1, cache_locking=False, green=False)
+            cache = CacheService(path, enabled=False, config=config,
+                                 meta=SimpleNamespace(cloudpath=path))
+            cv = ShardReader(path, cache, ShardingSpecification.from_dict(SPEC),
+                             minishard_index_cache_size=1 << 16)
+            for k in picks[:200]:
+                if cv.get_data(k) != items[k]:
+                    print(f"cloud-volume disagrees on {k}", file=sys.stderr)
+                    return 1
+            sample = picks[: max(200, args.reads // 10)]
+            results["cloudvolume_reads_per_s"] = rate(cv.get_data, sample)
+        except ImportError:
+            results["cloudvolume_reads_per_s"] = None
+
+        try:
+            import tensorstore as ts
+
+            kv = ts.KvStore.open({"driver": "neuroglancer_uint64_sharded",
+                                  "base": f"file://{tmp / 'ds'}/", "metadata": SPEC,
+                                  "context": {"cache_pool": {"total_bytes_limit": 1 << 28}}}
+                                 ).result()
+            for k in picks[:200]:
+                if kv.read(k.to_bytes(8, "big")).result().value != items[k]:
+                    print(f"tensorstore disagrees on {k}", file=sys.stderr)
+                    return 1
+            for k in keys:  # warm its cache too
+                kv.read(k.to_bytes(8, "big")).result()
+            results["tensorstore_reads_per_s"] = rate(
+                lambda k: kv.read(k.to_bytes(8, "big")).result(), picks)
+        except ImportError:
+            results["tensorstore_reads_per_s"] = None
+
+        for k in picks[:200]:
+            if ds[k] != items[k]:
+                print(f"shardkit disagrees on {k}", file=sys.stderr)
+                return 1
+
+        # one whole shard, cold (timed without tracemalloc; values checked afterwards)
+        ds2 = shardkit.open(tmp / "ds")
+        shard = ds2.kv.shard(0)
+        assert shard is not None
+        gc.disable()
+        t0 = time.perf_counter()
+        got = list(shard.items())
+        dt = time.perf_counter() - t0
+        gc.enable()
+        total = sum(len(v) for _, v in got)
+        if any(v != items[k] for k, v in got):
+            print("shardkit's whole-shard read disagrees", file=sys.stderr)
+            return 1
+        results["shard_chunks"] = len(got)
+        results["shard_mb_per_s"] = total / dt / 1e6
+        del got
+        ds2.close()
+        ds2 = shardkit.open(tmp / "ds")
+        tracemalloc.start()
+        for _ in ds2.kv.shard(0).items():
+            pass
+        _, peak = tracemalloc.get_traced_memory()
+        tracemalloc.stop()
+        results["shard_read_peak_mb"] = peak / 1e6
+        tracemalloc.start()
+        ds3 = shardkit.open(tmp / "ds")
+        for k in picks:
+            ds3[k]
+        _, peak = tracemalloc.get_traced_memory()
+        tracemalloc.stop()
+        results["random_reads_peak_mb"] = peak / 1e6
+        ds.close()
+        ds2.close()
+        ds3.close()
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+    sk = results["shardkit_reads_per_s"]
+    cvr = results["cloudvolume_reads_per_s"]
+    tsr = results["tensorstore_reads_per_s"]
+    rows = [
+        ("random reads/s: shardkit", f"{sk:,.0f}", ""),
+        ("random reads/s: cloud-volume", f"{cvr:,.0f}" if cvr else "n/a",
+         ("PASS" if sk >= 2 * cvr else "MISS") + f" (shardkit {sk / cvr:.1f}x, target >= 2x)"
+         if cvr else "not installed"),
+        ("random reads/s: tensorstore", f"{tsr:,.0f}" if tsr else "n/a",
+         ("PASS" if sk >= tsr else "MISS") + f" (shardkit {sk / tsr:.1f}x, target >= 1x)"
+         if tsr else "not installed"),
+        (f"whole shard ({results['shard_chunks']} chunks), MB/s",
+         f"{results['shard_mb_per_s']:,.0f}",
+         ("PASS" if results["shard_mb_per_s"] >= 200 else "MISS") + " (target >= 200 MB/s)"),
+        ("peak memory, whole shard read (MB)", f"{results['shard_read_peak_mb']:.1f}", ""),
+        ("peak memory, random reads (MB)", f"{results['random_reads_peak_mb']:.1f}", ""),
+    ]
+    if args.json:
+        print(json.dumps(results, indent=2))
+    else:
+        print(f"Neuroglancer sharded, {results['chunks']} chunks, spec {json.dumps(SPEC)}")
+        width = max(len(r[0]) for r in rows)
+        for name, value, verdict in rows:
+            print(f"{name:<{width}}  {value:>12}  {verdict}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
