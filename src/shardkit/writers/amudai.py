@@ -1,0 +1,933 @@
+"""Amudai shard writer: single-file and two-level shards, Plain blocks (LZ4/Zstd optional).
+
+Follows the writer recipe of FORMAT_NOTES.md (sections 1.6 and 6, with the corrections of
+section 8): header; every stripe's encoded buffers (64-aligned, fields post-order, children
+before their parent); per stripe the StripeFieldDescriptor records, the stripe field list
+(DataRefArray) and StripeProperties; the StripeList, UrlList, shard-level FieldDescriptors and
+their DataRefArray, ShardProperties, the schema record, the ShardDirectory record, u32 L and the
+footer. Every reference into the same file has url ``""``. Output is deterministic.
+
+Layout is plain Python over ``struct``; the protobuf messages use the classes generated from
+``schemas/amudai/*.proto``; the FlatBuffers schema is built with the raw ``flatbuffers.Builder``
+(slot numbers from the notes, independent of the generated reader code).
+
+Example::
+
+    schema = [field("id", "Int64"), field("name", "String")]
+    data = build_amudai(schema, [{"id": [1, 2], "name": ["a", None]}])
+"""
+
+from __future__ import annotations
+
+import math
+import struct
+import uuid
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from dataclasses import field as dc_field
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import flatbuffers
+import numpy as np
+import xxhash
+
+from ..errors import UnsupportedVersionError
+from ..generated import amudai_common_pb2 as cpb
+from ..generated import amudai_shard_pb2 as spb
+from ..hashing.amudai import checksum, lookup_bucket_count, name_hash
+
+__all__ = [
+    "BASIC_TYPES",
+    "FRAME",
+    "AnyValueBytes",
+    "FieldSpec",
+    "block_map",
+    "build_amudai",
+    "build_amudai_files",
+    "encode_any_value",
+    "field",
+    "plain_block",
+    "value_dictionary",
+    "write_amudai",
+]
+
+FRAME = b"amud\x00\x01\x00\x00"
+BASIC_TYPES = {name: i for i, name in enumerate([
+    "Unit", "Boolean", "Int8", "Int16", "Int32", "Int64", "Float32", "Float64", "Binary",
+    "FixedSizeBinary", "String", "Guid", "DateTime", "List", "FixedSizeList", "Struct", "Map",
+    "Union"])}
+_INT_WIDTH = {"Int8": 1, "Int16": 2, "Int32": 4, "Int64": 8}
+_NUMERIC = {"Int8", "Int16", "Int32", "Int64", "Float32", "Float64", "DateTime"}
+_BYTES_TYPES = {"String", "Binary", "FixedSizeBinary", "Guid"}
+NO_PARENT = 0xFFFF_FFFF
+SEGMENT_SIZE = 1024
+PLAIN, ZSTD, LZ4 = 1, 16, 17
+BLOCK_VALUES = 8192  # Plain profile: values (or bytes) per block
+TICKS_EPOCH = datetime(1, 1, 1, tzinfo=UTC)
+_DICT_HEADER = struct.Struct("<BIBIIQQQQQQ")
+
+
+@dataclass(frozen=True)
+class FieldSpec:
+    """One node of the schema to write.
+
+    Attributes:
+        name: Field name ("" allowed for list items).
+        type: BasicType name (``"Int64"``, ``"String"``, ``"List"``...).
+        children: Child nodes (Struct fields; the item of List/FixedSizeList; key and value of
+            Map).
+        signed: Integer signedness (ignored for other types).
+        fixed_size: Byte size of FixedSizeBinary, element count of FixedSizeList.
+        dictionary: String/Binary/Guid: encode with a VALUE_DICTIONARY buffer.
+        extended_type: Optional ExtendedTypeAnnotation label (``KustoDecimal``...).
+    """
+
+    name: str
+    type: str
+    children: tuple[FieldSpec, ...] = ()
+    signed: bool = True
+    fixed_size: int = 0
+    dictionary: bool = False
+    extended_type: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.type not in BASIC_TYPES or self.type in ("Unit", "Union"):
+            raise ValueError(f"cannot write fields of type {self.type!r}")
+        want = {"List": 1, "FixedSizeList": 1, "Map": 2}.get(self.type)
+        if want is not None and len(self.children) != want:
+            raise ValueError(f"{self.type} field {self.name!r} needs {want} child(ren)")
+        if self.type != "Struct" and want is None and self.children:
+            raise ValueError(f"{self.type} field {self.name!r} cannot have children")
+        if self.type in ("FixedSizeBinary", "FixedSizeList") and self.fixed_size <= 0:
+            raise ValueError(f"{self.type} field {self.name!r} needs fixed_size > 0")
+
+
+def field(name: str, type: str, *children: FieldSpec, **options: Any) -> FieldSpec:
+    """Shorthand for :class:`FieldSpec` (``Guid`` gets ``fixed_size=16``)."""
+    if type == "Guid":
+        options.setdefault("fixed_size", 16)
+    return FieldSpec(name, type, tuple(children), **options)
+
+
+@dataclass(frozen=True)
+class AnyValueBytes:
+    """An already-serialized ``AnyValue`` message, embedded as it is (e.g. built elsewhere)."""
+
+    data: bytes
+
+
+# --- AnyValue ----------------------------------------------------------------------------
+
+
+def _ticks(value: datetime) -> int:
+    if value.tzinfo is None:
+        value = value.replace(tzinfo=UTC)
+    delta = value - TICKS_EPOCH
+    return (delta.days * 86_400 + delta.seconds) * 10_000_000 + delta.microseconds * 10
+
+
+def _span_ticks(value: timedelta) -> int:
+    return (value.days * 86_400 + value.seconds) * 10_000_000 + value.microseconds * 10
+
+
+def encode_any_value(value: Any) -> cpb.AnyValue:
+    """A Python value as an ``AnyValue`` message.
+
+    None → null, bool, int (i64 when it fits, else u64), float, str, bytes, datetime,
+    timedelta, list/tuple → list, dict → struct (names as keys).
+    """
+    out = cpb.AnyValue()
+    if value is None:
+        out.null_value.SetInParent()
+    elif isinstance(value, bool):
+        out.bool_value = value
+    elif isinstance(value, int):
+        if -(2**63) <= value < 2**63:
+            out.i64_value = value
+        else:
+            out.u64_value = value
+    elif isinstance(value, float):
+        out.double_value = value
+    elif isinstance(value, str):
+        out.string_value = value
+    elif isinstance(value, (bytes, bytearray)):
+        out.bytes_value = bytes(value)
+    elif isinstance(value, datetime):
+        out.datetime_value.ticks = _ticks(value)
+    elif isinstance(value, timedelta):
+        out.timespan_value.ticks = _span_ticks(value)
+    elif isinstance(value, uuid.UUID):
+        out.bytes_value = value.bytes
+    elif isinstance(value, (list, tuple)):
+        out.list_value.SetInParent()
+        for item in value:
+            out.list_value.elements.append(encode_any_value(item))
+    elif isinstance(value, Mapping):
+        out.struct_value.SetInParent()
+        for k, v in value.items():
+            out.struct_value.fields.append(cpb.NameValuePair(name=str(k),
+                                                             value=encode_any_value(v)))
+    else:
+        raise TypeError(f"cannot store {type(value).__name__} as an AnyValue")
+    return out
+
+
+def _varint(n: int) -> bytes:
+    out = bytearray()
+    while True:
+        byte = n & 0x7F
+        n >>= 7
+        if n:
+            out.append(byte | 0x80)
+        else:
+            out.append(byte)
+            return bytes(out)
+
+
+def _len_field(tag: int, payload: bytes) -> bytes:
+    return _varint(tag << 3 | 2) + _varint(len(payload)) + payload
+
+
+def _name_values(items: Mapping[str, Any] | None, tag: int) -> bytes:
+    """``repeated NameValuePair`` field ``tag``, serialized (AnyValueBytes kept as they are)."""
+    out = bytearray()
+    for name, value in (items or {}).items():
+        raw = value.data if isinstance(value, AnyValueBytes) else \
+            encode_any_value(value).SerializeToString(deterministic=True)
+        pair = _len_field(1, name.encode("utf-8")) + _len_field(2, raw)
+        out += _len_field(tag, pair)
+    return bytes(out)
+
+
+def _ser(msg: Any) -> bytes:
+    return msg.SerializeToString(deterministic=True)
+
+
+# --- blocks, block maps, dictionaries ----------------------------------------------------
+
+
+def _pad(n: int, to: int) -> int:
+    return (-n) % to
+
+
+def _presence_section(valid: np.ndarray | None, n: int) -> bytes:
+    if valid is None or n == 0 or bool(valid.all()):
+        return b""
+    if not valid.any():
+        return b"\x01"
+    return b"\x02" + valid.astype(np.uint8).tobytes()
+
+
+def _compress(codec: int, raw: bytes) -> bytes:
+    """LZ4: u32 uncompressed size + raw LZ4 block; Zstd: one standard frame."""
+    try:
+        if codec == LZ4:
+            import lz4.block
+
+            return struct.pack("<I", len(raw)) + lz4.block.compress(raw, store_size=False)
+        import zstandard
+
+        return zstandard.ZstdCompressor(level=3).compress(raw)
+    except ImportError as exc:
+        name = "LZ4 (package lz4)" if codec == LZ4 else "Zstd (package zstandard)"
+        raise UnsupportedVersionError(f"writing {name} blocks needs {exc.name}") from exc
+
+
+_MIN_COMPRESS = {LZ4: 2048, ZSTD: 4096}
+
+
+def plain_block(values_section: bytes, presence: bytes | None = None,
+                checksums: bool = True) -> bytes:
+    """One encoded block (FORMAT_NOTES.md 4.2).
+
+    ``[u32 presence_size][u32 values_size][presence][pad8][values][pad][u32 ck]``; the presence
+    section and its padding exist only when ``presence`` is not None (embedded presence).
+    """
+    out = bytearray(struct.pack("<II", len(presence or b""), len(values_section)))
+    if presence is not None:
+        out += presence
+        out += bytes(_pad(len(out), 8))
+    out += values_section
+    out += bytes(_pad(len(out) + (4 if checksums else 0), 8))
+    if checksums:
+        out += struct.pack("<I", checksum(out))
+    return bytes(out)
+
+
+def _numeric_values(raw: bytes, codec: int) -> bytes:
+    if codec != PLAIN and len(raw) >= _MIN_COMPRESS[codec]:
+        return struct.pack("<H", codec) + bytes(6) + _compress(codec, raw)
+    return struct.pack("<H", PLAIN) + raw
+
+
+def _binary_values(items: list[bytes], fixed: int, codec: int) -> bytes:
+    data = b"".join(items)
+    if fixed:
+        return struct.pack("<HB", PLAIN, 0) + data
+    offsets = np.zeros(len(items) + 1, "<u8")
+    np.cumsum([len(x) for x in items], out=offsets[1:])
+    if codec != PLAIN and len(data) >= _MIN_COMPRESS[codec]:
+        packed = _compress(codec, data)
+        out = bytearray(struct.pack("<HIBB", codec, len(packed), 8, 0))
+        out += packed
+        out += bytes(_pad(len(out), 8))
+        return bytes(out + offsets.tobytes())
+    return struct.pack("<HB", PLAIN, 8) + offsets.tobytes() + data
+
+
+def block_map(blocks: Sequence[tuple[int, int]]) -> bytes:
+    """The block map of a stream of ``(logical_size, byte_size)`` blocks (4.3)."""
+    records = bytearray()
+    seg_logical, seg_offsets = [0], [0]
+    logical = offset = 0
+    for first in range(0, len(blocks), SEGMENT_SIZE):
+        seg = blocks[first : first + SEGMENT_SIZE]
+        ls = [b[0] for b in seg]
+        bs = [b[1] for b in seg]
+        lmin, bmin = min(ls), min(bs)
+        lw, bw = _width(max(ls) - lmin), _width(max(bs) - bmin)
+        rec = bytearray(struct.pack("<QQIIBBH", logical, offset, lmin, bmin, lw * 8, bw * 8,
+                                    len(seg)))
+        rec += b"".join((x - lmin).to_bytes(lw, "little") for x in ls)
+        rec += bytes(_pad(len(rec), 4))
+        rec += b"".join((x - bmin).to_bytes(bw, "little") for x in bs)
+        rec += bytes(_pad(len(rec), 8))
+        records += rec
+        logical += sum(ls)
+        offset += sum(bs)
+        seg_logical.append(logical)
+        seg_offsets.append(len(records))
+    n_seg = len(seg_logical) - 1
+    return bytes(records + struct.pack(f"<{n_seg + 1}Q", *seg_logical)
+                 + struct.pack(f"<{n_seg + 1}Q", *seg_offsets)
+                 + struct.pack("<5Q", logical, len(blocks), n_seg, SEGMENT_SIZE, offset))
+
+
+def _width(span: int) -> int:
+    return 1 if span <= 0xFF else 2 if span <= 0xFFFF else 4
+
+
+def _dict_section(payload: bytes) -> bytes:
+    out = bytearray(struct.pack("<Q", len(payload)) + payload + bytes(64))
+    out += bytes((12 - len(out)) % 16)
+    return bytes(out + struct.pack("<I", checksum(payload)))
+
+
+def value_dictionary(entries: Sequence[bytes], null_id: int | None, value_type: int,
+                     fixed_size: int, sort_key: Any = None) -> bytes:
+    """A VALUE_DICTIONARY buffer (4.6): 128-byte header, values/offsets/sorted-ids sections."""
+    values = _dict_section(b"".join(entries))
+    ids = [i for i in range(len(entries)) if i != null_id]
+    ids.sort(key=lambda i: entries[i] if sort_key is None else sort_key(entries[i]))
+    sorted_ids = _dict_section(np.asarray(ids, "<u4").tobytes())
+    v0 = 128
+    v1 = v0 + len(values)
+    if fixed_size:
+        o0 = o1 = v1
+        offsets = b""
+    else:
+        offs = np.zeros(len(entries) + 1, "<u8")
+        np.cumsum([len(e) for e in entries], out=offs[1:])
+        offsets = _dict_section(offs.tobytes())
+        o0, o1 = v1, v1 + len(offsets)
+    s0, s1 = o1, o1 + len(sorted_ids)
+    head = bytearray(_DICT_HEADER.pack(value_type, len(entries), null_id is not None,
+                                       null_id or 0, fixed_size, v0, v1, o0, o1, s0, s1))
+    head += bytes(124 - len(head))
+    head += struct.pack("<I", checksum(head))
+    out = bytes(head) + values + offsets + sorted_ids
+    return out + bytes(_pad(len(out), 64))
+
+
+# --- shredding values into per-node columns ------------------------------------------------
+
+
+@dataclass
+class _Node:
+    spec: FieldSpec
+    schema_id: int
+    parent_id: int
+    children: list[_Node] = dc_field(default_factory=list)
+
+
+def _number(nodes: Sequence[FieldSpec], parent: int, counter: list[int]) -> list[_Node]:
+    out = []
+    for spec in nodes:
+        node = _Node(spec, counter[0], parent)
+        counter[0] += 1
+        node.children = _number(spec.children, node.schema_id, counter)
+        out.append(node)
+    return out
+
+
+def _walk(nodes: Iterable[_Node]) -> Iterable[_Node]:
+    for node in nodes:
+        yield node
+        yield from _walk(node.children)
+
+
+def _post_order(nodes: Iterable[_Node]) -> Iterable[_Node]:
+    for node in nodes:
+        yield from _post_order(node.children)
+        yield node
+
+
+def _shred(node: _Node, values: Sequence[Any], out: dict[int, list[Any]]) -> None:
+    """Fill ``out[schema_id]`` with each node's position values (composite: None or True)."""
+    spec = node.spec
+    t = spec.type
+    if t == "Struct":
+        out[node.schema_id] = [None if v is None else True for v in values]
+        for child in node.children:
+            _shred(child, [None if v is None else v.get(child.spec.name) for v in values], out)
+    elif t in ("List", "Map"):
+        lengths, items = [], []
+        for v in values:
+            if v is None:
+                lengths.append(None)
+                continue
+            entries = list(v.items()) if t == "Map" and isinstance(v, Mapping) else list(v)
+            lengths.append(len(entries))
+            items.extend(entries)
+        out[node.schema_id] = lengths
+        if t == "List":
+            _shred(node.children[0], items, out)
+        else:
+            _shred(node.children[0], [k for k, _ in items], out)
+            _shred(node.children[1], [v for _, v in items], out)
+    elif t == "FixedSizeList":
+        size = spec.fixed_size
+        items: list[Any] = []
+        for v in values:
+            if v is not None and len(v) != size:
+                raise ValueError(f"{spec.name}: FixedSizeList({size}) value of length {len(v)}")
+            items.extend([None] * size if v is None else v)
+        out[node.schema_id] = [None if v is None else True for v in values]
+        _shred(node.children[0], items, out)
+    else:
+        out[node.schema_id] = [None if v is None else _normalize(spec, v) for v in values]
+
+
+def _normalize(spec: FieldSpec, v: Any) -> Any:
+    t = spec.type
+    if t in _INT_WIDTH:
+        bits = _INT_WIDTH[t] * 8
+        lo, hi = (-(2 ** (bits - 1)), 2 ** (bits - 1)) if spec.signed else (0, 2**bits)
+        if not isinstance(v, int) or isinstance(v, bool) or not lo <= v < hi:
+            raise ValueError(f"{spec.name}: {v!r} is not a {'' if spec.signed else 'u'}int{bits}")
+        return v
+    if t == "DateTime":
+        return _ticks(v) if isinstance(v, datetime) else int(v)
+    if t in ("Float32", "Float64"):
+        return float(v)
+    if t == "Boolean":
+        return bool(v)
+    if t == "String":
+        return v.encode("utf-8")
+    if t == "Guid" and isinstance(v, uuid.UUID):
+        return v.bytes
+    v = bytes(v)
+    if t in ("FixedSizeBinary", "Guid") and len(v) != spec.fixed_size:
+        raise ValueError(f"{spec.name}: value of {len(v)} bytes, expected {spec.fixed_size}")
+    return v
+
+
+def _dtype(spec: FieldSpec) -> np.dtype:
+    t = spec.type
+    if t in _INT_WIDTH:
+        return np.dtype(f"<{'i' if spec.signed else 'u'}{_INT_WIDTH[t]}")
+    return np.dtype({"Float32": "<f4", "Float64": "<f8", "DateTime": "<u8"}[t])
+
+
+# --- statistics -------------------------------------------------------------------------
+
+
+def _same(spec: FieldSpec, a: Any, b: Any) -> bool:
+    if spec.type in ("Float32", "Float64") and a is not None and b is not None:
+        fmt = "<f" if spec.type == "Float32" else "<d"
+        return struct.pack(fmt, a) == struct.pack(fmt, b)
+    return a == b
+
+
+def _primitive_any(spec: FieldSpec, v: Any) -> cpb.AnyValue:
+    t = spec.type
+    out = cpb.AnyValue()
+    if v is None:
+        out.null_value.SetInParent()
+    elif t == "Boolean":
+        out.bool_value = v
+    elif t in _INT_WIDTH:
+        if spec.signed:
+            out.i64_value = v
+        else:
+            out.u64_value = v
+    elif t == "DateTime":
+        out.datetime_value.ticks = v
+    elif t in ("Float32", "Float64"):
+        out.double_value = float(np.float32(v)) if t == "Float32" else v
+    elif t == "String":
+        out.string_value = v.decode("utf-8")
+    else:
+        out.bytes_value = v
+    return out
+
+
+def _descriptor(spec: FieldSpec, values: list[Any], constant: bool,
+                dict_size: int | None = None) -> spb.FieldDescriptor:
+    """FieldDescriptor with position/null counts and the type's statistics."""
+    d = spb.FieldDescriptor(position_count=len(values))
+    present = [v for v in values if v is not None]
+    d.null_count = len(values) - len(present)
+    t = spec.type
+    if constant:
+        d.constant_value.CopyFrom(_primitive_any(spec, values[0]))
+    if dict_size is not None:
+        d.dictionary_size = dict_size
+    if t in _NUMERIC or t in ("String", "Binary"):
+        ordered = [v for v in present if not (isinstance(v, float) and math.isnan(v))]
+        if ordered:
+            d.range_stats.min_value.CopyFrom(_primitive_any(spec, min(ordered)))
+            d.range_stats.max_value.CopyFrom(_primitive_any(spec, max(ordered)))
+            d.range_stats.min_inclusive = d.range_stats.max_inclusive = True
+    if t == "Boolean":
+        d.boolean_stats.true_count = sum(1 for v in present if v)
+        d.boolean_stats.false_count = sum(1 for v in present if not v)
+    elif t in ("Float32", "Float64"):
+        fs = d.floating_stats
+        fs.SetInParent()
+        for v in present:
+            if math.isnan(v):
+                fs.nan_count += 1
+            elif v == math.inf:
+                fs.positive_infinity_count += 1
+            elif v == -math.inf:
+                fs.negative_infinity_count += 1
+            elif v == 0:
+                fs.zero_count += 1
+            elif v > 0:
+                fs.positive_count += 1
+            else:
+                fs.negative_count += 1
+    elif t in ("String", "Binary", "FixedSizeBinary", "Guid") and present:
+        sizes = [len(v) for v in present]
+        non_empty = [s for s in sizes if s]
+        stats = d.string_stats if t == "String" else d.binary_stats
+        if t == "String":
+            stats.min_size, stats.max_size = min(sizes), max(sizes)
+            if non_empty:
+                stats.min_non_empty_size = min(non_empty)
+            stats.ascii_count = sum(1 for v in present if v.isascii())
+        else:
+            stats.min_length, stats.max_length = min(sizes), max(sizes)
+            if non_empty:
+                stats.min_non_empty_length = min(non_empty)
+    elif t in ("List", "Map") and present:
+        non_empty = [n for n in present if n]
+        d.list_stats.min_length, d.list_stats.max_length = min(present), max(present)
+        if non_empty:
+            d.list_stats.min_non_empty_length = min(non_empty)
+    return d
+
+
+def _is_constant(spec: FieldSpec, values: list[Any]) -> bool:
+    if spec.type not in _NUMERIC and spec.type not in _BYTES_TYPES and spec.type != "Boolean":
+        return False
+    if not values:
+        return spec.type == "Boolean"  # an empty bool field becomes a constant null
+    first = values[0]
+    return all(_same(spec, v, first) for v in values)
+
+
+# --- the file ---------------------------------------------------------------------------
+
+
+class _Blob:
+    """A framed artifact being assembled (header written on creation)."""
+
+    def __init__(self, url: str) -> None:
+        self.url = url
+        self.data = bytearray(FRAME)
+
+    def align(self, to: int) -> None:
+        self.data += bytes(_pad(len(self.data), to))
+
+    def put(self, payload: bytes) -> tuple[int, int]:
+        start = len(self.data)
+        self.data += payload
+        return start, len(self.data)
+
+    def record(self, payload: bytes) -> tuple[int, int]:
+        """A length-message-checksum record; returns its whole range."""
+        return self.put(struct.pack("<I", len(payload)) + payload
+                        + struct.pack("<I", checksum(payload)))
+
+
+def _ref(url: str, rng: tuple[int, int] | None) -> cpb.DataRef:
+    ref = cpb.DataRef(url=url)
+    if rng is not None:
+        ref.range.start, ref.range.end = rng
+    return ref
+
+
+class _StripeWriter:
+    """Encodes one stripe's nodes into buffers of ``blob``."""
+
+    def __init__(self, blob: _Blob, codec: int, checksums: bool) -> None:
+        self.blob = blob
+        self.codec = codec
+        self.checksums = checksums
+
+    def _buffer(self, kind: int, blocks: list[tuple[int, bytes]], *, presence: bool = False,
+                offsets: bool = False) -> spb.EncodedBuffer:
+        body = bytearray()
+        for _, block in blocks:
+            body += block
+        data_size = len(body)
+        body += bytes(_pad(len(body), 16))
+        bmap = block_map([(n, len(b)) for n, b in blocks])
+        assert data_size == sum(len(b) for _, b in blocks)
+        self.blob.align(64)
+        start, end = self.blob.put(bytes(body) + bmap)
+        buf = spb.EncodedBuffer(kind=kind, block_count=len(blocks),
+                                block_checksums=self.checksums,
+                                embedded_presence=presence, embedded_offsets=offsets)
+        buf.buffer.CopyFrom(_ref(self.blob.url, (start, end)))
+        buf.block_map.CopyFrom(_ref(self.blob.url, (end - len(bmap), end)))
+        return buf
+
+    def _fixed_stream(self, arr: np.ndarray, valid: np.ndarray | None, per_block: int,
+                      codec: int) -> list[tuple[int, bytes]]:
+        blocks = []
+        for lo in range(0, len(arr), per_block):
+            chunk = arr[lo : lo + per_block]
+            pres = None if valid is None else _presence_section(valid[lo : lo + per_block],
+                                                                  len(chunk))
+            blocks.append((len(chunk), plain_block(_numeric_values(chunk.tobytes(), codec),
+                                                   pres, self.checksums)))
+        return blocks
+
+    def bits(self, kind: int, flags: list[bool]) -> spb.EncodedBuffer:
+        packed = np.packbits(np.asarray(flags, bool), bitorder="little")
+        return self._buffer(kind, self._fixed_stream(packed, None, BLOCK_VALUES, PLAIN))
+
+    def numeric(self, spec: FieldSpec, values: list[Any]) -> spb.EncodedBuffer:
+        valid = np.array([v is not None for v in values], bool)
+        arr = np.array([0 if v is None else v for v in values], _dtype(spec))
+        return self._buffer(spb.DATA, self._fixed_stream(arr, valid, BLOCK_VALUES, self.codec),
+                            presence=True)
+
+    def binary(self, spec: FieldSpec, values: list[Any]) -> spb.EncodedBuffer:
+        fixed = spec.fixed_size if spec.type in ("FixedSizeBinary", "Guid") else 0
+        blocks = []
+        for lo in range(0, len(values), BLOCK_VALUES):
+            chunk = values[lo : lo + BLOCK_VALUES]
+            valid = np.array([v is not None for v in chunk], bool)
+            items = [(bytes(fixed) if fixed else b"") if v is None else v for v in chunk]
+            blocks.append((len(chunk), plain_block(_binary_values(items, fixed, self.codec),
+                                                   _presence_section(valid, len(chunk)),
+                                                   self.checksums)))
+        return self._buffer(spb.DATA, blocks, presence=True, offsets=not fixed)
+
+    def dictionary(self, spec: FieldSpec, values: list[Any]) -> tuple[list[spb.EncodedBuffer],
+                                                                        int]:
+        fixed = spec.fixed_size if spec.type in ("FixedSizeBinary", "Guid") else 0
+        index: dict[Any, int] = {}
+        entries: list[bytes] = []
+        null_id = None
+        ids = []
+        for v in values:
+            if v not in index:
+                index[v] = len(entries)
+                if v is None:
+                    null_id = len(entries)
+                entries.append((bytes(fixed) if fixed else b"") if v is None else v)
+            ids.append(index[v])
+        arr = np.asarray(ids, "<u4")
+        data = self._buffer(spb.DATA, self._fixed_stream(arr, None, BLOCK_VALUES, PLAIN))
+        dict_bytes = value_dictionary(entries, null_id, BASIC_TYPES[spec.type], fixed)
+        self.blob.align(64)
+        start, end = self.blob.put(dict_bytes)
+        vd = spb.EncodedBuffer(kind=spb.VALUE_DICTIONARY, block_checksums=False)
+        vd.buffer.CopyFrom(_ref(self.blob.url, (start, end)))
+        return [data, vd], len(entries)
+
+    def offsets(self, lengths: list[int | None]) -> spb.EncodedBuffer:
+        offs = np.zeros(len(lengths) + 1, "<u8")
+        np.cumsum([n or 0 for n in lengths], out=offs[1:])
+        return self._buffer(spb.OFFSETS, self._fixed_stream(offs, None, BLOCK_VALUES, PLAIN))
+
+
+def _encode_node(w: _StripeWriter, node: _Node, values: list[Any]
+                 ) -> spb.StripeFieldDescriptor:
+    spec = node.spec
+    t = spec.type
+    constant = _is_constant(spec, values)
+    buffers: list[spb.EncodedBuffer] = []
+    dict_size = None
+    if constant:
+        pass
+    elif t == "Boolean":
+        buffers.append(w.bits(spb.DATA, [bool(v) for v in values]))
+        if any(v is None for v in values):
+            buffers.append(w.bits(spb.PRESENCE, [v is not None for v in values]))
+    elif t in _NUMERIC:
+        buffers.append(w.numeric(spec, values))
+    elif t in _BYTES_TYPES:
+        if spec.dictionary:
+            buffers, dict_size = w.dictionary(spec, values)
+        else:
+            buffers.append(w.binary(spec, values))
+    else:  # Struct, List, Map, FixedSizeList
+        if t in ("List", "Map"):
+            buffers.append(w.offsets(values))
+        if any(v is None for v in values):
+            buffers.append(w.bits(spb.PRESENCE, [v is not None for v in values]))
+    sfd = spb.StripeFieldDescriptor()
+    sfd.field.CopyFrom(_descriptor(spec, values, constant, dict_size))
+    sfd.encodings.add().native.buffers.extend(buffers)
+    return sfd
+
+
+def _data_ref_array(urls: list[str], ranges: list[tuple[int, int] | None]) -> bytes:
+    arr = cpb.DataRefArray(url=urls)
+    arr.start.extend(r[0] if r else 0 for r in ranges)
+    arr.end.extend(r[1] if r else 0 for r in ranges)
+    return _ser(arr)
+
+
+# --- FlatBuffers schema -------------------------------------------------------------------
+
+
+def _fb_vector(b: flatbuffers.Builder, offsets: list[int]) -> int:
+    b.StartVector(4, len(offsets), 4)
+    for off in reversed(offsets):
+        b.PrependUOffsetTRelative(off)
+    return b.EndVector()
+
+
+def _fb_u32_vector(b: flatbuffers.Builder, items: list[int]) -> int:
+    b.StartVector(4, len(items), 4)
+    for x in reversed(items):
+        b.PrependUint32(x)
+    return b.EndVector()
+
+
+def _fb_lookup(b: flatbuffers.Builder, names: list[str]) -> int:
+    nb = lookup_bucket_count(len(names))
+    groups: list[list[int]] = [[] for _ in range(nb)]
+    for i, name in enumerate(names):
+        groups[name_hash(name) & (nb - 1)].append(i)
+    buckets = [0]
+    for g in groups:
+        buckets.append(buckets[-1] + len(g))
+    entries = [i for g in groups for i in g]
+    bv = _fb_u32_vector(b, buckets)
+    ev = _fb_u32_vector(b, entries)
+    b.StartObject(2)
+    b.PrependUOffsetTRelativeSlot(0, bv, 0)
+    b.PrependUOffsetTRelativeSlot(1, ev, 0)
+    return b.EndObject()
+
+
+def _fb_data_type(b: flatbuffers.Builder, node: _Node) -> int:
+    spec = node.spec
+    kids = _fb_vector(b, [_fb_data_type(b, c) for c in node.children])
+    name = b.CreateString(spec.name)
+    lookup = None
+    if spec.type == "Struct" and len(node.children) >= 10:
+        lookup = _fb_lookup(b, [c.spec.name for c in node.children])
+    ext = None
+    if spec.extended_type:
+        label = b.CreateString(spec.extended_type)
+        props = _fb_vector(b, [])
+        b.StartObject(2)
+        b.PrependUOffsetTRelativeSlot(0, label, 0)
+        b.PrependUOffsetTRelativeSlot(1, props, 0)
+        ext = b.EndObject()
+    b.StartObject(10)
+    b.PrependUint8Slot(0, BASIC_TYPES[spec.type], 0)
+    b.PrependUint32Slot(1, node.schema_id, 0)
+    b.PrependUint32Slot(2, node.parent_id, 0)
+    b.PrependUOffsetTRelativeSlot(3, name, 0)
+    b.PrependUOffsetTRelativeSlot(5, kids, 0)
+    b.PrependBoolSlot(6, spec.signed and spec.type in _INT_WIDTH, False)
+    b.PrependUint64Slot(7, spec.fixed_size, 0)
+    if ext is not None:
+        b.PrependUOffsetTRelativeSlot(8, ext, 0)
+    if lookup is not None:
+        b.PrependUOffsetTRelativeSlot(9, lookup, 0)
+    return b.EndObject()
+
+
+def _fb_schema(nodes: list[_Node], id_count: int) -> bytes:
+    b = flatbuffers.Builder(1024)
+    fields = []
+    for node in nodes:
+        dt = _fb_data_type(b, node)
+        b.StartObject(2)
+        b.PrependUOffsetTRelativeSlot(0, dt, 0)
+        fields.append(b.EndObject())
+    fv = _fb_vector(b, fields)
+    lookup = _fb_lookup(b, [n.spec.name for n in nodes])
+    b.StartObject(3)
+    b.PrependUOffsetTRelativeSlot(0, fv, 0)
+    b.PrependUint32Slot(1, id_count, 0)
+    b.PrependUOffsetTRelativeSlot(2, lookup, 0)
+    b.Finish(b.EndObject())
+    return bytes(b.Output())
+
+
+# --- entry points ---------------------------------------------------------------------------
+
+
+def _codec(compression: str) -> int:
+    try:
+        return {"plain": PLAIN, "none": PLAIN, "lz4": LZ4, "zstd": ZSTD}[compression.lower()]
+    except KeyError:
+        raise ValueError(f"unknown compression {compression!r} (plain, lz4, zstd)") from None
+
+
+def stripe_file_name(root_name: str, index: int) -> str:
+    """The stripe file of stripe ``index`` in a two-level shard: ``{id:x}.amudai.stripe``."""
+    return f"{xxhash.xxh3_64_intdigest(f'{root_name}/{index}'.encode()):x}.amudai.stripe"
+
+
+def build_amudai_files(
+    schema: Sequence[FieldSpec],
+    stripes: Sequence[Mapping[str, Sequence[Any]]],
+    *,
+    two_level: bool = True,
+    root_name: str = "shard.amudai.shard",
+    compression: str = "plain",
+    block_checksums: bool = True,
+    properties: Mapping[str, Any] | None = None,
+    standard_properties: Mapping[str, Any] | None = None,
+    stripe_properties: Sequence[Mapping[str, Any] | None] | None = None,
+    created: tuple[datetime, datetime] | None = None,
+) -> dict[str, bytes]:
+    """Build a shard; returns ``{file name: bytes}`` (the root first, then stripe files).
+
+    Args:
+        schema: Top-level fields.
+        stripes: One mapping per stripe, field name -> that stripe's values (Python values;
+            None for null; dicts for Struct, lists for List/FixedSizeList, dicts or pairs for
+            Map, datetimes or ticks for DateTime).
+        two_level: Put each stripe's buffers in its own ``.amudai.stripe`` file.
+        root_name: File name of the root (stripe file names derive from it).
+        compression: ``plain`` (default), ``lz4`` or ``zstd`` for numeric and variable-size
+            binary blocks (small blocks stay Plain, as the reference writer does).
+        block_checksums: Write the per-block checksums (the reference default).
+        properties: ShardProperties.custom_properties (name -> Python value or AnyValueBytes).
+        standard_properties: ShardProperties.standard_properties.
+        stripe_properties: Per stripe, StripeProperties.custom_properties (None: none).
+        created: ``(creation_min, creation_max)`` for ShardProperties.
+    """
+    codec = _codec(compression)
+    nodes = _number(schema, NO_PARENT, counter := [0])
+    id_count = counter[0]
+    names = [n.spec.name for n in nodes]
+    if len(set(names)) != len(names):
+        raise ValueError("top-level field names must be unique")
+    root = _Blob("")
+    files: dict[str, bytes] = {}
+    urls: list[str] = []
+    shredded: list[dict[int, list[Any]]] = []
+    for k, stripe in enumerate(stripes):
+        unknown = set(stripe) - set(names)
+        if unknown:
+            raise ValueError(f"stripe {k}: no such field(s) {sorted(unknown)}")
+        counts = {len(v) for v in stripe.values()}
+        if len(counts) > 1:
+            raise ValueError(f"stripe {k}: columns of different lengths {sorted(counts)}")
+        n = counts.pop() if counts else 0
+        cols: dict[int, list[Any]] = {}
+        for node in nodes:
+            _shred(node, list(stripe.get(node.spec.name, [None] * n)), cols)
+        shredded.append(cols)
+    # 1. encoded buffers (post-order per stripe), into the root or the stripe's own file
+    stripe_sfds: list[dict[int, spb.StripeFieldDescriptor]] = []
+    for k, cols in enumerate(shredded):
+        blob = root
+        if two_level:
+            blob = _Blob(stripe_file_name(root_name, k))
+            urls.append(blob.url)
+        w = _StripeWriter(blob, codec, block_checksums)
+        stripe_sfds.append({node.schema_id: _encode_node(w, node, cols[node.schema_id])
+                            for node in _post_order(nodes)})
+        if two_level:
+            blob.data += FRAME
+            files[blob.url] = bytes(blob.data)
+    # 2. per stripe: descriptors, field list, properties
+    stripe_list = spb.StripeList()
+    position = 0
+    for k, sfds in enumerate(stripe_sfds):
+        ranges: list[tuple[int, int] | None] = [None] * id_count
+        for sid in range(id_count):
+            ranges[sid] = root.record(_ser(sfds[sid]))
+        sd = stripe_list.stripes.add()
+        sd.field_list_ref.CopyFrom(_ref("", root.record(_data_ref_array([""] * id_count,
+                                                                          ranges))))
+        props = (stripe_properties or [None] * len(stripe_sfds))[k]
+        if props:
+            sd.properties_ref.CopyFrom(_ref("", root.record(_name_values(props, 2))))
+        records = len(shredded[k][nodes[0].schema_id]) if nodes else 0
+        sd.total_record_count = records
+        sd.shard_position = position
+        position += records
+    directory = spb.ShardDirectory(total_record_count=position, stripe_count=len(stripe_sfds))
+    directory.stripe_list_ref.CopyFrom(_ref("", root.record(_ser(stripe_list))))
+    directory.url_list_ref.CopyFrom(_ref("", root.record(_ser(spb.UrlList(urls=urls)))))
+    # 3. shard-level field descriptors over all stripes
+    ranges = []
+    for node in _walk(nodes):
+        values = [v for cols in shredded for v in cols[node.schema_id]]
+        if not values:
+            ranges.append(None)
+            continue
+        ranges.append(root.record(_ser(_descriptor(node.spec, values,
+                                                   _is_constant(node.spec, values)))))
+    order = {node.schema_id: i for i, node in enumerate(_walk(nodes))}
+    ranges = [ranges[order[sid]] for sid in range(id_count)]
+    directory.field_list_ref.CopyFrom(_ref("", root.record(_data_ref_array([""] * id_count,
+                                                                             ranges))))
+    # 4. shard properties, schema, directory
+    if properties or standard_properties or created:
+        props = spb.ShardProperties()
+        if created:
+            props.creation_min.ticks = _ticks(created[0])
+            props.creation_max.ticks = _ticks(created[1])
+        raw = _ser(props) + _name_values(standard_properties, 3) + _name_values(properties, 4)
+        directory.properties_ref.CopyFrom(_ref("", root.record(raw)))
+    directory.schema_ref.CopyFrom(_ref("", root.record(_fb_schema(nodes, id_count))))
+    payload = _ser(directory)
+    root.record(payload)
+    root.data += struct.pack("<I", len(payload)) + FRAME
+    return {root_name: bytes(root.data), **files}
+
+
+def build_amudai(schema: Sequence[FieldSpec], stripes: Sequence[Mapping[str, Sequence[Any]]],
+                 **options: Any) -> bytes:
+    """A single-file shard's bytes (see :func:`build_amudai_files` for the options)."""
+    options["two_level"] = False
+    files = build_amudai_files(schema, stripes, **options)
+    return next(iter(files.values()))
+
+
+def write_amudai(path: str | Path, schema: Sequence[FieldSpec],
+                 stripes: Sequence[Mapping[str, Sequence[Any]]], **options: Any) -> list[Path]:
+    """Write a shard at ``path`` (stripe files beside it when ``two_level=True``).
+
+    Returns:
+        The paths written, the root first.
+    """
+    path = Path(path)
+    options.setdefault("two_level", False)
+    files = build_amudai_files(schema, stripes, root_name=path.name, **options)
+    out = []
+    for name, data in files.items():
+        target = path.parent / name
+        target.write_bytes(data)
+        out.append(target)
+    return out

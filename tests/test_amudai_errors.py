@@ -1,0 +1,265 @@
+"""Amudai robustness: corrupt, truncated and hostile shards give one clear ShardkitError."""
+
+from __future__ import annotations
+
+import struct
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from amudai_samples import DATA
+from shardkit.generated import amudai_shard_pb2 as spb
+
+import shardkit
+from shardkit.errors import (
+    BadMagicError,
+    ChecksumError,
+    LayoutError,
+    LimitExceededError,
+    ShardkitError,
+    TruncatedError,
+    UnsupportedVersionError,
+)
+from shardkit.formats.amudai import AmudaiShard
+from shardkit.hashing.amudai import checksum
+from shardkit.writers.amudai import FRAME, AnyValueBytes, build_amudai, field, write_amudai
+
+SCHEMA = [field("a", "Int64"), field("s", "String", dictionary=True), field("b", "Boolean"),
+          field("l", "List", field("item", "Int32"))]
+ROWS = {"a": [1, None, 3], "s": ["x", None, "y"], "b": [True, None, False],
+        "l": [[1], None, [2, 3]]}
+
+
+def shard() -> bytes:
+    return build_amudai(SCHEMA, [ROWS], properties={"p": 1})
+
+
+def read_all(data: bytes) -> None:
+    s = shardkit.open(data, format="amudai")
+    s.properties  # noqa: B018 - reading is the point
+    s.urls  # noqa: B018
+    for f in s.schema:
+        s.read_column(f.name)
+    for sid in range(s.schema_id_count):
+        s.field_descriptor(sid)
+
+
+def flip(data: bytes, offset: int) -> bytes:
+    out = bytearray(data)
+    out[offset] ^= 0x40
+    return bytes(out)
+
+
+def regions(data: bytes) -> dict[str, int]:
+    """A byte inside each checksummed region, from the file's own map."""
+    s = shardkit.open(data)
+    out = {}
+    for sec in s.sections():
+        if sec.name in ("/header", "/footer", "/len_directory"):
+            continue
+        buffer = sec.name.startswith("/stripes/") and not sec.name.endswith(
+            ("/descriptor", "/field_list", "/properties"))
+        # a buffer's first block (or a dictionary's header) is checksummed; its block map is not
+        out.setdefault(sec.name, sec.start + 1 if buffer else sec.start + sec.size // 2)
+    return out
+
+
+def test_every_checksummed_region_detects_a_flipped_byte() -> None:
+    data = shard()
+    found = regions(data)
+    assert {"/directory", "/schema", "/stripe_list", "/url_list", "/properties",
+            "/stripes/0/fields/a/data", "/stripes/0/fields/s/value_dictionary",
+            "/stripes/0/fields/l/offsets", "/stripes/0/fields/b/presence"} <= set(found)
+    for name, offset in found.items():
+        bad = flip(data, offset)
+        if name == "/directory":
+            with pytest.raises(ChecksumError) as info:
+                shardkit.open(bad)
+        else:
+            with pytest.raises(ChecksumError) as info:
+                read_all(bad)
+        assert info.value.region, name
+        assert info.value.stored != info.value.computed
+        problems = [] if name == "/directory" else shardkit.open(bad).verify()
+        if name != "/directory":
+            assert any(p.check == "checksum" for p in problems), (name, problems)
+
+
+def test_checksum_error_names_the_region() -> None:
+    data = shard()
+    offset = regions(data)["/schema"]
+    with pytest.raises(ChecksumError, match="schema") as info:
+        shardkit.open(flip(data, offset)).schema  # noqa: B018
+    assert info.value.field == "/schema/checksum"
+
+
+def test_dictionary_section_checksums() -> None:
+    data = shard()
+    s = shardkit.open(data)
+    sfd = s.stripe_field(0, s.field("s").schema_id)
+    ref = next(b for b in sfd.encodings[0].native.buffers if b.kind == spb.VALUE_DICTIONARY)
+    start = ref.buffer.range.start
+    head = struct.unpack_from("<BIBIIQQQQQQ", data, start)
+    for lo, name in ((head[5], "values"), (head[9], "sorted_ids"), (start - start, "header")):
+        with pytest.raises(ChecksumError, match=name):
+            shardkit.open(flip(data, start + lo + 8 if name != "header" else start + 1)
+                          ).read_column("s")
+
+
+@pytest.mark.parametrize("cut", [1, 4, 8, 12, 20, 100])
+def test_truncation(cut: int) -> None:
+    data = shard()
+    with pytest.raises(ShardkitError) as info:
+        read_all(data[:-cut])
+    assert isinstance(info.value, (TruncatedError, BadMagicError, LayoutError, ChecksumError))
+    with pytest.raises(shardkit.UnknownFormatError):  # detection wants "amud" at both ends
+        shardkit.open(data[:-cut])
+
+
+def test_tiny_file() -> None:
+    with pytest.raises(TruncatedError):
+        AmudaiShard(shardkit.BytesSource(FRAME + FRAME))
+
+
+def test_bad_footer() -> None:
+    data = bytearray(shard())
+    data[-8:-4] = b"xmud"
+    with pytest.raises(BadMagicError) as info:
+        shardkit.open(bytes(data), format="amudai")
+    assert info.value.field == "/footer/magic"
+
+
+def test_newer_major_version() -> None:
+    data = bytearray(shard())
+    data[7] = 1
+    with pytest.raises(UnsupportedVersionError):
+        shardkit.open(bytes(data))
+
+
+def rewrite_directory(data: bytes, change: Callable[[spb.ShardDirectory], None]) -> bytes:
+    """The shard with its directory re-encoded after ``change`` (old record left in place)."""
+    (length,) = struct.unpack_from("<I", data, len(data) - 12)
+    start = len(data) - 12 - length - 8
+    d = spb.ShardDirectory()
+    d.ParseFromString(data[start + 4 : start + 4 + length])
+    change(d)
+    payload = d.SerializeToString()
+    body = data[:-12]
+    return (body + struct.pack("<I", len(payload)) + payload
+            + struct.pack("<I", checksum(payload)) + struct.pack("<I", len(payload)) + FRAME)
+
+
+def test_dataref_past_end_of_file() -> None:
+    def past(d: spb.ShardDirectory) -> None:
+        d.schema_ref.range.end = 10**9
+
+    with pytest.raises(LayoutError, match="past the end") as info:
+        shardkit.open(rewrite_directory(shard(), past)).schema  # noqa: B018
+    assert info.value.field == "/schema"
+
+
+@pytest.mark.parametrize("url", ["../other.amudai.shard", "/etc/passwd", "s3://bucket/x",
+                                 "sub/../../x.amudai.stripe"])
+def test_escaping_urls_are_refused(url: str) -> None:
+    def escape(d: spb.ShardDirectory) -> None:
+        d.stripe_list_ref.url = url
+
+    s = shardkit.open(rewrite_directory(shard(), escape))
+    with pytest.raises(LayoutError, match="allow_external"):
+        s.stripes  # noqa: B018
+
+
+def test_allow_external_opt_in(tmp_path: Path) -> None:
+    inner = tmp_path / "inner"
+    inner.mkdir()
+    root = inner / "r.amudai.shard"
+    write_amudai(root, SCHEMA, [ROWS], two_level=True)
+    other = tmp_path / "o.amudai.shard"
+    write_amudai(other, SCHEMA, [ROWS])
+    # point the stripe list at the other shard's identical bytes, outside the folder
+    data = root.read_bytes()
+    s = shardkit.open(data)
+    ref = s.directory.stripe_list_ref.range
+    blob = other.read_bytes()
+    bad = rewrite_directory(data, lambda d: setattr(d.stripe_list_ref, "url", "../o.x"))
+    (inner / "bad.amudai.shard").write_bytes(bad)
+    (tmp_path / "o.x").write_bytes(data[: ref.end] + blob[: 0])
+    with pytest.raises(LayoutError):
+        shardkit.open(inner / "bad.amudai.shard").stripes  # noqa: B018
+    opened = shardkit.open(inner / "bad.amudai.shard", allow_external=True)
+    assert len(opened.stripes) == 1
+
+
+def test_missing_stripe_file(tmp_path: Path) -> None:
+    paths = write_amudai(tmp_path / "m.amudai.shard", SCHEMA, [ROWS], two_level=True)
+    paths[1].unlink()
+    with pytest.raises(LayoutError, match="cannot open"):
+        shardkit.open(paths[0]).read_column("a")
+
+
+def test_deeply_nested_any_value() -> None:
+    def wrap(inner: bytes) -> bytes:  # AnyValue{list_value{elements: [inner]}}
+        el = b"\x0a" + _varint(len(inner)) + inner
+        return b"\xa2\x01" + _varint(len(el)) + el
+
+    value = b"\x0a\x00"
+    for _ in range(10_000):
+        value = wrap(value)
+    data = build_amudai(SCHEMA, [ROWS], properties={"deep": AnyValueBytes(value)})
+    s = shardkit.open(data)
+    with pytest.raises(LimitExceededError, match="nested"):
+        s.properties  # noqa: B018
+    assert [p.check for p in s.verify()] == ["properties"]
+    shallow = b"\x0a\x00"
+    for _ in range(70):
+        shallow = wrap(shallow)
+    s = shardkit.open(build_amudai(SCHEMA, [ROWS], properties={"d": AnyValueBytes(shallow)}))
+    with pytest.raises(LimitExceededError):
+        s.properties  # noqa: B018
+
+
+def _varint(n: int) -> bytes:
+    out = bytearray()
+    while n >= 0x80:
+        out.append(n & 0x7F | 0x80)
+        n >>= 7
+    return bytes(out + bytes([n]))
+
+
+def test_unsupported_block_encoding_names_the_code() -> None:
+    data = bytearray(build_amudai([field("a", "Int64")], [{"a": [5, 6, 7]}]))
+    s = shardkit.open(bytes(data))
+    start = s.stripe_field(0, 0).encodings[0].native.buffers[0].buffer.range.start
+    assert struct.unpack_from("<H", data, start + 8)[0] == 1
+    struct.pack_into("<H", data, start + 8, 4)  # FFOR
+    block_len = 8 + 2 + 24
+    block_len += (-(block_len + 4)) % 8
+    covered = bytes(data[start : start + block_len])
+    struct.pack_into("<I", data, start + block_len, checksum(covered))
+    with pytest.raises(UnsupportedVersionError, match=r"encoding 4 \(FFOR\)"):
+        shardkit.open(bytes(data)).read_column("a")
+
+
+def test_bundled_samples_verify_clean() -> None:
+    for path in sorted(DATA.glob("*.amudai.shard")):
+        assert shardkit.open(path).verify() == [], path
+
+
+def test_record_length_mismatch() -> None:
+    data = bytearray(shard())
+    s = shardkit.open(bytes(data))
+    ref = s.directory.url_list_ref.range
+    struct.pack_into("<I", data, ref.start, struct.unpack_from("<I", data, ref.start)[0] + 1)
+    with pytest.raises((LayoutError, TruncatedError)):
+        shardkit.open(bytes(data)).urls  # noqa: B018
+
+
+def test_fuzzed_bytes_never_escape() -> None:
+    data = shard()
+    for offset in range(8, len(data) - 8, 7):
+        bad = flip(data, offset)
+        try:
+            read_all(bad)
+            shardkit.open(bad).verify()
+        except ShardkitError:
+            pass
