@@ -4,8 +4,6 @@ VENV   ?= .venv
 PY     := $(VENV)/bin/python
 export PATH := $(CURDIR)/$(VENV)/bin:$(PATH)
 
-SAMPLES := tests/data/swh/tiny.shard tests/data/swh/deleted.shard
-
 .PHONY: install generate check-generated test test-fast demo bench lint wheel-check clean
 
 install:                       ## venv + package with dev extras + pinned Kaitai compiler
@@ -13,12 +11,17 @@ install:                       ## venv + package with dev extras + pinned Kaitai
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -e '.[dev]'
 	npm ci --no-audit --no-fund --loglevel=error
+	@command -v flatc >/dev/null || { [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null && \
+	  apt-get update -qq && apt-get install -y -qq flatbuffers-compiler >/dev/null; } || \
+	  echo "warning: flatc is missing (Debian: apt-get install flatbuffers-compiler); make generate needs it"
 
-generate:                      ## schemas/*.ksy -> generated/ (Python + JavaScript)
+generate:                      ## schemas -> generated/ (Kaitai -> Python + JS; protoc; flatc)
 	node tools/ksc.js --outdir generated
+	$(PY) tools/gen_amudai.py --outdir generated
 
 check-generated:               ## fail when generated/ is not what the schemas give
 	rm -rf .check-generated && node tools/ksc.js --outdir .check-generated
+	$(PY) tools/gen_amudai.py --outdir .check-generated
 	diff -r -x __pycache__ generated .check-generated || { echo "generated/ is stale: run make generate"; rm -rf .check-generated; exit 1; }
 	rm -rf .check-generated
 
@@ -29,14 +32,7 @@ test-fast:                     ## without the interop group
 	$(PY) -m pytest -q -m 'not interop'
 
 demo:                          ## shardkit on the bundled sample files of every supported format
-	@for f in $(SAMPLES); do \
-	  echo "== shardkit info $$f"; shardkit info $$f || exit 1; \
-	  echo "== shardkit verify $$f"; shardkit verify $$f || exit 1; \
-	  echo "== shardkit map $$f"; shardkit map $$f || exit 1; \
-	done
-	@echo "== shardkit ls tests/data/swh/tiny.shard"; shardkit ls tests/data/swh/tiny.shard
-	@echo "== shardkit get tests/data/swh/tiny.shard a948904f...47"; \
-	  shardkit get tests/data/swh/tiny.shard a948904f2f0f479b8f8197694b30184b0d2ed1c1cd2a1ec0fb85d299a192a447
+	tools/demo.sh
 
 bench:                         ## speed and memory, side by side with the reference implementations
 	@for f in benchmarks/bench_*.py; do echo "== $$f"; $(PY) $$f || exit 1; done

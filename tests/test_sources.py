@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import dataclasses
 import io
+import shutil
+from pathlib import Path
 
 import pytest
 from conftest import swh_path
@@ -119,7 +122,12 @@ def test_detect_by_magic(head, fmt):
     assert shardkit.detect(BytesSource(head)).id == fmt
 
 
-def test_detected_but_unimplemented_format_is_named():
+def test_detected_but_unreadable_format_is_named(monkeypatch):
+    """A format recognised by its magic whose reader is missing says what the file is."""
+    fmt = shardkit.FORMATS["zss"]
+    monkeypatch.setitem(shardkit.FORMATS, "zss",
+                        dataclasses.replace(fmt, reader="shardkit.formats.no_such_reader:X"))
+    assert not shardkit.FORMATS["zss"].readable
     with pytest.raises(shardkit.UnsupportedVersionError, match="ZSS compressed sorted set"):
         shardkit.open(b"ZSS\x1c\x8el\x00\x01" + bytes(8))
 
@@ -151,11 +159,11 @@ def test_error_tree_two_parents():
 
 def test_dataset_folder_is_recognised_locally_and_by_url(tmp_path):
     ds = tmp_path / "dataset"
-    ds.mkdir()
-    (ds / "info").write_text('{"@type": "neuroglancer_multiscale_volume"}')
+    shutil.copytree(Path(__file__).parent / "data" / "neuroglancer" / "cv_identity_raw", ds)
     for target in (ds, ds.as_uri()):
-        with pytest.raises(shardkit.UnsupportedVersionError, match="Neuroglancer"):
-            shardkit.open(target)
+        with shardkit.open(target) as opened:
+            assert opened.format_id == "neuroglancer"
+            assert opened.spec.shard_bits == 2
     (tmp_path / "plain").mkdir()
     with pytest.raises(shardkit.ShardkitError):
         shardkit.open(tmp_path / "plain")

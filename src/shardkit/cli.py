@@ -203,8 +203,9 @@ def build_parser() -> argparse.ArgumentParser:
                              ".shard file")
     parser = argparse.ArgumentParser(
         prog="shardkit",
-        description="Read, verify and inspect binary shard files (Software Heritage read "
-                    "shards; more formats to come). FILE is a path or an fsspec URL.",
+        description="Read, verify and inspect binary shard files: Software Heritage read "
+                    "shards, Xet MDB shards, ZSS sorted sets, Neuroglancer sharded datasets and "
+                    "Amudai shards. FILE is a path, a dataset folder or an fsspec URL.",
         epilog="exit codes: 0 ok, 1 problems found (verify) or key not found (get), "
                "2 usage error or unreadable file",
     )
@@ -220,7 +221,9 @@ def build_parser() -> argparse.ArgumentParser:
                 p.add_argument(f"--{opt}", metavar="P",
                                help=f"only {what} (ZSS; text, or hex:... for bytes)")
         if name == "get":
-            p.add_argument("key", metavar="KEY", help="the key (hex for SWH shards)")
+            p.add_argument("key", metavar="KEY",
+                           help="the key: hex (SWH), display hex (MDB), escaped text or hex:... "
+                                "(ZSS), a decimal chunk id (Neuroglancer), a column path (Amudai)")
             p.add_argument("-o", "--output", metavar="OUT", help="write the value to OUT")
         if name == "verify":
             p.add_argument("--content-hash", metavar="ALGO", choices=["sha256", "sha1",

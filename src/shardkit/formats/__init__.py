@@ -122,7 +122,10 @@ def _is_dataset(target: Any, **storage_options: Any) -> bool:
         import fsspec
 
         fs, path = fsspec.core.url_to_fs(text, **storage_options)
-        return not fs.isfile(path) and fs.isfile(path.rstrip("/") + "/info")
+        if path.rstrip("/").endswith(".shard"):
+            return False
+        # HTTP filesystems call every URL a file, so ask for the info file itself
+        return bool(fs.isfile(path.rstrip("/") + "/info"))
     except (OSError, ValueError, ImportError):
         return False
 

@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# `make demo`: shardkit on the bundled sample files of every supported format.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+PATH="$PWD/.venv/bin:$PATH"
+run() { echo; echo "\$ shardkit $*"; shardkit "$@"; }
+tmp=$(mktemp)
+trap 'rm -f "$tmp"' EXIT
+# like run, but shows only the first lines (or, for binary output, a hex dump of the start)
+run_head() { echo; echo "\$ shardkit $* | head"; shardkit "$@" >"$tmp"; head -n 5 "$tmp"; }
+run_hex() { echo; echo "\$ shardkit $* | od | head"; shardkit "$@" >"$tmp"; od -A d -t x1 -N 48 "$tmp"; }
+
+echo "== Software Heritage read shards"
+run info tests/data/swh/tiny.shard
+run ls tests/data/swh/tiny.shard
+run get tests/data/swh/tiny.shard a948904f2f0f479b8f8197694b30184b0d2ed1c1cd2a1ec0fb85d299a192a447
+run verify --content-hash sha256 tests/data/swh/deleted.shard
+run map tests/data/swh/deleted.shard
+
+echo; echo "== ZSS compressed sorted sets"
+run info tests/data/zss/tiny_none.zss
+run ls tests/data/zss/tiny_none.zss
+run_head ls --prefix dup tests/data/zss/medium_zlib.zss
+run verify tests/data/zss/medium_zlib.zss
+run map tests/data/zss/medium_bz2.zss
+
+echo; echo "== Neuroglancer precomputed sharded datasets"
+run info tests/data/neuroglancer/ts_image_identity_gzipindex
+run verify tests/data/neuroglancer/cv_identity_raw
+run_head ls tests/data/neuroglancer/ts_kv_identity_minishardbits0_shardbits5
+run_hex get tests/data/neuroglancer/cv_identity_raw 10
+run map --spec tests/data/neuroglancer/cv_identity_raw/info tests/data/neuroglancer/cv_identity_raw/0.shard
+
+echo; echo "== Microsoft Amudai shards (written by shardkit's writer: none are published)"
+run info tests/data/amudai/single.amudai.shard
+run ls tests/data/amudai/twolevel.amudai.shard
+run verify tests/data/amudai/twolevel.amudai.shard
+run map tests/data/amudai/single.amudai.shard
