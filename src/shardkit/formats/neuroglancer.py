@@ -200,9 +200,7 @@ class ShardingSpec:
                 spec = json.loads(spec)
             except ValueError as exc:
                 raise SpecError(f"sharding spec is not JSON: {exc}", field="/sharding") from exc
-        if isinstance(spec, Mapping) and "@type" not in spec or (
-                isinstance(spec, Mapping) and spec.get("@type") != SHARDED_TYPE
-                and ("sharding" in spec or "scales" in spec)):
+        if isinstance(spec, Mapping) and spec.get("@type") != SHARDED_TYPE:
             if isinstance(spec.get("sharding"), Mapping):
                 spec = spec["sharding"]
             elif isinstance(spec.get("scales"), list):
