@@ -1,0 +1,1316 @@
+"""Hugging Face Xet MDB shards (xet-core / hf-xet): files, xorbs, lookups and verification.
+
+Layout: ``schemas/xet_mdb_shard.ksy`` (generated class :class:`XetMdbShard`). This module adds
+the meaning (FORMAT_NOTES.md of the shared corpus, sections 1-11):
+
+* hashes are :class:`XetHash` values: the 32 stored bytes, shown in display hex (each 8-byte
+  group byte-reversed), comparing equal to their display hex;
+* a file is its reconstruction terms (xorb, chunk range), one verification (range) hash per term
+  when flag bit 31 is set, and the SHA-256 of its bytes when flag bit 30 is set;
+* a xorb is its chunks (hash, offset in the xorb's uncompressed data, size, flags);
+* the footer (full on-disk shards only) locates three optional lookup tables and holds the
+  HMAC key of keyed (global-dedup) chunk hashes, timestamps and totals.
+
+Every variant reads: session and cache shards with lookup tables, server-stored shards without
+them, footer-less upload bodies (also those whose header wrongly announces a footer), xorb-only
+shards, global-dedup responses (keyed, no files) and empty files.
+
+Hot paths read the mapped bytes directly: the record sections are walked block by block with
+``struct`` (every count checked against the bytes that remain before anything is allocated),
+then decoded in bulk through numpy structured views over the 48-byte records. ``engine="kaitai"``
+builds the same objects from the generated parser instead; the tests check both agree.
+"""
+
+from __future__ import annotations
+
+import bisect
+import datetime as _dt
+import functools
+import os
+import re
+import struct
+import time
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from functools import cached_property
+from itertools import repeat
+from typing import Any, NamedTuple
+
+import numpy as np
+
+from .._kaitai import kaitai_errors, parse
+from ..errors import (
+    EntryNotFoundError,
+    LayoutError,
+    Problem,
+    ShardkitError,
+    TruncatedError,
+    UnsupportedVersionError,
+)
+from ..generated.xet_mdb_shard import XetMdbShard
+from ..hashing import xet as xh
+from ..sources import ByteSource, as_stream
+from .base import Reader, Section
+
+__all__ = [
+    "BOOKEND",
+    "CHUNK_FLAG_GLOBAL_DEDUP",
+    "FILE_FLAG_METADATA_EXT",
+    "FILE_FLAG_VERIFICATION",
+    "FOOTER_SIZE",
+    "HEADER_SIZE",
+    "MDB_TAG",
+    "NEVER_EXPIRES",
+    "RECORD_DTYPE",
+    "RECORD_SIZE",
+    "ChunkEntry",
+    "ChunkRef",
+    "FileInfo",
+    "MdbFooter",
+    "MdbHeader",
+    "MdbShard",
+    "Term",
+    "XetHash",
+    "XorbInfo",
+]
+
+MDB_TAG = bytes.fromhex("48465265706f4d6574614461746100556967456a7b815783a5bdd95ccdd14aa9")
+LEGACY_TAGS = {  # older shard generations: recognised, not read (FORMAT_NOTES section 9)
+    b"HFRepoMetadata\x00": "header v1 (Oct 2024, tag HFRepoMetadata)",
+    b"HFMetadataBETA": "the HFMetadataBETA tag (Oct 2024)",
+    b"MerkleDB Shard\x00": "the xetdata-era MerkleDB Shard tag",
+}
+HEADER_VERSION = 2
+FOOTER_VERSION = 1
+HEADER_SIZE = 48
+FOOTER_SIZE = 200
+RECORD_SIZE = 48
+BOOKEND = b"\xff" * 32 + bytes(16)
+_BOOKEND_HASH = BOOKEND[:32]
+FILE_FLAG_VERIFICATION = 0x8000_0000
+FILE_FLAG_METADATA_EXT = 0x4000_0000
+CHUNK_FLAG_GLOBAL_DEDUP = 0x8000_0000
+GLOBAL_DEDUP_MODULUS = 1024
+NEVER_EXPIRES = 2**64 - 1
+_ZERO = bytes(32)
+
+#: One 48-byte record of the file or xorb section: a hash and four u32 words.
+RECORD_DTYPE = np.dtype([("hash", "V32"), ("w0", "<u4"), ("w1", "<u4"), ("w2", "<u4"),
+                         ("w3", "<u4")])
+_LOOKUP_DTYPE = np.dtype([("key", "<u8"), ("index", "<u4")])
+_CHUNK_LOOKUP_DTYPE = np.dtype([("key", "<u8"), ("xorb", "<u4"), ("chunk", "<u4")])
+_FILE_HEAD = struct.Struct("<32sIIQ")
+_XORB_HEAD = struct.Struct("<32sIIII")
+_TERM = struct.Struct("<32sIIII")
+_U64 = struct.Struct("<Q")
+_NAME = re.compile(r"^([0-9a-fA-F]{64})\.mdb$")
+_MISSING: Any = object()
+
+
+# -- values --------------------------------------------------------------------------------------
+
+
+class XetHash(bytes):
+    """A xet hash: its 32 stored bytes, shown as display hex.
+
+    ``str(h)`` is the display hex (Hub, URLs, file names, hf-xet); ``XetHash(text)`` parses it
+    back; ``h == "<display hex>"`` is true (any case), as is ``h == <32 stored bytes>``. As a
+    ``bytes`` subclass it hashes like its stored bytes, so use ``str(h)`` for dict keys looked up
+    by hex. ``bytes.hex()`` still gives the stored (raw) order; use :attr:`display` or ``str``.
+    """
+
+    __slots__ = ()
+
+    def __new__(cls, value: XetHash | bytes | bytearray | memoryview | str) -> XetHash:
+        if type(value) is cls:
+            return value
+        if isinstance(value, str):
+            text = value.strip()
+            try:
+                raw = xh.parse_display_hex(text)
+            except ValueError as exc:
+                raise ValueError(f"not a xet hash (64 hex digits): {value!r}") from exc
+            return super().__new__(cls, raw)
+        raw = bytes(value)
+        if len(raw) != xh.HASH_LEN:
+            raise ValueError(f"a xet hash is {xh.HASH_LEN} bytes, got {len(raw)}")
+        return super().__new__(cls, raw)
+
+    @property
+    def display(self) -> str:
+        """The display hex (what ``str`` gives)."""
+        return xh.display_hex(self)
+
+    def __str__(self) -> str:
+        return xh.display_hex(self)
+
+    def __repr__(self) -> str:
+        return f"XetHash('{xh.display_hex(self)}')"
+
+    def __format__(self, spec: str) -> str:
+        return format(xh.display_hex(self), spec)
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, str):
+            try:
+                return bytes.__eq__(self, xh.parse_display_hex(other.strip()))
+            except ValueError:
+                return False
+        if isinstance(other, (bytes, bytearray, memoryview)):
+            return bytes.__eq__(self, bytes(other))
+        return NotImplemented
+
+    def __ne__(self, other: object) -> bool:
+        eq = self.__eq__(other)
+        return eq if eq is NotImplemented else not eq
+
+    __hash__ = bytes.__hash__
+
+    @property
+    def truncated(self) -> int:
+        """Word 0 (stored bytes 0..8, little-endian): the lookup-table key."""
+        return int.from_bytes(self[:8], "little")
+
+    @property
+    def last_word(self) -> int:
+        """Word 3 (stored bytes 24..32): used by the global-dedup and merkle cut rules."""
+        return int.from_bytes(self[24:32], "little")
+
+    @property
+    def is_zero(self) -> bool:
+        """All 32 bytes zero (an empty file's hash, an unkeyed shard's HMAC key)."""
+        return bytes.__eq__(self, _ZERO)
+
+    def keyed(self, key: bytes) -> XetHash:
+        """This (plain chunk) hash under a shard's HMAC key."""
+        return XetHash(xh.keyed_chunk_hash(bytes(key), bytes(self)))
+
+
+_new_hash = functools.partial(bytes.__new__, XetHash)  # bulk construction from 32 stored bytes
+
+
+def _as_raw(value: XetHash | bytes | bytearray | memoryview | str) -> bytes:
+    """32 stored bytes from a hash object, raw bytes or display hex."""
+    if isinstance(value, bytes) and len(value) == 32:
+        return value
+    return bytes(XetHash(value))
+
+
+class Term(NamedTuple):
+    """One reconstruction term of a file: chunks ``[chunk_start, chunk_end)`` of a xorb.
+
+    Attributes:
+        xorb_hash: The xorb holding the chunks.
+        flags: ``cas_flags`` (0 in practice).
+        unpacked_bytes: Uncompressed bytes of the term (sum of its chunks' sizes).
+        chunk_start: First chunk index within the xorb.
+        chunk_end: One past the last chunk index.
+    """
+
+    xorb_hash: XetHash
+    flags: int
+    unpacked_bytes: int
+    chunk_start: int
+    chunk_end: int
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain dict for JSON output."""
+        return {"xorb_hash": str(self.xorb_hash), "chunk_start": self.chunk_start,
+                "chunk_end": self.chunk_end, "unpacked_bytes": self.unpacked_bytes,
+                "flags": self.flags}
+
+
+class ChunkEntry(NamedTuple):
+    """One chunk of a xorb.
+
+    Attributes:
+        hash: The stored chunk hash (keyed when the shard has an HMAC key).
+        offset: Offset of the chunk in the xorb's concatenated uncompressed data.
+        size: Uncompressed size in bytes.
+        flags: The flags word; bit 31 marks the chunk eligible for global dedup.
+        reserved: The last u32 of the record (0).
+    """
+
+    hash: XetHash
+    offset: int
+    size: int
+    flags: int
+    reserved: int = 0
+
+    @property
+    def global_dedup_flag(self) -> bool:
+        """Flag bit 31 is set (a server sets it on file-start chunks)."""
+        return bool(self.flags & CHUNK_FLAG_GLOBAL_DEDUP)
+
+    @property
+    def global_dedup_eligible(self) -> bool:
+        """Flag bit 31, or the hash's last word divisible by 1024 (FORMAT_NOTES 7.8)."""
+        return self.global_dedup_flag or self.hash.last_word % GLOBAL_DEDUP_MODULUS == 0
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain dict for JSON output."""
+        return {"hash": str(self.hash), "offset": self.offset, "size": self.size,
+                "flags": self.flags, "global_dedup_eligible": self.global_dedup_eligible}
+
+
+@dataclass(frozen=True)
+class FileInfo:
+    """A file block: the file hash and how to rebuild the file from xorb chunks.
+
+    Attributes:
+        hash: The file hash ("Xet backed hash"); zero for an empty file.
+        flags: ``file_flags`` (bit 31 verification entries, bit 30 metadata ext).
+        terms: Reconstruction terms, in file order.
+        verification_hashes: One range hash per term (empty without flag bit 31).
+        sha256: SHA-256 of the file (display hex = the usual hexdigest), or None.
+        reserved: The header's reserved u64 (0 in production).
+        record_index: Index of the block's first record in the file section.
+        offset: Absolute offset of the block.
+    """
+
+    hash: XetHash
+    flags: int
+    terms: tuple[Term, ...]
+    verification_hashes: tuple[XetHash, ...]
+    sha256: XetHash | None
+    reserved: int = 0
+    record_index: int = 0
+    offset: int = 0
+
+    @property
+    def size(self) -> int:
+        """Bytes of the file: the sum of its terms' sizes."""
+        return sum(t.unpacked_bytes for t in self.terms)
+
+    @property
+    def num_records(self) -> int:
+        """48-byte records the block takes."""
+        n = len(self.terms)
+        return (1 + n + (n if self.flags & FILE_FLAG_VERIFICATION else 0)
+                + (1 if self.flags & FILE_FLAG_METADATA_EXT else 0))
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain dict for JSON output (hashes in display hex)."""
+        return {"hash": str(self.hash), "size": self.size, "flags": self.flags,
+                "terms": [t.to_dict() for t in self.terms],
+                "verification_hashes": [str(h) for h in self.verification_hashes],
+                "sha256": None if self.sha256 is None else str(self.sha256),
+                "reserved": self.reserved, "record_index": self.record_index,
+                "offset": self.offset}
+
+
+@dataclass(frozen=True)
+class XorbInfo:
+    """A xorb block: the xorb hash and its chunks.
+
+    Attributes:
+        hash: The xorb hash (merkle aggregation of its plain chunk hashes).
+        flags: ``xorb_flags`` (0).
+        chunks: The chunks, in xorb order.
+        num_bytes_in_xorb: Sum of the uncompressed chunk sizes.
+        num_bytes_on_disk: Serialized xorb length (0: xet-core never fills it in).
+        record_index: Index of the block's header record in the xorb section.
+        offset: Absolute offset of the block.
+    """
+
+    hash: XetHash
+    flags: int
+    chunks: tuple[ChunkEntry, ...]
+    num_bytes_in_xorb: int
+    num_bytes_on_disk: int
+    record_index: int = 0
+    offset: int = 0
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain dict for JSON output."""
+        return {"hash": str(self.hash), "flags": self.flags, "num_chunks": len(self.chunks),
+                "num_bytes_in_xorb": self.num_bytes_in_xorb,
+                "num_bytes_on_disk": self.num_bytes_on_disk, "record_index": self.record_index,
+                "offset": self.offset, "chunks": [c.to_dict() for c in self.chunks]}
+
+
+class ChunkRef(NamedTuple):
+    """Where :meth:`MdbShard.find_chunk` found a chunk.
+
+    Attributes:
+        xorb_hash: The xorb holding it.
+        xorb_record_index: Record index of that xorb's block (as in the lookup tables).
+        chunk_index: Chunk number within the xorb.
+        chunk: The chunk entry (its hash is the stored, possibly keyed, form).
+    """
+
+    xorb_hash: XetHash
+    xorb_record_index: int
+    chunk_index: int
+    chunk: ChunkEntry
+
+
+@dataclass(frozen=True)
+class MdbHeader:
+    """The 48-byte header (the tag is checked on open)."""
+
+    version: int
+    footer_size: int
+
+
+@dataclass(frozen=True)
+class MdbFooter:
+    """The 200-byte footer, every field (names as in xet-core)."""
+
+    version: int
+    file_info_offset: int
+    xorb_info_offset: int
+    file_lookup_offset: int
+    file_lookup_num_entry: int
+    xorb_lookup_offset: int
+    xorb_lookup_num_entry: int
+    chunk_lookup_offset: int
+    chunk_lookup_num_entry: int
+    hmac_key: XetHash
+    creation_timestamp: int
+    key_expiry: int
+    reserved: bytes
+    stored_bytes_on_disk: int
+    materialized_bytes: int
+    stored_bytes: int
+    footer_offset: int
+
+    @property
+    def is_keyed(self) -> bool:
+        """Chunk hashes are HMAC-keyed (the key is not zero)."""
+        return not self.hmac_key.is_zero
+
+    def expired(self, now: float | None = None) -> bool:
+        """Whether the shard must no longer be used for dedup (``now`` > key_expiry).
+
+        Args:
+            now: Unix seconds; the current time when omitted.
+        """
+        now = time.time() if now is None else now
+        return self.key_expiry != NEVER_EXPIRES and now > self.key_expiry
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain dict for JSON output."""
+        return {
+            "version": self.version,
+            "file_info_offset": self.file_info_offset,
+            "xorb_info_offset": self.xorb_info_offset,
+            "file_lookup_offset": self.file_lookup_offset,
+            "file_lookup_num_entry": self.file_lookup_num_entry,
+            "xorb_lookup_offset": self.xorb_lookup_offset,
+            "xorb_lookup_num_entry": self.xorb_lookup_num_entry,
+            "chunk_lookup_offset": self.chunk_lookup_offset,
+            "chunk_lookup_num_entry": self.chunk_lookup_num_entry,
+            "hmac_key": str(self.hmac_key),
+            "creation_timestamp": self.creation_timestamp,
+            "key_expiry": self.key_expiry,
+            "reserved": self.reserved.hex(),
+            "stored_bytes_on_disk": self.stored_bytes_on_disk,
+            "materialized_bytes": self.materialized_bytes,
+            "stored_bytes": self.stored_bytes,
+            "footer_offset": self.footer_offset,
+        }
+
+
+def _footer_from_ks(f: Any) -> MdbFooter:
+    return MdbFooter(
+        f.version, f.ofs_file_info, f.ofs_xorb_info, f.ofs_file_lookup, f.num_file_lookup,
+        f.ofs_xorb_lookup, f.num_xorb_lookup, f.ofs_chunk_lookup, f.num_chunk_lookup,
+        XetHash(f.chunk_hash_hmac_key), f.creation_timestamp, f.key_expiry, bytes(f.reserved),
+        f.len_stored_on_disk, f.len_materialized, f.len_stored, f.ofs_footer)
+
+
+def _iso(ts: int) -> str | None:
+    if ts in (0, NEVER_EXPIRES):
+        return None
+    try:
+        return _dt.datetime.fromtimestamp(ts, _dt.UTC).isoformat().replace("+00:00", "Z")
+    except (OverflowError, OSError, ValueError):
+        return None
+
+
+@dataclass(frozen=True)
+class _Layout:
+    """Where the record sections really are (found by walking to the bookends)."""
+
+    file_blocks: list[tuple[int, bytes, int, int, int]]  # offset, hash, flags, n, reserved
+    xorb_info_offset: int
+    xorb_blocks: list[tuple[int, bytes, int, int, int, int]]  # offset, hash, flags, n, in, disk
+    xorb_info_end: int
+
+
+# -- the reader ----------------------------------------------------------------------------------
+
+
+class MdbShard(Reader):
+    """A Xet MDB shard.
+
+    Opening reads the header and, when the header announces one, the footer. Lookups through
+    lookup tables read only the table entry and the records they point at; everything else
+    walks the record sections once (cached).
+
+    Example::
+
+        with shardkit.open("b04a...f1.mdb") as s:
+            info = s.file("1686ca90c1751860f1a32b3b103bed9f483886112eb26a999a6568a43fd38f1c")
+            print([str(t.xorb_hash) for t in info.terms])
+
+    Args:
+        source: The shard bytes.
+        engine: ``"numpy"`` (bulk decoding of the records, the default) or ``"kaitai"``
+            (objects built from the generated parser's tree; slower, same result).
+    """
+
+    format_id = "mdb"
+    format_name = "Hugging Face Xet MDB shard"
+
+    def __init__(self, source: ByteSource, *, engine: str = "numpy") -> None:
+        super().__init__(source)
+        if engine not in ("numpy", "kaitai"):
+            raise ShardkitError(f"unknown engine {engine!r} (numpy or kaitai)")
+        self.engine = engine
+        size = source.size
+        head = source.read_range(0, min(32, size))
+        for tag, what in LEGACY_TAGS.items():
+            if head.startswith(tag):
+                raise UnsupportedVersionError(
+                    f"{source.name}: an MDB shard of {what}; only header v2 is supported",
+                    offset=0, field="/header/tag")
+        view = getattr(source, "view", None)
+        self._mem: memoryview | bytes = view(0, size) if view is not None \
+            else source.read_range(0, size)
+        self._ks = parse(XetMdbShard, as_stream(source, buffer_size=HEADER_SIZE),
+                         magic_fields=("/header/tag",), version_fields=("/header/version",))
+        self.header = MdbHeader(self._ks.header.version, self._ks.header.len_footer)
+        self._footer_note: str | None = None  # why an announced footer was not used
+        self.footer: MdbFooter | None = self._read_footer()
+
+    def close(self) -> None:
+        """Release the file mapping."""
+        if isinstance(self._mem, memoryview):
+            self._mem.release()
+        self._mem = b""
+        super().close()
+
+    # -- header, footer, layout ---------------------------------------------------------------
+
+    def _ks_at(self, cls: type, pos: int, prefix: str, **mapping: Any) -> Any:
+        """Parse generated type ``cls`` at absolute ``pos`` (errors mapped to ours)."""
+        stream = as_stream(self.source)
+        stream.seek(pos)
+        with kaitai_errors(prefix=prefix, **mapping):
+            return cls(stream, None, self._ks)
+
+    def _read_footer(self) -> MdbFooter | None:
+        size = self.source.size
+        if self.header.footer_size != FOOTER_SIZE:
+            return None
+        pos = size - FOOTER_SIZE
+        if pos < HEADER_SIZE + 2 * RECORD_SIZE:
+            self._footer_note = (f"the header announces a {FOOTER_SIZE}-byte footer but the "
+                                 f"file has only {size} bytes")
+            return None
+        error: ShardkitError | None = None
+        footer: MdbFooter | None = None
+        try:
+            ks = self._ks_at(XetMdbShard.Footer, pos, "/footer",
+                             version_fields=("/footer/version",))
+            footer = _footer_from_ks(ks)
+        except ShardkitError as exc:
+            error = exc
+        if footer is not None and footer.footer_offset == pos:
+            return footer
+        # Not a footer where one should be: a footer-less body whose header lies (the file ends
+        # at the xorb bookend, FORMAT_NOTES section 11), or a corrupt footer.
+        layout = self._layout
+        if pos >= layout.xorb_info_end:
+            if error is not None:
+                raise error
+            assert footer is not None
+            raise LayoutError(f"footer_offset {footer.footer_offset} != file length - "
+                              f"{FOOTER_SIZE} ({pos})", offset=pos + 192,
+                              field="/footer/ofs_footer")
+        self._footer_note = ("the header announces a footer but the file ends "
+                             f"{size - layout.xorb_info_end} bytes after the xorb bookend")
+        return None
+
+    @property
+    def _records_limit(self) -> int:
+        """Where the record sections must end at the latest."""
+        if self.__dict__.get("footer") is not None:
+            return self.source.size - FOOTER_SIZE
+        return self.source.size
+
+    @cached_property
+    def _layout(self) -> _Layout:
+        """Walk both record sections to their bookends, checking every count against the bytes
+        that remain before anything is read."""
+        mem, limit = self._mem, self._records_limit
+        files: list[tuple[int, bytes, int, int, int]] = []
+        pos, i = HEADER_SIZE, 0
+        unpack_file = _FILE_HEAD.unpack_from
+        while True:
+            if pos + RECORD_SIZE > limit:
+                raise TruncatedError(
+                    f"the file info section has no bookend: block {i} at {pos} needs "
+                    f"{RECORD_SIZE} bytes, {max(0, limit - pos)} remain",
+                    needed=RECORD_SIZE, available=max(0, limit - pos), offset=pos,
+                    field=f"/file_info/blocks/{i}")
+            h, flags, n, reserved = unpack_file(mem, pos)
+            if h == _BOOKEND_HASH:
+                break
+            nrec = (1 + n + (n if flags & FILE_FLAG_VERIFICATION else 0)
+                    + (1 if flags & FILE_FLAG_METADATA_EXT else 0))
+            end = pos + nrec * RECORD_SIZE
+            if end > limit:
+                raise TruncatedError(
+                    f"file block {i} declares {n} terms ({nrec} records, {nrec * RECORD_SIZE} "
+                    f"bytes) but {limit - pos} bytes remain before the end of the sections",
+                    needed=nrec * RECORD_SIZE, available=limit - pos, offset=pos + 36,
+                    field=f"/file_info/blocks/{i}/num_terms")
+            files.append((pos, h, flags, n, reserved))
+            pos, i = end, i + 1
+        xorb_info_offset = pos = pos + RECORD_SIZE
+        xorbs: list[tuple[int, bytes, int, int, int, int]] = []
+        unpack_xorb = _XORB_HEAD.unpack_from
+        i = 0
+        while True:
+            if pos + RECORD_SIZE > limit:
+                raise TruncatedError(
+                    f"the xorb info section has no bookend: block {i} at {pos} needs "
+                    f"{RECORD_SIZE} bytes, {max(0, limit - pos)} remain",
+                    needed=RECORD_SIZE, available=max(0, limit - pos), offset=pos,
+                    field=f"/xorb_info/blocks/{i}")
+            h, flags, n, in_xorb, on_disk = unpack_xorb(mem, pos)
+            if h == _BOOKEND_HASH:
+                break
+            end = pos + (1 + n) * RECORD_SIZE
+            if end > limit:
+                raise TruncatedError(
+                    f"xorb block {i} declares {n} chunks ({(1 + n) * RECORD_SIZE} bytes) but "
+                    f"{limit - pos} bytes remain before the end of the sections",
+                    needed=(1 + n) * RECORD_SIZE, available=limit - pos, offset=pos + 36,
+                    field=f"/xorb_info/blocks/{i}/num_chunks")
+            xorbs.append((pos, h, flags, n, in_xorb, on_disk))
+            pos, i = end, i + 1
+        return _Layout(files, xorb_info_offset, xorbs, pos + RECORD_SIZE)
+
+    @property
+    def xorb_info_offset(self) -> int:
+        """Start of the xorb section (where it really is)."""
+        return self._layout.xorb_info_offset
+
+    @property
+    def xorb_info_end(self) -> int:
+        """The byte after the xorb bookend."""
+        return self._layout.xorb_info_end
+
+    def _records(self, start: int, end: int) -> np.ndarray:
+        return np.frombuffer(self._mem, RECORD_DTYPE, count=(end - start) // RECORD_SIZE,
+                             offset=start)
+
+    # -- bulk decoding ------------------------------------------------------------------------
+
+    @cached_property
+    def files(self) -> tuple[FileInfo, ...]:
+        """Every file block, in section order."""
+        if self.engine == "kaitai":
+            return self._kaitai_objects[0]
+        layout = self._layout
+        blocks = layout.file_blocks
+        if not blocks:
+            return ()
+        recs = self._records(HEADER_SIZE, layout.xorb_info_offset)
+        ofs = np.fromiter((b[0] for b in blocks), np.int64, len(blocks))
+        flags = np.fromiter((b[2] for b in blocks), np.int64, len(blocks))
+        n = np.fromiter((b[3] for b in blocks), np.int64, len(blocks))
+        rec = (ofs - HEADER_SIZE) // RECORD_SIZE
+        total = int(n.sum())
+        starts = np.zeros(len(n), np.int64)
+        np.cumsum(n[:-1], out=starts[1:])
+        within = np.arange(total, dtype=np.int64) - np.repeat(starts, n)
+        term_idx = np.repeat(rec + 1, n) + within
+        terms_rec = recs[term_idx]
+        term_hashes = list(map(_new_hash, terms_rec["hash"].tolist()))
+        terms = list(map(tuple.__new__, repeat(Term),
+                         zip(term_hashes, terms_rec["w0"].tolist(), terms_rec["w1"].tolist(),
+                             terms_rec["w2"].tolist(), terms_rec["w3"].tolist(), strict=True)))
+        has_v = (flags & FILE_FLAG_VERIFICATION) != 0
+        has_e = (flags & FILE_FLAG_METADATA_EXT) != 0
+        nv = np.where(has_v, n, 0)
+        ver_idx = np.repeat(rec + 1 + n, nv) + (np.arange(int(nv.sum()), dtype=np.int64)
+                                                 - np.repeat(np.cumsum(nv) - nv, nv))
+        ver = list(map(_new_hash, recs["hash"][ver_idx].tolist()))
+        ext_idx = (rec + 1 + n + nv)[has_e]
+        ext_hashes = iter(map(_new_hash, recs["hash"][ext_idx].tolist()))
+        out = []
+        t = v = 0
+        has_e_l = has_e.tolist()
+        nv_l = nv.tolist()
+        rec_l = rec.tolist()
+        for j, (pos, h, fl, cnt, reserved) in enumerate(blocks):
+            k = nv_l[j]
+            out.append(FileInfo(_new_hash(h), fl, tuple(terms[t : t + cnt]),
+                                tuple(ver[v : v + k]),
+                                next(ext_hashes) if has_e_l[j] else None,
+                                reserved, rec_l[j], pos))
+            t += cnt
+            v += k
+        return tuple(out)
+
+    @cached_property
+    def xorbs(self) -> tuple[XorbInfo, ...]:
+        """Every xorb block, in section order."""
+        if self.engine == "kaitai":
+            return self._kaitai_objects[1]
+        layout = self._layout
+        blocks = layout.xorb_blocks
+        if not blocks:
+            return ()
+        base = layout.xorb_info_offset
+        recs = self._records(base, layout.xorb_info_end - RECORD_SIZE)
+        is_chunk = np.ones(len(recs), bool)
+        head_rec = np.fromiter(((b[0] - base) // RECORD_SIZE for b in blocks), np.int64,
+                               len(blocks))
+        is_chunk[head_rec] = False
+        chunk_recs = recs[is_chunk]
+        hashes = list(map(_new_hash, chunk_recs["hash"].tolist()))
+        chunks = list(map(tuple.__new__, repeat(ChunkEntry),  # NamedTuple without __new__
+                          zip(hashes, chunk_recs["w0"].tolist(), chunk_recs["w1"].tolist(),
+                              chunk_recs["w2"].tolist(), chunk_recs["w3"].tolist(),
+                              strict=True)))
+        out = []
+        c = 0
+        for (pos, h, fl, cnt, in_xorb, on_disk), r in zip(blocks, head_rec.tolist(),
+                                                          strict=True):
+            out.append(XorbInfo(_new_hash(h), fl, tuple(chunks[c : c + cnt]), in_xorb,
+                                on_disk, r, pos))
+            c += cnt
+        return tuple(out)
+
+    @cached_property
+    def _kaitai_objects(self) -> tuple[tuple[FileInfo, ...], tuple[XorbInfo, ...]]:
+        """Files and xorbs built from the generated parser's tree (``engine="kaitai"``)."""
+        _ = self._layout  # precise errors for bad counts come from the walk
+        with kaitai_errors():
+            root = self._ks
+            files = []
+            for b in root.file_info.blocks:
+                if b.is_bookend:
+                    break
+                files.append(FileInfo(
+                    XetHash(b.file_hash), b.flags,
+                    tuple(Term(XetHash(t.xorb_hash), t.flags, t.len_unpacked,
+                               t.chunk_index_start, t.chunk_index_end) for t in b.terms),
+                    tuple(XetHash(v.range_hash)
+                          for v in getattr(b, "verification_entries", None) or ()),
+                    XetHash(b.metadata_ext.sha256) if b.has_metadata_ext else None,
+                    b.reserved, (b.ofs_block - HEADER_SIZE) // RECORD_SIZE, b.ofs_block))
+            xorbs = []
+            base = root.ofs_xorb_info
+            for b in root.xorb_info.blocks:
+                if b.is_bookend:
+                    break
+                xorbs.append(XorbInfo(
+                    XetHash(b.xorb_hash), b.flags,
+                    tuple(ChunkEntry(XetHash(c.chunk_hash), c.ofs_unpacked, c.len_unpacked,
+                                     c.flags, c.reserved) for c in b.chunks),
+                    b.len_unpacked, b.len_on_disk, (b.ofs_block - base) // RECORD_SIZE,
+                    b.ofs_block))
+        return tuple(files), tuple(xorbs)
+
+    # -- lookup tables ------------------------------------------------------------------------
+
+    def _table(self, name: str, offset: int, count: int, dtype: np.dtype) -> np.ndarray | None:
+        if self.footer is None or count == 0:
+            return None
+        end = offset + count * dtype.itemsize
+        limit = self.footer.footer_offset
+        if offset < HEADER_SIZE or end > limit:
+            raise LayoutError(f"the {name} lookup table [{offset}, {end}) ({count} entries) "
+                              f"does not fit before the footer at {limit}",
+                              offset=self.footer.footer_offset, field=f"/{name}_lookup")
+        return np.frombuffer(self._mem, dtype, count=count, offset=offset)
+
+    @cached_property
+    def file_lookup(self) -> np.ndarray | None:
+        """The file lookup table (fields ``key``, ``index``), or None when absent."""
+        f = self.footer
+        return None if f is None else self._table("file", f.file_lookup_offset,
+                                                  f.file_lookup_num_entry, _LOOKUP_DTYPE)
+
+    @cached_property
+    def xorb_lookup(self) -> np.ndarray | None:
+        """The xorb lookup table (fields ``key``, ``index``), or None when absent."""
+        f = self.footer
+        return None if f is None else self._table("xorb", f.xorb_lookup_offset,
+                                                  f.xorb_lookup_num_entry, _LOOKUP_DTYPE)
+
+    @cached_property
+    def chunk_lookup(self) -> np.ndarray | None:
+        """The chunk lookup table (fields ``key``, ``xorb``, ``chunk``), or None when absent."""
+        f = self.footer
+        return None if f is None else self._table("chunk", f.chunk_lookup_offset,
+                                                  f.chunk_lookup_num_entry,
+                                                  _CHUNK_LOOKUP_DTYPE)
+
+    @staticmethod
+    def _search_index(table: np.ndarray) -> tuple[list[int], np.ndarray]:
+        """Keys in ascending order (as a list, for bisect) and the matching table rows."""
+        keys = table["key"]
+        if len(keys) > 1 and not bool(np.all(keys[1:] >= keys[:-1])):
+            order = np.argsort(keys, kind="stable")
+            return keys[order].tolist(), table[order]
+        return keys.tolist(), table
+
+    @cached_property
+    def _file_search(self) -> tuple[list[int], list[int]] | None:
+        t = self.file_lookup
+        if t is None:
+            return None
+        keys, rows = self._search_index(t)
+        return keys, rows["index"].tolist()
+
+    @cached_property
+    def _xorb_search(self) -> tuple[list[int], list[int]] | None:
+        t = self.xorb_lookup
+        if t is None:
+            return None
+        keys, rows = self._search_index(t)
+        return keys, rows["index"].tolist()
+
+    @cached_property
+    def _chunk_search(self) -> tuple[list[int], list[int], list[int]] | None:
+        t = self.chunk_lookup
+        if t is None:
+            return None
+        keys, rows = self._search_index(t)
+        return keys, rows["xorb"].tolist(), rows["chunk"].tolist()
+
+    @cached_property
+    def _files_by_hash(self) -> dict[bytes, FileInfo]:
+        out: dict[bytes, FileInfo] = {}
+        for f in self.files:
+            out.setdefault(bytes(f.hash), f)  # the first record wins, as in xet-core
+        return out
+
+    @cached_property
+    def _xorbs_by_hash(self) -> dict[bytes, XorbInfo]:
+        out: dict[bytes, XorbInfo] = {}
+        for x in self.xorbs:
+            out.setdefault(bytes(x.hash), x)
+        return out
+
+    @cached_property
+    def _chunks_by_hash(self) -> dict[bytes, ChunkRef]:
+        out: dict[bytes, ChunkRef] = {}
+        for x in self.xorbs:
+            for i, c in enumerate(x.chunks):
+                out.setdefault(bytes(c.hash), ChunkRef(x.hash, x.record_index, i, c))
+        return out
+
+    def _file_at(self, pos: int, rec: int) -> FileInfo | None:
+        """Decode the file block at ``pos`` straight from the bytes (None if out of bounds)."""
+        mem, limit = self._mem, self._records_limit
+        if pos < HEADER_SIZE or pos + RECORD_SIZE > limit:
+            return None
+        h, flags, n, reserved = _FILE_HEAD.unpack_from(mem, pos)
+        nv = n if flags & FILE_FLAG_VERIFICATION else 0
+        ne = 1 if flags & FILE_FLAG_METADATA_EXT else 0
+        if pos + (1 + n + nv + ne) * RECORD_SIZE > limit:
+            return None
+        p = pos + RECORD_SIZE
+        terms = []
+        for _ in range(n):
+            xhash, fl, size, start, end = _TERM.unpack_from(mem, p)
+            terms.append(Term(_new_hash(xhash), fl, size, start, end))
+            p += RECORD_SIZE
+        ver = []
+        for _ in range(nv):
+            ver.append(_new_hash(bytes(mem[p : p + 32])))
+            p += RECORD_SIZE
+        sha = _new_hash(bytes(mem[p : p + 32])) if ne else None
+        return FileInfo(_new_hash(h), flags, tuple(terms), tuple(ver), sha, reserved, rec, pos)
+
+    def file(self, h: XetHash | bytes | str, default: Any = None) -> FileInfo | None:
+        """The file with hash ``h`` (a hash object, 32 stored bytes or display hex).
+
+        Uses the file lookup table when present (binary search on the truncated hash, then the
+        full hash is compared at each candidate record); otherwise the file section is walked
+        once and indexed. Returns ``default`` (None) when the file is not in the shard.
+        """
+        raw = _as_raw(h)
+        search = self._file_search
+        if search is None:
+            return self._files_by_hash.get(raw, default)
+        keys, index = search
+        key = int.from_bytes(raw[:8], "little")
+        i = bisect.bisect_left(keys, key)
+        mem = self._mem
+        while i < len(keys) and keys[i] == key:
+            rec = index[i]
+            pos = HEADER_SIZE + rec * RECORD_SIZE
+            if pos + 32 <= self._records_limit and mem[pos : pos + 32] == raw:
+                found = self._file_at(pos, rec)
+                if found is not None:
+                    return found
+            i += 1
+        return default
+
+    def xorb(self, h: XetHash | bytes | str, default: Any = None) -> XorbInfo | None:
+        """The xorb with hash ``h`` (through the xorb lookup table when present)."""
+        raw = _as_raw(h)
+        search = self._xorb_search
+        if search is None:
+            return self._xorbs_by_hash.get(raw, default)
+        keys, index = search
+        key = int.from_bytes(raw[:8], "little")
+        i = bisect.bisect_left(keys, key)
+        base, mem = self.footer.xorb_info_offset, self._mem  # type: ignore[union-attr]
+        while i < len(keys) and keys[i] == key:
+            pos = base + index[i] * RECORD_SIZE
+            if pos + RECORD_SIZE <= self._records_limit and mem[pos : pos + 32] == raw:
+                h_, fl, n, in_xorb, on_disk = _XORB_HEAD.unpack_from(mem, pos)
+                if pos + (1 + n) * RECORD_SIZE <= self._records_limit:
+                    recs = self._records(pos + RECORD_SIZE, pos + (1 + n) * RECORD_SIZE)
+                    chunks = tuple(map(ChunkEntry, map(_new_hash, recs["hash"].tolist()),
+                                       recs["w0"].tolist(), recs["w1"].tolist(),
+                                       recs["w2"].tolist(), recs["w3"].tolist()))
+                    return XorbInfo(_new_hash(h_), fl, chunks, in_xorb, on_disk, index[i], pos)
+            i += 1
+        return default
+
+    def find_chunk(self, h: XetHash | bytes | str, *, keyed: bool = False) -> ChunkRef | None:
+        """Find a chunk by its plain hash (a hash object, 32 stored bytes or display hex).
+
+        When the footer carries a non-zero HMAC key the hash is keyed first (the shard stores
+        keyed hashes), unless ``keyed=True`` says it already is. Uses the chunk lookup table when
+        present (binary search on the truncated hash, full-hash check), a walk otherwise.
+        Returns None when the chunk is not in the shard.
+        """
+        raw = _as_raw(h)
+        f = self.footer
+        if not keyed and f is not None and not f.hmac_key.is_zero:
+            raw = xh.keyed_chunk_hash(bytes(f.hmac_key), raw)
+        search = self._chunk_search
+        if search is None:
+            return self._chunks_by_hash.get(raw)
+        keys, xorb_idx, chunk_idx = search
+        key = int.from_bytes(raw[:8], "little")
+        i = bisect.bisect_left(keys, key)
+        base, mem, limit = f.xorb_info_offset, self._mem, self._records_limit  # type: ignore
+        while i < len(keys) and keys[i] == key:
+            xr, ci = xorb_idx[i], chunk_idx[i]
+            pos = base + (xr + 1 + ci) * RECORD_SIZE
+            if pos + RECORD_SIZE <= limit and mem[pos : pos + 32] == raw:
+                xpos = base + xr * RECORD_SIZE
+                chash, start, size, fl, res = _TERM.unpack_from(mem, pos)
+                return ChunkRef(_new_hash(bytes(mem[xpos : xpos + 32])), xr, ci,
+                                ChunkEntry(_new_hash(chash), start, size, fl, res))
+            i += 1
+        return None
+
+    # -- mapping protocol (CLI `ls` / `get`) --------------------------------------------------
+
+    def __getitem__(self, key: XetHash | bytes | str) -> FileInfo:
+        try:
+            found = self.file(key)
+        except ValueError as exc:
+            raise EntryNotFoundError(key, str(exc)) from exc
+        if found is None:
+            raise EntryNotFoundError(key, f"no file {XetHash(key)} in this shard")
+        return found
+
+    def get(self, key: XetHash | bytes | str, default: Any = _MISSING) -> Any:
+        """The file of ``key``; raises :class:`EntryNotFoundError` (or returns ``default``)."""
+        try:
+            return self[key]
+        except EntryNotFoundError:
+            if default is _MISSING:
+                raise
+            return default
+
+    def __contains__(self, key: object) -> bool:
+        try:
+            return self.file(key) is not None  # type: ignore[arg-type]
+        except (ValueError, TypeError):
+            return False
+
+    def __len__(self) -> int:
+        return len(self._layout.file_blocks)
+
+    def keys(self) -> Iterator[XetHash]:
+        """File hashes, in section order."""
+        for block in self._layout.file_blocks:
+            yield _new_hash(block[1])
+
+    __iter__ = keys
+
+    def parse_key(self, text: str) -> XetHash:
+        """A file hash from its display hex (as ``shardkit get`` takes it)."""
+        try:
+            return XetHash(text)
+        except ValueError as exc:
+            raise EntryNotFoundError(text, f"not a xet hash (64 hex digits): {text!r}") from exc
+
+    def format_key(self, key: XetHash | bytes) -> str:
+        """A file hash's display hex."""
+        return str(XetHash(key))
+
+    # -- summaries ----------------------------------------------------------------------------
+
+    @property
+    def variant(self) -> str:
+        """Which variant of FORMAT_NOTES section 9 the shard looks like."""
+        f = self.footer
+        if f is None:
+            return "upload body (no footer)"
+        if f.is_keyed:
+            return "keyed global-dedup response"
+        tables = f.file_lookup_num_entry or f.xorb_lookup_num_entry or f.chunk_lookup_num_entry
+        if tables:
+            if not self._layout.file_blocks and f.xorb_lookup_num_entry:
+                return "xorb-only shard with lookup tables"
+            return "full shard with lookup tables"
+        if f.file_lookup_offset == 0 and f.xorb_lookup_offset == 0:
+            return "shard without lookup tables (huggingface.js style, table offsets 0)"
+        return "server-stored shard without lookup tables"
+
+    def summary(self) -> dict[str, Any]:
+        """What ``shardkit info`` shows."""
+        f = self.footer
+        files, xorbs = self._layout.file_blocks, self._layout.xorb_blocks
+        out: dict[str, Any] = {
+            "format": self.format_id,
+            "format_name": self.format_name,
+            "file": self.source.name,
+            "file_size": self.source.size,
+            "variant": self.variant,
+            "header": {"version": self.header.version, "footer_size": self.header.footer_size},
+            "footer": f is not None,
+            "files": len(files),
+            "xorbs": len(xorbs),
+            "chunks": sum(b[3] for b in xorbs),
+            "terms": sum(b[3] for b in files),
+            "lookup_tables": {
+                "file": f is not None and f.file_lookup_num_entry > 0,
+                "xorb": f is not None and f.xorb_lookup_num_entry > 0,
+                "chunk": f is not None and f.chunk_lookup_num_entry > 0,
+            },
+            "hmac_key_present": f is not None and f.is_keyed,
+        }
+        if f is not None:
+            out["hmac_key"] = str(f.hmac_key) if f.is_keyed else None
+            out["creation_timestamp"] = f.creation_timestamp
+            out["creation_time"] = _iso(f.creation_timestamp)
+            out["key_expiry"] = f.key_expiry
+            out["key_expiry_time"] = ("never" if f.key_expiry == NEVER_EXPIRES
+                                      else _iso(f.key_expiry))
+            out["expired"] = f.expired()
+            out["totals"] = {"materialized_bytes": f.materialized_bytes,
+                             "stored_bytes": f.stored_bytes,
+                             "stored_bytes_on_disk": f.stored_bytes_on_disk}
+        else:
+            out["totals"] = {
+                "materialized_bytes": sum(fi.size for fi in self.files),
+                "stored_bytes": sum(b[4] for b in xorbs),
+                "stored_bytes_on_disk": sum(b[5] for b in xorbs),
+            }
+        if self._footer_note:
+            out["note"] = self._footer_note
+        return out
+
+    def to_dict(self) -> dict[str, Any]:
+        """The whole object tree: summary, header, footer, files, xorbs, lookup tables."""
+        out = self.summary()
+        out["footer"] = None if self.footer is None else self.footer.to_dict()
+        out["files"] = [fi.to_dict() for fi in self.files]
+        out["xorbs"] = [x.to_dict() for x in self.xorbs]
+        tables: dict[str, Any] = {}
+        for name, table in (("file", self.file_lookup), ("xorb", self.xorb_lookup)):
+            tables[name] = [] if table is None else [
+                [k, i] for k, i in zip(table["key"].tolist(), table["index"].tolist(),
+                                       strict=True)]
+        t = self.chunk_lookup
+        tables["chunk"] = [] if t is None else [
+            list(row) for row in zip(t["key"].tolist(), t["xorb"].tolist(),
+                                     t["chunk"].tolist(), strict=True)]
+        out["lookup_tables"] = tables
+        out["sections"] = [s.to_dict() for s in self.sections()]
+        return out
+
+    def sections(self) -> list[Section]:
+        """Byte layout, in file order."""
+        lay, f, size = self._layout, self.footer, self.source.size
+        out = [
+            Section("/header", 0, HEADER_SIZE, f"tag, version {self.header.version}, "
+                    f"footer_size {self.header.footer_size}"),
+            Section("/file_info", HEADER_SIZE, lay.xorb_info_offset,
+                    f"{len(lay.file_blocks)} file blocks + bookend"),
+            Section("/xorb_info", lay.xorb_info_offset, lay.xorb_info_end,
+                    f"{len(lay.xorb_blocks)} xorb blocks + bookend"),
+        ]
+        if f is not None:
+            for name, ofs, n, width in (
+                    ("file", f.file_lookup_offset, f.file_lookup_num_entry, 12),
+                    ("xorb", f.xorb_lookup_offset, f.xorb_lookup_num_entry, 12),
+                    ("chunk", f.chunk_lookup_offset, f.chunk_lookup_num_entry, 16)):
+                if n:
+                    out.append(Section(f"/{name}_lookup", ofs, ofs + n * width,
+                                       f"{n} entries x {width} bytes"))
+            out.append(Section("/footer", size - FOOTER_SIZE, size, "footer v1"))
+        elif lay.xorb_info_end < size:
+            out.append(Section("/trailing", lay.xorb_info_end, size,
+                               "bytes after the xorb bookend"))
+        return out
+
+    # -- verification -------------------------------------------------------------------------
+
+    def verify(self, progress: Callable[[int, int], None] | None = None, *,
+               name_check: bool = False, other_shards: Iterable[MdbShard] = ()) -> list[Problem]:
+        """Run every check; return the problems found (empty list: the shard is sound).
+
+        Args:
+            progress: Called as ``progress(done, total)`` over xorbs and files.
+            name_check: Also check the shard's content hash against a ``<hash>.mdb`` file name.
+            other_shards: Shards whose xorb sections may describe xorbs this shard's files use
+                (their terms and file hashes are then checked too).
+        """
+        problems: list[Problem] = []
+        add = problems.append
+        try:
+            lay = self._layout
+            files, xorbs = self.files, self.xorbs
+        except ShardkitError as exc:
+            add(Problem("layout", exc.message, exc.offset, exc.field))
+            return problems
+        size, f = self.source.size, self.footer
+        self._verify_frame(lay, f, size, add)
+        self._verify_tables(lay, f, files, xorbs, add)
+        keyed = f is not None and f.is_keyed
+        known: dict[bytes, XorbInfo] = {}
+        for other in other_shards:
+            for x in other.xorbs:
+                known.setdefault(bytes(x.hash), x)
+        for x in xorbs:
+            known[bytes(x.hash)] = x
+        total = len(files) + len(xorbs)
+        done = 0
+        for x in xorbs:
+            self._verify_xorb(x, keyed, add)
+            done += 1
+            if progress is not None and done % 1024 == 0:
+                progress(done, total)
+        self._verify_files(files, known, keyed, add, progress, done, total)
+        if progress is not None:
+            progress(total, total)
+        if name_check:
+            self._verify_name(add)
+        return problems
+
+    def _verify_frame(self, lay: _Layout, f: MdbFooter | None, size: int,
+                      add: Callable[[Problem], None]) -> None:
+        if self._footer_note:
+            add(Problem("footer", self._footer_note, 40, "/header/len_footer"))
+        if f is None:
+            if lay.xorb_info_end != size:
+                add(Problem("layout", f"{size - lay.xorb_info_end} bytes follow the xorb "
+                            "bookend in a shard without footer", lay.xorb_info_end,
+                            "/xorb_info"))
+            return
+        fo = size - FOOTER_SIZE
+        hfjs = (f.file_lookup_offset == f.xorb_lookup_offset == f.chunk_lookup_offset == 0
+                and not (f.file_lookup_num_entry or f.xorb_lookup_num_entry
+                         or f.chunk_lookup_num_entry))
+        expect = [
+            ("ofs_file_info", 8, f.file_info_offset, HEADER_SIZE),
+            ("ofs_xorb_info", 16, f.xorb_info_offset, lay.xorb_info_offset),
+        ]
+        if not hfjs:
+            flo = lay.xorb_info_end
+            xlo = flo + 12 * f.file_lookup_num_entry
+            clo = xlo + 12 * f.xorb_lookup_num_entry
+            expect += [
+                ("ofs_file_lookup", 24, f.file_lookup_offset, flo),
+                ("ofs_xorb_lookup", 40, f.xorb_lookup_offset, xlo),
+                ("ofs_chunk_lookup", 56, f.chunk_lookup_offset, clo),
+                ("ofs_footer", 192, fo, clo + 16 * f.chunk_lookup_num_entry),
+            ]
+        elif lay.xorb_info_end != fo:
+            add(Problem("layout", f"{fo - lay.xorb_info_end} bytes lie between the xorb "
+                        "bookend and the footer, but the footer lists no lookup table",
+                        lay.xorb_info_end, "/footer"))
+        for field, rel, found, want in expect:
+            if found != want:
+                add(Problem("footer", f"{field} is {found}, the sections say {want}",
+                            fo + rel, f"/footer/{field}"))
+        if any(f.reserved):
+            add(Problem("footer", "reserved footer words are not zero", fo + 120,
+                        "/footer/reserved"))
+        if not hfjs:  # huggingface.js writes totals of its own (FORMAT_NOTES section 9)
+            for field, rel, found, want in (
+                    ("len_stored_on_disk", 168, f.stored_bytes_on_disk,
+                     sum(b[5] for b in lay.xorb_blocks)),
+                    ("len_materialized", 176, f.materialized_bytes,
+                     sum(fi.size for fi in self.files)),
+                    ("len_stored", 184, f.stored_bytes, sum(b[4] for b in lay.xorb_blocks))):
+                if found != want:
+                    add(Problem("totals", f"{field} is {found}, the sections sum to {want}",
+                                fo + rel, f"/footer/{field}"))
+
+    def _verify_tables(self, lay: _Layout, f: MdbFooter | None, files: Sequence[FileInfo],
+                       xorbs: Sequence[XorbInfo], add: Callable[[Problem], None]) -> None:
+        if f is None:
+            return
+        try:
+            ft, xt, ct = self.file_lookup, self.xorb_lookup, self.chunk_lookup
+        except ShardkitError as exc:
+            add(Problem("lookup_table", exc.message, exc.offset, exc.field))
+            return
+        for name, table, items in (("file", ft, files), ("xorb", xt, xorbs)):
+            if table is None:
+                continue
+            want = np.array([(x.hash.truncated, x.record_index) for x in items],
+                            dtype=[("key", "<u8"), ("index", "<u4")])
+            if len(table) != len(want):
+                add(Problem("lookup_table", f"the {name} table has {len(table)} entries, the "
+                            f"section {len(want)} blocks", None, f"/{name}_lookup"))
+                continue
+            bad = np.flatnonzero((table["key"] != want["key"])
+                                 | (table["index"] != want["index"]))
+            base = f.file_lookup_offset if name == "file" else f.xorb_lookup_offset
+            for i in bad[:20].tolist():
+                add(Problem("lookup_table", f"{name} table entry {i} is "
+                            f"({int(table['key'][i])}, {int(table['index'][i])}), expected "
+                            f"({int(want['key'][i])}, {int(want['index'][i])})",
+                            base + 12 * i, f"/{name}_lookup/entries/{i}"))
+            keys = table["key"]
+            if len(keys) > 1 and not bool(np.all(keys[1:] >= keys[:-1])):
+                add(Problem("lookup_table", f"the {name} table is not sorted by key", base,
+                            f"/{name}_lookup"))
+        if ct is not None:
+            want_rows = sorted((c.hash.truncated, x.record_index, i)
+                               for x in xorbs for i, c in enumerate(x.chunks))
+            rows = list(zip(ct["key"].tolist(), ct["xorb"].tolist(), ct["chunk"].tolist(),
+                            strict=True))
+            if sorted(rows) != want_rows:
+                add(Problem("lookup_table", "the chunk table does not hold exactly the "
+                            "(truncated chunk hash, xorb record, chunk) triples of the xorb "
+                            f"section ({len(rows)} entries, {len(want_rows)} chunks)",
+                            f.chunk_lookup_offset, "/chunk_lookup"))
+            keys = ct["key"]
+            if len(keys) > 1 and not bool(np.all(keys[1:] >= keys[:-1])):
+                add(Problem("lookup_table", "the chunk table is not sorted by key",
+                            f.chunk_lookup_offset, "/chunk_lookup"))
+
+    def _verify_xorb(self, x: XorbInfo, keyed: bool, add: Callable[[Problem], None]) -> None:
+        where = f"/xorb_info/blocks/{x.record_index}"
+        pos = 0
+        for i, c in enumerate(x.chunks):
+            if c.offset != pos:
+                add(Problem("xorb", f"xorb {x.hash}: chunk {i} starts at {c.offset}, expected "
+                            f"{pos}", x.offset + RECORD_SIZE * (1 + i) + 32,
+                            f"{where}/chunks/{i}/ofs_unpacked"))
+                break
+            pos += c.size
+        if pos != x.num_bytes_in_xorb:
+            add(Problem("xorb", f"xorb {x.hash}: chunk sizes sum to {pos}, num_bytes_in_xorb "
+                        f"is {x.num_bytes_in_xorb}", x.offset + 40, f"{where}/len_unpacked"))
+        if not keyed:
+            computed = xh.xorb_hash((c.hash, c.size) for c in x.chunks)
+            if computed != bytes(x.hash):
+                add(Problem("xorb_hash", f"xorb {x.hash}: its chunks aggregate to "
+                            f"{xh.display_hex(computed)}", x.offset, f"{where}/xorb_hash"))
+
+    def _verify_files(self, files: Sequence[FileInfo], known: dict[bytes, XorbInfo],
+                      keyed: bool, add: Callable[[Problem], None],
+                      progress: Callable[[int, int], None] | None, done: int,
+                      total: int) -> None:
+        with_v = sum(1 for fi in files if fi.flags & FILE_FLAG_VERIFICATION)
+        if 0 < with_v < len(files):
+            add(Problem("file", f"{with_v} of {len(files)} files have verification entries "
+                        "(a shard has them for every file or for none)", HEADER_SIZE,
+                        "/file_info"))
+        for fi in files:
+            done += 1
+            if progress is not None and done % 1024 == 0:
+                progress(done, total)
+            self._verify_file(fi, known, keyed, add)
+
+    def _verify_file(self, fi: FileInfo, known: dict[bytes, XorbInfo], keyed: bool,
+                     add: Callable[[Problem], None]) -> None:
+        where = f"/file_info/blocks/{fi.record_index}"
+        if fi.flags & ~(FILE_FLAG_VERIFICATION | FILE_FLAG_METADATA_EXT):
+            add(Problem("file", f"file {fi.hash}: unknown flag bits {fi.flags:#x}",
+                        fi.offset + 32, f"{where}/flags"))
+        chunks_all: list[tuple[bytes, int]] | None = []
+        for i, t in enumerate(fi.terms):
+            tpos = fi.offset + RECORD_SIZE * (1 + i)
+            if t.chunk_start >= t.chunk_end:
+                add(Problem("term", f"file {fi.hash} term {i}: empty or reversed chunk range "
+                            f"[{t.chunk_start}, {t.chunk_end})", tpos + 40,
+                            f"{where}/terms/{i}"))
+                chunks_all = None
+                continue
+            x = known.get(bytes(t.xorb_hash))
+            if x is None:
+                chunks_all = None
+                continue
+            if t.chunk_end > len(x.chunks):
+                add(Problem("term", f"file {fi.hash} term {i}: chunks [{t.chunk_start}, "
+                            f"{t.chunk_end}) outside xorb {x.hash} ({len(x.chunks)} chunks)",
+                            tpos + 44, f"{where}/terms/{i}/chunk_index_end"))
+                chunks_all = None
+                continue
+            sel = x.chunks[t.chunk_start : t.chunk_end]
+            size = sum(c.size for c in sel)
+            if size != t.unpacked_bytes:
+                add(Problem("term", f"file {fi.hash} term {i}: {t.unpacked_bytes} bytes, its "
+                            f"chunks sum to {size}", tpos + 36, f"{where}/terms/{i}/len_unpacked"))
+            if keyed:
+                chunks_all = None
+                continue
+            if fi.verification_hashes:
+                computed = xh.verification_hash(c.hash for c in sel)
+                if computed != bytes(fi.verification_hashes[i]):
+                    n = len(fi.terms)
+                    add(Problem("verification_hash", f"file {fi.hash} term {i}: range hash "
+                                f"{fi.verification_hashes[i]}, computed "
+                                f"{xh.display_hex(computed)}",
+                                fi.offset + RECORD_SIZE * (1 + n + i),
+                                f"{where}/verification_entries/{i}/range_hash"))
+            if chunks_all is not None:
+                chunks_all.extend((c.hash, c.size) for c in sel)
+        if chunks_all is not None:
+            computed = xh.file_hash(chunks_all)
+            if computed != bytes(fi.hash):
+                add(Problem("file_hash", f"file {fi.hash}: its chunks hash to "
+                            f"{xh.display_hex(computed)}", fi.offset, f"{where}/file_hash"))
+
+    def _verify_name(self, add: Callable[[Problem], None]) -> None:
+        m = _NAME.match(os.path.basename(self.source.name))
+        if m is None:
+            return
+        computed = xh.display_hex(xh.shard_hash(self._mem))
+        if computed != m.group(1).lower():
+            add(Problem("name", f"the file is named {m.group(0)} but its content hash is "
+                        f"{computed}", 0, "/"))
+
+    # -- conveniences -------------------------------------------------------------------------
+
+    def content_hash(self) -> XetHash:
+        """The shard's content hash (what its ``<hash>.mdb`` file name should be)."""
+        return XetHash(xh.shard_hash(self._mem))
+
+    def iter_chunks(self) -> Iterator[tuple[XorbInfo, int, ChunkEntry]]:
+        """(xorb, chunk index, chunk) for every chunk, in section order."""
+        for x in self.xorbs:
+            for i, c in enumerate(x.chunks):
+                yield x, i, c
+
+
+def open_mdb(target: Any) -> MdbShard:
+    """Open a path, bytes or ByteSource as an :class:`MdbShard` (no format detection)."""
+    from ..sources import open_source
+
+    return MdbShard(open_source(target))
