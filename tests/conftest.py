@@ -29,9 +29,11 @@ def pytest_collection_modifyitems(config, items):
 
     if not os.environ.get("CI"):
         return
-    try:
-        import swh.perfecthash  # noqa: F401
-    except ImportError as exc:  # pragma: no cover - only on a broken CI install
+    import importlib.util
+
+    missing = [name for name in ("swh.perfecthash", "hf_xet", "tensorstore", "cloudvolume")
+               if importlib.util.find_spec(name) is None]
+    if missing:  # pragma: no cover - only on a broken CI install
         raise pytest.UsageError(
-            "CI is set but swh.perfecthash is not installed: the interop group cannot run"
-        ) from exc
+            f"CI is set but {', '.join(missing)} not installed: the interop group cannot run"
+        )

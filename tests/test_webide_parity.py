@@ -84,6 +84,82 @@ FORMATS = [
             "hashFunction/numBuckets",
         ),
     ),
+    Format(  # ZSS: only the none+crc32c samples, whose bodies the schema itself parses
+        "Zss",
+        "shardkit.generated.zss",
+        "Zss",
+        "tests/data/zss/*_none.zss",
+        required=(
+            "magic",
+            "lenHeader",
+            "header/rootVoffset",
+            "header/uuid",
+            "header/codec",
+            "header/metadata",
+            "headerCrc32c",
+            "headerCrc32cInput",
+            "root/level",
+            "root/lenPayload/value",
+            "root/payload/body/entries/*/childVoffset/value",
+            "blocks/*/payload/body/records/*/record",
+            "blocks/*/payload/body/records/*/lenRecord/lenBytes",
+            "blocks/*/payload/bodyCrc32c",
+        ),
+    ),
+    Format(  # Neuroglancer: the root infers minishard_bits from the file (Web IDE path)
+        "NeuroglancerUint64Sharded",
+        "shardkit.generated.neuroglancer_uint64_sharded",
+        "NeuroglancerUint64Sharded",
+        "tests/data/neuroglancer/*/*.shard",  # raw-index samples (the image scale is deeper)
+        required=(
+            "minishardBits",
+            "minishardBitsProbes/*/fits",
+            "shardIndex/entries/*/ofsMinishardIndex",
+            "shardIndex/entries/*/ofsMinishardIndexEnd",
+            "minishards/*/rawIndex",
+            "minishards/*/index/chunkIdDeltas",
+            "minishards/*/index/ofsDataDeltas",
+            "minishards/*/index/lenData",
+            "minishards/*/chunks/*/chunkIdDelta",
+            "minishards/*/chunks/*/data",
+        ),
+    ),
+    Format(
+        "XetMdbShard",
+        "shardkit.generated.xet_mdb_shard",
+        "XetMdbShard",
+        # names ending "db" (.mdb) or "rd" (.shard): every real shard, no manifest or notes;
+        # required: what all variants hold (upload bodies have no footer, some no xorbs)
+        "tests/data/mdb/**/*[dr][bd]",
+        required=(
+            "header/tag",
+            "header/version",
+            "header/lenFooter",
+            "fileInfo/blocks/*/fileHash",
+            "fileInfo/blocks/*/ofsBlock",
+            "fileInfo/blocks/*/numRecords",
+            "xorbInfo/blocks/*/xorbHash",
+            "xorbInfo/blocks/*/isBookend",
+            "ofsXorbInfoEnd",
+            "hasFooter",
+        ),
+    ),
+    Format(
+        "AmudaiShard",
+        "shardkit.generated.amudai_shard",
+        "AmudaiShard",
+        "tests/data/amudai/*.amudai.shard",  # root files (writer-made, see PROVENANCE.md)
+        required=(
+            "header/magic",
+            "header/versionMinor",
+            "header/versionMajor",
+            "footer/magic",
+            "lenDirectory",
+            "directory/lenPayload",
+            "directory/payload",
+            "directory/checksum",
+        ),
+    ),
 ]
 
 

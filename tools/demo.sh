@@ -17,6 +17,15 @@ run get tests/data/swh/tiny.shard a948904f2f0f479b8f8197694b30184b0d2ed1c1cd2a1e
 run verify --content-hash sha256 tests/data/swh/deleted.shard
 run map tests/data/swh/deleted.shard
 
+echo; echo "== Hugging Face Xet MDB shards"
+mdb=tests/data/mdb/real/session/b04ac8152506ea5af6b90a7378a3d35c46cbef373a597241937795e323cea8f1.mdb
+run info "$mdb"
+run ls "$mdb"
+run get "$mdb" 1686ca90c1751860f1a32b3b103bed9f483886112eb26a999a6568a43fd38f1c
+run verify --name-check "$mdb"
+run verify tests/data/mdb/real/upload_body/c2a7f4f3dcab2f5c0038b17845ec6b3db4e6478a53b442f1dd8a40354f82e009.mdb
+run info tests/data/mdb/hf_server_global_dedup/gpt2-64-8bits.tflite.shard
+
 echo; echo "== ZSS compressed sorted sets"
 run info tests/data/zss/tiny_none.zss
 run ls tests/data/zss/tiny_none.zss
