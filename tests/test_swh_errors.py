@@ -622,14 +622,13 @@ def test_flip_live_key_is_a_slot_problem(name: str, byte: int) -> None:
         ("slot", pos, f"/index/entries/{slot}")]
 
 
-@pytest.mark.parametrize("name", NAMES)
-@pytest.mark.parametrize("kind", ["empty", "tombstone"])
+@pytest.mark.parametrize(("name", "kind"), [("tiny", "empty"), ("deleted", "empty"),
+                                             ("deleted", "tombstone")])
 def test_flip_key_of_unused_slot_is_an_index_entry_problem(name: str, kind: str) -> None:
     data = shard_bytes(name)
     want = 0 if kind == "empty" else TOMBSTONE
     slots = [s for s, _, ofs in entries(data) if ofs == want]
-    if not slots:
-        pytest.skip(f"{name} has no {kind} slot")
+    assert slots, f"{name} has no {kind} slot"
     pos = entry_pos(data, slots[0])
     with open_bytes(flip(data, pos + 5)) as shard:
         problems = shard.verify()
