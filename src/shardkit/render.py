@@ -3,7 +3,11 @@
 from __future__ import annotations
 
 import dataclasses
+import datetime
+import enum
 import json
+import math
+import uuid
 from typing import Any
 
 __all__ = ["to_json", "to_jsonable"]
@@ -21,8 +25,18 @@ def to_jsonable(obj: Any) -> Any:
         return [to_jsonable(v) for v in obj]
     if isinstance(obj, (bytes, bytearray, memoryview)):
         return bytes(obj).hex()
-    if hasattr(obj, "item") and callable(obj.item):  # numpy scalar
-        return obj.item()
+    if isinstance(obj, enum.Enum):
+        return obj.name
+    if isinstance(obj, (datetime.datetime, datetime.date, datetime.time)):
+        return obj.isoformat()
+    if isinstance(obj, datetime.timedelta):
+        return obj.total_seconds()
+    if isinstance(obj, uuid.UUID):
+        return str(obj)
+    if isinstance(obj, float) and not math.isfinite(obj):
+        return str(obj)  # JSON has no NaN/Infinity
+    if hasattr(obj, "tolist") and callable(obj.tolist):  # numpy array or scalar
+        return to_jsonable(obj.tolist())
     return obj
 
 
