@@ -122,3 +122,33 @@ def test_console_script_runs_as_module():
     help_text = subprocess.run([sys.executable, "-m", "shardkit", "--help"], capture_output=True,
                                text=True, check=True).stdout
     assert "exit codes" in help_text
+
+
+def test_get_json_reports_missing_key(swh_manifest, capsys):
+    deleted = swh_manifest["deleted.shard"]["deleted_keys"][0]
+    assert main(["get", "--json", str(swh_path("deleted")), deleted]) == 1
+    out = json.loads(capsys.readouterr().out)
+    assert out["error"] == "DeletedEntryError"
+    assert out["key"] == deleted
+
+
+def test_missing_column_exits_1_and_bad_key_exits_2(capsys):
+    amudai = swh_path("tiny").parents[1] / "amudai" / "single.amudai.shard"
+    assert main(["get", str(amudai), "no.such.column"]) == 1
+    assert main(["get", str(swh_path("tiny")), "abc"]) == 2
+    assert "hex" in capsys.readouterr().err
+
+
+def test_bare_neuroglancer_shard_needs_a_spec(capsys):
+    shard = swh_path("tiny").parents[1] / "neuroglancer" / "cv_identity_raw" / "0.shard"
+    assert main(["info", "--format", "neuroglancer", str(shard)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("shardkit: error:") and "--spec" in err
+    assert main(["info", "--spec", str(shard.parent / "info"), str(shard)]) == 0
+
+
+def test_output_write_error_names_the_output(tmp_path, capsys):
+    key = "a948904f2f0f479b8f8197694b30184b0d2ed1c1cd2a1ec0fb85d299a192a447"
+    out = tmp_path / "missing-dir" / "value"
+    assert main(["get", str(swh_path("tiny")), key, "-o", str(out)]) == 2
+    assert str(out) in capsys.readouterr().err

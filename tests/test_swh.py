@@ -81,12 +81,12 @@ def test_deleted_keys(sample):
         assert key not in shard
         with pytest.raises(shardkit.DeletedEntryError, match="deleted"):
             shard[key]
-        with pytest.raises(KeyError):
-            shard.get(key)
-        assert shard.get(key, None) is None
+        assert shard.get(key) is None
+        assert shard.get(key, b"?") == b"?"
     live = [bytes.fromhex(k) for k in expected["objects"]]
     assert sorted(shard.deleted_keys(deleted + live)) == sorted(deleted)
     assert len(shard.tombstones()) == len(deleted)
+    assert shard.deleted_keys() == [bytes(32)] * len(deleted)
     assert {t.slot for t in shard.tombstones()} == {shard.slot_of(k) for k in deleted}
 
 

@@ -116,10 +116,13 @@ def _arg_bytes(text: str | None) -> bytes | None:
 
 
 def cmd_get(args: argparse.Namespace, reader: Any) -> int:
-    key = reader.parse_key(args.key)
     try:
+        key = reader.parse_key(args.key)
         value = reader[key]
     except EntryNotFoundError as exc:
+        if args.json:
+            sys.stdout.write(to_json({"error": type(exc).__name__, "message": str(exc),
+                                      "key": args.key}) + "\n")
         sys.stderr.write(f"shardkit: {exc}\n")
         return EXIT_PROBLEMS
     if not isinstance(value, (bytes, bytearray, memoryview)):
@@ -278,7 +281,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (ShardkitError, OSError) as exc:
         if args.debug:
             raise
-        msg = str(exc) if isinstance(exc, ShardkitError) else f"{args.file}: {exc}"
+        if isinstance(exc, ShardkitError):
+            msg = str(exc)
+        elif getattr(exc, "filename", None):
+            msg = f"{exc.filename}: {exc.strerror or exc}"
+        else:
+            msg = f"{args.file}: {exc}"
         if args.json:
             sys.stdout.write(to_json({"error": type(exc).__name__, "message": msg,
                                       "offset": getattr(exc, "offset", None),

@@ -19,6 +19,7 @@ __all__ = [
     "DeletedEntryError",
     "EntryNotFoundError",
     "FormatError",
+    "InvalidKeyError",
     "LayoutError",
     "LimitExceededError",
     "Problem",
@@ -144,6 +145,13 @@ class EntryNotFoundError(ShardkitError, KeyError):
 
 class DeletedEntryError(EntryNotFoundError):
     """The key's slot holds a tombstone: the entry was deleted."""
+
+
+class InvalidKeyError(ShardkitError, ValueError):
+    """A key that cannot be one of this format's keys (wrong type, length or spelling).
+
+    Also a ``ValueError``. The CLI treats it as a usage error (exit code 2).
+    """
 
 
 @dataclass(frozen=True)

@@ -55,9 +55,9 @@ class FormatInfo:
 
 
 def _sniff_amudai(head: bytes, source: ByteSource) -> bool:
-    if not head.startswith(b"amud") or source.size < 16:
-        return False
-    return source.read_range(source.size - 8, source.size).startswith(b"amud")
+    # The header magic decides; a missing or damaged footer is then the reader's to report
+    # (a truncated shard should say "truncated", not "unknown format").
+    return head.startswith(b"amud")
 
 
 _ZSS_MAGIC = b"ZSS\x1c\x8el\x00\x01"
@@ -80,7 +80,7 @@ FORMATS: dict[str, FormatInfo] = {
                    "shardkit.formats.zss:ZssFile"),
         FormatInfo("amudai", "Microsoft Amudai shard",
                    _sniff_amudai,
-                   'starts and ends with the 8-byte "amud" header/footer',
+                   'starts with the 8-byte "amud" header (and ends with the same footer)',
                    "shardkit.formats.amudai:AmudaiShard"),
         FormatInfo("neuroglancer", "Neuroglancer precomputed neuroglancer_uint64_sharded_v1",
                    lambda head, src: False,
@@ -157,6 +157,10 @@ def open_reader(target: Any, format: str | None = None,
         fmt = format
         if fmt is None and "spec" in options:
             fmt = "neuroglancer"  # a bare shard file only makes sense with its spec
+        if fmt == "neuroglancer" and "spec" not in options:
+            raise ShardkitError(f"{source.name}: a bare Neuroglancer .shard file needs its "
+                                "sharding spec (spec=... / --spec INFO_OR_JSON), or open the "
+                                "dataset folder that holds the info file")
         info = FORMATS[fmt] if fmt else detect(source)
         if not info.readable:
             raise UnsupportedVersionError(f"{source.name}: recognised as a {info.name}, but "

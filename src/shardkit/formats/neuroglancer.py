@@ -794,13 +794,11 @@ class NgShard(Reader):
             raise EntryNotFoundError(key, f"chunk {key} not found")
         return self._read_data(key, r[0], r[1])
 
-    def get(self, key: int, default: Any = _MISSING) -> Any:
-        """The value of ``key``; raises :class:`EntryNotFoundError` or returns ``default``."""
+    def get(self, key: int, default: Any = None) -> Any:
+        """The value of ``key``, or ``default`` when the shard does not hold it."""
         try:
             return self[key]
         except EntryNotFoundError:
-            if default is _MISSING:
-                raise
             return default
 
     def __contains__(self, key: object) -> bool:
@@ -1539,6 +1537,8 @@ class NgImageDataset(NgDataset):
             raise ValueError(f"order must be 'czyx' or 'xyzc', got {order!r}")
         s = self._scale(scale)
         position = tuple(int(p) for p in position)
+        if len(position) != 3:
+            raise EntryNotFoundError(position, f"a chunk position is (x, y, z), got {position}")
         try:
             code = s.morton_code(position)
         except ValueError as exc:

@@ -26,6 +26,7 @@ from .._kaitai import kaitai_errors, parse
 from ..errors import (
     DeletedEntryError,
     EntryNotFoundError,
+    InvalidKeyError,
     LayoutError,
     Problem,
     ShardkitError,
@@ -287,13 +288,18 @@ class SwhShard(Reader):
                 out.append(Tombstone(start + i, self._index_pos + (start + i) * SLOT_SIZE))
         return out
 
-    def deleted_keys(self, candidates: Iterable[bytes]) -> list[bytes]:
-        """Which of ``candidates`` were deleted, i.e. hash to a tombstone slot.
+    def deleted_keys(self, candidates: Iterable[bytes] | None = None) -> list[bytes]:
+        """The deleted keys: which of ``candidates`` hash to a tombstone slot.
 
-        A read shard zeroes a deleted entry's key and object, so the deleted keys themselves
-        cannot be listed from the file; give the keys you expect (for example the shard's
-        original key list). A key that was never in the shard can also land on a tombstone.
+        A read shard zeroes a deleted entry's key and its object, so the keys themselves cannot
+        be read back from the file. Give the keys you expect (for example the shard's original
+        key list) to learn which were deleted; a key that was never in the shard can also land
+        on a tombstone. Without candidates, the result has one entry per tombstone, each the
+        zeroed key as stored (so ``len(s.deleted_keys())`` is the number of deletions); see
+        :meth:`tombstones` for their slots.
         """
+        if candidates is None:
+            return [_ZERO_KEY for _ in self.tombstones()]
         cands = [bytes(k) for k in candidates if len(k) == KEY_LEN]
         if not cands:
             return []
@@ -375,13 +381,15 @@ class SwhShard(Reader):
     def _get_ranged(self, key: bytes, slot: int) -> bytes:
         return self._read_object(self._resolve(key, slot), slot)
 
-    def get(self, key: bytes, default: Any = _MISSING) -> Any:
-        """The value of ``key``; raises :class:`EntryNotFoundError` (or returns ``default``)."""
+    def get(self, key: bytes, default: Any = None) -> Any:
+        """The value of ``key``, or ``default`` when it is absent or deleted (as a mapping does).
+
+        ``s[key]`` raises instead: :class:`DeletedEntryError` for a deleted key,
+        :class:`EntryNotFoundError` otherwise.
+        """
         try:
             return self[key]
         except EntryNotFoundError:
-            if default is _MISSING:
-                raise
             return default
 
     def __contains__(self, key: object) -> bool:
@@ -620,10 +628,10 @@ class SwhShard(Reader):
         try:
             key = bytes.fromhex(text)
         except ValueError as exc:
-            raise EntryNotFoundError(text, f"not a hex key: {text!r}") from exc
+            raise InvalidKeyError(f"not a hex key: {text!r}") from exc
         if len(key) != KEY_LEN:
-            raise EntryNotFoundError(text, f"SWH keys are {KEY_LEN} bytes "
-                                     f"({2 * KEY_LEN} hex digits), got {len(key)}")
+            raise InvalidKeyError(f"SWH keys are {KEY_LEN} bytes ({2 * KEY_LEN} hex digits), "
+                                  f"got {len(key)}")
         return key
 
     def format_key(self, key: bytes) -> str:
