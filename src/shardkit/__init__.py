@@ -39,8 +39,27 @@ from .sources import BytesSource, CountingSource, FileSource, FsspecSource, open
 
 __version__ = "0.1.0"
 
+# Readers of the other formats load on first use (they pull in protobuf, bz2, ...).
+_LAZY = {
+    "MdbShard": "shardkit.formats.xet_mdb",
+    "ZssFile": "shardkit.formats.zss",
+    "NgShard": "shardkit.formats.neuroglancer",
+    "ShardingSpec": "shardkit.formats.neuroglancer",
+    "open_dataset": "shardkit.formats.neuroglancer",
+    "AmudaiShard": "shardkit.formats.amudai",
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        import importlib
+
+        return getattr(importlib.import_module(_LAZY[name]), name)
+    raise AttributeError(f"module 'shardkit' has no attribute {name!r}")
+
 __all__ = [
     "FORMATS",
+    "AmudaiShard",
     "BadMagicError",
     "BytesSource",
     "ChecksumError",
@@ -54,14 +73,19 @@ __all__ = [
     "InvalidKeyError",
     "LayoutError",
     "LimitExceededError",
+    "MdbShard",
+    "NgShard",
     "Problem",
+    "ShardingSpec",
     "ShardkitError",
     "SwhShard",
     "TruncatedError",
     "UnknownFormatError",
     "UnsupportedVersionError",
+    "ZssFile",
     "detect",
     "open",
+    "open_dataset",
     "open_source",
 ]
 
