@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from ..sources import ByteSource
@@ -19,12 +19,14 @@ class Section:
         start: First byte (absolute).
         end: One past the last byte.
         note: What the range holds.
+        extra: Structured details for ``map --json`` (a block's level, first key...).
     """
 
     name: str
     start: int
     end: int
     note: str = ""
+    extra: dict[str, Any] = field(default_factory=dict, compare=False)
 
     @property
     def size(self) -> int:
@@ -33,8 +35,10 @@ class Section:
 
     def to_dict(self) -> dict[str, Any]:
         """Plain dict for JSON output."""
-        return {"name": self.name, "start": self.start, "end": self.end, "size": self.size,
-                "note": self.note}
+        out = {"name": self.name, "start": self.start, "end": self.end, "size": self.size,
+               "note": self.note}
+        out.update(self.extra)
+        return out
 
 
 class Reader:
