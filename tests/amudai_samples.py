@@ -11,7 +11,14 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from shardkit.writers.amudai import FieldSpec, build_amudai_files, field
+from shardkit.writers.amudai import (
+    ArtifactSpec,
+    FieldSpec,
+    IndexSpec,
+    build_amudai,
+    build_amudai_files,
+    field,
+)
 
 DATA = Path(__file__).parent / "data" / "amudai"
 
@@ -81,8 +88,59 @@ def expected_column(name: str) -> list[Any]:
     return out
 
 
+INDEXED_SCHEMA: list[FieldSpec] = [
+    field("id", "Int64"),
+    field("reading", "Float64"),
+    field("text", "String"),
+    field("tags", "List", field("item", "String")),
+]
+
+
+def indexed_stripe(start: int, n: int) -> dict[str, list[Any]]:
+    """Rows for the Roaring presence sections: id < 1 % nulls, reading > 99 % nulls."""
+    rows = range(start, start + n)
+    return {
+        "id": [None if i == 17 else i for i in rows],
+        "reading": [i / 8 if i == 123 else None for i in rows],
+        "text": [None if i % 2 else f"word{i % 7} word{i % 5}" for i in rows],
+        "tags": [[f"t{i % 3}"] * (i % 3) for i in rows],
+    }
+
+
+INDEXED_STRIPES = [indexed_stripe(0, 200), indexed_stripe(200, 100)]
+
+
+def indexed_files() -> dict[str, bytes]:
+    """A shard with index descriptors at every level and Roaring presence (writer options).
+
+    The reference writer recipe writes no indexes; these exercise the reader: a shard-level
+    inverted-term index whose "terms" artifact is a nested shard inside the root file and whose
+    "positions" artifact is a nested shard in its own file; an empty IndexCollection for
+    stripe 0 and none for stripe 1; a shard-level field index on ``id`` with an opaque artifact;
+    a stripe-level field index on ``text`` in stripe 1.
+    """
+    words = sorted({w for s in INDEXED_STRIPES for t in s["text"] if t for w in t.split()})
+    terms = build_amudai([field("term", "String"), field("count", "Int64")],
+                         [{"term": words, "count": [1] * len(words)}])
+    positions = build_amudai([field("term_id", "Int32"), field("position", "Int64")],
+                             [{"term_id": [0, 1, 2], "position": [0, 2, 4]}])
+    text_id = 2
+    return build_amudai_files(
+        INDEXED_SCHEMA, INDEXED_STRIPES, two_level=False, root_name="indexed.amudai.shard",
+        presence="auto", created=CREATED,
+        indexes=[IndexSpec(
+            "inverted-term-index-v1", ("text",),
+            (ArtifactSpec("terms", terms, properties={"collation": "case-preserving"}),
+             ArtifactSpec("positions", positions, url="indexed-positions.amudai.shard")),
+            {"tokenizer": "word"}, len(terms) + len(positions))],
+        stripe_indexes=[[], None],
+        field_indexes={"id": [IndexSpec("hashmap-index", ("id",),
+                                        (ArtifactSpec("part0", bytes(range(64))),))]},
+        stripe_field_indexes=[None, {"text": [IndexSpec("trivial", ((text_id,),))]}])
+
+
 def samples() -> dict[str, bytes]:
-    """The bundled sample files: single-file (plain and LZ4) and two-level."""
+    """The bundled sample files: single-file (plain and LZ4), two-level, and indexed."""
     files: dict[str, bytes] = {}
     files.update(build_amudai_files(SCHEMA, STRIPES, two_level=False,
                                     root_name="single.amudai.shard", properties=PROPERTIES,
@@ -95,6 +153,7 @@ def samples() -> dict[str, bytes]:
     files.update(build_amudai_files(SCHEMA, STRIPES, two_level=True,
                                     root_name="twolevel.amudai.shard", properties=PROPERTIES,
                                     created=CREATED))
+    files.update(indexed_files())
     return files
 
 

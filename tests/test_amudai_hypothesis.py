@@ -1,4 +1,5 @@
-"""Amudai: hypothesis-generated tables survive writer -> reader (single-file and two-level)."""
+"""Amudai: hypothesis-generated tables survive writer -> reader (single-file and two-level,
+every presence mode)."""
 
 from __future__ import annotations
 
@@ -54,10 +55,10 @@ def same(a: object, b: object) -> bool:
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(TABLE)
-def test_tables_round_trip(table: list[list[dict]]) -> None:
+@given(TABLE, st.sampled_from(["bytes", "roaring", "auto"]))
+def test_tables_round_trip(table: list[list[dict]], presence: str) -> None:
     stripes = [columns(rows) for rows in table]
-    s = shardkit.open(build_amudai(SCHEMA, stripes))
+    s = shardkit.open(build_amudai(SCHEMA, stripes, presence=presence))
     assert s.record_count == sum(len(rows) for rows in table)
     for f in SCHEMA:
         want = [r[f.name] for rows in table for r in rows]

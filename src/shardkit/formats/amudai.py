@@ -1,4 +1,4 @@
-"""Microsoft Amudai shards: directory, schema, stripes, field descriptors and column values.
+"""Microsoft Amudai shards: directory, schema, stripes, descriptors, indexes and column values.
 
 Layout: ``schemas/amudai_shard.ksy`` (generated class ``AmudaiShard``: the frame, the directory
 record, block maps and value dictionaries); metadata payloads are decoded with the code generated
@@ -6,17 +6,29 @@ from ``schemas/amudai/*.proto`` (protobuf) and ``schemas/amudai/schema.fbs`` (Fl
 Semantics: FORMAT_NOTES.md. Opening reads the footer and the directory record only; the schema,
 stripes, descriptors and buffers are read (and their checksums checked) on first use.
 
+Semantic layer: directory -> schema tree (:class:`AmudaiField`) -> properties -> url list ->
+stripes (:class:`AmudaiStripe`) -> shard- and stripe-level field descriptors with their
+statistics (:class:`AmudaiFieldDescriptor`, from :meth:`AmudaiShard.descriptor`) -> data
+encodings and encoded buffers (:class:`AmudaiEncoding`, :class:`AmudaiBuffer`) -> index
+descriptors at shard, stripe and field level (:class:`AmudaiIndex`, ``.indexes`` on each).
+
 References (DataRefs) resolve within the root file (empty url, or a url naming the root file
 itself, the reference writer's quirk) or relative to the root file's folder (stripe files of the
 two-level layout). ``..`` components, absolute paths and URL schemes are refused unless the
 reader is opened with ``allow_external=True``. Every range is checked against its target's size
-before it is read.
+before it is read. Two caps bound where references can lead: ``max_files`` (distinct files
+opened, shared by nested shards) and ``max_hops``, a counter of DataRefs followed from the root
+directory to the record being read. Inside one shard the chain is at most 4 hops long
+(directory -> stripe list -> field list -> descriptor -> buffer); index artifacts that are
+themselves Amudai shards (:meth:`AmudaiShard.open_artifact`) add their own hops, so a cycle of
+artifacts ends in a :class:`HopLimitError` naming the chain instead of looping.
 
 Example::
 
     with shardkit.open("data.amudai.shard") as s:
         s.record_count, [f.name for f in s.schema]
         s.read_column("address.city")
+        s.indexes, s.stripes[0].indexes, s.descriptor("address.city").range_stats
 """
 
 from __future__ import annotations
@@ -29,6 +41,7 @@ import re
 import struct
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from dataclasses import field as dc_field
 from datetime import datetime, timedelta
 from functools import cached_property
 from typing import Any
@@ -52,7 +65,7 @@ from ..generated import amudai_common_pb2 as cpb
 from ..generated import amudai_schema_fb as fb
 from ..generated import amudai_shard_pb2 as spb
 from ..generated.amudai_shard import AmudaiShard as KsAmudai
-from ..hashing.amudai import checksum
+from ..hashing.amudai import checksum, name_hash
 from ..sources import ByteSource, open_source
 from ._amudai_blocks import (
     any_value_to_python,
@@ -64,7 +77,18 @@ from ._amudai_blocks import (
 )
 from .base import Reader, Section
 
-__all__ = ["AmudaiField", "AmudaiShard", "AmudaiStripe", "DataRefInfo"]
+__all__ = [
+    "AmudaiBuffer",
+    "AmudaiEncoding",
+    "AmudaiField",
+    "AmudaiFieldDescriptor",
+    "AmudaiIndex",
+    "AmudaiIndexArtifact",
+    "AmudaiShard",
+    "AmudaiStripe",
+    "DataRefInfo",
+    "HopLimitError",
+]
 
 BASIC_TYPES = ["Unit", "Boolean", "Int8", "Int16", "Int32", "Int64", "Float32", "Float64",
                "Binary", "FixedSizeBinary", "String", "Guid", "DateTime", "List",
@@ -76,6 +100,12 @@ _BYTES_TYPES = {"String", "Binary", "FixedSizeBinary", "Guid"}
 MAX_DIRECTORY = 16 * 1024 * 1024
 MAX_RECORD = 256 * 1024 * 1024
 MAX_BUFFER = 1 << 34
+MAX_HOPS = 16
+# DataRef hops from the directory, inside one shard: directory -> X (schema, properties, url
+# list, stripe list, shard field list, shard indexes) is 1; stripe list -> stripe field list,
+# stripe properties, stripe indexes and shard field list -> descriptor are 2; stripe field
+# list -> descriptor is 3; descriptor -> encoded buffer is 4 (its block map is a slice of it).
+HOPS_TOP, HOPS_STRIPE, HOPS_STRIPE_FIELD, HOPS_BUFFER = 1, 2, 3, 4
 _SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:")
 _U32 = struct.Struct("<I")
 
@@ -152,6 +182,64 @@ class AmudaiField:
         return out
 
 
+class HopLimitError(LimitExceededError):
+    """A chain of DataRefs longer than ``max_hops`` (the message names the chain)."""
+
+
+@dataclass(frozen=True)
+class AmudaiIndexArtifact:
+    """One stored part of an index (``IndexArtifact``).
+
+    Attributes:
+        name: Artifact name (``terms``, ``positions``, ``part0``...).
+        properties: Artifact properties (Python values).
+        data_ref: Where the artifact's bytes are (url relative to the shard that lists it).
+        path: Where the artifact sits in the metadata (``/indexes/0/artifacts/1``,
+            ``/stripes/2/field_list/5/indexes/0/artifacts/0``...).
+        hops: DataRef hops from the listing shard's directory to the artifact's bytes.
+    """
+
+    name: str
+    properties: dict[str, Any]
+    data_ref: DataRefInfo
+    path: str
+    hops: int
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain dict for JSON."""
+        return {"name": self.name, "properties": self.properties,
+                "data_ref": self.data_ref.to_dict()}
+
+
+@dataclass(frozen=True)
+class AmudaiIndex:
+    """An index descriptor (``IndexDescriptor``) at shard, stripe or field level.
+
+    Attributes:
+        index_type: ``inverted-term-index-v1``, ``hashmap-index``... (FORMAT_NOTES.md 7).
+        indexed_fields: The indexed fields, each a tuple of schema ids (a path through the
+            schema for nested fields).
+        properties: Index properties (Python values).
+        artifacts: The stored parts of the index.
+        index_size: Total size of the artifacts, when recorded.
+        path: Where the descriptor sits in the metadata (``/indexes/0``...).
+    """
+
+    index_type: str
+    indexed_fields: tuple[tuple[int, ...], ...]
+    properties: dict[str, Any]
+    artifacts: tuple[AmudaiIndexArtifact, ...]
+    index_size: int | None
+    path: str
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain dict for JSON."""
+        return {"index_type": self.index_type,
+                "indexed_fields": [list(f) for f in self.indexed_fields],
+                "properties": self.properties, "index_size": self.index_size,
+                "artifacts": [a.to_dict() for a in self.artifacts]}
+
+
 @dataclass(frozen=True)
 class AmudaiStripe:
     """A stripe (``StripeDirectory``).
@@ -164,6 +252,7 @@ class AmudaiStripe:
         field_list: Where the stripe's field list (DataRefArray) is.
         properties_ref: Where the StripeProperties are (empty: none).
         raw_data_size: Optional raw size.
+        indexes_ref: Where the stripe's IndexCollection is (empty: none).
     """
 
     index: int
@@ -173,6 +262,14 @@ class AmudaiStripe:
     field_list: DataRefInfo
     properties_ref: DataRefInfo
     raw_data_size: int | None = None
+    indexes_ref: DataRefInfo = DataRefInfo("", 0, 0)
+    _load_indexes: Callable[[int], tuple[AmudaiIndex, ...]] | None = dc_field(
+        default=None, compare=False, repr=False)
+
+    @property
+    def indexes(self) -> tuple[AmudaiIndex, ...]:
+        """The stripe's index descriptors (read, checksum checked, on first use)."""
+        return self._load_indexes(self.index) if self._load_indexes else ()
 
     def to_dict(self) -> dict[str, Any]:
         """Plain dict for JSON."""
@@ -180,7 +277,130 @@ class AmudaiStripe:
                 "deleted_record_count": self.deleted_record_count,
                 "shard_position": self.shard_position, "raw_data_size": self.raw_data_size,
                 "field_list": self.field_list.to_dict(),
-                "properties": self.properties_ref.to_dict()}
+                "properties": self.properties_ref.to_dict(),
+                "indexes_ref": self.indexes_ref.to_dict()}
+
+
+@dataclass(frozen=True)
+class AmudaiBuffer:
+    """An ``EncodedBuffer`` of a stripe field.
+
+    Attributes:
+        kind: ``DATA``, ``PRESENCE``, ``OFFSETS``, ``VALUE_DICTIONARY``, ``OPAQUE_DICTIONARY``,
+            ``RANGE_INDEX`` (or the number of an unknown kind, as text).
+        buffer: The whole buffer (blocks, padding and block map).
+        block_map: The block map at the buffer's tail (None: not a block stream).
+        block_count: Blocks, when recorded.
+        block_checksums: Each block ends with its checksum.
+        embedded_presence: Blocks carry presence sections.
+        embedded_offsets: Blocks carry their own value offsets.
+        buffer_id: Optional buffer id.
+        packed_group_index: Optional index in a packed group.
+    """
+
+    kind: str
+    buffer: DataRefInfo
+    block_map: DataRefInfo | None
+    block_count: int | None
+    block_checksums: bool
+    embedded_presence: bool
+    embedded_offsets: bool
+    buffer_id: int | None = None
+    packed_group_index: int | None = None
+
+    @classmethod
+    def of(cls, buf: spb.EncodedBuffer) -> AmudaiBuffer:
+        """From a protobuf EncodedBuffer."""
+        def opt(name: str) -> int | None:
+            return int(getattr(buf, name)) if buf.HasField(name) else None
+
+        return cls(BUFFER_KINDS.get(buf.kind, str(buf.kind)), DataRefInfo.of(buf.buffer),
+                   DataRefInfo.of(buf.block_map) if buf.HasField("block_map") else None,
+                   opt("block_count"), buf.block_checksums, buf.embedded_presence,
+                   buf.embedded_offsets, opt("buffer_id"), opt("packed_group_index"))
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain dict for JSON."""
+        return {"kind": self.kind, "buffer": self.buffer.to_dict(),
+                "block_map": self.block_map.to_dict() if self.block_map else None,
+                "block_count": self.block_count, "block_checksums": self.block_checksums,
+                "embedded_presence": self.embedded_presence,
+                "embedded_offsets": self.embedded_offsets, "buffer_id": self.buffer_id,
+                "packed_group_index": self.packed_group_index}
+
+
+@dataclass(frozen=True)
+class AmudaiEncoding:
+    """A ``DataEncoding`` of a stripe field: ``native`` buffers, or ``parquet`` (not read)."""
+
+    kind: str | None
+    buffers: tuple[AmudaiBuffer, ...] = ()
+    packed_group: bool = False
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain dict for JSON."""
+        return {"kind": self.kind, "packed_group": self.packed_group,
+                "buffers": [b.to_dict() for b in self.buffers]}
+
+
+@dataclass(frozen=True)
+class AmudaiFieldDescriptor:
+    """A shard-level ``FieldDescriptor`` or a stripe's ``StripeFieldDescriptor``, decoded.
+
+    Attributes:
+        path: The field's dotted path.
+        schema_id: The field's schema id.
+        stripe: The stripe (None: shard level, merged over all stripes).
+        position_count: Positions (values, nulls included).
+        null_count: Nulls, when recorded.
+        constant_value: The value of every position when ``is_constant``.
+        is_constant: The field is constant here (``constant_value`` set; None = all null).
+        dictionary_size: Distinct values, when recorded.
+        raw_data_size: Raw size, when recorded.
+        range_stats: ``min_value``/``min_inclusive``/``max_value``/``max_inclusive`` (or None).
+        cardinality: ``count``/``is_estimate``/``hll_sketch`` (or None).
+        membership_filters: The split-block Bloom filter (``sbbf``), or None.
+        stats_kind: Which type-specific statistics are set (``string_stats``,
+            ``boolean_stats``, ``floating_stats``, ``binary_stats``, ``list_stats``,
+            ``decimal_stats``) or None.
+        stats: Those statistics as a dict.
+        standard_properties: Standard properties (Python values).
+        custom_properties: Custom properties (Python values).
+        indexes: Field-level index descriptors.
+        encodings: The stripe's data encodings (empty at shard level).
+        message: The decoded protobuf message itself.
+    """
+
+    path: str
+    schema_id: int
+    stripe: int | None
+    position_count: int
+    null_count: int | None
+    constant_value: Any
+    is_constant: bool
+    dictionary_size: int | None
+    raw_data_size: int | None
+    range_stats: dict[str, Any] | None
+    cardinality: dict[str, Any] | None
+    membership_filters: dict[str, Any] | None
+    stats_kind: str | None
+    stats: dict[str, Any]
+    standard_properties: dict[str, Any]
+    custom_properties: dict[str, Any]
+    indexes: tuple[AmudaiIndex, ...]
+    encodings: tuple[AmudaiEncoding, ...]
+    message: Any = dc_field(compare=False, repr=False)
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain dict for JSON."""
+        out = {name: getattr(self, name) for name in (
+            "path", "schema_id", "stripe", "position_count", "null_count", "is_constant",
+            "constant_value", "dictionary_size", "raw_data_size", "range_stats",
+            "cardinality", "membership_filters", "stats_kind", "stats",
+            "standard_properties", "custom_properties")}
+        out["indexes"] = [i.to_dict() for i in self.indexes]
+        out["encodings"] = [e.to_dict() for e in self.encodings]
+        return out
 
 
 def _plain(value: Any) -> Any:
@@ -197,15 +417,54 @@ def _plain(value: Any) -> Any:
     return value
 
 
+class _Window:
+    """Bytes ``[start, end)`` of another source, seen as a whole file (a nested shard)."""
+
+    def __init__(self, inner: ByteSource, start: int, end: int) -> None:
+        self.inner = inner
+        self.start = start
+        self.end = end
+        self.name = inner.name
+
+    @property
+    def size(self) -> int:
+        return self.end - self.start
+
+    def _check(self, start: int, end: int) -> None:
+        if start < 0 or end < start or end > self.size:
+            raise TruncatedError(f"bytes [{start}, {end}) of a {self.size}-byte nested shard",
+                                 offset=start, needed=end - start,
+                                 available=max(0, self.size - start))
+
+    def read_range(self, start: int, end: int) -> bytes:
+        self._check(start, end)
+        return self.inner.read_range(self.start + start, self.start + end)
+
+    def view(self, start: int, end: int) -> bytes | memoryview:
+        self._check(start, end)
+        view = getattr(self.inner, "view", None)
+        if view is not None:
+            return view(self.start + start, self.start + end)
+        return self.inner.read_range(self.start + start, self.start + end)
+
+    def close(self) -> None:
+        """Nothing to release: the source underneath belongs to the parent shard."""
+
+
 class _Blobs:
-    """Opens the blobs DataRefs name, safely, and reads checked ranges from them."""
+    """Opens the blobs DataRefs name, safely, and reads checked ranges from them.
+
+    ``budget`` (a one-item list) counts the files opened; nested shards share their root's, so
+    ``max_files`` bounds the whole tree of shards.
+    """
 
     def __init__(self, root: ByteSource, allow_external: bool, max_files: int,
-                 storage_options: dict[str, Any]) -> None:
+                 storage_options: dict[str, Any], budget: list[int] | None = None) -> None:
         self.root = root
         self.allow_external = allow_external
         self.max_files = max_files
         self.storage_options = storage_options
+        self.budget = budget if budget is not None else [0]
         self.opened: dict[str, ByteSource] = {}
         name = root.name
         self.is_url = "://" in name
@@ -227,7 +486,7 @@ class _Blobs:
             raise LayoutError(f"DataRef url {url!r} leaves the shard's folder (absolute path, "
                               "URL scheme or '..'); open with allow_external=True to follow it",
                               field=field)
-        if len(self.opened) >= self.max_files:
+        if self.budget[0] >= self.max_files:
             raise LimitExceededError(f"more than {self.max_files} files referenced",
                                      field=field)
         absolute = bool(_SCHEME.match(url)) or url.startswith(("/", "\\"))
@@ -248,10 +507,11 @@ class _Blobs:
         except OSError as exc:
             raise LayoutError(f"cannot open DataRef url {url!r}: {exc}", field=field) from exc
         self.opened[url] = src
+        self.budget[0] += 1
         return src
 
-    def read(self, ref: DataRefInfo, field: str, limit: int = MAX_BUFFER) -> bytes:
-        """The bytes of ``ref`` after checking its range against its target's size."""
+    def locate(self, ref: DataRefInfo, field: str, limit: int = MAX_BUFFER) -> ByteSource:
+        """The source of ``ref`` after checking its range against the source's size."""
         src = self.source(ref.url, field)
         if ref.end < ref.start:
             raise LayoutError(f"DataRef range [{ref.start}, {ref.end}) ends before it starts",
@@ -262,6 +522,11 @@ class _Blobs:
         if ref.end - ref.start > limit:
             raise LimitExceededError(f"DataRef of {ref.end - ref.start} bytes exceeds the "
                                      f"{limit}-byte cap", offset=ref.start, field=field)
+        return src
+
+    def read(self, ref: DataRefInfo, field: str, limit: int = MAX_BUFFER) -> bytes:
+        """The bytes of ``ref`` after checking its range against its target's size."""
+        src = self.locate(ref, field, limit)
         view = getattr(src, "view", None)
         if view is not None:
             return view(ref.start, ref.end)
@@ -284,7 +549,9 @@ class AmudaiShard(Reader):
         source: The root file.
         allow_external: Follow DataRef urls with ``..``, absolute paths or URL schemes.
         max_depth: Nesting limit for AnyValues and the schema tree.
-        max_files: Limit on distinct files referenced.
+        max_files: Limit on distinct files referenced (nested shards included).
+        max_hops: Limit on the DataRefs followed from the root directory to any record
+            (HopLimitError past it); see the module docstring.
         storage_options: fsspec options for stripe files behind URLs.
     """
 
@@ -292,10 +559,18 @@ class AmudaiShard(Reader):
     format_name = "Microsoft Amudai shard"
 
     def __init__(self, source: ByteSource, *, allow_external: bool = False, max_depth: int = 64,
-                 max_files: int = 4096, storage_options: dict[str, Any] | None = None) -> None:
+                 max_files: int = 4096, max_hops: int = MAX_HOPS,
+                 storage_options: dict[str, Any] | None = None, _hops: int = 0,
+                 _chain: tuple[str, ...] = (), _budget: list[int] | None = None) -> None:
         super().__init__(source)
         self.max_depth = max_depth
-        self._blobs = _Blobs(source, allow_external, max_files, dict(storage_options or {}))
+        self.max_hops = max_hops
+        self._hops = _hops
+        self._chain = _chain
+        self._children: list[AmudaiShard] = []
+        self._hop(0, "/directory")
+        self._blobs = _Blobs(source, allow_external, max_files, dict(storage_options or {}),
+                             _budget)
         size = source.size
         if size < 28:
             raise TruncatedError(f"{size} bytes: an Amudai root file has at least 28", offset=0,
@@ -307,6 +582,11 @@ class AmudaiShard(Reader):
                                               else tail[:8]),
                          magic_fields=("/header/magic",),
                          version_fields=("/header/version_major",))
+        if not tail.endswith(b"amud", 0, tail_len - 4):
+            # Writers put the footer last: a header without one is a file cut short (or one
+            # still being written), which "bad magic" would misdescribe.
+            raise TruncatedError("no Amudai footer at the end of the file: truncated, or still "
+                                 "being written", offset=size - 8, field="/footer/magic")
         with kaitai_errors(prefix="/footer", base=size - 8, magic_fields=("/footer/magic",),
                            version_fields=("/footer/version_major",)):
             self.footer = KsAmudai.Frame(_ks_stream(tail[-8:]))
@@ -329,9 +609,30 @@ class AmudaiShard(Reader):
                                   field=f"/directory/{name}")
 
     def close(self) -> None:
-        """Close the root file and any stripe files."""
+        """Close the root file, any stripe files and any nested shards opened from it."""
+        for child in self._children:
+            child.close()
+        self._children.clear()
         self._blobs.close()
         super().close()
+
+    # -- reference chain -----------------------------------------------------------------------
+
+    @property
+    def reference_chain(self) -> tuple[str, ...]:
+        """How this shard was reached: ``()`` for a root, else the artifact paths followed."""
+        return self._chain
+
+    def _hop(self, depth: int, field: str) -> None:
+        """Check that a DataRef ``depth`` hops below this shard's directory is within bounds."""
+        total = self._hops + depth
+        if total > self.max_hops:
+            parts = ["/directory"]
+            for step in self._chain:
+                parts += [step, "/directory"]
+            parts.append(field)
+            raise HopLimitError(f"reference chain of {total} DataRef hops exceeds max_hops="
+                                f"{self.max_hops}: {' -> '.join(parts)}", field=field)
 
     # -- records ------------------------------------------------------------------------------
 
@@ -366,8 +667,9 @@ class AmudaiShard(Reader):
                               field=field + "/payload") from exc
         return msg
 
-    def _record(self, ref: DataRefInfo, field: str, cls: Any, region: str,
+    def _record(self, ref: DataRefInfo, field: str, cls: Any, region: str, hops: int,
                 limit: int = MAX_RECORD) -> Any:
+        self._hop(hops, field)
         if ref.empty:
             return None
         raw = self._blobs.read(ref, field, limit)
@@ -388,7 +690,7 @@ class AmudaiShard(Reader):
     @cached_property
     def _schema_fb(self) -> Any:
         ref = DataRefInfo.of(self.directory.schema_ref)
-        buf = bytearray(self._record(ref, "/schema", bytes, "schema") or b"")
+        buf = bytearray(self._record(ref, "/schema", bytes, "schema", HOPS_TOP) or b"")
         if len(buf) < 8:
             raise LayoutError("the schema record holds no FlatBuffers table", offset=ref.start,
                               field="/schema")
@@ -468,14 +770,15 @@ class AmudaiShard(Reader):
     def urls(self) -> list[str]:
         """The UrlList: every distinct non-empty url the shard uses."""
         msg = self._record(DataRefInfo.of(self.directory.url_list_ref), "/url_list",
-                           spb.UrlList, "url list")
+                           spb.UrlList, "url list", HOPS_TOP)
         return list(msg.urls) if msg is not None else []
 
     @cached_property
     def properties(self) -> dict[str, Any]:
         """ShardProperties: creation_min/max, standard and custom properties (Python values)."""
         ref = DataRefInfo.of(self.directory.properties_ref)
-        msg = self._record(ref, "/properties", spb.ShardProperties, "shard properties")
+        msg = self._record(ref, "/properties", spb.ShardProperties, "shard properties",
+                           HOPS_TOP)
         if msg is None:
             return {}
         out: dict[str, Any] = {}
@@ -488,7 +791,7 @@ class AmudaiShard(Reader):
         out["custom"] = self._pairs(msg.custom_properties, ref.start, field)
         return out
 
-    def _pairs(self, pairs: Any, offset: int, field: str) -> dict[str, Any]:
+    def _pairs(self, pairs: Any, offset: int | None, field: str) -> dict[str, Any]:
         return {p.name: any_value_to_python(p.value, self.max_depth, field=field, offset=offset)
                 for p in pairs}
 
@@ -496,28 +799,31 @@ class AmudaiShard(Reader):
     def stripes(self) -> tuple[AmudaiStripe, ...]:
         """The stripes, in order."""
         msg = self._record(DataRefInfo.of(self.directory.stripe_list_ref), "/stripe_list",
-                           spb.StripeList, "stripe list")
+                           spb.StripeList, "stripe list", HOPS_TOP)
         out = []
         for i, sd in enumerate(msg.stripes if msg is not None else []):
             out.append(AmudaiStripe(
                 i, int(sd.total_record_count), int(sd.deleted_record_count),
                 int(sd.shard_position), DataRefInfo.of(sd.field_list_ref),
                 DataRefInfo.of(sd.properties_ref),
-                int(sd.raw_data_size) if sd.HasField("raw_data_size") else None))
+                int(sd.raw_data_size) if sd.HasField("raw_data_size") else None,
+                DataRefInfo.of(sd.indexes_ref), self.stripe_indexes))
         return tuple(out)
 
     def stripe_properties(self, stripe: int) -> dict[str, Any]:
         """StripeProperties of stripe ``stripe`` ({} when there are none)."""
         ref = self.stripes[stripe].properties_ref
         field = f"/stripes/{stripe}/properties"
-        msg = self._record(ref, field, spb.StripeProperties, f"stripe {stripe} properties")
+        msg = self._record(ref, field, spb.StripeProperties, f"stripe {stripe} properties",
+                           HOPS_STRIPE)
         if msg is None:
             return {}
         return {"standard": self._pairs(msg.standard_properties, ref.start, field),
                 "custom": self._pairs(msg.custom_properties, ref.start, field)}
 
-    def _field_list(self, ref: DataRefInfo, field: str, region: str) -> list[DataRefInfo]:
-        msg = self._record(ref, field, cpb.DataRefArray, region)
+    def _field_list(self, ref: DataRefInfo, field: str, region: str, hops: int
+                    ) -> list[DataRefInfo]:
+        msg = self._record(ref, field, cpb.DataRefArray, region, hops)
         if msg is None:
             return []
         n = len(msg.start)
@@ -530,14 +836,14 @@ class AmudaiShard(Reader):
     @cached_property
     def _shard_field_list(self) -> list[DataRefInfo]:
         return self._field_list(DataRefInfo.of(self.directory.field_list_ref), "/field_list",
-                                "shard field list")
+                                "shard field list", HOPS_TOP)
 
     def _stripe_field_list(self, stripe: int) -> list[DataRefInfo]:
         cache = self.__dict__.setdefault("_sfl_cache", {})
         if stripe not in cache:
             cache[stripe] = self._field_list(self.stripes[stripe].field_list,
                                              f"/stripes/{stripe}/field_list",
-                                             f"stripe {stripe} field list")
+                                             f"stripe {stripe} field list", HOPS_STRIPE)
         return cache[stripe]
 
     def field_descriptor(self, schema_id: int) -> spb.FieldDescriptor | None:
@@ -546,7 +852,7 @@ class AmudaiShard(Reader):
         if schema_id >= len(refs):
             return None
         return self._record(refs[schema_id], f"/field_list/{schema_id}", spb.FieldDescriptor,
-                            f"shard field descriptor {schema_id}")
+                            f"shard field descriptor {schema_id}", HOPS_STRIPE)
 
     def stripe_field(self, stripe: int, schema_id: int) -> spb.StripeFieldDescriptor | None:
         """StripeFieldDescriptor of a node in a stripe (None: absent, all null)."""
@@ -555,7 +861,117 @@ class AmudaiShard(Reader):
             return None
         return self._record(refs[schema_id], f"/stripes/{stripe}/field_list/{schema_id}",
                             spb.StripeFieldDescriptor,
-                            f"stripe {stripe} field descriptor {schema_id}")
+                            f"stripe {stripe} field descriptor {schema_id}", HOPS_STRIPE_FIELD)
+
+    def descriptor(self, path: str, stripe: int | None = None) -> AmudaiFieldDescriptor | None:
+        """The decoded field descriptor of column ``path``: shard level, or in ``stripe``.
+
+        None when nothing is stored (an absent or all-null field). The protobuf messages
+        themselves are :meth:`field_descriptor` and :meth:`stripe_field`.
+        """
+        node = self.field(path)
+        sid = node.schema_id
+        if stripe is None:
+            msg = self.field_descriptor(sid)
+            return None if msg is None else self._describe(node, None, msg, ())
+        sfd = self.stripe_field(stripe, sid)
+        if sfd is None:
+            return None
+        encodings = tuple(
+            AmudaiEncoding(enc.WhichOneof("kind"),
+                           tuple(AmudaiBuffer.of(b) for b in enc.native.buffers),
+                           enc.native.packed_group)
+            for enc in sfd.encodings)
+        return self._describe(node, stripe, sfd.field, encodings)
+
+    def _describe(self, node: AmudaiField, stripe: int | None, msg: spb.FieldDescriptor,
+                  encodings: tuple[AmudaiEncoding, ...]) -> AmudaiFieldDescriptor:
+        base = (f"/field_list/{node.schema_id}" if stripe is None
+                else f"/stripes/{stripe}/field_list/{node.schema_id}")
+        hops = HOPS_STRIPE if stripe is None else HOPS_STRIPE_FIELD
+
+        def sub(name: str) -> dict[str, Any] | None:
+            return _msg_dict(getattr(msg, name), self.max_depth) if msg.HasField(name) \
+                else None
+
+        def opt(name: str) -> int | None:
+            return int(getattr(msg, name)) if msg.HasField(name) else None
+
+        kind = msg.WhichOneof("type_specific")
+        constant = msg.HasField("constant_value")
+        return AmudaiFieldDescriptor(
+            node.path, node.schema_id, stripe, int(msg.position_count), opt("null_count"),
+            self._constant_of(msg, node, base) if constant else None, constant,
+            opt("dictionary_size"), opt("raw_data_size"), sub("range_stats"), sub("cardinality"),
+            sub("membership_filters"), kind, (sub(kind) or {}) if kind else {},
+            self._pairs(msg.standard_properties, None, base),
+            self._pairs(msg.custom_properties, None, base),
+            self._index_list(msg.indexes, base, hops) if msg.HasField("indexes") else (),
+            encodings, msg)
+
+    # -- index descriptors ---------------------------------------------------------------------
+
+    @cached_property
+    def indexes(self) -> tuple[AmudaiIndex, ...]:
+        """Shard-level index descriptors (the directory's ``indexes_ref``; () when absent)."""
+        coll = self._record(DataRefInfo.of(self.directory.indexes_ref), "/indexes",
+                            spb.IndexCollection, "shard index collection", HOPS_TOP)
+        return () if coll is None else self._index_list(coll, "", HOPS_TOP)
+
+    def stripe_indexes(self, stripe: int) -> tuple[AmudaiIndex, ...]:
+        """Index descriptors of stripe ``stripe`` (its ``indexes_ref``; () when absent)."""
+        cache = self.__dict__.setdefault("_sidx_cache", {})
+        if stripe not in cache:
+            coll = self._record(self.stripes[stripe].indexes_ref, f"/stripes/{stripe}/indexes",
+                                spb.IndexCollection, f"stripe {stripe} index collection",
+                                HOPS_STRIPE)
+            cache[stripe] = () if coll is None else self._index_list(
+                coll, f"/stripes/{stripe}", HOPS_STRIPE)
+        return cache[stripe]
+
+    def _index_list(self, coll: spb.IndexCollection, base: str, hops: int
+                    ) -> tuple[AmudaiIndex, ...]:
+        """Index objects of an IndexCollection found ``hops`` hops below the directory."""
+        out = []
+        for i, d in enumerate(coll.index_descriptors):
+            path = f"{base}/indexes/{i}"
+            artifacts = tuple(
+                AmudaiIndexArtifact(a.name, self._pairs(a.properties, None, f"{path}/artifacts"),
+                                    DataRefInfo.of(a.data_ref), f"{path}/artifacts/{j}",
+                                    hops + 1)
+                for j, a in enumerate(d.artifacts))
+            out.append(AmudaiIndex(
+                d.index_type, tuple(tuple(int(x) for x in f.schema_ids)
+                                    for f in d.indexed_fields),
+                self._pairs(d.properties, None, path), artifacts,
+                int(d.index_size) if d.HasField("index_size") else None, path))
+        return tuple(out)
+
+    def open_artifact(self, artifact: AmudaiIndexArtifact) -> AmudaiShard:
+        """Open an index artifact that is itself an Amudai shard (FORMAT_NOTES.md 1.1, 7).
+
+        Call it on the shard that listed ``artifact``: its url resolves as this shard's other
+        references do (same folder, same ``allow_external`` rule). The artifact's range is the
+        nested shard's whole file; its own empty-url references count from the artifact's
+        first byte. The nested reader shares this one's ``max_files`` budget, and its hops
+        continue this one's count, so following artifacts round a cycle ends in HopLimitError.
+        It is closed with this shard.
+        """
+        ref = artifact.data_ref
+        field = artifact.path
+        self._hop(artifact.hops, field)
+        if ref.empty:
+            raise LayoutError(f"index artifact {artifact.name!r} stores nothing (empty range)",
+                              offset=ref.start, field=field)
+        src = self._blobs.locate(ref, field)
+        child = AmudaiShard(
+            _Window(src, ref.start, ref.end), allow_external=self._blobs.allow_external,
+            max_depth=self.max_depth, max_files=self._blobs.max_files, max_hops=self.max_hops,
+            storage_options=self._blobs.storage_options, _hops=self._hops + artifact.hops,
+            _chain=(*self._chain, f"{field} ({artifact.name}{': ' + ref.url if ref.url else ''})"),
+            _budget=self._blobs.budget)
+        self._children.append(child)
+        return child
 
     # -- encoded buffers ----------------------------------------------------------------------
 
@@ -581,6 +997,7 @@ class AmudaiShard(Reader):
             raise LayoutError(f"block map [{mref.start}, {mref.end}) is not inside its buffer "
                               f"[{ref.start}, {ref.end})", offset=mref.start,
                               field=field + "/block_map")
+        self._hop(HOPS_BUFFER, field + "/buffer")
         data = self._blobs.read(ref, field + "/buffer")
         table = self.block_table(data[mref.start - ref.start : mref.end - ref.start],
                                  mref.start, field + "/block_map")
@@ -686,6 +1103,7 @@ class AmudaiShard(Reader):
                          ) -> tuple[list[bytes], int | None]:
         """Entries of a VALUE_DICTIONARY buffer (checksums checked) and its null id."""
         ref = DataRefInfo.of(buf.buffer)
+        self._hop(HOPS_BUFFER, field + "/buffer")
         raw = self._blobs.read(ref, field + "/buffer")
         if len(raw) < 128:
             raise TruncatedError(f"value dictionary of {len(raw)} bytes (header needs 128)",
@@ -808,7 +1226,10 @@ class AmudaiShard(Reader):
                               f"expected {count}", field=field + "/position_count")
 
     def _constant(self, sfd: spb.StripeFieldDescriptor, node: AmudaiField, field: str) -> Any:
-        value = any_value_to_python(sfd.field.constant_value, self.max_depth, field=field)
+        return self._constant_of(sfd.field, node, field)
+
+    def _constant_of(self, msg: spb.FieldDescriptor, node: AmudaiField, field: str) -> Any:
+        value = any_value_to_python(msg.constant_value, self.max_depth, field=field)
         if node.type == "String" and isinstance(value, bytes):
             value = value.decode("utf-8", "replace")
         return value
@@ -944,7 +1365,14 @@ class AmudaiShard(Reader):
     # -- verification ---------------------------------------------------------------------------
 
     def verify(self, progress: Callable[[int, int], None] | None = None) -> list[Problem]:
-        """Check every record, block, dictionary and count; return the problems found."""
+        """Check every record, block, dictionary, count and index; return the problems found.
+
+        Index descriptors (shard, stripe and field level) are checked too: their records'
+        checksums, their schema ids, and every artifact's DataRef against its file's size.
+        Artifacts that are Amudai shards are verified in turn (their problems' fields start
+        with the artifact's path, offsets count in the artifact's file), as far as
+        ``max_hops`` allows; a chain cut short by it is a ``hops`` problem.
+        """
         problems: list[Problem] = []
 
         def attempt(check: str, fn: Callable[[], Any]) -> Any:
@@ -952,16 +1380,20 @@ class AmudaiShard(Reader):
                 return fn()
             except ShardkitError as exc:
                 name = ("checksum" if isinstance(exc, ChecksumError) else
-                        "unsupported" if isinstance(exc, UnsupportedVersionError) else check)
+                        "unsupported" if isinstance(exc, UnsupportedVersionError) else
+                        "hops" if isinstance(exc, HopLimitError) else check)
                 problems.append(Problem(name, exc.message, exc.offset, exc.field))
                 return None
 
         if attempt("schema", lambda: self.schema) is None:
             return problems
+        self._verify_lookups(problems)
         attempt("url_list", lambda: self.urls)
         attempt("properties", lambda: self.properties)
+        indexes: list[AmudaiIndex] = list(attempt("indexes", lambda: self.indexes) or ())
         stripes = attempt("stripe_list", lambda: self.stripes)
         if stripes is None:
+            self._verify_indexes(indexes, problems)
             return problems
         self._verify_counts(stripes, problems)
         nodes = list(self.iter_fields())
@@ -970,6 +1402,7 @@ class AmudaiShard(Reader):
         done = 0
         for k, stripe in enumerate(stripes):
             attempt("stripe_properties", lambda k=k: self.stripe_properties(k))
+            indexes += attempt("indexes", lambda k=k: self.stripe_indexes(k)) or ()
             refs = attempt("field_list", lambda k=k: self._stripe_field_list(k)) or []
             for sid, ref in enumerate(refs):
                 if sid >= len(nodes) and not ref.empty:
@@ -982,6 +1415,12 @@ class AmudaiShard(Reader):
                 if sfd is not None:
                     shard_counts[node.schema_id] = shard_counts.get(node.schema_id, 0) + \
                         sfd.field.position_count
+                    if sfd.field.HasField("indexes"):
+                        indexes += attempt("indexes", lambda k=k, n=node, f=sfd.field:
+                                           self._index_list(
+                                               f.indexes,
+                                               f"/stripes/{k}/field_list/{n.schema_id}",
+                                               HOPS_STRIPE_FIELD)) or ()
                     for buf in self._buffers_safe(sfd):
                         self._verify_buffer(buf, k, node, problems)
             done += 1
@@ -998,9 +1437,87 @@ class AmudaiShard(Reader):
                 problems.append(Problem("count", f"shard descriptor of {node.path} says "
                                         f"{d.position_count} positions, its stripes {want}",
                                         None, f"/field_list/{node.schema_id}"))
+            if d is not None and d.HasField("indexes"):
+                indexes += attempt("indexes", lambda n=node, f=d: self._index_list(
+                    f.indexes, f"/field_list/{n.schema_id}", HOPS_STRIPE)) or ()
+        self._verify_indexes(indexes, problems)
         if progress:
             progress(total, total)
         return problems
+
+    def _verify_lookups(self, problems: list[Problem]) -> None:
+        """The schema's HashLookups (name -> child index) agree with the names (section 3)."""
+        root = fb.Schema.GetRootAs(self._schema_fb, 0)
+        todo: list[tuple[str, Any, list[Any]]] = []
+        try:
+            tops = [root.Fields(i).DataType() for i in range(root.FieldsLength())]
+            todo.append(("/schema/field_lookup", root.FieldLookup(), tops))
+            stack = [(dt, (dt.FieldName() or b"").decode("utf-8", "replace")) for dt in tops]
+            while stack:  # the tree was checked (depth, ids) when self.schema was built
+                dt, path = stack.pop()
+                kids = [dt.Children(i) for i in range(dt.ChildrenLength())]
+                todo.append((f"/schema/{path}/lookup", dt.Lookup(), kids))
+                stack += [(k, f"{path}.{(k.FieldName() or b'').decode('utf-8', 'replace')}")
+                          for k in kids]
+        except (IndexError, struct.error, ValueError, TypeError, AttributeError) as exc:
+            problems.append(Problem("lookup", f"schema name lookups unreadable: {exc}", None,
+                                    "/schema"))
+        for field, lookup, nodes in todo:
+            if lookup is None:
+                continue  # optional: readers may scan the names
+            try:
+                names = [n.FieldName() or b"" for n in nodes]
+                issue = _lookup_issue([lookup.Buckets(i) for i in range(lookup.BucketsLength())],
+                                      [lookup.Entries(i) for i in range(lookup.EntriesLength())],
+                                      names)
+            except (IndexError, struct.error, ValueError, TypeError, AttributeError) as exc:
+                issue = f"unreadable: {exc}"
+            if issue:
+                problems.append(Problem("lookup", f"schema name lookup {issue}", None, field))
+
+    def _verify_indexes(self, indexes: list[AmudaiIndex], problems: list[Problem]) -> None:
+        """Schema ids in range; artifacts in bounds; nested shard artifacts verified."""
+        count = getattr(self, "schema_id_count", 0)
+        for index in indexes:
+            for ids in index.indexed_fields:
+                bad = [i for i in ids if i >= count]
+                if bad or not ids:
+                    problems.append(Problem("index", f"index {index.index_type!r} names schema "
+                                            f"ids {list(ids)} (the schema has {count})", None,
+                                            index.path + "/indexed_fields"))
+            for art in index.artifacts:
+                self._verify_artifact(art, problems)
+
+    def _verify_artifact(self, art: AmudaiIndexArtifact, problems: list[Problem]) -> None:
+        ref = art.data_ref
+        try:
+            self._hop(art.hops, art.path)
+            src = self._blobs.locate(ref, art.path)
+            if ref.end - ref.start < 28 or src.read_range(ref.start, ref.start + 4) != b"amud":
+                return  # an opaque artifact: in bounds is all there is to check
+            # a nested shard: verify it only when its deepest records are within max_hops
+            self._hop(art.hops + HOPS_BUFFER, art.path)
+            child = self.open_artifact(art)
+        except ShardkitError as exc:
+            check = "hops" if isinstance(exc, HopLimitError) else \
+                "checksum" if isinstance(exc, ChecksumError) else "index"
+            problems.append(Problem(check, exc.message, exc.offset, exc.field))
+            return
+        try:
+            found = child.verify()
+        except ShardkitError as exc:
+            found = [Problem("index", exc.message, exc.offset, exc.field)]
+        try:
+            for p in found:
+                msg = p.message if p.message.startswith("in index artifact ") else \
+                    f"in index artifact {art.path} ({art.name}): {p.message}"
+                problems.append(Problem(
+                    p.check, msg,
+                    None if p.offset is None else ref.start + p.offset,
+                    art.path + (p.field or "")))
+        finally:
+            self._children.remove(child)
+            child.close()
 
     def _buffers_safe(self, sfd: spb.StripeFieldDescriptor) -> list[Any]:
         return [b for enc in sfd.encodings if enc.WhichOneof("kind") == "native"
@@ -1064,7 +1581,8 @@ class AmudaiShard(Reader):
                             has_checksum=buf.block_checksums, base=base,
                             field=f"{field}/blocks/{i}", region=f"block {i} of {field}")
         except ShardkitError as exc:
-            check = "checksum" if isinstance(exc, ChecksumError) else "buffer"
+            check = "checksum" if isinstance(exc, ChecksumError) else \
+                "hops" if isinstance(exc, HopLimitError) else "buffer"
             problems.append(Problem(check, exc.message, exc.offset, exc.field))
 
     # -- object tree -------------------------------------------------------------------------
@@ -1089,28 +1607,50 @@ class AmudaiShard(Reader):
                          "shard_position": s.shard_position} for s in self.stripes],
             "urls": self.urls,
             "properties": self.properties,
+            "indexes": [i.index_type for i in self.indexes],
         })
 
     def to_dict(self) -> dict[str, Any]:
-        """The whole metadata tree: directory, schema, properties, descriptors, buffers."""
+        """The whole metadata tree: directory, schema, properties, indexes, descriptors, buffers.
+
+        Descriptors are shown as their protobuf messages are (field names of the .proto),
+        except that field-level ``indexes`` take the same shape as the shard's and stripes'
+        ``indexes`` lists (:meth:`AmudaiIndex.to_dict`).
+        """
         out = self.summary()
         out["directory"] = _msg_dict(self.directory, self.max_depth)
         out["schema"] = [f.to_dict() for f in self.schema]
+        out["indexes"] = [i.to_dict() for i in self.indexes]
         out["field_descriptors"] = {
-            n.path: _msg_dict(d, self.max_depth) if (d := self.field_descriptor(n.schema_id))
-            else None for n in self.iter_fields()}
+            n.path: self._descriptor_dict(d, f"/field_list/{n.schema_id}", HOPS_STRIPE)
+            if (d := self.field_descriptor(n.schema_id)) else None for n in self.iter_fields()}
         stripes = []
         for s in self.stripes:
             entry = s.to_dict()
             entry["properties"] = self.stripe_properties(s.index)
-            entry["fields"] = {
-                n.path: _msg_dict(sfd, self.max_depth)
-                if (sfd := self.stripe_field(s.index, n.schema_id)) else None
-                for n in self.iter_fields()}
+            entry["indexes"] = [i.to_dict() for i in s.indexes]
+            fields = {}
+            for n in self.iter_fields():
+                sfd = self.stripe_field(s.index, n.schema_id)
+                if sfd is None:
+                    fields[n.path] = None
+                    continue
+                fields[n.path] = _msg_dict(sfd, self.max_depth)
+                fields[n.path]["field"] = self._descriptor_dict(
+                    sfd.field, f"/stripes/{s.index}/field_list/{n.schema_id}",
+                    HOPS_STRIPE_FIELD)
+            entry["fields"] = fields
             stripes.append(entry)
         out["stripes"] = stripes
         out["sections"] = [s.to_dict() for s in self.sections()]
         return _plain(out)
+
+    def _descriptor_dict(self, msg: spb.FieldDescriptor, base: str, hops: int
+                         ) -> dict[str, Any]:
+        out = _msg_dict(msg, self.max_depth)
+        if msg.HasField("indexes"):
+            out["indexes"] = [i.to_dict() for i in self._index_list(msg.indexes, base, hops)]
+        return out
 
     def sections(self) -> list[Section]:
         """Byte ranges of the root file, in file order."""
@@ -1132,8 +1672,11 @@ class AmudaiShard(Reader):
             if not ref.empty and not ref.url:
                 out.append(Section("/field_list/descriptor", ref.start, ref.end,
                                    "FieldDescriptor record"))
+        artifacts = [a for i in self.indexes for a in i.artifacts]
         for s in self.stripes:
-            for name, ref in (("field_list", s.field_list), ("properties", s.properties_ref)):
+            artifacts += [a for i in s.indexes for a in i.artifacts]
+            for name, ref in (("field_list", s.field_list), ("properties", s.properties_ref),
+                              ("indexes", s.indexes_ref)):
                 if not ref.empty and not ref.url:
                     out.append(Section(f"/stripes/{s.index}/{name}", ref.start, ref.end,
                                        "record"))
@@ -1147,6 +1690,10 @@ class AmudaiShard(Reader):
                     out.append(Section(base + "/descriptor", ref.start, ref.end,
                                        "StripeFieldDescriptor record"))
                 sfd = self.stripe_field(s.index, node.schema_id)
+                if sfd.field.HasField("indexes"):
+                    artifacts += [a for i in self._index_list(
+                        sfd.field.indexes, f"/stripes/{s.index}/field_list/{node.schema_id}",
+                        HOPS_STRIPE_FIELD) for a in i.artifacts]
                 for buf in self._buffers_safe(sfd):
                     b = DataRefInfo.of(buf.buffer)
                     if b.url or b.empty:
@@ -1155,8 +1702,35 @@ class AmudaiShard(Reader):
                     out.append(Section(f"{base}/{kind.lower()}", b.start, b.end,
                                        f"{kind} buffer, {buf.block_count} blocks"
                                        if buf.HasField("block_count") else f"{kind} buffer"))
+        for node in self.iter_fields():
+            d = self.field_descriptor(node.schema_id)
+            if d is not None and d.HasField("indexes"):
+                artifacts += [a for i in self._index_list(
+                    d.indexes, f"/field_list/{node.schema_id}", HOPS_STRIPE) for a in i.artifacts]
+        for art in artifacts:
+            ref = art.data_ref
+            if not ref.empty and (not ref.url or self._blobs._is_self(ref.url)):
+                out.append(Section(art.path, ref.start, ref.end, f"index artifact {art.name!r}"))
         out.sort(key=lambda s: (s.start, s.end))
         return out
+
+
+def _lookup_issue(buckets: list[int], entries: list[int], names: list[bytes]) -> str | None:
+    """What is wrong with a HashLookup over ``names`` (None: nothing)."""
+    nb = len(buckets) - 1
+    if nb < 1:
+        return f"has {len(buckets)} bucket offsets (at least 2 needed)"
+    if buckets[0] != 0 or buckets[-1] != len(entries) or any(
+            b < a for a, b in itertools.pairwise(buckets)):
+        return f"bucket offsets do not rise from 0 to the {len(entries)} entries"
+    if sorted(entries) != list(range(len(names))):
+        return f"entries are not each of the {len(names)} names once"
+    for b in range(nb):
+        for e in entries[buckets[b] : buckets[b + 1]]:
+            want = name_hash(names[e]) % nb
+            if want != b:
+                return f"puts {names[e]!r} in bucket {b}, its hash in bucket {want}"
+    return None
 
 
 def _seg_offset(segments: list[Any], i: int) -> int:

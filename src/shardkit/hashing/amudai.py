@@ -27,9 +27,9 @@ def checksum(data: bytes | bytearray | memoryview) -> int:
     return (h >> 32) ^ (h & _MASK32)
 
 
-def name_hash(name: str) -> int:
+def name_hash(name: str | bytes) -> int:
     """XXH3-64 of a field name's UTF-8 bytes (the schema HashLookup key)."""
-    return xxhash.xxh3_64_intdigest(name.encode("utf-8"))
+    return xxhash.xxh3_64_intdigest(name.encode("utf-8") if isinstance(name, str) else name)
 
 
 def lookup_bucket_count(count: int) -> int:

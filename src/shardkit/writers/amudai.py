@@ -7,6 +7,11 @@ before their parent); per stripe the StripeFieldDescriptor records, the stripe f
 their DataRefArray, ShardProperties, the schema record, the ShardDirectory record, u32 L and the
 footer. Every reference into the same file has url ``""``. Output is deterministic.
 
+Beyond the recipe, on request: index descriptors at shard, stripe and field level
+(:class:`IndexSpec`; their artifacts inside the root file or in files beside it; the shard's
+IndexCollection record goes after ShardProperties, a stripe's after its StripeProperties), and
+Roaring presence sections (``presence="roaring"`` or ``"auto"``, FORMAT_NOTES.md 4.2).
+
 Layout is plain Python over ``struct``; the protobuf messages use the classes generated from
 ``schemas/amudai/*.proto``; the FlatBuffers schema is built with the raw ``flatbuffers.Builder``
 (slot numbers from the notes, independent of the generated reader code).
@@ -42,13 +47,16 @@ __all__ = [
     "BASIC_TYPES",
     "FRAME",
     "AnyValueBytes",
+    "ArtifactSpec",
     "FieldSpec",
+    "IndexSpec",
     "block_map",
     "build_amudai",
     "build_amudai_files",
     "encode_any_value",
     "field",
     "plain_block",
+    "roaring_bitmap",
     "value_dictionary",
     "write_amudai",
 ]
@@ -116,6 +124,48 @@ class AnyValueBytes:
     """An already-serialized ``AnyValue`` message, embedded as it is (e.g. built elsewhere)."""
 
     data: bytes
+
+
+@dataclass(frozen=True)
+class ArtifactSpec:
+    """One artifact of an index to write (``IndexArtifact``).
+
+    Attributes:
+        name: Artifact name.
+        data: Bytes to store (e.g. a whole Amudai shard from :func:`build_amudai`). With
+            ``url`` "" they go inside the root file (64-aligned); otherwise into a file of
+            that name next to the root, and the reference covers the whole file.
+        url: The artifact's file, relative to the root's folder ("" = the root file).
+        range: Without ``data``: the byte range to reference in ``url`` as it is (an
+            existing file, or bytes already in the root file).
+        properties: Artifact properties (name -> Python value or AnyValueBytes).
+    """
+
+    name: str
+    data: bytes | None = None
+    url: str = ""
+    range: tuple[int, int] | None = None
+    properties: Mapping[str, Any] | None = None
+
+
+@dataclass(frozen=True)
+class IndexSpec:
+    """An index descriptor to write (``IndexDescriptor``; FORMAT_NOTES.md 7).
+
+    Attributes:
+        index_type: ``inverted-term-index-v1``, ``hashmap-index``, or any name.
+        indexed_fields: One entry per indexed field: a tuple of schema ids written as given,
+            or a dotted path standing for that node's schema id alone.
+        artifacts: The stored parts.
+        properties: Index properties (name -> Python value or AnyValueBytes).
+        index_size: Total artifact size to record (None: not recorded).
+    """
+
+    index_type: str
+    indexed_fields: tuple[tuple[int, ...] | str, ...] = ()
+    artifacts: tuple[ArtifactSpec, ...] = ()
+    properties: Mapping[str, Any] | None = None
+    index_size: int | None = None
 
 
 # --- AnyValue ----------------------------------------------------------------------------
@@ -205,6 +255,15 @@ def _ser(msg: Any) -> bytes:
     return msg.SerializeToString(deterministic=True)
 
 
+def _pair_messages(items: Mapping[str, Any] | None) -> list[cpb.NameValuePair]:
+    out = []
+    for name, value in (items or {}).items():
+        any_value = cpb.AnyValue.FromString(value.data) if isinstance(value, AnyValueBytes) \
+            else encode_any_value(value)
+        out.append(cpb.NameValuePair(name=name, value=any_value))
+    return out
+
+
 # --- blocks, block maps, dictionaries ----------------------------------------------------
 
 
@@ -212,12 +271,68 @@ def _pad(n: int, to: int) -> int:
     return (-n) % to
 
 
-def _presence_section(valid: np.ndarray | None, n: int) -> bytes:
+ROARING_COOKIE = 12346  # portable serialization without run containers
+PRESENCE_MODES = ("bytes", "roaring", "auto")
+
+
+def roaring_bitmap(positions: Iterable[int]) -> bytes:
+    """The portable RoaringBitmap serialization of a set of u32 ``positions``.
+
+    The format CRoaring's ``roaring_bitmap_portable_serialize``, pyroaring's ``serialize`` and
+    the Rust ``roaring`` crate's ``serialize_into`` write: ``u32 cookie 12346``, ``u32``
+    container count, per container ``u16 key`` (high 16 bits) and ``u16 cardinality - 1``,
+    per container a ``u32`` byte offset from the start, then the containers: sorted ``u16`` low
+    bits (array, cardinality <= 4096) or 8192 bytes of bits, LSB first (bitmap). No run
+    containers are written (readers accept them).
+    """
+    arr = np.unique(np.fromiter(positions, np.int64))
+    if arr.size and (int(arr[0]) < 0 or int(arr[-1]) >= 2**32):
+        raise ValueError("roaring bitmap positions must be u32")
+    keys = arr >> 16
+    cuts = np.flatnonzero(np.diff(keys)) + 1
+    groups = np.split(arr, cuts) if arr.size else []
+    header = bytearray(struct.pack("<II", ROARING_COOKIE, len(groups)))
+    bodies = []
+    for g in groups:
+        header += struct.pack("<HH", int(g[0]) >> 16, len(g) - 1)
+        low = (g & 0xFFFF).astype("<u2")
+        if len(g) <= 4096:
+            bodies.append(low.tobytes())
+        else:
+            bits = np.zeros(65536, bool)
+            bits[low] = True
+            bodies.append(np.packbits(bits, bitorder="little").tobytes())
+    offset = len(header) + 4 * len(groups)
+    for body in bodies:
+        header += struct.pack("<I", offset)
+        offset += len(body)
+    return bytes(header) + b"".join(bodies)
+
+
+def _presence_section(valid: np.ndarray | None, n: int, mode: str = "bytes") -> bytes:
+    """A block's presence section (4.2): empty, ``01``, ``02`` + bytes, or ``03`` + Roaring.
+
+    ``mode``: ``bytes`` (the Plain profile: never Roaring), ``roaring`` (Roaring whenever the
+    block has some nulls and some values, listing the smaller side), ``auto`` (the reference
+    writer's rule: Roaring of the null positions below 1 % nulls, of the present positions
+    above 99 %).
+    """
     if valid is None or n == 0 or bool(valid.all()):
         return b""
     if not valid.any():
         return b"\x01"
-    return b"\x02" + valid.astype(np.uint8).tobytes()
+    nulls = n - int(valid.sum())
+    negated = None
+    if mode == "roaring":
+        negated = nulls <= n - nulls
+    elif mode == "auto" and nulls / n < 0.01:
+        negated = True
+    elif mode == "auto" and nulls / n > 0.99:
+        negated = False
+    if negated is None:
+        return b"\x02" + valid.astype(np.uint8).tobytes()
+    listed = np.flatnonzero(~valid if negated else valid)
+    return b"\x03" + bytes([negated]) + roaring_bitmap(listed.tolist())
 
 
 def _compress(codec: int, raw: bytes) -> bytes:
@@ -574,10 +689,12 @@ def _ref(url: str, rng: tuple[int, int] | None) -> cpb.DataRef:
 class _StripeWriter:
     """Encodes one stripe's nodes into buffers of ``blob``."""
 
-    def __init__(self, blob: _Blob, codec: int, checksums: bool) -> None:
+    def __init__(self, blob: _Blob, codec: int, checksums: bool, presence: str = "bytes"
+                 ) -> None:
         self.blob = blob
         self.codec = codec
         self.checksums = checksums
+        self.presence = presence
 
     def _buffer(self, kind: int, blocks: list[tuple[int, bytes]], *, presence: bool = False,
                 offsets: bool = False) -> spb.EncodedBuffer:
@@ -603,7 +720,7 @@ class _StripeWriter:
         for lo in range(0, len(arr), per_block):
             chunk = arr[lo : lo + per_block]
             pres = None if valid is None else _presence_section(valid[lo : lo + per_block],
-                                                                  len(chunk))
+                                                                  len(chunk), self.presence)
             blocks.append((len(chunk), plain_block(_numeric_values(chunk.tobytes(), codec),
                                                    pres, self.checksums)))
         return blocks
@@ -626,7 +743,8 @@ class _StripeWriter:
             valid = np.array([v is not None for v in chunk], bool)
             items = [(bytes(fixed) if fixed else b"") if v is None else v for v in chunk]
             blocks.append((len(chunk), plain_block(_binary_values(items, fixed, self.codec),
-                                                   _presence_section(valid, len(chunk)),
+                                                   _presence_section(valid, len(chunk),
+                                                                     self.presence),
                                                    self.checksums)))
         return self._buffer(spb.DATA, blocks, presence=True, offsets=not fixed)
 
@@ -794,6 +912,80 @@ def stripe_file_name(root_name: str, index: int) -> str:
     return f"{xxhash.xxh3_64_intdigest(f'{root_name}/{index}'.encode()):x}.amudai.stripe"
 
 
+class _Indexes:
+    """Serializes IndexCollections, storing the artifacts' data as it goes."""
+
+    def __init__(self, root: _Blob, files: dict[str, bytes], paths: Mapping[str, int],
+                 reserved: set[str]) -> None:
+        self.root = root
+        self.files = files
+        self.paths = paths
+        self.reserved = reserved
+
+    @staticmethod
+    def urls(specs: Iterable[IndexSpec]) -> list[str]:
+        """Distinct non-empty artifact urls, in order of appearance (for the UrlList)."""
+        return list(dict.fromkeys(a.url for spec in specs for a in spec.artifacts if a.url))
+
+    def _artifact(self, a: ArtifactSpec) -> spb.IndexArtifact:
+        if a.data is not None and a.range is not None:
+            raise ValueError(f"artifact {a.name!r}: give data or range, not both")
+        if a.data is not None and a.url:
+            if a.url in self.reserved or "/" in a.url or "\\" in a.url or a.url in (".", ".."):
+                raise ValueError(f"artifact {a.name!r}: {a.url!r} is not a free file name "
+                                 "beside the root")
+            if self.files.get(a.url, a.data) != a.data:
+                raise ValueError(f"artifact {a.name!r}: {a.url!r} written twice, differently")
+            self.files[a.url] = a.data
+            rng: tuple[int, int] | None = (0, len(a.data))
+        elif a.data is not None:
+            self.root.align(64)
+            rng = self.root.put(a.data)
+        else:
+            rng = a.range
+        art = spb.IndexArtifact(name=a.name, properties=_pair_messages(a.properties))
+        art.data_ref.CopyFrom(_ref(a.url, rng))
+        return art
+
+    def _field(self, entry: tuple[int, ...] | str) -> spb.IndexedField:
+        if isinstance(entry, str):
+            if entry not in self.paths:
+                raise ValueError(f"indexed field {entry!r} is not in the schema")
+            return spb.IndexedField(schema_ids=[self.paths[entry]])
+        return spb.IndexedField(schema_ids=list(entry))
+
+    def collection(self, specs: Sequence[IndexSpec]) -> spb.IndexCollection:
+        """The IndexCollection of ``specs`` (artifact data stored now)."""
+        coll = spb.IndexCollection()
+        for spec in specs:
+            d = coll.index_descriptors.add(index_type=spec.index_type,
+                                           properties=_pair_messages(spec.properties))
+            d.indexed_fields.extend(self._field(f) for f in spec.indexed_fields)
+            d.artifacts.extend(self._artifact(a) for a in spec.artifacts)
+            if spec.index_size is not None:
+                d.index_size = spec.index_size
+        return coll
+
+
+def _paths(nodes: Sequence[_Node], prefix: str = "") -> dict[str, int]:
+    out: dict[str, int] = {}
+    for node in nodes:
+        path = f"{prefix}.{node.spec.name}" if prefix else node.spec.name
+        out[path] = node.schema_id
+        out.update(_paths(node.children, path))
+    return out
+
+
+def _field_index_ids(paths: Mapping[str, int], given: Mapping[str, Sequence[IndexSpec]] | None
+                     ) -> dict[int, Sequence[IndexSpec]]:
+    out = {}
+    for path, specs in (given or {}).items():
+        if path not in paths:
+            raise ValueError(f"field indexes for {path!r}: no such field")
+        out[paths[path]] = specs
+    return out
+
+
 def build_amudai_files(
     schema: Sequence[FieldSpec],
     stripes: Sequence[Mapping[str, Sequence[Any]]],
@@ -802,12 +994,21 @@ def build_amudai_files(
     root_name: str = "shard.amudai.shard",
     compression: str = "plain",
     block_checksums: bool = True,
+    presence: str = "bytes",
     properties: Mapping[str, Any] | None = None,
     standard_properties: Mapping[str, Any] | None = None,
     stripe_properties: Sequence[Mapping[str, Any] | None] | None = None,
     created: tuple[datetime, datetime] | None = None,
+    indexes: Sequence[IndexSpec] | None = None,
+    stripe_indexes: Sequence[Sequence[IndexSpec] | None] | None = None,
+    field_indexes: Mapping[str, Sequence[IndexSpec]] | None = None,
+    stripe_field_indexes: Sequence[Mapping[str, Sequence[IndexSpec]] | None] | None = None,
 ) -> dict[str, bytes]:
     """Build a shard; returns ``{file name: bytes}`` (the root first, then stripe files).
+
+    Index descriptors are not part of the writer recipe (the reference writer sets no
+    ``indexes_ref``); they are written only when asked for. ``None`` writes no reference, an
+    empty sequence an empty IndexCollection record, so readers can be tested on both.
 
     Args:
         schema: Top-level fields.
@@ -819,17 +1020,37 @@ def build_amudai_files(
         compression: ``plain`` (default), ``lz4`` or ``zstd`` for numeric and variable-size
             binary blocks (small blocks stay Plain, as the reference writer does).
         block_checksums: Write the per-block checksums (the reference default).
+        presence: Presence sections of numeric and binary blocks with some nulls: ``bytes``
+            (default; the Plain profile: ``02`` + one byte per value), ``roaring`` (always
+            Roaring, listing the null or the present positions, whichever is fewer), or
+            ``auto`` (the reference's Balanced rule: Roaring of the null positions below 1 %
+            nulls, of the present positions above 99 %, bytes otherwise).
         properties: ShardProperties.custom_properties (name -> Python value or AnyValueBytes).
         standard_properties: ShardProperties.standard_properties.
         stripe_properties: Per stripe, StripeProperties.custom_properties (None: none).
         created: ``(creation_min, creation_max)`` for ShardProperties.
+        indexes: Shard-level index descriptors (the directory's ``indexes_ref``).
+        stripe_indexes: Per stripe, its index descriptors (``StripeDirectory.indexes_ref``).
+        field_indexes: Field path -> index descriptors of its shard-level FieldDescriptor.
+        stripe_field_indexes: Per stripe, field path -> index descriptors of its
+            StripeFieldDescriptor.
     """
     codec = _codec(compression)
+    if presence not in PRESENCE_MODES:
+        raise ValueError(f"unknown presence mode {presence!r} ({', '.join(PRESENCE_MODES)})")
     nodes = _number(schema, NO_PARENT, counter := [0])
     id_count = counter[0]
     names = [n.spec.name for n in nodes]
     if len(set(names)) != len(names):
         raise ValueError("top-level field names must be unique")
+    for what, given in (("stripe_properties", stripe_properties),
+                        ("stripe_indexes", stripe_indexes),
+                        ("stripe_field_indexes", stripe_field_indexes)):
+        if given is not None and len(given) != len(stripes):
+            raise ValueError(f"{what}: {len(given)} entries for {len(stripes)} stripes")
+    paths = _paths(nodes)
+    shard_field_idx = _field_index_ids(paths, field_indexes)
+    stripe_field_idx = [_field_index_ids(paths, m) for m in (stripe_field_indexes or [])]
     root = _Blob("")
     files: dict[str, bytes] = {}
     urls: list[str] = []
@@ -853,18 +1074,26 @@ def build_amudai_files(
         if two_level:
             blob = _Blob(stripe_file_name(root_name, k))
             urls.append(blob.url)
-        w = _StripeWriter(blob, codec, block_checksums)
+        w = _StripeWriter(blob, codec, block_checksums, presence)
         stripe_sfds.append({node.schema_id: _encode_node(w, node, cols[node.schema_id])
                             for node in _post_order(nodes)})
         if two_level:
             blob.data += FRAME
             files[blob.url] = bytes(blob.data)
-    # 2. per stripe: descriptors, field list, properties
+    all_specs = [*(indexes or ()), *(x for sp in stripe_indexes or () for x in sp or ()),
+                 *(x for sp in shard_field_idx.values() for x in sp),
+                 *(x for m in stripe_field_idx for sp in m.values() for x in sp)]
+    urls += [u for u in _Indexes.urls(all_specs) if u not in urls]
+    idx = _Indexes(root, files, paths, {root_name, *files})
+    # 2. per stripe: descriptors, field list, properties, indexes
     stripe_list = spb.StripeList()
     position = 0
     for k, sfds in enumerate(stripe_sfds):
         ranges: list[tuple[int, int] | None] = [None] * id_count
         for sid in range(id_count):
+            specs = stripe_field_idx[k].get(sid) if stripe_field_idx else None
+            if specs is not None:
+                sfds[sid].field.indexes.CopyFrom(idx.collection(specs))
             ranges[sid] = root.record(_ser(sfds[sid]))
         sd = stripe_list.stripes.add()
         sd.field_list_ref.CopyFrom(_ref("", root.record(_data_ref_array([""] * id_count,
@@ -872,6 +1101,9 @@ def build_amudai_files(
         props = (stripe_properties or [None] * len(stripe_sfds))[k]
         if props:
             sd.properties_ref.CopyFrom(_ref("", root.record(_name_values(props, 2))))
+        specs = (stripe_indexes or [None] * len(stripe_sfds))[k]
+        if specs is not None:
+            sd.indexes_ref.CopyFrom(_ref("", root.record(_ser(idx.collection(specs)))))
         records = len(shredded[k][nodes[0].schema_id]) if nodes else 0
         sd.total_record_count = records
         sd.shard_position = position
@@ -883,16 +1115,19 @@ def build_amudai_files(
     ranges = []
     for node in _walk(nodes):
         values = [v for cols in shredded for v in cols[node.schema_id]]
-        if not values:
+        specs = shard_field_idx.get(node.schema_id)
+        if not values and specs is None:
             ranges.append(None)
             continue
-        ranges.append(root.record(_ser(_descriptor(node.spec, values,
-                                                   _is_constant(node.spec, values)))))
+        d = _descriptor(node.spec, values, bool(values) and _is_constant(node.spec, values))
+        if specs is not None:
+            d.indexes.CopyFrom(idx.collection(specs))
+        ranges.append(root.record(_ser(d)))
     order = {node.schema_id: i for i, node in enumerate(_walk(nodes))}
     ranges = [ranges[order[sid]] for sid in range(id_count)]
     directory.field_list_ref.CopyFrom(_ref("", root.record(_data_ref_array([""] * id_count,
                                                                              ranges))))
-    # 4. shard properties, schema, directory
+    # 4. shard properties, indexes, schema, directory
     if properties or standard_properties or created:
         props = spb.ShardProperties()
         if created:
@@ -900,6 +1135,8 @@ def build_amudai_files(
             props.creation_max.ticks = _ticks(created[1])
         raw = _ser(props) + _name_values(standard_properties, 3) + _name_values(properties, 4)
         directory.properties_ref.CopyFrom(_ref("", root.record(raw)))
+    if indexes is not None:
+        directory.indexes_ref.CopyFrom(_ref("", root.record(_ser(idx.collection(indexes)))))
     directory.schema_ref.CopyFrom(_ref("", root.record(_fb_schema(nodes, id_count))))
     payload = _ser(directory)
     root.record(payload)
