@@ -17,8 +17,13 @@ shards, global-dedup responses (keyed, no files) and empty files.
 
 Hot paths read the mapped bytes directly: the record sections are walked block by block with
 ``struct`` (every count checked against the bytes that remain before anything is allocated),
-then decoded in bulk through numpy structured views over the 48-byte records. ``engine="kaitai"``
-builds the same objects from the generated parser instead; the tests check both agree.
+then decoded in bulk through numpy structured views over the 48-byte records. Files are built
+whole (terms, verification hashes, sha256). A xorb keeps its chunks as a read-only numpy view
+of its records (:attr:`XorbInfo.chunk_records`) and builds the :class:`ChunkEntry` tuple the
+first time ``xorb.chunks`` is read: a million-chunk shard parses without a million objects.
+:meth:`MdbShard.find_chunk` without a chunk table searches a numpy index of the xorb section
+(sorted truncated hashes, full-hash check). ``engine="kaitai"`` builds the same objects (chunks
+included, eagerly) from the generated parser instead; the tests check both agree.
 """
 
 from __future__ import annotations
@@ -33,7 +38,6 @@ import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from functools import cached_property
-from itertools import repeat
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -54,6 +58,7 @@ from .base import Reader, Section
 
 __all__ = [
     "BOOKEND",
+    "CHUNK_DTYPE",
     "CHUNK_FLAG_GLOBAL_DEDUP",
     "FILE_FLAG_METADATA_EXT",
     "FILE_FLAG_VERIFICATION",
@@ -97,6 +102,12 @@ _ZERO = bytes(32)
 #: One 48-byte record of the file or xorb section: a hash and four u32 words.
 RECORD_DTYPE = np.dtype([("hash", "V32"), ("w0", "<u4"), ("w1", "<u4"), ("w2", "<u4"),
                          ("w3", "<u4")])
+#: The same record read as a chunk of the xorb section (:attr:`XorbInfo.chunk_records`).
+CHUNK_DTYPE = np.dtype([("hash", "V32"), ("offset", "<u4"), ("size", "<u4"), ("flags", "<u4"),
+                        ("reserved", "<u4")])
+#: Only the first word of a record's hash: the truncated hash, the lookup-table key.
+_KEY_DTYPE = np.dtype({"names": ["key"], "formats": ["<u8"], "offsets": [0],
+                       "itemsize": RECORD_SIZE})
 _LOOKUP_DTYPE = np.dtype([("key", "<u8"), ("index", "<u4")])
 _CHUNK_LOOKUP_DTYPE = np.dtype([("key", "<u8"), ("xorb", "<u4"), ("chunk", "<u4")])
 _FILE_HEAD = struct.Struct("<32sIIQ")
@@ -253,6 +264,20 @@ class ChunkEntry(NamedTuple):
                 "flags": self.flags, "global_dedup_eligible": self.global_dedup_eligible}
 
 
+# bulk construction of the NamedTuples (tuple.__new__ skips the generated __new__)
+_new_term = functools.partial(tuple.__new__, Term)
+_new_chunk = functools.partial(tuple.__new__, ChunkEntry)
+
+
+def _runs(starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
+    """Concatenated ranges ``starts[i] .. starts[i] + lengths[i]`` (int64)."""
+    total = int(lengths.sum())
+    if total == 0:
+        return np.zeros(0, np.int64)
+    firsts = np.cumsum(lengths) - lengths
+    return np.repeat(starts - firsts, lengths) + np.arange(total, dtype=np.int64)
+
+
 @dataclass(frozen=True)
 class FileInfo:
     """A file block: the file hash and how to rebuild the file from xorb chunks.
@@ -299,9 +324,53 @@ class FileInfo:
                 "offset": self.offset}
 
 
-@dataclass(frozen=True)
+def _chunks_from_records(recs: np.ndarray) -> tuple[ChunkEntry, ...]:
+    """ChunkEntry objects from CHUNK_DTYPE records (column-wise: the fastest way found)."""
+    return tuple(map(_new_chunk, zip(map(_new_hash, recs["hash"].tolist()),
+                                     recs["offset"].tolist(), recs["size"].tolist(),
+                                     recs["flags"].tolist(), recs["reserved"].tolist(),
+                                     strict=True)))
+
+
+def _records_from_chunks(chunks: Sequence[ChunkEntry]) -> np.ndarray:
+    """CHUNK_DTYPE records of chunk objects (the inverse of :func:`_chunks_from_records`)."""
+    out = np.zeros(len(chunks), CHUNK_DTYPE)
+    if chunks:
+        out["hash"] = np.frombuffer(b"".join(_as_raw(c.hash) for c in chunks), "V32")
+        for name in ("offset", "size", "flags", "reserved"):
+            out[name] = [getattr(c, name, 0) for c in chunks]
+    return out
+
+
+class _LazyChunks:
+    """The ``chunks`` field of :class:`XorbInfo`: a tuple, or chunk records decoded on first
+    access (the reader stores a CHUNK_DTYPE view of the xorb's records, not 1 object per chunk).
+
+    Class access raises AttributeError so that ``dataclass`` sees a field without default.
+    """
+
+    def __get__(self, obj: Any, owner: type | None = None) -> tuple[ChunkEntry, ...]:
+        if obj is None:
+            raise AttributeError("chunks")
+        d = obj.__dict__
+        value = d["_chunks"]
+        if type(value) is np.ndarray:
+            value = d["_chunks"] = _chunks_from_records(value)
+        return value  # type: ignore[no-any-return]
+
+    def __set__(self, obj: Any, value: Any) -> None:  # only the dataclass __init__ gets here
+        obj.__dict__["_chunks"] = value
+
+
+@dataclass(frozen=True, eq=False)
 class XorbInfo:
     """A xorb block: the xorb hash and its chunks.
+
+    A xorb read by :class:`MdbShard` keeps its chunks as records (:attr:`chunk_records`, a
+    numpy view of the shard) and builds the :class:`ChunkEntry` tuple the first time
+    :attr:`chunks` is read; :attr:`num_chunks` and :attr:`chunk_records` never build it.
+    Equality, hashing, ``repr`` and ``dataclasses`` helpers behave as if ``chunks`` were the
+    tuple all along.
 
     Attributes:
         hash: The xorb hash (merkle aggregation of its plain chunk hashes).
@@ -315,15 +384,55 @@ class XorbInfo:
 
     hash: XetHash
     flags: int
-    chunks: tuple[ChunkEntry, ...]
+    chunks: tuple[ChunkEntry, ...] = _LazyChunks()  # type: ignore[assignment]
     num_bytes_in_xorb: int
     num_bytes_on_disk: int
     record_index: int = 0
     offset: int = 0
 
+    @property
+    def num_chunks(self) -> int:
+        """Number of chunks (does not build the chunk objects)."""
+        return len(self.__dict__["_chunks"])
+
+    @property
+    def chunks_loaded(self) -> bool:
+        """Whether the :class:`ChunkEntry` objects exist yet."""
+        return type(self.__dict__["_chunks"]) is not np.ndarray
+
+    @property
+    def chunk_records(self) -> np.ndarray:
+        """The chunks as a :data:`CHUNK_DTYPE` array (fields hash, offset, size, flags,
+        reserved): a read-only view of the shard for a parsed xorb, built from the objects
+        otherwise. For vectorised work over many chunks without one object per chunk."""
+        value = self.__dict__["_chunks"]
+        if type(value) is np.ndarray:
+            return value
+        return _records_from_chunks(value)
+
+    def _key(self) -> tuple[Any, ...]:
+        return (self.hash, self.flags, self.chunks, self.num_bytes_in_xorb,
+                self.num_bytes_on_disk, self.record_index, self.offset)
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        assert isinstance(other, XorbInfo)
+        a, b = self.__dict__["_chunks"], other.__dict__["_chunks"]
+        if type(a) is np.ndarray and type(b) is np.ndarray:  # records equal <=> chunks equal
+            return ((self.hash, self.flags, self.num_bytes_in_xorb, self.num_bytes_on_disk,
+                     self.record_index, self.offset)
+                    == (other.hash, other.flags, other.num_bytes_in_xorb,
+                        other.num_bytes_on_disk, other.record_index, other.offset)
+                    and len(a) == len(b) and a.tobytes() == b.tobytes())
+        return self._key() == other._key()
+
+    def __hash__(self) -> int:
+        return hash(self._key())
+
     def to_dict(self) -> dict[str, Any]:
         """Plain dict for JSON output."""
-        return {"hash": str(self.hash), "flags": self.flags, "num_chunks": len(self.chunks),
+        return {"hash": str(self.hash), "flags": self.flags, "num_chunks": self.num_chunks,
                 "num_bytes_in_xorb": self.num_bytes_in_xorb,
                 "num_bytes_on_disk": self.num_bytes_on_disk, "record_index": self.record_index,
                 "offset": self.offset, "chunks": [c.to_dict() for c in self.chunks]}
@@ -343,6 +452,9 @@ class ChunkRef(NamedTuple):
     xorb_record_index: int
     chunk_index: int
     chunk: ChunkEntry
+
+
+_new_ref = functools.partial(tuple.__new__, ChunkRef)
 
 
 @dataclass(frozen=True)
@@ -613,7 +725,8 @@ class MdbShard(Reader):
 
     @cached_property
     def files(self) -> tuple[FileInfo, ...]:
-        """Every file block, in section order."""
+        """Every file block, in section order (every term, verification hash and sha256 is
+        decoded)."""
         if self.engine == "kaitai":
             return self._kaitai_objects[0]
         layout = self._layout
@@ -621,71 +734,76 @@ class MdbShard(Reader):
         if not blocks:
             return ()
         recs = self._records(HEADER_SIZE, layout.xorb_info_offset)
-        ofs = np.fromiter((b[0] for b in blocks), np.int64, len(blocks))
-        flags = np.fromiter((b[2] for b in blocks), np.int64, len(blocks))
-        n = np.fromiter((b[3] for b in blocks), np.int64, len(blocks))
-        rec = (ofs - HEADER_SIZE) // RECORD_SIZE
-        total = int(n.sum())
-        starts = np.zeros(len(n), np.int64)
-        np.cumsum(n[:-1], out=starts[1:])
-        within = np.arange(total, dtype=np.int64) - np.repeat(starts, n)
-        term_idx = np.repeat(rec + 1, n) + within
-        terms_rec = recs[term_idx]
-        term_hashes = list(map(_new_hash, terms_rec["hash"].tolist()))
-        terms = list(map(tuple.__new__, repeat(Term),
-                         zip(term_hashes, terms_rec["w0"].tolist(), terms_rec["w1"].tolist(),
-                             terms_rec["w2"].tolist(), terms_rec["w3"].tolist(), strict=True)))
+        ofs_t, _, flags_t, n_t, _ = zip(*blocks, strict=True)
+        rec = (np.array(ofs_t, np.int64) - HEADER_SIZE) // RECORD_SIZE
+        flags = np.array(flags_t, np.int64)
+        n = np.array(n_t, np.int64)
         has_v = (flags & FILE_FLAG_VERIFICATION) != 0
         has_e = (flags & FILE_FLAG_METADATA_EXT) != 0
         nv = np.where(has_v, n, 0)
-        ver_idx = np.repeat(rec + 1 + n, nv) + (np.arange(int(nv.sum()), dtype=np.int64)
-                                                 - np.repeat(np.cumsum(nv) - nv, nv))
-        ver = list(map(_new_hash, recs["hash"][ver_idx].tolist()))
-        ext_idx = (rec + 1 + n + nv)[has_e]
-        ext_hashes = iter(map(_new_hash, recs["hash"][ext_idx].tolist()))
+        tr = recs[_runs(rec + 1, n)]
+        terms = list(map(_new_term, zip(map(_new_hash, tr["hash"].tolist()), tr["w0"].tolist(),
+                                        tr["w1"].tolist(), tr["w2"].tolist(),
+                                        tr["w3"].tolist(), strict=True)))
+        ver = list(map(_new_hash, recs["hash"][_runs(rec + 1 + n, nv)].tolist()))
+        ext = list(map(_new_hash, recs["hash"][(rec + 1 + n + nv)[has_e]].tolist()))
+        # FileInfo is a frozen dataclass: filling __dict__ directly is twice as fast as its
+        # __init__, and gives the same object.
+        new, set_dict = object.__new__, object.__setattr__
         out = []
-        t = v = 0
-        has_e_l = has_e.tolist()
-        nv_l = nv.tolist()
-        rec_l = rec.tolist()
-        for j, (pos, h, fl, cnt, reserved) in enumerate(blocks):
-            k = nv_l[j]
-            out.append(FileInfo(_new_hash(h), fl, tuple(terms[t : t + cnt]),
-                                tuple(ver[v : v + k]),
-                                next(ext_hashes) if has_e_l[j] else None,
-                                reserved, rec_l[j], pos))
+        t = v = e = 0
+        for pos, h, fl, cnt, reserved in blocks:
+            k = cnt if fl & FILE_FLAG_VERIFICATION else 0
+            if fl & FILE_FLAG_METADATA_EXT:
+                sha: XetHash | None = ext[e]
+                e += 1
+            else:
+                sha = None
+            info = new(FileInfo)
+            set_dict(info, "__dict__", {
+                "hash": _new_hash(h), "flags": fl, "terms": tuple(terms[t : t + cnt]),
+                "verification_hashes": tuple(ver[v : v + k]) if k else (), "sha256": sha,
+                "reserved": reserved, "record_index": (pos - HEADER_SIZE) // RECORD_SIZE,
+                "offset": pos})
+            out.append(info)
             t += cnt
             v += k
         return tuple(out)
 
     @cached_property
+    def _xorb_records(self) -> np.ndarray:
+        """The xorb section's records (without the bookend) as a read-only CHUNK_DTYPE view."""
+        layout = self._layout
+        base = layout.xorb_info_offset
+        recs = np.frombuffer(self._mem, CHUNK_DTYPE, offset=base,
+                             count=(layout.xorb_info_end - RECORD_SIZE - base) // RECORD_SIZE)
+        recs.flags.writeable = False
+        return recs
+
+    @cached_property
     def xorbs(self) -> tuple[XorbInfo, ...]:
-        """Every xorb block, in section order."""
+        """Every xorb block, in section order.
+
+        Each xorb's chunks stay records (a view of the shard) until its ``chunks`` attribute is
+        read; see :class:`XorbInfo`.
+        """
         if self.engine == "kaitai":
             return self._kaitai_objects[1]
         layout = self._layout
         blocks = layout.xorb_blocks
         if not blocks:
             return ()
-        base = layout.xorb_info_offset
-        recs = self._records(base, layout.xorb_info_end - RECORD_SIZE)
-        is_chunk = np.ones(len(recs), bool)
-        head_rec = np.fromiter(((b[0] - base) // RECORD_SIZE for b in blocks), np.int64,
-                               len(blocks))
-        is_chunk[head_rec] = False
-        chunk_recs = recs[is_chunk]
-        hashes = list(map(_new_hash, chunk_recs["hash"].tolist()))
-        chunks = list(map(tuple.__new__, repeat(ChunkEntry),  # NamedTuple without __new__
-                          zip(hashes, chunk_recs["w0"].tolist(), chunk_recs["w1"].tolist(),
-                              chunk_recs["w2"].tolist(), chunk_recs["w3"].tolist(),
-                              strict=True)))
+        base, recs = layout.xorb_info_offset, self._xorb_records
+        new, set_dict = object.__new__, object.__setattr__
         out = []
-        c = 0
-        for (pos, h, fl, cnt, in_xorb, on_disk), r in zip(blocks, head_rec.tolist(),
-                                                          strict=True):
-            out.append(XorbInfo(_new_hash(h), fl, tuple(chunks[c : c + cnt]), in_xorb,
-                                on_disk, r, pos))
-            c += cnt
+        for pos, h, fl, cnt, in_xorb, on_disk in blocks:
+            r = (pos - base) // RECORD_SIZE
+            info = new(XorbInfo)  # a frozen dataclass, filled as in `files`
+            set_dict(info, "__dict__", {
+                "hash": _new_hash(h), "flags": fl, "_chunks": recs[r + 1 : r + 1 + cnt],
+                "num_bytes_in_xorb": in_xorb, "num_bytes_on_disk": on_disk,
+                "record_index": r, "offset": pos})
+            out.append(info)
         return tuple(out)
 
     @cached_property
@@ -780,12 +898,45 @@ class MdbShard(Reader):
         return keys, rows["index"].tolist()
 
     @cached_property
-    def _chunk_search(self) -> tuple[list[int], list[int], list[int]] | None:
+    def _chunk_search(self) -> tuple[int, np.ndarray, np.ndarray, np.ndarray]:
+        """What :meth:`find_chunk` searches: (xorb section offset, truncated keys ascending,
+        xorb record index, chunk position), as contiguous numpy arrays.
+
+        From the chunk lookup table when there is one. Otherwise the xorb section is indexed
+        with numpy: the truncated hash of every chunk record, stably argsorted (equal keys stay
+        in section order, so of repeated chunks the first one is found). No object per chunk.
+        """
         t = self.chunk_lookup
-        if t is None:
-            return None
-        keys, rows = self._search_index(t)
-        return keys, rows["xorb"].tolist(), rows["chunk"].tolist()
+        if t is not None:
+            f = self.footer
+            assert f is not None
+            keys = t["key"]
+            if len(keys) > 1 and not bool(np.all(keys[1:] >= keys[:-1])):
+                t = t[np.argsort(keys, kind="stable")]
+            return (f.xorb_info_offset, np.ascontiguousarray(t["key"]),
+                    np.ascontiguousarray(t["xorb"]), np.ascontiguousarray(t["chunk"]))
+        rows = self._chunk_rows
+        order = np.argsort(rows["key"], kind="stable")
+        return (self._layout.xorb_info_offset, rows["key"][order], rows["xorb"][order],
+                rows["chunk"][order])
+
+    @cached_property
+    def _chunk_rows(self) -> np.ndarray:
+        """(truncated stored hash, xorb record index, chunk position) of every chunk, in
+        section order: the rows a chunk lookup table holds (``_CHUNK_LOOKUP_DTYPE``), from the
+        xorb section's bytes, built with numpy."""
+        layout = self._layout
+        base, blocks = layout.xorb_info_offset, layout.xorb_blocks
+        head = (np.array([b[0] for b in blocks], np.int64) - base) // RECORD_SIZE
+        n = np.array([b[3] for b in blocks], np.int64)
+        chunk_rec = _runs(head + 1, n)
+        xorb_rec = np.repeat(head, n)
+        out = np.empty(len(chunk_rec), _CHUNK_LOOKUP_DTYPE)
+        out["key"] = np.frombuffer(self._mem, _KEY_DTYPE, offset=base,
+                                   count=len(self._xorb_records))["key"][chunk_rec]
+        out["xorb"] = xorb_rec
+        out["chunk"] = chunk_rec - xorb_rec - 1
+        return out
 
     @cached_property
     def _files_by_hash(self) -> dict[bytes, FileInfo]:
@@ -799,14 +950,6 @@ class MdbShard(Reader):
         out: dict[bytes, XorbInfo] = {}
         for x in self.xorbs:
             out.setdefault(bytes(x.hash), x)
-        return out
-
-    @cached_property
-    def _chunks_by_hash(self) -> dict[bytes, ChunkRef]:
-        out: dict[bytes, ChunkRef] = {}
-        for x in self.xorbs:
-            for i, c in enumerate(x.chunks):
-                out.setdefault(bytes(c.hash), ChunkRef(x.hash, x.record_index, i, c))
         return out
 
     def _file_at(self, pos: int, rec: int) -> FileInfo | None:
@@ -872,11 +1015,15 @@ class MdbShard(Reader):
             if pos + RECORD_SIZE <= self._records_limit and mem[pos : pos + 32] == raw:
                 h_, fl, n, in_xorb, on_disk = _XORB_HEAD.unpack_from(mem, pos)
                 if pos + (1 + n) * RECORD_SIZE <= self._records_limit:
-                    recs = self._records(pos + RECORD_SIZE, pos + (1 + n) * RECORD_SIZE)
-                    chunks = tuple(map(ChunkEntry, map(_new_hash, recs["hash"].tolist()),
-                                       recs["w0"].tolist(), recs["w1"].tolist(),
-                                       recs["w2"].tolist(), recs["w3"].tolist()))
-                    return XorbInfo(_new_hash(h_), fl, chunks, in_xorb, on_disk, index[i], pos)
+                    recs = np.frombuffer(self._mem, CHUNK_DTYPE, count=n,
+                                         offset=pos + RECORD_SIZE)
+                    recs.flags.writeable = False
+                    info = object.__new__(XorbInfo)  # chunks decoded when read, as in `xorbs`
+                    object.__setattr__(info, "__dict__", {
+                        "hash": _new_hash(h_), "flags": fl, "_chunks": recs,
+                        "num_bytes_in_xorb": in_xorb, "num_bytes_on_disk": on_disk,
+                        "record_index": index[i], "offset": pos})
+                    return info
             i += 1
         return default
 
@@ -884,29 +1031,30 @@ class MdbShard(Reader):
         """Find a chunk by its plain hash (a hash object, 32 stored bytes or display hex).
 
         When the footer carries a non-zero HMAC key the hash is keyed first (the shard stores
-        keyed hashes), unless ``keyed=True`` says it already is. Uses the chunk lookup table when
-        present (binary search on the truncated hash, full-hash check), a walk otherwise.
-        Returns None when the chunk is not in the shard.
+        keyed hashes), unless ``keyed=True`` says it already is.
+
+        Binary search on the truncated hash, then the full hash is compared at each candidate
+        record: in the chunk lookup table when present, otherwise in an index of the xorb
+        section built once with numpy. Without a table the first of repeated chunks (in
+        section order) is found; the table's order among equal keys is unspecified. Returns
+        None when the chunk is not in the shard.
         """
         raw = _as_raw(h)
         f = self.footer
         if not keyed and f is not None and not f.hmac_key.is_zero:
             raw = xh.keyed_chunk_hash(bytes(f.hmac_key), raw)
-        search = self._chunk_search
-        if search is None:
-            return self._chunks_by_hash.get(raw)
-        keys, xorb_idx, chunk_idx = search
+        base, keys, xorb_idx, chunk_idx = self._chunk_search
         key = int.from_bytes(raw[:8], "little")
-        i = bisect.bisect_left(keys, key)
-        base, mem, limit = f.xorb_info_offset, self._mem, self._records_limit  # type: ignore
-        while i < len(keys) and keys[i] == key:
-            xr, ci = xorb_idx[i], chunk_idx[i]
+        i, n = int(keys.searchsorted(np.uint64(key))), len(keys)
+        mem, limit, at = self._mem, self._records_limit, keys.item
+        while i < n and at(i) == key:
+            xr, ci = xorb_idx.item(i), chunk_idx.item(i)
             pos = base + (xr + 1 + ci) * RECORD_SIZE
             if pos + RECORD_SIZE <= limit and mem[pos : pos + 32] == raw:
                 xpos = base + xr * RECORD_SIZE
                 chash, start, size, fl, res = _TERM.unpack_from(mem, pos)
-                return ChunkRef(_new_hash(bytes(mem[xpos : xpos + 32])), xr, ci,
-                                ChunkEntry(_new_hash(chash), start, size, fl, res))
+                return _new_ref((_new_hash(mem[xpos : xpos + 32]), xr, ci,
+                                 _new_chunk((_new_hash(chash), start, size, fl, res))))
             i += 1
         return None
 
@@ -1070,6 +1218,12 @@ class MdbShard(Reader):
                name_check: bool = False, other_shards: Iterable[MdbShard] = ()) -> list[Problem]:
         """Run every check; return the problems found (empty list: the shard is sound).
 
+        Besides the frame, totals, tables, sizes and hashes, the order writers guarantee is
+        checked (check ``lookup_table`` and ``order``): every lookup table's keys ascend, and
+        a shard with lookup tables (xet-core's full writer) has its file and xorb sections
+        sorted by hash. Shards without tables carry no order promise and are not checked for
+        one.
+
         Args:
             progress: Called as ``progress(done, total)`` over xorbs and files.
             name_check: Also check the shard's content hash against a ``<hash>.mdb`` file name.
@@ -1086,7 +1240,8 @@ class MdbShard(Reader):
             return problems
         size, f = self.source.size, self.footer
         self._verify_frame(lay, f, size, add)
-        self._verify_tables(lay, f, files, xorbs, add)
+        self._verify_tables(lay, f, add)
+        self._verify_order(lay, f, add)
         keyed = f is not None and f.is_keyed
         known: dict[bytes, XorbInfo] = {}
         for other in other_shards:
@@ -1158,8 +1313,10 @@ class MdbShard(Reader):
                     add(Problem("totals", f"{field} is {found}, the sections sum to {want}",
                                 fo + rel, f"/footer/{field}"))
 
-    def _verify_tables(self, lay: _Layout, f: MdbFooter | None, files: Sequence[FileInfo],
-                       xorbs: Sequence[XorbInfo], add: Callable[[Problem], None]) -> None:
+    def _verify_tables(self, lay: _Layout, f: MdbFooter | None, add: Callable[[Problem], None],
+                       ) -> None:
+        """Each lookup table against the record sections (FORMAT_NOTES 6.1, 8 item 3), with
+        numpy over the layout and the xorb section's bytes (no object per chunk)."""
         if f is None:
             return
         try:
@@ -1167,41 +1324,82 @@ class MdbShard(Reader):
         except ShardkitError as exc:
             add(Problem("lookup_table", exc.message, exc.offset, exc.field))
             return
-        for name, table, items in (("file", ft, files), ("xorb", xt, xorbs)):
+        for name, table, blocks, base in (
+                ("file", ft, lay.file_blocks, HEADER_SIZE),
+                ("xorb", xt, lay.xorb_blocks, lay.xorb_info_offset)):
             if table is None:
                 continue
-            want = np.array([(x.hash.truncated, x.record_index) for x in items],
-                            dtype=[("key", "<u8"), ("index", "<u4")])
+            want = np.empty(len(blocks), _LOOKUP_DTYPE)
+            want["key"] = np.frombuffer(b"".join(b[1][:8] for b in blocks), "<u8")
+            want["index"] = [(b[0] - base) // RECORD_SIZE for b in blocks]
             if len(table) != len(want):
                 add(Problem("lookup_table", f"the {name} table has {len(table)} entries, the "
                             f"section {len(want)} blocks", None, f"/{name}_lookup"))
                 continue
             bad = np.flatnonzero((table["key"] != want["key"])
                                  | (table["index"] != want["index"]))
-            base = f.file_lookup_offset if name == "file" else f.xorb_lookup_offset
+            at = f.file_lookup_offset if name == "file" else f.xorb_lookup_offset
             for i in bad[:20].tolist():
                 add(Problem("lookup_table", f"{name} table entry {i} is "
                             f"({int(table['key'][i])}, {int(table['index'][i])}), expected "
                             f"({int(want['key'][i])}, {int(want['index'][i])})",
-                            base + 12 * i, f"/{name}_lookup/entries/{i}"))
-            keys = table["key"]
-            if len(keys) > 1 and not bool(np.all(keys[1:] >= keys[:-1])):
-                add(Problem("lookup_table", f"the {name} table is not sorted by key", base,
-                            f"/{name}_lookup"))
+                            at + 12 * i, f"/{name}_lookup/entries/{i}"))
+            self._verify_ascending(table["key"], f"the {name} table", at, 12, f"/{name}_lookup",
+                                   add)
         if ct is not None:
-            want_rows = sorted((c.hash.truncated, x.record_index, i)
-                               for x in xorbs for i, c in enumerate(x.chunks))
-            rows = list(zip(ct["key"].tolist(), ct["xorb"].tolist(), ct["chunk"].tolist(),
-                            strict=True))
-            if sorted(rows) != want_rows:
+            want_rows = np.sort(self._chunk_rows, order=["key", "xorb", "chunk"])
+            if len(ct) != len(want_rows) or not bool(
+                    np.array_equal(np.sort(ct, order=["key", "xorb", "chunk"]), want_rows)):
                 add(Problem("lookup_table", "the chunk table does not hold exactly the "
                             "(truncated chunk hash, xorb record, chunk) triples of the xorb "
-                            f"section ({len(rows)} entries, {len(want_rows)} chunks)",
+                            f"section ({len(ct)} entries, {len(want_rows)} chunks)",
                             f.chunk_lookup_offset, "/chunk_lookup"))
-            keys = ct["key"]
-            if len(keys) > 1 and not bool(np.all(keys[1:] >= keys[:-1])):
-                add(Problem("lookup_table", "the chunk table is not sorted by key",
-                            f.chunk_lookup_offset, "/chunk_lookup"))
+            self._verify_ascending(ct["key"], "the chunk table", f.chunk_lookup_offset, 16,
+                                   "/chunk_lookup", add)
+
+    @staticmethod
+    def _verify_ascending(keys: np.ndarray, what: str, at: int, width: int, field: str,
+                          add: Callable[[Problem], None]) -> None:
+        """A lookup table's keys ascend (equal keys allowed): FORMAT_NOTES 6.1."""
+        bad = np.flatnonzero(keys[1:] < keys[:-1]) + 1
+        if len(bad):
+            i = int(bad[0])
+            add(Problem("lookup_table", f"{what} is not sorted by key: entry {i} (key "
+                        f"{int(keys[i])}) is below entry {i - 1} (key {int(keys[i - 1])}); "
+                        f"{len(bad)} entries are out of order", at + width * i,
+                        f"{field}/entries/{i}"))
+
+    def _verify_order(self, lay: _Layout, f: MdbFooter | None,
+                      add: Callable[[Problem], None]) -> None:
+        """The record order writers guarantee, and only that (FORMAT_NOTES 1, 6.1, 9, 10).
+
+        xet-core's full writer (the only writer of lookup tables) emits the file and the xorb
+        section sorted by hash (words 0..3 numerically, i.e. display hex); duplicates of a
+        file may follow each other. The notes promise no order for shards without lookup tables
+        (upload bodies, server-stored shards, global-dedup responses, huggingface.js uploads),
+        nor for the chunks of a xorb (xorb order) or the terms of a file (file order), so those
+        are not checked. The tables' own order is checked in ``_verify_tables``.
+        """
+        if f is None or not (f.file_lookup_num_entry or f.xorb_lookup_num_entry
+                             or f.chunk_lookup_num_entry):
+            return
+        for name, blocks, base in (("file", lay.file_blocks, HEADER_SIZE),
+                                   ("xorb", lay.xorb_blocks, lay.xorb_info_offset)):
+            if len(blocks) < 2:
+                continue
+            # big-endian words compare bytewise in the hash order of FORMAT_NOTES section 1
+            words = np.frombuffer(b"".join(b[1] for b in blocks), "<u8")
+            keys = words.astype(">u8").view("S32")
+            bad = np.flatnonzero(keys[1:] < keys[:-1]) + 1
+            if not len(bad):
+                continue
+            i = int(bad[0])
+            pos = blocks[i][0]
+            add(Problem("order", f"the {name} section is not sorted by hash, although the "
+                        "shard has lookup tables (xet-core's full writer sorts it): block "
+                        f"{i} ({_new_hash(blocks[i][1])}) comes after block {i - 1} "
+                        f"({_new_hash(blocks[i - 1][1])}); {len(bad)} blocks are out of order",
+                        pos, f"/{name}_info/blocks/{(pos - base) // RECORD_SIZE}/{name}_hash"))
 
     def _verify_xorb(self, x: XorbInfo, keyed: bool, add: Callable[[Problem], None]) -> None:
         where = f"/xorb_info/blocks/{x.record_index}"

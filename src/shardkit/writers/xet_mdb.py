@@ -37,6 +37,8 @@ from ..formats.xet_mdb import (
     NEVER_EXPIRES,
     RECORD_DTYPE,
     MdbShard,
+    XetHash,
+    XorbInfo,
 )
 
 __all__ = [
@@ -167,8 +169,9 @@ class XorbLike(Protocol):
 
 
 def _raw(h: Any) -> bytes:
-    from ..formats.xet_mdb import XetHash
-
+    """32 stored bytes of a hash given as a hash object, raw bytes or display hex."""
+    if isinstance(h, bytes) and len(h) == 32:  # XetHash included: it is its stored bytes
+        return h
     return bytes(XetHash(h))
 
 
@@ -212,6 +215,10 @@ def _file_rows(f: Any) -> list[tuple[bytes, int, int, int, int]]:
 
 
 def _xorb_rows(x: Any) -> list[tuple[bytes, int, int, int, int]]:
+    if isinstance(x, XorbInfo) and not x.chunks_loaded:  # parsed, chunks still records
+        recs = x.chunk_records
+        return [(_raw(x.hash), x.flags, len(recs), x.num_bytes_in_xorb, x.num_bytes_on_disk),
+                *recs.tolist()]
     chunks = list(x.chunks)
     in_xorb = getattr(x, "num_bytes_in_xorb", None)
     if in_xorb is None:
@@ -316,7 +323,6 @@ def build_mdb(
     tables = set(tables) if form == "full" else set()
     if tables - set(TABLES):
         raise ValueError(f"unknown lookup tables {sorted(tables - set(TABLES))}")
-    from ..formats.xet_mdb import XetHash
 
     def order(item: Any) -> str:  # words 0..3 numerically = display hex lexicographically
         return str(XetHash(item.hash))
