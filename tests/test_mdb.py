@@ -285,7 +285,9 @@ def test_xet_hash_value_type():
     assert repr(h) == f"XetHash('{text}')"
     assert h.truncated == int(text[:16], 16)
     assert h.last_word == int(text[48:], 16)
-    assert {h: 1}[bytes(h)] == 1
+    # hashes like its display hex: sets and dicts of hashes meet hex text
+    assert h in {text} and {h: 1}[text] == 1 and {text: 1}[h] == 1
+    assert {str(f) for f in [h]} == {h}
     with pytest.raises(ValueError):
         XetHash("xyz")
     with pytest.raises(ValueError):
@@ -363,3 +365,17 @@ def test_cli_name_check_catches_a_renamed_file(tmp_path, capsys):
     assert main(["verify", "--name-check", str(wrong)]) == 1
     assert "name" in capsys.readouterr().out
     assert main(["verify", str(wrong)]) == 0
+
+
+def test_footer_expiry_takes_datetimes():
+    import datetime
+
+    path = Path(__file__).parent / "data" / "mdb" / "hf_server_global_dedup"
+    with shardkit.open(path / "gpt2-64-8bits.tflite.shard") as s:
+        expiry = s.footer.key_expiry
+        moment = datetime.datetime.fromtimestamp(expiry, datetime.UTC)
+        assert not s.footer.expired(now=moment)
+        assert s.footer.expired(now=moment + datetime.timedelta(seconds=1))
+        assert s.footer.expired(now=expiry + 1) and not s.footer.expired(now=expiry - 1)
+        with pytest.raises(shardkit.InvalidKeyError):
+            s.file("zz")

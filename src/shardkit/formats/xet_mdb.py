@@ -45,6 +45,7 @@ import numpy as np
 from .._kaitai import kaitai_errors, parse
 from ..errors import (
     EntryNotFoundError,
+    InvalidKeyError,
     LayoutError,
     Problem,
     ShardkitError,
@@ -125,9 +126,11 @@ class XetHash(bytes):
     """A xet hash: its 32 stored bytes, shown as display hex.
 
     ``str(h)`` is the display hex (Hub, URLs, file names, hf-xet); ``XetHash(text)`` parses it
-    back; ``h == "<display hex>"`` is true (any case), as is ``h == <32 stored bytes>``. As a
-    ``bytes`` subclass it hashes like its stored bytes, so use ``str(h)`` for dict keys looked up
-    by hex. ``bytes.hex()`` still gives the stored (raw) order; use :attr:`display` or ``str``.
+    back; ``h == "<display hex>"`` is true (any case), as is ``h == <32 stored bytes>``. It
+    hashes like its (lowercase) display hex, so ``h in {"<display hex>", ...}`` and dicts keyed
+    by hashes looked up with hex text work; a dict keyed by hashes cannot be searched with raw
+    bytes (wrap them: ``XetHash(raw)``). ``bytes.hex()`` still gives the stored (raw) order;
+    use :attr:`display` or ``str``.
     """
 
     __slots__ = ()
@@ -140,11 +143,14 @@ class XetHash(bytes):
             try:
                 raw = xh.parse_display_hex(text)
             except ValueError as exc:
-                raise ValueError(f"not a xet hash (64 hex digits): {value!r}") from exc
+                raise InvalidKeyError(f"not a xet hash (64 hex digits): {value!r}") from exc
             return super().__new__(cls, raw)
-        raw = bytes(value)
+        try:
+            raw = bytes(value)
+        except TypeError as exc:
+            raise InvalidKeyError(f"not a xet hash: {value!r}") from exc
         if len(raw) != xh.HASH_LEN:
-            raise ValueError(f"a xet hash is {xh.HASH_LEN} bytes, got {len(raw)}")
+            raise InvalidKeyError(f"a xet hash is {xh.HASH_LEN} bytes, got {len(raw)}")
         return super().__new__(cls, raw)
 
     @property
@@ -175,7 +181,8 @@ class XetHash(bytes):
         eq = self.__eq__(other)
         return eq if eq is NotImplemented else not eq
 
-    __hash__ = bytes.__hash__
+    def __hash__(self) -> int:
+        return hash(xh.display_hex(self))
 
     @property
     def truncated(self) -> int:
@@ -201,8 +208,8 @@ _new_hash = functools.partial(bytes.__new__, XetHash)  # bulk construction from 
 
 
 def _as_raw(value: XetHash | bytes | bytearray | memoryview | str) -> bytes:
-    """32 stored bytes from a hash object, raw bytes or display hex."""
-    if isinstance(value, bytes) and len(value) == 32:
+    """32 stored bytes (plain ``bytes``) from a hash object, raw bytes or display hex."""
+    if type(value) is bytes and len(value) == 32:
         return value
     return bytes(XetHash(value))
 
@@ -492,12 +499,17 @@ class MdbFooter:
         """Chunk hashes are HMAC-keyed (the key is not zero)."""
         return not self.hmac_key.is_zero
 
-    def expired(self, now: float | None = None) -> bool:
+    def expired(self, now: float | _dt.datetime | None = None) -> bool:
         """Whether the shard must no longer be used for dedup (``now`` > key_expiry).
 
         Args:
-            now: Unix seconds; the current time when omitted.
+            now: Unix seconds or a ``datetime`` (naive means UTC); the current time when
+                omitted.
         """
+        if isinstance(now, _dt.datetime):
+            if now.tzinfo is None:
+                now = now.replace(tzinfo=_dt.UTC)
+            now = now.timestamp()
         now = time.time() if now is None else now
         return self.key_expiry != NEVER_EXPIRES and now > self.key_expiry
 
@@ -1096,10 +1108,7 @@ class MdbShard(Reader):
 
     def parse_key(self, text: str) -> XetHash:
         """A file hash from its display hex (as ``shardkit get`` takes it)."""
-        try:
-            return XetHash(text)
-        except ValueError as exc:
-            raise EntryNotFoundError(text, f"not a xet hash (64 hex digits): {text!r}") from exc
+        return XetHash(text)  # InvalidKeyError (a usage error) when it is not 64 hex digits
 
     def format_key(self, key: XetHash | bytes) -> str:
         """A file hash's display hex."""
