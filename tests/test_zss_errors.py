@@ -210,6 +210,43 @@ def test_non_minimal_uleb128_refused():
     assert "body" in {p.check for p in z.verify()}
 
 
+def with_data_body(records: list[bytes], body: bytes) -> bytes:
+    """A one-data-block none+crc32c file of ``records`` whose body is replaced (same length)."""
+    data = bytearray(build_zss(records, codec="none+crc32c"))
+    info = open_bytes(bytes(data)).frame(0)
+    assert info.len_payload == len(body) + 4
+    data[info.payload_offset:info.payload_offset + len(body) + 4] = body + struct.pack(
+        "<I", crc32c(body))
+    return bytes(data)
+
+
+@pytest.mark.parametrize("last", [b"abc", b"ab\xff"])  # text body (fast walk), and not
+def test_lookups_in_a_malformed_body_raise(last):
+    """A record running past the end of its body is a CorruptBlockError whenever it is reached."""
+    good = [b"a%02d" % i for i in range(40)] + [last]
+    body = b"".join(bytes([len(r)]) + r for r in good) + b"\x09xyzw"  # 9 bytes claimed, 4 left
+    data = with_data_body([*good, b"xyzw"], body)
+    for cache in (0, 64):
+        z = ZssFile(BytesSource(data), cache_blocks=cache)
+        with pytest.raises(CorruptBlockError, match="runs past the end") as info:
+            list(z)
+        where = info.value.offset
+        with pytest.raises(CorruptBlockError, match="runs past the end") as info:
+            list(z.search(prefix=b"zw"))  # the walk steps over the end looking for it
+        assert info.value.voffset == 0
+        for lookup in (lambda z: list(z.search(prefix=b"x")), lambda z: b"xyzw" in z,
+                       lambda z: list(z.iter(start=b"a"))):  # the last decodes in bulk
+            with pytest.raises(CorruptBlockError, match="runs past the end") as info:
+                lookup(z)
+            assert info.value.offset == where
+        if cache:  # a cached block that is used again is indexed whole, which fails
+            with pytest.raises(CorruptBlockError, match="runs past the end"):
+                list(z.search(prefix=b"a0"))
+        else:  # a lookup that does not reach the bad record is answered
+            assert list(z.search(prefix=b"a0")) == good[:10]
+        assert [p.check for p in z.verify()] == ["body"]
+
+
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(pos=st.integers(0, 10_000), xor=st.integers(1, 255),
        name=st.sampled_from(["metadata_zlib.zss", "tiny_bz2.zss", "tiny_none.zss"]))

@@ -6,10 +6,17 @@ adds the meaning: codec dispatch (``zlib``, ``bz2``/``bzip2``, ``none+crc32c``) 
 CRC-32C checks, the index tree (an entry's key is the first record of its child's subtree),
 search with exact multiset semantics, and :meth:`ZssFile.verify`.
 
-Hot paths do not go through Kaitai objects: block framing is read with a small uleb128 decoder
-and data-block bodies with :func:`decode_records`, a tight loop over the decompressed bytes
-(the tests check it against the generated ``Zss.DataBlockBody``). Index-block bodies, a tiny
-fraction of a file, are parsed with the generated ``Zss.IndexBlockBody`` and cached.
+Hot paths do not go through Kaitai objects: block framing is read with a small uleb128 decoder,
+data-block bodies with :func:`decode_records` and index-block bodies with :func:`decode_index`,
+tight loops over the decoded bytes (the tests check both against the generated
+``Zss.DataBlockBody`` / ``Zss.IndexBlockBody``; a body they refuse is parsed again with the
+generated class, which names the failing field).
+
+Lookups (search, range iteration, membership) do not decode a whole data block into a list: a
+block is kept as its body bytes, and the record wanted is found by walking the length fields
+from the start of the body only as far as needed (for a prefix, ``bytes.find`` proposes where a
+matching record may start and the walk checks it). A cached block that is used again gets an
+array of its record positions, so later lookups in it are a bisection.
 
 Positions: a block is named by its *voffset* (from the first byte after the header CRC); errors
 and problems carry the absolute byte offset (``data_offset + voffset``) as well.
@@ -22,9 +29,10 @@ import codecs as _codecs
 import itertools
 import json
 import zlib
+from array import array
 from bisect import bisect_left
 from collections import OrderedDict
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Generator, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
@@ -43,7 +51,7 @@ from ..errors import (
     UnsupportedVersionError,
 )
 from ..generated.zss import Zss
-from ..hashing.crc32c import crc32c
+from ..hashing.crc32c import KNOWN_ANSWERS, crc32c
 from ..sources import ByteSource, as_stream
 from .base import Reader, Section
 
@@ -58,6 +66,7 @@ __all__ = [
     "IndexBlock",
     "ZssFile",
     "ZssHeader",
+    "decode_index",
     "decode_records",
     "prefix_successor",
 ]
@@ -71,6 +80,31 @@ MAX_ULEB_BYTES = 9
 DEFAULT_MAX_BLOCK_SIZE = 1 << 29  # decoded body cap (512 MiB)
 _FRAME_PEEK = 1 + MAX_ULEB_BYTES
 _MISSING: Any = object()
+_POS_TYPE = "I" if array("I").itemsize >= 4 else "L"  # record positions in bodies < 4 GiB
+
+
+def _pick_body_crc32c() -> Callable[[bytes], int]:
+    """CRC-32C for block bodies: a hardware-accelerated build when one is installed.
+
+    ``none+crc32c`` lookups checksum a whole block body (256 KiB by default) per block read;
+    crcmod's table-driven C code takes about 0.6 ms for that, SSE4.2/ARMv8 CRC instructions
+    (the ``google-crc32c`` package, when importable with its C extension) about 0.01 ms. The
+    result is checked against the known answers before it is used.
+    """
+    try:
+        import google_crc32c
+    except ImportError:
+        return crc32c
+    fast = google_crc32c.value
+    if getattr(google_crc32c, "implementation", "") != "c" or any(
+            fast(data) != crc for data, crc in KNOWN_ANSWERS.items()):
+        return crc32c
+    return fast
+
+
+_body_crc32c = _pick_body_crc32c()
+#: Which CRC-32C implementation checks ``none+crc32c`` block bodies ("crcmod" or "google-crc32c").
+BODY_CRC32C_IMPL = "crcmod" if _body_crc32c is crc32c else "google-crc32c"
 
 
 class IncompleteFileError(FormatError):
@@ -157,6 +191,47 @@ def decode_records(body: bytes) -> list[bytes]:
         append(body[pos:end])
         pos = end
     return out
+
+
+def decode_index(body: bytes) -> tuple[list[bytes], list[int]]:
+    """The entries of a decoded index-block body (``(uleb128 length, key, uleb128 voffset)*``).
+
+    Returns:
+        ``(keys, child_voffsets)``.
+
+    Raises:
+        _BodyError: A uleb128 is malformed or an entry runs past the end (internal; the reader
+            parses such a body again with ``Zss.IndexBlockBody`` for a precise error).
+    """
+    keys: list[bytes] = []
+    children: list[int] = []
+    pos = 0
+    n = len(body)
+    while pos < n:
+        ln = body[pos]
+        if ln < 0x80:
+            pos += 1
+        else:
+            ln, pos = _uleb_slow(body, pos, n)
+        end = pos + ln
+        if end >= n:
+            raise _BodyError(f"index entry of {ln} key bytes runs past the end of the body", pos)
+        keys.append(body[pos:end])
+        child = body[end]
+        pos = end + 1
+        if child >= 0x80:  # voffsets are mostly 2-4 bytes: decoded inline, checked after
+            child &= 0x7F
+            shift = 7
+            b = 0x80
+            while b >= 0x80 and pos < n:
+                b = body[pos]
+                pos += 1
+                child |= (b & 0x7F) << shift
+                shift += 7
+            if b >= 0x80 or b == 0 or pos - end > MAX_ULEB_BYTES:  # cut off, non-minimal, long
+                child, pos = _uleb_slow(body, end, n)  # raises the precise error
+        children.append(child)
+    return keys, children
 
 
 def prefix_successor(prefix: bytes) -> bytes | None:
@@ -270,6 +345,171 @@ class IndexBlock:
     children: tuple[int, ...]
 
 
+class _DataBlock:
+    """A decoded data block as the lookup cache keeps it: the body, not a list of records.
+
+    Lookups walk the length fields from the start of the body and stop at the record wanted.
+    :meth:`index` records where every record starts (an ``array`` of 4-byte positions, about a
+    quarter of the body's size for 16-byte records), after which a lookup is a bisection.
+    Methods raise :class:`_BodyError` on a malformed body; the reader names the block.
+
+    Attributes:
+        info: The block's framing.
+        body: The decoded body.
+        ascii: No byte is >= 0x80, so every length field is one byte (the fast walk).
+        heads: ``None``, or the position of every record's length field and then
+            ``len(body)``.
+    """
+
+    __slots__ = ("ascii", "body", "heads", "info")
+
+    def __init__(self, info: BlockInfo, body: bytes) -> None:
+        self.info = info
+        self.body = body
+        self.ascii = body.isascii()
+        self.heads: array[int] | None = None
+
+    def index(self) -> array[int]:
+        """Positions of all length fields, plus ``len(body)`` (built once, then kept)."""
+        if self.heads is not None:
+            return self.heads
+        b = self.body
+        n = len(b)
+        heads = array(_POS_TYPE if n < 1 << 32 else "Q")
+        append = heads.append
+        p = d = ln = 0
+        if self.ascii:
+            while p < n:
+                append(p)
+                p += b[p] + 1
+            if p != n:
+                last = heads[-1]
+                ln, d = b[last], last + 1
+        else:
+            while p < n:
+                append(p)
+                ln = b[p]
+                if ln < 0x80:
+                    d = p + 1
+                else:
+                    ln, d = _uleb_slow(b, p, n)
+                p = d + ln
+        if p != n:
+            raise _BodyError(f"record of {ln} bytes runs past the end of the body", d)
+        append(n)
+        self.heads = heads
+        return heads
+
+    def record_at(self, p: int) -> tuple[bytes, int]:
+        """The record whose length field is at ``p``, and the position after it."""
+        b = self.body
+        ln = b[p]
+        if ln < 0x80:
+            d = p + 1
+        else:
+            ln, d = _uleb_slow(b, p, len(b))
+        end = d + ln
+        if end > len(b):
+            raise _BodyError(f"record of {ln} bytes runs past the end of the body", d)
+        return b[d:end], end
+
+    def _key(self, i: int) -> bytes:
+        heads = self.heads
+        assert heads is not None
+        p = heads[i]
+        ln = self.body[p]
+        d = p + 1 if ln < 0x80 else _uleb_slow(self.body, p, len(self.body))[1]
+        return self.body[d:heads[i + 1]]
+
+    def lower_bound(self, key: bytes) -> int:
+        """Position of the length field of the first record >= ``key`` (``len(body)``: none)."""
+        heads = self.heads
+        if heads is not None:
+            return heads[bisect_left(range(len(heads) - 1), key, key=self._key)]
+        b = self.body
+        n = len(b)
+        p = 0  # invariant: every record before p is < key
+        if self.ascii:
+            lim = n - 8 * 128  # 8 one-byte-length records span at most 1024 bytes
+            while p < lim:
+                q = p + b[p] + 1
+                q += b[q] + 1
+                q += b[q] + 1
+                q += b[q] + 1
+                q += b[q] + 1
+                q += b[q] + 1
+                q += b[q] + 1
+                q += b[q] + 1
+                if b[q + 1:q + 1 + b[q]] >= key:
+                    break
+                p = q
+        while p < n:
+            record, end = self.record_at(p)
+            if record >= key:
+                return p
+            p = end
+        return n
+
+    def find_prefix(self, prefix: bytes) -> int | None:
+        """Position of the length field of the first record starting with ``prefix``, or None.
+
+        Records are sorted, so the first record (in block order) that starts with ``prefix``
+        is the first one >= ``prefix``. ``bytes.find`` proposes where its bytes begin; the
+        walk along the length fields, which only ever moves forward, confirms that a record
+        starts there, or skips to the next occurrence after the record it landed in.
+        """
+        b = self.body
+        n = len(b)
+        if self.heads is not None or not prefix:
+            p = self.lower_bound(prefix)
+            return p if p < n and self.record_at(p)[0].startswith(prefix) else None
+        lp = len(prefix)
+        q = b.find(prefix)  # where the first candidate record's bytes would begin
+        p = 0  # a length field (the walk's position)
+        if self.ascii:  # the length field of a record starting at q is at q - 1
+            while q != -1:
+                c = q - 1
+                lim = c - 8 * 128
+                while p < lim:  # 8 steps of at most 128 bytes cannot pass c
+                    p += b[p] + 1
+                    p += b[p] + 1
+                    p += b[p] + 1
+                    p += b[p] + 1
+                    p += b[p] + 1
+                    p += b[p] + 1
+                    p += b[p] + 1
+                    p += b[p] + 1
+                while p < c:
+                    p += b[p] + 1
+                if p == c and b[c] >= lp:
+                    return c
+                if p >= n:
+                    if p > n:
+                        raise _BodyError("a record runs past the end of the body", n)
+                    return None
+                q = b.find(prefix, max(p, q) + 1)
+            return None
+        while q != -1:
+            while True:
+                ln = b[p]
+                if ln < 0x80:
+                    d = p + 1
+                else:
+                    ln, d = _uleb_slow(b, p, n)
+                if d >= q:
+                    break
+                p = d + ln
+                if p >= n:
+                    if p > n:
+                        raise _BodyError(f"record of {ln} bytes runs past the end of the body",
+                                         d)
+                    return None
+            if d == q and ln >= lp:
+                return p
+            q = b.find(prefix, d if d > q else q + 1)
+        return None
+
+
 # -- the reader --------------------------------------------------------------------------------
 
 
@@ -279,13 +519,18 @@ class ZssFile(Reader):
     Opening reads and checks the header (magic, CRC-32C, codec, metadata). Records are read
     block by block: ``iter(z)`` streams every record in order in constant memory,
     ``z.search(prefix=...)`` / ``z.iter(start=..., stop=...)`` descend the index tree and read
-    only the blocks on their path. Decoded blocks are kept in a small LRU cache.
+    only the blocks on their path. Decoded index blocks and data blocks are kept in two small
+    LRU caches; a cached data block used a second time gets an array of its record positions,
+    so lookups in it are a bisection.
 
     Args:
         source: Where the bytes come from.
-        cache_blocks: Decoded blocks kept in the LRU cache (searches).
+        cache_blocks: Decoded data blocks kept in the LRU cache (lookups); 0 decodes the data
+            block of every lookup afresh.
         max_block_size: Largest decoded block body accepted (a decompression-bomb guard).
         readahead: Blocks decompressed ahead in worker threads during a full scan (0: none).
+        cache_index_blocks: Decoded index blocks kept in their own LRU cache (as the
+            reference reader's ``index_block_cache``, 32 by default).
 
     Example::
 
@@ -298,9 +543,11 @@ class ZssFile(Reader):
     format_name = "ZSS compressed sorted set"
 
     def __init__(self, source: ByteSource, *, cache_blocks: int = 64,
-                 max_block_size: int = DEFAULT_MAX_BLOCK_SIZE, readahead: int = 2) -> None:
+                 max_block_size: int = DEFAULT_MAX_BLOCK_SIZE, readahead: int = 2,
+                 cache_index_blocks: int = 32) -> None:
         super().__init__(source)
         self.cache_blocks = max(0, cache_blocks)
+        self.cache_index_blocks = max(0, cache_index_blocks)
         self.max_block_size = max_block_size
         self.readahead = max(0, readahead)
         head = source.read_range(0, min(8, source.size))
@@ -342,7 +589,8 @@ class ZssFile(Reader):
         self.uuid: bytes = h.uuid
         self.root: int = h.root_voffset
         self._codec = CODECS[h.codec]
-        self._cache: OrderedDict[int, tuple[BlockInfo, Any]] = OrderedDict()
+        self._cache: OrderedDict[int, tuple[BlockInfo, Any]] = OrderedDict()  # data blocks
+        self._index_cache: OrderedDict[int, tuple[BlockInfo, Any]] = OrderedDict()
         self._len: int | None = None
 
     # -- blocks --------------------------------------------------------------------------------
@@ -430,7 +678,7 @@ class ZssFile(Reader):
                                         offset=info.payload_offset, field=field)
             body = payload[:-4]
             stored = int.from_bytes(payload[-4:], "little")
-            computed = crc32c(body)
+            computed = _body_crc32c(body)
             if stored != computed:
                 raise BlockChecksumError(v, stored, computed, offset=info.payload_offset
                                          + len(body), field=field + "/body_crc32c")
@@ -480,7 +728,17 @@ class ZssFile(Reader):
             raise self._body_error(info, exc, "data") from None
 
     def index_of(self, info: BlockInfo, body: bytes) -> IndexBlock:
-        """The entries of a decoded index-block body (parsed by ``Zss.IndexBlockBody``)."""
+        """The entries of a decoded index-block body.
+
+        :func:`decode_index` reads it; a body it refuses is parsed with ``Zss.IndexBlockBody``,
+        whose error names the field.
+        """
+        try:
+            keys, children = decode_index(body)
+        except _BodyError:
+            pass
+        else:
+            return IndexBlock(info.voffset, info.level, tuple(keys), tuple(children))
         base = info.payload_offset if self._codec == "none+crc32c" else 0
         try:
             with kaitai_errors(prefix=f"/blocks/@{info.voffset}/payload/body", base=base):
@@ -496,24 +754,46 @@ class ZssFile(Reader):
         return IndexBlock(info.voffset, info.level, keys, children)
 
     def _cached(self, voffset: int, level: int | None = None) -> tuple[BlockInfo, Any]:
-        """Decoded block at ``voffset`` through the LRU cache: (info, records or IndexBlock)."""
-        hit = self._cache.get(voffset)
+        """Decoded block at ``voffset`` through the LRU caches: (info, _DataBlock or IndexBlock).
+
+        A data block found in the cache gets its record positions (:meth:`_DataBlock.index`).
+        """
+        hit = self._index_cache.get(voffset)
+        cache = self._index_cache
+        if hit is None:
+            hit = self._cache.get(voffset)
+            cache = self._cache
         if hit is not None:
-            self._cache.move_to_end(voffset)
+            cache.move_to_end(voffset)
+            info, value = hit
+            if level is not None and info.level != level:
+                self._level_error(info, level)
+            if info.level == 0 and value.heads is None:
+                try:
+                    value.index()
+                except _BodyError as exc:
+                    raise self._body_error(info, exc, "data") from None
             return hit
         info = self.frame(voffset)
         if level is not None and info.level != level:
-            raise LayoutError(f"block at {self._where(voffset)} has level {info.level}, its "
-                              f"parent expects {level}", offset=info.offset,
-                              field=f"/blocks/@{voffset}/level")
+            self._level_error(info, level)
         body = self.decode_payload(info, self._payload(info))
-        value: Any = (self.records_of(info, body) if info.level == 0
-                      else self.index_of(info, body))
-        if self.cache_blocks:
-            self._cache[voffset] = (info, value)
-            if len(self._cache) > self.cache_blocks:
-                self._cache.popitem(last=False)
+        if info.level == 0:
+            value: Any = _DataBlock(info, body)
+            cache, size = self._cache, self.cache_blocks
+        else:
+            value = self.index_of(info, body)
+            cache, size = self._index_cache, self.cache_index_blocks
+        if size:
+            cache[voffset] = (info, value)
+            if len(cache) > size:
+                cache.popitem(last=False)
         return info, value
+
+    def _level_error(self, info: BlockInfo, level: int) -> None:
+        raise LayoutError(f"block at {self._where(info.voffset)} has level {info.level}, its "
+                          f"parent expects {level}", offset=info.offset,
+                          field=f"/blocks/@{info.voffset}/level")
 
     def index_block(self, voffset: int) -> IndexBlock:
         """The decoded index block at ``voffset``."""
@@ -565,38 +845,111 @@ class ZssFile(Reader):
         """Every record in order, streaming block by block (constant memory)."""
         return itertools.chain.from_iterable(self._data_bodies(0, self.readahead))
 
-    def _seek(self, key: bytes) -> Iterator[bytes]:
-        """Records >= ``key`` in order: descend the index, then scan on (FORMAT.md section 9)."""
+    def _descend(self, key: bytes) -> tuple[_DataBlock, bytes | None] | None:
+        """The data block where records >= ``key`` begin, and the first key after it.
+
+        At each index level the last entry whose key is < ``key`` is taken (so a run of
+        duplicates of ``key`` that starts in an earlier block is found too; FORMAT.md section
+        9). The first record >= ``key`` is then in that block or is the first record of the
+        next data block, whose first record is the entry key after the one taken at the
+        deepest level that has one (``None``: the block is the last one). ``None`` for a file
+        with no records.
+        """
         v = self.root
         level: int | None = None
+        after: bytes | None = None
         while True:
             info, value = self._cached(v, level)
             if info.level == 0:
-                records: list[bytes] = value
-                yield from records[bisect_left(records, key):]
-                for block in self._data_bodies(info.end_voffset):
-                    yield from block
-                return
+                return value, after
             block: IndexBlock = value
             if not block.children:
                 if v == self.root:
-                    return  # an empty file: the root index has no entries
+                    return None  # an empty file: the root index has no entries
                 raise LayoutError(f"index block at {self._where(v)} has no entries",
                                   offset=info.offset, field=f"/blocks/@{v}/payload")
-            # the last entry whose key is < key: a run of duplicates of `key` starting in an
-            # earlier block is found too
-            i = bisect_left(block.keys, key)
-            v = block.children[max(i - 1, 0)]
+            i = max(bisect_left(block.keys, key) - 1, 0)
+            if i + 1 < len(block.keys):
+                after = block.keys[i + 1]
+            v = block.children[i]
             level = info.level - 1
+
+    def _range(self, lo: bytes, hi: bytes | None, prefix: bool = False) -> Iterator[bytes]:
+        """Records ``r`` with ``lo <= r < hi`` in order (``hi`` None: to the end).
+
+        With ``prefix``, every record in the range starts with ``lo`` (``hi`` is at most
+        ``prefix_successor(lo)``), so the first one is located with :meth:`_DataBlock.find_prefix`.
+        Reads the index path, one data block, and the following data blocks only while records
+        in the range remain (the index keys say whether the next block starts in the range).
+        """
+        found = self._descend(lo)
+        if found is None:
+            return
+        block, after = found
+        try:
+            p = block.find_prefix(lo) if prefix else block.lower_bound(lo)
+        except _BodyError as exc:
+            raise self._body_error(block.info, exc, "data") from None
+        if p is not None and not (yield from self._emit(block, p, hi)):
+            return
+        if after is None or (hi is not None and after >= hi):
+            return
+        frames = self._frames(block.info.end_voffset, data_only=True)
+        item = next(frames, None)
+        if item is None:
+            return
+        # the next block is decoded lazily too: a run of a few matches that crosses into it
+        # costs a few records, not a whole decoded block
+        if not (yield from self._emit(_DataBlock(item[0], self.decode_payload(*item)), 0, hi)):
+            return
+        for info, payload in frames:  # a long range: whole blocks
+            records = self.records_of(info, self.decode_payload(info, payload))
+            if hi is not None and records and records[-1] >= hi:
+                yield from records[:bisect_left(records, hi)]
+                return
+            yield from records
+
+    def _emit(self, block: _DataBlock, p: int, hi: bytes | None
+              ) -> Generator[bytes, None, bool]:
+        """Records of ``block`` from the length field at ``p`` while < ``hi``.
+
+        The first few are decoded one by one; a longer run decodes the rest of the block at
+        once. Returns True when the block ran out before ``hi``.
+        """
+        b = block.body
+        n = len(b)
+        try:
+            for _ in range(16):
+                if p >= n:
+                    return True
+                r, p = block.record_at(p)
+                if hi is not None and r >= hi:
+                    return False
+                yield r
+            if p >= n:
+                return True
+            try:
+                records = decode_records(b[p:])
+            except _BodyError as exc:
+                raise _BodyError(str(exc), exc.pos + p) from None
+        except _BodyError as exc:
+            raise self._body_error(block.info, exc, "data") from None
+        if hi is not None and records and records[-1] >= hi:
+            yield from records[:bisect_left(records, hi)]
+            return False
+        yield from records
+        return True
 
     def iter(self, start: bytes | None = None, stop: bytes | None = None) -> Iterator[bytes]:
         """Records ``r`` with ``start <= r < stop`` (either bound optional), in order."""
-        records: Iterable[bytes] = iter(self) if start is None else self._seek(bytes(start))
+        if start is not None:
+            yield from self._range(bytes(start), None if stop is None else bytes(stop))
+            return
         if stop is None:
-            yield from records
+            yield from self
             return
         stop = bytes(stop)
-        for r in records:
+        for r in self:
             if r >= stop:
                 return
             yield r
@@ -606,20 +959,17 @@ class ZssFile(Reader):
         """Records starting with ``prefix`` and within ``[start, stop)``, in order.
 
         Duplicates are all returned (the file is a multiset). Only the index blocks on the path
-        to the first match and the data blocks holding matches (plus the one after the last
-        match, to see that it ended) are read.
+        to the first match and the data blocks holding matches are read (a data block after the
+        last match is read only when the index does not show that the run ended).
         """
         if prefix is None:
-            yield from self.iter(start, stop)
-            return
+            return self.iter(start, stop)
         prefix = bytes(prefix)
         lo = prefix if start is None or bytes(start) < prefix else bytes(start)
         succ = prefix_successor(prefix)
         hi = succ if stop is None or (succ is not None and succ < bytes(stop)) else bytes(stop)
-        for r in self.iter(lo, hi):
-            if not r.startswith(prefix):
-                return
-            yield r
+        # every record in [lo, hi) starts with prefix (prefix <= lo, hi <= succ)
+        return self._range(lo, hi, prefix=lo == prefix)
 
     def keys(self, prefix: bytes | None = None, start: bytes | None = None,
              stop: bytes | None = None) -> Iterator[bytes]:
@@ -641,7 +991,7 @@ class ZssFile(Reader):
         if not isinstance(record, (bytes, bytearray, memoryview)):
             return False
         record = bytes(record)
-        return next(self._seek(record), None) == record
+        return next(self._range(record, record + b"\x00", prefix=True), None) is not None
 
     def __getitem__(self, record: bytes) -> bytes:
         """The record itself when present (a set has no values); else EntryNotFoundError."""
