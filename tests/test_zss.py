@@ -98,7 +98,8 @@ def test_structure(sample):
     s = expected["structure"]
     info = z.summary()
     assert info["blocks_per_level"] == {k: v for k, v in s["blocks_per_level"].items()}
-    assert info["levels"] == s["root_level"] == z.root_block.level
+    assert info["root_level"] == s["root_level"] == z.root_block.level
+    assert info["levels"] == info["root_level"] + 1 == len(info["blocks_per_level"])
     assert len(z.root_block.children) == s["root_entries"]
     assert info["record_count"] == expected["record_count"]
     assert info["data_blocks"] == expected["generator"]["data_blocks_expected"]
@@ -295,7 +296,7 @@ def test_cli_info_json(capsys):
     assert info["codec"] == "zlib"
     assert info["uuid"] == e["uuid_hex"]
     assert info["metadata"] == e["metadata"]
-    assert info["levels"] == e["structure"]["root_level"]
+    assert info["root_level"] == e["structure"]["root_level"]
     assert info["record_count"] == e["record_count"]
     assert info["blocks_per_level"] == e["structure"]["blocks_per_level"]
 
@@ -384,3 +385,19 @@ def test_lookups_match_sorted_list(records, codec, block, data):
             assert list(z.search(prefix=p[:1], start=p)) == [
                 r for r in records[lo:] if r.startswith(p[:1])]
     assert any(b.heads is not None for _, b in warm._cache.values())
+
+
+def test_text_keys_and_bad_key_types():
+    with shardkit.open(DATA / "medium_none.zss") as z:
+        assert list(z.search(prefix="dup")) == list(z.search(prefix=b"dup"))
+        assert ("dup\x00record" in z) == (b"dup\x00record" in z)
+        assert 42 not in z
+        with pytest.raises(shardkit.InvalidKeyError):
+            list(z.search(prefix=42))
+
+
+def test_map_json_has_block_fields(capsys):
+    assert main(["map", "--json", str(DATA / "tiny_none.zss")]) == 0
+    blocks = [s for s in json.loads(capsys.readouterr().out) if s["name"].startswith("/blocks")]
+    assert blocks and all({"level", "voffset", "first_key", "items"} <= b.keys() for b in blocks)
+    assert sum(b["is_root"] for b in blocks) == 1

@@ -43,6 +43,7 @@ from ..errors import (
     CorruptShardError,
     EntryNotFoundError,
     FormatError,
+    InvalidKeyError,
     LayoutError,
     LimitExceededError,
     Problem,
@@ -248,6 +249,16 @@ def prefix_successor(prefix: bytes) -> bytes | None:
     if not stripped:
         return None
     return stripped[:-1] + bytes((stripped[-1] + 1,))
+
+
+def _record(value: Any, what: str = "record") -> bytes:
+    """A record/prefix/bound as bytes: bytes-like as is, ``str`` as UTF-8."""
+    if isinstance(value, str):
+        return value.encode("utf-8")
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        return bytes(value)
+    raise InvalidKeyError(f"a ZSS {what} is bytes (or str, taken as UTF-8), "
+                          f"not {type(value).__name__}")
 
 
 def _escape(key: bytes) -> str:
@@ -943,12 +954,13 @@ class ZssFile(Reader):
     def iter(self, start: bytes | None = None, stop: bytes | None = None) -> Iterator[bytes]:
         """Records ``r`` with ``start <= r < stop`` (either bound optional), in order."""
         if start is not None:
-            yield from self._range(bytes(start), None if stop is None else bytes(stop))
+            yield from self._range(_record(start, "bound"),
+                                   None if stop is None else _record(stop, "bound"))
             return
         if stop is None:
             yield from self
             return
-        stop = bytes(stop)
+        stop = _record(stop, "bound")
         for r in self:
             if r >= stop:
                 return
@@ -964,10 +976,12 @@ class ZssFile(Reader):
         """
         if prefix is None:
             return self.iter(start, stop)
-        prefix = bytes(prefix)
-        lo = prefix if start is None or bytes(start) < prefix else bytes(start)
+        prefix = _record(prefix, "prefix")
+        start = None if start is None else _record(start, "bound")
+        stop = None if stop is None else _record(stop, "bound")
+        lo = prefix if start is None or start < prefix else start
         succ = prefix_successor(prefix)
-        hi = succ if stop is None or (succ is not None and succ < bytes(stop)) else bytes(stop)
+        hi = succ if stop is None or (succ is not None and succ < stop) else stop
         # every record in [lo, hi) starts with prefix (prefix <= lo, hi <= succ)
         return self._range(lo, hi, prefix=lo == prefix)
 
@@ -988,16 +1002,17 @@ class ZssFile(Reader):
         return self._len
 
     def __contains__(self, record: object) -> bool:
-        if not isinstance(record, (bytes, bytearray, memoryview)):
+        if not isinstance(record, (bytes, bytearray, memoryview, str)):
             return False
-        record = bytes(record)
+        record = _record(record)
         return next(self._range(record, record + b"\x00", prefix=True), None) is not None
 
     def __getitem__(self, record: bytes) -> bytes:
         """The record itself when present (a set has no values); else EntryNotFoundError."""
+        record = _record(record)
         if record in self:
-            return bytes(record)
-        raise EntryNotFoundError(record, f"record not found: {_escape(bytes(record))!r}")
+            return record
+        raise EntryNotFoundError(record, f"record not found: {_escape(record)!r}")
 
     def get(self, record: bytes, default: Any = _MISSING) -> Any:
         """``record`` if present, else ``default`` (or EntryNotFoundError)."""
@@ -1062,7 +1077,8 @@ class ZssFile(Reader):
             "metadata": self.metadata,
             "header": self.header.to_dict(),
             "root_voffset": self.root,
-            "levels": root_level,
+            "root_level": root_level,
+            "levels": root_level + 1,
             "blocks": len(rows),
             "data_blocks": per_level.get(0, 0),
             "index_blocks": len(rows) - per_level.get(0, 0),
@@ -1083,13 +1099,18 @@ class ZssFile(Reader):
         ]
         for r in self._survey():
             kind = "data" if r["level"] == 0 else "index"
-            first = "none" if r["first"] is None else repr(_escape(r["first"][:64]))
+            first = None if r["first"] is None else _escape(r["first"][:64])
             root = ", root" if r["voffset"] == self.root else ""
             out.append(Section(
                 f"/blocks/@{r['voffset']}", r["offset"], r["offset"] + r["size"],
                 f"level {r['level']} {kind}{root}, voffset {r['voffset']}, payload "
                 f"{r['len_payload']} -> body {r['len_body']} bytes, {r['items']} "
-                f"{'records' if kind == 'data' else 'entries'}, first {first}"))
+                f"{'records' if kind == 'data' else 'entries'}, first "
+                + ("none" if first is None else f'"{first}"'),
+                extra={"level": r["level"], "kind": kind, "voffset": r["voffset"],
+                       "is_root": r["voffset"] == self.root, "len_payload": r["len_payload"],
+                       "len_body": r["len_body"], "items": r["items"],
+                       "first_key": None if r["first"] is None else r["first"].hex()}))
         return out
 
     def to_dict(self) -> dict[str, Any]:
