@@ -193,15 +193,17 @@ def test_membership(medium_records):
         assert 42 not in z
 
 
-def test_body_crc32c_matches_crcmod():
-    """none+crc32c bodies may be checked with a hardware CRC-32C; it is the same function."""
-    from shardkit.formats.zss import BODY_CRC32C_IMPL, _body_crc32c
-    from shardkit.hashing.crc32c import crc32c
+def test_crc32c_implementations_agree():
+    """The hardware CRC-32C (google-crc32c) and crcmod's are the same function."""
+    from shardkit.formats.zss import BODY_CRC32C_IMPL
+    from shardkit.hashing.crc32c import IMPLEMENTATION, crc32c, crc32c_crcmod
 
-    assert BODY_CRC32C_IMPL in ("crcmod", "google-crc32c")
+    assert BODY_CRC32C_IMPL == IMPLEMENTATION
+    assert IMPLEMENTATION in ("crcmod", "google-crc32c")
     data = hashlib.sha256(b"seed").digest() * 9000
     for cut in (0, 1, 3, 4, 15, 16, 17, 1000, 262_145, len(data)):
-        assert _body_crc32c(data[:cut]) == crc32c(data[:cut])
+        assert crc32c(data[:cut]) == crc32c_crcmod(data[:cut])
+        assert crc32c(data[cut:], crc32c(data[:cut])) == crc32c_crcmod(data)
 
 
 def test_prefix_successor():

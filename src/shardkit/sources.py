@@ -288,6 +288,8 @@ def open_source(target: Any, **storage_options: Any) -> ByteSource:
     """Turn a path, URL, bytes-like object or existing source into a :class:`ByteSource`."""
     if isinstance(target, (bytes, bytearray, memoryview)):
         return BytesSource(target)
+    if isinstance(target, (FileSource, BytesSource, FsspecSource, CountingSource)):
+        return target  # the common cases, without the (slow) Protocol check below
     if isinstance(target, ByteSource):
         return target
     if isinstance(target, (str, os.PathLike)):

@@ -52,7 +52,8 @@ from ..errors import (
     UnsupportedVersionError,
 )
 from ..generated.zss import Zss
-from ..hashing.crc32c import KNOWN_ANSWERS, crc32c
+from ..hashing.crc32c import IMPLEMENTATION as CRC32C_IMPLEMENTATION
+from ..hashing.crc32c import crc32c
 from ..sources import ByteSource, as_stream
 from .base import Reader, Section
 
@@ -84,28 +85,9 @@ _MISSING: Any = object()
 _POS_TYPE = "I" if array("I").itemsize >= 4 else "L"  # record positions in bodies < 4 GiB
 
 
-def _pick_body_crc32c() -> Callable[[bytes], int]:
-    """CRC-32C for block bodies: a hardware-accelerated build when one is installed.
-
-    ``none+crc32c`` lookups checksum a whole block body (256 KiB by default) per block read;
-    crcmod's table-driven C code takes about 0.6 ms for that, SSE4.2/ARMv8 CRC instructions
-    (the ``google-crc32c`` package, when importable with its C extension) about 0.01 ms. The
-    result is checked against the known answers before it is used.
-    """
-    try:
-        import google_crc32c
-    except ImportError:
-        return crc32c
-    fast = google_crc32c.value
-    if getattr(google_crc32c, "implementation", "") != "c" or any(
-            fast(data) != crc for data, crc in KNOWN_ANSWERS.items()):
-        return crc32c
-    return fast
-
-
-_body_crc32c = _pick_body_crc32c()
+_body_crc32c = crc32c
 #: Which CRC-32C implementation checks ``none+crc32c`` block bodies ("crcmod" or "google-crc32c").
-BODY_CRC32C_IMPL = "crcmod" if _body_crc32c is crc32c else "google-crc32c"
+BODY_CRC32C_IMPL = CRC32C_IMPLEMENTATION
 
 
 class IncompleteFileError(FormatError):

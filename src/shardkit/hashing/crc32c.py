@@ -2,19 +2,23 @@
 
 The function is crcmod's predefined ``crc-32c`` (width 32, poly 0x1EDC6F41, init and xorout
 0xFFFFFFFF, reflected), which is ``crcmod.mkCrcFun(0x11EDC6F41, initCrc=0, rev=True,
-xorOut=0xFFFFFFFF)``; crcmod's C extension makes it about 400 MB/s. Results are stored as u32
-little-endian in ZSS files. :data:`KNOWN_ANSWERS` holds the vectors the tests check.
+xorOut=0xFFFFFFFF)``. When the ``google-crc32c`` package is installed with its C extension
+(SSE4.2 / ARMv8 CRC instructions: a 256 KiB block in ~0.01 ms instead of crcmod's ~0.6 ms) and
+gives the known answers, it is used instead; :data:`IMPLEMENTATION` says which. Results are
+stored as u32 little-endian in ZSS files. :data:`KNOWN_ANSWERS` holds the vectors the tests
+check.
 """
 
 from __future__ import annotations
 
 import struct
+from typing import Any
 
 import crcmod.predefined
 
-__all__ = ["KNOWN_ANSWERS", "crc32c", "crc32c_le"]
+__all__ = ["IMPLEMENTATION", "KNOWN_ANSWERS", "crc32c", "crc32c_crcmod", "crc32c_le"]
 
-_CRC32C = crcmod.predefined.mkCrcFun("crc-32c")
+crc32c_crcmod = crcmod.predefined.mkCrcFun("crc-32c")
 
 #: Input -> CRC-32C, from the Rocksoft catalogue ("123456789") and the reference ZSS tests.
 KNOWN_ANSWERS: dict[bytes, int] = {
@@ -45,9 +49,29 @@ def crc32c(data: bytes | bytearray | memoryview, crc: int = 0) -> int:
         >>> hex(crc32c(b"123456789"))
         '0xe3069283'
     """
-    return _CRC32C(data, crc)
+    return _impl(data, crc)
 
 
 def crc32c_le(data: bytes | bytearray | memoryview) -> bytes:
     """The CRC-32C of ``data`` as the 4 little-endian bytes a ZSS file stores."""
-    return struct.pack("<I", _CRC32C(data))
+    return struct.pack("<I", _impl(data, 0))
+
+
+def _pick() -> tuple[str, Any]:
+    try:
+        import google_crc32c
+    except ImportError:
+        return "crcmod", crc32c_crcmod
+    if getattr(google_crc32c, "implementation", "") != "c":
+        return "crcmod", crc32c_crcmod
+
+    def fast(data: bytes | bytearray | memoryview, crc: int = 0) -> int:
+        return google_crc32c.extend(crc, data) if crc else google_crc32c.value(data)
+
+    if any(fast(data) != want for data, want in KNOWN_ANSWERS.items()):
+        return "crcmod", crc32c_crcmod
+    return "google-crc32c", fast
+
+
+#: Which implementation :func:`crc32c` uses: ``"google-crc32c"`` or ``"crcmod"``.
+IMPLEMENTATION, _impl = _pick()
