@@ -264,3 +264,9 @@ def test_fuzzed_bytes_never_escape() -> None:
             shardkit.open(bad).verify()
         except ShardkitError:
             pass
+
+
+def test_opening_a_stripe_file_says_to_open_the_root() -> None:
+    stripe = next((Path(__file__).parent / "data" / "amudai").glob("*.amudai.stripe"))
+    with pytest.raises(shardkit.FormatError, match="stripe data file"):
+        shardkit.open(stripe)

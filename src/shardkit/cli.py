@@ -68,6 +68,7 @@ def _flatten(prefix: str, value: Any, out: list[str]) -> None:
 
 
 def cmd_info(args: argparse.Namespace, reader: Any) -> int:
+    """``shardkit info``: the reader's summary, flattened (or as JSON)."""
     summary = reader.summary()
     lines: list[str] = []
     _flatten("", summary, lines)
@@ -87,6 +88,7 @@ def _call_with(func: Callable[..., Any], what: str, reader: Any, **given: Any) -
 
 
 def cmd_ls(args: argparse.Namespace, reader: Any) -> int:
+    """``shardkit ls``: every key (or record, or chunk id), one per line."""
     keys = _call_with(reader.keys, "ls", reader, prefix=_arg_bytes(args.prefix),
                       start=_arg_bytes(args.start), stop=_arg_bytes(args.stop))
     fmt = reader.format_key
@@ -116,6 +118,7 @@ def _arg_bytes(text: str | None) -> bytes | None:
 
 
 def cmd_get(args: argparse.Namespace, reader: Any) -> int:
+    """``shardkit get``: one value, raw to stdout or ``-o``; structured values as JSON."""
     try:
         key = reader.parse_key(args.key)
         value = reader[key]
@@ -154,6 +157,7 @@ def cmd_get(args: argparse.Namespace, reader: Any) -> int:
 
 
 def cmd_verify(args: argparse.Namespace, reader: Any) -> int:
+    """``shardkit verify``: every check; exit 1 when problems are found."""
     progress = _Progress("verify", args.progress if args.progress is not None
                          else sys.stderr.isatty())
     problems = _call_with(functools.partial(reader.verify, progress=progress), "verify", reader,
@@ -171,11 +175,13 @@ def cmd_verify(args: argparse.Namespace, reader: Any) -> int:
 
 
 def cmd_dump(args: argparse.Namespace, reader: Any) -> int:
+    """``shardkit dump``: the whole object tree as JSON."""
     sys.stdout.write(to_json(reader.to_dict(), indent=2 if not args.compact else None) + "\n")
     return EXIT_OK
 
 
 def cmd_map(args: argparse.Namespace, reader: Any) -> int:
+    """``shardkit map``: every section of the file with start, end and size."""
     sections = reader.sections()
     rows = [f"{'start':>12} {'end':>12} {'size':>12}  name"]
     rows += [f"{s.start:>12} {s.end:>12} {s.size:>12}  {s.name}" + (f"  ({s.note})" if s.note

@@ -54,6 +54,7 @@ from .._kaitai import kaitai_errors, parse
 from ..errors import (
     ChecksumError,
     EntryNotFoundError,
+    FormatError,
     LayoutError,
     LimitExceededError,
     Problem,
@@ -590,6 +591,17 @@ class AmudaiShard(Reader):
         with kaitai_errors(prefix="/footer", base=size - 8, magic_fields=("/footer/magic",),
                            version_fields=("/footer/version_major",)):
             self.footer = KsAmudai.Frame(_ks_stream(tail[-8:]))
+        try:
+            self._read_directory(source, size, tail, tail_len)
+        except (ChecksumError, LayoutError, LimitExceededError) as exc:
+            if source.name.endswith(".amudai.stripe"):
+                raise FormatError(f"{source.name} is an Amudai stripe data file, which has no "
+                                  "directory of its own: open the root .amudai.shard beside it",
+                                  offset=exc.offset, field=exc.field) from exc
+            raise
+
+    def _read_directory(self, source: ByteSource, size: int, tail: bytes, tail_len: int) -> None:
+        """Read and check the directory record that ends the root file."""
         (length,) = _U32.unpack_from(tail, tail_len - 12)
         if length >= MAX_DIRECTORY:
             raise LimitExceededError(f"directory length {length} is 16 MiB or more",
