@@ -100,7 +100,15 @@ def _field_start(exc: BaseException, offset: int | None, end: int | None,
     if offset is None:
         return None
     if isinstance(exc, kaitaistruct.NoTerminatorFoundError):
-        return offset  # the string ran to the end of its stream; its start is not recorded
+        # the string ran to the end of its stream; the runtime's read loop still holds what it
+        # consumed (local `r` of read_bytes_term[_multi]), so count that back from the end
+        last = tb
+        while last is not None and last.tb_next is not None:
+            last = last.tb_next
+        consumed = last.tb_frame.f_locals.get("r") if last is not None else None
+        if isinstance(consumed, (bytes, bytearray)):
+            return offset - len(consumed)
+        return offset
     if isinstance(exc, kaitaistruct.EndOfStreamError) and end is not None:
         # the read wanted more than the stream's last `bytes_available` bytes; large reads
         # are refused before the position moves, so count back from the stream's end
