@@ -6,6 +6,7 @@ its schema reads < 64 KiB; decoding an int64 Plain column runs at >= 500 MB/s (n
 
 from __future__ import annotations
 
+import argparse
 import sys
 import tempfile
 import time
@@ -42,7 +43,13 @@ def peak(fn):
     return top
 
 
-def main() -> int:
+def main(argv: list[str] | None = None) -> int:
+    global INT_ROWS, STR_ROWS
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--int-rows", type=int, default=INT_ROWS, help="int64 column rows")
+    parser.add_argument("--str-rows", type=int, default=STR_ROWS, help="string column rows")
+    args = parser.parse_args(argv)
+    INT_ROWS, STR_ROWS = args.int_rows, args.str_rows
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         ints = Path(tmp) / "ints.amudai.shard"
@@ -65,19 +72,21 @@ def main() -> int:
         assert arr[-1] == INT_ROWS - 1
         mbps = INT_ROWS * 8 / t_int / 1e6
         mem = peak(lambda: s.read_array("v"))
-        rows.append(("int64 10M rows, read_array", f"{INT_ROWS / t_int / 1e6:.1f} M rows/s, "
+        rows.append((f"int64 {INT_ROWS:,} rows, read_array",
+                     f"{INT_ROWS / t_int / 1e6:.1f} M rows/s, "
                      f"{mbps:.0f} MB/s, peak {mem / 2**20:.0f} MiB", ">= 500 MB/s",
                      mbps >= 500))
 
         t_list, _ = timed(lambda: s.read_column("v"), 1)
-        rows.append(("int64 10M rows, read_column (list)",
+        rows.append((f"int64 {INT_ROWS:,} rows, read_column (list)",
                      f"{INT_ROWS / t_list / 1e6:.1f} M rows/s", "-", None))
 
         s2 = AmudaiShard(FileSource(strs))
         t_str, svals = timed(lambda: s2.read_column("s"), 2)
         assert svals[-1] == f"row-{STR_ROWS - 1:07d}"
         mem = peak(lambda: s2.read_column("s"))
-        rows.append(("string 1M rows, read_column", f"{STR_ROWS / t_str / 1e6:.2f} M rows/s, "
+        rows.append((f"string {STR_ROWS:,} rows, read_column",
+                     f"{STR_ROWS / t_str / 1e6:.2f} M rows/s, "
                      f"peak {mem / 2**20:.0f} MiB", "-", None))
     width = max(len(r[0]) for r in rows)
     print(f"{'benchmark':<{width}}  {'result':<48}  {'target':<14}  verdict")
