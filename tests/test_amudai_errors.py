@@ -232,12 +232,12 @@ def test_unsupported_block_encoding_names_the_code() -> None:
     s = shardkit.open(bytes(data))
     start = s.stripe_field(0, 0).encodings[0].native.buffers[0].buffer.range.start
     assert struct.unpack_from("<H", data, start + 8)[0] == 1
-    struct.pack_into("<H", data, start + 8, 4)  # FFOR
+    struct.pack_into("<H", data, start + 8, 12)  # ALP
     block_len = 8 + 2 + 24
     block_len += (-(block_len + 4)) % 8
     covered = bytes(data[start : start + block_len])
     struct.pack_into("<I", data, start + block_len, checksum(covered))
-    with pytest.raises(UnsupportedVersionError, match=r"encoding 4 \(FFOR\)"):
+    with pytest.raises(UnsupportedVersionError, match=r"encoding 12 \(ALP\)"):
         shardkit.open(bytes(data)).read_column("a")
 
 

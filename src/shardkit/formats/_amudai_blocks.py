@@ -19,6 +19,7 @@ import numpy as np
 
 from ..errors import (
     ChecksumError,
+    CorruptShardError,
     LayoutError,
     LimitExceededError,
     TruncatedError,
@@ -28,6 +29,8 @@ from ..hashing.amudai import checksum
 
 __all__ = [
     "ENCODING_NAMES",
+    "MAX_BLOCK_VALUES",
+    "MAX_CASCADE_DEPTH",
     "BlockParts",
     "any_value_to_python",
     "decode_binary_values",
@@ -37,7 +40,14 @@ __all__ = [
     "ticks_to_datetime",
 ]
 
-PLAIN, SINGLE_VALUE, ZSTD, LZ4 = 1, 7, 16, 17
+PLAIN, FL_BIT_PACK, FOR, FFOR, DELTA, RUN_LENGTH, SINGLE_VALUE = 1, 2, 3, 4, 5, 6, 7
+TRUNCATE_U8, TRUNCATE_U16, TRUNCATE_U32, TRUNCATE_U64 = 8, 9, 10, 11
+ALP, ALPRD, BLOCK_DICTIONARY, FSST, ZSTD, LZ4, ZIGZAG, SPARSE = 12, 13, 14, 15, 16, 17, 18, 19
+_TRUNCATE_WIDTH = {TRUNCATE_U8: 1, TRUNCATE_U16: 2, TRUNCATE_U32: 4, TRUNCATE_U64: 8}
+MAX_CASCADE_DEPTH = 16
+"""Deepest nesting of cascading encodings a reader follows (deeper: LimitExceededError)."""
+MAX_BLOCK_VALUES = 1 << 24
+"""Most values one block may claim where the bytes do not bound it (SingleValue, cascades)."""
 ENCODING_NAMES = {
     1: "Plain", 2: "FLBitPack", 3: "FOR", 4: "FFOR", 5: "Delta", 6: "RunLength",
     7: "SingleValue", 8: "TruncateU8", 9: "TruncateU16", 10: "TruncateU32", 11: "TruncateU64",
@@ -215,88 +225,366 @@ def _decompress(code: int, data: memoryview, expected: int, *, base: int, field:
 def _unsupported(code: int, base: int, field: str) -> UnsupportedVersionError:
     name = ENCODING_NAMES.get(code, "unknown")
     return UnsupportedVersionError(
-        f"block encoding {code} ({name}) is not supported (Plain, SingleValue, LZ4 and Zstd "
-        "are)", offset=base, field=field + "/encoding")
+        f"block encoding {code} ({name}) is not supported (ALP, ALPRD and FSST are not "
+        "implemented)", offset=base, field=field + "/encoding")
+
+
+# --- cascading numeric encodings (FORMAT_NOTES.md 4.4) -----------------------------------------
+#
+# Layouts were checked against microsoft/amudai, crate amudai-encodings,
+# src/encodings/numeric/{bitpacking,fastlanes,frame_of_reference,delta,run_length,truncation,
+# zigzag,sparse,dictionary}.rs and src/encodings/binary/{generic,offsets,dictionary}.rs.
+# Every encoding is ``[u16 code][metadata][payload]``; the metadata area is
+# ``round_up(own + 2, 8) - 2`` bytes (Plain and SingleValue have none). "Pad to 8" is taken
+# relative to the values section, which starts 8-aligned in its block (4.2), so it equals the
+# block-relative padding of the notes.
+
+
+def _meta_size(own: int) -> int:
+    """Size of the metadata area after the u16 code for ``own`` bytes of metadata."""
+    return -(-(own + 2) // 8) * 8 - 2
+
+
+def _round8(pos: int) -> int:
+    return -(-pos // 8) * 8
+
+
+_FL_ORDER = (0, 4, 2, 6, 1, 5, 3, 7)
+_FL_ROW_START = {bits: [_FL_ORDER[r // 8] * 16 + (r % 8) * 128 for r in range(bits)]
+                 for bits in (8, 16, 32, 64)}
+
+
+class _Section:
+    """A values section being decoded: its bytes, absolute offset (for errors) and field."""
+
+    __slots__ = ("base", "buf", "field")
+
+    def __init__(self, buf: memoryview, base: int, field: str) -> None:
+        self.buf = buf
+        self.base = base
+        self.field = field
+
+    def need(self, pos: int, count: int, end: int, what: str) -> None:
+        """Raise unless ``count`` bytes from ``pos`` lie before ``end``."""
+        if count < 0 or pos < 0 or pos + count > end:
+            raise TruncatedError(f"{what} needs {count} bytes, {max(end - pos, 0)} remain",
+                                 needed=count, available=max(end - pos, 0),
+                                 offset=self.base + pos, field=self.field)
+
+    def array(self, pos: int, end: int, n: int, dtype: np.dtype, what: str) -> np.ndarray:
+        """``n`` raw values of ``dtype`` at ``pos`` (bounds-checked)."""
+        self.need(pos, n * dtype.itemsize, end, what)
+        return np.frombuffer(self.buf, dtype, n, pos)
+
+    def unpack(self, fmt: str, pos: int, end: int, what: str) -> tuple[Any, ...]:
+        self.need(pos, struct.calcsize(fmt), end, what)
+        return struct.unpack_from(fmt, self.buf, pos)
+
+    def layout(self, message: str, pos: int) -> LayoutError:
+        return LayoutError(message, offset=self.base + pos, field=self.field)
+
+
+def _unsigned(dtype: np.dtype) -> np.dtype:
+    return np.dtype(f"<u{dtype.itemsize}")
+
+
+def _fastlanes_unpack(sec: _Section, pos: int, end: int, n: int, udt: np.dtype, width: int,
+                      what: str) -> np.ndarray:
+    """``n`` values of the unsigned ``udt`` bit-packed FastLanes-style with ``width`` bits.
+
+    Chunks of 1024 values; lane ``l`` (of ``1024 / B``) holds the W-bit values of rows
+    ``r = 0..B`` (LSB first) whose element index is ``ORDER[r/8]*16 + (r%8)*128 + l``; word
+    ``k`` of lane ``l`` is stored at ``LANES*k + l`` (FORMAT_NOTES.md 4.4; fastlanes.rs).
+    """
+    bits = udt.itemsize * 8
+    if width > bits:
+        raise sec.layout(f"{what}: bit width {width} exceeds the {bits}-bit values", pos)
+    chunks = -(-n // 1024)
+    if width == 0 or n == 0:  # never written (SingleValue is used instead): all zeros
+        return np.zeros(n, udt)
+    lanes = 1024 // bits
+    words = sec.array(pos, end, chunks * width * lanes, udt, what)
+    packed = words.reshape(chunks, width, lanes)
+    out = np.empty((chunks, 1024), udt)
+    mask = udt.type((1 << width) - 1)
+    for row, start in enumerate(_FL_ROW_START[bits]):
+        k, shift = divmod(row * width, bits)
+        value = packed[:, k, :] >> udt.type(shift)
+        if shift + width > bits:
+            value = value | (packed[:, k + 1, :] << udt.type(bits - shift))
+        out[:, start : start + lanes] = value & mask
+    return out.reshape(-1)[:n]
+
+
+def _int_only(sec: _Section, code: int, dtype: np.dtype, pos: int) -> None:
+    if dtype.kind not in "iu":
+        raise sec.layout(f"encoding {code} ({ENCODING_NAMES[code]}) applies to integers, not "
+                         f"{dtype}", pos)
+
+
+def _decode_num(sec: _Section, start: int, end: int, n: int, dtype: np.dtype,
+                depth: int) -> np.ndarray:
+    """``n`` values of ``dtype`` from the encoding at ``sec.buf[start:end]`` (recursive)."""
+    if depth > MAX_CASCADE_DEPTH:
+        raise LimitExceededError(f"encodings nested deeper than {MAX_CASCADE_DEPTH} levels",
+                                 offset=sec.base + start, field=sec.field)
+    if n > MAX_BLOCK_VALUES:
+        raise LimitExceededError(f"{n} values in one block (the cap is {MAX_BLOCK_VALUES})",
+                                 offset=sec.base + start, field=sec.field)
+    (code,) = sec.unpack("<H", start, end, "encoding code")
+    name = ENCODING_NAMES.get(code, "unknown")
+    width = dtype.itemsize
+    body = start + 2
+    if code == PLAIN:
+        return sec.array(body, end, n, dtype, f"Plain block of {n} values")
+    if code == SINGLE_VALUE:
+        value = sec.array(body, end, 1, dtype, "SingleValue block")
+        return np.full(n, value[0], dtype)
+    if code in (LZ4, ZSTD):
+        sec.need(start, 8, end, f"{name} block header")
+        raw = _decompress(code, sec.buf[start + 8 : end], n * width, base=sec.base + start + 8,
+                          field=sec.field)
+        return np.frombuffer(raw, dtype, n)
+    if code in (ALP, ALPRD, FSST) or code not in ENCODING_NAMES:
+        raise _unsupported(code, sec.base + start, sec.field)
+    if code in (RUN_LENGTH, SPARSE, BLOCK_DICTIONARY):
+        return _decode_composite(sec, code, start, end, n, dtype, depth)
+    _int_only(sec, code, dtype, start)
+    udt = _unsigned(dtype)
+    if code == FL_BIT_PACK:
+        (bits,) = sec.unpack("<B", body, end, "FLBitPack metadata")
+        data = body + _meta_size(1)
+        return _fastlanes_unpack(sec, data, end, n, udt, bits, "FLBitPack").view(dtype)
+    if code in (FOR, FFOR):
+        ref = sec.array(body, end, 1, udt, f"{name} reference")[0]
+        if code == FFOR:
+            (bits,) = sec.unpack("<B", body + width, end, "FFOR width")
+            data = body + _meta_size(width + 1)
+            deltas = _fastlanes_unpack(sec, data, end, n, udt, bits, "FFOR")
+        else:
+            sec.need(body, _meta_size(width), end, "FOR metadata")
+            deltas = _decode_num(sec, body + _meta_size(width), end, n, udt, depth + 1)
+        return (deltas.astype(udt, copy=False) + ref).view(dtype)
+    if code == DELTA:
+        base = sec.array(body, end, 1, udt, "Delta base")[0]
+        sec.need(body, _meta_size(width), end, "Delta metadata")
+        if n == 0:
+            return np.zeros(0, dtype)
+        diffs = _decode_num(sec, body + _meta_size(width), end, n - 1, dtype, depth + 1)
+        out = np.empty(n, udt)
+        out[0] = base
+        out[1:] = diffs.view(udt)
+        return np.cumsum(out, dtype=udt).view(dtype)  # wrapping prefix sum
+    if code in (ZIGZAG, TRUNCATE_U8, TRUNCATE_U16, TRUNCATE_U32, TRUNCATE_U64):
+        (cascading,) = sec.unpack("<B", body, end, f"{name} metadata")
+        data = body + _meta_size(1)
+        sec.need(body, _meta_size(1), end, f"{name} metadata")
+        inner = udt if code == ZIGZAG else np.dtype(f"<u{_TRUNCATE_WIDTH[code]}")
+        if inner.itemsize > width:
+            raise sec.layout(f"{name} cannot hold {dtype} values", start)
+        if cascading:
+            got = _decode_num(sec, data, end, n, inner, depth + 1).astype(inner, copy=False)
+        else:
+            got = sec.array(data, end, n, inner, f"{name} values")
+        if code == ZIGZAG:
+            out = got >> inner.type(1)
+            odd = (got & inner.type(1)).astype(bool)
+            out[odd] = ~out[odd]
+            return out.view(dtype)
+        if dtype.kind == "i":  # sign-extend
+            return got.view(f"<i{inner.itemsize}").astype(dtype)
+        return got.astype(dtype)
+    raise _unsupported(code, sec.base + start, sec.field)  # pragma: no cover
+
+
+def _decode_composite(sec: _Section, code: int, start: int, end: int, n: int,
+                      dtype: np.dtype, depth: int) -> np.ndarray:
+    """RunLength, Sparse and BlockDictionary: two nested parts (counts checked against n)."""
+    body = start + 2
+    u32 = np.dtype("<u4")
+    if code == RUN_LENGTH:
+        size, runs, v_casc, l_casc = sec.unpack("<IIBB", body, end, "RunLength metadata")
+        pos = body + _meta_size(10)
+        if runs > n:
+            raise sec.layout(f"RunLength block of {n} values claims {runs} runs", body + 4)
+        sec.need(pos, size, end, "RunLength values")
+        values = (_decode_num(sec, pos, pos + size, runs, dtype, depth + 1) if v_casc
+                  else sec.array(pos, pos + size, runs, dtype, "RunLength values"))
+        lpos = _round8(pos + size)
+        lengths = (_decode_num(sec, lpos, end, runs, u32, depth + 1) if l_casc
+                   else sec.array(lpos, end, runs, u32, "RunLength lengths"))
+        total = int(lengths.sum(dtype=np.uint64))
+        if total != n:
+            raise sec.layout(f"RunLength lengths add up to {total}, the block holds {n}", lpos)
+        return np.repeat(values, lengths.astype(np.int64))
+    if code == SPARSE:
+        count, size, p_casc, v_casc = sec.unpack("<IIBB", body, end, "Sparse metadata")
+        pos = body + _meta_size(10)
+        if count > n:
+            raise sec.layout(f"Sparse block of {n} values claims {count} positions", body)
+        sec.need(pos, size, end, "Sparse positions")
+        positions = (_decode_num(sec, pos, pos + size, count, u32, depth + 1) if p_casc
+                     else sec.array(pos, pos + size, count, u32, "Sparse positions"))
+        vpos = _round8(pos + size)
+        values = (_decode_num(sec, vpos, end, count, dtype, depth + 1) if v_casc
+                  else sec.array(vpos, end, count, dtype, "Sparse values"))
+        if count and int(positions.max()) >= n:
+            raise sec.layout(f"Sparse position {int(positions.max())} in a block of {n} values",
+                             pos)
+        out = np.zeros(n, dtype)
+        out[positions.astype(np.int64)] = values
+        return out
+    # numeric BlockDictionary: u32 codes (nested, exactly codes_size bytes), then the unique
+    # values right after them (no padding, dictionary.rs), raw or nested
+    size, unique, v_casc = sec.unpack("<IIB", body, end, "BlockDictionary metadata")
+    pos = body + _meta_size(9)
+    if unique > n:
+        raise sec.layout(f"BlockDictionary of {n} values claims {unique} entries", body + 4)
+    sec.need(pos, size, end, "BlockDictionary codes")
+    codes = _decode_num(sec, pos, pos + size, n, u32, depth + 1)
+    vpos = pos + size
+    entries = (_decode_num(sec, vpos, end, unique, dtype, depth + 1) if v_casc
+               else sec.array(vpos, end, unique, dtype, "BlockDictionary values"))
+    return _lookup(sec, codes, entries, dtype, pos)
+
+
+def _lookup(sec: _Section, codes: np.ndarray, entries: np.ndarray, dtype: np.dtype,
+            pos: int) -> np.ndarray:
+    if codes.size and int(codes.max()) > entries.size:
+        raise sec.layout(f"dictionary code {int(codes.max())} of {entries.size} entries", pos)
+    table = np.concatenate([np.zeros(1, dtype), entries.astype(dtype, copy=False)])
+    return table[codes.astype(np.int64)]
 
 
 def decode_numeric_values(values: memoryview, n: int, dtype: np.dtype, *, base: int,
                           field: str) -> np.ndarray:
-    """``n`` values of ``dtype`` from a numeric values section (4.4)."""
-    (code,) = struct.unpack_from("<H", values, 0)
-    width = dtype.itemsize
-    need = n * width
-    if code == PLAIN:
-        if len(values) - 2 < need:
-            raise TruncatedError(f"Plain block holds {len(values) - 2} bytes, {n} values need "
-                                 f"{need}", needed=need, available=len(values) - 2,
-                                 offset=base, field=field)
-        return np.frombuffer(values, dtype, n, 2)
-    if code == SINGLE_VALUE:
-        if len(values) - 2 < width:
-            raise TruncatedError("SingleValue block without its value", offset=base, field=field)
-        return np.full(n, np.frombuffer(values, dtype, 1, 2)[0], dtype)
-    if code in (LZ4, ZSTD):
-        if len(values) < 8:
-            raise TruncatedError(f"{ENCODING_NAMES[code]} block without its header",
-                                 offset=base, field=field)
-        raw = _decompress(code, values[8:], need, base=base + 8, field=field)
-        return np.frombuffer(raw, dtype, n)
-    raise _unsupported(code, base, field)
+    """``n`` values of ``dtype`` from a numeric values section (4.4), cascades included.
+
+    Raises:
+        TruncatedError, LayoutError: A size, count, width or code contradicts the bytes.
+        LimitExceededError: Encodings nested deeper than :data:`MAX_CASCADE_DEPTH`.
+        UnsupportedVersionError: ALP, ALPRD, FSST or an unknown encoding code.
+    """
+    dtype = np.dtype(dtype)
+    out = _decode_num(_Section(values, base, field), 0, len(values), n, dtype, 0)
+    return out.astype(dtype, copy=False)
 
 
 def decode_binary_values(values: memoryview, n: int, fixed: int, *, base: int,
                          field: str) -> list[bytes]:
-    """``n`` byte strings from a binary values section (4.4); ``fixed`` > 0: fixed-size values."""
-    (code,) = struct.unpack_from("<H", values, 0)
+    """``n`` byte strings from a binary values section (4.4); ``fixed`` > 0: fixed-size values.
+
+    BlockDictionary code 0 (a null slot) yields empty bytes (``fixed`` zero bytes for a
+    fixed-size field); the presence section says which slots are null.
+    """
+    sec = _Section(values, base, field)
+    end = len(values)
+    (code,) = sec.unpack("<H", 0, end, "encoding code")
+    if n > MAX_BLOCK_VALUES:
+        raise LimitExceededError(f"{n} values in one block (the cap is {MAX_BLOCK_VALUES})",
+                                 offset=base, field=field)
     if code == SINGLE_VALUE:
         return [bytes(values[2:])] * n
     if code == PLAIN:
-        if len(values) < 3:
-            raise TruncatedError("Plain binary block without its offset width", offset=base,
-                                 field=field)
-        width = values[2]
-        body = values[3:]
-        if width == 0:
-            size = fixed
-            if size <= 0:
-                raise LayoutError("fixed-size Plain block in a variable-size field",
-                                  offset=base + 2, field=field + "/offset_width")
-            if len(body) < n * size:
-                raise TruncatedError(f"fixed-size block holds {len(body)} bytes, needs "
-                                     f"{n * size}", offset=base, field=field)
-            data = bytes(body[: n * size])
-            return [data[i * size : (i + 1) * size] for i in range(n)]
-        if width != 8:
-            raise UnsupportedVersionError(f"binary offset width {width}", offset=base + 2,
-                                          field=field + "/offset_width")
-        if len(body) < 8 * (n + 1):
-            raise TruncatedError(f"binary block holds {len(body)} bytes, its {n + 1} offsets "
-                                 f"need {8 * (n + 1)}", offset=base, field=field)
-        offsets = np.frombuffer(body, "<u8", n + 1)
-        data = body[8 * (n + 1) :]
-        return _slice(bytes(data), offsets, base, field)
+        (width,) = sec.unpack("<B", 2, end, "Plain binary offset width")
+        return _fixed_or_offsets(sec, width, 3, end, n, fixed, None)
     if code in (LZ4, ZSTD):
-        if len(values) < 8:
-            raise TruncatedError("compressed binary block without its header", offset=base,
-                                 field=field)
-        size, width, cascading = struct.unpack_from("<IBB", values, 2)
-        if cascading or width != 8:
-            raise UnsupportedVersionError(
-                f"compressed binary block with offset width {width} and offsets cascading "
-                f"{cascading}", offset=base + 6, field=field)
-        pos = 8 + size
-        pos += (-pos) % 8
-        if pos + 8 * (n + 1) > len(values) or size > len(values):
-            raise TruncatedError("compressed binary block overruns its values section",
-                                 offset=base, field=field)
-        offsets = np.frombuffer(values, "<u8", n + 1, pos)
+        size, width, cascading = sec.unpack("<IBB", 2, end, "compressed binary metadata")
+        sec.need(8, size, end, "compressed binary data")
+        opos = _round8(8 + size)
+        if width == 0:
+            total = _fixed_size(sec, fixed, n)
+            data = _decompress(code, values[8 : 8 + size], total, base=base + 8, field=field)
+            return _fixed_or_offsets(sec, 0, 0, len(data), n, fixed, data)
+        if width != 8:
+            raise UnsupportedVersionError(f"binary offset width {width}", offset=base + 6,
+                                          field=field + "/offset_width")
+        offsets = (_decode_num(sec, opos, end, n + 1, np.dtype("<u8"), 1) if cascading
+                   else sec.array(opos, end, n + 1, np.dtype("<u8"), "binary offsets"))
         total = int(offsets[-1])
         if total > 1 << 31:
             raise LimitExceededError(f"binary block claims {total} bytes of values",
                                      offset=base, field=field)
         data = _decompress(code, values[8 : 8 + size], total, base=base + 8, field=field)
         return _slice(data, offsets, base, field)
+    if code == BLOCK_DICTIONARY:
+        return _binary_dictionary(sec, n, fixed)
     raise _unsupported(code, base, field)
+
+
+def _fixed_size(sec: _Section, fixed: int, n: int) -> int:
+    if fixed <= 0:
+        raise sec.layout("fixed-size binary block in a variable-size field", 2)
+    return n * fixed
+
+
+def _fixed_or_offsets(sec: _Section, width: int, pos: int, end: int, n: int, fixed: int,
+                      data: bytes | None) -> list[bytes]:
+    """Plain binary payload at ``pos`` (offsets + bytes), or fixed-size values."""
+    if width == 0:
+        size = fixed
+        total = _fixed_size(sec, fixed, n)
+        if data is None:
+            sec.need(pos, total, end, f"{n} fixed-size values")
+            data = bytes(sec.buf[pos : pos + total])
+        elif len(data) < total:
+            raise sec.layout(f"fixed-size block holds {len(data)} bytes, needs {total}", 0)
+        return [data[i * size : (i + 1) * size] for i in range(n)]
+    if width != 8:
+        raise UnsupportedVersionError(f"binary offset width {width}", offset=sec.base + 2,
+                                      field=sec.field + "/offset_width")
+    offsets = sec.array(pos, end, n + 1, np.dtype("<u8"), f"{n + 1} binary offsets")
+    body = bytes(sec.buf[pos + 8 * (n + 1) : end])
+    return _slice(body, offsets, sec.base, sec.field)
+
+
+def _binary_dictionary(sec: _Section, n: int, fixed: int) -> list[bytes]:
+    """Binary BlockDictionary: meta{u32 codes_size, u32 lengths_size, u32 unique_count,
+    u8 lengths_cascading}; codes; [pad 8]; u32 lengths; concatenated unique values.
+
+    The notes pad the lengths to 8; the stored Rust source (binary/dictionary.rs) does not.
+    Both are tried (padded first): the layout whose values end exactly at the end of the
+    section wins, then any layout that fits.
+    """
+    end = len(sec.buf)
+    csize, lsize, unique, l_casc = sec.unpack("<IIIB", 2, end, "BlockDictionary metadata")
+    pos = 2 + _meta_size(13)
+    if unique > n:
+        raise sec.layout(f"BlockDictionary of {n} values claims {unique} entries", 10)
+    sec.need(pos, csize, end, "BlockDictionary codes")
+    codes = _decode_num(sec, pos, pos + csize, n, np.dtype("<u4"), 1)
+    if codes.size and int(codes.max()) > unique:
+        raise sec.layout(f"dictionary code {int(codes.max())} of {unique} entries", pos)
+    candidates: list[tuple[np.ndarray, int]] = []
+    first_error: CorruptShardError | None = None
+    for lpos in dict.fromkeys((_round8(pos + csize), pos + csize)):
+        try:
+            if any(sec.buf[pos + csize : lpos]):
+                raise sec.layout("non-zero padding after the dictionary codes", pos + csize)
+            sec.need(lpos, lsize, end, "BlockDictionary lengths")
+            lengths = (_decode_num(sec, lpos, lpos + lsize, unique, np.dtype("<u4"), 1)
+                       if l_casc else
+                       sec.array(lpos, lpos + lsize, unique, np.dtype("<u4"),
+                                 "BlockDictionary lengths"))
+            dpos = lpos + lsize
+            total = int(lengths.sum(dtype=np.uint64))
+            sec.need(dpos, total, end, "BlockDictionary values")
+            candidates.append((lengths, dpos))
+            if dpos + total == end:
+                candidates = [(lengths, dpos)]
+                break
+        except (LayoutError, TruncatedError) as exc:
+            first_error = first_error or exc
+    if not candidates:
+        assert first_error is not None
+        raise first_error
+    lengths, dpos = candidates[0]
+    bounds = np.zeros(unique + 1, np.int64)
+    np.cumsum(lengths, out=bounds[1:])
+    data = bytes(sec.buf[dpos : dpos + int(bounds[-1])])
+    entries = [(bytes(fixed) if fixed else b"")]
+    entries += [data[a:b] for a, b in itertools.pairwise(bounds.tolist())]
+    return [entries[c] for c in codes.tolist()]
 
 
 def _slice(data: bytes, offsets: np.ndarray, base: int, field: str) -> list[bytes]:
