@@ -86,7 +86,7 @@ _MASK64 = (1 << 64) - 1
 _ENTRY = struct.Struct("<QQ")
 _MAX_GAP = 1 << 16  # coalesce ranges closer than this
 _MAX_REQUEST = 1 << 26  # ... into requests of at most this many bytes
-_SHARD_NAME = re.compile(r"^([0-9a-f]+)\.shard$")
+_SHARD_NAME = re.compile(r"^([0-9a-f]+)\.shard(?:\.gz)?$")
 _DTYPES = {"uint8", "int8", "uint16", "int16", "uint32", "int32", "uint64", "int64", "float32",
            "float64"}
 
@@ -271,12 +271,16 @@ class ShardingSpec:
         return f"{shard:0{self.shard_name_digits}x}.shard"
 
     def parse_shard_name(self, name: str) -> int | None:
-        """The shard number a file name stands for, or ``None`` if it is not one of ours."""
+        """The shard number a file name stands for, or ``None`` if it is not one of ours.
+
+        ``N.shard.gz`` (a whole shard gzipped: cloud-volume's ``compress=True`` on local
+        folders) stands for shard ``N`` too.
+        """
         m = _SHARD_NAME.match(os.path.basename(name))
         if m is None:
             return None
         number = int(m.group(1), 16)
-        if number >= self.num_shards or self.shard_name(number) != m.group(0):
+        if number >= self.num_shards or self.shard_name(number) != f"{m.group(1)}.shard":
             return None
         return number
 
@@ -548,12 +552,24 @@ class _Store:
         except Exception as exc:
             raise ShardkitError(f"cannot read {self.name}/{name}: {exc}") from exc
 
-    def open(self, name: str) -> ByteSource | None:
+    def open(self, name: str, max_decoded_size: int = DEFAULT_MAX_DECODED_SIZE
+             ) -> ByteSource | None:
         """A source for file ``name``; ``None`` when a local file does not exist (remote files
-        are not checked: the first read of a missing one raises ``FileNotFoundError``)."""
+        are not checked: the first read of a missing one raises ``FileNotFoundError``).
+
+        A local ``name`` that is missing while ``name.gz`` exists (cloud-volume writes a whole
+        file gzipped under that name when asked to compress) is read from ``name.gz``,
+        decompressed in memory (at most ``max_decoded_size`` bytes).
+        """
         path = self._path(name)
         if self.fs is None:
-            return FileSource(path) if os.path.isfile(path) else None
+            if os.path.isfile(path):
+                return FileSource(path)
+            if os.path.isfile(path + ".gz"):
+                data = gunzip_capped(Path(path + ".gz").read_bytes(), max_decoded_size,
+                                     what=f"{self.name}/{name}.gz")
+                return BytesSource(data, f"{self.name}/{name}.gz")
+            return None
         return RangeSource(self.fs, path, f"{self.name}/{name}")
 
     def list(self) -> list[str] | None:
@@ -1102,7 +1118,8 @@ class ShardedKV(Mapping[int, bytes]):
         """The reader of shard ``number``, or ``None`` if its file does not exist."""
         if number in self._shards:
             return self._shards[number]
-        source = self.store.open(self.spec.shard_name(number))
+        source = self.store.open(self.spec.shard_name(number),
+                                 self._options.get("max_decoded_size", DEFAULT_MAX_DECODED_SIZE))
         reader = None if source is None else NgShard(source, self.spec, shard_number=number,
                                                      **self._options)
         self._shards[number] = reader
@@ -1117,13 +1134,13 @@ class ShardedKV(Mapping[int, bytes]):
                                     f"2**{self.spec.shard_bits} possible shard files")
             return list(range(self.spec.num_shards))
         numbers = (self.spec.parse_shard_name(n) for n in names)
-        return sorted(n for n in numbers if n is not None)
+        return sorted({n for n in numbers if n is not None})
 
     def unexpected_files(self) -> list[str]:
         """``*.shard`` files whose names are not shard names of this spec."""
         names = self.store.list() or []
-        return [n for n in names if n.endswith(".shard") and self.spec.parse_shard_name(n)
-                is None]
+        return [n for n in names if n.endswith((".shard", ".shard.gz"))
+                and self.spec.parse_shard_name(n) is None]
 
     def _existing_shards(self) -> Iterator[NgShard]:
         for number in self.shard_numbers():
@@ -1477,7 +1494,7 @@ class NgImageDataset(NgDataset):
         for i, scale in enumerate(scales):
             if not isinstance(scale, Mapping):
                 raise SpecError(f"info: scale {i} is not an object", field=f"/scales/{i}")
-            if "sharding" not in scale:
+            if scale.get("sharding") is None:  # absent, or null (cloud-volume: unsharded)
                 self.unsharded_scales.append(str(scale.get("key", i)))
                 continue
             s = NgScale(store, scale, i, **shard_options)
@@ -1608,11 +1625,13 @@ def open_dataset(target: str | os.PathLike[str], storage_options: Mapping[str, A
         return NgImageDataset(store, info, **options)
     if kind == "neuroglancer_annotations_v1":
         by_id = info.get("by_id") or {}
-        if "sharding" not in by_id:
+        if not isinstance(by_id, Mapping):
+            raise SpecError(f"{store.name}/info: by_id must be an object", field="/by_id")
+        if by_id.get("sharding") is None:
             raise UnsupportedVersionError(f"{store.name}: annotations by id are not sharded")
         spec = _spec_at(by_id["sharding"], "/by_id/sharding")
         return NgKeyValueDataset(store, info, spec, str(by_id.get("key", "by_id")), **options)
-    if "sharding" in info:
+    if info.get("sharding") is not None:  # null means unsharded (cloud-volume)
         spec = _spec_at(info["sharding"], "/sharding")
         return NgKeyValueDataset(store, info, spec, **options)
     if kind in _KV_TYPES:
