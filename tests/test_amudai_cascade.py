@@ -474,7 +474,7 @@ def test_specific_corruptions() -> None:
     with pytest.raises(LayoutError, match="integers"):
         decode(ffor(np.arange(3, dtype="<i8")), 3, "<f8")
     with pytest.raises(UnsupportedVersionError, match=r"encoding 12 \(ALP\)"):
-        decode(code(12) + bytes(30), 2, "<f8")
+        decode(code(12) + bytes(30), 2, "<i8")  # ALP is for floats only
     with pytest.raises(UnsupportedVersionError, match=r"encoding 99"):
         decode(code(99) + bytes(30), 2, "<i8")
     with pytest.raises(LimitExceededError):

@@ -22,6 +22,7 @@ from ..errors import (
     CorruptShardError,
     LayoutError,
     LimitExceededError,
+    ShardkitError,
     TruncatedError,
     UnsupportedVersionError,
 )
@@ -222,11 +223,11 @@ def _decompress(code: int, data: memoryview, expected: int, *, base: int, field:
     return out
 
 
-def _unsupported(code: int, base: int, field: str) -> UnsupportedVersionError:
+def _unsupported(code: int, base: int, field: str, where: str = "") -> UnsupportedVersionError:
     name = ENCODING_NAMES.get(code, "unknown")
     return UnsupportedVersionError(
-        f"block encoding {code} ({name}) is not supported (ALP, ALPRD and FSST are not "
-        "implemented)", offset=base, field=field + "/encoding")
+        f"block encoding {code} ({name}) is not supported{where}", offset=base,
+        field=field + "/encoding")
 
 
 # --- cascading numeric encodings (FORMAT_NOTES.md 4.4) -----------------------------------------
@@ -345,8 +346,17 @@ def _decode_num(sec: _Section, start: int, end: int, n: int, dtype: np.dtype,
         raw = _decompress(code, sec.buf[start + 8 : end], n * width, base=sec.base + start + 8,
                           field=sec.field)
         return np.frombuffer(raw, dtype, n)
-    if code in (ALP, ALPRD, FSST) or code not in ENCODING_NAMES:
-        raise _unsupported(code, sec.base + start, sec.field)
+    if code == FSST or code not in ENCODING_NAMES:
+        # the numeric encoders of amudai-encodings (numeric/mod.rs) have no FSST
+        raise _unsupported(code, sec.base + start, sec.field,
+                           " in a numeric values section" if code == FSST else "")
+    if code in (ALP, ALPRD):
+        if dtype.kind != "f" or width not in (4, 8):
+            # numeric/mod.rs registers ALP/ALPRD for f32 and f64 only ("Unsupported encoding")
+            raise _unsupported(code, sec.base + start, sec.field, f" for {dtype} values")
+        if code == ALP:
+            return _decode_alp(sec, start, end, n, dtype, depth)
+        return _decode_alprd(sec, start, end, n, dtype, depth)
     if code in (RUN_LENGTH, SPARSE, BLOCK_DICTIONARY):
         return _decode_composite(sec, code, start, end, n, dtype, depth)
     _int_only(sec, code, dtype, start)
@@ -395,6 +405,97 @@ def _decode_num(sec: _Section, start: int, end: int, n: int, dtype: np.dtype,
             return got.view(f"<i{inner.itemsize}").astype(dtype)
         return got.astype(dtype)
     raise _unsupported(code, sec.base + start, sec.field)  # pragma: no cover
+
+
+# --- ALP and ALP-RD (floats) -----------------------------------------------------------------
+#
+# From microsoft/amudai, crate amudai-encodings: src/encodings/numeric/alp.rs (ALPEncoding::
+# encode/decode, decode_single, ALPMetadata, the F10/IF10 tables of ALPDecimalValue),
+# src/encodings/numeric/alprd.rs (ALPRDEncoding::encode/decode/decode_chunk, ALPRDMetadata,
+# MAX_DICT_SIZE), src/encodings/numeric/mod.rs (create_decimal_encodings) and
+# src/encodings/mod.rs (AlignedEncMetadata::size, ALIGNMENT_BYTES).
+#
+# ALP   [u16 12][u32 integers_size, u16 exceptions_count, u8 e, u8 f, 6 pad]
+#       [integers_size bytes: nested encoding of n i32 (f32) / i64 (f64)]
+#       [exceptions_count x u32 position][exceptions_count x f32/f64 value]
+#       value = (int as float) * F10[f] * IF10[e], evaluated left to right in the float type,
+#       then value[position] = exception value.
+# ALPRD [u16 13][u32 left_size, u32 right_size, u16 exceptions_count, u8 right_bit_width,
+#       u8 dict_len, 2 pad][dict_len x u16 left-part dictionary (at most 8, no padding)]
+#       [left_size bytes: nested u16 codes][right_size bytes: nested u32/u64 right parts]
+#       [exceptions_count x u32 position][exceptions_count x u16 left part]
+#       left = dict[code], patched at the exception positions; bits = left << rbw | right.
+
+_ALP_TABLES = {
+    4: (np.array([10.0 ** k for k in range(11)], np.float32),
+        np.array([float(f"1e-{k}") for k in range(11)], np.float32)),
+    8: (np.array([float(f"1e{k}") for k in range(24)], np.float64),
+        np.array([float(f"1e-{k}") for k in range(24)], np.float64)),
+}
+"""Per float width: F10 (10^0.., exact literals) and IF10 (10^-0.., correctly rounded), as
+alp.rs spells them: f32 to 10^±10, f64 to 10^±23 (``float('1e-k')`` rounds like the Rust
+literal; for f32 the double-then-single rounding matches the nearest single, tested)."""
+
+
+def _decode_alp(sec: _Section, start: int, end: int, n: int, dtype: np.dtype,
+                depth: int) -> np.ndarray:
+    body = start + 2
+    size, count, e, f = sec.unpack("<IHBB", body, end, "ALP metadata")
+    pos = body + _meta_size(8)
+    sec.need(body, _meta_size(8), end, "ALP metadata")
+    f10, if10 = _ALP_TABLES[dtype.itemsize]
+    if e >= if10.size or f >= f10.size:
+        raise sec.layout(f"ALP exponent {e} / factor {f} outside the 10^0..10^{if10.size - 1} "
+                         "tables", body + 6)
+    sec.need(pos, size, end, "ALP integers")
+    idt = np.dtype(f"<i{dtype.itemsize}")
+    ints = _decode_num(sec, pos, pos + size, n, idt, depth + 1).astype(idt, copy=False)
+    out = np.multiply(ints.astype(dtype), f10[f], dtype=dtype)
+    out = np.multiply(out, if10[e], dtype=dtype)
+    xpos = pos + size
+    if count:
+        where = sec.array(xpos, end, count, np.dtype("<u4"), "ALP exception positions")
+        values = sec.array(xpos + 4 * count, end, count, dtype, "ALP exception values")
+        if int(where.max()) >= n:
+            raise sec.layout(f"ALP exception position {int(where.max())} in a block of {n} "
+                             "values", xpos)
+        out[where.astype(np.int64)] = values
+    return out
+
+
+def _decode_alprd(sec: _Section, start: int, end: int, n: int, dtype: np.dtype,
+                  depth: int) -> np.ndarray:
+    body = start + 2
+    lsize, rsize, count, rbw, dlen = sec.unpack("<IIHBB", body, end, "ALPRD metadata")
+    pos = body + _meta_size(12)
+    sec.need(body, _meta_size(12), end, "ALPRD metadata")
+    udt = _unsigned(dtype)
+    bits = udt.itemsize * 8
+    if dlen > 8:  # MAX_DICT_SIZE (an ArrayVec<[u16; 8]> in alprd.rs)
+        raise sec.layout(f"ALPRD dictionary of {dlen} entries (at most 8)", body + 11)
+    if rbw >= bits:
+        raise sec.layout(f"ALPRD right bit width {rbw} of {bits}-bit values", body + 10)
+    table = sec.array(pos, end, dlen, np.dtype("<u2"), "ALPRD dictionary").astype(udt)
+    pos += 2 * dlen
+    sec.need(pos, lsize, end, "ALPRD left parts")
+    codes = _decode_num(sec, pos, pos + lsize, n, np.dtype("<u2"), depth + 1)
+    pos += lsize
+    sec.need(pos, rsize, end, "ALPRD right parts")
+    right = _decode_num(sec, pos, pos + rsize, n, udt, depth + 1).astype(udt, copy=False)
+    xpos = pos + rsize
+    if codes.size and int(codes.max()) >= dlen:
+        raise sec.layout(f"ALPRD left code {int(codes.max())} of {dlen} dictionary entries",
+                         pos - lsize)
+    left = table[codes.astype(np.int64)]
+    if count:
+        where = sec.array(xpos, end, count, np.dtype("<u4"), "ALPRD exception positions")
+        values = sec.array(xpos + 4 * count, end, count, np.dtype("<u2"),
+                           "ALPRD exception values")
+        if int(where.max()) >= n:
+            raise sec.layout(f"ALPRD exception position {int(where.max())} in a block of {n} "
+                             "values", xpos)
+        left[where.astype(np.int64)] = values.astype(udt)
+    return ((left << udt.type(rbw)) | right).view(dtype)
 
 
 def _decode_composite(sec: _Section, code: int, start: int, end: int, n: int,
@@ -463,7 +564,8 @@ def decode_numeric_values(values: memoryview, n: int, dtype: np.dtype, *, base: 
     Raises:
         TruncatedError, LayoutError: A size, count, width or code contradicts the bytes.
         LimitExceededError: Encodings nested deeper than :data:`MAX_CASCADE_DEPTH`.
-        UnsupportedVersionError: ALP, ALPRD, FSST or an unknown encoding code.
+        UnsupportedVersionError: An unknown encoding code, FSST (binary only), or ALP/ALPRD
+            for a non-float ``dtype``.
     """
     dtype = np.dtype(dtype)
     out = _decode_num(_Section(values, base, field), 0, len(values), n, dtype, 0)
@@ -509,6 +611,8 @@ def decode_binary_values(values: memoryview, n: int, fixed: int, *, base: int,
         return _slice(data, offsets, base, field)
     if code == BLOCK_DICTIONARY:
         return _binary_dictionary(sec, n, fixed)
+    if code == FSST:
+        return _binary_fsst(sec, n, fixed)
     raise _unsupported(code, base, field)
 
 
@@ -585,6 +689,120 @@ def _binary_dictionary(sec: _Section, n: int, fixed: int) -> list[bytes]:
     entries = [(bytes(fixed) if fixed else b"")]
     entries += [data[a:b] for a, b in itertools.pairwise(bounds.tolist())]
     return [entries[c] for c in codes.tolist()]
+
+
+# FSST, from microsoft/amudai, crate amudai-encodings, src/encodings/binary/fsst.rs
+# (FSSTEncoding::encode/decode, FSSTMetadata), binary/offsets.rs (encode_offsets,
+# decode_offsets_and_make_sequence), and the `fsst-rs` crate it uses (spiraldb/fsst, src/lib.rs:
+# Symbol, ESCAPE_CODE, Compressor::symbol_table/symbol_lengths, Decompressor::decompress_into).
+#
+# [u16 15][u8 symbols_count, u32 values_size, u8 offsets_cascading, u8 offset_width, 7 pad]
+# [symbols_count x u64 symbol (its bytes little-endian)][symbols_count x u8 symbol length]
+# [values_size bytes: the FSST codes of all values concatenated, compressed as one string]
+# [pad to 8 (newer fsst.rs; older revisions wrote no padding)]
+# [offsets: offset_width 0 = fixed-size values (none stored); 8 = (n + 1) u64, raw or nested]
+# Code 255 is an escape: the next byte is a literal. Any other code c emits the first
+# length[c] bytes of symbol c.
+
+_FSST_ESCAPE = 255
+
+
+def _fsst_decompress(sec: _Section, symbols: np.ndarray, lengths: np.ndarray, pos: int,
+                     size: int) -> bytes:
+    """Undo FSST on ``sec.buf[pos:pos + size]`` (vectorised ``decompress_into``)."""
+    data = np.frombuffer(sec.buf, np.uint8, size, pos)
+    if size == 0:
+        return b""
+    esc = data == _FSST_ESCAPE
+    # Every run of 255 bytes starts on a token boundary (the byte before it is a code or an
+    # escaped literal), so inside a run the even-placed bytes are escapes, the odd ones literal
+    # 255s, and an odd-length run's last escape takes the byte after the run.
+    idx = np.arange(size)
+    run_start = np.maximum.accumulate(np.where(esc & ~np.r_[False, esc[:-1]], idx, 0))
+    marker = esc & ((idx - run_start) % 2 == 0)
+    if marker[-1]:
+        raise sec.layout("FSST data ends with an escape code", pos + size - 1)
+    literal = np.r_[False, marker[:-1]]
+    token = ~marker
+    tok_bytes = data[token].astype(np.int64)
+    tok_lit = literal[token]
+    codes = tok_bytes[~tok_lit]
+    if codes.size:
+        top = int(codes.max())
+        if top >= symbols.size:
+            bad = int(np.flatnonzero(token & ~literal & (data >= symbols.size))[0])
+            raise sec.layout(f"FSST code {int(data[bad])} of a {symbols.size}-symbol table",
+                             pos + bad)
+        used = np.unique(codes)
+        bad_len = used[(lengths[used] < 1) | (lengths[used] > 8)]
+        if bad_len.size:
+            c = int(bad_len[0])
+            raise sec.layout(f"FSST symbol {c} has length {int(lengths[c])} (1..8)", pos)
+    # a table of 256 symbols followed by 256 one-byte "symbols" for the escaped literals
+    table = np.zeros((512, 8), np.uint8)
+    table[: symbols.size] = symbols.astype("<u8").view(np.uint8).reshape(-1, 8)
+    table[256:, 0] = np.arange(256, dtype=np.uint8)
+    sizes = np.ones(512, np.int64)
+    sizes[: lengths.size] = lengths
+    ids = np.where(tok_lit, tok_bytes + 256, tok_bytes)
+    out_len = sizes[ids]
+    ends = np.cumsum(out_len)
+    total = int(ends[-1])
+    if total > 1 << 31:
+        raise LimitExceededError(f"FSST data decompresses to {total} bytes", offset=sec.base + pos,
+                                 field=sec.field)
+    owner = np.repeat(np.arange(ids.size), out_len)
+    within = np.arange(total) - (ends - out_len)[owner]
+    return table[ids[owner], within].tobytes()
+
+
+def _binary_fsst(sec: _Section, n: int, fixed: int) -> list[bytes]:
+    end = len(sec.buf)
+    count, size, cascading, width = sec.unpack("<BIBB", 2, end, "FSST metadata")
+    pos = 2 + _meta_size(7)
+    sec.need(2, _meta_size(7), end, "FSST metadata")
+    symbols = sec.array(pos, end, count, np.dtype("<u8"), "FSST symbol table")
+    lengths = sec.array(pos + 8 * count, end, count, np.dtype(np.uint8), "FSST symbol lengths")
+    cpos = pos + 9 * count
+    sec.need(cpos, size, end, "FSST compressed values")
+    data = _fsst_decompress(sec, symbols, lengths, cpos, size)
+    vend = cpos + size
+    if width == 0:
+        total = _fixed_size(sec, fixed, n)
+        if len(data) != total:
+            raise sec.layout(f"FSST data decompresses to {len(data)} bytes, {n} fixed-size "
+                             f"values need {total}", cpos)
+        return [data[i * fixed : (i + 1) * fixed] for i in range(n)]
+    if width != 8:
+        raise UnsupportedVersionError(f"binary offset width {width}", offset=sec.base + 8,
+                                      field=sec.field + "/offset_width")
+    # The offsets start 8-aligned (current fsst.rs) or right after the codes (older fsst.rs):
+    # a layout whose padding is zero and whose offsets fit the data is taken, preferring one
+    # whose offsets end at the data's end (and, raw, at the section's end).
+    found: list[np.ndarray] = []
+    first_error: ShardkitError | None = None
+    for opos in dict.fromkeys((_round8(vend), vend)):
+        try:
+            if any(sec.buf[vend:opos]):
+                raise sec.layout("non-zero padding after the FSST values", vend)
+            if cascading:
+                offsets = _decode_num(sec, opos, end, n + 1, np.dtype("<u8"), 1)
+                fits = True
+            else:
+                offsets = sec.array(opos, end, n + 1, np.dtype("<u8"), "FSST offsets")
+                fits = opos + 8 * (n + 1) == end
+            if (int(offsets[0]) != 0 or int(offsets[-1]) > len(data)
+                    or bool(np.any(np.diff(offsets.astype(np.int64)) < 0))):
+                raise sec.layout("FSST offsets are not increasing from 0 within the data", opos)
+            if fits and int(offsets[-1]) == len(data):
+                return _slice(data, offsets, sec.base, sec.field)
+            found.append(offsets)
+        except ShardkitError as exc:  # e.g. the other layout reads padding as a code 0
+            first_error = first_error or exc
+    if not found:
+        assert first_error is not None
+        raise first_error
+    return _slice(data, found[0], sec.base, sec.field)
 
 
 def _slice(data: bytes, offsets: np.ndarray, base: int, field: str) -> list[bytes]:
