@@ -310,3 +310,17 @@ def test_cli(capsys: pytest.CaptureFixture[str]) -> None:
     assert code == 0 and "/stripes/0/fields/id/data" in out
     code, out = run(capsys, "verify", path)
     assert code == 0 and "OK" in out
+
+
+@pytest.mark.parametrize("name", ["single", "twolevel", "indexed"])
+def test_every_listed_column_reads_and_children_match_parents(name: str) -> None:
+    """`ls` lists nested columns (a list's items, a map's keys); each reads on its own, and a
+    list's item column is its rows flattened."""
+    path = Path(__file__).parent / "data" / "amudai" / f"{name}.amudai.shard"
+    with shardkit.open(path) as s:
+        columns = {c: s.read_column(c) for c in s.keys()}
+        for parent in s.schema:
+            if parent.type == "List":
+                child = f"{parent.name}.{parent.children[0].name}"
+                flat = [v for row in columns[parent.name] if row is not None for v in row]
+                assert columns[child] == flat, child

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import hashlib
 import json
+import shutil
 import subprocess
 import sys
 
 import pytest
 from conftest import SWH_SAMPLES, swh_path
 
+import shardkit
 from shardkit.cli import main
 
 
@@ -152,3 +154,40 @@ def test_output_write_error_names_the_output(tmp_path, capsys):
     out = tmp_path / "missing-dir" / "value"
     assert main(["get", str(swh_path("tiny")), key, "-o", str(out)]) == 2
     assert str(out) in capsys.readouterr().err
+
+
+def test_every_reader_get_is_mapping_style():
+    data = swh_path("tiny").parents[1]
+    mdb = next((data / "mdb" / "real" / "session").glob("*.mdb"))
+    cases = [(mdb, "ff" * 32), (data / "zss" / "tiny_none.zss", b"no such record"),
+             (data / "amudai" / "single.amudai.shard", "no.such.column"),
+             (swh_path("tiny"), bytes(32))]
+    for path, key in cases:
+        with shardkit.open(path) as reader:
+            assert reader.get(key) is None, path
+            assert reader.get(key, "dflt") == "dflt", path
+
+
+def test_structured_get_json_with_output_reports_the_file(tmp_path, capsys):
+    amudai = swh_path("tiny").parents[1] / "amudai" / "single.amudai.shard"
+    out = tmp_path / "col.json"
+    assert main(["get", "--json", "-o", str(out), str(amudai), "id"]) == 0
+    assert json.loads(capsys.readouterr().out) == {"key": "id", "written_to": str(out)}
+    assert isinstance(json.loads(out.read_text()), list)
+
+
+def test_neuroglancer_bad_key_is_a_usage_error(capsys):
+    ds = swh_path("tiny").parents[1] / "neuroglancer" / "cv_identity_raw"
+    assert main(["get", "--json", str(ds), "not-a-number"]) == 2
+    assert json.loads(capsys.readouterr().out)["error"] == "InvalidKeyError"
+
+
+def test_neuroglancer_verify_reports_a_bad_gzipped_shard(tmp_path, capsys):
+    src = swh_path("tiny").parents[1] / "neuroglancer" / "cv_identity_raw"
+    ds = tmp_path / "ds"
+    shutil.copytree(src, ds)
+    (ds / "1.shard").unlink()
+    (ds / "1.shard.gz").write_bytes(b"garbage")
+    assert main(["verify", "--json", str(ds)]) == 1
+    problems = json.loads(capsys.readouterr().out)["problems"]
+    assert any(p["check"] == "read" and "1.shard" in p["message"] for p in problems)

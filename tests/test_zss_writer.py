@@ -164,3 +164,8 @@ def test_roundtrip_matches_sorted_list_and_bisect(records, codec, block, bf, pro
         assert (p in z) == (p in records)
         hi = p + b"\x80"
         assert list(z.iter(start=p, stop=hi)) == records[lo:bisect_left(records, hi)]
+
+
+def test_crc32c_takes_any_bytes_like():
+    for data in (b"123456789", bytearray(b"123456789"), memoryview(b"123456789")):
+        assert crc32c(data) == 0xE3069283

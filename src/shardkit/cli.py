@@ -134,6 +134,8 @@ def cmd_get(args: argparse.Namespace, reader: Any) -> int:
         if args.output is not None:
             with open(args.output, "w", encoding="utf-8") as fh:
                 fh.write(text)
+            if args.json:
+                sys.stdout.write(to_json({"key": args.key, "written_to": args.output}) + "\n")
         else:
             sys.stdout.write(text)
         return EXIT_OK

@@ -1184,8 +1184,17 @@ class AmudaiShard(Reader):
         node = self.field(path)
         out: list[Any] = []
         for k, stripe in enumerate(self.stripes):
-            out.extend(self._column_in_stripe(k, node, stripe.record_count))
+            out.extend(self._column_in_stripe(k, node, self._positions(k, node, stripe)))
         return out
+
+    def _positions(self, k: int, node: AmudaiField, stripe: AmudaiStripe) -> int:
+        """Positions of ``node`` in stripe ``k``: the stripe's records for a top-level field;
+        for a nested one (a list's items, a map's keys...), its stripe descriptor's count,
+        which the parent's offsets bound when the parent is read as a whole."""
+        if any(node is top for top in self.schema):
+            return stripe.record_count
+        sfd = self.stripe_field(k, node.schema_id)
+        return 0 if sfd is None else int(sfd.field.position_count)
 
     def read_array(self, path: str) -> np.ndarray:
         """A fixed-width numeric column as a numpy array (masked where there are nulls)."""
@@ -1194,7 +1203,7 @@ class AmudaiShard(Reader):
             raise ShardkitError(f"column {path!r} ({node.type}) is not fixed-width numeric")
         parts, masks, any_null = [], [], False
         for k, stripe in enumerate(self.stripes):
-            arr, mask = self._primitive_array(k, node, stripe.record_count)
+            arr, mask = self._primitive_array(k, node, self._positions(k, node, stripe))
             parts.append(arr)
             masks.append(mask)
             any_null |= mask is not None
@@ -1367,6 +1376,13 @@ class AmudaiShard(Reader):
     def __getitem__(self, key: str) -> list[Any]:
         """Column values, JSON-ready (datetimes as ISO text; bytes stay bytes)."""
         return _plain(self.read_column(key))
+
+    def get(self, key: str, default: Any = None) -> Any:
+        """Column values as ``s[key]`` gives them, or ``default`` when there is no such column."""
+        try:
+            return self[key]
+        except EntryNotFoundError:
+            return default
 
     def __contains__(self, key: object) -> bool:
         try:

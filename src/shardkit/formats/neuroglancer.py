@@ -45,6 +45,7 @@ from ..errors import (
     CorruptShardError,
     EntryNotFoundError,
     FormatError,
+    InvalidKeyError,
     LayoutError,
     LimitExceededError,
     Problem,
@@ -1088,9 +1089,9 @@ def _parse_key(text: str) -> int:
     try:
         value = int(text, 16) if text.lower().startswith("0x") else int(text, 10)
     except ValueError as exc:
-        raise ShardkitError(f"not a chunk id (decimal or 0x hex): {text!r}") from exc
+        raise InvalidKeyError(f"not a chunk id (decimal or 0x hex): {text!r}") from exc
     if not 0 <= value <= _MASK64:
-        raise ShardkitError(f"chunk id {text} is not a uint64")
+        raise InvalidKeyError(f"chunk id {text} is not a uint64")
     return value
 
 
@@ -1234,17 +1235,21 @@ class ShardedKV(Mapping[int, bytes]):
         problems = [Problem("file_name", f"{name}: not a shard file name of this spec "
                             f"({self.spec.shard_name_digits} hex digits below "
                             f"{self.spec.num_shards:#x})") for name in self.unexpected_files()]
-        readers = list(self._existing_shards())
-        for done, reader in enumerate(readers, 1):
-            name = self.spec.shard_name(reader.shard_number or 0)
-            try:
-                found = reader.verify()
+        numbers = list(self.shard_numbers())
+        for done, number in enumerate(numbers, 1):
+            name = self.spec.shard_name(number)
+            try:  # opening can fail too (a bad N.shard.gz is decompressed when opened)
+                reader = self.shard(number)
+                found = [] if reader is None else reader.verify()
+            except FileNotFoundError:
+                self._shards[number] = None
+                found = []
             except ShardkitError as exc:
                 found = [Problem("read", exc.message, exc.offset, exc.field)]
             problems += [Problem(p.check, f"{name}: {p.message}", p.offset, p.field)
                          for p in found]
             if progress is not None:
-                progress(done, len(readers))
+                progress(done, len(numbers))
         return problems
 
     def sections(self) -> list[Section]:

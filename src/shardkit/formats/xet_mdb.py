@@ -1081,13 +1081,11 @@ class MdbShard(Reader):
             raise EntryNotFoundError(key, f"no file {XetHash(key)} in this shard")
         return found
 
-    def get(self, key: XetHash | bytes | str, default: Any = _MISSING) -> Any:
-        """The file of ``key``; raises :class:`EntryNotFoundError` (or returns ``default``)."""
+    def get(self, key: XetHash | bytes | str, default: Any = None) -> Any:
+        """The file of ``key``, or ``default`` when the shard has no such file (as a mapping)."""
         try:
             return self[key]
         except EntryNotFoundError:
-            if default is _MISSING:
-                raise
             return default
 
     def __contains__(self, key: object) -> bool:

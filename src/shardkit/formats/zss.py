@@ -996,13 +996,11 @@ class ZssFile(Reader):
             return record
         raise EntryNotFoundError(record, f"record not found: {_escape(record)!r}")
 
-    def get(self, record: bytes, default: Any = _MISSING) -> Any:
-        """``record`` if present, else ``default`` (or EntryNotFoundError)."""
+    def get(self, record: bytes, default: Any = None) -> Any:
+        """``record`` if present, else ``default`` (as a mapping's ``get``)."""
         try:
             return self[record]
         except EntryNotFoundError:
-            if default is _MISSING:
-                raise
             return default
 
     def parse_key(self, text: str) -> bytes:

@@ -66,6 +66,8 @@ def _pick() -> tuple[str, Any]:
         return "crcmod", crc32c_crcmod
 
     def fast(data: bytes | bytearray | memoryview, crc: int = 0) -> int:
+        if type(data) is not bytes:  # the C extension takes read-only bytes only
+            data = bytes(data)
         return google_crc32c.extend(crc, data) if crc else google_crc32c.value(data)
 
     if any(fast(data) != want for data, want in KNOWN_ANSWERS.items()):
