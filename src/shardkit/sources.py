@@ -74,6 +74,9 @@ class BytesSource:
     def __init__(self, data: bytes | bytearray | memoryview, name: str = "<bytes>") -> None:
         self._data = memoryview(data).cast("B")
         self.name = name
+        #: The bytes themselves when given as ``bytes`` (slicing gives ``bytes`` in one step:
+        #: the fastest way for hot lookups to copy a value out), else None.
+        self.raw: bytes | None = data if type(data) is bytes else None
 
     @property
     def size(self) -> int:
@@ -107,6 +110,8 @@ class FileSource:
         if self._size:
             self._mm = mmap.mmap(self._fh.fileno(), 0, access=mmap.ACCESS_READ)
         self._view = memoryview(self._mm) if self._mm is not None else memoryview(b"")
+        #: The read-only mapping (slicing it gives ``bytes`` in one step), or None when empty.
+        self.raw: mmap.mmap | None = self._mm
 
     @property
     def size(self) -> int:

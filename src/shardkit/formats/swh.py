@@ -356,7 +356,9 @@ class SwhShard(Reader):
         goes to the ranged-read path, which also raises the precise error.
         """
         slot_of = self.hash_function.slot
-        mem = self._mem
+        # a bytes-like object whose slices are bytes (the mmap itself) copies values fastest
+        raw = getattr(self.source, "raw", None)
+        mem = raw if raw is not None else self._mem
         index_pos, lo, hi = self._index_pos, self._obj_lo, self._obj_hi
         last = hi - 8
         unpack_entry, unpack_u64 = _ENTRY.unpack_from, _U64.unpack_from
@@ -373,7 +375,8 @@ class SwhShard(Reader):
                 if stored == key and lo <= ofs <= last:
                     end = ofs + 8 + unpack_u64(mem, ofs)[0]
                     if end <= hi:
-                        return mem[ofs + 8 : end].tobytes()
+                        value = mem[ofs + 8 : end]
+                        return value if type(value) is bytes else bytes(value)
             return slow(key, slot)
 
         return getter
@@ -441,9 +444,12 @@ class SwhShard(Reader):
         ends = ofs + np.uint64(8) + np.where(ok, sizes, np.uint64(0))
         starts_l = (ofs + np.uint64(8)).tolist()
         ends_l = ends.tolist()
+        raw = getattr(self.source, "raw", None)  # slices of it are bytes: one copy, no view
+        copy = raw if raw is not None else mem
         for j, (i, good_entry) in enumerate(zip(good, ok.tolist(), strict=True)):
             if good_entry:
-                out[i] = mem[starts_l[j] : ends_l[j]].tobytes()
+                value = copy[starts_l[j] : ends_l[j]]
+                out[i] = value if type(value) is bytes else bytes(value)
                 continue
             slot = int(slots[j])
             try:  # the slow path gives the value of an odd-but-valid entry or the exact error
