@@ -239,3 +239,20 @@ def test_get_many_mapped_equals_ranged(swh_manifest):
         assert mapped._mem is not None and slow._mem is None
         assert mapped.get_many(keys, default=None) == slow.get_many(keys, default=None)
         assert mapped.get_many(keys, default=None)[-21:] == [None] * 21
+
+
+def test_lookup_paths_agree(swh_manifest):
+    """Mapped file (mmap slices), bytes, bytearray (view slices) and ranged reads agree."""
+    data = swh_path("deleted").read_bytes()
+    keys = [bytes.fromhex(k) for k in swh_manifest["deleted.shard"]["objects"]]
+    sources = [shardkit.FileSource(swh_path("deleted")), shardkit.BytesSource(data),
+               shardkit.BytesSource(bytearray(data)),
+               shardkit.CountingSource(shardkit.BytesSource(data))]
+    results = []
+    for src in sources:
+        with shardkit.open(src) as shard:
+            values = [shard[k] for k in keys]
+            assert all(type(v) is bytes for v in values)
+            assert shard.get_many(keys) == values
+            results.append(values)
+    assert all(r == results[0] for r in results)
