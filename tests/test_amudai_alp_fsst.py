@@ -11,11 +11,21 @@ FLBitPack), independently of the reader.
 from __future__ import annotations
 
 import struct
-from collections.abc import Callable
 from fractions import Fraction
 
 import numpy as np
 import pytest
+from amudai_encoders import (
+    Enc,
+    code,
+    decode,
+    delta,
+    flbitpack,
+    for_,
+    meta,
+    pad8,
+    plain,
+)
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -25,80 +35,10 @@ from shardkit.errors import LayoutError, ShardkitError, TruncatedError, Unsuppor
 from shardkit.formats._amudai_blocks import (
     _ALP_TABLES,
     decode_binary_values,
-    decode_numeric_values,
 )
 from shardkit.writers.amudai import build_amudai, field
 
-Enc = Callable[[np.ndarray], bytes]
-ORDER = [0, 4, 2, 6, 1, 5, 3, 7]
-
-
 # --- nested integer encodings (FORMAT_NOTES.md 4.4) --------------------------------------------
-
-def meta(own: bytes) -> bytes:
-    size = -(-(len(own) + 2) // 8) * 8 - 2
-    return own + bytes(size - len(own))
-
-
-def code(c: int) -> bytes:
-    return struct.pack("<H", c)
-
-
-def plain(a: np.ndarray) -> bytes:
-    return code(1) + a.tobytes()
-
-
-def single(a: np.ndarray) -> bytes:
-    return code(7) + a[:1].tobytes()
-
-
-def fl_pack(values: np.ndarray, width: int) -> bytes:
-    """FastLanes packing of unsigned ``values`` with ``width`` bits (lane/row formula)."""
-    bits = values.dtype.itemsize * 8
-    lanes = 1024 // bits
-    n = len(values)
-    padded = np.zeros(-(-n // 1024) * 1024, values.dtype)
-    padded[:n] = values
-    out = []
-    for chunk in padded.reshape(-1, 1024).tolist():
-        words = [0] * (lanes * width)
-        for lane in range(lanes):
-            stream = 0
-            for r in range(bits):
-                idx = ORDER[r // 8] * 16 + (r % 8) * 128 + lane
-                stream |= (chunk[idx] & ((1 << width) - 1)) << (r * width)
-            for k in range(width):
-                words[lanes * k + lane] = (stream >> (k * bits)) & ((1 << bits) - 1)
-        out.append(np.array(words, values.dtype).tobytes())
-    return b"".join(out)
-
-
-def flbitpack(width: int) -> Enc:
-    def enc(a: np.ndarray) -> bytes:
-        return code(2) + meta(bytes([width])) + fl_pack(a, width)
-    return enc
-
-
-def for_(inner: Enc) -> Enc:
-    def enc(a: np.ndarray) -> bytes:
-        udt = np.dtype(f"<u{a.dtype.itemsize}")
-        ref = a.min() if a.size else a.dtype.type(0)
-        deltas = (a.view(udt) - np.array([ref], a.dtype).view(udt)[0]).astype(udt)
-        return code(3) + meta(np.array([ref], a.dtype).tobytes()) + inner(deltas)
-    return enc
-
-
-def delta(inner: Enc) -> Enc:
-    def enc(a: np.ndarray) -> bytes:
-        udt = np.dtype(f"<u{a.dtype.itemsize}")
-        diffs = np.diff(a.view(udt)).astype(udt).view(a.dtype)
-        return code(5) + meta(a[:1].tobytes()) + inner(diffs)
-    return enc
-
-
-def pad8(b: bytes) -> bytes:
-    return b + bytes(-len(b) % 8)
-
 
 # --- ALP (alp.rs) -----------------------------------------------------------------------------
 
@@ -160,10 +100,6 @@ def alp(e: int, f: int, inner: Enc = plain) -> Enc:
         head = code(12) + meta(struct.pack("<IHBB", len(body), len(where), e, f))
         return head + body + where.tobytes() + vals.tobytes()
     return enc
-
-
-def decode(section: bytes, n: int, dtype: str) -> np.ndarray:
-    return decode_numeric_values(memoryview(section), n, np.dtype(dtype), base=0, field="t")
 
 
 def same_bits(a: np.ndarray, b: np.ndarray) -> bool:

@@ -8,10 +8,23 @@ values section); the reader's block decoder must give back what went in.
 from __future__ import annotations
 
 import struct
-from collections.abc import Callable
 
 import numpy as np
 import pytest
+from amudai_encoders import (
+    Enc,
+    code,
+    decode,
+    delta,
+    fl_pack,
+    flbitpack,
+    for_,
+    meta,
+    pad8,
+    plain,
+    single,
+    unsigned,
+)
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -24,65 +37,13 @@ from shardkit.errors import (
     TruncatedError,
     UnsupportedVersionError,
 )
-from shardkit.formats._amudai_blocks import decode_binary_values, decode_numeric_values
+from shardkit.formats._amudai_blocks import decode_binary_values
 from shardkit.writers.amudai import build_amudai, field
 
-Enc = Callable[[np.ndarray], bytes]
-ORDER = [0, 4, 2, 6, 1, 5, 3, 7]
 INTS = ["<i1", "<i2", "<i4", "<i8", "<u1", "<u2", "<u4", "<u8"]
 
 
 # --- independent encoder (test-only) ------------------------------------------------------------
-
-def meta(own: bytes) -> bytes:
-    """Metadata area: ``own`` bytes zero-padded to ``round_up(len + 2, 8) - 2``."""
-    size = -(-(len(own) + 2) // 8) * 8 - 2
-    return own + bytes(size - len(own))
-
-
-def code(c: int) -> bytes:
-    return struct.pack("<H", c)
-
-
-def pad8(b: bytes) -> bytes:
-    return b + bytes(-len(b) % 8)
-
-
-def unsigned(dt: np.dtype) -> np.dtype:
-    return np.dtype(f"<u{np.dtype(dt).itemsize}")
-
-
-def plain(a: np.ndarray) -> bytes:
-    return code(1) + a.tobytes()
-
-
-def single(a: np.ndarray) -> bytes:
-    return code(7) + a[:1].tobytes()
-
-
-def fl_pack(values: np.ndarray, width: int) -> bytes:
-    """FastLanes chunks: lane l's bit stream takes element ORDER[r/8]*16 + (r%8)*128 + l."""
-    bits = values.dtype.itemsize * 8
-    lanes = 1024 // bits
-    out = b""
-    for lo in range(0, len(values), 1024):
-        chunk = [int(v) for v in values[lo : lo + 1024]]
-        chunk += [0] * (1024 - len(chunk))
-        words = [0] * (lanes * width)
-        for lane in range(lanes):
-            stream = 0
-            for r in range(bits):
-                idx = ORDER[r // 8] * 16 + (r % 8) * 128 + lane
-                stream |= (chunk[idx] & ((1 << width) - 1)) << (r * width)
-            for k in range(width):
-                words[lanes * k + lane] = stream >> (k * bits) & ((1 << bits) - 1)
-        out += np.array(words, values.dtype).tobytes()
-    return out
-
-
-def flbitpack(width: int) -> Enc:
-    return lambda a: code(2) + meta(bytes([width])) + fl_pack(a, width)
-
 
 def ffor(a: np.ndarray) -> bytes:
     u = a.view(unsigned(a.dtype))
@@ -90,23 +51,6 @@ def ffor(a: np.ndarray) -> bytes:
     deltas = (u - ref.view(u.dtype)[0]).astype(u.dtype)
     width = max(int(deltas.max()).bit_length(), 1)
     return code(4) + meta(ref.tobytes() + bytes([width])) + fl_pack(deltas, width)
-
-
-def for_(inner: Enc) -> Enc:
-    def enc(a: np.ndarray) -> bytes:
-        u = a.view(unsigned(a.dtype))
-        ref = np.array([a.min()], a.dtype)
-        deltas = (u - ref.view(u.dtype)[0]).astype(u.dtype)
-        return code(3) + meta(ref.tobytes()) + inner(deltas)
-    return enc
-
-
-def delta(inner: Enc) -> Enc:
-    def enc(a: np.ndarray) -> bytes:
-        u = a.view(unsigned(a.dtype))
-        diffs = np.diff(u).astype(u.dtype).view(a.dtype)  # wrapping differences, type T
-        return code(5) + meta(a[:1].tobytes()) + inner(diffs)
-    return enc
 
 
 def zigzag(inner: Enc | None = None) -> Enc:
@@ -164,10 +108,6 @@ def dictionary(codes_enc: Enc, values_enc: Enc | None = None) -> Enc:
         return code(14) + meta(struct.pack("<IIB", len(cb), len(order),
                                            values_enc is not None)) + cb + vb
     return enc
-
-
-def decode(section: bytes, n: int, dtype: str) -> np.ndarray:
-    return decode_numeric_values(memoryview(section), n, np.dtype(dtype), base=0, field="t")
 
 
 def rand(dt: str, n: int, seed: int, bits: int | None = None) -> np.ndarray:

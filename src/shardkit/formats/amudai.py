@@ -1061,17 +1061,24 @@ class AmudaiShard(Reader):
                               f"{pos}", offset=base + len(raw) - 40, field=field + "/footer")
         return out
 
-    def _numeric_stream(self, buf: spb.EncodedBuffer, dtype: np.dtype, field: str
-                        ) -> tuple[np.ndarray, np.ndarray | None]:
-        """All values of a fixed-width block stream and its valid-mask (None: no nulls)."""
-        arrays, masks = [], []
-        any_null = False
+    def _block_parts(self, buf: spb.EncodedBuffer, field: str
+                     ) -> Iterator[tuple[int, Any, np.ndarray | None, int, str]]:
+        """Each block of a block stream, checksummed and split: ``(values in the block,
+        parts, valid mask or None, block offset, field path)``."""
         for i, (n, raw, base) in enumerate(self._blocks(buf, field)):
             where = f"{field}/blocks/{i}"
             parts = split_block(raw, embedded_presence=buf.embedded_presence,
                                 has_checksum=buf.block_checksums, base=base, field=where,
                                 region=f"block {i} of {field}")
             valid = decode_presence(parts.presence, n, base=base + 8, field=where + "/presence")
+            yield n, parts, valid, base, where
+
+    def _numeric_stream(self, buf: spb.EncodedBuffer, dtype: np.dtype, field: str
+                        ) -> tuple[np.ndarray, np.ndarray | None]:
+        """All values of a fixed-width block stream and its valid-mask (None: no nulls)."""
+        arrays, masks = [], []
+        any_null = False
+        for n, parts, valid, base, where in self._block_parts(buf, field):
             arrays.append(decode_numeric_values(parts.values, n, dtype,
                                                 base=base + parts.values_offset,
                                                 field=where + "/values"))
@@ -1090,12 +1097,7 @@ class AmudaiShard(Reader):
         out: list[bytes] = []
         masks = []
         any_null = False
-        for i, (n, raw, base) in enumerate(self._blocks(buf, field)):
-            where = f"{field}/blocks/{i}"
-            parts = split_block(raw, embedded_presence=buf.embedded_presence,
-                                has_checksum=buf.block_checksums, base=base, field=where,
-                                region=f"block {i} of {field}")
-            valid = decode_presence(parts.presence, n, base=base + 8, field=where + "/presence")
+        for n, parts, valid, base, where in self._block_parts(buf, field):
             out.extend(decode_binary_values(parts.values, n, fixed,
                                             base=base + parts.values_offset,
                                             field=where + "/values"))
@@ -1376,13 +1378,6 @@ class AmudaiShard(Reader):
     def __getitem__(self, key: str) -> list[Any]:
         """Column values, JSON-ready (datetimes as ISO text; bytes stay bytes)."""
         return _plain(self.read_column(key))
-
-    def get(self, key: str, default: Any = None) -> Any:
-        """Column values as ``s[key]`` gives them, or ``default`` when there is no such column."""
-        try:
-            return self[key]
-        except EntryNotFoundError:
-            return default
 
     def __contains__(self, key: object) -> bool:
         try:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..errors import EntryNotFoundError
 from ..sources import ByteSource
 
 __all__ = ["Reader", "Section"]
@@ -53,6 +54,20 @@ class Reader:
     def close(self) -> None:
         """Release the source (unmap the file)."""
         self.source.close()
+
+    def __getitem__(self, key: Any) -> Any:
+        raise NotImplementedError
+
+    def get(self, key: Any, default: Any = None) -> Any:
+        """``self[key]``, or ``default`` when the key is absent (or deleted), as a mapping does.
+
+        ``self[key]`` raises instead: :class:`~shardkit.errors.EntryNotFoundError`, or its
+        subclass :class:`~shardkit.errors.DeletedEntryError` for a deleted key.
+        """
+        try:
+            return self[key]
+        except EntryNotFoundError:
+            return default
 
     def __enter__(self) -> Reader:
         return self

@@ -811,13 +811,6 @@ class NgShard(Reader):
             raise EntryNotFoundError(key, f"chunk {key} not found")
         return self._read_data(key, r[0], r[1])
 
-    def get(self, key: int, default: Any = None) -> Any:
-        """The value of ``key``, or ``default`` when the shard does not hold it."""
-        try:
-            return self[key]
-        except EntryNotFoundError:
-            return default
-
     def __contains__(self, key: object) -> bool:
         if not isinstance(key, (int, np.integer)) or isinstance(key, bool):
             return False
@@ -1166,13 +1159,6 @@ class ShardedKV(Mapping[int, bytes]):
             self._shards[number] = None
             raise EntryNotFoundError(key, f"chunk {key} not found (no shard file "
                                      f"{self.spec.shard_name(number)})") from exc
-
-    def get(self, key: int, default: Any = None) -> Any:  # type: ignore[override]
-        """The value of ``key``, or ``default``."""
-        try:
-            return self[key]
-        except EntryNotFoundError:
-            return default
 
     def __contains__(self, key: object) -> bool:
         if not isinstance(key, (int, np.integer)) or isinstance(key, bool):

@@ -384,17 +384,6 @@ class SwhShard(Reader):
     def _get_ranged(self, key: bytes, slot: int) -> bytes:
         return self._read_object(self._resolve(key, slot), slot)
 
-    def get(self, key: bytes, default: Any = None) -> Any:
-        """The value of ``key``, or ``default`` when it is absent or deleted (as a mapping does).
-
-        ``s[key]`` raises instead: :class:`DeletedEntryError` for a deleted key,
-        :class:`EntryNotFoundError` otherwise.
-        """
-        try:
-            return self[key]
-        except EntryNotFoundError:
-            return default
-
     def __contains__(self, key: object) -> bool:
         if not isinstance(key, (bytes, bytearray, memoryview)) or len(key) != KEY_LEN:
             return False

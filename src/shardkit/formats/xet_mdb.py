@@ -1081,13 +1081,6 @@ class MdbShard(Reader):
             raise EntryNotFoundError(key, f"no file {XetHash(key)} in this shard")
         return found
 
-    def get(self, key: XetHash | bytes | str, default: Any = None) -> Any:
-        """The file of ``key``, or ``default`` when the shard has no such file (as a mapping)."""
-        try:
-            return self[key]
-        except EntryNotFoundError:
-            return default
-
     def __contains__(self, key: object) -> bool:
         try:
             return self.file(key) is not None  # type: ignore[arg-type]

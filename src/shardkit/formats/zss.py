@@ -996,13 +996,6 @@ class ZssFile(Reader):
             return record
         raise EntryNotFoundError(record, f"record not found: {_escape(record)!r}")
 
-    def get(self, record: bytes, default: Any = None) -> Any:
-        """``record`` if present, else ``default`` (as a mapping's ``get``)."""
-        try:
-            return self[record]
-        except EntryNotFoundError:
-            return default
-
     def parse_key(self, text: str) -> bytes:
         """A record from the command line: ``hex:...``, or text with backslash escapes."""
         if text.startswith("hex:"):
