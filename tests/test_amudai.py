@@ -324,3 +324,51 @@ def test_every_listed_column_reads_and_children_match_parents(name: str) -> None
                 child = f"{parent.name}.{parent.children[0].name}"
                 flat = [v for row in columns[parent.name] if row is not None for v in row]
                 assert columns[child] == flat, child
+
+
+def test_block_framing_fast_path_equals_kaitai(monkeypatch) -> None:
+    """split_block (struct) and the schema's encoded_block agree on every block of the samples."""
+    from kaitaistruct import KaitaiStream
+    from shardkit.generated.amudai_shard import AmudaiShard as Ks
+
+    import shardkit.formats.amudai as amudai_mod
+    from shardkit.formats._amudai_blocks import ENCODING_NAMES
+
+    assert set(ENCODING_NAMES) == {e.value for e in Ks.BlockEncoding}
+    seen = []
+    real = amudai_mod.split_block
+
+    def spy(raw, **kw):
+        parts = real(raw, **kw)
+        seen.append((bytes(raw), kw["embedded_presence"], kw["has_checksum"], parts))
+        return parts
+
+    monkeypatch.setattr(amudai_mod, "split_block", spy)
+    for name in ("single", "lz4", "twolevel", "indexed"):
+        path = Path(__file__).parent / "data" / "amudai" / f"{name}.amudai.shard"
+        with shardkit.open(path) as s:
+            for column in s.keys():
+                s.read_column(column)
+    assert len(seen) > 50
+    for raw, presence, has_ck, parts in seen:
+        body = raw[:-4] if has_ck else raw
+        ks = Ks.EncodedBlock(presence, has_ck, KaitaiStream(io.BytesIO(body)))
+        assert ks._raw_values == bytes(parts.values)
+        assert (ks.presence if presence else b"") == bytes(parts.presence)
+        code = int.from_bytes(bytes(parts.values[:2]), "little")
+        assert code in ENCODING_NAMES
+
+
+def test_untrusted_counts_are_capped_before_allocating() -> None:
+    from shardkit.formats._amudai_blocks import MAX_BLOCK_VALUES, decode_presence
+    from shardkit.formats.amudai import MAX_POSITIONS
+
+    with pytest.raises(shardkit.LimitExceededError):
+        decode_presence(memoryview(b"\x01"), MAX_BLOCK_VALUES + 1, base=0, field="/p")
+    path = Path(__file__).parent / "data" / "amudai" / "single.amudai.shard"
+    with shardkit.open(path) as s:
+        node = s.field("id")
+        with pytest.raises(shardkit.LimitExceededError):
+            s._column_in_stripe(0, node, MAX_POSITIONS + 1)
+        with pytest.raises(shardkit.LimitExceededError):
+            s._primitive_array(0, node, MAX_POSITIONS + 1)

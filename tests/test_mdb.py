@@ -379,3 +379,18 @@ def test_footer_expiry_takes_datetimes():
         assert s.footer.expired(now=expiry + 1) and not s.footer.expired(now=expiry - 1)
         with pytest.raises(shardkit.InvalidKeyError):
             s.file("zz")
+
+
+def test_open_reads_only_header_and_footer():
+    root = Path(__file__).parent / "data" / "mdb" / "real"
+    footed = [p for p in sorted(root.glob("*/*.mdb")) if p.parent.name != "upload_body"]
+    assert len(footed) >= 10
+    for path in footed:
+        src = shardkit.CountingSource(shardkit.FileSource(path))
+        with shardkit.open(src) as s:
+            size = src.size
+            assert s.footer is not None
+            assert all(end <= 64 or start >= size - 200 for start, end in src.stats.ranges), path
+            assert src.stats.bytes_read < 600
+            assert isinstance(s.files, tuple | list)  # whole-shard work reads the rest
+            assert src.stats.bytes_read > size

@@ -125,6 +125,9 @@ def decode_presence(section: memoryview, n: int, *, base: int, field: str) -> np
     """Valid-mask of a block's presence section; ``None`` when every value is present."""
     if len(section) == 0:
         return None
+    if n > MAX_BLOCK_VALUES:  # n comes from the block map: cap it before allocating n flags
+        raise LimitExceededError(f"{n} values in one block (the cap is {MAX_BLOCK_VALUES})",
+                                 offset=base, field=field)
     kind = section[0]
     if kind == 1:
         return np.zeros(n, bool)

@@ -101,6 +101,9 @@ _BYTES_TYPES = {"String", "Binary", "FixedSizeBinary", "Guid"}
 MAX_DIRECTORY = 16 * 1024 * 1024
 MAX_RECORD = 256 * 1024 * 1024
 MAX_BUFFER = 1 << 34
+#: Most positions one stripe's column may have when its values are materialised (a count read
+#: from protobuf, with no bytes to check it against: absent and constant columns fill lists).
+MAX_POSITIONS = 1 << 28
 MAX_HOPS = 16
 # DataRef hops from the directory, inside one shard: directory -> X (schema, properties, url
 # list, stripe list, shard field list, shard indexes) is 1; stripe list -> stripe field list,
@@ -1222,6 +1225,9 @@ class AmudaiShard(Reader):
         dtype = _dtype_of(node)
         assert dtype is not None
         field = f"/stripes/{k}/fields/{node.path}"
+        if count > MAX_POSITIONS:
+            raise LimitExceededError(f"{count} positions (the cap is {MAX_POSITIONS})",
+                                     field=field)
         sfd = self.stripe_field(k, node.schema_id)
         if sfd is None:
             return np.zeros(count, dtype), np.zeros(count, bool)
@@ -1259,8 +1265,9 @@ class AmudaiShard(Reader):
 
     def _column_in_stripe(self, k: int, node: AmudaiField, count: int) -> list[Any]:
         field = f"/stripes/{k}/fields/{node.path}"
-        if count > MAX_BUFFER:
-            raise LimitExceededError(f"{count} positions", field=field)
+        if count > MAX_POSITIONS:
+            raise LimitExceededError(f"{count} positions (the cap is {MAX_POSITIONS})",
+                                     field=field)
         sfd = self.stripe_field(k, node.schema_id)
         if sfd is None:
             return [None] * count

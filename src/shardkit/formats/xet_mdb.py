@@ -600,20 +600,33 @@ class MdbShard(Reader):
                 raise UnsupportedVersionError(
                     f"{source.name}: an MDB shard of {what}; only header v2 is supported",
                     offset=0, field="/header/tag")
-        view = getattr(source, "view", None)
-        self._mem: memoryview | bytes = view(0, size) if view is not None \
-            else source.read_range(0, size)
+        self._mem_data: memoryview | bytes | None = None  # the whole file, on first need
         self._ks = parse(XetMdbShard, as_stream(source, buffer_size=HEADER_SIZE),
                          magic_fields=("/header/tag",), version_fields=("/header/version",))
         self.header = MdbHeader(self._ks.header.version, self._ks.header.len_footer)
         self._footer_note: str | None = None  # why an announced footer was not used
         self.footer: MdbFooter | None = self._read_footer()
 
+    @property
+    def _mem(self) -> memoryview | bytes:
+        """The whole file: a zero-copy view when the source has one, else one ranged read.
+
+        Opening does not need it (header and footer are read alone); the section walks,
+        lookups and hashes use it.
+        """
+        mem = self._mem_data
+        if mem is None:
+            view = getattr(self.source, "view", None)
+            size = self.source.size
+            mem = view(0, size) if view is not None else self.source.read_range(0, size)
+            self._mem_data = mem
+        return mem
+
     def close(self) -> None:
         """Release the file mapping."""
-        if isinstance(self._mem, memoryview):
-            self._mem.release()
-        self._mem = b""
+        if isinstance(self._mem_data, memoryview):
+            self._mem_data.release()
+        self._mem_data = b""
         super().close()
 
     # -- header, footer, layout ---------------------------------------------------------------

@@ -570,9 +570,9 @@ class ZssFile(Reader):
         if not isinstance(metadata, dict):
             raise LayoutError(f"metadata is a JSON {type(metadata).__name__}, not an object",
                               offset=12 + HEADER_FIXED, field="/header/metadata")
-        self.header = ZssHeader(n, 16 + n, h.root_voffset, h.uuid, h.codec, h.metadata,
-                                ks.header_crc32c)
-        self.data_offset = 16 + n
+        self.data_offset = int(ks.ofs_data)  # 16 + header length (schemas/zss.ksy)
+        self.header = ZssHeader(n, self.data_offset, h.root_voffset, h.uuid, h.codec,
+                                h.metadata, ks.header_crc32c)
         self.data_size = source.size - self.data_offset
         if h.root_voffset >= self.data_size:
             raise LayoutError(f"root voffset {h.root_voffset} is past the end of the blocks "
