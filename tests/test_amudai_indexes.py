@@ -15,6 +15,7 @@ import shardkit
 import shardkit.writers.amudai as amudai_writer
 from shardkit.cli import main
 from shardkit.errors import (
+    BadMagicError,
     ChecksumError,
     LayoutError,
     LimitExceededError,
@@ -154,7 +155,7 @@ def test_open_artifact_nested_shards(indexed: AmudaiShard) -> None:
         url = f": {art.data_ref.url}" if art.data_ref.url else ""
         assert nested.reference_chain == (f"{art.path} ({art.name}{url})",)
         assert nested.verify() == []
-    with pytest.raises(ShardkitError):  # opaque bytes are no shard
+    with pytest.raises(BadMagicError):  # opaque bytes are no shard
         indexed.open_artifact(indexed.descriptor("id").indexes[0].artifacts[0])
 
 

@@ -99,7 +99,7 @@ def test_missing_xorb_bookend() -> None:
         _ = s.files
     assert e.value.field == "/xorb_info/blocks/1"
     assert [p.check for p in s.verify()] == ["layout"]
-    with pytest.raises(ShardkitError):
+    with pytest.raises(TruncatedError):
         _ = open_(UPLOAD[:-48], engine="kaitai").files
 
 
@@ -127,7 +127,7 @@ def test_count_larger_than_the_file(offset: int, field: str) -> None:
         tracemalloc.stop()
     assert e.value.field == field
     assert peak < 2_000_000  # nothing sized by the count was allocated
-    with pytest.raises(ShardkitError):
+    with pytest.raises(TruncatedError):
         _ = open_(data, engine="kaitai").files
 
 

@@ -201,5 +201,5 @@ def test_bad_info_files(tmp_path: Path) -> None:
         shardkit.open(ds)
     assert info.value.field == "/scales/0/size"
     (ds / "info").write_text("{nope")
-    with pytest.raises(ShardkitError):
+    with pytest.raises(SpecError, match="not JSON"):
         shardkit.open(ds)
