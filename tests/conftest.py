@@ -38,3 +38,24 @@ def pytest_collection_modifyitems(config, items):
         raise pytest.UsageError(
             f"CI is set but {', '.join(missing)} not installed: the interop group cannot run"
         )
+
+
+@pytest.fixture
+def range_server():
+    """Factory: ``range_server(folder)`` serves ``folder`` over HTTP with Range and request counts.
+
+    Every server made in a test is shut down after it (see ``tests/httpserver.py``).
+    """
+    pytest.importorskip("aiohttp", reason="fsspec's HTTP filesystem needs aiohttp")
+    from httpserver import RangeServer
+
+    made: list[RangeServer] = []
+
+    def make(folder: str | Path) -> RangeServer:
+        srv = RangeServer(folder)
+        made.append(srv)
+        return srv
+
+    yield make
+    for srv in made:
+        srv.close()

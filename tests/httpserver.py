@@ -1,0 +1,156 @@
+"""A real HTTP server for remote-read tests: static files, Range honoured, requests counted.
+
+It binds 127.0.0.1 on an ephemeral port and runs in a daemon thread. Tests assert how many requests
+an operation costs and how many body bytes it moved (``requests``, ``bytes_sent``; ``reset()``
+starts a new count). Use it through the ``range_server`` fixture of ``conftest.py``::
+
+    def test_x(range_server):
+        srv = range_server(folder)          # serves ``folder``
+        reader = shardkit.open(srv.url("a.shard"))
+        assert srv.count() <= 3
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import threading
+from dataclasses import dataclass
+from http import HTTPStatus
+from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+__all__ = ["RangeServer", "Request"]
+
+_RANGE = re.compile(r"^bytes=(\d+)-(\d*)$")
+
+
+@dataclass(frozen=True)
+class Request:
+    """One request the server answered."""
+
+    method: str
+    path: str
+    range: str | None
+    status: int
+    body_bytes: int
+
+
+class _Handler(SimpleHTTPRequestHandler):
+    server: _Server
+
+    def log_message(self, format: str, *args: Any) -> None:  # quiet
+        pass
+
+    def _log(self, status: int, body: int) -> None:
+        with self.server.lock:
+            self.server.log.append(Request(self.command, self.path, self.headers.get("Range"),
+                                           status, body))
+
+    def do_HEAD(self) -> None:
+        path = self.translate_path(self.path)
+        if not os.path.isfile(path):
+            self._log(404, 0)
+            self.send_error(HTTPStatus.NOT_FOUND)
+            return
+        self._log(200, 0)
+        self.send_response(HTTPStatus.OK)
+        self.send_header("Content-Type", "application/octet-stream")
+        self.send_header("Content-Length", str(os.path.getsize(path)))
+        self.send_header("Accept-Ranges", "bytes")
+        self.end_headers()
+
+    def do_GET(self) -> None:
+        header = self.headers.get("Range")
+        path = self.translate_path(self.path)
+        if not os.path.isfile(path):
+            if os.path.isdir(path):  # directory listing (fsspec's ls over HTTP parses it)
+                self._log(200, 0)
+                super().do_GET()
+                return
+            self._log(404, 0)
+            self.send_error(HTTPStatus.NOT_FOUND)
+            return
+        size = os.path.getsize(path)
+        if header is None:
+            start, end, status = 0, size - 1, HTTPStatus.OK
+        else:
+            m = _RANGE.match(header.strip())
+            if m is None or int(m.group(1)) >= size:
+                self._log(416, 0)
+                self.send_response(HTTPStatus.REQUESTED_RANGE_NOT_SATISFIABLE)
+                self.send_header("Content-Range", f"bytes */{size}")
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+                return
+            start = int(m.group(1))
+            end = min(int(m.group(2)) if m.group(2) else size - 1, size - 1)
+            status = HTTPStatus.PARTIAL_CONTENT
+        with open(path, "rb") as fh:
+            fh.seek(start)
+            body = fh.read(end - start + 1)
+        self._log(int(status), len(body))
+        self.send_response(status)
+        self.send_header("Content-Type", "application/octet-stream")
+        if status == HTTPStatus.PARTIAL_CONTENT:
+            self.send_header("Content-Range", f"bytes {start}-{end}/{size}")
+        self.send_header("Content-Length", str(len(body)))
+        self.send_header("Accept-Ranges", "bytes")
+        self.end_headers()
+        self.wfile.write(body)
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+    log: list[Request]
+    lock: threading.Lock
+
+
+class RangeServer:
+    """Serve ``directory`` over HTTP on 127.0.0.1 until :meth:`close`."""
+
+    def __init__(self, directory: str | os.PathLike[str]) -> None:
+        self.directory = Path(directory)
+
+        def handler(*args: Any, **kwargs: Any) -> _Handler:
+            return _Handler(*args, directory=str(self.directory), **kwargs)
+
+        self._httpd = _Server(("127.0.0.1", 0), handler)
+        self._httpd.log = []
+        self._httpd.lock = threading.Lock()
+        self._thread = threading.Thread(target=self._httpd.serve_forever,
+                                        kwargs={"poll_interval": 0.05}, daemon=True)
+        self._thread.start()
+
+    @property
+    def base(self) -> str:
+        host, port = self._httpd.server_address[:2]
+        return f"http://{host}:{port}"
+
+    def url(self, name: str = "") -> str:
+        """The URL of ``name`` (a path relative to the served folder)."""
+        return f"{self.base}/{str(name).lstrip('/')}"
+
+    @property
+    def requests(self) -> list[Request]:
+        with self._httpd.lock:
+            return list(self._httpd.log)
+
+    def count(self, method: str | None = None) -> int:
+        """Requests answered since the last :meth:`reset` (of one method if given)."""
+        return sum(1 for r in self.requests if method is None or r.method == method)
+
+    @property
+    def bytes_sent(self) -> int:
+        """Body bytes sent since the last :meth:`reset`."""
+        return sum(r.body_bytes for r in self.requests)
+
+    def reset(self) -> None:
+        with self._httpd.lock:
+            self._httpd.log.clear()
+
+    def close(self) -> None:
+        self._httpd.shutdown()
+        self._httpd.server_close()
+        self._thread.join(timeout=10)
