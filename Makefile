@@ -4,7 +4,7 @@ VENV   ?= .venv
 PY     := $(VENV)/bin/python
 export PATH := $(CURDIR)/$(VENV)/bin:$(PATH)
 
-.PHONY: install generate check-generated test test-fast demo bench lint wheel-check clean
+.PHONY: install generate check-generated test test-fast demo bench lint wheel-check clean fuzz fuzz-smoke
 
 install:                       ## venv + package with dev extras + pinned Kaitai compiler
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -37,8 +37,19 @@ demo:                          ## shardkit on the bundled sample files of every 
 bench:                         ## speed and memory, side by side with the reference implementations
 	@for f in benchmarks/bench_*.py; do echo "== $$f"; $(PY) $$f || exit 1; done
 
+FORMAT  ?= zss
+SECONDS ?= 60
+fuzz:                          ## coverage-guided fuzzing of one reader: make fuzz FORMAT=zss SECONDS=60
+	cd fuzz && ../$(PY) fuzz.py $(FORMAT) --seconds $(SECONDS) $(FUZZ_ARGS)
+
+fuzz-smoke:                    ## every fuzz target for a few seconds (CI); a finding fails
+	@mkdir -p .fuzz; for f in swh mdb zss amudai neuroglancer; do echo "== fuzz $$f"; \
+	  (cd fuzz && ../$(PY) fuzz.py $$f --seconds 10 > ../.fuzz/$$f.log 2>&1) || \
+	  { tail -40 .fuzz/$$f.log; exit 1; }; \
+	  grep -E '^stat::(number_of_executed_units|average_exec_per_sec)' .fuzz/$$f.log; done
+
 lint:                          ## ruff
-	$(PY) -m ruff check src tests tools benchmarks
+	$(PY) -m ruff check src tests tools benchmarks fuzz
 
 wheel-check:                   ## build the wheel, install it in a fresh venv outside the repo, run it
 	tools/wheel_check.sh

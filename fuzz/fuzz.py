@@ -1,0 +1,120 @@
+"""Coverage-guided fuzzing of one format's reader with atheris (libFuzzer for Python).
+
+    python fuzz/fuzz.py FORMAT [--seconds N] [--runs N] [-- LIBFUZZER_ARGS...]
+    make fuzz FORMAT=zss SECONDS=60
+
+The corpus starts from the bundled samples (``tests/data/<format>``) and grows in
+``.fuzz/<format>/corpus`` (not committed). A finding (an exception other than a ``ShardkitError``,
+an input taking more than 10 s, or an RSS above the limit) is written to
+``tests/data/<format>/fuzz/`` where ``tests/test_fuzz_targets.py`` replays it for ever after.
+Structure-aware mutators (``fuzz/mutators.py``) re-seal checksums for ZSS and Amudai.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import sys
+import traceback
+from collections.abc import Callable
+from pathlib import Path
+
+import atheris
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+sys.path.insert(0, str(HERE))
+
+with atheris.instrument_imports(include=["shardkit"]):
+    import shardkit
+    import shardkit.formats.amudai
+    import shardkit.formats.neuroglancer
+    import shardkit.formats.swh
+    import shardkit.formats.xet_mdb
+    import shardkit.formats.zss
+    import shardkit.writers.xet_mdb
+    import shardkit.writers.zss  # noqa: F401
+
+import mutators  # noqa: E402
+import targets  # noqa: E402
+
+#: RSS cap (MiB) for one fuzzing process: the interpreter with numpy and every reader loaded
+#: takes about 150 MiB; the cap leaves 256 MiB beyond that and the largest input.
+RSS_LIMIT_MB = 512
+
+#: Seeds above this size are left out of the fuzzing corpus: small inputs run hundreds of times
+#: faster and reach the same code (the large samples are covered by the test suite).
+MAX_SEED = 64 << 10
+
+
+def _keep_going(target: Callable[[bytes], None], artifacts: Path) -> Callable[[bytes], None]:
+    """Wrap ``target``: save the first input of each distinct finding, then go on fuzzing."""
+    seen: set[str] = set()
+
+    def run(data: bytes) -> None:
+        try:
+            target(data)
+        except Exception as exc:  # noqa: BLE001 - every escaping exception is a finding
+            frames = [f for f in traceback.extract_tb(exc.__traceback__)
+                      if "shardkit" in f.filename] or traceback.extract_tb(exc.__traceback__)
+            where = f"{Path(frames[-1].filename).name}:{frames[-1].lineno}" if frames else "?"
+            signature = f"{type(exc).__name__}@{where}"
+            if signature not in seen:
+                seen.add(signature)
+                digest = hashlib.sha1(data).hexdigest()[:16]
+                (artifacts / f"crash-{digest}").write_bytes(data)
+                print(f"FINDING {signature}: {exc!r:.200} -> crash-{digest}", flush=True)
+
+    return run
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("format", choices=sorted(targets.TARGETS))
+    parser.add_argument("--seconds", type=int, default=60, help="stop after N seconds")
+    parser.add_argument("--runs", type=int, default=-1, help="stop after N executions")
+    parser.add_argument("--keep-going", action="store_true",
+                        help="record each distinct exception (by type and place) and go on")
+    parser.add_argument("libfuzzer", nargs="*", help="extra libFuzzer arguments (after --)")
+    args = parser.parse_args()
+
+    corpus = ROOT / ".fuzz" / args.format / "corpus"
+    corpus.mkdir(parents=True, exist_ok=True)
+    seeds = [(n, d) for n, d in targets.seeds(args.format) if len(d) <= MAX_SEED]
+    for name, data in seeds:
+        (corpus / f"seed-{name.replace('/', '_')}").write_bytes(data)
+    for path in targets.findings(args.format):
+        (corpus / f"finding-{path.name}").write_bytes(path.read_bytes())
+    artifacts = ROOT / "tests" / "data" / args.format / "fuzz"
+    artifacts.mkdir(parents=True, exist_ok=True)
+    largest = max((len(d) for _, d in seeds), default=1 << 16)
+
+    flags = [sys.argv[0], str(corpus),
+             f"-artifact_prefix={artifacts}/",
+             f"-max_total_time={args.seconds}",
+             f"-runs={args.runs}",
+             "-timeout=10",
+             f"-rss_limit_mb={RSS_LIMIT_MB + largest // (1 << 20)}",
+             f"-max_len={max(4096, largest + largest // 4)}",
+             "-print_final_stats=1"]
+    dictionary = HERE / "dicts" / f"{args.format}.dict"
+    if dictionary.exists():
+        flags.append(f"-dict={dictionary}")
+    flags += args.libfuzzer
+
+    target = targets.TARGETS[args.format]
+    if args.keep_going:
+        target = _keep_going(target, artifacts)
+    mutate = mutators.MUTATORS.get(args.format)
+    if mutate is not None:
+        def custom(data: bytes, max_size: int, seed: int) -> bytes:
+            return mutate(data, max_size, seed, atheris.Mutate)
+
+        atheris.Setup(flags, target, custom_mutator=custom)
+    else:
+        atheris.Setup(flags, target)
+    atheris.Fuzz()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,200 @@
+"""Fuzz targets: one function per format that runs the whole public API on one input.
+
+Each ``run_<format>(data)`` opens ``data`` as that format and exercises what a user would call:
+summary, keys and iteration, lookups, the format's own calls (ZSS search, Amudai column reads, MDB
+file/find_chunk, Neuroglancer chunk reads), ``verify``, ``to_dict`` and, where a writer exists, a
+round trip through it. A :class:`~shardkit.errors.ShardkitError` is the expected answer to bad input
+and is swallowed; any other exception is a finding and propagates to the fuzzer.
+
+The same functions replay saved findings in ``tests/test_fuzz_targets.py``, so every finding becomes
+a regression test the moment its file lands in ``tests/data/<format>/fuzz/``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import itertools
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import shardkit
+from shardkit.errors import ShardkitError
+
+#: Items taken from each iterator: enough to reach every record type, few enough to stay fast.
+LIMIT = 64
+
+DATA = Path(__file__).resolve().parent.parent / "tests" / "data"
+
+
+def _take(iterable: Any, n: int = LIMIT) -> list[Any]:
+    return list(itertools.islice(iterable, n))
+
+
+def _common(reader: Any) -> list[Any]:
+    """The calls every reader has; returns a few keys for lookups."""
+    reader.summary()
+    keys = _take(reader.keys())
+    for key in keys[:8]:
+        reader.format_key(key)
+        reader.get(key)
+    json.dumps(reader.to_dict(), default=str)
+    for section in reader.sections():
+        section.to_dict()
+    reader.verify()
+    return keys
+
+
+def _guard(body: Callable[[], None]) -> None:
+    with contextlib.suppress(ShardkitError):
+        body()
+
+
+def run_swh(data: bytes) -> None:
+    """SWH read shard: lookups (single and batched), deleted keys, verify with content hashes."""
+
+    def body() -> None:
+        with shardkit.open(data, format="swh") as s:
+            keys = _common(s)
+            s.get_many(keys[:16])
+            s.get(b"\x00" * 32)
+            _take(s.items(), 16)
+            s.verify(content_hash="sha256")
+
+    _guard(body)
+
+
+def run_mdb(data: bytes) -> None:
+    """Xet MDB shard: files, xorbs, chunk lookups through the tables, writer round trip."""
+
+    def body() -> None:
+        with shardkit.open(data, format="mdb") as s:
+            _common(s)
+            files, xorbs = s.files, s.xorbs
+            for f in files[:8]:
+                s.file(f.hash)
+            for x in xorbs[:4]:
+                s.xorb(x.hash)
+                for c in x.chunks[:8]:
+                    s.find_chunk(c.hash)
+            s.find_chunk(b"\x01" * 32)
+            s.verify(name_check=True)
+            from shardkit.writers.xet_mdb import build
+
+            rebuilt = build(s)
+        with shardkit.open(rebuilt, format="mdb") as again:
+            assert [f.hash for f in again.files] == [f.hash for f in files]
+            assert [x.hash for x in again.xorbs] == [x.hash for x in xorbs]
+
+    _guard(body)
+
+
+def run_zss(data: bytes) -> None:
+    """ZSS: streaming iteration, searches through the index tree, writer round trip."""
+
+    def body() -> None:
+        with shardkit.open(data, format="zss") as z:
+            keys = _common(z)
+            records = _take(iter(z), 4 * LIMIT)
+            for key in keys[:4]:
+                _take(z.search(prefix=key[:2]))
+                _ = key in z
+            if len(keys) >= 2:
+                _take(z.search(start=keys[0], stop=keys[-1]))
+            complete = len(records) < 4 * LIMIT
+        if complete and records == sorted(records):
+            from shardkit.writers.zss import build_zss
+
+            with shardkit.open(build_zss(records), format="zss") as again:
+                assert list(again) == records
+
+    _guard(body)
+
+
+def run_amudai(data: bytes) -> None:
+    """Amudai single-file shard: metadata tree, descriptors, every column's values."""
+
+    def body() -> None:
+        with shardkit.open(data, format="amudai") as s:
+            s.summary()
+            json.dumps(s.to_dict(), default=str)
+            for section in s.sections():
+                section.to_dict()
+            for f in itertools.islice(s.iter_fields(), LIMIT):
+                path = getattr(f, "path", None) or f.name
+                _guard(lambda p=path: s.descriptor(p))
+                _guard(lambda p=path: s.read_column(p))
+            s.verify()
+
+    _guard(body)
+
+
+def _ng_specs() -> list[dict[str, Any]]:
+    """The sharding specs of the bundled Neuroglancer samples, in a fixed order."""
+    specs: list[dict[str, Any]] = []
+    for info in sorted((DATA / "neuroglancer").glob("*/info")):
+        meta = json.loads(info.read_text())
+        if meta.get("sharding"):
+            specs.append(meta["sharding"])
+        for scale in meta.get("scales", []):
+            if scale.get("sharding"):
+                specs.append(scale["sharding"])
+    return specs
+
+
+NG_SPECS = _ng_specs()
+
+
+def run_neuroglancer(data: bytes) -> None:
+    """A bare Neuroglancer shard: the first byte picks a sample's spec, the rest is the shard."""
+    if not data:
+        return
+    spec = NG_SPECS[data[0] % len(NG_SPECS)]
+
+    def body() -> None:
+        with shardkit.open(data[1:], format="neuroglancer", spec=spec) as s:
+            keys = _common(s)
+            for key in keys[:8]:
+                _ = s[key]
+            s.get(2**64 - 1)
+
+    _guard(body)
+
+
+TARGETS: dict[str, Callable[[bytes], None]] = {
+    "swh": run_swh,
+    "mdb": run_mdb,
+    "zss": run_zss,
+    "amudai": run_amudai,
+    "neuroglancer": run_neuroglancer,
+}
+
+
+def seeds(fmt: str) -> list[tuple[str, bytes]]:
+    """The bundled sample files of ``fmt`` as (name, fuzz input) pairs."""
+    folder = DATA / fmt
+    if fmt == "neuroglancer":
+        out = []
+        for shard in sorted(folder.glob("**/*.shard")):
+            info = json.loads((shard.parent / "info").read_text()) if (
+                shard.parent / "info").exists() else json.loads(
+                (shard.parent.parent / "info").read_text())
+            spec = info.get("sharding") or next(
+                s["sharding"] for s in info["scales"] if s["key"] == shard.parent.name)
+            out.append((str(shard.relative_to(folder)), bytes([NG_SPECS.index(spec)])
+                        + shard.read_bytes()))
+        return out
+    suffix = {"swh": ".shard", "zss": ".zss", "amudai": ".amudai.shard"}.get(fmt)
+    files = [p for p in sorted(folder.rglob("*")) if p.is_file() and "fuzz" not in p.parts]
+    if fmt == "mdb":
+        files = [p for p in files if p.suffix in (".mdb", ".shard")]
+    elif suffix:
+        files = [p for p in files if p.name.endswith(suffix)]
+    return [(str(p.relative_to(folder)), p.read_bytes()) for p in files]
+
+
+def findings(fmt: str) -> list[Path]:
+    """Saved fuzz findings of ``fmt`` (regression inputs)."""
+    folder = DATA / fmt / "fuzz"
+    return sorted(p for p in folder.glob("*") if p.is_file() and p.name != "README.md")
