@@ -530,3 +530,66 @@ def test_relative_import_of_an_uploaded_file_compiles(node: None, tmp_path: Path
     proc = ide_check(tmp_path / "up", outdir=tmp_path / "js")
     assert proc.returncode == 0, proc.stderr
     assert sorted(p.name for p in (tmp_path / "js").iterdir()) == ["Importer.js", "Uleb128.js"]
+
+
+# --- u64 values above 2**53: the exact forms the schemas add for the Web IDE --------------------
+
+BIG_IDS = [5, 2**53 + 1, 2**60 + 1, 2**60 + 3, 2**63 + 12345, 2**64 - 2, 2**64 - 1]
+
+
+def test_neuroglancer_chunk_ids_are_exact_in_javascript(node: None, tmp_path: Path) -> None:
+    """chunkIdDec and the 32-bit halves give ids above 2**53 exactly; chunkIdDelta does not."""
+    from shardkit.writers.neuroglancer import build_shard
+
+    spec = {"@type": "neuroglancer_uint64_sharded_v1", "hash": "identity", "preshift_bits": 0,
+            "minishard_bits": 1, "shard_bits": 0, "minishard_index_encoding": "raw",
+            "data_encoding": "raw"}
+    items = {i: i.to_bytes(8, "little") for i in BIG_IDS}
+    shard = tmp_path / "0.shard"
+    shard.write_bytes(build_shard(items, spec))
+    fmt = next(f for f in FORMATS if f.js_class == "NeuroglancerUint64Sharded")
+    js = run_js_dump(fmt.js_class, [shard])[str(shard)]
+    py = py_dump(fmt, shard)
+    assert diff(py, js) == []
+    chunks = [c for m in js["minishards"] for c in m["chunks"]]
+    assert len(chunks) == len(BIG_IDS)
+    for chunk in chunks:
+        chunk_id = int.from_bytes(bytes.fromhex(chunk["data"]), "little")
+        assert chunk["chunkIdDec"] == str(chunk_id)
+        assert chunk["chunkIdHi"] * 2**32 + chunk["chunkIdLo"] == chunk_id
+        assert chunk["chunkIdHi"] < 2**32 and chunk["chunkIdLo"] < 2**32
+    by_id = {int(c["chunkIdDec"]): c for c in chunks}
+    assert sorted(by_id) == BIG_IDS
+    # each delta, from its exact halves, is the difference of consecutive ids in its minishard
+    for m in js["minishards"]:
+        prev = 0
+        for c in m["chunks"]:
+            delta = c["chunkIdDeltaHi"] * 2**32 + c["chunkIdDeltaLo"]
+            assert delta == int(c["chunkIdDec"]) - prev
+            prev = int(c["chunkIdDec"])
+    # what the exact forms are for: the plain u8 delta arrives rounded
+    big = by_id[2**64 - 1]
+    assert big["chunkIdDelta"] != big["chunkIdDeltaHi"] * 2**32 + big["chunkIdDeltaLo"]
+    # and shardkit reads the same ids
+    import shardkit
+
+    with shardkit.open(str(shard), spec=spec) as reader:
+        assert sorted(reader.keys()) == sorted(by_id)
+
+
+def test_neuroglancer_samples_chunk_ids_match_shardkit(node: None) -> None:
+    """On the reference-written samples, chunkIdDec is what shardkit lists."""
+    import shardkit
+
+    fmt = next(f for f in FORMATS if f.js_class == "NeuroglancerUint64Sharded")
+    trees = js_trees(fmt)
+    checked = 0
+    for file in fmt.files():
+        spec = json.loads((file.parent / "info").read_text())["sharding"]
+        with shardkit.open(str(file), spec=spec) as shard:
+            ids = sorted(shard.keys())
+        js_ids = sorted(int(c["chunkIdDec"]) for m in trees[str(file)]["minishards"]
+                        for c in (m["chunks"] or []))
+        assert js_ids == ids, file
+        checked += len(ids)
+    assert checked > 0
