@@ -435,10 +435,10 @@ WEBIDE_GALLERY = tuple(_GALLERY_PATHS.split())
 KSC = ROOT / "tools" / "ksc.js"
 
 
-def ide_check(upload_dir: Path, gallery_dir: Path | None = None,
-              outdir: Path | None = None) -> subprocess.CompletedProcess[str]:
+def ide_check(upload_dir: Path, gallery_dir: Path | None = None, outdir: Path | None = None,
+              debug: bool = False) -> subprocess.CompletedProcess[str]:
     """Compile every .ksy of upload_dir the way the Web IDE compiles uploaded files."""
-    cmd = ["node", str(KSC), "--ide-check", str(upload_dir)]
+    cmd = ["node", str(KSC), "--ide-check", str(upload_dir), *(["--debug"] if debug else [])]
     for path in WEBIDE_GALLERY:
         cmd += ["--gallery", path]
     if gallery_dir is not None:
@@ -593,3 +593,27 @@ def test_neuroglancer_samples_chunk_ids_match_shardkit(node: None) -> None:
         assert js_ids == ids, file
         checked += len(ids)
     assert checked > 0
+
+
+@pytest.mark.parametrize("fmt", FORMATS, ids=lambda fmt: fmt.js_class)
+def test_debug_build_reads_what_release_reads(node: None, fmt: Format, tmp_path: Path) -> None:
+    """The IDE's object tree runs the debug build, compiled from the uploaded files: it gives
+    the same tree as generated/js/ on every sample."""
+    from shardkit.schema_files import SCHEMA_OF_FORMAT, write_upload_files
+
+    schema = fmt.py_module.rsplit(".", 1)[1]
+    assert schema in SCHEMA_OF_FORMAT.values()
+    write_upload_files(schema, tmp_path / "upload")
+    proc = ide_check(tmp_path / "upload", outdir=tmp_path / "debug", debug=True)
+    assert proc.returncode == 0, proc.stderr
+    assert "this._debug" in (tmp_path / "debug" / f"{fmt.js_class}.js").read_text()
+    files = fmt.files()
+    debug = subprocess.run(
+        ["node", str(JS_DUMP), "--modules", str(tmp_path / "debug"), "--debug", fmt.js_class,
+         *map(str, files)], capture_output=True, text=True, timeout=120, check=False)
+    assert debug.returncode == 0, debug.stderr
+    trees = json.loads(debug.stdout)
+    release = js_trees(fmt)
+    for file in files:
+        assert parse_error(trees[str(file)]) is None, file.name
+        assert diff(release[str(file)], trees[str(file)]) == [], file.name

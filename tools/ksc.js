@@ -26,11 +26,13 @@
 //
 // usage: node tools/ksc.js [--outdir DIR] [--only ID ...]
 //        node tools/ksc.js --ide-check DIR [--gallery PATH ...] [--gallery-dir GDIR] [--outdir OUT]
+//                          [--debug]
 //   --only ID        compile just schemas/ID.ksy (and what it imports) and leave the other
 //                    modules in the output folder alone; without it the folder is rebuilt.
 //   --ide-check DIR  treat DIR/*.ksy as the files a user uploaded to the Web IDE and compile
 //                    each of them to JavaScript (release and debug) as the IDE would; with
-//                    --outdir, write the release modules to OUT. Exit 1 when any fails.
+//                    --outdir, write the release modules to OUT (with --debug, the debug
+//                    modules the IDE's object tree runs). Exit 1 when any fails.
 //   --gallery PATH   a file of the IDE's gallery, e.g. common/vlq_base128_le (repeatable)
 //   --gallery-dir D  where the gallery files named by --gallery are read from (D/PATH.ksy)
 "use strict";
@@ -43,6 +45,7 @@ const root = path.resolve(__dirname, "..");
 let schemaDir = path.join(root, "schemas");
 let outDir = path.join(root, "generated");
 let ideCheck = false;
+let writeDebug = false;
 let outDirGiven = false;
 let galleryDir = null;
 const gallery = new Set();
@@ -62,6 +65,7 @@ for (let i = 0; i < argv.length; i++) {
     ideCheck = true;
   } else if (argv[i] === "--gallery") gallery.add(value().replace(/^\/+/, "").replace(/\.ksy$/, ""));
   else if (argv[i] === "--gallery-dir") galleryDir = path.resolve(value());
+  else if (argv[i] === "--debug") writeDebug = true;
   else usage(`unknown argument ${argv[i]}`);
 }
 
@@ -171,8 +175,10 @@ async function main() {
   if (!sources.length) usage(`no .ksy files in ${schemaDir}`);
 
   const langs = ideCheck ? ["javascript"] : ["python", "javascript"];
+  if (writeDebug && !ideCheck) usage("--debug goes with --ide-check");
   const py = new Map();
   const js = new Map();
+  const jsDebug = new Map();
   const index = {};
   let failed = false;
   for (const name of sources) {
@@ -207,8 +213,8 @@ async function main() {
           console.error(`${name} (${lang}${debug ? ", debug" : ""}): compiler said:\n  ${result.said.join("\n  ")}`);
           failed = true;
         }
-        if (debug) continue;
-        for (const [out, text] of Object.entries(result.files)) (lang === "python" ? py : js).set(out, text);
+        const into = debug ? jsDebug : lang === "python" ? py : js;
+        for (const [out, text] of Object.entries(result.files)) into.set(out, text);
       }
     }
     const upload = [name];
@@ -224,7 +230,7 @@ async function main() {
   if (failed) process.exit(1);
 
   if (ideCheck) {
-    if (outDirGiven) for (const [out, text] of js) writeFile(path.join(outDir, out), text);
+    if (outDirGiven) for (const [out, text] of writeDebug ? jsDebug : js) writeFile(path.join(outDir, out), text);
     console.log(`ksc.js: ${sources.length} uploaded schema(s) compile in the Web IDE's way: ${sources.join(", ")}`);
     return;
   }
