@@ -150,3 +150,18 @@ def test_cli_unwritable_folder_exit_2(tmp_path: Path, capsys: pytest.CaptureFixt
     blocker.write_text("x")
     assert main(["schema", "zss", "-o", str(blocker / "sub")]) == 2
     assert "cannot create" in capsys.readouterr().err
+
+
+def test_readme_upload_table_matches_the_index() -> None:
+    """The README's Web IDE table names, per format, the files `shardkit schema` writes, and
+    sample files that exist."""
+    readme = (ROOT / "README.md").read_text()
+    rows = re.findall(r"^\| (SWH|Xet MDB|ZSS|Neuroglancer|Amudai) \| (.+?) \| (.+?) \|", readme,
+                      re.M)
+    fmt_of = {"SWH": "swh", "Xet MDB": "mdb", "ZSS": "zss", "Neuroglancer": "neuroglancer",
+              "Amudai": "amudai"}
+    assert sorted(fmt_of[name] for name, _, _ in rows) == sorted(FORMATS)
+    for name, upload, sample in rows:
+        assert tuple(re.findall(r"`([^`]+\.ksy)`", upload)) == resolve(fmt_of[name]).upload
+        for path in re.findall(r"`(tests/data/[^`]+)`", sample):
+            assert (ROOT / path).exists(), path

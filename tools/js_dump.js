@@ -19,7 +19,9 @@
 //                             never produces one: it reads u8/s8 as a plain Number, so values
 //                             beyond 2**53 arrive here already rounded to the nearest double and
 //                             are printed as such (JSON.stringify, e.g. 2**64-1 prints as
-//                             18446744073709552000). The comparing side must allow for it.
+//                             18446744073709552000). The comparing side must allow for it;
+//                             where the exact value matters the schemas add an exact form
+//                             (32-bit halves, decimal text or raw bytes, see each `doc`).
 //   undefined, null        -> null (e.g. an instance whose `if` is false)
 //   arrays, typed arrays   -> JSON arrays
 //   a parsed object        -> its tree (see above)
