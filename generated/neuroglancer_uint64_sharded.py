@@ -76,12 +76,14 @@ class NeuroglancerUint64Sharded(KaitaiStruct):
 
     class Chunk(KaitaiStruct):
         """One chunk of a raw minishard index, with its data located (root only)."""
-        def __init__(self, idx, prev_ofs_data_end, _io, _parent=None, _root=None):
+        def __init__(self, idx, prev_ofs_data_end, prev_chunk_id_hi, prev_chunk_id_lo, _io, _parent=None, _root=None):
             super(NeuroglancerUint64Sharded.Chunk, self).__init__(_io)
             self._parent = _parent
             self._root = _root
             self.idx = idx
             self.prev_ofs_data_end = prev_ofs_data_end
+            self.prev_chunk_id_hi = prev_chunk_id_hi
+            self.prev_chunk_id_lo = prev_chunk_id_lo
             self._read()
 
         def _read(self):
@@ -90,22 +92,87 @@ class NeuroglancerUint64Sharded(KaitaiStruct):
 
         def _fetch_instances(self):
             pass
+            _ = self.chunk_id_delta_hi
+            if hasattr(self, '_m_chunk_id_delta_hi'):
+                pass
+
+            _ = self.chunk_id_delta_lo
+            if hasattr(self, '_m_chunk_id_delta_lo'):
+                pass
+
             _ = self.data
             if hasattr(self, '_m_data'):
                 pass
 
 
         @property
+        def chunk_id_dec(self):
+            """The chunk id in decimal, exact: what `shardkit ls` and `shardkit dump` print. The
+            Web IDE's JavaScript runtime reads u8 as a double and shows ids above 2**53 rounded,
+            so the id is summed here in 32-bit halves and printed from base-10**5 parts that stay
+            below 2**53 (2**32 = 42949 * 10**5 + 67296).
+            """
+            if hasattr(self, '_m_chunk_id_dec'):
+                return self._m_chunk_id_dec
+
+            self._m_chunk_id_dec = (str(self.chunk_id_lo) if self.chunk_id_hi == 0 else str(self.chunk_id_hi * 42949 + (self.chunk_id_hi * 67296 + self.chunk_id_lo) // 100000) + str((self.chunk_id_hi * 67296 + self.chunk_id_lo) % 100000 + 100000)[1:6])
+            return getattr(self, '_m_chunk_id_dec', None)
+
+        @property
         def chunk_id_delta(self):
             """The chunk id minus the previous chunk's id (the id itself for the first chunk). The
-            running sum is left to host code: the Web IDE's JavaScript runtime reads u8 as a
-            double, and a sum of rounded ids drifts from the rounded true id.
+            Web IDE's JavaScript runtime reads u8 as a double, so above 2**53 this shows rounded
+            there: chunk_id_delta_hi and chunk_id_delta_lo are its exact halves.
             """
             if hasattr(self, '_m_chunk_id_delta'):
                 return self._m_chunk_id_delta
 
             self._m_chunk_id_delta = self._parent.index.chunk_id_deltas[self.idx]
             return getattr(self, '_m_chunk_id_delta', None)
+
+        @property
+        def chunk_id_delta_hi(self):
+            """High 32 bits of chunk_id_delta, exact in JavaScript too."""
+            if hasattr(self, '_m_chunk_id_delta_hi'):
+                return self._m_chunk_id_delta_hi
+
+            io = self._parent.index._io
+            _pos = io.pos()
+            io.seek(8 * self.idx + 4)
+            self._m_chunk_id_delta_hi = io.read_u4le()
+            io.seek(_pos)
+            return getattr(self, '_m_chunk_id_delta_hi', None)
+
+        @property
+        def chunk_id_delta_lo(self):
+            """Low 32 bits of chunk_id_delta, exact in JavaScript too."""
+            if hasattr(self, '_m_chunk_id_delta_lo'):
+                return self._m_chunk_id_delta_lo
+
+            io = self._parent.index._io
+            _pos = io.pos()
+            io.seek(8 * self.idx)
+            self._m_chunk_id_delta_lo = io.read_u4le()
+            io.seek(_pos)
+            return getattr(self, '_m_chunk_id_delta_lo', None)
+
+        @property
+        def chunk_id_hi(self):
+            """High 32 bits of the chunk id; the id is chunk_id_hi * 2**32 + chunk_id_lo."""
+            if hasattr(self, '_m_chunk_id_hi'):
+                return self._m_chunk_id_hi
+
+            self._m_chunk_id_hi = ((self.prev_chunk_id_hi + self.chunk_id_delta_hi) + (self.prev_chunk_id_lo + self.chunk_id_delta_lo) // 4294967296) % 4294967296
+            return getattr(self, '_m_chunk_id_hi', None)
+
+        @property
+        def chunk_id_lo(self):
+            """Low 32 bits of the chunk id (the running sum of the deltas, modulo 2**64)."""
+            if hasattr(self, '_m_chunk_id_lo'):
+                return self._m_chunk_id_lo
+
+            self._m_chunk_id_lo = (self.prev_chunk_id_lo + self.chunk_id_delta_lo) % 4294967296
+            return getattr(self, '_m_chunk_id_lo', None)
 
         @property
         def data(self):
@@ -181,7 +248,7 @@ class NeuroglancerUint64Sharded(KaitaiStruct):
 
         @property
         def chunks(self):
-            """Each chunk takes the running sums from the one before it."""
+            """Each chunk takes the running sums (data end, chunk id) from the one before it."""
             if hasattr(self, '_m_chunks'):
                 return self._m_chunks
 
@@ -189,7 +256,7 @@ class NeuroglancerUint64Sharded(KaitaiStruct):
                 pass
                 self._m_chunks = []
                 for i in range(self.index.num_chunks):
-                    self._m_chunks.append(NeuroglancerUint64Sharded.Chunk(i, (0 if i == 0 else self.chunks[i - 1].ofs_data_end), self._io, self, self._root))
+                    self._m_chunks.append(NeuroglancerUint64Sharded.Chunk(i, (0 if i == 0 else self.chunks[i - 1].ofs_data_end), (0 if i == 0 else self.chunks[i - 1].chunk_id_hi), (0 if i == 0 else self.chunks[i - 1].chunk_id_lo), self._io, self, self._root))
 
 
             return getattr(self, '_m_chunks', None)

@@ -135,6 +135,26 @@ class XetMdbShard(KaitaiStruct):
 
         def _fetch_instances(self):
             pass
+            _ = self.truncated_hash_raw
+            if hasattr(self, '_m_truncated_hash_raw'):
+                pass
+
+
+        @property
+        def truncated_hash_raw(self):
+            """The 8 bytes of truncated_hash as stored: bytes 0..8 of the stored (keyed, if the
+            shard is keyed) chunk hash, so they read the same as the start of that hash in the
+            tree. truncated_hash is derived from a BLAKE3 hash and almost always above 2**53,
+            which the Web IDE's JavaScript runtime shows rounded; these bytes are exact.
+            """
+            if hasattr(self, '_m_truncated_hash_raw'):
+                return self._m_truncated_hash_raw
+
+            _pos = self._io.pos()
+            self._io.seek(0)
+            self._m_truncated_hash_raw = self._io.read_bytes(8)
+            self._io.seek(_pos)
+            return getattr(self, '_m_truncated_hash_raw', None)
 
 
     class ChunkLookupTable(KaitaiStruct):
@@ -145,10 +165,13 @@ class XetMdbShard(KaitaiStruct):
             self._read()
 
         def _read(self):
+            self._raw_entries = []
             self.entries = []
             i = 0
             while not self._io.is_eof():
-                self.entries.append(XetMdbShard.ChunkLookupEntry(self._io, self, self._root))
+                self._raw_entries.append(self._io.read_bytes(16))
+                _io__raw_entries = KaitaiStream(BytesIO(self._raw_entries[-1]))
+                self.entries.append(XetMdbShard.ChunkLookupEntry(_io__raw_entries, self, self._root))
                 i += 1
 
 
@@ -294,10 +317,13 @@ class XetMdbShard(KaitaiStruct):
             self._read()
 
         def _read(self):
+            self._raw_entries = []
             self.entries = []
             i = 0
             while not self._io.is_eof():
-                self.entries.append(XetMdbShard.LookupEntry(self._io, self, self._root))
+                self._raw_entries.append(self._io.read_bytes(12))
+                _io__raw_entries = KaitaiStream(BytesIO(self._raw_entries[-1]))
+                self.entries.append(XetMdbShard.LookupEntry(_io__raw_entries, self, self._root))
                 i += 1
 
 
@@ -416,6 +442,26 @@ class XetMdbShard(KaitaiStruct):
 
         def _fetch_instances(self):
             pass
+            _ = self.truncated_hash_raw
+            if hasattr(self, '_m_truncated_hash_raw'):
+                pass
+
+
+        @property
+        def truncated_hash_raw(self):
+            """The 8 bytes of truncated_hash as stored: bytes 0..8 of the stored file or xorb
+            hash, so they read the same as the start of that hash in the tree. truncated_hash is
+            derived from a BLAKE3 hash and almost always above 2**53, which the Web IDE's
+            JavaScript runtime shows rounded; these bytes are exact.
+            """
+            if hasattr(self, '_m_truncated_hash_raw'):
+                return self._m_truncated_hash_raw
+
+            _pos = self._io.pos()
+            self._io.seek(0)
+            self._m_truncated_hash_raw = self._io.read_bytes(8)
+            self._io.seek(_pos)
+            return getattr(self, '_m_truncated_hash_raw', None)
 
 
     class MetadataExt(KaitaiStruct):
@@ -543,10 +589,13 @@ class XetMdbShard(KaitaiStruct):
             self._read()
 
         def _read(self):
+            self._raw_entries = []
             self.entries = []
             i = 0
             while not self._io.is_eof():
-                self.entries.append(XetMdbShard.LookupEntry(self._io, self, self._root))
+                self._raw_entries.append(self._io.read_bytes(12))
+                _io__raw_entries = KaitaiStream(BytesIO(self._raw_entries[-1]))
+                self.entries.append(XetMdbShard.LookupEntry(_io__raw_entries, self, self._root))
                 i += 1
 
 

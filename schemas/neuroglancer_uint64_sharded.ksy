@@ -162,11 +162,14 @@ types:
         type: minishard_index(entry.len_minishard_index / 24)
         if: not entry.is_empty and not is_gzip and entry.len_minishard_index % 24 == 0
       chunks:
-        type: 'chunk(_index, _index == 0 ? 0 : chunks[_index - 1].ofs_data_end)'
+        type: |
+          chunk(_index, _index == 0 ? 0 : chunks[_index - 1].ofs_data_end,
+            _index == 0 ? 0 : chunks[_index - 1].chunk_id_hi,
+            _index == 0 ? 0 : chunks[_index - 1].chunk_id_lo)
         repeat: expr
         repeat-expr: index.num_chunks
         if: not entry.is_empty and not is_gzip and entry.len_minishard_index % 24 == 0
-        doc: Each chunk takes the running sums from the one before it.
+        doc: Each chunk takes the running sums (data end, chunk id) from the one before it.
   chunk:
     doc: One chunk of a raw minishard index, with its data located (root only).
     params:
@@ -175,13 +178,47 @@ types:
       - id: prev_ofs_data_end
         type: u8
         doc: The end of the previous chunk's data (0 for the first).
+      - id: prev_chunk_id_hi
+        type: u4
+        doc: High 32 bits of the previous chunk's id (0 for the first).
+      - id: prev_chunk_id_lo
+        type: u4
+        doc: Low 32 bits of the previous chunk's id (0 for the first).
     instances:
       chunk_id_delta:
         value: _parent.index.chunk_id_deltas[idx]
         doc: |
           The chunk id minus the previous chunk's id (the id itself for the first chunk). The
-          running sum is left to host code: the Web IDE's JavaScript runtime reads u8 as a
-          double, and a sum of rounded ids drifts from the rounded true id.
+          Web IDE's JavaScript runtime reads u8 as a double, so above 2**53 this shows rounded
+          there: chunk_id_delta_hi and chunk_id_delta_lo are its exact halves.
+      chunk_id_delta_lo:
+        io: _parent.index._io
+        pos: 8 * idx
+        type: u4
+        doc: Low 32 bits of chunk_id_delta, exact in JavaScript too.
+      chunk_id_delta_hi:
+        io: _parent.index._io
+        pos: 8 * idx + 4
+        type: u4
+        doc: High 32 bits of chunk_id_delta, exact in JavaScript too.
+      chunk_id_lo:
+        value: (prev_chunk_id_lo + chunk_id_delta_lo) % 4294967296
+        doc: Low 32 bits of the chunk id (the running sum of the deltas, modulo 2**64).
+      chunk_id_hi:
+        value: |
+          (prev_chunk_id_hi + chunk_id_delta_hi
+            + (prev_chunk_id_lo + chunk_id_delta_lo) / 4294967296) % 4294967296
+        doc: High 32 bits of the chunk id; the id is chunk_id_hi * 2**32 + chunk_id_lo.
+      chunk_id_dec:
+        value: |
+          chunk_id_hi == 0 ? chunk_id_lo.to_s
+            : (chunk_id_hi * 42949 + (chunk_id_hi * 67296 + chunk_id_lo) / 100000).to_s
+              + ((chunk_id_hi * 67296 + chunk_id_lo) % 100000 + 100000).to_s.substring(1, 6)
+        doc: |
+          The chunk id in decimal, exact: what `shardkit ls` and `shardkit dump` print. The
+          Web IDE's JavaScript runtime reads u8 as a double and shows ids above 2**53 rounded,
+          so the id is summed here in 32-bit halves and printed from base-10**5 parts that stay
+          below 2**53 (2**32 = 42949 * 10**5 + 67296).
       ofs_data:
         value: prev_ofs_data_end + _parent.index.ofs_data_deltas[idx]
         doc: Start of the data, relative to the end of the shard index.

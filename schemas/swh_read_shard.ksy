@@ -5,7 +5,7 @@ meta:
   license: CC0-1.0
   ks-version: 0.11
   imports:
-    - /common/cmph_chd_ph
+    - cmph_chd_ph
   endian: be
 doc: |
   A read-only object store written by swh.perfecthash (Software Heritage's "winery" object

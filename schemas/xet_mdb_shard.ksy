@@ -337,11 +337,13 @@ types:
     seq:
       - id: entries
         type: lookup_entry
+        size: 12
         repeat: eos
   xorb_lookup_table:
     seq:
       - id: entries
         type: lookup_entry
+        size: 12
         repeat: eos
   lookup_entry:
     doc-ref: FORMAT_NOTES.md section 6.1
@@ -353,10 +355,20 @@ types:
         -orig-id: index
         type: u4
         doc: Record index of the block header, counted in 48-byte records from the section start.
+    instances:
+      truncated_hash_raw:
+        pos: 0
+        size: 8
+        doc: |
+          The 8 bytes of truncated_hash as stored: bytes 0..8 of the stored file or xorb
+          hash, so they read the same as the start of that hash in the tree. truncated_hash is
+          derived from a BLAKE3 hash and almost always above 2**53, which the Web IDE's
+          JavaScript runtime shows rounded; these bytes are exact.
   chunk_lookup_table:
     seq:
       - id: entries
         type: chunk_lookup_entry
+        size: 16
         repeat: eos
   chunk_lookup_entry:
     doc-ref: FORMAT_NOTES.md section 6.1
@@ -372,3 +384,12 @@ types:
         -orig-id: chunk_offset
         type: u4
         doc: 0-based chunk number within that xorb.
+    instances:
+      truncated_hash_raw:
+        pos: 0
+        size: 8
+        doc: |
+          The 8 bytes of truncated_hash as stored: bytes 0..8 of the stored (keyed, if the
+          shard is keyed) chunk hash, so they read the same as the start of that hash in the
+          tree. truncated_hash is derived from a BLAKE3 hash and almost always above 2**53,
+          which the Web IDE's JavaScript runtime shows rounded; these bytes are exact.

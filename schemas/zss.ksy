@@ -5,7 +5,7 @@ meta:
   license: CC0-1.0
   ks-version: 0.11
   imports:
-    - /common/uleb128
+    - uleb128
   endian: le
 doc: |
   A ZSS file (njsmith/zss, 2013) stores a sorted multiset of byte strings ("records") in

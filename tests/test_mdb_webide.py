@@ -54,3 +54,30 @@ def test_bad_tag_fails_in_both(tmp_path: Path) -> None:
     js = run_js_dump(FMT.js_class, [bad])[str(bad)]
     assert py["error"].startswith("ValidationNotEqualError")
     assert js["error"].startswith("ValidationNotEqualError")
+
+
+def test_truncated_hashes_are_exact_as_raw_bytes() -> None:
+    """truncatedHashRaw holds bytes 0..8 of the hash each lookup entry points at, exactly,
+    where truncatedHash (a u64 above 2**53) arrives rounded in JavaScript."""
+    py = py_dump(FMT, SESSION)
+    js = run_js_dump(FMT.js_class, [SESSION])[str(SESSION)]
+    assert diff(py, js) == []
+    for table, entries_py in (("fileLookup", py["fileLookup"]["entries"]),
+                              ("xorbLookup", py["xorbLookup"]["entries"]),
+                              ("chunkLookup", py["chunkLookup"]["entries"])):
+        entries_js = js[table]["entries"]
+        assert len(entries_js) == len(entries_py) > 0
+        for e_py, e_js in zip(entries_py, entries_js, strict=True):
+            assert e_js["truncatedHashRaw"] == e_py["truncatedHash"].to_bytes(8, "little").hex()
+    rounded = [e for e in js["chunkLookup"]["entries"]
+               if int.from_bytes(bytes.fromhex(e["truncatedHashRaw"]), "little") > 2**53]
+    assert rounded and any(
+        e["truncatedHash"] != int.from_bytes(bytes.fromhex(e["truncatedHashRaw"]), "little")
+        for e in rounded)
+    file_hashes = {b["fileHash"][:16] for b in js["fileInfo"]["blocks"] if not b["isBookend"]}
+    assert {e["truncatedHashRaw"] for e in js["fileLookup"]["entries"]} == file_hashes
+    xorb_hashes = {b["xorbHash"][:16] for b in js["xorbInfo"]["blocks"] if not b["isBookend"]}
+    assert {e["truncatedHashRaw"] for e in js["xorbLookup"]["entries"]} == xorb_hashes
+    chunk_hashes = {c["chunkHash"][:16] for b in js["xorbInfo"]["blocks"]
+                    for c in (b.get("chunks") or [])}
+    assert {e["truncatedHashRaw"] for e in js["chunkLookup"]["entries"]} <= chunk_hashes

@@ -371,3 +371,249 @@ def test_bad_magic_fails_in_both(node: None, tmp_path: Path) -> None:
     js = run_js_dump(fmt.js_class, [bad])[str(bad)]
     assert (parse_error(py) or "").startswith("ValidationNotEqualError"), py
     assert (parse_error(js) or "").startswith("ValidationNotEqualError"), js
+
+
+# --- imports, resolved as the Web IDE resolves them ------------------------------------------
+#
+# The Kaitai Web IDE (kaitai-io/kaitai_struct_webide, branch stable = master at a02d396e,
+# src/v1/KaitaiServices.ts, class JsImporter) loads an absolute import `/dir/x` from its
+# built-in gallery only: `formats/dir/x.ksy`, where `formats` is its git submodule
+# kaitai-io/kaitai_struct_formats at e6a75bb9f57df5cd4f6696c788f9d016192b6be3. A relative import
+# `x` is looked up among the user's files, and its upload button (src/v1/app.ts, addNewFiles)
+# stores every file under its base name. tools/ksc.js --ide-check DIR does the same with DIR as
+# the uploaded files and the paths below as the gallery: every .ksy of that formats commit
+# (git ls-tree -r e6a75bb9 | grep .ksy), without the extension.
+_GALLERY_PATHS = """
+    3d/gltf_binary archive/android_bootldr_asus archive/android_bootldr_huawei
+    archive/android_bootldr_qcom archive/android_dto archive/android_img archive/android_sparse
+    archive/cpio_old_le archive/gzip archive/lzh archive/mozilla_mar archive/phar_without_stub
+    archive/rar archive/respack archive/rpm archive/xar archive/zip archive/zisofs
+    cad/monomakh_sapr_chg common/bcd common/bytes_with_io common/dos_datetime common/riff
+    common/utf8_string common/vlq_base128_be common/vlq_base128_le database/dbf
+    database/gettext_mo database/sqlite3 database/tsm executable/android_nanoapp_header
+    executable/dex executable/dos_mz executable/elf executable/java_class executable/mach_o
+    executable/mach_o_fat executable/microsoft_pe executable/python_pyc_27 executable/swf
+    executable/uefi_te filesystem/amlogic_emmc_partitions filesystem/android_super
+    filesystem/apm_partition_table filesystem/apple_single_double filesystem/btrfs_stream
+    filesystem/cramfs filesystem/ext2 filesystem/gpt_partition_table filesystem/iso9660
+    filesystem/luks filesystem/lvm2 filesystem/mbr_partition_table filesystem/tr_dos_image
+    filesystem/vdi filesystem/vfat filesystem/vmware_vmdk filesystem/zx_spectrum_tap
+    firmware/andes_firmware firmware/broadcom_trx firmware/ines firmware/uimage font/grub2_font
+    font/pcf_font font/ttf game/allegro_dat game/doom_wad game/dune_2_pak game/fallout2_dat
+    game/fallout_dat game/ftl_dat game/gran_turismo_vol game/heaps_pak
+    game/heroes_of_might_and_magic_agg game/heroes_of_might_and_magic_bmp game/minecraft_nbt
+    game/quake2_md2 game/quake_mdl game/quake_pak game/renderware_binary_stream
+    game/saints_row_2_vpp_pc game/warcraft_2_pud geospatial/shapefile_index
+    geospatial/shapefile_main hardware/dtb hardware/edid hardware/mifare/mifare_classic
+    image/bmp image/dicom image/exif image/gif image/gimp_brush image/icc_4 image/ico
+    image/jpeg image/nitf image/pcx image/pcx_dcx image/pif image/png image/psx_tim image/tga
+    image/wmf image/xwd log/aix_utmp log/glibc_utmp log/hashcat_restore log/mcap log/sudoers_ts
+    log/systemd_journal log/windows_evt_log machine_code/code_6502 macos/compressed_resource
+    macos/ds_store macos/mac_os_resource_snd macos/resource_compression/dcmp_0
+    macos/resource_compression/dcmp_1 macos/resource_compression/dcmp_2
+    macos/resource_compression/dcmp_variable_length_integer macos/resource_fork
+    media/android_opengl_shaders_cache media/au media/avi media/blender_blend
+    media/creative_voice_file media/genmidi_op2 media/id3v1_1 media/id3v2_3 media/id3v2_4
+    media/magicavoxel_vox media/ogg media/quicktime_mov media/standard_midi_file media/stl
+    media/tracker_modules/fasttracker_xm_module media/tracker_modules/s3m media/vp8_duck_ivf
+    media/wav network/bitcoin_transaction network/dime_message network/dns_packet
+    network/ethernet_frame network/hccap network/hccapx network/icmp_packet network/ipv4_packet
+    network/ipv6_packet network/microsoft_network_monitor_v2 network/packet_ppi network/pcap
+    network/protocol_body network/rtcp_payload network/rtp_packet network/rtpdump
+    network/some_ip/some_ip network/some_ip/some_ip_container network/some_ip/some_ip_sd
+    network/some_ip/some_ip_sd_entries network/some_ip/some_ip_sd_options network/tcp_segment
+    network/tls_client_hello network/udp_datagram network/websocket scientific/nt_mdt/nt_mdt
+    scientific/nt_mdt/nt_mdt_pal scientific/spectroscopy/avantes_roh60
+    scientific/spectroscopy/specpr security/efivar_signature_list security/openpgp_message
+    security/ssh_public_key serialization/asn1/asn1_der serialization/bson
+    serialization/chrome_pak serialization/google_protobuf serialization/microsoft_cfb
+    serialization/msgpack serialization/php_serialized_value serialization/python_pickle
+    serialization/ruby_marshal windows/regf windows/windows_lnk_file windows/windows_minidump
+    windows/windows_resource_file windows/windows_shell_items windows/windows_systemtime
+"""
+WEBIDE_GALLERY = tuple(_GALLERY_PATHS.split())
+KSC = ROOT / "tools" / "ksc.js"
+
+
+def ide_check(upload_dir: Path, gallery_dir: Path | None = None, outdir: Path | None = None,
+              debug: bool = False) -> subprocess.CompletedProcess[str]:
+    """Compile every .ksy of upload_dir the way the Web IDE compiles uploaded files."""
+    cmd = ["node", str(KSC), "--ide-check", str(upload_dir), *(["--debug"] if debug else [])]
+    for path in WEBIDE_GALLERY:
+        cmd += ["--gallery", path]
+    if gallery_dir is not None:
+        cmd += ["--gallery-dir", str(gallery_dir)]
+    if outdir is not None:
+        cmd += ["--outdir", str(outdir)]
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=120, check=False)
+
+
+def test_gallery_list_is_the_pinned_one() -> None:
+    assert len(WEBIDE_GALLERY) == 185 == len(set(WEBIDE_GALLERY))
+    common = sorted(p for p in WEBIDE_GALLERY if p.startswith("common/"))
+    assert common == ["common/bcd", "common/bytes_with_io", "common/dos_datetime",
+                      "common/riff", "common/utf8_string", "common/vlq_base128_be",
+                      "common/vlq_base128_le"]
+
+
+FORMAT_SCHEMAS = ["swh", "mdb", "zss", "neuroglancer", "amudai"]
+
+
+@pytest.mark.parametrize("fmt", FORMAT_SCHEMAS)
+def test_format_compiles_from_its_upload_files(node: None, fmt: str, tmp_path: Path) -> None:
+    """`shardkit schema FMT -o DIR` gives what the IDE needs, and the IDE's JavaScript from
+    those files is byte for byte generated/js/."""
+    from shardkit.schema_files import resolve, write_upload_files
+
+    written = write_upload_files(fmt, tmp_path / "upload")
+    proc = ide_check(tmp_path / "upload", outdir=tmp_path / "js")
+    assert proc.returncode == 0, proc.stderr
+    modules = sorted(p.name for p in (tmp_path / "js").iterdir())
+    assert len(modules) == len(written) == len(resolve(fmt).upload)
+    for name in modules:
+        assert (tmp_path / "js" / name).read_bytes() == \
+            (ROOT / "generated" / "js" / name).read_bytes(), name
+
+
+def _schema_importing(folder: Path, *imports: str) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    lines = ["meta:", "  id: importer", "  imports:", *(f"    - {i}" for i in imports),
+             "seq:", "  - id: value", "    type: uleb128" if "uleb128" in imports[0] else
+             "    type: vlq_base128_le"]
+    path = folder / "importer.ksy"
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def _stand_in_gallery(tmp_path: Path) -> Path:
+    """A gallery folder holding common/uleb128.ksy and common/vlq_base128_le.ksy."""
+    common = tmp_path / "gallery" / "common"
+    common.mkdir(parents=True)
+    shutil.copy(ROOT / "schemas" / "uleb128.ksy", common / "uleb128.ksy")
+    (common / "vlq_base128_le.ksy").write_text(
+        "meta:\n  id: vlq_base128_le\nseq:\n  - id: b\n    type: u1\n")
+    return tmp_path / "gallery"
+
+
+def test_absolute_import_from_the_gallery_compiles(node: None, tmp_path: Path) -> None:
+    _schema_importing(tmp_path / "up", "/common/vlq_base128_le")
+    proc = ide_check(tmp_path / "up", gallery_dir=_stand_in_gallery(tmp_path))
+    assert proc.returncode == 0, proc.stderr
+
+
+def test_absolute_import_outside_the_gallery_fails(node: None, tmp_path: Path) -> None:
+    """The old layout (`- /common/uleb128`) fails although the file exists, uploaded and in
+    the gallery folder: the IDE's gallery has no uleb128."""
+    _schema_importing(tmp_path / "up", "/common/uleb128")
+    shutil.copy(ROOT / "schemas" / "uleb128.ksy", tmp_path / "up" / "uleb128.ksy")
+    proc = ide_check(tmp_path / "up", gallery_dir=_stand_in_gallery(tmp_path))
+    assert proc.returncode == 1
+    assert "failed to import spec formats/common/uleb128.ksy from kaitai.io" in proc.stderr
+    assert "not in the Web IDE's gallery" in proc.stderr
+
+
+@pytest.mark.parametrize("name", ["uleb128", "common/uleb128", "../uleb128"])
+def test_relative_import_needs_an_uploaded_file(node: None, tmp_path: Path, name: str) -> None:
+    _schema_importing(tmp_path / "up", name)
+    if name != "uleb128":  # present, but not where a flat upload can put it
+        (tmp_path / "common").mkdir()
+        shutil.copy(ROOT / "schemas" / "uleb128.ksy", tmp_path / "common" / "uleb128.ksy")
+        shutil.copy(ROOT / "schemas" / "uleb128.ksy", tmp_path / "uleb128.ksy")
+    proc = ide_check(tmp_path / "up")
+    assert proc.returncode == 1
+    assert f"failed to import spec {name}.ksy from local storage" in proc.stderr
+
+
+def test_relative_import_of_an_uploaded_file_compiles(node: None, tmp_path: Path) -> None:
+    _schema_importing(tmp_path / "up", "uleb128")
+    shutil.copy(ROOT / "schemas" / "uleb128.ksy", tmp_path / "up" / "uleb128.ksy")
+    proc = ide_check(tmp_path / "up", outdir=tmp_path / "js")
+    assert proc.returncode == 0, proc.stderr
+    assert sorted(p.name for p in (tmp_path / "js").iterdir()) == ["Importer.js", "Uleb128.js"]
+
+
+# --- u64 values above 2**53: the exact forms the schemas add for the Web IDE --------------------
+
+BIG_IDS = [5, 2**53 + 1, 2**60 + 1, 2**60 + 3, 2**63 + 12345, 2**64 - 2, 2**64 - 1]
+
+
+def test_neuroglancer_chunk_ids_are_exact_in_javascript(node: None, tmp_path: Path) -> None:
+    """chunkIdDec and the 32-bit halves give ids above 2**53 exactly; chunkIdDelta does not."""
+    from shardkit.writers.neuroglancer import build_shard
+
+    spec = {"@type": "neuroglancer_uint64_sharded_v1", "hash": "identity", "preshift_bits": 0,
+            "minishard_bits": 1, "shard_bits": 0, "minishard_index_encoding": "raw",
+            "data_encoding": "raw"}
+    items = {i: i.to_bytes(8, "little") for i in BIG_IDS}
+    shard = tmp_path / "0.shard"
+    shard.write_bytes(build_shard(items, spec))
+    fmt = next(f for f in FORMATS if f.js_class == "NeuroglancerUint64Sharded")
+    js = run_js_dump(fmt.js_class, [shard])[str(shard)]
+    py = py_dump(fmt, shard)
+    assert diff(py, js) == []
+    chunks = [c for m in js["minishards"] for c in m["chunks"]]
+    assert len(chunks) == len(BIG_IDS)
+    for chunk in chunks:
+        chunk_id = int.from_bytes(bytes.fromhex(chunk["data"]), "little")
+        assert chunk["chunkIdDec"] == str(chunk_id)
+        assert chunk["chunkIdHi"] * 2**32 + chunk["chunkIdLo"] == chunk_id
+        assert chunk["chunkIdHi"] < 2**32 and chunk["chunkIdLo"] < 2**32
+    by_id = {int(c["chunkIdDec"]): c for c in chunks}
+    assert sorted(by_id) == BIG_IDS
+    # each delta, from its exact halves, is the difference of consecutive ids in its minishard
+    for m in js["minishards"]:
+        prev = 0
+        for c in m["chunks"]:
+            delta = c["chunkIdDeltaHi"] * 2**32 + c["chunkIdDeltaLo"]
+            assert delta == int(c["chunkIdDec"]) - prev
+            prev = int(c["chunkIdDec"])
+    # what the exact forms are for: the plain u8 delta arrives rounded
+    big = by_id[2**64 - 1]
+    assert big["chunkIdDelta"] != big["chunkIdDeltaHi"] * 2**32 + big["chunkIdDeltaLo"]
+    # and shardkit reads the same ids
+    import shardkit
+
+    with shardkit.open(str(shard), spec=spec) as reader:
+        assert sorted(reader.keys()) == sorted(by_id)
+
+
+def test_neuroglancer_samples_chunk_ids_match_shardkit(node: None) -> None:
+    """On the reference-written samples, chunkIdDec is what shardkit lists."""
+    import shardkit
+
+    fmt = next(f for f in FORMATS if f.js_class == "NeuroglancerUint64Sharded")
+    trees = js_trees(fmt)
+    checked = 0
+    for file in fmt.files():
+        spec = json.loads((file.parent / "info").read_text())["sharding"]
+        with shardkit.open(str(file), spec=spec) as shard:
+            ids = sorted(shard.keys())
+        js_ids = sorted(int(c["chunkIdDec"]) for m in trees[str(file)]["minishards"]
+                        for c in (m["chunks"] or []))
+        assert js_ids == ids, file
+        checked += len(ids)
+    assert checked > 0
+
+
+@pytest.mark.parametrize("fmt", FORMATS, ids=lambda fmt: fmt.js_class)
+def test_debug_build_reads_what_release_reads(node: None, fmt: Format, tmp_path: Path) -> None:
+    """The IDE's object tree runs the debug build, compiled from the uploaded files: it gives
+    the same tree as generated/js/ on every sample."""
+    from shardkit.schema_files import SCHEMA_OF_FORMAT, write_upload_files
+
+    schema = fmt.py_module.rsplit(".", 1)[1]
+    assert schema in SCHEMA_OF_FORMAT.values()
+    write_upload_files(schema, tmp_path / "upload")
+    proc = ide_check(tmp_path / "upload", outdir=tmp_path / "debug", debug=True)
+    assert proc.returncode == 0, proc.stderr
+    assert "this._debug" in (tmp_path / "debug" / f"{fmt.js_class}.js").read_text()
+    files = fmt.files()
+    debug = subprocess.run(
+        ["node", str(JS_DUMP), "--modules", str(tmp_path / "debug"), "--debug", fmt.js_class,
+         *map(str, files)], capture_output=True, text=True, timeout=120, check=False)
+    assert debug.returncode == 0, debug.stderr
+    trees = json.loads(debug.stdout)
+    release = js_trees(fmt)
+    for file in files:
+        assert parse_error(trees[str(file)]) is None, file.name
+        assert diff(release[str(file)], trees[str(file)]) == [], file.name

@@ -4,7 +4,10 @@
 //   {"<file as given>": <tree>, ...}
 // Used by tests/test_webide_parity.py to compare the JavaScript and Python parsers.
 //
-// usage: node tools/js_dump.js <ClassName> <file> [<file>...]
+// usage: node tools/js_dump.js [--modules DIR] [--debug] <ClassName> <file> [<file>...]
+//   --modules DIR  load <ClassName>.js from DIR instead of generated/js/
+//   --debug        the modules are a debug build (as the Web IDE's object tree runs them):
+//                  construct the parser, then call _read(), as the IDE's worker does
 //
 // The tree of a parsed object is {name: value} over its own non-`_` properties (seq fields) and
 // the getters of its prototype chain (instances, which are lazy: reading them forces parsing), in
@@ -16,7 +19,9 @@
 //                             never produces one: it reads u8/s8 as a plain Number, so values
 //                             beyond 2**53 arrive here already rounded to the nearest double and
 //                             are printed as such (JSON.stringify, e.g. 2**64-1 prints as
-//                             18446744073709552000). The comparing side must allow for it.
+//                             18446744073709552000). The comparing side must allow for it;
+//                             where the exact value matters the schemas add an exact form
+//                             (32-bit halves, decimal text or raw bytes, see each `doc`).
 //   undefined, null        -> null (e.g. an instance whose `if` is false)
 //   arrays, typed arrays   -> JSON arrays
 //   a parsed object        -> its tree (see above)
@@ -34,7 +39,7 @@ const path = require("path");
 
 const MAX_DEPTH = 64;
 const root = path.resolve(__dirname, "..");
-const jsDir = path.join(root, "generated", "js");
+let jsDir = path.join(root, "generated", "js");
 
 function fail(message) {
   process.stderr.write(`js_dump.js: ${message}\n`);
@@ -119,9 +124,21 @@ function dump(value, path, depth) {
 }
 
 function main() {
-  const [className, ...files] = process.argv.slice(2);
+  const args = process.argv.slice(2);
+  let debug = false;
+  while (args.length && args[0].startsWith("--")) {
+    const opt = args.shift();
+    if (opt === "--debug") debug = true;
+    else if (opt === "--modules" && args.length) {
+      jsDir = path.resolve(args.shift());
+      // let modules outside the repository find the kaitai-struct runtime in its node_modules
+      process.env.NODE_PATH = path.join(root, "node_modules");
+      require("module")._initPaths();
+    } else fail(`unknown option ${opt}`);
+  }
+  const [className, ...files] = args;
   if (!className || files.length === 0) {
-    fail("usage: node tools/js_dump.js <ClassName> <file> [<file>...]");
+    fail("usage: node tools/js_dump.js [--modules DIR] [--debug] <ClassName> <file> [<file>...]");
   }
   if (!/^[A-Za-z_$][\w$]*$/.test(className)) fail(`not a class name: ${className}`);
 
@@ -158,6 +175,7 @@ function main() {
     let parsed;
     try {
       parsed = new Parser(new KaitaiStream(buffer));
+      if (debug) parsed._read();
     } catch (e) {
       out[file] = { error: describeError(e) };
       continue;

@@ -53,12 +53,14 @@ var NeuroglancerUint64Sharded = (function() {
    */
 
   var Chunk = NeuroglancerUint64Sharded.Chunk = (function() {
-    function Chunk(_io, _parent, _root, idx, prevOfsDataEnd) {
+    function Chunk(_io, _parent, _root, idx, prevOfsDataEnd, prevChunkIdHi, prevChunkIdLo) {
       this._io = _io;
       this._parent = _parent;
       this._root = _root;
       this.idx = idx;
       this.prevOfsDataEnd = prevOfsDataEnd;
+      this.prevChunkIdHi = prevChunkIdHi;
+      this.prevChunkIdLo = prevChunkIdLo;
 
       this._read();
     }
@@ -66,9 +68,24 @@ var NeuroglancerUint64Sharded = (function() {
     }
 
     /**
+     * The chunk id in decimal, exact: what `shardkit ls` and `shardkit dump` print. The
+     * Web IDE's JavaScript runtime reads u8 as a double and shows ids above 2**53 rounded,
+     * so the id is summed here in 32-bit halves and printed from base-10**5 parts that stay
+     * below 2**53 (2**32 = 42949 * 10**5 + 67296).
+     */
+    Object.defineProperty(Chunk.prototype, 'chunkIdDec', {
+      get: function() {
+        if (this._m_chunkIdDec !== undefined)
+          return this._m_chunkIdDec;
+        this._m_chunkIdDec = (this.chunkIdHi == 0 ? (this.chunkIdLo).toString() : (this.chunkIdHi * 42949 + Math.floor((this.chunkIdHi * 67296 + this.chunkIdLo) / 100000)).toString() + (KaitaiStream.mod(this.chunkIdHi * 67296 + this.chunkIdLo, 100000) + 100000).toString().substring(1, 6));
+        return this._m_chunkIdDec;
+      }
+    });
+
+    /**
      * The chunk id minus the previous chunk's id (the id itself for the first chunk). The
-     * running sum is left to host code: the Web IDE's JavaScript runtime reads u8 as a
-     * double, and a sum of rounded ids drifts from the rounded true id.
+     * Web IDE's JavaScript runtime reads u8 as a double, so above 2**53 this shows rounded
+     * there: chunk_id_delta_hi and chunk_id_delta_lo are its exact halves.
      */
     Object.defineProperty(Chunk.prototype, 'chunkIdDelta', {
       get: function() {
@@ -76,6 +93,62 @@ var NeuroglancerUint64Sharded = (function() {
           return this._m_chunkIdDelta;
         this._m_chunkIdDelta = this._parent.index.chunkIdDeltas[this.idx];
         return this._m_chunkIdDelta;
+      }
+    });
+
+    /**
+     * High 32 bits of chunk_id_delta, exact in JavaScript too.
+     */
+    Object.defineProperty(Chunk.prototype, 'chunkIdDeltaHi', {
+      get: function() {
+        if (this._m_chunkIdDeltaHi !== undefined)
+          return this._m_chunkIdDeltaHi;
+        var io = this._parent.index._io;
+        var _pos = io.pos;
+        io.seek(8 * this.idx + 4);
+        this._m_chunkIdDeltaHi = io.readU4le();
+        io.seek(_pos);
+        return this._m_chunkIdDeltaHi;
+      }
+    });
+
+    /**
+     * Low 32 bits of chunk_id_delta, exact in JavaScript too.
+     */
+    Object.defineProperty(Chunk.prototype, 'chunkIdDeltaLo', {
+      get: function() {
+        if (this._m_chunkIdDeltaLo !== undefined)
+          return this._m_chunkIdDeltaLo;
+        var io = this._parent.index._io;
+        var _pos = io.pos;
+        io.seek(8 * this.idx);
+        this._m_chunkIdDeltaLo = io.readU4le();
+        io.seek(_pos);
+        return this._m_chunkIdDeltaLo;
+      }
+    });
+
+    /**
+     * High 32 bits of the chunk id; the id is chunk_id_hi * 2**32 + chunk_id_lo.
+     */
+    Object.defineProperty(Chunk.prototype, 'chunkIdHi', {
+      get: function() {
+        if (this._m_chunkIdHi !== undefined)
+          return this._m_chunkIdHi;
+        this._m_chunkIdHi = KaitaiStream.mod((this.prevChunkIdHi + this.chunkIdDeltaHi) + Math.floor((this.prevChunkIdLo + this.chunkIdDeltaLo) / 4294967296), 4294967296);
+        return this._m_chunkIdHi;
+      }
+    });
+
+    /**
+     * Low 32 bits of the chunk id (the running sum of the deltas, modulo 2**64).
+     */
+    Object.defineProperty(Chunk.prototype, 'chunkIdLo', {
+      get: function() {
+        if (this._m_chunkIdLo !== undefined)
+          return this._m_chunkIdLo;
+        this._m_chunkIdLo = KaitaiStream.mod(this.prevChunkIdLo + this.chunkIdDeltaLo, 4294967296);
+        return this._m_chunkIdLo;
       }
     });
 
@@ -127,6 +200,14 @@ var NeuroglancerUint64Sharded = (function() {
      * The end of the previous chunk's data (0 for the first).
      */
 
+    /**
+     * High 32 bits of the previous chunk's id (0 for the first).
+     */
+
+    /**
+     * Low 32 bits of the previous chunk's id (0 for the first).
+     */
+
     return Chunk;
   })();
 
@@ -147,7 +228,7 @@ var NeuroglancerUint64Sharded = (function() {
     }
 
     /**
-     * Each chunk takes the running sums from the one before it.
+     * Each chunk takes the running sums (data end, chunk id) from the one before it.
      */
     Object.defineProperty(Minishard.prototype, 'chunks', {
       get: function() {
@@ -156,7 +237,7 @@ var NeuroglancerUint64Sharded = (function() {
         if ( ((!(this.entry.isEmpty)) && (!(this.isGzip)) && (KaitaiStream.mod(this.entry.lenMinishardIndex, 24) == 0)) ) {
           this._m_chunks = [];
           for (var i = 0; i < this.index.numChunks; i++) {
-            this._m_chunks.push(new Chunk(this._io, this, this._root, i, (i == 0 ? 0 : this.chunks[i - 1].ofsDataEnd)));
+            this._m_chunks.push(new Chunk(this._io, this, this._root, i, (i == 0 ? 0 : this.chunks[i - 1].ofsDataEnd), (i == 0 ? 0 : this.chunks[i - 1].chunkIdHi), (i == 0 ? 0 : this.chunks[i - 1].chunkIdLo)));
           }
         }
         return this._m_chunks;

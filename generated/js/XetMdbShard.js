@@ -107,6 +107,24 @@ var XetMdbShard = (function() {
     }
 
     /**
+     * The 8 bytes of truncated_hash as stored: bytes 0..8 of the stored (keyed, if the
+     * shard is keyed) chunk hash, so they read the same as the start of that hash in the
+     * tree. truncated_hash is derived from a BLAKE3 hash and almost always above 2**53,
+     * which the Web IDE's JavaScript runtime shows rounded; these bytes are exact.
+     */
+    Object.defineProperty(ChunkLookupEntry.prototype, 'truncatedHashRaw', {
+      get: function() {
+        if (this._m_truncatedHashRaw !== undefined)
+          return this._m_truncatedHashRaw;
+        var _pos = this._io.pos;
+        this._io.seek(0);
+        this._m_truncatedHashRaw = this._io.readBytes(8);
+        this._io.seek(_pos);
+        return this._m_truncatedHashRaw;
+      }
+    });
+
+    /**
      * Bytes 0..8 of the stored (keyed, if the shard is keyed) chunk hash as a u64.
      */
 
@@ -130,10 +148,13 @@ var XetMdbShard = (function() {
       this._read();
     }
     ChunkLookupTable.prototype._read = function() {
+      this._raw_entries = [];
       this.entries = [];
       var i = 0;
       while (!this._io.isEof()) {
-        this.entries.push(new ChunkLookupEntry(this._io, this, this._root));
+        this._raw_entries.push(this._io.readBytes(16));
+        var _io__raw_entries = new KaitaiStream(this._raw_entries[this._raw_entries.length - 1]);
+        this.entries.push(new ChunkLookupEntry(_io__raw_entries, this, this._root));
         i++;
       }
     }
@@ -280,10 +301,13 @@ var XetMdbShard = (function() {
       this._read();
     }
     FileLookupTable.prototype._read = function() {
+      this._raw_entries = [];
       this.entries = [];
       var i = 0;
       while (!this._io.isEof()) {
-        this.entries.push(new LookupEntry(this._io, this, this._root));
+        this._raw_entries.push(this._io.readBytes(12));
+        var _io__raw_entries = new KaitaiStream(this._raw_entries[this._raw_entries.length - 1]);
+        this.entries.push(new LookupEntry(_io__raw_entries, this, this._root));
         i++;
       }
     }
@@ -478,6 +502,24 @@ var XetMdbShard = (function() {
     }
 
     /**
+     * The 8 bytes of truncated_hash as stored: bytes 0..8 of the stored file or xorb
+     * hash, so they read the same as the start of that hash in the tree. truncated_hash is
+     * derived from a BLAKE3 hash and almost always above 2**53, which the Web IDE's
+     * JavaScript runtime shows rounded; these bytes are exact.
+     */
+    Object.defineProperty(LookupEntry.prototype, 'truncatedHashRaw', {
+      get: function() {
+        if (this._m_truncatedHashRaw !== undefined)
+          return this._m_truncatedHashRaw;
+        var _pos = this._io.pos;
+        this._io.seek(0);
+        this._m_truncatedHashRaw = this._io.readBytes(8);
+        this._io.seek(_pos);
+        return this._m_truncatedHashRaw;
+      }
+    });
+
+    /**
      * Bytes 0..8 of the stored hash as a u64 (the first 16 display-hex digits).
      */
 
@@ -630,10 +672,13 @@ var XetMdbShard = (function() {
       this._read();
     }
     XorbLookupTable.prototype._read = function() {
+      this._raw_entries = [];
       this.entries = [];
       var i = 0;
       while (!this._io.isEof()) {
-        this.entries.push(new LookupEntry(this._io, this, this._root));
+        this._raw_entries.push(this._io.readBytes(12));
+        var _io__raw_entries = new KaitaiStream(this._raw_entries[this._raw_entries.length - 1]);
+        this.entries.push(new LookupEntry(_io__raw_entries, this, this._root));
         i++;
       }
     }

@@ -23,6 +23,7 @@ from . import __version__
 from .errors import EntryNotFoundError, ShardkitError
 from .formats import FORMATS, open_reader
 from .render import to_json
+from .schema_files import add_schema_parser, run_schema
 
 EXIT_OK, EXIT_PROBLEMS, EXIT_ERROR = 0, 1, 2
 
@@ -248,6 +249,7 @@ def build_parser() -> argparse.ArgumentParser:
         if name == "dump":
             p.add_argument("--compact", action="store_true", help="one-line JSON")
     sub.add_parser("formats", parents=[common], help="list the formats shardkit knows")
+    add_schema_parser(sub)  # shardkit schema: the .ksy files for the Kaitai Web IDE
     return parser
 
 
@@ -273,6 +275,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                                + ("" if r["readable"] else "  (detected only)") for r in rows),
                rows)
         return EXIT_OK
+    if args.command == "schema":
+        return run_schema(args)
     handler = COMMANDS[args.command][0]
     try:
         options: dict[str, Any] = {}

@@ -1,0 +1,228 @@
+"""The Kaitai Struct schemas shipped with shardkit, and ``shardkit schema``.
+
+Every layout shardkit reads is declared in a ``.ksy`` file of the repository's flat ``schemas/``
+folder; the wheel ships the same files as the package ``shardkit.schemas``. To look at a shard
+in the Kaitai Web IDE (https://ide.kaitai.io) a user uploads one format's schema together with
+the schemas it imports: the IDE stores uploads under their base names and resolves a relative
+import by base name among them, so the files are written side by side, flat.
+
+Which files a schema needs comes from ``generated/schemas.json``, written by ``make generate``
+(``tools/ksc.js``) from the imports the compiler actually resolved.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import tempfile
+from dataclasses import dataclass
+from functools import cache
+from importlib import resources
+from importlib.resources.abc import Traversable
+from pathlib import Path
+from typing import Any
+
+from .errors import ShardkitError
+from .render import to_json
+
+__all__ = [
+    "SCHEMA_OF_FORMAT",
+    "SchemaInfo",
+    "add_schema_parser",
+    "resolve",
+    "run_schema",
+    "schema_bytes",
+    "schemas",
+    "write_upload_files",
+]
+
+WEB_IDE = "https://ide.kaitai.io"
+
+# `--format` ids (shardkit.formats.FORMATS) -> the schema of that format
+SCHEMA_OF_FORMAT = {
+    "swh": "swh_read_shard",
+    "mdb": "xet_mdb_shard",
+    "zss": "zss",
+    "neuroglancer": "neuroglancer_uint64_sharded",
+    "amudai": "amudai_shard",
+}
+
+
+@dataclass(frozen=True)
+class SchemaInfo:
+    """One shipped schema.
+
+    Attributes:
+        id: ``meta/id``, also the file's base name without ``.ksy``.
+        title: ``meta/title``.
+        format: The ``--format`` id it declares, or ``None`` for a shared type.
+        upload: The files to upload to the Web IDE for it: the schema first, then every schema
+            it imports (directly or not), by base name.
+    """
+
+    id: str
+    title: str
+    format: str | None
+    upload: tuple[str, ...]
+
+    @property
+    def filename(self) -> str:
+        return f"{self.id}.ksy"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"id": self.id, "file": self.filename, "title": self.title,
+                "format": self.format, "upload": list(self.upload)}
+
+
+def _schema_dir() -> Traversable:
+    """The shipped ``.ksy`` files: the package ``shardkit.schemas`` (the repository's
+    ``schemas/`` folder), or that folder itself in a source tree installed before the package
+    existed."""
+    try:
+        folder = resources.files("shardkit.schemas")
+    except ModuleNotFoundError:
+        folder = None
+    if folder is not None and folder.joinpath("zss.ksy").is_file():
+        return folder
+    source_tree = Path(__file__).resolve().parents[2] / "schemas"
+    if source_tree.is_dir():
+        return source_tree
+    raise ShardkitError("the .ksy schemas are missing from this installation of shardkit")
+
+
+@cache
+def schemas() -> dict[str, SchemaInfo]:
+    """Every shipped schema by id: the format schemas, then the shared types they import."""
+    try:
+        text = resources.files("shardkit.generated").joinpath("schemas.json").read_text("utf-8")
+        index = json.loads(text)
+    except (OSError, ValueError) as exc:
+        raise ShardkitError(f"cannot read the schema index (generated/schemas.json): {exc}") \
+            from exc
+    format_of = {schema: fmt for fmt, schema in SCHEMA_OF_FORMAT.items()}
+    infos = [SchemaInfo(id=sid, title=entry.get("title", ""), format=format_of.get(sid),
+                        upload=tuple(entry["upload"]))
+             for sid, entry in index.items()]
+    infos.sort(key=lambda s: (s.format is None, s.format or s.id))
+    return {info.id: info for info in infos}
+
+
+def resolve(name: str) -> SchemaInfo:
+    """The schema named by a ``--format`` id (``swh``), a schema id or a ``.ksy`` file name.
+
+    Raises:
+        ShardkitError: No such schema; the message lists the known names.
+    """
+    known = schemas()
+    sid = SCHEMA_OF_FORMAT.get(name, name.removesuffix(".ksy"))
+    if sid not in known:
+        names = ", ".join([*SCHEMA_OF_FORMAT, *(s for s in known if s not in
+                                                SCHEMA_OF_FORMAT.values())])
+        raise ShardkitError(f"no schema {name!r}; known: {names}")
+    return known[sid]
+
+
+def schema_bytes(filename: str) -> bytes:
+    """The bytes of one shipped ``.ksy`` file, by base name."""
+    if Path(filename).name != filename or not filename.endswith(".ksy"):
+        raise ShardkitError(f"not a schema file name: {filename!r}")
+    item = _schema_dir().joinpath(filename)
+    if not item.is_file():
+        raise ShardkitError(f"schema file {filename} is missing from this installation")
+    return item.read_bytes()
+
+
+def write_upload_files(name: str, outdir: str | os.PathLike[str]) -> list[Path]:
+    """Write the files to upload to the Web IDE for ``name`` into ``outdir``, flat.
+
+    Each file is written under a temporary name and renamed, so no partial file is left
+    under its final name. Returns the written paths, the schema first.
+    """
+    info = resolve(name)
+    out = Path(outdir)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise ShardkitError(f"cannot create {out}: {exc.strerror or exc}") from exc
+    written = []
+    for filename in info.upload:
+        data = schema_bytes(filename)
+        target = out / filename
+        fd, tmp = tempfile.mkstemp(prefix=f".{filename}.", suffix=".tmp", dir=out)
+        try:
+            with os.fdopen(fd, "wb") as fh:
+                fh.write(data)
+            os.replace(tmp, target)
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
+        written.append(target)
+    return written
+
+
+def _hint(info: SchemaInfo) -> str:
+    files = " and ".join(info.upload) if len(info.upload) <= 2 else ", ".join(info.upload)
+    return (f"next: open {WEB_IDE}, upload {files} with the upload button, open "
+            f"{info.filename} from the file list, then upload a shard and select it")
+
+
+# --- the command line (registered by shardkit.cli) -------------------------------------------
+
+
+def add_schema_parser(sub: Any) -> argparse.ArgumentParser:
+    """Add ``shardkit schema`` to the subcommands ``sub`` of the main parser."""
+    text = "write a format's Kaitai Struct schemas for the Kaitai Web IDE"
+    p = sub.add_parser(
+        "schema", help=text,
+        description=text + ": the schema and every schema it imports, side by side in DIR, "
+                    "exactly the files to upload (the IDE finds an imported schema by its base "
+                    "name among the uploaded files)",
+        epilog="exit codes: 0 ok, 2 unknown schema, missing -o or unwritable DIR")
+    p.add_argument("name", metavar="FORMAT", nargs="?",
+                   help="a format id (swh, mdb, zss, neuroglancer, amudai) or a schema id")
+    p.add_argument("-o", "--output", metavar="DIR", help="folder to write the files into")
+    p.add_argument("--list", action="store_true", help="list the shipped schemas")
+    p.add_argument("--json", action="store_true", help="machine-readable JSON output")
+    p.add_argument("--debug", action="store_true", help="show tracebacks")
+    return p
+
+
+def run_schema(args: argparse.Namespace) -> int:
+    """``shardkit schema``: returns the exit code."""
+    try:
+        if args.list:
+            rows = [info.to_dict() for info in schemas().values()]
+            if args.json:
+                sys.stdout.write(to_json(rows) + "\n")
+            else:
+                for info in schemas().values():
+                    label = info.format or "(imported)"
+                    extra = f"  (+ {', '.join(info.upload[1:])})" if len(info.upload) > 1 else ""
+                    sys.stdout.write(f"{label:<14} {info.filename:<34} {info.title}{extra}\n")
+            return 0
+        if not args.name or not args.output:
+            raise UsageError("give FORMAT and -o DIR (or --list)")
+        info = resolve(args.name)
+        written = write_upload_files(info.id, args.output)
+        if args.json:
+            sys.stdout.write(to_json({"schema": info.id, "format": info.format,
+                                      "files": [str(p) for p in written],
+                                      "hint": _hint(info)}) + "\n")
+        else:
+            sys.stdout.write("".join(f"{p}\n" for p in written))
+            sys.stderr.write(_hint(info) + "\n")
+        return 0
+    except (ShardkitError, OSError, UsageError) as exc:
+        if args.debug:
+            raise
+        msg = str(exc) if not isinstance(exc, OSError) else f"{exc.filename}: {exc.strerror}"
+        if args.json:
+            sys.stdout.write(to_json({"error": type(exc).__name__, "message": msg}) + "\n")
+        sys.stderr.write(f"shardkit: error: {msg}\n")
+        return 2
+
+
+class UsageError(Exception):
+    """Bad command-line usage (exit code 2)."""
