@@ -77,11 +77,11 @@ FORMATS: dict[str, FormatInfo] = {
         FormatInfo("zss", "ZSS compressed sorted set",
                    lambda head, src: head[:8] in (_ZSS_MAGIC, _ZSS_INCOMPLETE_MAGIC),
                    'starts with "ZSS\\x1c\\x8el\\0\\x01" (or "SSZ..." while incomplete)',
-                   "shardkit.formats.zss:ZssFile"),
+                   "shardkit.formats.zss.reader:ZssFile"),
         FormatInfo("amudai", "Microsoft Amudai shard",
                    _sniff_amudai,
                    'starts with the 8-byte "amud" header (and ends with the same footer)',
-                   "shardkit.formats.amudai:AmudaiShard"),
+                   "shardkit.formats.amudai.reader:AmudaiShard"),
         FormatInfo("neuroglancer", "Neuroglancer precomputed neuroglancer_uint64_sharded_v1",
                    lambda head, src: False,
                    "a dataset folder or URL holding an `info` file with sharding parameters "

@@ -1,74 +1,36 @@
-"""Microsoft Amudai shards: directory, schema, stripes, descriptors, indexes and column values.
-
-Layout: ``schemas/amudai_shard.ksy`` (generated class ``AmudaiShard``: the frame, the directory
-record, block maps and value dictionaries); metadata payloads are decoded with the code generated
-from ``schemas/amudai/*.proto`` (protobuf) and ``schemas/amudai/schema.fbs`` (FlatBuffers).
-Semantics: FORMAT_NOTES.md. Opening reads the footer and the directory record only; the schema,
-stripes, descriptors and buffers are read (and their checksums checked) on first use.
-
-Semantic layer: directory -> schema tree (:class:`AmudaiField`) -> properties -> url list ->
-stripes (:class:`AmudaiStripe`) -> shard- and stripe-level field descriptors with their
-statistics (:class:`AmudaiFieldDescriptor`, from :meth:`AmudaiShard.descriptor`) -> data
-encodings and encoded buffers (:class:`AmudaiEncoding`, :class:`AmudaiBuffer`) -> index
-descriptors at shard, stripe and field level (:class:`AmudaiIndex`, ``.indexes`` on each).
-
-References (DataRefs) resolve within the root file (empty url, or a url naming the root file
-itself, the reference writer's quirk) or relative to the root file's folder (stripe files of the
-two-level layout). ``..`` components, absolute paths and URL schemes are refused unless the
-reader is opened with ``allow_external=True``. Every range is checked against its target's size
-before it is read. Two caps bound where references can lead: ``max_files`` (distinct files
-opened, shared by nested shards) and ``max_hops``, a counter of DataRefs followed from the root
-directory to the record being read. Inside one shard the chain is at most 4 hops long
-(directory -> stripe list -> field list -> descriptor -> buffer); index artifacts that are
-themselves Amudai shards (:meth:`AmudaiShard.open_artifact`) add their own hops, so a cycle of
-artifacts ends in a :class:`HopLimitError` naming the chain instead of looping.
-
-Example::
-
-    with shardkit.open("data.amudai.shard") as s:
-        s.record_count, [f.name for f in s.schema]
-        s.read_column("address.city")
-        s.indexes, s.stripes[0].indexes, s.descriptor("address.city").range_stats
-"""
+"""The Amudai reader: directory, schema, stripes, descriptors, indexes, column values."""
 
 from __future__ import annotations
 
-import io
 import itertools
-import os
-import posixpath
-import re
 import struct
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass
-from dataclasses import field as dc_field
-from datetime import datetime, timedelta
+from collections.abc import Iterator
+from datetime import datetime
 from functools import cached_property
 from typing import Any
 
 import numpy as np
 from google.protobuf.message import DecodeError
-from kaitaistruct import KaitaiStream
 
-from .._kaitai import kaitai_errors, parse
-from ..errors import (
+from ..._kaitai import kaitai_errors, parse
+from ...errors import (
     ChecksumError,
     EntryNotFoundError,
     FormatError,
     LayoutError,
     LimitExceededError,
-    Problem,
     ShardkitError,
     TruncatedError,
     UnsupportedVersionError,
 )
-from ..generated import amudai_common_pb2 as cpb
-from ..generated import amudai_schema_fb as fb
-from ..generated import amudai_shard_pb2 as spb
-from ..generated.amudai_shard import AmudaiShard as KsAmudai
-from ..hashing.amudai import checksum, name_hash
-from ..sources import ByteSource, open_source
-from ._amudai_blocks import (
+from ...generated import amudai_common_pb2 as cpb
+from ...generated import amudai_schema_fb as fb
+from ...generated import amudai_shard_pb2 as spb
+from ...generated.amudai_shard import AmudaiShard as KsAmudai
+from ...hashing.amudai import checksum
+from ...sources import ByteSource
+from ..base import Reader, Section
+from .blocks import (
     any_value_to_python,
     decode_binary_values,
     decode_numeric_values,
@@ -76,477 +38,42 @@ from ._amudai_blocks import (
     split_block,
     ticks_to_datetime,
 )
-from .base import Reader, Section
-
-__all__ = [
-    "AmudaiBuffer",
-    "AmudaiEncoding",
-    "AmudaiField",
-    "AmudaiFieldDescriptor",
-    "AmudaiIndex",
-    "AmudaiIndexArtifact",
-    "AmudaiShard",
-    "AmudaiStripe",
-    "DataRefInfo",
-    "HopLimitError",
-]
-
-BASIC_TYPES = ["Unit", "Boolean", "Int8", "Int16", "Int32", "Int64", "Float32", "Float64",
-               "Binary", "FixedSizeBinary", "String", "Guid", "DateTime", "List",
-               "FixedSizeList", "Struct", "Map", "Union"]
-BUFFER_KINDS = {v: k for k, v in spb.BufferKind.items()}
-_INT_WIDTH = {"Int8": 1, "Int16": 2, "Int32": 4, "Int64": 8}
-_FLOATS = {"Float32": "<f4", "Float64": "<f8"}
-_BYTES_TYPES = {"String", "Binary", "FixedSizeBinary", "Guid"}
-MAX_DIRECTORY = 16 * 1024 * 1024
-MAX_RECORD = 256 * 1024 * 1024
-MAX_BUFFER = 1 << 34
-#: Most positions one stripe's column may have when its values are materialised (a count read
-#: from protobuf, with no bytes to check it against: absent and constant columns fill lists).
-MAX_POSITIONS = 1 << 28
-MAX_HOPS = 16
-# DataRef hops from the directory, inside one shard: directory -> X (schema, properties, url
-# list, stripe list, shard field list, shard indexes) is 1; stripe list -> stripe field list,
-# stripe properties, stripe indexes and shard field list -> descriptor are 2; stripe field
-# list -> descriptor is 3; descriptor -> encoded buffer is 4 (its block map is a slice of it).
-HOPS_TOP, HOPS_STRIPE, HOPS_STRIPE_FIELD, HOPS_BUFFER = 1, 2, 3, 4
-_SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:")
-_U32 = struct.Struct("<I")
-
-
-@dataclass(frozen=True)
-class DataRefInfo:
-    """A resolved-looking DataRef: ``url`` ("" = the root file) and byte range."""
-
-    url: str
-    start: int
-    end: int
-
-    @classmethod
-    def of(cls, ref: cpb.DataRef) -> DataRefInfo:
-        """From a protobuf DataRef (a missing range is empty)."""
-        return cls(ref.url, ref.range.start, ref.range.end)
-
-    @property
-    def empty(self) -> bool:
-        """True when the range holds nothing ("not stored")."""
-        return self.end <= self.start
-
-    def to_dict(self) -> dict[str, Any]:
-        """Plain dict for JSON."""
-        return {"url": self.url, "start": self.start, "end": self.end}
-
-
-@dataclass(frozen=True)
-class AmudaiField:
-    """A schema node (FlatBuffers ``DataType``).
-
-    Attributes:
-        name: Field name.
-        type: BasicType name (``"Int64"``, ``"Struct"``...).
-        schema_id: Index of the node in the field lists.
-        parent_schema_id: The parent's schema id (0xFFFFFFFF for top-level fields).
-        signed: Integer signedness.
-        fixed_size: FixedSizeBinary byte size / FixedSizeList length.
-        children: Child nodes.
-        path: Dotted path from the top level.
-        extended_type: ExtendedTypeAnnotation label, if any.
-        internal_annotation: InternalFieldAnnotation kind (top-level fields), if any.
-    """
-
-    name: str
-    type: str
-    schema_id: int
-    parent_schema_id: int
-    signed: bool
-    fixed_size: int
-    children: tuple[AmudaiField, ...]
-    path: str
-    extended_type: str | None = None
-    internal_annotation: str | None = None
-
-    @property
-    def type_name(self) -> str:
-        """The type as ``ls`` shows it (``Int32 unsigned``, ``FixedSizeBinary(16)``...)."""
-        if self.type in _INT_WIDTH and not self.signed:
-            return f"{self.type} unsigned"
-        if self.type in ("FixedSizeBinary", "FixedSizeList"):
-            return f"{self.type}({self.fixed_size})"
-        return self.type + (f" [{self.extended_type}]" if self.extended_type else "")
-
-    def to_dict(self) -> dict[str, Any]:
-        """Plain dict for JSON (children nested)."""
-        out: dict[str, Any] = {"name": self.name, "type": self.type, "schema_id": self.schema_id,
-                               "signed": self.signed, "fixed_size": self.fixed_size}
-        if self.extended_type:
-            out["extended_type"] = self.extended_type
-        if self.internal_annotation:
-            out["internal_annotation"] = self.internal_annotation
-        out["children"] = [c.to_dict() for c in self.children]
-        return out
-
-
-class HopLimitError(LimitExceededError):
-    """A chain of DataRefs longer than ``max_hops`` (the message names the chain)."""
-
-
-@dataclass(frozen=True)
-class AmudaiIndexArtifact:
-    """One stored part of an index (``IndexArtifact``).
-
-    Attributes:
-        name: Artifact name (``terms``, ``positions``, ``part0``...).
-        properties: Artifact properties (Python values).
-        data_ref: Where the artifact's bytes are (url relative to the shard that lists it).
-        path: Where the artifact sits in the metadata (``/indexes/0/artifacts/1``,
-            ``/stripes/2/field_list/5/indexes/0/artifacts/0``...).
-        hops: DataRef hops from the listing shard's directory to the artifact's bytes.
-    """
-
-    name: str
-    properties: dict[str, Any]
-    data_ref: DataRefInfo
-    path: str
-    hops: int
-
-    def to_dict(self) -> dict[str, Any]:
-        """Plain dict for JSON."""
-        return {"name": self.name, "properties": self.properties,
-                "data_ref": self.data_ref.to_dict()}
-
-
-@dataclass(frozen=True)
-class AmudaiIndex:
-    """An index descriptor (``IndexDescriptor``) at shard, stripe or field level.
-
-    Attributes:
-        index_type: ``inverted-term-index-v1``, ``hashmap-index``... (FORMAT_NOTES.md 7).
-        indexed_fields: The indexed fields, each a tuple of schema ids (a path through the
-            schema for nested fields).
-        properties: Index properties (Python values).
-        artifacts: The stored parts of the index.
-        index_size: Total size of the artifacts, when recorded.
-        path: Where the descriptor sits in the metadata (``/indexes/0``...).
-    """
-
-    index_type: str
-    indexed_fields: tuple[tuple[int, ...], ...]
-    properties: dict[str, Any]
-    artifacts: tuple[AmudaiIndexArtifact, ...]
-    index_size: int | None
-    path: str
-
-    def to_dict(self) -> dict[str, Any]:
-        """Plain dict for JSON."""
-        return {"index_type": self.index_type,
-                "indexed_fields": [list(f) for f in self.indexed_fields],
-                "properties": self.properties, "index_size": self.index_size,
-                "artifacts": [a.to_dict() for a in self.artifacts]}
-
-
-@dataclass(frozen=True)
-class AmudaiStripe:
-    """A stripe (``StripeDirectory``).
-
-    Attributes:
-        index: Position in the stripe list.
-        record_count: Records in the stripe.
-        deleted_record_count: Deleted records.
-        shard_position: Shard position of the stripe's first record.
-        field_list: Where the stripe's field list (DataRefArray) is.
-        properties_ref: Where the StripeProperties are (empty: none).
-        raw_data_size: Optional raw size.
-        indexes_ref: Where the stripe's IndexCollection is (empty: none).
-    """
-
-    index: int
-    record_count: int
-    deleted_record_count: int
-    shard_position: int
-    field_list: DataRefInfo
-    properties_ref: DataRefInfo
-    raw_data_size: int | None = None
-    indexes_ref: DataRefInfo = DataRefInfo("", 0, 0)
-    _load_indexes: Callable[[int], tuple[AmudaiIndex, ...]] | None = dc_field(
-        default=None, compare=False, repr=False)
-
-    @property
-    def indexes(self) -> tuple[AmudaiIndex, ...]:
-        """The stripe's index descriptors (read, checksum checked, on first use)."""
-        return self._load_indexes(self.index) if self._load_indexes else ()
-
-    def to_dict(self) -> dict[str, Any]:
-        """Plain dict for JSON."""
-        return {"index": self.index, "record_count": self.record_count,
-                "deleted_record_count": self.deleted_record_count,
-                "shard_position": self.shard_position, "raw_data_size": self.raw_data_size,
-                "field_list": self.field_list.to_dict(),
-                "properties": self.properties_ref.to_dict(),
-                "indexes_ref": self.indexes_ref.to_dict()}
-
-
-@dataclass(frozen=True)
-class AmudaiBuffer:
-    """An ``EncodedBuffer`` of a stripe field.
-
-    Attributes:
-        kind: ``DATA``, ``PRESENCE``, ``OFFSETS``, ``VALUE_DICTIONARY``, ``OPAQUE_DICTIONARY``,
-            ``RANGE_INDEX`` (or the number of an unknown kind, as text).
-        buffer: The whole buffer (blocks, padding and block map).
-        block_map: The block map at the buffer's tail (None: not a block stream).
-        block_count: Blocks, when recorded.
-        block_checksums: Each block ends with its checksum.
-        embedded_presence: Blocks carry presence sections.
-        embedded_offsets: Blocks carry their own value offsets.
-        buffer_id: Optional buffer id.
-        packed_group_index: Optional index in a packed group.
-    """
-
-    kind: str
-    buffer: DataRefInfo
-    block_map: DataRefInfo | None
-    block_count: int | None
-    block_checksums: bool
-    embedded_presence: bool
-    embedded_offsets: bool
-    buffer_id: int | None = None
-    packed_group_index: int | None = None
-
-    @classmethod
-    def of(cls, buf: spb.EncodedBuffer) -> AmudaiBuffer:
-        """From a protobuf EncodedBuffer."""
-        def opt(name: str) -> int | None:
-            return int(getattr(buf, name)) if buf.HasField(name) else None
-
-        return cls(BUFFER_KINDS.get(buf.kind, str(buf.kind)), DataRefInfo.of(buf.buffer),
-                   DataRefInfo.of(buf.block_map) if buf.HasField("block_map") else None,
-                   opt("block_count"), buf.block_checksums, buf.embedded_presence,
-                   buf.embedded_offsets, opt("buffer_id"), opt("packed_group_index"))
-
-    def to_dict(self) -> dict[str, Any]:
-        """Plain dict for JSON."""
-        return {"kind": self.kind, "buffer": self.buffer.to_dict(),
-                "block_map": self.block_map.to_dict() if self.block_map else None,
-                "block_count": self.block_count, "block_checksums": self.block_checksums,
-                "embedded_presence": self.embedded_presence,
-                "embedded_offsets": self.embedded_offsets, "buffer_id": self.buffer_id,
-                "packed_group_index": self.packed_group_index}
-
-
-@dataclass(frozen=True)
-class AmudaiEncoding:
-    """A ``DataEncoding`` of a stripe field: ``native`` buffers, or ``parquet`` (not read)."""
-
-    kind: str | None
-    buffers: tuple[AmudaiBuffer, ...] = ()
-    packed_group: bool = False
-
-    def to_dict(self) -> dict[str, Any]:
-        """Plain dict for JSON."""
-        return {"kind": self.kind, "packed_group": self.packed_group,
-                "buffers": [b.to_dict() for b in self.buffers]}
-
-
-@dataclass(frozen=True)
-class AmudaiFieldDescriptor:
-    """A shard-level ``FieldDescriptor`` or a stripe's ``StripeFieldDescriptor``, decoded.
-
-    Attributes:
-        path: The field's dotted path.
-        schema_id: The field's schema id.
-        stripe: The stripe (None: shard level, merged over all stripes).
-        position_count: Positions (values, nulls included).
-        null_count: Nulls, when recorded.
-        constant_value: The value of every position when ``is_constant``.
-        is_constant: The field is constant here (``constant_value`` set; None = all null).
-        dictionary_size: Distinct values, when recorded.
-        raw_data_size: Raw size, when recorded.
-        range_stats: ``min_value``/``min_inclusive``/``max_value``/``max_inclusive`` (or None).
-        cardinality: ``count``/``is_estimate``/``hll_sketch`` (or None).
-        membership_filters: The split-block Bloom filter (``sbbf``), or None.
-        stats_kind: Which type-specific statistics are set (``string_stats``,
-            ``boolean_stats``, ``floating_stats``, ``binary_stats``, ``list_stats``,
-            ``decimal_stats``) or None.
-        stats: Those statistics as a dict.
-        standard_properties: Standard properties (Python values).
-        custom_properties: Custom properties (Python values).
-        indexes: Field-level index descriptors.
-        encodings: The stripe's data encodings (empty at shard level).
-        message: The decoded protobuf message itself.
-    """
-
-    path: str
-    schema_id: int
-    stripe: int | None
-    position_count: int
-    null_count: int | None
-    constant_value: Any
-    is_constant: bool
-    dictionary_size: int | None
-    raw_data_size: int | None
-    range_stats: dict[str, Any] | None
-    cardinality: dict[str, Any] | None
-    membership_filters: dict[str, Any] | None
-    stats_kind: str | None
-    stats: dict[str, Any]
-    standard_properties: dict[str, Any]
-    custom_properties: dict[str, Any]
-    indexes: tuple[AmudaiIndex, ...]
-    encodings: tuple[AmudaiEncoding, ...]
-    message: Any = dc_field(compare=False, repr=False)
-
-    def to_dict(self) -> dict[str, Any]:
-        """Plain dict for JSON."""
-        out = {name: getattr(self, name) for name in (
-            "path", "schema_id", "stripe", "position_count", "null_count", "is_constant",
-            "constant_value", "dictionary_size", "raw_data_size", "range_stats",
-            "cardinality", "membership_filters", "stats_kind", "stats",
-            "standard_properties", "custom_properties")}
-        out["indexes"] = [i.to_dict() for i in self.indexes]
-        out["encodings"] = [e.to_dict() for e in self.encodings]
-        return out
-
-
-def _plain(value: Any) -> Any:
-    """JSON-ready: datetimes as ISO text, timedeltas as seconds, tuples as lists."""
-    if isinstance(value, datetime):
-        return value.isoformat()
-    if isinstance(value, timedelta):
-        return value.total_seconds()
-    if isinstance(value, dict):
-        return {str(k) if not isinstance(k, (bytes, bytearray)) else bytes(k).hex(): _plain(v)
-                for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_plain(v) for v in value]
-    return value
-
-
-class _Window:
-    """Bytes ``[start, end)`` of another source, seen as a whole file (a nested shard)."""
-
-    def __init__(self, inner: ByteSource, start: int, end: int) -> None:
-        self.inner = inner
-        self.start = start
-        self.end = end
-        self.name = inner.name
-
-    @property
-    def size(self) -> int:
-        return self.end - self.start
-
-    def _check(self, start: int, end: int) -> None:
-        if start < 0 or end < start or end > self.size:
-            raise TruncatedError(f"bytes [{start}, {end}) of a {self.size}-byte nested shard",
-                                 offset=start, needed=end - start,
-                                 available=max(0, self.size - start))
-
-    def read_range(self, start: int, end: int) -> bytes:
-        self._check(start, end)
-        return self.inner.read_range(self.start + start, self.start + end)
-
-    def view(self, start: int, end: int) -> bytes | memoryview:
-        self._check(start, end)
-        view = getattr(self.inner, "view", None)
-        if view is not None:
-            return view(self.start + start, self.start + end)
-        return self.inner.read_range(self.start + start, self.start + end)
-
-    def close(self) -> None:
-        """Nothing to release: the source underneath belongs to the parent shard."""
-
-
-class _Blobs:
-    """Opens the blobs DataRefs name, safely, and reads checked ranges from them.
-
-    ``budget`` (a one-item list) counts the files opened; nested shards share their root's, so
-    ``max_files`` bounds the whole tree of shards.
-    """
-
-    def __init__(self, root: ByteSource, allow_external: bool, max_files: int,
-                 storage_options: dict[str, Any], budget: list[int] | None = None) -> None:
-        self.root = root
-        self.allow_external = allow_external
-        self.max_files = max_files
-        self.storage_options = storage_options
-        self.budget = budget if budget is not None else [0]
-        self.opened: dict[str, ByteSource] = {}
-        name = root.name
-        self.is_url = "://" in name
-        self.root_base = posixpath.basename(name) if self.is_url else os.path.basename(name)
-
-    def _is_self(self, url: str) -> bool:
-        tail = url.rstrip("/").replace("\\", "/").rsplit("/", 1)[-1]
-        return bool(self.root_base) and tail == self.root_base
-
-    def source(self, url: str, field: str) -> ByteSource:
-        """The source ``url`` names (relative to the root file's folder)."""
-        if not url or self._is_self(url):
-            return self.root
-        if url in self.opened:
-            return self.opened[url]
-        parts = url.replace("\\", "/").split("/")
-        external = bool(_SCHEME.match(url)) or url.startswith(("/", "\\")) or ".." in parts
-        if external and not self.allow_external:
-            raise LayoutError(f"DataRef url {url!r} leaves the shard's folder (absolute path, "
-                              "URL scheme or '..'); open with allow_external=True to follow it",
-                              field=field)
-        if self.budget[0] >= self.max_files:
-            raise LimitExceededError(f"more than {self.max_files} files referenced",
-                                     field=field)
-        absolute = bool(_SCHEME.match(url)) or url.startswith(("/", "\\"))
-        if absolute:
-            target = url
-        elif self.is_url:
-            target = posixpath.join(posixpath.dirname(self.root.name), url)
-        elif self.root.name.startswith("<"):
-            raise LayoutError(f"DataRef url {url!r} is relative, but the shard was opened from "
-                              "memory (no folder to resolve it in)", field=field)
-        else:
-            target = os.path.join(os.path.dirname(self.root.name), *parts)
-        try:
-            src = open_source(target, **self.storage_options)
-        except ShardkitError as exc:
-            raise LayoutError(f"cannot open DataRef url {url!r}: {exc.message}",
-                              field=field) from exc
-        except OSError as exc:
-            raise LayoutError(f"cannot open DataRef url {url!r}: {exc}", field=field) from exc
-        self.opened[url] = src
-        self.budget[0] += 1
-        return src
-
-    def locate(self, ref: DataRefInfo, field: str, limit: int = MAX_BUFFER) -> ByteSource:
-        """The source of ``ref`` after checking its range against the source's size."""
-        src = self.source(ref.url, field)
-        if ref.end < ref.start:
-            raise LayoutError(f"DataRef range [{ref.start}, {ref.end}) ends before it starts",
-                              offset=ref.start, field=field)
-        if ref.end > src.size:
-            raise LayoutError(f"DataRef [{ref.start}, {ref.end}) lies past the end of "
-                              f"{src.name} ({src.size} bytes)", offset=ref.start, field=field)
-        if ref.end - ref.start > limit:
-            raise LimitExceededError(f"DataRef of {ref.end - ref.start} bytes exceeds the "
-                                     f"{limit}-byte cap", offset=ref.start, field=field)
-        return src
-
-    def read(self, ref: DataRefInfo, field: str, limit: int = MAX_BUFFER) -> bytes:
-        """The bytes of ``ref`` after checking its range against its target's size."""
-        src = self.locate(ref, field, limit)
-        view = getattr(src, "view", None)
-        if view is not None:
-            return view(ref.start, ref.end)
-        return src.read_range(ref.start, ref.end)
-
-    def close(self) -> None:
-        for src in self.opened.values():
-            src.close()
-        self.opened.clear()
-
-
-def _ks_stream(data: bytes | memoryview) -> KaitaiStream:
-    return KaitaiStream(io.BytesIO(bytes(data)))
-
-
-class AmudaiShard(Reader):
+from .model import (
+    _BYTES_TYPES,
+    _U32,
+    BASIC_TYPES,
+    BUFFER_KINDS,
+    HOPS_BUFFER,
+    HOPS_STRIPE,
+    HOPS_STRIPE_FIELD,
+    HOPS_TOP,
+    MAX_BUFFER,
+    MAX_DIRECTORY,
+    MAX_HOPS,
+    MAX_POSITIONS,
+    MAX_RECORD,
+    AmudaiBuffer,
+    AmudaiEncoding,
+    AmudaiField,
+    AmudaiFieldDescriptor,
+    AmudaiIndex,
+    AmudaiIndexArtifact,
+    AmudaiStripe,
+    DataRefInfo,
+    HopLimitError,
+    _apply,
+    _dtype_of,
+    _map_value,
+    _msg_dict,
+    _plain,
+    _section_len,
+    _seg_offset,
+)
+from .refs import _Blobs, _ks_stream, _Window
+from .verify import AmudaiVerify
+
+
+class AmudaiShard(AmudaiVerify, Reader):
     """An Amudai shard (root ``.amudai.shard`` file, and stripe files beside it).
 
     Args:
@@ -1169,7 +696,7 @@ class AmudaiShard(Reader):
                                   f"{len(offs_raw)} stored", offset=ref.start + h.ofs_offsets,
                                   field=field + "/offsets")
             offs = np.frombuffer(offs_raw, "<u8")
-            from ._amudai_blocks import _slice
+            from .blocks import _slice
 
             entries = _slice(data, offs, ref.start + h.ofs_offsets, field + "/offsets")
         null_id = h.null_id if h.null_entry_present else None
@@ -1392,229 +919,6 @@ class AmudaiShard(Reader):
         except EntryNotFoundError:
             return False
 
-    # -- verification ---------------------------------------------------------------------------
-
-    def verify(self, progress: Callable[[int, int], None] | None = None) -> list[Problem]:
-        """Check every record, block, dictionary, count and index; return the problems found.
-
-        Index descriptors (shard, stripe and field level) are checked too: their records'
-        checksums, their schema ids, and every artifact's DataRef against its file's size.
-        Artifacts that are Amudai shards are verified in turn (their problems' fields start
-        with the artifact's path, offsets count in the artifact's file), as far as
-        ``max_hops`` allows; a chain cut short by it is a ``hops`` problem.
-        """
-        problems: list[Problem] = []
-
-        def attempt(check: str, fn: Callable[[], Any]) -> Any:
-            try:
-                return fn()
-            except ShardkitError as exc:
-                name = ("checksum" if isinstance(exc, ChecksumError) else
-                        "unsupported" if isinstance(exc, UnsupportedVersionError) else
-                        "hops" if isinstance(exc, HopLimitError) else check)
-                problems.append(Problem(name, exc.message, exc.offset, exc.field))
-                return None
-
-        if attempt("schema", lambda: self.schema) is None:
-            return problems
-        self._verify_lookups(problems)
-        attempt("url_list", lambda: self.urls)
-        attempt("properties", lambda: self.properties)
-        indexes: list[AmudaiIndex] = list(attempt("indexes", lambda: self.indexes) or ())
-        stripes = attempt("stripe_list", lambda: self.stripes)
-        if stripes is None:
-            self._verify_indexes(indexes, problems)
-            return problems
-        self._verify_counts(stripes, problems)
-        nodes = list(self.iter_fields())
-        shard_counts: dict[int, int] = {}
-        total = len(stripes) * (len(self.schema) + 1)
-        done = 0
-        for k, stripe in enumerate(stripes):
-            attempt("stripe_properties", lambda k=k: self.stripe_properties(k))
-            indexes += attempt("indexes", lambda k=k: self.stripe_indexes(k)) or ()
-            refs = attempt("field_list", lambda k=k: self._stripe_field_list(k)) or []
-            for sid, ref in enumerate(refs):
-                if sid >= len(nodes) and not ref.empty:
-                    problems.append(Problem("field_list", f"stripe {k} field list entry {sid} "
-                                            "is past the schema's ids", ref.start,
-                                            f"/stripes/{k}/field_list/{sid}"))
-            for node in nodes:
-                sfd = attempt("descriptor", lambda k=k, n=node: self.stripe_field(k,
-                                                                                  n.schema_id))
-                if sfd is not None:
-                    shard_counts[node.schema_id] = shard_counts.get(node.schema_id, 0) + \
-                        sfd.field.position_count
-                    if sfd.field.HasField("indexes"):
-                        indexes += attempt("indexes", lambda k=k, n=node, f=sfd.field:
-                                           self._index_list(
-                                               f.indexes,
-                                               f"/stripes/{k}/field_list/{n.schema_id}",
-                                               HOPS_STRIPE_FIELD)) or ()
-                    for buf in self._buffers_safe(sfd):
-                        self._verify_buffer(buf, k, node, problems)
-            done += 1
-            for top in self.schema:
-                attempt("values", lambda k=k, t=top, c=stripe.record_count:
-                        self._column_in_stripe(k, t, c))
-                done += 1
-                if progress:
-                    progress(done, total)
-        for node in nodes:
-            d = attempt("descriptor", lambda n=node: self.field_descriptor(n.schema_id))
-            want = shard_counts.get(node.schema_id, 0)
-            if d is not None and d.position_count != want:
-                problems.append(Problem("count", f"shard descriptor of {node.path} says "
-                                        f"{d.position_count} positions, its stripes {want}",
-                                        None, f"/field_list/{node.schema_id}"))
-            if d is not None and d.HasField("indexes"):
-                indexes += attempt("indexes", lambda n=node, f=d: self._index_list(
-                    f.indexes, f"/field_list/{n.schema_id}", HOPS_STRIPE)) or ()
-        self._verify_indexes(indexes, problems)
-        if progress:
-            progress(total, total)
-        return problems
-
-    def _verify_lookups(self, problems: list[Problem]) -> None:
-        """The schema's HashLookups (name -> child index) agree with the names (section 3)."""
-        root = fb.Schema.GetRootAs(self._schema_fb, 0)
-        todo: list[tuple[str, Any, list[Any]]] = []
-        try:
-            tops = [root.Fields(i).DataType() for i in range(root.FieldsLength())]
-            todo.append(("/schema/field_lookup", root.FieldLookup(), tops))
-            stack = [(dt, (dt.FieldName() or b"").decode("utf-8", "replace")) for dt in tops]
-            while stack:  # the tree was checked (depth, ids) when self.schema was built
-                dt, path = stack.pop()
-                kids = [dt.Children(i) for i in range(dt.ChildrenLength())]
-                todo.append((f"/schema/{path}/lookup", dt.Lookup(), kids))
-                stack += [(k, f"{path}.{(k.FieldName() or b'').decode('utf-8', 'replace')}")
-                          for k in kids]
-        except (IndexError, struct.error, ValueError, TypeError, AttributeError) as exc:
-            problems.append(Problem("lookup", f"schema name lookups unreadable: {exc}", None,
-                                    "/schema"))
-        for field, lookup, nodes in todo:
-            if lookup is None:
-                continue  # optional: readers may scan the names
-            try:
-                names = [n.FieldName() or b"" for n in nodes]
-                issue = _lookup_issue([lookup.Buckets(i) for i in range(lookup.BucketsLength())],
-                                      [lookup.Entries(i) for i in range(lookup.EntriesLength())],
-                                      names)
-            except (IndexError, struct.error, ValueError, TypeError, AttributeError) as exc:
-                issue = f"unreadable: {exc}"
-            if issue:
-                problems.append(Problem("lookup", f"schema name lookup {issue}", None, field))
-
-    def _verify_indexes(self, indexes: list[AmudaiIndex], problems: list[Problem]) -> None:
-        """Schema ids in range; artifacts in bounds; nested shard artifacts verified."""
-        count = getattr(self, "schema_id_count", 0)
-        for index in indexes:
-            for ids in index.indexed_fields:
-                bad = [i for i in ids if i >= count]
-                if bad or not ids:
-                    problems.append(Problem("index", f"index {index.index_type!r} names schema "
-                                            f"ids {list(ids)} (the schema has {count})", None,
-                                            index.path + "/indexed_fields"))
-            for art in index.artifacts:
-                self._verify_artifact(art, problems)
-
-    def _verify_artifact(self, art: AmudaiIndexArtifact, problems: list[Problem]) -> None:
-        ref = art.data_ref
-        try:
-            self._hop(art.hops, art.path)
-            src = self._blobs.locate(ref, art.path)
-            if ref.end - ref.start < 28 or src.read_range(ref.start, ref.start + 4) != b"amud":
-                return  # an opaque artifact: in bounds is all there is to check
-            # a nested shard: verify it only when its deepest records are within max_hops
-            self._hop(art.hops + HOPS_BUFFER, art.path)
-            child = self.open_artifact(art)
-        except ShardkitError as exc:
-            check = "hops" if isinstance(exc, HopLimitError) else \
-                "checksum" if isinstance(exc, ChecksumError) else "index"
-            problems.append(Problem(check, exc.message, exc.offset, exc.field))
-            return
-        try:
-            found = child.verify()
-        except ShardkitError as exc:
-            found = [Problem("index", exc.message, exc.offset, exc.field)]
-        try:
-            for p in found:
-                msg = p.message if p.message.startswith("in index artifact ") else \
-                    f"in index artifact {art.path} ({art.name}): {p.message}"
-                problems.append(Problem(
-                    p.check, msg,
-                    None if p.offset is None else ref.start + p.offset,
-                    art.path + (p.field or "")))
-        finally:
-            self._children.remove(child)
-            child.close()
-
-    def _buffers_safe(self, sfd: spb.StripeFieldDescriptor) -> list[Any]:
-        return [b for enc in sfd.encodings if enc.WhichOneof("kind") == "native"
-                for b in enc.native.buffers]
-
-    def _verify_counts(self, stripes: tuple[AmudaiStripe, ...], problems: list[Problem]
-                       ) -> None:
-        d = self.directory
-        if d.stripe_count != len(stripes):
-            problems.append(Problem("count", f"directory says {d.stripe_count} stripes, the "
-                                    f"stripe list has {len(stripes)}", self.directory_ref.start,
-                                    "/directory/stripe_count"))
-        pos = 0
-        for s in stripes:
-            if s.shard_position != pos:
-                problems.append(Problem("count", f"stripe {s.index} starts at record "
-                                        f"{s.shard_position}, expected {pos}", None,
-                                        f"/stripes/{s.index}/shard_position"))
-            pos += s.record_count
-        if pos != d.total_record_count:
-            problems.append(Problem("count", f"directory says {d.total_record_count} records, "
-                                    f"the stripes hold {pos}", self.directory_ref.start,
-                                    "/directory/total_record_count"))
-        for sid in range(len(self._shard_field_list_safe(problems))):
-            if sid >= self.schema_id_count:
-                problems.append(Problem("field_list", f"shard field list entry {sid} is past "
-                                        f"schema_id_count {self.schema_id_count}", None,
-                                        f"/field_list/{sid}"))
-
-    def _shard_field_list_safe(self, problems: list[Problem]) -> list[DataRefInfo]:
-        try:
-            return self._shard_field_list
-        except ShardkitError as exc:
-            problems.append(Problem("field_list", exc.message, exc.offset, exc.field))
-            return []
-
-    def _verify_buffer(self, buf: spb.EncodedBuffer, k: int, node: AmudaiField,
-                       problems: list[Problem]) -> None:
-        kind = BUFFER_KINDS.get(buf.kind, str(buf.kind))
-        field = f"/stripes/{k}/fields/{node.path}/{kind.lower()}"
-        ref = DataRefInfo.of(buf.buffer)
-        try:
-            if buf.kind == spb.VALUE_DICTIONARY:
-                self.value_dictionary(buf, field)
-                if (ref.end - ref.start) % 64:
-                    problems.append(Problem("alignment", f"value dictionary of "
-                                            f"{ref.end - ref.start} bytes is not padded to 64",
-                                            ref.start, field))
-                return
-            if not buf.HasField("block_map"):
-                return
-            mref = DataRefInfo.of(buf.block_map)
-            if (mref.start - ref.start) % 16:
-                problems.append(Problem("alignment", "block map does not start 16-aligned in "
-                                        "its buffer", mref.start, field + "/block_map"))
-            for i, (_, raw, base) in enumerate(self._blocks(buf, field)):
-                if len(raw) % 8:
-                    problems.append(Problem("alignment", f"block {i} is {len(raw)} bytes, not "
-                                            "a multiple of 8", base, f"{field}/blocks/{i}"))
-                split_block(raw, embedded_presence=buf.embedded_presence,
-                            has_checksum=buf.block_checksums, base=base,
-                            field=f"{field}/blocks/{i}", region=f"block {i} of {field}")
-        except ShardkitError as exc:
-            check = "checksum" if isinstance(exc, ChecksumError) else \
-                "hops" if isinstance(exc, HopLimitError) else "buffer"
-            problems.append(Problem(check, exc.message, exc.offset, exc.field))
-
     # -- object tree -------------------------------------------------------------------------
 
     def summary(self) -> dict[str, Any]:
@@ -1743,104 +1047,4 @@ class AmudaiShard(Reader):
                 out.append(Section(art.path, ref.start, ref.end, f"index artifact {art.name!r}"))
         out.sort(key=lambda s: (s.start, s.end))
         return out
-
-
-def _lookup_issue(buckets: list[int], entries: list[int], names: list[bytes]) -> str | None:
-    """What is wrong with a HashLookup over ``names`` (None: nothing)."""
-    nb = len(buckets) - 1
-    if nb < 1:
-        return f"has {len(buckets)} bucket offsets (at least 2 needed)"
-    if buckets[0] != 0 or buckets[-1] != len(entries) or any(
-            b < a for a, b in itertools.pairwise(buckets)):
-        return f"bucket offsets do not rise from 0 to the {len(entries)} entries"
-    if sorted(entries) != list(range(len(names))):
-        return f"entries are not each of the {len(names)} names once"
-    for b in range(nb):
-        for e in entries[buckets[b] : buckets[b + 1]]:
-            want = name_hash(names[e]) % nb
-            if want != b:
-                return f"puts {names[e]!r} in bucket {b}, its hash in bucket {want}"
-    return None
-
-
-def _seg_offset(segments: list[Any], i: int) -> int:
-    """Byte offset of segment ``i``'s record (sum of the previous records' sizes)."""
-    total = 0
-    for seg in segments[:i]:
-        total += _seg_size(seg)
-    return total
-
-
-def _seg_size(seg: Any) -> int:
-    n = seg.num_blocks
-    size = 28 + n * seg.logical_size_bits // 8
-    size += (-size) % 4
-    size += n * seg.block_size_bits // 8
-    return size + (-size) % 8
-
-
-def _section_len(h: Any, name: str) -> int:
-    lo, hi = {"values": (h.ofs_values, h.ofs_values_end),
-              "offsets": (h.ofs_offsets, h.ofs_offsets_end),
-              "sorted_ids": (h.ofs_sorted_ids, h.ofs_sorted_ids_end)}[name]
-    return hi - lo
-
-
-def _dtype_of(node: AmudaiField) -> np.dtype | None:
-    if node.type in _INT_WIDTH:
-        return np.dtype(f"<{'i' if node.signed else 'u'}{_INT_WIDTH[node.type]}")
-    if node.type in _FLOATS:
-        return np.dtype(_FLOATS[node.type])
-    if node.type == "DateTime":
-        return np.dtype("<u8")
-    return None
-
-
-def _apply(items: list[Any], valid: np.ndarray | None) -> list[Any]:
-    if valid is None:
-        return items
-    for i in np.flatnonzero(~valid).tolist():
-        items[i] = None
-    return items
-
-
-def _map_value(keys: list[Any], values: list[Any]) -> Any:
-    try:
-        out = dict(zip(keys, values, strict=True))
-    except TypeError:
-        return [[k, v] for k, v in zip(keys, values, strict=True)]
-    if len(out) != len(keys):
-        return [[k, v] for k, v in zip(keys, values, strict=True)]
-    return out
-
-
-def _msg_dict(msg: Any, max_depth: int, depth: int = 0) -> Any:
-    """A protobuf message as a plain dict (AnyValues as Python values, DataRefs flattened)."""
-    if depth > max_depth:
-        raise LimitExceededError(f"metadata nested deeper than {max_depth} levels")
-    name = msg.DESCRIPTOR.full_name
-    if name == "amudai.common.AnyValue":
-        return any_value_to_python(msg, max_depth)
-    if name == "amudai.common.DataRef":
-        return DataRefInfo.of(msg).to_dict()
-    out: dict[str, Any] = {}
-    for fd, value in msg.ListFields():
-        if fd.message_type is not None and fd.message_type.full_name == \
-                "amudai.common.NameValuePair":
-            out[fd.name] = {p.name: any_value_to_python(p.value, max_depth) for p in value}
-        elif fd.message_type is not None:
-            if fd.is_repeated:
-                out[fd.name] = [_msg_dict(v, max_depth, depth + 1) for v in value]
-            else:
-                out[fd.name] = _msg_dict(value, max_depth, depth + 1)
-        elif fd.enum_type is not None:
-            names = fd.enum_type.values_by_number
-            items = list(value) if fd.is_repeated else [value]
-            shown = [names[v].name if v in names else v for v in items]
-            out[fd.name] = shown if fd.is_repeated else shown[0]
-        else:
-            out[fd.name] = list(value) if fd.is_repeated else value
-    if name == "amudai.shard.EncodedBuffer" and "kind" not in out:
-        out = {"kind": "DATA", **out}
-    return out
 
