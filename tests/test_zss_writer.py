@@ -120,7 +120,7 @@ def test_tree_shape_follows_format_section_7():
     assert z.root == [i.voffset for i, _ in z.iter_blocks()][-1]
     assert "".join(map(str, levels)).startswith("0001000100012")
     assert z.verify() == []
-    per_level = z.summary()["blocks_per_level"]
+    per_level = z.summary(counts=True)["blocks_per_level"]
     n = per_level["0"]
     for level in range(1, len(per_level)):
         n = -(-n // 3)

@@ -576,16 +576,15 @@ class ZssFile(ZssVerify, Reader):
                          "len_body": len(body), "items": n, "first": first})
         return rows
 
-    def summary(self) -> dict[str, Any]:
-        """What ``shardkit info`` shows (decodes every block once)."""
-        rows = self._survey()
-        per_level: dict[int, int] = {}
-        for r in rows:
-            per_level[r["level"]] = per_level.get(r["level"], 0) + 1
-        records = sum(r["items"] for r in rows if r["level"] == 0)
-        self._len = records
-        root_level = next((r["level"] for r in rows if r["voffset"] == self.root), None)
-        return {
+    def summary(self, counts: bool = False) -> dict[str, Any]:
+        """What ``shardkit info`` shows: the header, codec, metadata and the tree's depth.
+
+        That costs the header and the root block's framing (a few bytes at the end of the
+        file). ``counts=True`` also decodes every block once (a full read of the file) to add
+        the block and record counts (``record_count``, ``blocks_per_level``...).
+        """
+        root_level = self.frame(self.root).level
+        out: dict[str, Any] = {
             "format": self.format_id,
             "format_name": self.format_name,
             "file": self.source.name,
@@ -597,13 +596,24 @@ class ZssFile(ZssVerify, Reader):
             "root_voffset": self.root,
             "root_level": root_level,
             "levels": root_level + 1,
+        }
+        if not counts:
+            return out
+        rows = self._survey()
+        per_level: dict[int, int] = {}
+        for r in rows:
+            per_level[r["level"]] = per_level.get(r["level"], 0) + 1
+        records = sum(r["items"] for r in rows if r["level"] == 0)
+        self._len = records
+        out.update({
             "blocks": len(rows),
             "data_blocks": per_level.get(0, 0),
             "index_blocks": len(rows) - per_level.get(0, 0),
             "blocks_per_level": {str(k): v for k, v in sorted(per_level.items())},
             "record_count": records,
             "record_bytes_decoded": sum(r["len_body"] for r in rows if r["level"] == 0),
-        }
+        })
+        return out
 
     def sections(self) -> list[Section]:
         """Byte layout: magic, header, CRC, then every block (level, voffset, sizes, first key)."""
@@ -632,8 +642,8 @@ class ZssFile(ZssVerify, Reader):
         return out
 
     def to_dict(self) -> dict[str, Any]:
-        """Summary, layout and every block with its records or index entries (hex)."""
-        out = self.summary()
+        """Summary (with counts), layout and every block with its records or index entries."""
+        out = self.summary(counts=True)
         out["sections"] = [s.to_dict() for s in self.sections()]
         blocks = []
         for info, body in self.iter_blocks(0):
