@@ -146,6 +146,7 @@ class RemoteSource:
         self._cached = 0
         self._next_block = -1  # first block after the last fetched run (forward detection)
         self._ahead = 0  # readahead blocks granted to the next forward run
+        self._streak = 0  # forward runs in a row
         try:
             self.fs, self.path = fsspec.core.url_to_fs(url, **dict(storage_options or {}))
         except (ValueError, ImportError, OSError) as exc:
@@ -240,15 +241,17 @@ class RemoteSource:
             lo, hi = runs[-1]
             if lo <= self._next_block < hi and self.cache_bytes >= 2 * self.block_size:
                 # the reads move forward: fetch further ahead, up to max_readahead
+                # (the first step forward may be a lookup's next block: no read-ahead yet)
                 limit = min(self.max_readahead, max(self.cache_bytes // 2, self.block_size))
                 top = max(1, limit // self.block_size)
-                self._ahead = min(top, max(2 * self._ahead, 1))
+                self._streak += 1
+                self._ahead = 0 if self._streak < 2 else min(top, max(2 * self._ahead, 1))
                 ahead = hi + self._ahead
                 nxt = next((b for b in range(hi, min(ahead, nblocks)) if b in self._blocks),
                            None)
                 runs[-1] = (lo, min(ahead, nblocks) if nxt is None else nxt)
             else:
-                self._ahead = 0
+                self._ahead = self._streak = 0
             self._next_block = runs[-1][1]
         return runs
 

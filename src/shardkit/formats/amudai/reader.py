@@ -7,7 +7,7 @@ import struct
 from collections.abc import Iterator
 from datetime import datetime
 from functools import cached_property
-from typing import Any
+from typing import Any, overload
 
 import numpy as np
 from google.protobuf.message import DecodeError
@@ -17,6 +17,7 @@ from ...errors import (
     ChecksumError,
     EntryNotFoundError,
     FormatError,
+    InvalidKeyError,
     LayoutError,
     LimitExceededError,
     ShardkitError,
@@ -28,6 +29,7 @@ from ...generated import amudai_schema_fb as fb
 from ...generated import amudai_shard_pb2 as spb
 from ...generated.amudai_shard import AmudaiShard as KsAmudai
 from ...hashing.amudai import checksum
+from ...render import to_jsonable
 from ...sources import ByteSource
 from ..base import Reader, Section
 from .blocks import (
@@ -70,10 +72,11 @@ from .model import (
     _seg_offset,
 )
 from .refs import _Blobs, _ks_stream, _Window
+from .rows import AmudaiRows
 from .verify import AmudaiVerify
 
 
-class AmudaiShard(AmudaiVerify, Reader):
+class AmudaiShard(AmudaiRows, AmudaiVerify, Reader):
     """An Amudai shard (root ``.amudai.shard`` file, and stripe files beside it).
 
     Args:
@@ -909,9 +912,40 @@ class AmudaiShard(AmudaiVerify, Reader):
         self.field(text)
         return text
 
-    def __getitem__(self, key: str) -> list[Any]:
-        """Column values, JSON-ready (datetimes as ISO text; bytes stay bytes)."""
-        return _plain(self.read_column(key))
+    @overload
+    def __getitem__(self, key: str) -> list[Any]: ...
+
+    @overload
+    def __getitem__(self, key: int) -> dict[str, Any]: ...
+
+    @overload
+    def __getitem__(self, key: slice) -> list[dict[str, Any]]: ...
+
+    def __getitem__(self, key: str | int | slice) -> Any:
+        """``s["a.b"]``: a column's values; ``s[i]``: row ``i``; ``s[i:j]``: rows, as dicts.
+
+        A shard is a mapping of column paths (what :meth:`keys`, ``in``, ``len`` and
+        ``shardkit get`` use) that can also be indexed by row position; values are JSON-ready
+        (datetimes as ISO text; bytes stay bytes).
+        """
+        if isinstance(key, str):
+            return _plain(self.read_column(key))
+        if isinstance(key, slice):
+            if key.step not in (None, 1):
+                raise InvalidKeyError("row slices take no step")
+            return self.rows(key.start or 0, key.stop)
+        if isinstance(key, int) and not isinstance(key, bool):
+            return self.row(key)
+        raise InvalidKeyError(f"an Amudai shard is indexed by column path (str) or row "
+                              f"position (int, slice), not {type(key).__name__}")
+
+    def __iter__(self) -> Iterator[str]:
+        """Column paths, as :meth:`keys`."""
+        return self.keys()
+
+    def __len__(self) -> int:
+        """Number of column paths (every schema node); rows: :attr:`record_count`."""
+        return sum(1 for _ in self.iter_fields())
 
     def __contains__(self, key: object) -> bool:
         try:
@@ -925,7 +959,7 @@ class AmudaiShard(AmudaiVerify, Reader):
         """What ``shardkit info`` shows: schema, counts, stripes, properties."""
         d = self.directory
         h = self._ks.header
-        return _plain({
+        return to_jsonable(_plain({
             "format": self.format_id,
             "format_name": self.format_name,
             "file": self.source.name,
@@ -942,7 +976,7 @@ class AmudaiShard(AmudaiVerify, Reader):
             "urls": self.urls,
             "properties": self.properties,
             "indexes": [i.index_type for i in self.indexes],
-        })
+        }))
 
     def to_dict(self) -> dict[str, Any]:
         """The whole metadata tree: directory, schema, properties, indexes, descriptors, buffers.
@@ -977,7 +1011,7 @@ class AmudaiShard(AmudaiVerify, Reader):
             stripes.append(entry)
         out["stripes"] = stripes
         out["sections"] = [s.to_dict() for s in self.sections()]
-        return _plain(out)
+        return to_jsonable(_plain(out))  # bytes as hex, as shardkit dump shows them
 
     def _descriptor_dict(self, msg: spb.FieldDescriptor, base: str, hops: int
                          ) -> dict[str, Any]:

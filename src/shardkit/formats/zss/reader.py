@@ -48,6 +48,9 @@ from .model import (
 )
 from .verify import ZssVerify
 
+#: Most bytes read at once for a block whose end is only bounded by a hint (remote sources).
+_MAX_HINTED_READ = 8 << 20
+
 # -- the reader --------------------------------------------------------------------------------
 
 
@@ -291,10 +294,37 @@ class ZssFile(ZssVerify, Reader):
                                     field=exc.field) from None
         return IndexBlock(info.voffset, info.level, keys, children)
 
-    def _cached(self, voffset: int, level: int | None = None) -> tuple[BlockInfo, Any]:
+    def _read_block(self, voffset: int, end_hint: int | None) -> tuple[BlockInfo, bytes]:
+        """Framing and payload of the block at ``voffset``.
+
+        ``end_hint`` is a voffset the block ends at or before (the next sibling's voffset in
+        the parent index, or the parent's own: ZSS writes children first). On a remote source
+        (one with a ``block_size``, whose requests are whole blocks anyway) the block is then
+        read with its framing in one request; other sources read the framing, then the
+        payload, as they always did.
+        """
+        if end_hint is None or end_hint <= voffset or not getattr(self.source, "block_size", 0):
+            info = self.frame(voffset)
+            return info, self._payload(info)
+        if not 0 <= voffset < self.data_size:
+            raise LayoutError(f"voffset {voffset} is outside the blocks (0..{self.data_size})",
+                              offset=None, field=f"/blocks/@{voffset}")
+        offset = self.data_offset + voffset
+        size = self.source.size
+        stop = min(self.data_offset + end_hint, size, offset + _MAX_HINTED_READ)
+        chunk = self.source.read_range(offset, max(stop, min(offset + _FRAME_PEEK, size)))
+        info = self._frame_from(voffset, chunk[:_FRAME_PEEK])
+        end = info.len_frame + info.len_payload
+        if end <= len(chunk):
+            return info, chunk[info.len_frame:end]
+        return info, self._payload(info)
+
+    def _cached(self, voffset: int, level: int | None = None, end_hint: int | None = None
+                ) -> tuple[BlockInfo, Any]:
         """Decoded block at ``voffset`` through the LRU caches: (info, _DataBlock or IndexBlock).
 
         A data block found in the cache gets its record positions (:meth:`_DataBlock.index`).
+        ``end_hint``: see :meth:`_read_block`.
         """
         hit = self._index_cache.get(voffset)
         cache = self._index_cache
@@ -312,10 +342,10 @@ class ZssFile(ZssVerify, Reader):
                 except _BodyError as exc:
                     raise self._body_error(info, exc, "data") from None
             return hit
-        info = self.frame(voffset)
+        info, payload = self._read_block(voffset, end_hint)
         if level is not None and info.level != level:
             self._level_error(info, level)
-        body = self.decode_payload(info, self._payload(info))
+        body = self.decode_payload(info, payload)
         if info.level == 0:
             value: Any = _DataBlock(info, body)
             cache, size = self._cache, self.cache_blocks
@@ -396,8 +426,9 @@ class ZssFile(ZssVerify, Reader):
         v = self.root
         level: int | None = None
         after: bytes | None = None
+        hint: int | None = self.data_size
         while True:
-            info, value = self._cached(v, level)
+            info, value = self._cached(v, level, hint)
             if info.level == 0:
                 return value, after
             block: IndexBlock = value
@@ -409,6 +440,7 @@ class ZssFile(ZssVerify, Reader):
             i = max(bisect_left(block.keys, key) - 1, 0)
             if i + 1 < len(block.keys):
                 after = block.keys[i + 1]
+            hint = block.children[i + 1] if i + 1 < len(block.children) else v
             v = block.children[i]
             level = info.level - 1
 
