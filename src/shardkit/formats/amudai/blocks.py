@@ -32,6 +32,7 @@ __all__ = [
     "ENCODING_NAMES",
     "MAX_BLOCK_VALUES",
     "MAX_CASCADE_DEPTH",
+    "MAX_DECOMPRESSED",
     "BlockParts",
     "any_value_to_python",
     "decode_binary_values",
@@ -49,6 +50,8 @@ MAX_CASCADE_DEPTH = 16
 """Deepest nesting of cascading encodings a reader follows (deeper: LimitExceededError)."""
 MAX_BLOCK_VALUES = 1 << 24
 """Most values one block may claim where the bytes do not bound it (SingleValue, cascades)."""
+MAX_DECOMPRESSED = 256 << 20
+"""Most bytes one LZ4 or Zstd block section may decompress to (a decompression-bomb guard)."""
 ENCODING_NAMES = {
     1: "Plain", 2: "FLBitPack", 3: "FOR", 4: "FFOR", 5: "Delta", 6: "RunLength",
     7: "SingleValue", 8: "TruncateU8", 9: "TruncateU16", 10: "TruncateU32", 11: "TruncateU64",
@@ -194,8 +197,18 @@ def roaring_positions(data: memoryview, *, base: int, field: str) -> np.ndarray:
 
 
 def _decompress(code: int, data: memoryview, expected: int, *, base: int, field: str) -> bytes:
-    """Undo LZ4 (u32 size + raw block) or Zstd (one frame); the output must be ``expected``."""
+    """Undo LZ4 (u32 size + raw block) or Zstd (one frame); the output must be ``expected``.
+
+    ``expected`` (from the block) is checked before anything is allocated: at most
+    :data:`MAX_DECOMPRESSED` bytes, and for LZ4 no more than its format can expand ``data`` to.
+    """
     name = ENCODING_NAMES[code]
+    if expected > MAX_DECOMPRESSED:
+        raise LimitExceededError(f"{name} block would decompress to {expected} bytes (the cap "
+                                 f"is {MAX_DECOMPRESSED})", offset=base, field=field)
+    if code == LZ4 and expected > 255 * len(data) + 16:
+        raise LayoutError(f"LZ4 block of {len(data)} bytes cannot hold {expected} bytes",
+                          offset=base, field=field)
     try:
         if code == LZ4:
             import lz4.block
@@ -210,6 +223,10 @@ def _decompress(code: int, data: memoryview, expected: int, *, base: int, field:
         else:
             import zstandard
 
+            declared = zstandard.frame_content_size(bytes(data[:18]))
+            if declared > expected:  # known and too big: refused before it is allocated
+                raise LayoutError(f"Zstd frame declares {declared} bytes, the block holds "
+                                  f"{expected}", offset=base, field=field)
             out = zstandard.ZstdDecompressor().decompress(bytes(data), max_output_size=expected)
     except ImportError as exc:
         raise UnsupportedVersionError(

@@ -74,6 +74,7 @@ from .model import (
 from .refs import _Blobs, _ks_stream, _Window
 from .rows import AmudaiRows
 from .verify import AmudaiVerify
+from .wire import WALK_FROM, check_items
 
 
 class AmudaiShard(AmudaiRows, AmudaiVerify, Reader):
@@ -200,6 +201,9 @@ class AmudaiShard(AmudaiRows, AmudaiVerify, Reader):
         if cls is bytes:
             return rec.payload
         msg = cls()
+        if len(rec.payload) >= WALK_FROM:
+            check_items(rec.payload, cls.DESCRIPTOR, max_depth=self.max_depth, offset=base + 4,
+                        field=field + "/payload")
         try:
             msg.ParseFromString(rec.payload)
         except (DecodeError, RecursionError, ValueError) as exc:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 import os
 import posixpath
+import threading
 from typing import Any
 
 from kaitaistruct import KaitaiStream
@@ -68,6 +69,7 @@ class _Blobs:
         self.storage_options = storage_options
         self.budget = budget if budget is not None else [0]
         self.opened: dict[str, ByteSource] = {}
+        self._lock = threading.RLock()
         name = root.name
         self.is_url = "://" in name
         self.root_base = posixpath.basename(name) if self.is_url else os.path.basename(name)
@@ -80,8 +82,12 @@ class _Blobs:
         """The source ``url`` names (relative to the root file's folder)."""
         if not url or self._is_self(url):
             return self.root
-        if url in self.opened:
-            return self.opened[url]
+        with self._lock:  # threads sharing a shard open each file once
+            if url in self.opened:
+                return self.opened[url]
+            return self._open(url, field)
+
+    def _open(self, url: str, field: str) -> ByteSource:
         parts = url.replace("\\", "/").split("/")
         external = bool(_SCHEME.match(url)) or url.startswith(("/", "\\")) or ".." in parts
         if external and not self.allow_external:
@@ -101,8 +107,13 @@ class _Blobs:
                               "memory (no folder to resolve it in)", field=field)
         else:
             target = os.path.join(os.path.dirname(self.root.name), *parts)
-        try:
-            src = open_source(target, **self.storage_options)
+        root = self.root
+        io_options = {k: getattr(root, attr) for k, attr in (
+            ("block_size", "block_size"), ("cache", "cache_bytes"),
+            ("concurrency", "concurrency"), ("retries", "retries"))
+            if isinstance(getattr(root, attr, None), int)} if "://" in target else None
+        try:  # a remote stripe file is read as its root is (same block size, cache, ...)
+            src = open_source(target, io_options=io_options or None, **self.storage_options)
         except ShardkitError as exc:
             raise LayoutError(f"cannot open DataRef url {url!r}: {exc.message}",
                               field=field) from exc

@@ -21,7 +21,8 @@ INCOMPLETE_MAGIC = b"SSZ\x1c\x8el\x00\x01"
 CODECS = {"zlib": "zlib", "bz2": "bz2", "bzip2": "bz2", "none+crc32c": "none+crc32c"}
 HEADER_FIXED = 44  # root voffset, uuid, codec, metadata length
 MAX_ULEB_BYTES = 9
-DEFAULT_MAX_BLOCK_SIZE = 1 << 29  # decoded body cap (512 MiB)
+#: Decoded body cap (a decompression-bomb guard; the reference writes 256 KiB blocks).
+DEFAULT_MAX_BLOCK_SIZE = 1 << 28  # 256 MiB
 _FRAME_PEEK = 1 + MAX_ULEB_BYTES
 _MISSING: Any = object()
 _POS_TYPE = "I" if array("I").itemsize >= 4 else "L"  # record positions in bodies < 4 GiB

@@ -6,6 +6,7 @@ import bz2
 import codecs as _codecs
 import itertools
 import json
+import threading
 import zlib
 from bisect import bisect_left
 from collections import OrderedDict
@@ -48,6 +49,46 @@ from .model import (
 )
 from .verify import ZssVerify
 
+_INFLATE_STEP = 16 << 20
+
+
+def _inflate(codec: str, payload: bytes, cap: int) -> tuple[bytes | None, bool, bytes]:
+    """Decompress a block payload: ``(body, end of stream seen, bytes after it)``.
+
+    The body is produced in pieces of at most 16 MiB and given up as soon as it passes
+    ``cap`` (``None``), so a decompression bomb costs at most ``cap`` + 16 MiB of memory; a
+    body that fits is decompressed in one step, as before.
+    """
+    if codec == "zlib":
+        dz = zlib.decompressobj()
+        parts: list[bytes] = []
+        total, data = 0, payload
+        while True:
+            want = min(cap + 1 - total, _INFLATE_STEP)
+            piece = dz.decompress(data, want)
+            total += len(piece)
+            if total > cap:
+                return None, False, b""
+            parts.append(piece)
+            data = dz.unconsumed_tail
+            if dz.eof or (not data and len(piece) < want):
+                break
+        body = parts[0] if len(parts) == 1 else b"".join(parts)
+        return body, dz.eof, dz.unused_data
+    db = bz2.BZ2Decompressor()
+    body = db.decompress(payload, max_length=min(cap + 1, _INFLATE_STEP))
+    parts, total = [body], len(body)
+    while not db.eof and not db.needs_input and total <= cap:
+        piece = db.decompress(b"", max_length=min(cap + 1 - total, _INFLATE_STEP))
+        total += len(piece)
+        if total > cap:
+            return None, False, b""
+        parts.append(piece)
+    if total > cap:
+        return None, False, b""
+    return (parts[0] if len(parts) == 1 else b"".join(parts)), db.eof, db.unused_data
+
+
 #: Most bytes read at once for a block whose end is only bounded by a hint (remote sources).
 _MAX_HINTED_READ = 8 << 20
 
@@ -62,7 +103,8 @@ class ZssFile(ZssVerify, Reader):
     ``z.search(prefix=...)`` / ``z.iter(start=..., stop=...)`` descend the index tree and read
     only the blocks on their path. Decoded index blocks and data blocks are kept in two small
     LRU caches; a cached data block used a second time gets an array of its record positions,
-    so lookups in it are a bisection.
+    so lookups in it are a bisection. One reader may be shared by threads (the caches are
+    locked; a lookup, an iteration and ``verify`` may run at once).
 
     Args:
         source: Where the bytes come from.
@@ -133,6 +175,7 @@ class ZssFile(ZssVerify, Reader):
         self._cache: OrderedDict[int, tuple[BlockInfo, Any]] = OrderedDict()  # data blocks
         self._index_cache: OrderedDict[int, tuple[BlockInfo, Any]] = OrderedDict()
         self._len: int | None = None
+        self._lock = threading.Lock()
 
     # -- blocks --------------------------------------------------------------------------------
 
@@ -229,18 +272,11 @@ class ZssFile(ZssVerify, Reader):
                                          field=field)
             return body
         try:
-            if codec == "zlib":
-                dz = zlib.decompressobj()
-                body = dz.decompress(payload, cap + 1)
-                done, rest = dz.eof, dz.unused_data
-            else:
-                db = bz2.BZ2Decompressor()
-                body = db.decompress(payload, max_length=cap + 1)
-                done, rest = db.eof, db.unused_data
+            body, done, rest = _inflate(codec, payload, cap)
         except (zlib.error, OSError, ValueError, EOFError, MemoryError) as exc:
             raise CorruptBlockError(f"corrupt {self.codec} block at {self._where(v)}: {exc}",
                                     voffset=v, offset=info.payload_offset, field=field) from None
-        if len(body) > cap:
+        if body is None:
             raise LimitExceededError(f"block at {self._where(v)}: decompresses to more than "
                                      f"{cap} bytes", offset=info.payload_offset, field=field)
         if not done:
@@ -326,13 +362,15 @@ class ZssFile(ZssVerify, Reader):
         A data block found in the cache gets its record positions (:meth:`_DataBlock.index`).
         ``end_hint``: see :meth:`_read_block`.
         """
-        hit = self._index_cache.get(voffset)
-        cache = self._index_cache
-        if hit is None:
-            hit = self._cache.get(voffset)
-            cache = self._cache
+        with self._lock:  # the caches are shared by threads; decoding happens outside
+            hit = self._index_cache.get(voffset)
+            cache = self._index_cache
+            if hit is None:
+                hit = self._cache.get(voffset)
+                cache = self._cache
+            if hit is not None:
+                cache.move_to_end(voffset)
         if hit is not None:
-            cache.move_to_end(voffset)
             info, value = hit
             if level is not None and info.level != level:
                 self._level_error(info, level)
@@ -353,9 +391,10 @@ class ZssFile(ZssVerify, Reader):
             value = self.index_of(info, body)
             cache, size = self._index_cache, self.cache_index_blocks
         if size:
-            cache[voffset] = (info, value)
-            if len(cache) > size:
-                cache.popitem(last=False)
+            with self._lock:
+                cache[voffset] = (info, value)
+                while len(cache) > size:
+                    cache.popitem(last=False)
         return info, value
 
     def _level_error(self, info: BlockInfo, level: int) -> None:
