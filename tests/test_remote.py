@@ -236,3 +236,28 @@ def test_one_source_shared_by_threads(served) -> None:
         t.join()
     assert not errors
     assert src._cached <= 64 * BS
+
+
+def test_cli_remote_options_and_counts(served, capsys) -> None:
+    import json
+
+    from shardkit.cli import main
+
+    zss = Path(__file__).parent / "data" / "zss" / "medium_zlib.zss"
+    (served.tmp / "m.zss").write_bytes(zss.read_bytes())
+    served.reset()
+    assert main(["info", "--json", "--block-size", "8K", "--cache", "1M", "--concurrency", "2",
+                 "--retries", "0", served.url("m.zss")]) == 0
+    info = json.loads(capsys.readouterr().out)
+    assert "record_count" not in info and info["levels"] >= 2
+    assert served.requests[0].range == "bytes=0-8191" and served.count() <= 3
+    assert main(["info", "--json", "--counts", served.url("m.zss")]) == 0
+    assert json.loads(capsys.readouterr().out)["record_count"] > 1000
+    with pytest.raises(SystemExit) as usage:
+        main(["info", "--block-size", "lots", served.url("m.zss")])
+    assert usage.value.code == 2
+    assert "not a size" in capsys.readouterr().err
+    served.add_fault(Fault(status=503))
+    assert main(["verify", "--retries", "1", served.url("m.zss")]) == 2
+    err = capsys.readouterr().err
+    assert "HTTP 503" in err and "after 2 attempts" in err and served.url("m.zss") in err

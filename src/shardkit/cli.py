@@ -259,11 +259,11 @@ def build_parser() -> argparse.ArgumentParser:
 def _byte_count(text: str) -> int:
     """A size such as ``65536``, ``64K``, ``32M`` or ``1G``."""
     units = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
-    text = text.strip().upper().removesuffix("B").removesuffix("I")
+    value = text.strip().upper().removesuffix("B").removesuffix("I")
     try:
-        if text and text[-1] in units:
-            return int(float(text[:-1]) * units[text[-1]])
-        return int(text)
+        if value and value[-1] in units:
+            return int(float(value[:-1]) * units[value[-1]])
+        return int(value)
     except ValueError:
         raise argparse.ArgumentTypeError(f"not a size: {text!r} (e.g. 65536, 64K, 32M)") from None
 
