@@ -261,3 +261,13 @@ def test_cli_remote_options_and_counts(served, capsys) -> None:
     assert main(["verify", "--retries", "1", served.url("m.zss")]) == 2
     err = capsys.readouterr().err
     assert "HTTP 503" in err and "after 2 attempts" in err and served.url("m.zss") in err
+
+
+def test_counting_source_passes_batches_on(served) -> None:
+    from shardkit.sources import CountingSource
+
+    counted = CountingSource(remote(served))
+    served.reset()
+    ranges = [(10 * BS, 10 * BS + 5), (11 * BS, 11 * BS + 5), (40 * BS, 40 * BS + 1)]
+    assert read_ranges(counted, ranges) == [DATA[s:e] for s, e in ranges]
+    assert counted.stats.reads == 3 and served.count() == 2  # one batch, two runs

@@ -3,8 +3,9 @@
 A shard is a table: :meth:`AmudaiRows.rows` gives records ``[start, stop)`` as dicts of
 column values, :meth:`AmudaiRows.row` one record. For each top-level column of each stripe
 involved, the block map (a few bytes at the end of the buffer) says which blocks hold the
-positions asked for, and only those blocks are read (one batch: on a remote file, one request
-per run of neighbouring blocks) and decoded. Constant and absent columns cost nothing; struct
+positions asked for, and only those blocks are read and decoded. On a remote file the block
+maps of all the columns are fetched as one batch, then all the blocks as another (one request
+per run of neighbouring blocks). Constant and absent columns cost nothing; struct
 columns recurse into their children, which share their positions. Columns whose positions are
 not the rows' (lists, maps, fixed-size lists), Boolean bit buffers and separate presence
 buffers are read whole and sliced: correct, just not minimal.
@@ -16,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ...errors import LayoutError, LimitExceededError
+from ...errors import LayoutError, LimitExceededError, ShardkitError
 from ...generated import amudai_shard_pb2 as spb
 from ...sources import read_ranges
 from .blocks import decode_binary_values, decode_numeric_values, decode_presence, split_block
@@ -70,6 +71,7 @@ class AmudaiRows:
         for k, stripe in enumerate(self.stripes):
             lo, hi = max(start, pos), min(stop, pos + stripe.record_count)
             if lo < hi:
+                self._prefetch(k, nodes, lo - pos, hi - pos)
                 for node in nodes:
                     values = self._rows_in_stripe(k, node, stripe.record_count, lo - pos,
                                                   hi - pos)
@@ -136,6 +138,60 @@ class AmudaiRows:
                                       field=field) from exc
             return _apply(items, valid)
         return self._column_in_stripe(k, node, count)[lo:hi]
+
+    def _prefetch(self: AmudaiShard, k: int, nodes: list[AmudaiField],  # type: ignore[misc]
+                  lo: int, hi: int) -> None:
+        """On a cached remote source, fetch what :meth:`_window` will read for every column
+        at once: the block maps in one batch, then the chosen blocks in another (each batch
+        one request per run of neighbouring blocks), so a row costs two round trips, not two
+        per column. Anything unexpected is left for the reads themselves to report."""
+        streams: list[tuple[Any, DataRefInfo, DataRefInfo, str]] = []
+        todo = list(nodes)
+        while todo:
+            node = todo.pop()
+            if node.type == "Struct":
+                todo.extend(node.children)
+            try:
+                sfd = self.stripe_field(k, node.schema_id)
+                if sfd is None or sfd.field.HasField("constant_value"):
+                    continue
+                bufs = self._buffers(sfd, "")
+            except ShardkitError:
+                continue
+            buf = bufs.get(spb.DATA)
+            if buf is None or not buf.HasField("block_map"):
+                continue
+            ref, mref = DataRefInfo.of(buf.buffer), DataRefInfo.of(buf.block_map)
+            try:
+                src = self._blobs.locate(ref, "")
+            except ShardkitError:
+                continue
+            if not getattr(src, "block_size", 0) or not ref.start <= mref.start <= mref.end \
+                    <= ref.end:
+                return  # local or uncached sources gain nothing from this
+            streams.append((src, ref, mref, node.path))
+        if not streams:
+            return
+        by_source: dict[int, tuple[Any, list[tuple[int, int]]]] = {}
+        for src, _, mref, _ in streams:
+            by_source.setdefault(id(src), (src, []))[1].append((mref.start, mref.end))
+        maps = {id(src): dict(zip(ranges, read_ranges(src, ranges), strict=True))
+                for src, ranges in by_source.values()}
+        wanted: dict[int, tuple[Any, list[tuple[int, int]]]] = {}
+        for src, ref, mref, path in streams:
+            try:
+                table = self.block_table(maps[id(src)][(mref.start, mref.end)], mref.start,
+                                         path)
+            except ShardkitError:
+                continue
+            pos = 0
+            for logical, ofs, size in table:
+                if pos < hi and pos + logical > lo and ofs + size <= mref.start - ref.start:
+                    wanted.setdefault(id(src), (src, []))[1].append(
+                        (ref.start + ofs, ref.start + ofs + size))
+                pos += logical
+        for src, ranges in wanted.values():
+            read_ranges(src, ranges)
 
     def _window(self: AmudaiShard, buf: spb.EncodedBuffer, field: str,  # type: ignore[misc]
                 lo: int, hi: int, decode: Any) -> tuple[list[Any], np.ndarray | None]:
