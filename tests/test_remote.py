@@ -271,3 +271,18 @@ def test_counting_source_passes_batches_on(served) -> None:
     ranges = [(10 * BS, 10 * BS + 5), (11 * BS, 11 * BS + 5), (40 * BS, 40 * BS + 1)]
     assert read_ranges(counted, ranges) == [DATA[s:e] for s, e in ranges]
     assert counted.stats.reads == 3 and served.count() == 2  # one batch, two runs
+
+
+def test_dataset_urls_cost_no_wasted_request(range_server) -> None:
+    data = Path(__file__).parent / "data" / "neuroglancer"
+    srv = range_server(data)
+    with shardkit.open(srv.url("cv_identity_raw/")) as ds:  # a folder: straight to its info
+        assert ds.spec is not None
+    assert srv.requests[0].path == "/cv_identity_raw/info"
+    assert all(r.path.endswith(("/info", ".shard")) for r in srv.requests)
+    srv.reset()
+    with shardkit.open(srv.url("cv_identity_raw")) as ds:  # a name: its bytes decide first
+        assert ds.spec is not None
+    paths = [r.path for r in srv.requests]
+    first_info = paths.index("/cv_identity_raw/info")
+    assert set(paths[:first_info]) <= {"/cv_identity_raw", "/cv_identity_raw/"}  # the listing
