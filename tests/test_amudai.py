@@ -331,7 +331,7 @@ def test_block_framing_fast_path_equals_kaitai(monkeypatch) -> None:
     from kaitaistruct import KaitaiStream
     from shardkit.generated.amudai_shard import AmudaiShard as Ks
 
-    import shardkit.formats.amudai.reader as amudai_mod
+    import shardkit.formats.amudai.columns as amudai_mod
     from shardkit.formats.amudai.blocks import ENCODING_NAMES
 
     assert set(ENCODING_NAMES) == {e.value for e in Ks.BlockEncoding}

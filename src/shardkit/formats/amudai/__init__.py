@@ -1,7 +1,8 @@
 """Microsoft Amudai shards: directory, schema, stripes, descriptors, indexes and column values.
 
 Modules: :mod:`.model` (value types), :mod:`.refs` (DataRef targets), :mod:`.blocks` (block
-decoding), :mod:`.reader` (:class:`AmudaiShard`), :mod:`.verify`.
+decoding), :mod:`.columns` (buffers and whole columns), :mod:`.rows` (records by position),
+:mod:`.wire` (protobuf limits), :mod:`.reader` (:class:`AmudaiShard`), :mod:`.verify`.
 
 Layout: ``schemas/amudai_shard.ksy`` (generated class ``AmudaiShard``: the frame, the directory
 record, block maps and value dictionaries); metadata payloads are decoded with the code generated
