@@ -171,6 +171,15 @@ class RemoteSource:
 
     def read_range(self, start: int, end: int) -> bytes:
         """Bytes ``[start, end)``; :class:`TruncatedError` past the end."""
+        bs = self.block_size
+        b = start // bs
+        if 0 <= start < end <= (self._size or 0) and (end - 1) // bs == b:
+            with self._lock:  # fast path: inside one cached block
+                data = self._blocks.get(b)
+                if data is not None:
+                    self._blocks.move_to_end(b)
+                    self.stats.cache_hits += 1
+                    return data[start - b * bs:end - b * bs]
         return self.read_ranges([(start, end)])[0]
 
     def read_ranges(self, ranges: Sequence[tuple[int, int]]) -> list[bytes]:
