@@ -12,7 +12,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from shardkit.formats._amudai_blocks import decode_numeric_values
+from shardkit.formats.amudai.blocks import decode_numeric_values
 
 Enc = Callable[[np.ndarray], bytes]
 ORDER = [0, 4, 2, 6, 1, 5, 3, 7]

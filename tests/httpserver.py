@@ -8,12 +8,19 @@ starts a new count). Use it through the ``range_server`` fixture of ``conftest.p
         srv = range_server(folder)          # serves ``folder``
         reader = shardkit.open(srv.url("a.shard"))
         assert srv.count() <= 3
+
+Faults for error-path tests: ``srv.add_fault(Fault(status=503, count=2))`` answers the next two
+GETs with 503, ``Fault(ignore_range=True)`` sends the whole file with 200 whatever the
+``Range``, ``Fault(drop=True)`` closes the connection without answering; ``path`` limits a fault
+to one file. A file that changes size while it is read is simply rewritten on disk by the test.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
+import socket
 import threading
 from dataclasses import dataclass
 from http import HTTPStatus
@@ -21,7 +28,7 @@ from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
-__all__ = ["RangeServer", "Request"]
+__all__ = ["Fault", "RangeServer", "Request"]
 
 _RANGE = re.compile(r"^bytes=(\d+)-(\d*)$")
 
@@ -37,6 +44,27 @@ class Request:
     body_bytes: int
 
 
+@dataclass
+class Fault:
+    """A misbehaviour for matching requests.
+
+    Attributes:
+        status: Answer with this status (and an empty body) instead.
+        ignore_range: Answer 200 with the whole file, ignoring ``Range``.
+        drop: Close the connection without answering.
+        count: How many matching requests it applies to (None: all of them).
+        path: Only requests for this URL path (``/a.shard``); None: any.
+        method: Only requests with this method.
+    """
+
+    status: int | None = None
+    ignore_range: bool = False
+    drop: bool = False
+    count: int | None = None
+    path: str | None = None
+    method: str = "GET"
+
+
 class _Handler(SimpleHTTPRequestHandler):
     server: _Server
 
@@ -48,7 +76,39 @@ class _Handler(SimpleHTTPRequestHandler):
             self.server.log.append(Request(self.command, self.path, self.headers.get("Range"),
                                            status, body))
 
+    def _fault(self) -> Fault | None:
+        """The first active fault matching this request (its count is used up)."""
+        with self.server.lock:
+            for fault in self.server.faults:
+                if fault.method != self.command or fault.path not in (None, self.path):
+                    continue
+                if fault.count is not None:
+                    if fault.count <= 0:
+                        continue
+                    fault.count -= 1
+                return fault
+        return None
+
+    def _apply_fault(self, fault: Fault) -> bool:
+        """Act out ``fault``; True when the request is answered (or dropped) by it."""
+        if fault.drop:
+            self._log(0, 0)
+            self.close_connection = True
+            with contextlib.suppress(OSError):
+                self.connection.shutdown(socket.SHUT_RDWR)
+            return True
+        if fault.status is not None:
+            self._log(fault.status, 0)
+            self.send_response(fault.status)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+            return True
+        return False
+
     def do_HEAD(self) -> None:
+        fault = self._fault()
+        if fault is not None and self._apply_fault(fault):
+            return
         path = self.translate_path(self.path)
         if not os.path.isfile(path):
             self._log(404, 0)
@@ -62,7 +122,10 @@ class _Handler(SimpleHTTPRequestHandler):
         self.end_headers()
 
     def do_GET(self) -> None:
-        header = self.headers.get("Range")
+        fault = self._fault()
+        if fault is not None and self._apply_fault(fault):
+            return
+        header = None if fault is not None and fault.ignore_range else self.headers.get("Range")
         path = self.translate_path(self.path)
         if not os.path.isfile(path):
             if os.path.isdir(path):  # directory listing (fsspec's ls over HTTP parses it)
@@ -105,6 +168,7 @@ class _Server(ThreadingHTTPServer):
     daemon_threads = True
     log: list[Request]
     lock: threading.Lock
+    faults: list[Fault]
 
 
 class RangeServer:
@@ -119,6 +183,7 @@ class RangeServer:
         self._httpd = _Server(("127.0.0.1", 0), handler)
         self._httpd.log = []
         self._httpd.lock = threading.Lock()
+        self._httpd.faults = []
         self._thread = threading.Thread(target=self._httpd.serve_forever,
                                         kwargs={"poll_interval": 0.05}, daemon=True)
         self._thread.start()
@@ -145,6 +210,17 @@ class RangeServer:
     def bytes_sent(self) -> int:
         """Body bytes sent since the last :meth:`reset`."""
         return sum(r.body_bytes for r in self.requests)
+
+    def add_fault(self, fault: Fault) -> Fault:
+        """Misbehave on matching requests from now on (see :class:`Fault`)."""
+        with self._httpd.lock:
+            self._httpd.faults.append(fault)
+        return fault
+
+    def clear_faults(self) -> None:
+        """Behave again."""
+        with self._httpd.lock:
+            self._httpd.faults.clear()
 
     def reset(self) -> None:
         with self._httpd.lock:

@@ -331,8 +331,8 @@ def test_block_framing_fast_path_equals_kaitai(monkeypatch) -> None:
     from kaitaistruct import KaitaiStream
     from shardkit.generated.amudai_shard import AmudaiShard as Ks
 
-    import shardkit.formats.amudai as amudai_mod
-    from shardkit.formats._amudai_blocks import ENCODING_NAMES
+    import shardkit.formats.amudai.columns as amudai_mod
+    from shardkit.formats.amudai.blocks import ENCODING_NAMES
 
     assert set(ENCODING_NAMES) == {e.value for e in Ks.BlockEncoding}
     seen = []
@@ -360,8 +360,8 @@ def test_block_framing_fast_path_equals_kaitai(monkeypatch) -> None:
 
 
 def test_untrusted_counts_are_capped_before_allocating() -> None:
-    from shardkit.formats._amudai_blocks import MAX_BLOCK_VALUES, decode_presence
     from shardkit.formats.amudai import MAX_POSITIONS
+    from shardkit.formats.amudai.blocks import MAX_BLOCK_VALUES, decode_presence
 
     with pytest.raises(shardkit.LimitExceededError):
         decode_presence(memoryview(b"\x01"), MAX_BLOCK_VALUES + 1, base=0, field="/p")

@@ -32,7 +32,7 @@ from hypothesis import strategies as st
 import shardkit
 import shardkit.writers.amudai as amudai_writer
 from shardkit.errors import LayoutError, ShardkitError, TruncatedError, UnsupportedVersionError
-from shardkit.formats._amudai_blocks import (
+from shardkit.formats.amudai.blocks import (
     _ALP_TABLES,
     decode_binary_values,
 )

@@ -37,7 +37,7 @@ from shardkit.errors import (
     TruncatedError,
     UnsupportedVersionError,
 )
-from shardkit.formats._amudai_blocks import decode_binary_values
+from shardkit.formats.amudai.blocks import decode_binary_values
 from shardkit.writers.amudai import build_amudai, field
 
 INTS = ["<i1", "<i2", "<i4", "<i8", "<u1", "<u2", "<u4", "<u8"]

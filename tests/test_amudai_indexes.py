@@ -22,8 +22,8 @@ from shardkit.errors import (
     ShardkitError,
     TruncatedError,
 )
-from shardkit.formats._amudai_blocks import roaring_positions
 from shardkit.formats.amudai import AmudaiIndex, AmudaiShard, HopLimitError
+from shardkit.formats.amudai.blocks import roaring_positions
 from shardkit.hashing.amudai import checksum
 from shardkit.writers.amudai import (
     FRAME,

@@ -17,7 +17,7 @@ from shardkit.sources import BytesSource, CountingSource, FileSource, SourceStre
 DATA = bytes(range(256)) * 4
 
 
-@pytest.fixture(params=["bytes", "file", "fsspec"])
+@pytest.fixture(params=["bytes", "file", "fsspec", "remote"])
 def source(request, tmp_path):
     path = tmp_path / "blob.bin"
     path.write_bytes(DATA)
@@ -25,8 +25,12 @@ def source(request, tmp_path):
         src = BytesSource(DATA)
     elif request.param == "file":
         src = FileSource(path)
-    else:
+    elif request.param == "fsspec":
         src = shardkit.FsspecSource(path.as_uri())
+    else:
+        from shardkit.remote import RemoteSource
+
+        src = RemoteSource(path.as_uri(), block_size=100, cache=300)
     yield src
     src.close()
 

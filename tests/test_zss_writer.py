@@ -92,8 +92,19 @@ def test_failed_write_leaves_incomplete_file(tmp_path):
 
     with pytest.raises(RuntimeError):
         write_zss(path, records())
+    assert list(tmp_path.iterdir()) == []  # no file under the name, no temporary left
+    write_zss(path, [b"old"])
+    with pytest.raises(RuntimeError):
+        write_zss(path, records())
+    assert [p.name for p in tmp_path.iterdir()] == ["broken.zss"]
+    with shardkit.open(path) as z:  # the previous file, untouched
+        assert list(z) == [b"old"]
+    # written through an open file, an unfinished file keeps the "SSZ" magic, as the
+    # reference writer leaves it
+    with open(tmp_path / "raw.zss", "wb") as fh, pytest.raises(RuntimeError):
+        write_zss(fh, records())
     with pytest.raises(shardkit.FormatError, match="incomplete"):
-        shardkit.open(path)
+        shardkit.open(tmp_path / "raw.zss")
 
 
 def test_empty_file_and_big_records():
@@ -120,7 +131,7 @@ def test_tree_shape_follows_format_section_7():
     assert z.root == [i.voffset for i, _ in z.iter_blocks()][-1]
     assert "".join(map(str, levels)).startswith("0001000100012")
     assert z.verify() == []
-    per_level = z.summary()["blocks_per_level"]
+    per_level = z.summary(counts=True)["blocks_per_level"]
     n = per_level["0"]
     for level in range(1, len(per_level)):
         n = -(-n // 3)

@@ -91,7 +91,9 @@ __all__ = [
 
 
 def open(target: Any, format: str | None = None,  # noqa: A001
-         storage_options: dict[str, Any] | None = None, **options: Any) -> Any:
+         storage_options: dict[str, Any] | None = None, *, cache: int | None = None,
+         block_size: int | None = None, concurrency: int | None = None,
+         retries: int | None = None, **options: Any) -> Any:
     """Open a shard: a local path, an fsspec URL, bytes, or a ByteSource.
 
     The format is detected from the file's magic bytes unless ``format`` names it; a folder or
@@ -99,10 +101,20 @@ def open(target: Any, format: str | None = None,  # noqa: A001
     manager; opening reads only what the format needs to start (for SWH shards, the 88-byte
     header). ``storage_options`` go to fsspec; other keyword ``options`` go to the reader.
 
+    URLs are read by :class:`~shardkit.remote.RemoteSource`; these set how (``None``: the
+    default): ``cache`` (bytes of blocks kept, 32 MiB; 0 for none), ``block_size`` (alignment
+    and smallest request, 64 KiB), ``concurrency`` (requests in flight, 8) and ``retries``
+    (further attempts after a transient network failure, 3).
+
     Raises:
         UnknownFormatError: Nothing matched (the message lists what was tried).
         ShardkitError: The file is unreadable, truncated or corrupt.
+        RemoteError: A URL could not be read (a ShardkitError naming the URL).
     """
     from .formats import open_reader
 
-    return open_reader(target, format, storage_options, **options)
+    io_options = {k: v for k, v in (("cache", cache), ("block_size", block_size),
+                                    ("concurrency", concurrency), ("retries", retries))
+                  if v is not None}
+    return open_reader(target, format, storage_options, io_options=io_options or None,
+                       **options)

@@ -70,7 +70,7 @@ def _flatten(prefix: str, value: Any, out: list[str]) -> None:
 
 def cmd_info(args: argparse.Namespace, reader: Any) -> int:
     """``shardkit info``: the reader's summary, flattened (or as JSON)."""
-    summary = reader.summary()
+    summary = _call_with(reader.summary, "info", reader, counts=args.counts)
     lines: list[str] = []
     _flatten("", summary, lines)
     _print(args, "\n".join(lines), summary)
@@ -213,6 +213,7 @@ def build_parser() -> argparse.ArgumentParser:
     common.add_argument("--spec", metavar="JSON",
                         help="Neuroglancer: sharding spec (JSON text or a file) for a bare "
                              ".shard file")
+    _add_remote_options(common)
     parser = argparse.ArgumentParser(
         prog="shardkit",
         description="Read, verify and inspect binary shard files: Software Heritage read "
@@ -226,6 +227,10 @@ def build_parser() -> argparse.ArgumentParser:
     for name, (_, help_text) in COMMANDS.items():
         p = sub.add_parser(name, parents=[common], help=help_text, description=help_text)
         p.add_argument("file", metavar="FILE", help="shard file, dataset folder or URL")
+        if name == "info":
+            p.add_argument("--counts", action="store_true",
+                           help="also counts that need a full read of the file (ZSS records "
+                                "and blocks)")
         if name == "ls":
             p.add_argument("--hex", action="store_true", help="print keys as hex (ZSS)")
             for opt, what in (("prefix", "records starting with P"),
@@ -251,6 +256,36 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_parser("formats", parents=[common], help="list the formats shardkit knows")
     add_schema_parser(sub)  # shardkit schema: the .ksy files for the Kaitai Web IDE
     return parser
+
+
+def _byte_count(text: str) -> int:
+    """A size such as ``65536``, ``64K``, ``32M`` or ``1G``."""
+    units = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
+    value = text.strip().upper().removesuffix("B").removesuffix("I")
+    try:
+        if value and value[-1] in units:
+            return int(float(value[:-1]) * units[value[-1]])
+        return int(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a size: {text!r} (e.g. 65536, 64K, 32M)") from None
+
+
+def _add_remote_options(parser: argparse.ArgumentParser) -> None:
+    """Options for URLs (see shardkit.remote.RemoteSource); unset means the default."""
+    group = parser.add_argument_group("remote files (URLs)")
+    group.add_argument("--cache", metavar="BYTES", type=_byte_count,
+                       help="bytes of remote blocks kept in memory (default 32M; 0: none)")
+    group.add_argument("--block-size", metavar="BYTES", type=_byte_count,
+                       help="alignment and smallest remote request (default 64K)")
+    group.add_argument("--concurrency", metavar="N", type=int,
+                       help="remote requests in flight at once (default 8)")
+    group.add_argument("--retries", metavar="N", type=int,
+                       help="retries after a transient network failure (default 3)")
+
+
+def _io_options(args: argparse.Namespace) -> dict[str, Any] | None:
+    given = {k: getattr(args, k, None) for k in ("cache", "block_size", "concurrency", "retries")}
+    return {k: v for k, v in given.items() if v is not None} or None
 
 
 def _load_spec(text: str) -> Any:
@@ -282,7 +317,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         options: dict[str, Any] = {}
         if args.spec is not None:
             options["spec"] = _load_spec(args.spec)
-        with open_reader(args.file, args.format, **options) as reader:
+        with open_reader(args.file, args.format, io_options=_io_options(args),
+                         **options) as reader:
             return handler(args, reader)
     except BrokenPipeError:
         devnull = os.open(os.devnull, os.O_WRONLY)

@@ -2,10 +2,34 @@
 
 Every reader takes a :class:`ByteSource`, a sized object with one primitive,
 ``read_range(start, end)`` (end exclusive). Local files are memory-mapped, in-memory buffers are
-used as they are, and any fsspec URL (``s3://``, ``gs://``, ``http://``, ``file://``...) is read
-with ranged requests. :class:`CountingSource` wraps any of them to count (and optionally cache)
-reads, which makes "opening reads only the header" testable. :func:`as_stream` adapts a source
-to the seekable, sized file-like object the generated Kaitai classes expect.
+used as they are, and any fsspec URL (``s3://``, ``gs://``, ``http://``, ``file://``...) is a
+:class:`~shardkit.remote.RemoteSource`: ranged requests, coalesced, concurrent, cached and
+retried (see :mod:`shardkit.remote`). :class:`CountingSource` wraps any of them to count (and
+optionally cache) reads, which makes "opening reads only the header" testable.
+:func:`as_stream` adapts a source to the seekable, sized file-like object the generated Kaitai
+classes expect.
+
+Reading many ranges at once
+---------------------------
+A reader that knows several ranges it needs (a footer and a table, the entries of a batch of
+keys, the blocks of some rows) should ask for them in one call::
+
+    from shardkit.sources import read_ranges
+
+    header, table = read_ranges(source, [(0, 88), (ofs, ofs + length)])
+
+:func:`read_ranges` returns the bytes of each ``(start, end)`` in order. On a remote source the
+ranges are one batch: the blocks they touch that are not cached are joined into runs of
+neighbours and fetched concurrently, one request per run. On a memory map or in-memory bytes
+it is the same as calling ``read_range`` for each. Any source may implement
+``read_ranges(ranges)`` itself; :func:`read_ranges` uses it when present and falls back to a
+loop over ``read_range`` otherwise, so readers can adopt it without caring what they read.
+Plain ``read_range`` calls work unchanged on every source: on a remote one each call costs at
+most one request (none when its blocks are cached), and a reader that moves forward through
+the file (a verify pass) is served with growing read-ahead.
+
+What a remote read costs is visible in ``source.stats`` (:class:`~shardkit.remote.RemoteStats`:
+requests, bytes, cache hits, the ranges fetched).
 """
 
 from __future__ import annotations
@@ -15,6 +39,7 @@ import io
 import mmap
 import os
 from collections import OrderedDict
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
@@ -33,6 +58,7 @@ __all__ = [
     "SourceStream",
     "as_stream",
     "open_source",
+    "read_ranges",
 ]
 
 
@@ -86,6 +112,10 @@ class BytesSource:
         _check_range(self, start, end)
         return bytes(self._data[start:end])
 
+    def read_ranges(self, ranges: Sequence[tuple[int, int]]) -> list[bytes]:
+        """Bytes of every ``(start, end)`` in ``ranges``."""
+        return [self.read_range(s, e) for s, e in ranges]
+
     def view(self, start: int, end: int) -> memoryview:
         """Zero-copy view of ``[start, end)``."""
         _check_range(self, start, end)
@@ -123,6 +153,10 @@ class FileSource:
         _check_range(self, start, end)
         return b""  # pragma: no cover - _check_range raised
 
+    def read_ranges(self, ranges: Sequence[tuple[int, int]]) -> list[bytes]:
+        """Bytes of every ``(start, end)`` in ``ranges``."""
+        return [self.read_range(s, e) for s, e in ranges]
+
     def view(self, start: int, end: int) -> memoryview:
         """Zero-copy view of ``[start, end)`` of the mapping."""
         _check_range(self, start, end)
@@ -138,7 +172,12 @@ class FileSource:
 
 
 class FsspecSource:
-    """Any fsspec URL, read with ranged requests (``cat_file(path, start, end)``)."""
+    """Any fsspec URL, one ``cat_file(path, start, end)`` request per read, nothing cached.
+
+    :func:`open_source` gives URLs a :class:`~shardkit.remote.RemoteSource` instead (coalesced,
+    concurrent, cached, retried reads); this class stays for callers that want each read to be
+    exactly one request.
+    """
 
     def __init__(self, url: str, **storage_options: Any) -> None:
         import fsspec  # imported lazily: local files do not need it
@@ -229,8 +268,33 @@ class CountingSource:
             out += data[max(start - lo, 0) : min(end - lo, len(data))]
         return bytes(out)
 
+    def read_ranges(self, ranges: Sequence[tuple[int, int]]) -> list[bytes]:
+        """Bytes of every range; without a cache of its own, passed to the inner source as
+        one batch (counted as one read per range)."""
+        if self.block_size:
+            return [self.read_range(s, e) for s, e in ranges]
+        for start, end in ranges:
+            _check_range(self, start, end)
+        self.stats.reads += len(ranges)
+        self.stats.bytes_read += sum(e - s for s, e in ranges)
+        assert self.stats.ranges is not None
+        self.stats.ranges.extend(ranges)
+        return read_ranges(self.inner, ranges)
+
     def close(self) -> None:
         self.inner.close()
+
+
+def read_ranges(source: ByteSource, ranges: Sequence[tuple[int, int]]) -> list[bytes]:
+    """The bytes of every ``(start, end)`` of ``ranges``, in order, read as one batch.
+
+    Uses ``source.read_ranges`` when the source has it (remote sources: one request per run
+    of neighbouring uncached blocks, runs fetched concurrently), else ``read_range`` per range.
+    """
+    batch = getattr(source, "read_ranges", None)
+    if batch is not None:
+        return list(batch(ranges))
+    return [source.read_range(start, end) for start, end in ranges]
 
 
 class SourceStream(io.RawIOBase):
@@ -289,8 +353,17 @@ def as_stream(source: ByteSource, buffer_size: int = 0) -> KaitaiStream:
     return KaitaiStream(raw)
 
 
-def open_source(target: Any, **storage_options: Any) -> ByteSource:
-    """Turn a path, URL, bytes-like object or existing source into a :class:`ByteSource`."""
+def open_source(target: Any, *, io_options: dict[str, Any] | None = None,
+                **storage_options: Any) -> ByteSource:
+    """Turn a path, URL, bytes-like object or existing source into a :class:`ByteSource`.
+
+    Args:
+        target: A local path (memory-mapped), an fsspec URL (a
+            :class:`~shardkit.remote.RemoteSource`), bytes, or a source (returned as is).
+        io_options: For URLs: ``block_size``, ``cache``, ``concurrency``, ``retries``,
+            ``backoff`` of the :class:`~shardkit.remote.RemoteSource`.
+        storage_options: Passed to fsspec for URLs.
+    """
     if isinstance(target, (bytes, bytearray, memoryview)):
         return BytesSource(target)
     if isinstance(target, (FileSource, BytesSource, FsspecSource, CountingSource)):
@@ -300,6 +373,8 @@ def open_source(target: Any, **storage_options: Any) -> ByteSource:
     if isinstance(target, (str, os.PathLike)):
         text = os.fspath(target)
         if "://" in text:
-            return FsspecSource(text, **storage_options)
+            from .remote import RemoteSource
+
+            return RemoteSource(text, storage_options=storage_options, **(io_options or {}))
         return FileSource(text)
     raise TypeError(f"cannot read shard bytes from {type(target).__name__}")

@@ -77,11 +77,11 @@ FORMATS: dict[str, FormatInfo] = {
         FormatInfo("zss", "ZSS compressed sorted set",
                    lambda head, src: head[:8] in (_ZSS_MAGIC, _ZSS_INCOMPLETE_MAGIC),
                    'starts with "ZSS\\x1c\\x8el\\0\\x01" (or "SSZ..." while incomplete)',
-                   "shardkit.formats.zss:ZssFile"),
+                   "shardkit.formats.zss.reader:ZssFile"),
         FormatInfo("amudai", "Microsoft Amudai shard",
                    _sniff_amudai,
                    'starts with the 8-byte "amud" header (and ends with the same footer)',
-                   "shardkit.formats.amudai:AmudaiShard"),
+                   "shardkit.formats.amudai.reader:AmudaiShard"),
         FormatInfo("neuroglancer", "Neuroglancer precomputed neuroglancer_uint64_sharded_v1",
                    lambda head, src: False,
                    "a dataset folder or URL holding an `info` file with sharding parameters "
@@ -111,48 +111,86 @@ def detect(source: ByteSource) -> FormatInfo:
     )
 
 
-def _is_dataset(target: Any, **storage_options: Any) -> bool:
-    """True for a folder (local or fsspec URL) that holds an ``info`` file."""
-    if not isinstance(target, (str, os.PathLike)):
-        return False
-    text = os.fspath(target)
-    if "://" not in text:
-        return os.path.isdir(text) and os.path.isfile(os.path.join(text, "info"))
+#: Names that are files, never dataset folders: no ``<url>/info`` is asked for them.
+_FILE_SUFFIXES = (".shard", ".zss", ".mdb", ".amudai", ".stripe", ".bin", ".gz", ".zst")
+
+
+def _url_kind(url: str) -> str:
+    """``"dataset"`` (ends with ``/``), ``"file"`` (a shard file's name) or ``"unknown"``."""
+    path = url.split("?", 1)[0].split("#", 1)[0]
+    if path.endswith("/"):
+        return "dataset"
+    if path.rsplit("/", 1)[-1].lower().endswith(_FILE_SUFFIXES):
+        return "file"
+    return "unknown"
+
+
+def _has_info(url: str, storage_options: dict[str, Any]) -> bool:
+    """True when ``<url>/info`` exists (one request; asked only when nothing else decided)."""
     try:
         import fsspec
 
-        fs, path = fsspec.core.url_to_fs(text, **storage_options)
-        if path.rstrip("/").endswith(".shard"):
-            return False
-        # HTTP filesystems call every URL a file, so ask for the info file itself
+        fs, path = fsspec.core.url_to_fs(url, **storage_options)
         return bool(fs.isfile(path.rstrip("/") + "/info"))
     except (OSError, ValueError, ImportError):
         return False
 
 
+def _is_dataset(target: Any, **storage_options: Any) -> bool:
+    """True for a local folder that holds an ``info`` file, or a URL ending with ``/``."""
+    if not isinstance(target, (str, os.PathLike)):
+        return False
+    text = os.fspath(target)
+    if "://" not in text:
+        return os.path.isdir(text) and os.path.isfile(os.path.join(text, "info"))
+    return _url_kind(text) == "dataset"
+
+
+def _open_dataset(target: Any, storage_options: dict[str, Any], **options: Any) -> Any:
+    ng = FORMATS["neuroglancer"]
+    if not ng.readable:
+        if "://" not in os.fspath(target):
+            _check_info(os.path.join(os.fspath(target), "info"))
+        raise UnsupportedVersionError(f"{target}: recognised as a {ng.name} dataset, but "
+                                      "this version of shardkit cannot read it yet")
+    module = importlib.import_module(ng.reader.partition(":")[0])
+    return module.open_dataset(target, storage_options=storage_options, **options)
+
+
 def open_reader(target: Any, format: str | None = None,
-                storage_options: dict[str, Any] | None = None, **options: Any) -> Any:
+                storage_options: dict[str, Any] | None = None,
+                io_options: dict[str, Any] | None = None, **options: Any) -> Any:
     """Open ``target`` (path, URL, bytes or ByteSource) with the right reader.
+
+    A URL is taken for a Neuroglancer dataset folder when it ends with ``/``; a URL named like
+    a shard file (``.shard``, ``.zss``, ``.mdb``...) is a file; any other URL is opened as a
+    file first (its first block read tells the size and the magic) and only when no format
+    matches is ``<url>/info`` looked for. So a file costs no wasted request.
 
     Args:
         target: What to open: a shard file, or a Neuroglancer dataset folder or URL.
         format: Force a format id instead of detecting it.
         storage_options: Passed to fsspec for URLs.
+        io_options: Remote reads (``block_size``, ``cache``, ``concurrency``, ``retries``):
+            see :class:`~shardkit.remote.RemoteSource`.
         options: Passed to the format's reader (e.g. ``spec=`` for a bare Neuroglancer shard).
     """
     storage_options = storage_options or {}
     if format is not None and format not in FORMATS:
         raise ShardkitError(f"unknown format {format!r}; known: {', '.join(FORMATS)}")
-    ng = FORMATS["neuroglancer"]
-    if format in (None, "neuroglancer") and _is_dataset(target, **storage_options):
-        if not ng.readable:
-            if "://" not in os.fspath(target):
-                _check_info(os.path.join(os.fspath(target), "info"))
-            raise UnsupportedVersionError(f"{target}: recognised as a {ng.name} dataset, but "
-                                          "this version of shardkit cannot read it yet")
-        module = importlib.import_module(ng.reader.partition(":")[0])
-        return module.open_dataset(target, storage_options=storage_options, **options)
-    source = open_source(target, **storage_options)
+    is_url = isinstance(target, (str, os.PathLike)) and "://" in os.fspath(target)
+    kind = _url_kind(os.fspath(target)) if is_url else "file"
+    if format in (None, "neuroglancer") and "spec" not in options and (
+            _is_dataset(target, **storage_options)
+            or (is_url and format == "neuroglancer" and kind != "file")):
+        return _open_dataset(target, storage_options, **options)
+    maybe_dataset = is_url and kind == "unknown" and format is None and "spec" not in options
+    try:
+        source = open_source(target, io_options=io_options, **storage_options)
+    except ShardkitError:
+        if maybe_dataset and _has_info(os.fspath(target), storage_options):
+            return _open_dataset(target, storage_options, **options)
+        raise
     try:
         fmt = format
         if fmt is None and "spec" in options:
@@ -161,7 +199,13 @@ def open_reader(target: Any, format: str | None = None,
             raise ShardkitError(f"{source.name}: a bare Neuroglancer .shard file needs its "
                                 "sharding spec (spec=... / --spec INFO_OR_JSON), or open the "
                                 "dataset folder that holds the info file")
-        info = FORMATS[fmt] if fmt else detect(source)
+        try:
+            info = FORMATS[fmt] if fmt else detect(source)
+        except UnknownFormatError:
+            if maybe_dataset and _has_info(os.fspath(target), storage_options):
+                source.close()
+                return _open_dataset(target, storage_options, **options)
+            raise
         if not info.readable:
             raise UnsupportedVersionError(f"{source.name}: recognised as a {info.name}, but "
                                           "this version of shardkit cannot read it yet")

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Self
 
 from ..errors import EntryNotFoundError
 from ..sources import ByteSource
@@ -69,7 +69,7 @@ class Reader:
         except EntryNotFoundError:
             return default
 
-    def __enter__(self) -> Reader:
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(self, *exc: object) -> None:

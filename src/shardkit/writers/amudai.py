@@ -42,6 +42,7 @@ from ..errors import UnsupportedVersionError
 from ..generated import amudai_common_pb2 as cpb
 from ..generated import amudai_shard_pb2 as spb
 from ..hashing.amudai import checksum, lookup_bucket_count, name_hash
+from ._atomic import write_bytes_atomic
 
 __all__ = [
     "BASIC_TYPES",
@@ -1156,15 +1157,16 @@ def write_amudai(path: str | Path, schema: Sequence[FieldSpec],
                  stripes: Sequence[Mapping[str, Sequence[Any]]], **options: Any) -> list[Path]:
     """Write a shard at ``path`` (stripe files beside it when ``two_level=True``).
 
+    Every file is written under a temporary name and renamed when complete, the root last:
+    ``path`` never holds a partial shard (see :mod:`shardkit.writers._atomic`).
+
     Returns:
         The paths written, the root first.
     """
     path = Path(path)
     options.setdefault("two_level", False)
     files = build_amudai_files(schema, stripes, root_name=path.name, **options)
-    out = []
-    for name, data in files.items():
-        target = path.parent / name
-        target.write_bytes(data)
-        out.append(target)
+    out = [path.parent / name for name in files]  # the root first; written last
+    for target in [*out[1:], out[0]]:
+        write_bytes_atomic(target, files[target.name])
     return out

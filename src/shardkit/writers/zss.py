@@ -32,11 +32,11 @@ import os
 import struct
 import zlib
 from collections.abc import Callable, Iterable
-from pathlib import Path
 from typing import IO, Any
 from uuid import UUID
 
 from ..hashing.crc32c import crc32c, crc32c_le
+from ._atomic import atomic_file
 
 __all__ = [
     "CODECS",
@@ -280,7 +280,8 @@ def write_zss(target: str | os.PathLike[str] | IO[bytes], records: Iterable[byte
     """Write ``records`` (sorted) as a ZSS file to a path or a seekable binary file.
 
     Args:
-        target: Path, or binary file opened for writing (seekable).
+        target: Path (written under a temporary name and renamed when complete, so the path
+            never holds a partial file), or binary file opened for writing (seekable).
         records: The records, in non-decreasing order.
         options: :class:`ZssWriter` keyword arguments (``codec``, ``metadata``, ``uuid``,
             ``approx_block_size``, ``branching_factor``, ``compress_level``,
@@ -290,7 +291,7 @@ def write_zss(target: str | os.PathLike[str] | IO[bytes], records: Iterable[byte
         The number of records written.
     """
     if isinstance(target, (str, os.PathLike)):
-        with Path(target).open("wb") as fh:
+        with atomic_file(target) as fh:  # temporary name, renamed once complete
             return write_zss(fh, records, **options)
     with ZssWriter(target, **options) as writer:
         writer.add_many(records)

@@ -1,26 +1,4 @@
-"""ZSS v1 compressed sorted sets (njsmith/zss, 2013): iteration, search through the index, fsck.
-
-Layout: ``schemas/zss.ksy`` (generated class :class:`Zss`; the unsigned LEB128 type is
-``schemas/common/uleb128.ksy``); the full description is FORMAT.md of the corpus. This module
-adds the meaning: codec dispatch (``zlib``, ``bz2``/``bzip2``, ``none+crc32c``) with a size cap,
-CRC-32C checks, the index tree (an entry's key is the first record of its child's subtree),
-search with exact multiset semantics, and :meth:`ZssFile.verify`.
-
-Hot paths do not go through Kaitai objects: block framing is read with a small uleb128 decoder,
-data-block bodies with :func:`decode_records` and index-block bodies with :func:`decode_index`,
-tight loops over the decoded bytes (the tests check both against the generated
-``Zss.DataBlockBody`` / ``Zss.IndexBlockBody``; a body they refuse is parsed again with the
-generated class, which names the failing field).
-
-Lookups (search, range iteration, membership) do not decode a whole data block into a list: a
-block is kept as its body bytes, and the record wanted is found by walking the length fields
-from the start of the body only as far as needed (for a prefix, ``bytes.find`` proposes where a
-matching record may start and the walk checks it). A cached block that is used again gets an
-array of its record positions, so later lookups in it are a bisection.
-
-Positions: a block is named by its *voffset* (from the first byte after the header CRC); errors
-and problems carry the absolute byte offset (``data_offset + voffset``) as well.
-"""
+"""The ZSS reader: header, block cache, iteration, search, summary and layout."""
 
 from __future__ import annotations
 
@@ -28,485 +6,96 @@ import bz2
 import codecs as _codecs
 import itertools
 import json
+import threading
 import zlib
-from array import array
 from bisect import bisect_left
 from collections import OrderedDict
-from collections.abc import Callable, Generator, Iterator
+from collections.abc import Generator, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass
 from typing import Any
 
-from .._kaitai import kaitai_errors, parse
-from ..errors import (
+from ..._kaitai import kaitai_errors, parse
+from ...errors import (
     ChecksumError,
-    CorruptShardError,
     EntryNotFoundError,
-    FormatError,
-    InvalidKeyError,
     LayoutError,
     LimitExceededError,
-    Problem,
     ShardkitError,
     TruncatedError,
     UnsupportedVersionError,
 )
-from ..generated.zss import Zss
-from ..hashing.crc32c import IMPLEMENTATION as CRC32C_IMPLEMENTATION
-from ..hashing.crc32c import crc32c
-from ..sources import ByteSource, as_stream
-from .base import Reader, Section
+from ...generated.zss import Zss
+from ...hashing.crc32c import crc32c
+from ...sources import ByteSource, as_stream
+from ..base import Reader, Section
+from .blocks import _DataBlock, _uleb_slow, decode_index, decode_records
+from .model import (
+    _FRAME_PEEK,
+    CODECS,
+    DEFAULT_MAX_BLOCK_SIZE,
+    HEADER_FIXED,
+    INCOMPLETE_MAGIC,
+    BlockChecksumError,
+    BlockInfo,
+    CorruptBlockError,
+    IncompleteFileError,
+    IndexBlock,
+    ZssHeader,
+    _body_crc32c,
+    _BodyError,
+    _escape,
+    _record,
+    prefix_successor,
+)
+from .verify import ZssVerify
 
-__all__ = [
-    "CODECS",
-    "INCOMPLETE_MAGIC",
-    "MAGIC",
-    "BlockChecksumError",
-    "BlockInfo",
-    "CorruptBlockError",
-    "IncompleteFileError",
-    "IndexBlock",
-    "ZssFile",
-    "ZssHeader",
-    "decode_index",
-    "decode_records",
-    "prefix_successor",
-]
-
-MAGIC = b"ZSS\x1c\x8el\x00\x01"
-INCOMPLETE_MAGIC = b"SSZ\x1c\x8el\x00\x01"
-#: Header codec name -> codec used to decode (``bzip2`` is the spec text's name for ``bz2``).
-CODECS = {"zlib": "zlib", "bz2": "bz2", "bzip2": "bz2", "none+crc32c": "none+crc32c"}
-HEADER_FIXED = 44  # root voffset, uuid, codec, metadata length
-MAX_ULEB_BYTES = 9
-DEFAULT_MAX_BLOCK_SIZE = 1 << 29  # decoded body cap (512 MiB)
-_FRAME_PEEK = 1 + MAX_ULEB_BYTES
-_MISSING: Any = object()
-_POS_TYPE = "I" if array("I").itemsize >= 4 else "L"  # record positions in bodies < 4 GiB
+_INFLATE_STEP = 16 << 20
 
 
-_body_crc32c = crc32c
-#: Which CRC-32C implementation checks ``none+crc32c`` block bodies ("crcmod" or "google-crc32c").
-BODY_CRC32C_IMPL = CRC32C_IMPLEMENTATION
+def _inflate(codec: str, payload: bytes, cap: int) -> tuple[bytes | None, bool, bytes]:
+    """Decompress a block payload: ``(body, end of stream seen, bytes after it)``.
 
-
-class IncompleteFileError(FormatError):
-    """The file starts with the "SSZ" magic: its writer never finished it."""
-
-
-class CorruptBlockError(CorruptShardError):
-    """A block's payload or body cannot be decoded.
-
-    Attributes:
-        voffset: voffset of the block (its level byte).
+    The body is produced in pieces of at most 16 MiB and given up as soon as it passes
+    ``cap`` (``None``), so a decompression bomb costs at most ``cap`` + 16 MiB of memory; a
+    body that fits is decompressed in one step, as before.
     """
-
-    voffset: int
-
-    def __init__(self, message: str, *, voffset: int | None = None, offset: int | None = None,
-                 field: str | None = None) -> None:
-        if voffset is not None:
-            self.voffset = voffset
-        super().__init__(message, offset=offset, field=field)
-
-
-class BlockChecksumError(ChecksumError, CorruptBlockError):
-    """The CRC-32C of a ``none+crc32c`` block body does not match."""
-
-    def __init__(self, voffset: int, stored: int, computed: int, *, offset: int | None = None,
-                 field: str | None = None) -> None:
-        self.voffset = voffset
-        ChecksumError.__init__(self, f"block at voffset {voffset}", stored, computed,
-                               offset=offset, field=field)
-
-
-class _BodyError(Exception):
-    """Internal: a body failed to parse at body position ``pos``."""
-
-    def __init__(self, message: str, pos: int) -> None:
-        super().__init__(message)
-        self.pos = pos
-
-
-# -- primitives --------------------------------------------------------------------------------
-
-
-def _uleb_slow(buf: bytes | memoryview, pos: int, end: int) -> tuple[int, int]:
-    """Strict uleb128 at ``buf[pos]``: ``(value, position after it)``; raises _BodyError."""
-    value = 0
-    shift = 0
-    start = pos
-    while True:
-        if pos >= end:
-            raise _BodyError("uleb128 runs past the end", start)
-        b = buf[pos]
-        pos += 1
-        value |= (b & 0x7F) << shift
-        if not b & 0x80:
-            if b == 0 and pos - start > 1:
-                raise _BodyError("non-minimal uleb128 (last byte 0x00)", start)
-            return value, pos
-        shift += 7
-        if pos - start >= MAX_ULEB_BYTES:
-            raise _BodyError(f"uleb128 longer than {MAX_ULEB_BYTES} bytes", start)
+    if codec == "zlib":
+        dz = zlib.decompressobj()
+        parts: list[bytes] = []
+        total, data = 0, payload
+        while True:
+            want = min(cap + 1 - total, _INFLATE_STEP)
+            piece = dz.decompress(data, want)
+            total += len(piece)
+            if total > cap:
+                return None, False, b""
+            parts.append(piece)
+            data = dz.unconsumed_tail
+            if dz.eof or (not data and len(piece) < want):
+                break
+        body = parts[0] if len(parts) == 1 else b"".join(parts)
+        return body, dz.eof, dz.unused_data
+    db = bz2.BZ2Decompressor()
+    body = db.decompress(payload, max_length=min(cap + 1, _INFLATE_STEP))
+    parts, total = [body], len(body)
+    while not db.eof and not db.needs_input and total <= cap:
+        piece = db.decompress(b"", max_length=min(cap + 1 - total, _INFLATE_STEP))
+        total += len(piece)
+        if total > cap:
+            return None, False, b""
+        parts.append(piece)
+    if total > cap:
+        return None, False, b""
+    return (parts[0] if len(parts) == 1 else b"".join(parts)), db.eof, db.unused_data
 
 
-def decode_records(body: bytes) -> list[bytes]:
-    """The records of a decoded data-block body (``(uleb128 length, bytes)*``).
-
-    Raises:
-        _BodyError: A length is malformed or a record runs past the end (internal; the reader
-            turns it into :class:`CorruptBlockError`).
-    """
-    out: list[bytes] = []
-    append = out.append
-    pos = 0
-    n = len(body)
-    while pos < n:
-        ln = body[pos]
-        if ln < 0x80:
-            pos += 1
-        else:
-            ln, pos = _uleb_slow(body, pos, n)
-        end = pos + ln
-        if end > n:
-            raise _BodyError(f"record of {ln} bytes runs past the end of the body", pos)
-        append(body[pos:end])
-        pos = end
-    return out
-
-
-def decode_index(body: bytes) -> tuple[list[bytes], list[int]]:
-    """The entries of a decoded index-block body (``(uleb128 length, key, uleb128 voffset)*``).
-
-    Returns:
-        ``(keys, child_voffsets)``.
-
-    Raises:
-        _BodyError: A uleb128 is malformed or an entry runs past the end (internal; the reader
-            parses such a body again with ``Zss.IndexBlockBody`` for a precise error).
-    """
-    keys: list[bytes] = []
-    children: list[int] = []
-    pos = 0
-    n = len(body)
-    while pos < n:
-        ln = body[pos]
-        if ln < 0x80:
-            pos += 1
-        else:
-            ln, pos = _uleb_slow(body, pos, n)
-        end = pos + ln
-        if end >= n:
-            raise _BodyError(f"index entry of {ln} key bytes runs past the end of the body", pos)
-        keys.append(body[pos:end])
-        child = body[end]
-        pos = end + 1
-        if child >= 0x80:  # voffsets are mostly 2-4 bytes: decoded inline, checked after
-            child &= 0x7F
-            shift = 7
-            b = 0x80
-            while b >= 0x80 and pos < n:
-                b = body[pos]
-                pos += 1
-                child |= (b & 0x7F) << shift
-                shift += 7
-            if b >= 0x80 or b == 0 or pos - end > MAX_ULEB_BYTES:  # cut off, non-minimal, long
-                child, pos = _uleb_slow(body, end, n)  # raises the precise error
-        children.append(child)
-    return keys, children
-
-
-def prefix_successor(prefix: bytes) -> bytes | None:
-    """The smallest byte string greater than every string starting with ``prefix``.
-
-    ``None`` when there is none (the empty prefix, or only 0xff bytes).
-
-    Example::
-
-        >>> prefix_successor(b"ab\\xff")
-        b'ac'
-    """
-    stripped = prefix.rstrip(b"\xff")
-    if not stripped:
-        return None
-    return stripped[:-1] + bytes((stripped[-1] + 1,))
-
-
-def _record(value: Any, what: str = "record") -> bytes:
-    """A record/prefix/bound as bytes: bytes-like as is, ``str`` as UTF-8."""
-    if isinstance(value, str):
-        return value.encode("utf-8")
-    if isinstance(value, (bytes, bytearray, memoryview)):
-        return bytes(value)
-    raise InvalidKeyError(f"a ZSS {what} is bytes (or str, taken as UTF-8), "
-                          f"not {type(value).__name__}")
-
-
-def _escape(key: bytes) -> str:
-    out = []
-    for b in key:
-        if b == 0x5C:
-            out.append("\\\\")
-        elif 0x20 <= b < 0x7F:
-            out.append(chr(b))
-        elif b == 0x0A:
-            out.append("\\n")
-        elif b == 0x09:
-            out.append("\\t")
-        elif b == 0x0D:
-            out.append("\\r")
-        else:
-            out.append(f"\\x{b:02x}")
-    return "".join(out)
-
-
-# -- value types -------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class ZssHeader:
-    """The file header (FORMAT.md section 2).
-
-    Attributes:
-        header_length: N, the length of the header proper.
-        data_offset: Absolute offset of voffset 0 (16 + N).
-        root_voffset: voffset of the root index block.
-        uuid: The 16-byte file id.
-        codec: Codec name as stored (``zlib``, ``bz2``, ``bzip2`` or ``none+crc32c``).
-        metadata_json: The metadata JSON text.
-        header_crc32c: The stored CRC-32C of the header bytes.
-    """
-
-    header_length: int
-    data_offset: int
-    root_voffset: int
-    uuid: bytes
-    codec: str
-    metadata_json: str
-    header_crc32c: int
-
-    def to_dict(self) -> dict[str, Any]:
-        """Plain dict for JSON output (uuid as hex)."""
-        return {"header_length": self.header_length, "data_offset": self.data_offset,
-                "root_voffset": self.root_voffset, "uuid": self.uuid.hex(), "codec": self.codec,
-                "metadata_json": self.metadata_json,
-                "header_crc32c": f"{self.header_crc32c:08x}"}
-
-
-@dataclass(frozen=True)
-class BlockInfo:
-    """A block's framing.
-
-    Attributes:
-        voffset: Position of the level byte, counted from the data offset.
-        offset: The same position, absolute.
-        level: 0 for a data block, L >= 1 for an index block.
-        len_frame: Bytes of the level byte plus the length uleb128.
-        len_payload: Bytes of the encoded payload.
-    """
-
-    voffset: int
-    offset: int
-    level: int
-    len_frame: int
-    len_payload: int
-
-    @property
-    def payload_offset(self) -> int:
-        """Absolute offset of the payload."""
-        return self.offset + self.len_frame
-
-    @property
-    def size(self) -> int:
-        """Total bytes of the block."""
-        return self.len_frame + self.len_payload
-
-    @property
-    def end_voffset(self) -> int:
-        """voffset of the next block."""
-        return self.voffset + self.size
-
-
-@dataclass(frozen=True)
-class IndexBlock:
-    """A decoded index block: ``keys[i]`` is the first record under ``children[i]``."""
-
-    voffset: int
-    level: int
-    keys: tuple[bytes, ...]
-    children: tuple[int, ...]
-
-
-class _DataBlock:
-    """A decoded data block as the lookup cache keeps it: the body, not a list of records.
-
-    Lookups walk the length fields from the start of the body and stop at the record wanted.
-    :meth:`index` records where every record starts (an ``array`` of 4-byte positions, about a
-    quarter of the body's size for 16-byte records), after which a lookup is a bisection.
-    Methods raise :class:`_BodyError` on a malformed body; the reader names the block.
-
-    Attributes:
-        info: The block's framing.
-        body: The decoded body.
-        ascii: No byte is >= 0x80, so every length field is one byte (the fast walk).
-        heads: ``None``, or the position of every record's length field and then
-            ``len(body)``.
-    """
-
-    __slots__ = ("ascii", "body", "heads", "info")
-
-    def __init__(self, info: BlockInfo, body: bytes) -> None:
-        self.info = info
-        self.body = body
-        self.ascii = body.isascii()
-        self.heads: array[int] | None = None
-
-    def index(self) -> array[int]:
-        """Positions of all length fields, plus ``len(body)`` (built once, then kept)."""
-        if self.heads is not None:
-            return self.heads
-        b = self.body
-        n = len(b)
-        heads = array(_POS_TYPE if n < 1 << 32 else "Q")
-        append = heads.append
-        p = d = ln = 0
-        if self.ascii:
-            while p < n:
-                append(p)
-                p += b[p] + 1
-            if p != n:
-                last = heads[-1]
-                ln, d = b[last], last + 1
-        else:
-            while p < n:
-                append(p)
-                ln = b[p]
-                if ln < 0x80:
-                    d = p + 1
-                else:
-                    ln, d = _uleb_slow(b, p, n)
-                p = d + ln
-        if p != n:
-            raise _BodyError(f"record of {ln} bytes runs past the end of the body", d)
-        append(n)
-        self.heads = heads
-        return heads
-
-    def record_at(self, p: int) -> tuple[bytes, int]:
-        """The record whose length field is at ``p``, and the position after it."""
-        b = self.body
-        ln = b[p]
-        if ln < 0x80:
-            d = p + 1
-        else:
-            ln, d = _uleb_slow(b, p, len(b))
-        end = d + ln
-        if end > len(b):
-            raise _BodyError(f"record of {ln} bytes runs past the end of the body", d)
-        return b[d:end], end
-
-    def _key(self, i: int) -> bytes:
-        heads = self.heads
-        assert heads is not None
-        p = heads[i]
-        ln = self.body[p]
-        d = p + 1 if ln < 0x80 else _uleb_slow(self.body, p, len(self.body))[1]
-        return self.body[d:heads[i + 1]]
-
-    def lower_bound(self, key: bytes) -> int:
-        """Position of the length field of the first record >= ``key`` (``len(body)``: none)."""
-        heads = self.heads
-        if heads is not None:
-            return heads[bisect_left(range(len(heads) - 1), key, key=self._key)]
-        b = self.body
-        n = len(b)
-        p = 0  # invariant: every record before p is < key
-        if self.ascii:
-            lim = n - 8 * 128  # 8 one-byte-length records span at most 1024 bytes
-            while p < lim:
-                q = p + b[p] + 1
-                q += b[q] + 1
-                q += b[q] + 1
-                q += b[q] + 1
-                q += b[q] + 1
-                q += b[q] + 1
-                q += b[q] + 1
-                q += b[q] + 1
-                if b[q + 1:q + 1 + b[q]] >= key:
-                    break
-                p = q
-        while p < n:
-            record, end = self.record_at(p)
-            if record >= key:
-                return p
-            p = end
-        return n
-
-    def find_prefix(self, prefix: bytes) -> int | None:
-        """Position of the length field of the first record starting with ``prefix``, or None.
-
-        Records are sorted, so the first record (in block order) that starts with ``prefix``
-        is the first one >= ``prefix``. ``bytes.find`` proposes where its bytes begin; the
-        walk along the length fields, which only ever moves forward, confirms that a record
-        starts there, or skips to the next occurrence after the record it landed in.
-        """
-        b = self.body
-        n = len(b)
-        if self.heads is not None or not prefix:
-            p = self.lower_bound(prefix)
-            return p if p < n and self.record_at(p)[0].startswith(prefix) else None
-        lp = len(prefix)
-        q = b.find(prefix)  # where the first candidate record's bytes would begin
-        p = 0  # a length field (the walk's position)
-        if self.ascii:  # the length field of a record starting at q is at q - 1
-            while q != -1:
-                c = q - 1
-                lim = c - 8 * 128
-                while p < lim:  # 8 steps of at most 128 bytes cannot pass c
-                    p += b[p] + 1
-                    p += b[p] + 1
-                    p += b[p] + 1
-                    p += b[p] + 1
-                    p += b[p] + 1
-                    p += b[p] + 1
-                    p += b[p] + 1
-                    p += b[p] + 1
-                while p < c:
-                    p += b[p] + 1
-                if p == c and b[c] >= lp:
-                    return c
-                if p >= n:
-                    if p > n:
-                        raise _BodyError("a record runs past the end of the body", n)
-                    return None
-                q = b.find(prefix, max(p, q) + 1)
-            return None
-        while q != -1:
-            while True:
-                ln = b[p]
-                if ln < 0x80:
-                    d = p + 1
-                else:
-                    ln, d = _uleb_slow(b, p, n)
-                if d >= q:
-                    break
-                p = d + ln
-                if p >= n:
-                    if p > n:
-                        raise _BodyError(f"record of {ln} bytes runs past the end of the body",
-                                         d)
-                    return None
-            if d == q and ln >= lp:
-                return p
-            q = b.find(prefix, d if d > q else q + 1)
-        return None
-
+#: Most bytes read at once for a block whose end is only bounded by a hint (remote sources).
+_MAX_HINTED_READ = 8 << 20
 
 # -- the reader --------------------------------------------------------------------------------
 
 
-class ZssFile(Reader):
+class ZssFile(ZssVerify, Reader):
     """A ZSS v1 file: a sorted multiset of byte strings, compressed in blocks, with an index.
 
     Opening reads and checks the header (magic, CRC-32C, codec, metadata). Records are read
@@ -514,7 +103,8 @@ class ZssFile(Reader):
     ``z.search(prefix=...)`` / ``z.iter(start=..., stop=...)`` descend the index tree and read
     only the blocks on their path. Decoded index blocks and data blocks are kept in two small
     LRU caches; a cached data block used a second time gets an array of its record positions,
-    so lookups in it are a bisection.
+    so lookups in it are a bisection. One reader may be shared by threads (the caches are
+    locked; a lookup, an iteration and ``verify`` may run at once).
 
     Args:
         source: Where the bytes come from.
@@ -585,6 +175,7 @@ class ZssFile(Reader):
         self._cache: OrderedDict[int, tuple[BlockInfo, Any]] = OrderedDict()  # data blocks
         self._index_cache: OrderedDict[int, tuple[BlockInfo, Any]] = OrderedDict()
         self._len: int | None = None
+        self._lock = threading.Lock()
 
     # -- blocks --------------------------------------------------------------------------------
 
@@ -681,18 +272,11 @@ class ZssFile(Reader):
                                          field=field)
             return body
         try:
-            if codec == "zlib":
-                dz = zlib.decompressobj()
-                body = dz.decompress(payload, cap + 1)
-                done, rest = dz.eof, dz.unused_data
-            else:
-                db = bz2.BZ2Decompressor()
-                body = db.decompress(payload, max_length=cap + 1)
-                done, rest = db.eof, db.unused_data
+            body, done, rest = _inflate(codec, payload, cap)
         except (zlib.error, OSError, ValueError, EOFError, MemoryError) as exc:
             raise CorruptBlockError(f"corrupt {self.codec} block at {self._where(v)}: {exc}",
                                     voffset=v, offset=info.payload_offset, field=field) from None
-        if len(body) > cap:
+        if body is None:
             raise LimitExceededError(f"block at {self._where(v)}: decompresses to more than "
                                      f"{cap} bytes", offset=info.payload_offset, field=field)
         if not done:
@@ -746,18 +330,47 @@ class ZssFile(Reader):
                                     field=exc.field) from None
         return IndexBlock(info.voffset, info.level, keys, children)
 
-    def _cached(self, voffset: int, level: int | None = None) -> tuple[BlockInfo, Any]:
+    def _read_block(self, voffset: int, end_hint: int | None) -> tuple[BlockInfo, bytes]:
+        """Framing and payload of the block at ``voffset``.
+
+        ``end_hint`` is a voffset the block ends at or before (the next sibling's voffset in
+        the parent index, or the parent's own: ZSS writes children first). On a remote source
+        (one with a ``block_size``, whose requests are whole blocks anyway) the block is then
+        read with its framing in one request; other sources read the framing, then the
+        payload, as they always did.
+        """
+        if end_hint is None or end_hint <= voffset or not getattr(self.source, "block_size", 0):
+            info = self.frame(voffset)
+            return info, self._payload(info)
+        if not 0 <= voffset < self.data_size:
+            raise LayoutError(f"voffset {voffset} is outside the blocks (0..{self.data_size})",
+                              offset=None, field=f"/blocks/@{voffset}")
+        offset = self.data_offset + voffset
+        size = self.source.size
+        stop = min(self.data_offset + end_hint, size, offset + _MAX_HINTED_READ)
+        chunk = self.source.read_range(offset, max(stop, min(offset + _FRAME_PEEK, size)))
+        info = self._frame_from(voffset, chunk[:_FRAME_PEEK])
+        end = info.len_frame + info.len_payload
+        if end <= len(chunk):
+            return info, chunk[info.len_frame:end]
+        return info, self._payload(info)
+
+    def _cached(self, voffset: int, level: int | None = None, end_hint: int | None = None
+                ) -> tuple[BlockInfo, Any]:
         """Decoded block at ``voffset`` through the LRU caches: (info, _DataBlock or IndexBlock).
 
         A data block found in the cache gets its record positions (:meth:`_DataBlock.index`).
+        ``end_hint``: see :meth:`_read_block`.
         """
-        hit = self._index_cache.get(voffset)
-        cache = self._index_cache
-        if hit is None:
-            hit = self._cache.get(voffset)
-            cache = self._cache
+        with self._lock:  # the caches are shared by threads; decoding happens outside
+            hit = self._index_cache.get(voffset)
+            cache = self._index_cache
+            if hit is None:
+                hit = self._cache.get(voffset)
+                cache = self._cache
+            if hit is not None:
+                cache.move_to_end(voffset)
         if hit is not None:
-            cache.move_to_end(voffset)
             info, value = hit
             if level is not None and info.level != level:
                 self._level_error(info, level)
@@ -767,10 +380,10 @@ class ZssFile(Reader):
                 except _BodyError as exc:
                     raise self._body_error(info, exc, "data") from None
             return hit
-        info = self.frame(voffset)
+        info, payload = self._read_block(voffset, end_hint)
         if level is not None and info.level != level:
             self._level_error(info, level)
-        body = self.decode_payload(info, self._payload(info))
+        body = self.decode_payload(info, payload)
         if info.level == 0:
             value: Any = _DataBlock(info, body)
             cache, size = self._cache, self.cache_blocks
@@ -778,9 +391,10 @@ class ZssFile(Reader):
             value = self.index_of(info, body)
             cache, size = self._index_cache, self.cache_index_blocks
         if size:
-            cache[voffset] = (info, value)
-            if len(cache) > size:
-                cache.popitem(last=False)
+            with self._lock:
+                cache[voffset] = (info, value)
+                while len(cache) > size:
+                    cache.popitem(last=False)
         return info, value
 
     def _level_error(self, info: BlockInfo, level: int) -> None:
@@ -851,8 +465,9 @@ class ZssFile(Reader):
         v = self.root
         level: int | None = None
         after: bytes | None = None
+        hint: int | None = self.data_size
         while True:
-            info, value = self._cached(v, level)
+            info, value = self._cached(v, level, hint)
             if info.level == 0:
                 return value, after
             block: IndexBlock = value
@@ -864,6 +479,7 @@ class ZssFile(Reader):
             i = max(bisect_left(block.keys, key) - 1, 0)
             if i + 1 < len(block.keys):
                 after = block.keys[i + 1]
+            hint = block.children[i + 1] if i + 1 < len(block.children) else v
             v = block.children[i]
             level = info.level - 1
 
@@ -1031,16 +647,15 @@ class ZssFile(Reader):
                          "len_body": len(body), "items": n, "first": first})
         return rows
 
-    def summary(self) -> dict[str, Any]:
-        """What ``shardkit info`` shows (decodes every block once)."""
-        rows = self._survey()
-        per_level: dict[int, int] = {}
-        for r in rows:
-            per_level[r["level"]] = per_level.get(r["level"], 0) + 1
-        records = sum(r["items"] for r in rows if r["level"] == 0)
-        self._len = records
-        root_level = next((r["level"] for r in rows if r["voffset"] == self.root), None)
-        return {
+    def summary(self, counts: bool = False) -> dict[str, Any]:
+        """What ``shardkit info`` shows: the header, codec, metadata and the tree's depth.
+
+        That costs the header and the root block's framing (a few bytes at the end of the
+        file). ``counts=True`` also decodes every block once (a full read of the file) to add
+        the block and record counts (``record_count``, ``blocks_per_level``...).
+        """
+        root_level = self.frame(self.root).level
+        out: dict[str, Any] = {
             "format": self.format_id,
             "format_name": self.format_name,
             "file": self.source.name,
@@ -1052,13 +667,24 @@ class ZssFile(Reader):
             "root_voffset": self.root,
             "root_level": root_level,
             "levels": root_level + 1,
+        }
+        if not counts:
+            return out
+        rows = self._survey()
+        per_level: dict[int, int] = {}
+        for r in rows:
+            per_level[r["level"]] = per_level.get(r["level"], 0) + 1
+        records = sum(r["items"] for r in rows if r["level"] == 0)
+        self._len = records
+        out.update({
             "blocks": len(rows),
             "data_blocks": per_level.get(0, 0),
             "index_blocks": len(rows) - per_level.get(0, 0),
             "blocks_per_level": {str(k): v for k, v in sorted(per_level.items())},
             "record_count": records,
             "record_bytes_decoded": sum(r["len_body"] for r in rows if r["level"] == 0),
-        }
+        })
+        return out
 
     def sections(self) -> list[Section]:
         """Byte layout: magic, header, CRC, then every block (level, voffset, sizes, first key)."""
@@ -1087,8 +713,8 @@ class ZssFile(Reader):
         return out
 
     def to_dict(self) -> dict[str, Any]:
-        """Summary, layout and every block with its records or index entries (hex)."""
-        out = self.summary()
+        """Summary (with counts), layout and every block with its records or index entries."""
+        out = self.summary(counts=True)
         out["sections"] = [s.to_dict() for s in self.sections()]
         blocks = []
         for info, body in self.iter_blocks(0):
@@ -1104,139 +730,3 @@ class ZssFile(Reader):
         out["blocks_detail"] = blocks
         return out
 
-    # -- verification --------------------------------------------------------------------------
-
-    def verify(self, progress: Callable[[int, int], None] | None = None) -> list[Problem]:
-        """fsck: every check of the reference ``fsck()`` and more; returns the problems found.
-
-        Pass 1 reads every block from voffset 0 to the end of the file: framing (minimal
-        uleb128, payload inside the file), the codec stream or CRC-32C, the body grammar
-        (minimal uleb128s, no overrun), records sorted within and across data blocks, index
-        keys sorted and child voffsets strictly increasing, and at each level a block's first
-        item not below the previous block's last. Pass 2 walks the tree from the root: every
-        child is the start of a block, one level below its parent, referenced once, and its
-        entry's key equals the first record of its subtree. Pass 3: every block is reachable.
-
-        Args:
-            progress: Called as ``progress(bytes_done, bytes_total)`` during pass 1.
-        """
-        problems: list[Problem] = []
-        total = self.data_size
-
-        def add(check: str, voffset: int | None, message: str, field: str | None = None,
-                offset: int | None = None) -> None:
-            where = "" if voffset is None else f"block at {self._where(voffset)}: "
-            if offset is None and voffset is not None:
-                offset = self.data_offset + voffset
-            problems.append(Problem(check, where + message, offset, field))
-
-        blocks: dict[int, tuple[int, bytes | None, bytes | None]] = {}  # v -> level, first, last
-        index: dict[int, IndexBlock] = {}
-        last_at_level: dict[int, bytes] = {}
-        frames = self._frames(0)
-        while True:
-            try:
-                item = next(frames, None)
-            except ShardkitError as exc:
-                add("framing", None, exc.message, exc.field, exc.offset)
-                break
-            if item is None:
-                break
-            info, payload = item
-            v = info.voffset
-            if progress is not None:
-                progress(v, total)
-            blocks[v] = (info.level, None, None)
-            try:
-                body = self.decode_payload(info, payload)
-            except ChecksumError as exc:
-                add("checksum", v, f"body CRC-32C mismatch: stored {exc.stored:#010x}, "
-                    f"computed {exc.computed:#010x}", exc.field, exc.offset)
-                continue
-            except ShardkitError as exc:
-                add("codec", v, exc.message.split(": ", 1)[-1], exc.field, exc.offset)
-                continue
-            try:
-                if info.level == 0:
-                    items = self.records_of(info, body)
-                else:
-                    ib = self.index_of(info, body)
-                    index[v] = ib
-                    items = list(ib.keys)
-                    ch = ib.children
-                    for j in range(1, len(ch)):
-                        if ch[j] <= ch[j - 1]:
-                            add("index_order", v, f"child voffsets not strictly increasing at "
-                                f"entry {j}: {ch[j - 1]} then {ch[j]}",
-                                f"/blocks/@{v}/payload/body/entries/{j}/child_voffset")
-                            break
-            except ShardkitError as exc:
-                add("body", v, exc.message, exc.field, exc.offset)
-                continue
-            if not items:
-                if info.level and v == self.root:
-                    continue  # an empty set: the root index has no entries
-                add("empty_block", v, f"level {info.level} block with no "
-                    f"{'records' if info.level == 0 else 'entries'}")
-                continue
-            what = "records" if info.level == 0 else "index keys"
-            for j in range(1, len(items)):
-                if items[j] < items[j - 1]:
-                    add("order", v, f"{what} out of order at item {j}: "
-                        f"{_escape(items[j - 1][:40])!r} then {_escape(items[j][:40])!r}",
-                        f"/blocks/@{v}/payload/body")
-                    break
-            prev = last_at_level.get(info.level)
-            if prev is not None and items[0] < prev:
-                add("order", v, f"first {what[:-1]} {_escape(items[0][:40])!r} is below the "
-                    f"last one of the previous level-{info.level} block "
-                    f"{_escape(prev[:40])!r}", f"/blocks/@{v}/payload/body")
-            last_at_level[info.level] = items[-1]
-            blocks[v] = (info.level, items[0], items[-1])
-        if progress is not None:
-            progress(total, total)
-
-        # pass 2: the tree
-        seen: set[int] = set()
-        if self.root not in blocks:
-            add("root", None, f"root voffset {self.root} is not the start of a block",
-                "/header/root_voffset", 12)
-        elif blocks[self.root][0] == 0:
-            add("root", self.root, "the root is a data block (it must be an index block)",
-                "/header/root_voffset", 12)
-        else:
-            seen.add(self.root)
-            stack = [self.root]
-            while stack:
-                v = stack.pop()
-                ib = index.get(v)
-                if ib is None:
-                    continue  # undecodable, already reported
-                level = blocks[v][0]
-                for j, (key, child) in enumerate(zip(ib.keys, ib.children, strict=True)):
-                    field = f"/blocks/@{v}/payload/body/entries/{j}"
-                    if child not in blocks:
-                        add("child", v, f"entry {j} points to voffset {child}, which is not "
-                            "the start of a block", field + "/child_voffset")
-                        continue
-                    if child in seen:
-                        add("child", v, f"entry {j}: block at voffset {child} is referenced "
-                            "more than once", field + "/child_voffset")
-                        continue
-                    seen.add(child)
-                    clevel, cfirst, _ = blocks[child]
-                    if clevel != level - 1:
-                        add("level", v, f"entry {j}: child at voffset {child} has level "
-                            f"{clevel}, expected {level - 1}", field + "/child_voffset")
-                        continue
-                    if cfirst is not None and key != cfirst:
-                        add("index_key", v, f"entry {j}: key {_escape(key[:40])!r} is not the "
-                            f"first record under child {child} ({_escape(cfirst[:40])!r})",
-                            field + "/key")
-                    if clevel > 0:
-                        stack.append(child)
-        # pass 3: reachability
-        for v, (level, _, _) in blocks.items():
-            if v not in seen:
-                add("unreachable", v, f"level {level} block is not reachable from the root")
-        return problems

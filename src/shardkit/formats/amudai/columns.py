@@ -1,0 +1,429 @@
+"""Amudai column values: encoded buffers, block maps, value dictionaries, whole columns."""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Iterator
+from datetime import datetime
+from typing import Any
+
+import numpy as np
+
+from ..._kaitai import kaitai_errors
+from ...errors import (
+    ChecksumError,
+    LayoutError,
+    LimitExceededError,
+    ShardkitError,
+    TruncatedError,
+    UnsupportedVersionError,
+)
+from ...generated import amudai_shard_pb2 as spb
+from ...generated.amudai_shard import AmudaiShard as KsAmudai
+from ...hashing.amudai import checksum
+from .blocks import (
+    any_value_to_python,
+    decode_binary_values,
+    decode_numeric_values,
+    decode_presence,
+    split_block,
+    ticks_to_datetime,
+)
+from .model import (
+    _BYTES_TYPES,
+    HOPS_BUFFER,
+    MAX_BUFFER,
+    MAX_POSITIONS,
+    AmudaiField,
+    AmudaiStripe,
+    DataRefInfo,
+    _apply,
+    _dtype_of,
+    _map_value,
+    _section_len,
+    _seg_offset,
+)
+from .refs import _ks_stream
+
+
+class AmudaiColumns:
+    """Column reading for :class:`~shardkit.formats.amudai.AmudaiShard`."""
+
+    # -- encoded buffers ----------------------------------------------------------------------
+
+    def _buffers(self, sfd: spb.StripeFieldDescriptor, field: str) -> dict[int, Any]:
+        if not sfd.encodings:
+            return {}
+        enc = sfd.encodings[0]
+        kind = enc.WhichOneof("kind")
+        if kind != "native":
+            raise UnsupportedVersionError(f"data encoding {kind!r} (only native is supported)",
+                                          field=field + "/encodings/0")
+        return {b.kind: b for b in enc.native.buffers}
+
+    def _blocks(self, buf: spb.EncodedBuffer, field: str) -> Iterator[tuple[int, memoryview,
+                                                                            int]]:
+        """``(logical_size, block bytes, absolute offset)`` of each block of a block stream."""
+        ref = DataRefInfo.of(buf.buffer)
+        if not buf.HasField("block_map"):
+            raise UnsupportedVersionError("block stream without a block_map DataRef",
+                                          offset=ref.start, field=field + "/block_map")
+        mref = DataRefInfo.of(buf.block_map)
+        if mref.url != ref.url or not ref.start <= mref.start <= mref.end <= ref.end:
+            raise LayoutError(f"block map [{mref.start}, {mref.end}) is not inside its buffer "
+                              f"[{ref.start}, {ref.end})", offset=mref.start,
+                              field=field + "/block_map")
+        self._hop(HOPS_BUFFER, field + "/buffer")
+        data = self._blobs.read(ref, field + "/buffer")
+        table = self.block_table(data[mref.start - ref.start : mref.end - ref.start],
+                                 mref.start, field + "/block_map")
+        if buf.HasField("block_count") and buf.block_count != len(table):
+            raise LayoutError(f"EncodedBuffer says {buf.block_count} blocks, the block map "
+                              f"{len(table)}", offset=mref.start, field=field + "/block_count")
+        limit = mref.start - ref.start
+        for logical, ofs, size in table:
+            if ofs + size > limit:
+                raise LayoutError(f"block [{ofs}, {ofs + size}) overruns the data area of "
+                                  f"{limit} bytes", offset=ref.start + ofs, field=field)
+            yield logical, data[ofs : ofs + size], ref.start + ofs
+
+    def block_table(self, raw: bytes | memoryview, base: int, field: str
+                    ) -> list[tuple[int, int, int]]:
+        """Parse a block map: ``(logical_size, offset in buffer, byte size)`` per block."""
+        if len(raw) < 56 or len(raw) % 8:
+            raise LayoutError(f"block map of {len(raw)} bytes (at least 56, a multiple of 8)",
+                              offset=base, field=field)
+        with kaitai_errors(prefix=field, base=base):
+            bm = KsAmudai.BlockMap(_ks_stream(raw))
+            foot = bm.footer
+            if foot.num_segments > (len(raw) - 40) // 16 or foot.num_blocks > len(raw) * 8:
+                raise LayoutError(f"block map claims {foot.num_segments} segments and "
+                                  f"{foot.num_blocks} blocks in {len(raw)} bytes",
+                                  offset=base + len(raw) - 40, field=field + "/footer")
+            starts = bm.ofs_segment_records
+            segments = bm.segments
+            logical_offsets = bm.segment_logical_offsets
+        out: list[tuple[int, int, int]] = []
+        pos = 0
+        for i, seg in enumerate(segments):
+            if starts[i] != _seg_offset(segments, i):
+                raise LayoutError(f"segment {i} record offset {starts[i]} does not follow the "
+                                  "previous segment", offset=base, field=field)
+            if seg.first_logical_pos != pos or logical_offsets[i] != pos:
+                raise LayoutError(f"segment {i} starts at position {seg.first_logical_pos}, "
+                                  f"expected {pos}", offset=base + starts[i], field=field)
+            ofs = seg.ofs_first_block
+            for ls, bs in zip(seg.logical_sizes, seg.block_sizes, strict=True):
+                logical, size = ls + seg.min_logical_size, bs + seg.min_block_size
+                out.append((logical, ofs, size))
+                ofs += size
+                pos += logical
+        if len(out) != foot.num_blocks or pos != foot.num_values or \
+                logical_offsets[-1] != pos:
+            raise LayoutError(f"block map footer says {foot.num_blocks} blocks and "
+                              f"{foot.num_values} values, its segments hold {len(out)} and "
+                              f"{pos}", offset=base + len(raw) - 40, field=field + "/footer")
+        return out
+
+    def _block_parts(self, buf: spb.EncodedBuffer, field: str
+                     ) -> Iterator[tuple[int, Any, np.ndarray | None, int, str]]:
+        """Each block of a block stream, checksummed and split: ``(values in the block,
+        parts, valid mask or None, block offset, field path)``."""
+        for i, (n, raw, base) in enumerate(self._blocks(buf, field)):
+            where = f"{field}/blocks/{i}"
+            parts = split_block(raw, embedded_presence=buf.embedded_presence,
+                                has_checksum=buf.block_checksums, base=base, field=where,
+                                region=f"block {i} of {field}")
+            valid = decode_presence(parts.presence, n, base=base + 8, field=where + "/presence")
+            yield n, parts, valid, base, where
+
+    def _numeric_stream(self, buf: spb.EncodedBuffer, dtype: np.dtype, field: str
+                        ) -> tuple[np.ndarray, np.ndarray | None]:
+        """All values of a fixed-width block stream and its valid-mask (None: no nulls)."""
+        arrays, masks = [], []
+        any_null = False
+        for n, parts, valid, base, where in self._block_parts(buf, field):
+            arrays.append(decode_numeric_values(parts.values, n, dtype,
+                                                base=base + parts.values_offset,
+                                                field=where + "/values"))
+            if valid is not None:
+                any_null = True
+            masks.append(valid)
+        values = np.concatenate(arrays) if arrays else np.zeros(0, dtype)
+        if not any_null:
+            return values, None
+        mask = np.concatenate([np.ones(len(a), bool) if m is None else m
+                               for a, m in zip(arrays, masks, strict=True)])
+        return values, mask
+
+    def _binary_stream(self, buf: spb.EncodedBuffer, fixed: int, field: str
+                       ) -> tuple[list[bytes], np.ndarray | None]:
+        out: list[bytes] = []
+        masks = []
+        any_null = False
+        for n, parts, valid, base, where in self._block_parts(buf, field):
+            out.extend(decode_binary_values(parts.values, n, fixed,
+                                            base=base + parts.values_offset,
+                                            field=where + "/values"))
+            any_null |= valid is not None
+            masks.append(np.ones(n, bool) if valid is None else valid)
+        return out, (np.concatenate(masks) if any_null else None)
+
+    def _bits(self, buf: spb.EncodedBuffer, n: int, field: str) -> np.ndarray:
+        raw, _ = self._numeric_stream(buf, np.dtype(np.uint8), field)
+        bits = np.unpackbits(raw, bitorder="little")
+        if bits.size < n:
+            raise LayoutError(f"bit buffer holds {bits.size} bits for {n} positions",
+                              offset=buf.buffer.range.start, field=field)
+        return bits[:n].astype(bool)
+
+    def value_dictionary(self, buf: spb.EncodedBuffer, field: str
+                         ) -> tuple[list[bytes], int | None]:
+        """Entries of a VALUE_DICTIONARY buffer (checksums checked) and its null id."""
+        ref = DataRefInfo.of(buf.buffer)
+        self._hop(HOPS_BUFFER, field + "/buffer")
+        raw = self._blobs.read(ref, field + "/buffer")
+        if len(raw) < 128:
+            raise TruncatedError(f"value dictionary of {len(raw)} bytes (header needs 128)",
+                                 offset=ref.start, field=field)
+        with kaitai_errors(prefix=field, base=ref.start):
+            vd = KsAmudai.ValueDictionary(_ks_stream(raw))
+            h = vd.header
+        computed = checksum(raw[:124])
+        if computed != h.checksum:
+            raise ChecksumError(f"value dictionary header of {field}", h.checksum, computed,
+                                offset=ref.start + 124, field=field + "/header/checksum")
+        size = len(raw)
+        for name, lo, hi in (("values", h.ofs_values, h.ofs_values_end),
+                             ("offsets", h.ofs_offsets, h.ofs_offsets_end),
+                             ("sorted_ids", h.ofs_sorted_ids, h.ofs_sorted_ids_end)):
+            if not 128 <= lo <= hi <= size:
+                raise LayoutError(f"dictionary {name} section [{lo}, {hi}) is outside the "
+                                  f"{size}-byte buffer", offset=ref.start, field=field)
+        sections = {}
+        with kaitai_errors(prefix=field, base=ref.start):
+            pairs = [("values", vd.values, h.ofs_values), ("sorted_ids", vd.sorted_ids,
+                                                           h.ofs_sorted_ids)]
+            if vd.offsets is not None:
+                pairs.append(("offsets", vd.offsets, h.ofs_offsets))
+            for name, sec, lo in pairs:
+                computed = checksum(sec.payload)
+                if computed != sec.checksum:
+                    raise ChecksumError(f"value dictionary {name} section of {field}",
+                                        sec.checksum, computed,
+                                        offset=ref.start + lo + _section_len(h, name) - 4,
+                                        field=f"{field}/{name}/checksum")
+                sections[name] = sec.payload
+        count = h.num_values
+        data = sections["values"]
+        if h.fixed_value_size:
+            if count * h.fixed_value_size != len(data):
+                raise LayoutError(f"{count} fixed values of {h.fixed_value_size} bytes, "
+                                  f"{len(data)} bytes stored", offset=ref.start + h.ofs_values,
+                                  field=field + "/values")
+            s = h.fixed_value_size
+            entries = [data[i * s : (i + 1) * s] for i in range(count)]
+        else:
+            offs_raw = sections.get("offsets", b"")
+            if len(offs_raw) != 8 * (count + 1):
+                raise LayoutError(f"{count} entries need {8 * (count + 1)} offset bytes, "
+                                  f"{len(offs_raw)} stored", offset=ref.start + h.ofs_offsets,
+                                  field=field + "/offsets")
+            offs = np.frombuffer(offs_raw, "<u8")
+            from .blocks import _slice
+
+            entries = _slice(data, offs, ref.start + h.ofs_offsets, field + "/offsets")
+        null_id = h.null_id if h.null_entry_present else None
+        if null_id is not None and null_id >= count:
+            raise LayoutError(f"null id {null_id} of {count} entries", offset=ref.start + 6,
+                              field=field + "/header/null_id")
+        return entries, null_id
+
+    # -- column values ------------------------------------------------------------------------
+
+    def read_column(self, path: str) -> list[Any]:
+        """Every value of column ``path`` (``a.b``), all stripes in order; None for nulls.
+
+        Ints, floats, bools, str (String), bytes (Binary, FixedSizeBinary, Guid), datetime
+        (DateTime), dict (Struct, Map), list (List, FixedSizeList).
+        """
+        node = self.field(path)
+        out: list[Any] = []
+        for k, stripe in enumerate(self.stripes):
+            out.extend(self._column_in_stripe(k, node, self._positions(k, node, stripe)))
+        return out
+
+    def _positions(self, k: int, node: AmudaiField, stripe: AmudaiStripe) -> int:
+        """Positions of ``node`` in stripe ``k``: the stripe's records for a top-level field;
+        for a nested one (a list's items, a map's keys...), its stripe descriptor's count,
+        which the parent's offsets bound when the parent is read as a whole."""
+        if any(node is top for top in self.schema):
+            return stripe.record_count
+        sfd = self.stripe_field(k, node.schema_id)
+        return 0 if sfd is None else int(sfd.field.position_count)
+
+    def read_array(self, path: str) -> np.ndarray:
+        """A fixed-width numeric column as a numpy array (masked where there are nulls)."""
+        node = self.field(path)
+        if _dtype_of(node) is None:
+            raise ShardkitError(f"column {path!r} ({node.type}) is not fixed-width numeric")
+        parts, masks, any_null = [], [], False
+        for k, stripe in enumerate(self.stripes):
+            arr, mask = self._primitive_array(k, node, self._positions(k, node, stripe))
+            parts.append(arr)
+            masks.append(mask)
+            any_null |= mask is not None
+        dtype = _dtype_of(node)
+        values = np.concatenate(parts) if parts else np.zeros(0, dtype)
+        if not any_null:
+            return values
+        mask = np.concatenate([np.ones(len(a), bool) if m is None else m
+                               for a, m in zip(parts, masks, strict=True)])
+        return np.ma.MaskedArray(values, ~mask)
+
+    def _primitive_array(self, k: int, node: AmudaiField, count: int
+                         ) -> tuple[np.ndarray, np.ndarray | None]:
+        dtype = _dtype_of(node)
+        assert dtype is not None
+        field = f"/stripes/{k}/fields/{node.path}"
+        if count > MAX_POSITIONS:
+            raise LimitExceededError(f"{count} positions (the cap is {MAX_POSITIONS})",
+                                     field=field)
+        sfd = self.stripe_field(k, node.schema_id)
+        if sfd is None:
+            return np.zeros(count, dtype), np.zeros(count, bool)
+        self._check_count(sfd, count, field)
+        if sfd.field.HasField("constant_value"):
+            value = self._constant(sfd, node, field)
+            if value is None:
+                return np.zeros(count, dtype), np.zeros(count, bool)
+            if isinstance(value, datetime):
+                value = sfd.field.constant_value.datetime_value.ticks
+            return np.full(count, value, dtype), None
+        bufs = self._buffers(sfd, field)
+        if spb.DATA not in bufs:
+            raise LayoutError(f"{node.type} field without a DATA buffer", field=field)
+        values, mask = self._numeric_stream(bufs[spb.DATA], dtype, field + "/data")
+        if len(values) != count:
+            raise LayoutError(f"DATA buffer holds {len(values)} values, the stripe "
+                              f"{count}", offset=bufs[spb.DATA].buffer.range.start,
+                              field=field + "/data")
+        return values, mask
+
+    def _check_count(self, sfd: spb.StripeFieldDescriptor, count: int, field: str) -> None:
+        if sfd.field.position_count != count:
+            raise LayoutError(f"field descriptor says {sfd.field.position_count} positions, "
+                              f"expected {count}", field=field + "/position_count")
+
+    def _constant(self, sfd: spb.StripeFieldDescriptor, node: AmudaiField, field: str) -> Any:
+        return self._constant_of(sfd.field, node, field)
+
+    def _constant_of(self, msg: spb.FieldDescriptor, node: AmudaiField, field: str) -> Any:
+        value = any_value_to_python(msg.constant_value, self.max_depth, field=field)
+        if node.type == "String" and isinstance(value, bytes):
+            value = value.decode("utf-8", "replace")
+        return value
+
+    def _column_in_stripe(self, k: int, node: AmudaiField, count: int) -> list[Any]:
+        field = f"/stripes/{k}/fields/{node.path}"
+        if count > MAX_POSITIONS:
+            raise LimitExceededError(f"{count} positions (the cap is {MAX_POSITIONS})",
+                                     field=field)
+        sfd = self.stripe_field(k, node.schema_id)
+        if sfd is None:
+            return [None] * count
+        self._check_count(sfd, count, field)
+        t = node.type
+        if sfd.field.HasField("constant_value"):
+            return [self._constant(sfd, node, field)] * count
+        bufs = self._buffers(sfd, field)
+        valid: np.ndarray | None = None
+        if spb.PRESENCE in bufs:
+            valid = self._bits(bufs[spb.PRESENCE], count, field + "/presence")
+        if t == "Struct":
+            kids = {c.name: self._column_in_stripe(k, c, count) for c in node.children}
+            rows = [{name: col[i] for name, col in kids.items()} for i in range(count)]
+            return _apply(rows, valid)
+        if t in ("List", "Map"):
+            if spb.OFFSETS not in bufs:
+                raise LayoutError(f"{t} field without an OFFSETS buffer", field=field)
+            offs, _ = self._numeric_stream(bufs[spb.OFFSETS], np.dtype("<u8"),
+                                           field + "/offsets")
+            self._check_offsets(offs, count, bufs[spb.OFFSETS], field)
+            total = int(offs[-1])
+            bounds = offs.tolist()
+            kids = [self._column_in_stripe(k, c, total) for c in node.children]
+            if t == "List":
+                rows = [kids[0][a:b] for a, b in itertools.pairwise(bounds)]
+            else:
+                if len(kids) != 2:
+                    raise LayoutError(f"Map field with {len(kids)} children (expected 2)",
+                                      field=field)
+                rows = [_map_value(kids[0][a:b], kids[1][a:b])
+                        for a, b in itertools.pairwise(bounds)]
+            return _apply(rows, valid)
+        if t == "FixedSizeList":
+            size = node.fixed_size
+            if len(node.children) != 1 or size <= 0:
+                raise LayoutError("FixedSizeList needs one child and a positive size",
+                                  field=field)
+            child = self._column_in_stripe(k, node.children[0], count * size)
+            rows = [child[i * size : (i + 1) * size] for i in range(count)]
+            return _apply(rows, valid)
+        if t == "Boolean":
+            if spb.DATA not in bufs:
+                raise LayoutError("Boolean field without a DATA buffer", field=field)
+            bits = self._bits(bufs[spb.DATA], count, field + "/data")
+            return _apply(bits.tolist(), valid)
+        if _dtype_of(node) is not None:
+            values, mask = self._primitive_array(k, node, count)
+            items = values.tolist()
+            if t == "DateTime":
+                items = [ticks_to_datetime(x, field=field) for x in items]
+            return _apply(items, mask)
+        if t in _BYTES_TYPES:
+            return self._bytes_column(bufs, node, count, field)
+        raise UnsupportedVersionError(f"reading {t} columns is not supported", field=field)
+
+    def _check_offsets(self, offs: np.ndarray, count: int, buf: spb.EncodedBuffer,
+                       field: str) -> None:
+        start = buf.buffer.range.start
+        if len(offs) != count + 1:
+            raise LayoutError(f"OFFSETS buffer holds {len(offs)} values for {count} positions "
+                              f"(expected {count + 1})", offset=start, field=field + "/offsets")
+        if len(offs) and (int(offs[0]) != 0 or bool(np.any(np.diff(offs.astype(np.int64)) < 0))
+                          or int(offs[-1]) > MAX_BUFFER):
+            raise LayoutError("list offsets do not increase from 0", offset=start,
+                              field=field + "/offsets")
+
+    def _bytes_column(self, bufs: dict[int, Any], node: AmudaiField, count: int,
+                      field: str) -> list[Any]:
+        fixed = node.fixed_size if node.type in ("FixedSizeBinary", "Guid") else 0
+        if node.type == "Guid":
+            fixed = fixed or 16
+        if spb.DATA not in bufs:
+            raise LayoutError(f"{node.type} field without a DATA buffer", field=field)
+        if spb.VALUE_DICTIONARY in bufs:
+            entries, null_id = self.value_dictionary(bufs[spb.VALUE_DICTIONARY],
+                                                     field + "/dictionary")
+            ids, mask = self._numeric_stream(bufs[spb.DATA], np.dtype("<u4"), field + "/data")
+            if len(ids) != count:
+                raise LayoutError(f"{len(ids)} dictionary ids for {count} positions",
+                                  field=field + "/data")
+            if len(ids) and int(ids.max()) >= len(entries):
+                raise LayoutError(f"dictionary id {int(ids.max())} of {len(entries)} entries",
+                                  field=field + "/data")
+            items: list[Any] = [None if i == null_id else entries[i] for i in ids.tolist()]
+            valid = mask
+        else:
+            items, valid = self._binary_stream(bufs[spb.DATA], fixed, field + "/data")
+            if len(items) != count:
+                raise LayoutError(f"DATA buffer holds {len(items)} values, expected {count}",
+                                  field=field + "/data")
+        if node.type == "String":
+            try:
+                items = [None if v is None else v.decode("utf-8") for v in items]
+            except UnicodeDecodeError as exc:
+                raise LayoutError(f"String value is not UTF-8: {exc}", field=field) from exc
+        return _apply(items, valid)
+

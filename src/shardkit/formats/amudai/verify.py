@@ -1,0 +1,260 @@
+"""Amudai verification: every record, block, dictionary, count and index."""
+
+from __future__ import annotations
+
+import struct
+from collections.abc import Callable
+from typing import Any
+
+from ...errors import (
+    ChecksumError,
+    Problem,
+    ShardkitError,
+    UnsupportedVersionError,
+)
+from ...generated import amudai_schema_fb as fb
+from ...generated import amudai_shard_pb2 as spb
+from .blocks import (
+    split_block,
+)
+from .model import (
+    BUFFER_KINDS,
+    HOPS_BUFFER,
+    HOPS_STRIPE,
+    HOPS_STRIPE_FIELD,
+    AmudaiField,
+    AmudaiIndex,
+    AmudaiIndexArtifact,
+    AmudaiStripe,
+    DataRefInfo,
+    HopLimitError,
+    _lookup_issue,
+)
+
+
+class AmudaiVerify:
+    """The verify method of :class:`~shardkit.formats.amudai.AmudaiShard`."""
+
+    # -- verification ---------------------------------------------------------------------------
+
+    def verify(self, progress: Callable[[int, int], None] | None = None) -> list[Problem]:
+        """Check every record, block, dictionary, count and index; return the problems found.
+
+        Index descriptors (shard, stripe and field level) are checked too: their records'
+        checksums, their schema ids, and every artifact's DataRef against its file's size.
+        Artifacts that are Amudai shards are verified in turn (their problems' fields start
+        with the artifact's path, offsets count in the artifact's file), as far as
+        ``max_hops`` allows; a chain cut short by it is a ``hops`` problem.
+        """
+        problems: list[Problem] = []
+
+        def attempt(check: str, fn: Callable[[], Any]) -> Any:
+            try:
+                return fn()
+            except ShardkitError as exc:
+                name = ("checksum" if isinstance(exc, ChecksumError) else
+                        "unsupported" if isinstance(exc, UnsupportedVersionError) else
+                        "hops" if isinstance(exc, HopLimitError) else check)
+                problems.append(Problem(name, exc.message, exc.offset, exc.field))
+                return None
+
+        if attempt("schema", lambda: self.schema) is None:
+            return problems
+        self._verify_lookups(problems)
+        attempt("url_list", lambda: self.urls)
+        attempt("properties", lambda: self.properties)
+        indexes: list[AmudaiIndex] = list(attempt("indexes", lambda: self.indexes) or ())
+        stripes = attempt("stripe_list", lambda: self.stripes)
+        if stripes is None:
+            self._verify_indexes(indexes, problems)
+            return problems
+        self._verify_counts(stripes, problems)
+        nodes = list(self.iter_fields())
+        shard_counts: dict[int, int] = {}
+        total = len(stripes) * (len(self.schema) + 1)
+        done = 0
+        for k, stripe in enumerate(stripes):
+            attempt("stripe_properties", lambda k=k: self.stripe_properties(k))
+            indexes += attempt("indexes", lambda k=k: self.stripe_indexes(k)) or ()
+            refs = attempt("field_list", lambda k=k: self._stripe_field_list(k)) or []
+            for sid, ref in enumerate(refs):
+                if sid >= len(nodes) and not ref.empty:
+                    problems.append(Problem("field_list", f"stripe {k} field list entry {sid} "
+                                            "is past the schema's ids", ref.start,
+                                            f"/stripes/{k}/field_list/{sid}"))
+            for node in nodes:
+                sfd = attempt("descriptor", lambda k=k, n=node: self.stripe_field(k,
+                                                                                  n.schema_id))
+                if sfd is not None:
+                    shard_counts[node.schema_id] = shard_counts.get(node.schema_id, 0) + \
+                        sfd.field.position_count
+                    if sfd.field.HasField("indexes"):
+                        indexes += attempt("indexes", lambda k=k, n=node, f=sfd.field:
+                                           self._index_list(
+                                               f.indexes,
+                                               f"/stripes/{k}/field_list/{n.schema_id}",
+                                               HOPS_STRIPE_FIELD)) or ()
+                    for buf in self._buffers_safe(sfd):
+                        self._verify_buffer(buf, k, node, problems)
+            done += 1
+            for top in self.schema:
+                attempt("values", lambda k=k, t=top, c=stripe.record_count:
+                        self._column_in_stripe(k, t, c))
+                done += 1
+                if progress:
+                    progress(done, total)
+        for node in nodes:
+            d = attempt("descriptor", lambda n=node: self.field_descriptor(n.schema_id))
+            want = shard_counts.get(node.schema_id, 0)
+            if d is not None and d.position_count != want:
+                problems.append(Problem("count", f"shard descriptor of {node.path} says "
+                                        f"{d.position_count} positions, its stripes {want}",
+                                        None, f"/field_list/{node.schema_id}"))
+            if d is not None and d.HasField("indexes"):
+                indexes += attempt("indexes", lambda n=node, f=d: self._index_list(
+                    f.indexes, f"/field_list/{n.schema_id}", HOPS_STRIPE)) or ()
+        self._verify_indexes(indexes, problems)
+        if progress:
+            progress(total, total)
+        return problems
+
+    def _verify_lookups(self, problems: list[Problem]) -> None:
+        """The schema's HashLookups (name -> child index) agree with the names (section 3)."""
+        root = fb.Schema.GetRootAs(self._schema_fb, 0)
+        todo: list[tuple[str, Any, list[Any]]] = []
+        try:
+            tops = [root.Fields(i).DataType() for i in range(root.FieldsLength())]
+            todo.append(("/schema/field_lookup", root.FieldLookup(), tops))
+            stack = [(dt, (dt.FieldName() or b"").decode("utf-8", "replace")) for dt in tops]
+            while stack:  # the tree was checked (depth, ids) when self.schema was built
+                dt, path = stack.pop()
+                kids = [dt.Children(i) for i in range(dt.ChildrenLength())]
+                todo.append((f"/schema/{path}/lookup", dt.Lookup(), kids))
+                stack += [(k, f"{path}.{(k.FieldName() or b'').decode('utf-8', 'replace')}")
+                          for k in kids]
+        except (IndexError, struct.error, ValueError, TypeError, AttributeError) as exc:
+            problems.append(Problem("lookup", f"schema name lookups unreadable: {exc}", None,
+                                    "/schema"))
+        for field, lookup, nodes in todo:
+            if lookup is None:
+                continue  # optional: readers may scan the names
+            try:
+                names = [n.FieldName() or b"" for n in nodes]
+                issue = _lookup_issue([lookup.Buckets(i) for i in range(lookup.BucketsLength())],
+                                      [lookup.Entries(i) for i in range(lookup.EntriesLength())],
+                                      names)
+            except (IndexError, struct.error, ValueError, TypeError, AttributeError) as exc:
+                issue = f"unreadable: {exc}"
+            if issue:
+                problems.append(Problem("lookup", f"schema name lookup {issue}", None, field))
+
+    def _verify_indexes(self, indexes: list[AmudaiIndex], problems: list[Problem]) -> None:
+        """Schema ids in range; artifacts in bounds; nested shard artifacts verified."""
+        count = getattr(self, "schema_id_count", 0)
+        for index in indexes:
+            for ids in index.indexed_fields:
+                bad = [i for i in ids if i >= count]
+                if bad or not ids:
+                    problems.append(Problem("index", f"index {index.index_type!r} names schema "
+                                            f"ids {list(ids)} (the schema has {count})", None,
+                                            index.path + "/indexed_fields"))
+            for art in index.artifacts:
+                self._verify_artifact(art, problems)
+
+    def _verify_artifact(self, art: AmudaiIndexArtifact, problems: list[Problem]) -> None:
+        ref = art.data_ref
+        try:
+            self._hop(art.hops, art.path)
+            src = self._blobs.locate(ref, art.path)
+            if ref.end - ref.start < 28 or src.read_range(ref.start, ref.start + 4) != b"amud":
+                return  # an opaque artifact: in bounds is all there is to check
+            # a nested shard: verify it only when its deepest records are within max_hops
+            self._hop(art.hops + HOPS_BUFFER, art.path)
+            child = self.open_artifact(art)
+        except ShardkitError as exc:
+            check = "hops" if isinstance(exc, HopLimitError) else \
+                "checksum" if isinstance(exc, ChecksumError) else "index"
+            problems.append(Problem(check, exc.message, exc.offset, exc.field))
+            return
+        try:
+            found = child.verify()
+        except ShardkitError as exc:
+            found = [Problem("index", exc.message, exc.offset, exc.field)]
+        try:
+            for p in found:
+                msg = p.message if p.message.startswith("in index artifact ") else \
+                    f"in index artifact {art.path} ({art.name}): {p.message}"
+                problems.append(Problem(
+                    p.check, msg,
+                    None if p.offset is None else ref.start + p.offset,
+                    art.path + (p.field or "")))
+        finally:
+            self._children.remove(child)
+            child.close()
+
+    def _buffers_safe(self, sfd: spb.StripeFieldDescriptor) -> list[Any]:
+        return [b for enc in sfd.encodings if enc.WhichOneof("kind") == "native"
+                for b in enc.native.buffers]
+
+    def _verify_counts(self, stripes: tuple[AmudaiStripe, ...], problems: list[Problem]
+                       ) -> None:
+        d = self.directory
+        if d.stripe_count != len(stripes):
+            problems.append(Problem("count", f"directory says {d.stripe_count} stripes, the "
+                                    f"stripe list has {len(stripes)}", self.directory_ref.start,
+                                    "/directory/stripe_count"))
+        pos = 0
+        for s in stripes:
+            if s.shard_position != pos:
+                problems.append(Problem("count", f"stripe {s.index} starts at record "
+                                        f"{s.shard_position}, expected {pos}", None,
+                                        f"/stripes/{s.index}/shard_position"))
+            pos += s.record_count
+        if pos != d.total_record_count:
+            problems.append(Problem("count", f"directory says {d.total_record_count} records, "
+                                    f"the stripes hold {pos}", self.directory_ref.start,
+                                    "/directory/total_record_count"))
+        for sid in range(len(self._shard_field_list_safe(problems))):
+            if sid >= self.schema_id_count:
+                problems.append(Problem("field_list", f"shard field list entry {sid} is past "
+                                        f"schema_id_count {self.schema_id_count}", None,
+                                        f"/field_list/{sid}"))
+
+    def _shard_field_list_safe(self, problems: list[Problem]) -> list[DataRefInfo]:
+        try:
+            return self._shard_field_list
+        except ShardkitError as exc:
+            problems.append(Problem("field_list", exc.message, exc.offset, exc.field))
+            return []
+
+    def _verify_buffer(self, buf: spb.EncodedBuffer, k: int, node: AmudaiField,
+                       problems: list[Problem]) -> None:
+        kind = BUFFER_KINDS.get(buf.kind, str(buf.kind))
+        field = f"/stripes/{k}/fields/{node.path}/{kind.lower()}"
+        ref = DataRefInfo.of(buf.buffer)
+        try:
+            if buf.kind == spb.VALUE_DICTIONARY:
+                self.value_dictionary(buf, field)
+                if (ref.end - ref.start) % 64:
+                    problems.append(Problem("alignment", f"value dictionary of "
+                                            f"{ref.end - ref.start} bytes is not padded to 64",
+                                            ref.start, field))
+                return
+            if not buf.HasField("block_map"):
+                return
+            mref = DataRefInfo.of(buf.block_map)
+            if (mref.start - ref.start) % 16:
+                problems.append(Problem("alignment", "block map does not start 16-aligned in "
+                                        "its buffer", mref.start, field + "/block_map"))
+            for i, (_, raw, base) in enumerate(self._blocks(buf, field)):
+                if len(raw) % 8:
+                    problems.append(Problem("alignment", f"block {i} is {len(raw)} bytes, not "
+                                            "a multiple of 8", base, f"{field}/blocks/{i}"))
+                split_block(raw, embedded_presence=buf.embedded_presence,
+                            has_checksum=buf.block_checksums, base=base,
+                            field=f"{field}/blocks/{i}", region=f"block {i} of {field}")
+        except ShardkitError as exc:
+            check = "checksum" if isinstance(exc, ChecksumError) else \
+                "hops" if isinstance(exc, HopLimitError) else "buffer"
+            problems.append(Problem(check, exc.message, exc.offset, exc.field))
+

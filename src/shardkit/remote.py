@@ -1,0 +1,487 @@
+"""Remote files: ranged reads coalesced, fetched concurrently, cached, retried.
+
+:class:`RemoteSource` is the :class:`~shardkit.sources.ByteSource` that
+:func:`shardkit.open` uses for every URL (``http(s)://``, ``s3://``, ``gs://``, ``memory://``...).
+A file is seen as a row of aligned blocks of ``block_size`` bytes. A read (one range, or a batch
+through :meth:`RemoteSource.read_ranges`) finds the blocks it touches that are not cached yet,
+joins neighbours into runs, and fetches the runs of one batch concurrently (at most
+``concurrency`` requests in flight): one request per run. The blocks go into an LRU cache
+bounded by ``cache`` bytes (0 keeps nothing), so a footer read again, or the block a lookup
+shares with the previous one, costs no request. Reads that go forward through the file (a
+``verify`` pass) are recognised and fetch further ahead each time (up to ``max_readahead``
+bytes per request), so a sequential pass costs far fewer than ``size / block_size`` requests
+and reads every byte once.
+
+HTTP(S) is spoken directly (aiohttp, on fsspec's event loop and session, so fsspec's
+``storage_options`` such as headers still apply): the first request ``GET``s the first block
+and learns the size from ``Content-Range``, so opening a file costs no separate ``HEAD``, and
+every answer is checked before its body is read: a server that ignores ``Range`` (200 with the
+whole body) is refused (unless the whole file is small), a file whose size changes while it is
+read is reported, and a 404, 403 or 416 names the URL. Other filesystems go through fsspec's
+``cat_ranges``. Transient failures (connection reset or refused, timeouts, 408, 429, 5xx) are
+retried ``retries`` times with exponential backoff; then they, and every other failure, raise
+:class:`RemoteError` (a :class:`~shardkit.errors.ShardkitError`), which names the URL.
+
+A source is thread-safe: the cache is shared under a lock, and fetches run outside it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+import threading
+import time
+from collections import OrderedDict
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from .errors import ShardkitError, TruncatedError
+
+__all__ = [
+    "DEFAULT_BLOCK_SIZE",
+    "DEFAULT_CACHE",
+    "DEFAULT_CONCURRENCY",
+    "DEFAULT_RETRIES",
+    "RemoteError",
+    "RemoteSource",
+    "RemoteStats",
+]
+
+DEFAULT_BLOCK_SIZE = 64 * 1024
+DEFAULT_CACHE = 32 * 1024 * 1024
+DEFAULT_CONCURRENCY = 8
+DEFAULT_RETRIES = 3
+DEFAULT_BACKOFF = 0.2
+DEFAULT_MAX_READAHEAD = 4 * 1024 * 1024
+#: A server that ignores ``Range`` is tolerated for files up to this size (the whole body is
+#: then the file, kept in the cache); above it the reader refuses instead of downloading it all.
+SMALL_WHOLE_FILE = 1024 * 1024
+_TRANSIENT_STATUS = frozenset({408, 425, 429, 500, 502, 503, 504})
+_CONTENT_RANGE = re.compile(r"^bytes (?:(\d+)-(\d+)|\*)/(\d+|\*)$")
+
+
+class RemoteError(ShardkitError, OSError):
+    """A remote file could not be read: not found, forbidden, a broken connection, a server
+    ignoring ``Range``, or a file that changed while it was read.
+
+    Attributes:
+        url: The URL.
+        status: The HTTP status, when there was one.
+        transient: Whether retrying later may help (what was retried, and failed every time).
+    """
+
+    def __init__(self, url: str, message: str, *, status: int | None = None,
+                 transient: bool = False, offset: int | None = None) -> None:
+        self.url = url
+        self.status = status
+        self.transient = transient
+        ShardkitError.__init__(self, f"{url}: {message}", offset=offset)
+
+    def __str__(self) -> str:
+        return ShardkitError.__str__(self)
+
+
+class _Transient(Exception):
+    """Internal: one attempt failed in a way a retry may cure."""
+
+    def __init__(self, message: str, status: int | None = None) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+@dataclass
+class RemoteStats:
+    """What a :class:`RemoteSource` did: requests sent, body bytes received, cache use.
+
+    ``ranges`` lists every fetched ``(start, end)`` in order, so tests and benchmarks can check
+    that an operation read each byte at most once.
+    """
+
+    requests: int = 0
+    bytes_read: int = 0
+    cache_hits: int = 0
+    retries: int = 0
+    ranges: list[tuple[int, int]] = field(default_factory=list)
+
+
+class RemoteSource:
+    """A file behind a URL, read with few, large, coalesced, concurrent range requests.
+
+    Args:
+        url: Any fsspec URL.
+        block_size: Alignment and smallest fetch, in bytes.
+        cache: Bytes of blocks kept (LRU); 0 caches nothing between reads.
+        concurrency: Requests in flight at once for one batch of runs.
+        retries: Further attempts after a transient failure (0: none).
+        backoff: Seconds before the first retry; doubled for each further one.
+        max_readahead: Largest fetch a forward-moving read pattern grows to.
+        storage_options: Passed to fsspec (credentials, headers...).
+        size: The file's size when the caller knows it (saves nothing over HTTP, where the
+            first block's answer carries it; elsewhere it saves a metadata request).
+    """
+
+    def __init__(self, url: str, *, block_size: int = DEFAULT_BLOCK_SIZE,
+                 cache: int = DEFAULT_CACHE, concurrency: int = DEFAULT_CONCURRENCY,
+                 retries: int = DEFAULT_RETRIES, backoff: float = DEFAULT_BACKOFF,
+                 max_readahead: int = DEFAULT_MAX_READAHEAD,
+                 storage_options: dict[str, Any] | None = None,
+                 size: int | None = None) -> None:
+        import fsspec  # lazily: local files never need it
+
+        if block_size < 1 or cache < 0 or concurrency < 1 or retries < 0 or backoff < 0:
+            raise ShardkitError(f"{url}: invalid I/O options (block_size {block_size}, cache "
+                                f"{cache}, concurrency {concurrency}, retries {retries})")
+        self.name = url
+        self.url = url
+        self.block_size = int(block_size)
+        self.cache_bytes = int(cache)
+        self.concurrency = int(concurrency)
+        self.retries = int(retries)
+        self.backoff = float(backoff)
+        self.max_readahead = max(int(max_readahead), self.block_size)
+        self.stats = RemoteStats()
+        self._lock = threading.Lock()
+        self._blocks: OrderedDict[int, bytes] = OrderedDict()
+        self._cached = 0
+        self._next_block = -1  # first block after the last fetched run (forward detection)
+        self._ahead = 0  # readahead blocks granted to the next forward run
+        self._streak = 0  # forward runs in a row
+        try:
+            self.fs, self.path = fsspec.core.url_to_fs(url, **dict(storage_options or {}))
+        except (ValueError, ImportError, OSError) as exc:
+            raise RemoteError(url, f"cannot open: {exc}") from exc
+        self._http = type(self.fs).__name__ == "HTTPFileSystem"
+        self._size: int | None = size
+        if self._size is None:
+            if self._http:
+                self._fetch_runs([(0, self.block_size)], first=True)
+                self._next_block = 1
+            else:
+                self._size = self._stat()
+
+    # -- ByteSource ------------------------------------------------------------------------------
+
+    @property
+    def size(self) -> int:
+        """Total bytes (learnt from the first answer, or from the filesystem's metadata)."""
+        if self._size is None:  # pragma: no cover - set by __init__
+            self._size = self._stat()
+        return self._size
+
+    def read_range(self, start: int, end: int) -> bytes:
+        """Bytes ``[start, end)``; :class:`TruncatedError` past the end."""
+        bs = self.block_size
+        b = start // bs
+        if 0 <= start < end <= (self._size or 0) and (end - 1) // bs == b:
+            with self._lock:  # fast path: inside one cached block
+                data = self._blocks.get(b)
+                if data is not None:
+                    self._blocks.move_to_end(b)
+                    self.stats.cache_hits += 1
+                    return data[start - b * bs:end - b * bs]
+        return self.read_ranges([(start, end)])[0]
+
+    def read_ranges(self, ranges: Sequence[tuple[int, int]]) -> list[bytes]:
+        """Bytes of every ``(start, end)`` in ``ranges``, fetched as one batch.
+
+        The blocks that are not cached are grouped in runs of neighbours, and the runs are
+        fetched concurrently: one request per run, whatever the number of ranges.
+        """
+        size = self.size
+        bs = self.block_size
+        want: set[int] = set()
+        for start, end in ranges:
+            if start < 0 or end < start:
+                raise ShardkitError(f"invalid byte range [{start}, {end}) of {self.name}")
+            if end > size:
+                raise TruncatedError(f"truncated: needs bytes up to {end}, the file has {size}",
+                                     needed=end - start, available=max(0, size - start),
+                                     offset=start)
+            if end > start:
+                want.update(range(start // bs, (end - 1) // bs + 1))
+        have: dict[int, bytes] = {}
+        with self._lock:
+            for b in want:
+                data = self._blocks.get(b)
+                if data is not None:
+                    self._blocks.move_to_end(b)
+                    have[b] = data
+                    self.stats.cache_hits += 1
+        missing = sorted(want - have.keys())
+        if missing:
+            runs = self._plan(missing)
+            for lo, data in self._fetch_runs([(lo * bs, min(hi * bs, size)) for lo, hi in runs]):
+                for i in range(0, len(data), bs):
+                    have[lo + i // bs] = data[i:i + bs]
+        out = []
+        for start, end in ranges:
+            if start == end:
+                out.append(b"")
+                continue
+            first, last = start // bs, (end - 1) // bs
+            if first == last:
+                out.append(have[first][start - first * bs:end - first * bs])
+            else:
+                parts = [have[b] for b in range(first, last + 1)]
+                parts[0] = parts[0][start - first * bs:]
+                parts[-1] = parts[-1][:end - last * bs]
+                out.append(b"".join(parts))
+        return out
+
+    def close(self) -> None:
+        """Drop the cache."""
+        with self._lock:
+            self._blocks.clear()
+            self._cached = 0
+
+    # -- planning --------------------------------------------------------------------------------
+
+    def _plan(self, missing: list[int]) -> list[tuple[int, int]]:
+        """Runs ``[lo, hi)`` of neighbouring missing blocks; a forward pattern reads ahead."""
+        runs: list[tuple[int, int]] = []
+        for b in missing:
+            if runs and runs[-1][1] == b:
+                runs[-1] = (runs[-1][0], b + 1)
+            else:
+                runs.append((b, b + 1))
+        nblocks = -(-self.size // self.block_size)
+        with self._lock:
+            lo, hi = runs[-1]
+            if lo <= self._next_block < hi and self.cache_bytes >= 2 * self.block_size:
+                # the reads move forward: fetch further ahead, up to max_readahead
+                # (the first step forward may be a lookup's next block: no read-ahead yet)
+                limit = min(self.max_readahead, max(self.cache_bytes // 2, self.block_size))
+                top = max(1, limit // self.block_size)
+                self._streak += 1
+                self._ahead = 0 if self._streak < 2 else min(top, max(2 * self._ahead, 1))
+                ahead = hi + self._ahead
+                nxt = next((b for b in range(hi, min(ahead, nblocks)) if b in self._blocks),
+                           None)
+                runs[-1] = (lo, min(ahead, nblocks) if nxt is None else nxt)
+            else:
+                self._ahead = self._streak = 0
+            self._next_block = runs[-1][1]
+        return runs
+
+    def _keep(self, lo: int, data: bytes) -> None:
+        if not self.cache_bytes:
+            return
+        bs = self.block_size
+        with self._lock:
+            for i in range(0, len(data), bs):
+                b = lo + i // bs
+                chunk = data[i:i + bs]
+                old = self._blocks.pop(b, None)
+                if old is not None:
+                    self._cached -= len(old)
+                self._blocks[b] = chunk
+                self._cached += len(chunk)
+            while self._cached > self.cache_bytes and self._blocks:
+                _, old = self._blocks.popitem(last=False)
+                self._cached -= len(old)
+
+    # -- fetching --------------------------------------------------------------------------------
+
+    def _fetch_runs(self, spans: list[tuple[int, int]], first: bool = False
+                    ) -> list[tuple[int, bytes]]:
+        """Fetch byte spans ``[start, end)`` (block-aligned starts); ``(first block, data)``."""
+        if self._http:
+            results = self._run(self._http_many(spans, first))
+        else:
+            results = self._fsspec_many(spans)
+        out = []
+        bs = self.block_size
+        for (start, _), data in zip(spans, results, strict=True):
+            self._keep(start // bs, data)
+            out.append((start // bs, data))
+        return out
+
+    def _run(self, coro: Any) -> Any:
+        from fsspec.asyn import sync
+
+        return sync(self.fs.loop, lambda: coro)
+
+    async def _http_many(self, spans: list[tuple[int, int]], first: bool) -> list[bytes]:
+        session = await self.fs.set_session()
+        gate = asyncio.Semaphore(self.concurrency)
+
+        async def one(start: int, end: int) -> bytes:
+            async with gate:
+                return await self._retrying(lambda: self._http_get(session, start, end, first),
+                                            start)
+
+        return list(await asyncio.gather(*(one(s, e) for s, e in spans)))
+
+    async def _retrying(self, attempt: Any, start: int) -> bytes:
+        delay = self.backoff
+        for n in range(self.retries + 1):
+            try:
+                return await attempt()
+            except _Transient as exc:
+                if n == self.retries:
+                    tries = f" (after {n + 1} attempts)" if n else ""
+                    raise RemoteError(self.url, f"{exc}{tries}", status=exc.status,
+                                      transient=True, offset=start) from None
+                with self._lock:
+                    self.stats.retries += 1
+                await asyncio.sleep(delay)
+                delay *= 2
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    async def _http_get(self, session: Any, start: int, end: int, first: bool) -> bytes:
+        import aiohttp
+
+        kw = dict(self.fs.kwargs)
+        headers = dict(kw.pop("headers", None) or {})
+        headers["Range"] = f"bytes={start}-{end - 1}"
+        headers.setdefault("Accept-Encoding", "identity")
+        try:
+            async with session.get(self.fs.encode_url(self.path), headers=headers,
+                                   **kw) as r:
+                status = r.status
+                total = self._check_status(r, start, end, first)
+                body = await r.read()
+        except (TimeoutError, ConnectionError, aiohttp.ClientConnectionError,
+                aiohttp.ClientPayloadError) as exc:
+            raise _Transient(f"connection failed while reading bytes [{start}, {end}): "
+                             f"{type(exc).__name__}: {exc}".rstrip(": ")) from None
+        except aiohttp.ClientError as exc:
+            raise RemoteError(self.url, f"request failed: {exc}", offset=start) from None
+        with self._lock:
+            self.stats.requests += 1
+            self.stats.bytes_read += len(body)
+            self.stats.ranges.append((start, start + len(body)))
+        if status == 200:  # the whole (small) file from byte 0: checked by _check_status
+            self._size = len(body)
+            return body
+        if total is not None and self._size is None:
+            self._size = total
+        want = min(end, self._size if self._size is not None else end) - start
+        if len(body) != want:
+            raise RemoteError(self.url, f"short answer: {len(body)} of {want} bytes for "
+                              f"[{start}, {start + want}): the file changed while it was read, "
+                              "or the connection was cut", offset=start)
+        return body
+
+    def _check_status(self, r: Any, start: int, end: int, first: bool) -> int | None:
+        """Check an answer's status and headers before its body is read; the total size."""
+        status = r.status
+        if status == 206:
+            m = _CONTENT_RANGE.match(r.headers.get("Content-Range", "").strip())
+            total = int(m.group(3)) if m and m.group(3) != "*" else None
+            if m is None or m.group(1) is None or int(m.group(1)) != start:
+                raise RemoteError(self.url, f"answer to bytes [{start}, {end}) has Content-"
+                                  f"Range {r.headers.get('Content-Range')!r}", status=status,
+                                  offset=start)
+            if total is not None and self._size is not None and total != self._size:
+                raise RemoteError(self.url, f"the file changed size while it was read: "
+                                  f"{self._size} bytes, now {total}", status=status,
+                                  offset=start)
+            return total
+        if status == 200:
+            length = r.content_length
+            if self._size is not None and length is not None and length != self._size:
+                raise RemoteError(self.url, f"the file changed size while it was read: "
+                                  f"{self._size} bytes, now {length}", status=status)
+            if start == 0 and length is not None and length <= SMALL_WHOLE_FILE:
+                return length
+            raise RemoteError(self.url, "the server ignores Range requests (it answered "
+                              f"bytes [{start}, {end}) with the whole "
+                              f"{'file' if length is None else f'{length}-byte file'}); "
+                              "shardkit reads remote files only by ranges", status=status,
+                              offset=start)
+        if status == 416:
+            m = _CONTENT_RANGE.match(r.headers.get("Content-Range", "").strip())
+            if m and m.group(3) not in (None, "*"):
+                total = int(m.group(3))
+                if first and total == 0:
+                    self._size = 0
+                    return 0
+                if self._size is not None and total != self._size:
+                    raise RemoteError(self.url, f"the file changed size while it was read: "
+                                      f"{self._size} bytes, now {total}", status=status)
+            raise RemoteError(self.url, f"bytes [{start}, {end}) are past the end of the file "
+                              "(HTTP 416)", status=status, offset=start)
+        if status in (401, 403):
+            raise RemoteError(self.url, f"access denied (HTTP {status})", status=status)
+        if status == 404:
+            raise RemoteError(self.url, "not found (HTTP 404)", status=status)
+        if status in _TRANSIENT_STATUS:
+            raise _Transient(f"server error (HTTP {status} {r.reason or ''})".rstrip(),
+                             status=status)
+        raise RemoteError(self.url, f"unexpected answer HTTP {status} {r.reason or ''}".rstrip(),
+                          status=status, offset=start)
+
+    def _fsspec_many(self, spans: list[tuple[int, int]]) -> list[bytes]:
+        """Other filesystems: ``cat_ranges`` (concurrent where fsspec is async), retried."""
+        paths = [self.path] * len(spans)
+        starts = [s for s, _ in spans]
+        ends = [e for _, e in spans]
+        pending = list(range(len(spans)))
+        results: list[bytes | None] = [None] * len(spans)
+        delay = self.backoff
+        for n in range(self.retries + 1):
+            try:
+                if getattr(self.fs, "async_impl", False):
+                    got = self.fs.cat_ranges([paths[i] for i in pending],
+                                             [starts[i] for i in pending],
+                                             [ends[i] for i in pending],
+                                             batch_size=self.concurrency, on_error="return")
+                else:
+                    got = self.fs.cat_ranges([paths[i] for i in pending],
+                                             [starts[i] for i in pending],
+                                             [ends[i] for i in pending], on_error="return")
+            except Exception as exc:  # noqa: BLE001 - any backend error becomes a RemoteError
+                got = [exc] * len(pending)
+            again = []
+            for i, data in zip(pending, got, strict=True):
+                if isinstance(data, FileNotFoundError):
+                    raise RemoteError(self.url, "not found", offset=starts[i])
+                if isinstance(data, PermissionError):
+                    raise RemoteError(self.url, f"access denied: {data}", offset=starts[i])
+                if isinstance(data, BaseException):
+                    if n == self.retries:
+                        raise RemoteError(self.url, f"cannot read bytes [{starts[i]}, "
+                                          f"{ends[i]}): {type(data).__name__}: {data}",
+                                          transient=True, offset=starts[i])
+                    again.append(i)
+                    continue
+                data = bytes(data)
+                with self._lock:
+                    self.stats.requests += 1
+                    self.stats.bytes_read += len(data)
+                    self.stats.ranges.append((starts[i], starts[i] + len(data)))
+                if len(data) != ends[i] - starts[i]:
+                    raise RemoteError(self.url, f"short answer: {len(data)} of "
+                                      f"{ends[i] - starts[i]} bytes for [{starts[i]}, "
+                                      f"{ends[i]}): the file changed while it was read",
+                                      offset=starts[i])
+                results[i] = data
+            if not again:
+                break
+            with self._lock:
+                self.stats.retries += len(again)
+            time.sleep(delay)
+            delay *= 2
+            pending = again
+        return [r if r is not None else b"" for r in results]
+
+    def _stat(self) -> int:
+        try:
+            info = self.fs.info(self.path)
+            if info.get("type") == "directory":
+                raise RemoteError(self.url, "is a folder, not a file", status=None)
+            return int(info["size"])
+        except FileNotFoundError:
+            raise RemoteError(self.url, "not found") from None
+        except PermissionError as exc:
+            raise RemoteError(self.url, f"access denied: {exc}") from None
+        except RemoteError:
+            raise
+        except (OSError, ValueError, TypeError, KeyError) as exc:
+            raise RemoteError(self.url, f"cannot stat: {exc}") from exc
+
+    def __repr__(self) -> str:
+        return (f"<RemoteSource {self.url!r} size={self._size} block_size={self.block_size} "
+                f"cache={self.cache_bytes}>")
