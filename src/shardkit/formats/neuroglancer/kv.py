@@ -1,0 +1,180 @@
+"""Every shard of one sharding spec in one folder, as a mapping: :class:`ShardedKV`."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from typing import Any
+
+import numpy as np
+
+from ...errors import EntryNotFoundError, Problem, ShardkitError
+from ..base import Section
+from .shard import _MISSING, NgShard, _as_key
+from .spec import _MASK64, DEFAULT_MAX_DECODED_SIZE, ShardingSpec
+from .store import _Store
+
+# -- every shard of one spec ------------------------------------------------------------------
+
+
+class ShardedKV(Mapping[int, bytes]):
+    """The shards of one sharding spec in one folder: a mapping ``chunk id -> bytes``.
+
+    Shards are opened on first use and kept open; a missing shard file holds no keys.
+
+    Attributes:
+        spec: The sharding spec.
+        name: The folder's path or URL.
+    """
+
+    def __init__(self, store: _Store, spec: ShardingSpec, **shard_options: Any) -> None:
+        self.store = store
+        self.spec = spec
+        self.name = store.name
+        self._options = shard_options
+        self._shards: dict[int, NgShard | None] = {}
+
+    def shard(self, number: int) -> NgShard | None:
+        """The reader of shard ``number``, or ``None`` if its file does not exist."""
+        if number in self._shards:
+            return self._shards[number]
+        source = self.store.open(self.spec.shard_name(number),
+                                 self._options.get("max_decoded_size", DEFAULT_MAX_DECODED_SIZE))
+        reader = None if source is None else NgShard(source, self.spec, shard_number=number,
+                                                     **self._options)
+        self._shards[number] = reader
+        return reader
+
+    def shard_numbers(self) -> list[int]:
+        """Numbers of the shard files present (from a listing; all numbers if unlistable)."""
+        names = self.store.list()
+        if names is None:
+            if self.spec.shard_bits > 16:
+                raise ShardkitError(f"{self.name}: cannot list the folder, and there are "
+                                    f"2**{self.spec.shard_bits} possible shard files")
+            return list(range(self.spec.num_shards))
+        numbers = (self.spec.parse_shard_name(n) for n in names)
+        return sorted({n for n in numbers if n is not None})
+
+    def unexpected_files(self) -> list[str]:
+        """``*.shard`` files whose names are not shard names of this spec."""
+        names = self.store.list() or []
+        return [n for n in names if n.endswith((".shard", ".shard.gz"))
+                and self.spec.parse_shard_name(n) is None]
+
+    def _existing_shards(self) -> Iterator[NgShard]:
+        for number in self.shard_numbers():
+            try:
+                reader = self.shard(number)
+            except FileNotFoundError:
+                self._shards[number] = None
+                continue
+            if reader is not None:
+                yield reader
+
+    def __getitem__(self, key: int) -> bytes:
+        key = _as_key(key)
+        number = self.spec.locate(key).shard
+        try:
+            reader = self.shard(number)
+            if reader is None:
+                raise EntryNotFoundError(key, f"chunk {key} not found (no shard file "
+                                         f"{self.spec.shard_name(number)})")
+            return reader[key]
+        except FileNotFoundError as exc:
+            self._shards[number] = None
+            raise EntryNotFoundError(key, f"chunk {key} not found (no shard file "
+                                     f"{self.spec.shard_name(number)})") from exc
+
+    def __contains__(self, key: object) -> bool:
+        if not isinstance(key, (int, np.integer)) or isinstance(key, bool):
+            return False
+        if not 0 <= int(key) <= _MASK64:
+            return False
+        number = self.spec.locate(int(key)).shard
+        try:
+            reader = self.shard(number)
+            return reader is not None and int(key) in reader
+        except FileNotFoundError:
+            self._shards[number] = None
+            return False
+
+    def get_many(self, keys: Iterable[int], default: Any = _MISSING) -> list[Any]:
+        """Values of many keys: grouped by shard, each shard's reads coalesced."""
+        keys = [_as_key(k) for k in keys]
+        out: list[Any] = [default] * len(keys)
+        groups: dict[int, list[int]] = {}
+        for i, k in enumerate(keys):
+            groups.setdefault(self.spec.locate(k).shard, []).append(i)
+        for number, slots in groups.items():
+            try:
+                reader = self.shard(number)
+            except FileNotFoundError:
+                reader = self._shards[number] = None
+            if reader is None:
+                if default is _MISSING:
+                    raise EntryNotFoundError(keys[slots[0]], f"chunk {keys[slots[0]]} not found")
+                continue
+            try:
+                values = reader.get_many([keys[i] for i in slots], default)
+            except FileNotFoundError as exc:
+                self._shards[number] = None
+                if default is _MISSING:
+                    raise EntryNotFoundError(keys[slots[0]], f"chunk {keys[slots[0]]} not "
+                                             "found") from exc
+                continue
+            for i, v in zip(slots, values, strict=True):
+                out[i] = v
+        return out
+
+    def keys(self) -> Iterator[int]:  # type: ignore[override]
+        """Every chunk id of every shard (shard by shard, in index order)."""
+        for reader in self._existing_shards():
+            yield from reader.keys()
+
+    __iter__ = keys
+
+    def items(self) -> Iterator[tuple[int, bytes]]:  # type: ignore[override]
+        """``(chunk id, value)`` of every chunk, shard by shard."""
+        for reader in self._existing_shards():
+            yield from reader.items()
+
+    def __len__(self) -> int:
+        return sum(len(r) for r in self._existing_shards())
+
+    def verify(self, progress: Callable[[int, int], None] | None = None) -> list[Problem]:
+        """:meth:`NgShard.verify` on every shard file, problems prefixed with the file name."""
+        problems = [Problem("file_name", f"{name}: not a shard file name of this spec "
+                            f"({self.spec.shard_name_digits} hex digits below "
+                            f"{self.spec.num_shards:#x})") for name in self.unexpected_files()]
+        numbers = list(self.shard_numbers())
+        for done, number in enumerate(numbers, 1):
+            name = self.spec.shard_name(number)
+            try:  # opening can fail too (a bad N.shard.gz is decompressed when opened)
+                reader = self.shard(number)
+                found = [] if reader is None else reader.verify()
+            except FileNotFoundError:
+                self._shards[number] = None
+                found = []
+            except ShardkitError as exc:
+                found = [Problem("read", exc.message, exc.offset, exc.field)]
+            problems += [Problem(p.check, f"{name}: {p.message}", p.offset, p.field)
+                         for p in found]
+            if progress is not None:
+                progress(done, len(numbers))
+        return problems
+
+    def sections(self) -> list[Section]:
+        """Every shard file's layout, names prefixed with the file name."""
+        out = []
+        for reader in self._existing_shards():
+            name = self.spec.shard_name(reader.shard_number or 0)
+            out += [Section(f"{name}{s.name}", s.start, s.end, s.note)
+                    for s in reader.sections()]
+        return out
+
+    def close(self) -> None:
+        """Close every open shard."""
+        for reader in self._shards.values():
+            if reader is not None:
+                reader.close()
+        self._shards.clear()
