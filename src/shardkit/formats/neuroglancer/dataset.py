@@ -102,16 +102,32 @@ class NgDataset:
                     for s in kv.sections()]
         return out
 
-    def _kv_summary(self, kv: ShardedKV) -> dict[str, Any]:
-        numbers = kv.shard_numbers()
-        return {"sharding": kv.spec.to_dict(), "num_shards": kv.spec.num_shards,
-                "shard_files": len([n for n in numbers if kv.shard(n) is not None]),
-                "chunk_count": len(kv)}
+    def _counting(self, count_chunks: bool | None) -> bool:
+        return not self.store.remote if count_chunks is None else bool(count_chunks)
 
-    def summary(self) -> dict[str, Any]:
-        """Type, spec, shard and chunk counts."""
-        return {"format": self.format_name, "dataset": self.store.name,
-                "type": self.info.get("@type"), **self._kv_summary(self.kv)}
+    def _kv_summary(self, kv: ShardedKV, count: bool) -> dict[str, Any]:
+        out: dict[str, Any] = {"sharding": kv.spec.to_dict(), "num_shards": kv.spec.num_shards,
+                               "shard_files": None, "chunk_count": None}
+        if count:
+            numbers = kv.shard_numbers()
+            out["shard_files"] = len([n for n in numbers if kv.shard(n) is not None])
+            out["chunk_count"] = len(kv)
+        return out
+
+    def summary(self, count_chunks: bool | None = None) -> dict[str, Any]:
+        """Type, spec, and shard-file and chunk counts.
+
+        Args:
+            count_chunks: Count shard files and chunks: a scan of every shard index and
+                minishard index. By default done for a local dataset only: remotely it is many
+                requests, and the summary costs nothing beyond the ``info`` file.
+        """
+        count = self._counting(count_chunks)
+        out = {"format": self.format_name, "dataset": self.store.name,
+               "type": self.info.get("@type"), **self._kv_summary(self.kv, count)}
+        if not count:
+            out["counts"] = "not counted (summary(count_chunks=True) scans every shard)"
+        return out
 
     def to_dict(self) -> dict[str, Any]:
         """The ``info`` file and every shard's tree."""

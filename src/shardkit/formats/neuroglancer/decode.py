@@ -16,30 +16,42 @@ from .spec import _MASK64, _MAX_GAP, _MAX_REQUEST, DEFAULT_MAX_DECODED_SIZE
 # -- decoding helpers -------------------------------------------------------------------------
 
 
-def gunzip_capped(data: bytes, limit: int = DEFAULT_MAX_DECODED_SIZE, *, what: str = "data",
-                  offset: int | None = None, field: str | None = None) -> bytes:
+def gunzip_capped(data: bytes | bytearray | memoryview, limit: int = DEFAULT_MAX_DECODED_SIZE,
+                  *, what: str = "data", offset: int | None = None,
+                  field: str | None = None) -> bytes:
     """Decompress a gzip stream (all its members), refusing output beyond ``limit`` bytes.
+
+    At most ``limit + 1`` bytes are ever inflated, so a decompression bomb costs at most about
+    ``limit`` bytes of memory before it is refused.
 
     Raises:
         CorruptShardError: Not a gzip stream, or a broken one.
         LimitExceededError: It decompresses to more than ``limit`` bytes.
     """
-    out = bytearray()
-    rest = bytes(data)
+
+    def too_big() -> LimitExceededError:
+        return LimitExceededError(f"{what}: gzip output exceeds the {limit}-byte cap "
+                                  "(max_decoded_size)", offset=offset, field=field)
+
+    out: bytearray | None = None
+    rest: bytes | bytearray | memoryview = data
     try:
         while True:
             d = zlib.decompressobj(wbits=31)
-            out += d.decompress(rest, limit + 1 - len(out))
-            if len(out) > limit:
-                raise LimitExceededError(f"{what}: gzip output exceeds the {limit}-byte cap",
-                                         offset=offset, field=field)
+            room = limit + 1 - (0 if out is None else len(out))
+            part = d.decompress(rest, room)
+            if len(part) >= room or (not d.eof and d.unconsumed_tail):
+                raise too_big()
             if not d.eof:
-                if d.unconsumed_tail:
-                    raise LimitExceededError(f"{what}: gzip output exceeds the {limit}-byte cap",
-                                             offset=offset, field=field)
                 raise CorruptShardError(f"{what}: truncated gzip stream", offset=offset,
                                         field=field)
             rest = d.unused_data
+            if out is None and not rest:
+                return part  # one member (the usual case): no copy
+            if out is None:
+                out = bytearray(part)
+            else:
+                out += part
             if not rest:
                 return bytes(out)
     except zlib.error as exc:
@@ -66,6 +78,11 @@ class MinishardIndex:
 
     def __len__(self) -> int:
         return int(self.ids.size)
+
+    @property
+    def nbytes(self) -> int:
+        """Estimated memory: the three arrays plus the lookup dict (~200 bytes a chunk)."""
+        return 3 * 8 * len(self) + 200 * len(self) + 256
 
     @cached_property
     def lookup(self) -> dict[int, tuple[int, int]]:
@@ -173,14 +190,25 @@ def _coalesce(ranges: Sequence[tuple[int, int]], max_gap: int = _MAX_GAP,
     return out
 
 
-def _read_ranges(source: ByteSource, ranges: Sequence[tuple[int, int]]) -> list[bytes]:
-    """Read many ranges; through ranged requests, neighbours are fetched together."""
+def _read_ranges(source: ByteSource, ranges: Sequence[tuple[int, int]], *,
+                 max_gap: int = _MAX_GAP, max_size: int = _MAX_REQUEST) -> list[bytes]:
+    """Read many ranges; through ranged requests, neighbours are fetched together.
+
+    A memory-mapped source is sliced directly. A source with a batched ``read_ranges`` gets
+    the coalesced requests in one call (fetched concurrently where it can); otherwise each
+    coalesced request is one ``read_range``.
+    """
     if getattr(source, "view", None) is not None:
         return [source.read_range(s, e) for s, e in ranges]
+    groups = _coalesce(ranges, max_gap, max_size)
+    batched = getattr(source, "read_ranges", None)
+    if batched is not None and len(groups) > 1:
+        blocks = list(batched([(s, e) for s, e, _ in groups]))
+    else:
+        blocks = [source.read_range(s, e) for s, e, _ in groups]
     out: list[bytes] = [b""] * len(ranges)
-    for start, end, members in _coalesce(ranges):
-        block = source.read_range(start, end)
+    for (start, _end, members), block in zip(groups, blocks, strict=True):
         for i in members:
             s, e = ranges[i]
-            out[i] = block[s - start : e - start]
+            out[i] = bytes(block[s - start : e - start])
     return out

@@ -12,11 +12,13 @@ from ...errors import EntryNotFoundError, LayoutError, UnsupportedVersionError
 from .dataset import EncodedChunk, NgDataset
 from .decode import compressed_morton_code, morton_decode
 from .kv import ShardedKV
-from .spec import ShardingSpec, SpecError
-from .store import _Store
+from .spec import DEFAULT_MAX_DECODED_SIZE, ShardingSpec, SpecError
+from .store import _Store, check_relative
 
 _DTYPES = {"uint8", "int8", "uint16", "int16", "uint32", "int32", "uint64", "int64", "float32",
            "float64"}
+
+_MAX_EXTENT = 1 << 32  # voxels along one axis of a scale or a chunk
 
 
 class NgScale(ShardedKV):
@@ -31,11 +33,14 @@ class NgScale(ShardedKV):
         grid_shape: Chunks along ``(x, y, z)``.
     """
 
-    def __init__(self, store: _Store, scale: Mapping[str, Any], index: int,
-                 **shard_options: Any) -> None:
+    def __init__(self, store: _Store, scale: Mapping[str, Any], index: int, *,
+                 allow_external: bool = False, **shard_options: Any) -> None:
         where = f"/scales/{index}"
+        if "key" not in scale:
+            raise SpecError(f"info: scale {index} lacks 'key'", field=f"{where}/key")
         try:
-            self.key = str(scale["key"])
+            self.key = check_relative(scale["key"], f"{where}/key",
+                                      allow_external=allow_external)
             self.size = _triple(scale["size"], f"{where}/size", 1)
             sizes = scale["chunk_sizes"]
             self.chunk_size = _triple(sizes[0], f"{where}/chunk_sizes/0", 1)
@@ -49,9 +54,17 @@ class NgScale(ShardedKV):
             spec = ShardingSpec.from_dict(scale["sharding"])
         except SpecError as exc:
             raise SpecError(exc.message, field=f"{where}{exc.field}") from exc
-        super().__init__(store.sub(self.key), spec, **shard_options)
+        for name, values in (("size", self.size), ("chunk_sizes/0", self.chunk_size)):
+            if any(v > _MAX_EXTENT for v in values):
+                raise SpecError(f"info: {where}/{name} {list(values)} exceeds 2**32 voxels "
+                                "along an axis", field=f"{where}/{name}")
         self.grid_shape = tuple(-(-s // c) for s, c in zip(self.size, self.chunk_size,
                                                            strict=True))
+        bits = sum(max(0, g - 1).bit_length() for g in self.grid_shape)
+        if bits > 64:
+            raise SpecError(f"info: {where}: a grid of {list(self.grid_shape)} chunks needs "
+                            f"{bits}-bit chunk ids (at most 64)", field=f"{where}/size")
+        super().__init__(store.sub(self.key), spec, **shard_options)
 
     def morton_code(self, position: Sequence[int]) -> int:
         """Compressed Morton code (the chunk id) of a chunk grid position ``(x, y, z)``."""
@@ -118,6 +131,13 @@ class NgImageDataset(NgDataset):
                 self.unsharded_scales.append(str(scale.get("key", i)))
                 continue
             s = NgScale(store, scale, i, **shard_options)
+            chunk_bytes = math.prod(s.chunk_size) * channels * self.dtype.itemsize
+            cap = shard_options.get("max_decoded_size", DEFAULT_MAX_DECODED_SIZE)
+            if chunk_bytes > cap:
+                raise SpecError(f"info: a chunk of scale {s.key!r} would hold {chunk_bytes} "
+                                f"bytes ({list(s.chunk_size)} voxels x {channels} channels x "
+                                f"{self.dtype.itemsize}), more than the {cap}-byte cap "
+                                "(max_decoded_size)", field=f"/scales/{i}/chunk_sizes/0")
             self.scales[s.key] = s
         if not self.scales:
             raise UnsupportedVersionError(f"{store.name}: no scale is sharded; unsharded "
@@ -200,15 +220,20 @@ class NgImageDataset(NgDataset):
         arr = np.frombuffer(data, dtype=self.dtype).reshape(shape)
         return arr if order == "czyx" else arr.transpose(3, 2, 1, 0)
 
-    def summary(self) -> dict[str, Any]:
-        """Type, data type, and per scale its geometry, spec, shard and chunk counts."""
+    def summary(self, count_chunks: bool | None = None) -> dict[str, Any]:
+        """Type, data type, and per scale its geometry, spec, shard and chunk counts (counts
+        as in :meth:`NgDataset.summary`: by default for a local dataset only)."""
+        count = self._counting(count_chunks)
         scales = []
         for s in self.scales.values():
-            scales.append({**s.to_dict(), **self._kv_summary(s)})
+            scales.append({**s.to_dict(), **self._kv_summary(s, count)})
         first = scales[0]
-        return {"format": self.format_name, "dataset": self.store.name,
-                "type": self.info.get("type"), "data_type": self.data_type,
-                "num_channels": self.num_channels, "sharding": first["sharding"],
-                "num_shards": first["num_shards"],
-                "chunk_count": sum(s["chunk_count"] for s in scales),
-                "scales": scales, "unsharded_scales": self.unsharded_scales}
+        out = {"format": self.format_name, "dataset": self.store.name,
+               "type": self.info.get("type"), "data_type": self.data_type,
+               "num_channels": self.num_channels, "sharding": first["sharding"],
+               "num_shards": first["num_shards"],
+               "chunk_count": sum(s["chunk_count"] for s in scales) if count else None,
+               "scales": scales, "unsharded_scales": self.unsharded_scales}
+        if not count:
+            out["counts"] = "not counted (summary(count_chunks=True) scans every shard)"
+        return out

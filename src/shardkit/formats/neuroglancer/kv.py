@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any
 
@@ -9,8 +10,9 @@ import numpy as np
 
 from ...errors import EntryNotFoundError, Problem, ShardkitError
 from ..base import Section
+from .cache import ByteLRU
 from .shard import _MISSING, NgShard, _as_key
-from .spec import _MASK64, DEFAULT_MAX_DECODED_SIZE, ShardingSpec
+from .spec import _MASK64, DEFAULT_CACHE_BYTES, DEFAULT_MAX_DECODED_SIZE, ShardingSpec
 from .store import _Store
 
 # -- every shard of one spec ------------------------------------------------------------------
@@ -19,30 +21,59 @@ from .store import _Store
 class ShardedKV(Mapping[int, bytes]):
     """The shards of one sharding spec in one folder: a mapping ``chunk id -> bytes``.
 
-    Shards are opened on first use and kept open; a missing shard file holds no keys.
+    Shards are opened on first use; at most ``max_open_shards`` (default 256) stay open, the
+    oldest opened being let go first. Decoded minishard indices and shard indices live in one
+    byte-bounded LRU cache (``cache``, or a new one of ``cache_bytes``, default 64 MiB) that
+    outlives the shard readers. A missing shard file holds no keys. Safe to share between
+    threads.
 
     Attributes:
         spec: The sharding spec.
         name: The folder's path or URL.
+        cache: The :class:`~shardkit.formats.neuroglancer.cache.ByteLRU` of its shards.
     """
 
-    def __init__(self, store: _Store, spec: ShardingSpec, **shard_options: Any) -> None:
+    def __init__(self, store: _Store, spec: ShardingSpec, *, cache: ByteLRU | None = None,
+                 cache_bytes: int = DEFAULT_CACHE_BYTES, max_open_shards: int = 256,
+                 **shard_options: Any) -> None:
         self.store = store
         self.spec = spec
         self.name = store.name
+        self.cache = cache if cache is not None else ByteLRU(cache_bytes)
+        self.max_open_shards = max(1, max_open_shards)
         self._options = shard_options
         self._shards: dict[int, NgShard | None] = {}
+        self._lock = threading.Lock()
+        self._shard_bits = spec.shard_bits
+        self._minishard_bits = spec.minishard_bits
 
     def shard(self, number: int) -> NgShard | None:
         """The reader of shard ``number``, or ``None`` if its file does not exist."""
-        if number in self._shards:
+        try:
             return self._shards[number]
+        except KeyError:
+            pass
         source = self.store.open(self.spec.shard_name(number),
                                  self._options.get("max_decoded_size", DEFAULT_MAX_DECODED_SIZE))
-        reader = None if source is None else NgShard(source, self.spec, shard_number=number,
-                                                     **self._options)
-        self._shards[number] = reader
-        return reader
+        reader = None if source is None else NgShard(
+            source, self.spec, shard_number=number, cache=self.cache,
+            cache_key=(id(self), number), **self._options)
+        return self._keep(number, reader)
+
+    def _keep(self, number: int, reader: NgShard | None) -> NgShard | None:
+        with self._lock:
+            if number in self._shards:  # another thread opened it first
+                return self._shards[number]
+            while len(self._shards) >= self.max_open_shards:
+                # let the oldest go (not closed: another thread may still be reading it; the
+                # garbage collector unmaps it); its cached indices stay in the shared cache
+                del self._shards[next(iter(self._shards))]
+            self._shards[number] = reader
+            return reader
+
+    def _forget(self, number: int) -> None:
+        with self._lock:
+            self._shards[number] = None
 
     def shard_numbers(self) -> list[int]:
         """Numbers of the shard files present (from a listing; all numbers if unlistable)."""
@@ -66,22 +97,24 @@ class ShardedKV(Mapping[int, bytes]):
             try:
                 reader = self.shard(number)
             except FileNotFoundError:
-                self._shards[number] = None
+                self._forget(number)
                 continue
             if reader is not None:
                 yield reader
 
     def __getitem__(self, key: int) -> bytes:
         key = _as_key(key)
-        number = self.spec.locate(key).shard
+        number, minishard = self.spec.shard_and_minishard(key)
         try:
-            reader = self.shard(number)
+            reader = self._shards.get(number, _MISSING)
+            if reader is _MISSING:
+                reader = self.shard(number)
             if reader is None:
                 raise EntryNotFoundError(key, f"chunk {key} not found (no shard file "
                                          f"{self.spec.shard_name(number)})")
-            return reader[key]
+            return reader._get_located(key, minishard)  # type: ignore[union-attr]
         except FileNotFoundError as exc:
-            self._shards[number] = None
+            self._forget(number)
             raise EntryNotFoundError(key, f"chunk {key} not found (no shard file "
                                      f"{self.spec.shard_name(number)})") from exc
 
@@ -95,7 +128,7 @@ class ShardedKV(Mapping[int, bytes]):
             reader = self.shard(number)
             return reader is not None and int(key) in reader
         except FileNotFoundError:
-            self._shards[number] = None
+            self._forget(number)
             return False
 
     def get_many(self, keys: Iterable[int], default: Any = _MISSING) -> list[Any]:
@@ -109,7 +142,8 @@ class ShardedKV(Mapping[int, bytes]):
             try:
                 reader = self.shard(number)
             except FileNotFoundError:
-                reader = self._shards[number] = None
+                reader = None
+                self._forget(number)
             if reader is None:
                 if default is _MISSING:
                     raise EntryNotFoundError(keys[slots[0]], f"chunk {keys[slots[0]]} not found")
@@ -117,7 +151,7 @@ class ShardedKV(Mapping[int, bytes]):
             try:
                 values = reader.get_many([keys[i] for i in slots], default)
             except FileNotFoundError as exc:
-                self._shards[number] = None
+                self._forget(number)
                 if default is _MISSING:
                     raise EntryNotFoundError(keys[slots[0]], f"chunk {keys[slots[0]]} not "
                                              "found") from exc
@@ -153,7 +187,7 @@ class ShardedKV(Mapping[int, bytes]):
                 reader = self.shard(number)
                 found = [] if reader is None else reader.verify()
             except FileNotFoundError:
-                self._shards[number] = None
+                self._forget(number)
                 found = []
             except ShardkitError as exc:
                 found = [Problem("read", exc.message, exc.offset, exc.field)]
@@ -173,8 +207,11 @@ class ShardedKV(Mapping[int, bytes]):
         return out
 
     def close(self) -> None:
-        """Close every open shard."""
-        for reader in self._shards.values():
+        """Close every open shard and empty the cache."""
+        with self._lock:
+            readers = list(self._shards.values())
+            self._shards.clear()
+        for reader in readers:
             if reader is not None:
                 reader.close()
-        self._shards.clear()
+        self.cache.clear()

@@ -8,15 +8,18 @@ from collections.abc import Mapping
 from typing import Any
 
 from ...errors import UnsupportedVersionError
+from .cache import ByteLRU
 from .dataset import NgDataset, NgKeyValueDataset
 from .image import NgImageDataset
-from .spec import ShardingSpec, SpecError
-from .store import _Store
+from .spec import DEFAULT_CACHE_BYTES, ShardingSpec, SpecError
+from .store import _Store, check_relative
 
 _KV_TYPES = {"neuroglancer_skeletons", "neuroglancer_multilod_draco", "neuroglancer_legacy_mesh"}
 
 
 def open_dataset(target: str | os.PathLike[str], storage_options: Mapping[str, Any] | None = None,
+                 *, info: Mapping[str, Any] | bytes | None = None,
+                 allow_external: bool = False, cache_bytes: int = DEFAULT_CACHE_BYTES,
                  **options: Any) -> NgDataset:
     """Open a Neuroglancer precomputed dataset folder or URL holding an ``info`` file.
 
@@ -24,21 +27,33 @@ def open_dataset(target: str | os.PathLike[str], storage_options: Mapping[str, A
         target: Local folder or fsspec URL (``http``, ``https``, ``gs``, ``s3``, ``memory``,
             ``file``).
         storage_options: Passed to fsspec.
-        options: Passed to every :class:`NgShard` (``minishard_cache_size``,
-            ``max_decoded_size``).
+        info: The dataset's ``info`` (a dict or its bytes) when the caller has already read
+            it; otherwise it is read here (one request).
+        allow_external: Follow scale keys with ``..`` that climb out of the dataset folder
+            (the precomputed format allows them). Absolute paths and URLs in an ``info``
+            are always refused.
+        cache_bytes: Budget of the dataset's cache of decoded minishard indices and shard
+            indices, shared by every shard and scale (default 64 MiB).
+        options: Passed to every :class:`NgShard` (``max_decoded_size``, ``max_index_size``,
+            ``block_size``) or :class:`ShardedKV` (``max_open_shards``).
 
     Raises:
         SpecError: The ``info`` file or its sharding spec is invalid.
         UnsupportedVersionError: A valid dataset shardkit does not read (unsharded).
     """
     store = _Store(target, storage_options)
-    raw = store.read_bytes("info")
-    try:
-        info = json.loads(raw)
-    except ValueError as exc:
-        raise SpecError(f"{store.name}/info: not JSON: {exc}", field="/") from exc
+    if info is None or isinstance(info, (bytes, bytearray)):
+        raw = store.read_bytes("info") if info is None else bytes(info)
+        try:
+            info = json.loads(raw)
+        except ValueError as exc:
+            raise SpecError(f"{store.name}/info: not JSON: {exc}", field="/") from exc
     if not isinstance(info, dict):
-        raise SpecError(f"{store.name}/info: not a JSON object", field="/")
+        if not isinstance(info, Mapping):
+            raise SpecError(f"{store.name}/info: not a JSON object", field="/")
+        info = dict(info)
+    options["cache"] = ByteLRU(cache_bytes)
+    options["allow_external"] = allow_external
     kind = info.get("@type")
     if kind == "neuroglancer_multiscale_volume" or (kind is None and "scales" in info):
         return NgImageDataset(store, info, **options)
@@ -49,9 +64,13 @@ def open_dataset(target: str | os.PathLike[str], storage_options: Mapping[str, A
         if by_id.get("sharding") is None:
             raise UnsupportedVersionError(f"{store.name}: annotations by id are not sharded")
         spec = _spec_at(by_id["sharding"], "/by_id/sharding")
-        return NgKeyValueDataset(store, info, spec, str(by_id.get("key", "by_id")), **options)
+        key = check_relative(by_id.get("key", "by_id"), "/by_id/key",
+                             allow_external=allow_external)
+        options.pop("allow_external")
+        return NgKeyValueDataset(store, info, spec, key, **options)
     if info.get("sharding") is not None:  # null means unsharded (cloud-volume)
         spec = _spec_at(info["sharding"], "/sharding")
+        options.pop("allow_external")
         return NgKeyValueDataset(store, info, spec, **options)
     if kind in _KV_TYPES:
         raise UnsupportedVersionError(f"{store.name}: an unsharded {kind} dataset; shardkit "

@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from collections import OrderedDict
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -14,8 +13,18 @@ from ...errors import EntryNotFoundError, InvalidKeyError, LayoutError, Problem,
 from ...generated.neuroglancer_uint64_sharded import NeuroglancerUint64Sharded
 from ...sources import ByteSource, BytesSource, as_stream
 from ..base import Reader, Section
+from .cache import ByteLRU
 from .decode import EMPTY_INDEX, MinishardIndex, _read_ranges, decode_minishard_index, gunzip_capped
-from .spec import _ENTRY, _MASK64, DEFAULT_MAX_DECODED_SIZE, ENTRY_SIZE, ShardingSpec
+from .spec import (
+    _ENTRY,
+    _MASK64,
+    DEFAULT_BLOCK_SIZE,
+    DEFAULT_CACHE_BYTES,
+    DEFAULT_MAX_DECODED_SIZE,
+    DEFAULT_MAX_INDEX_SIZE,
+    ENTRY_SIZE,
+    ShardingSpec,
+)
 from .verify import verify_shard
 
 # -- one shard ----------------------------------------------------------------------------------
@@ -62,26 +71,45 @@ class NgShard(Reader):
         spec: Its sharding spec (``ShardingSpec``, dict or JSON text).
         shard_number: The shard's number, for the hash checks of :meth:`verify` and for
             refusing keys of other shards; taken from the file name when it is a shard name.
-        minishard_cache_size: Decoded minishard indices kept in memory.
-        max_decoded_size: Cap on a gunzipped minishard index or chunk.
+        cache: The cache of decoded minishard indices and of the shard index (a
+            :class:`~shardkit.formats.neuroglancer.cache.ByteLRU`, shared by every shard of
+            a dataset); by default one of ``cache_bytes``.
+        cache_bytes: Budget of this shard's own cache (default 64 MiB).
+        minishard_cache_size: Also bound the number of decoded minishard indices kept
+            (an older option; the byte budget always applies).
+        max_decoded_size: Cap on a gunzipped chunk (default 1 GiB).
+        max_index_size: Cap on a gunzipped minishard index (default 64 MiB).
+        block_size: Request size of :meth:`verify` on a remote shard (default 8 MiB).
+
+    Thread-safety: one shard may be shared by many threads (the cache is locked; decoded
+    indices are immutable).
     """
 
     format_id = "neuroglancer"
     format_name = "Neuroglancer precomputed neuroglancer_uint64_sharded_v1 shard"
 
     def __init__(self, source: ByteSource, spec: ShardingSpec | Mapping[str, Any] | str,
-                 *, shard_number: int | None = None, minishard_cache_size: int = 1024,
-                 max_decoded_size: int = DEFAULT_MAX_DECODED_SIZE) -> None:
+                 *, shard_number: int | None = None, cache: ByteLRU | None = None,
+                 cache_bytes: int = DEFAULT_CACHE_BYTES, minishard_cache_size: int | None = None,
+                 max_decoded_size: int = DEFAULT_MAX_DECODED_SIZE,
+                 max_index_size: int = DEFAULT_MAX_INDEX_SIZE,
+                 block_size: int = DEFAULT_BLOCK_SIZE, spec_from: str | None = None,
+                 cache_key: Hashable = None) -> None:
         super().__init__(source)
         self.spec = ShardingSpec.coerce(spec)
         if shard_number is None:
             shard_number = self.spec.parse_shard_name(source.name)
         self.shard_number = shard_number
+        self.spec_from = spec_from
         self.index_size = self.spec.shard_index_size
-        self.minishard_cache_size = minishard_cache_size
+        if minishard_cache_size is not None and cache is None:
+            # the older entry-count option: a budget of that many average-sized indices
+            cache_bytes = min(cache_bytes, max(0, minishard_cache_size) * 64 * 1024)
+        self.cache = cache if cache is not None else ByteLRU(cache_bytes)
         self.max_decoded_size = max_decoded_size
-        self._cache: OrderedDict[int, MinishardIndex] = OrderedDict()
-        self._entries: np.ndarray | None = None
+        self.max_index_size = max_index_size
+        self.block_size = block_size
+        self._key: Hashable = cache_key if cache_key is not None else shard_number
         self._gzip_data = self.spec.data_encoding == "gzip"
 
     # -- the shard index ----------------------------------------------------------------------
@@ -93,22 +121,39 @@ class NgShard(Reader):
 
     def shard_index(self) -> np.ndarray:
         """The whole shard index as an ``(n, 2)`` uint64 array of relative ``[start, end)``
-        (one read; kept)."""
-        if self._entries is None:
-            n = self.spec.num_minishards
-            if self.index_size > self.source.size:
+        (one read; kept in the cache)."""
+        entries = self._entries
+        if entries is None:
+            read_prefix = getattr(self.source, "read_prefix", None)
+            if read_prefix is not None:  # remote: no request for the size
+                raw = read_prefix(self.index_size)
+                available = len(raw)
+            else:
+                available = self.source.size
+                raw = b"" if available < self.index_size else \
+                    self.source.read_range(0, self.index_size)
+            if available < self.index_size:
                 raise TruncatedError(
                     f"truncated: the shard index needs {self.index_size} bytes, the file has "
-                    f"{self.source.size}", needed=self.index_size, available=self.source.size,
+                    f"{available}", needed=self.index_size, available=available,
                     offset=0, field="/shard_index")
-            raw = self.source.read_range(0, self.index_size)
-            self._entries = np.frombuffer(raw, dtype="<u8").reshape(n, 2).astype(np.uint64)
-        return self._entries
+            entries = self._set_shard_index(raw)
+        return entries
+
+    @property
+    def _entries(self) -> np.ndarray | None:
+        entries: np.ndarray | None = self.cache.get((self._key, -1))
+        return entries
+
+    def _set_shard_index(self, raw: bytes) -> np.ndarray:
+        entries = np.frombuffer(raw, dtype="<u8").reshape(-1, 2).astype(np.uint64)
+        return self.cache.put((self._key, -1), entries, entries.nbytes + 128)  # type: ignore[no-any-return]
 
     def index_entry(self, m: int) -> tuple[int, int]:
         """Relative ``(start, end)`` of minishard ``m``'s index (one 16-byte read)."""
-        if self._entries is not None:
-            start, end = self._entries[m].tolist()
+        entries = self._entries
+        if entries is not None:
+            start, end = entries[m].tolist()
         else:
             start, end = _ENTRY.unpack(self.source.read_range(m * ENTRY_SIZE,
                                                               (m + 1) * ENTRY_SIZE))
@@ -145,7 +190,7 @@ class NgShard(Reader):
                                      "the file", needed=hi - lo, available=exc.available,
                                      offset=lo, field=field_) from exc
         if self.spec.minishard_index_encoding == "gzip":
-            raw = gunzip_capped(raw, self.max_decoded_size, what=f"minishard {m} index",
+            raw = gunzip_capped(raw, self.max_index_size, what=f"minishard {m} index",
                                 offset=lo, field=field_)
         return raw
 
@@ -159,39 +204,45 @@ class NgShard(Reader):
                                       field=f"/minishards/{m}/index")
 
     def _remember(self, m: int, index: MinishardIndex) -> MinishardIndex:
-        self._cache[m] = index
-        if len(self._cache) > self.minishard_cache_size:
-            self._cache.popitem(last=False)
-        return index
+        return self.cache.put((self._key, m), index, index.nbytes)  # type: ignore[no-any-return]
 
     def minishard(self, m: int) -> MinishardIndex:
         """Decoded index of minishard ``m`` (from the cache when there)."""
-        index = self._cache.get(m)
+        index: MinishardIndex | None = self.cache.get((self._key, m))
         if index is not None:
-            self._cache.move_to_end(m)
             return index
         if not 0 <= m < self.spec.num_minishards:
             raise IndexError(f"minishard {m} out of range")
         start, end = self.index_entry(m)
         return self._remember(m, self._decode_minishard(m, start, end))
 
-    def _load_minishards(self, wanted: Iterable[int]) -> None:
-        """Load many minishard indices with coalesced reads (entries, then indices)."""
-        todo = sorted({m for m in wanted if m not in self._cache})
+    def _load_minishards(self, wanted: Iterable[int]) -> dict[int, MinishardIndex]:
+        """Many minishard indices, the missing ones read with coalesced reads (entries, then
+        indices); returned whether or not the cache has room to keep them."""
+        out: dict[int, MinishardIndex] = {}
+        todo = []
+        for m in sorted(set(wanted)):
+            index = self.cache.get((self._key, m))
+            if index is None:
+                todo.append(m)
+            else:
+                out[m] = index
         if not todo:
-            return
-        if self._entries is None:
+            return out
+        table = self._entries
+        if table is None:
             blocks = _read_ranges(self.source, [(m * ENTRY_SIZE, (m + 1) * ENTRY_SIZE)
                                                 for m in todo])
             entries = [_ENTRY.unpack(b) for b in blocks]
         else:
-            entries = [tuple(self._entries[m].tolist()) for m in todo]
+            entries = [tuple(table[m].tolist()) for m in todo]
         for m, (s, e) in zip(todo, entries, strict=True):
             self._check_entry(m, s, e)
         ranges = [(self.index_size + s, self.index_size + e) for s, e in entries]
         raws = _read_ranges(self.source, ranges)
         for m, (s, e), raw in zip(todo, entries, raws, strict=True):
-            self._remember(m, self._decode_minishard(m, s, e, raw))
+            out[m] = self._remember(m, self._decode_minishard(m, s, e, raw))
+        return out
 
     # -- lookups ------------------------------------------------------------------------------
 
@@ -200,10 +251,7 @@ class NgShard(Reader):
         loc = self.spec.locate(key)
         if self.shard_number is not None and loc.shard != self.shard_number:
             return None
-        index = self._cache.get(loc.minishard)
-        if index is None:
-            index = self.minishard(loc.minishard)
-        r = index.lookup.get(key)
+        r = self.minishard(loc.minishard).lookup.get(key)
         return None if r is None else ChunkRef(key, loc.minishard, r[0], r[1])
 
     def _decode(self, key: int, start: int, data: bytes) -> bytes:
@@ -227,9 +275,13 @@ class NgShard(Reader):
         if self.shard_number is not None and loc.shard != self.shard_number:
             raise EntryNotFoundError(key, f"chunk {key} belongs to shard "
                                      f"{self.spec.shard_name(loc.shard)}, not this one")
-        index = self._cache.get(loc.minishard)
+        return self._get_located(key, loc.minishard)
+
+    def _get_located(self, key: int, minishard: int) -> bytes:
+        """The value of ``key``, already known to hash to this shard and ``minishard``."""
+        index: MinishardIndex | None = self.cache.get((self._key, minishard))
         if index is None:
-            index = self.minishard(loc.minishard)
+            index = self.minishard(minishard)
         r = index.lookup.get(key)
         if r is None:
             raise EntryNotFoundError(key, f"chunk {key} not found")
@@ -246,14 +298,15 @@ class NgShard(Reader):
         """Values of many keys, with coalesced reads (index entries, indices, then data)."""
         keys = [_as_key(k) for k in keys]
         locs = [self.spec.locate(k) for k in keys]
-        self._load_minishards(loc.minishard for loc in locs
-                              if self.shard_number is None or loc.shard == self.shard_number)
+        indices = self._load_minishards(
+            loc.minishard for loc in locs
+            if self.shard_number is None or loc.shard == self.shard_number)
         out: list[Any] = [default] * len(keys)
         want: list[tuple[int, int, int]] = []  # (slot, start, end)
         for i, (key, loc) in enumerate(zip(keys, locs, strict=True)):
             r = None
             if self.shard_number is None or loc.shard == self.shard_number:
-                r = self.minishard(loc.minishard).lookup.get(key)
+                r = indices[loc.minishard].lookup.get(key)
             if r is None:
                 if default is _MISSING:
                     raise EntryNotFoundError(key, f"chunk {key} not found")
@@ -270,9 +323,9 @@ class NgShard(Reader):
         nonempty = [m for m in range(len(entries)) if entries[m, 0] != entries[m, 1]]
         for lo in range(0, len(nonempty), 256):
             batch = nonempty[lo : lo + 256]
-            self._load_minishards(batch)
+            indices = self._load_minishards(batch)
             for m in batch:
-                index = self.minishard(m)
+                index = indices[m]
                 base = index.base
                 for cid, s, e in zip(index.ids.tolist(), index.starts.tolist(),
                                      index.ends.tolist(), strict=True):
@@ -397,7 +450,7 @@ class NgShard(Reader):
         index lists it; no id appears twice; every data range lies inside the file and off the
         indices; with ``check_data``, every gzip chunk decompresses.
         """
-        return verify_shard(self, progress, check_data)
+        return verify_shard(self, progress, check_data, self.block_size)
 
 
 def _as_key(key: Any) -> int:

@@ -18,7 +18,10 @@ from ...hashing.murmur import hash_uint64, hash_uint64_array
 SHARDED_TYPE = "neuroglancer_uint64_sharded_v1"
 HASHES = ("identity", "murmurhash3_x86_128")
 ENCODINGS = ("raw", "gzip")
-DEFAULT_MAX_DECODED_SIZE = 1 << 30  # cap on any one gunzipped index or chunk
+DEFAULT_MAX_DECODED_SIZE = 1 << 30  # cap on any one gunzipped chunk
+DEFAULT_MAX_INDEX_SIZE = 1 << 26  # cap on any one gunzipped minishard index (2.8M chunks)
+DEFAULT_CACHE_BYTES = 1 << 26  # decoded minishard indices and shard indices kept per dataset
+DEFAULT_BLOCK_SIZE = 1 << 23  # verify reads remote shards in requests of this size
 ENTRY_SIZE = 16  # one shard index entry: two u64
 _MASK64 = (1 << 64) - 1
 _ENTRY = struct.Struct("<QQ")
@@ -183,6 +186,13 @@ class ShardingSpec:
             minishard=h & ((1 << self.minishard_bits) - 1),
             remainder=h >> (self.minishard_bits + self.shard_bits),
         )
+
+    def shard_and_minishard(self, key: int) -> tuple[int, int]:
+        """``(shard, minishard)`` of ``key`` (:meth:`locate` without the object)."""
+        shifted = key >> self.preshift_bits
+        h = shifted if self.hash == "identity" else hash_uint64(shifted)
+        return ((h >> self.minishard_bits) & ((1 << self.shard_bits) - 1),
+                h & ((1 << self.minishard_bits) - 1))
 
     def locate_many(self, keys: Iterable[int] | np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(shard numbers, minishard numbers) of many keys, as uint64 arrays."""
