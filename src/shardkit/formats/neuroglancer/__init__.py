@@ -29,6 +29,7 @@ Modules: ``spec`` (the sharding spec), ``decode`` (gunzip, minishard indices, Mo
 
 from __future__ import annotations
 
+from .cache import ByteLRU
 from .dataset import EncodedChunk, NgDataset, NgKeyValueDataset
 from .decode import (
     MinishardIndex,
@@ -37,15 +38,25 @@ from .decode import (
     gunzip_capped,
     morton_decode,
 )
-from .image import NgImageDataset, NgScale
+from .image import NgImageDataset, NgScale, NgVolume
 from .kv import ShardedKV
 from .loader import open_dataset
 from .shard import ChunkRef, NgShard
-from .spec import DEFAULT_MAX_DECODED_SIZE, ShardingSpec, ShardLocation, SpecError
+from .spec import (
+    DEFAULT_CACHE_BYTES,
+    DEFAULT_MAX_DECODED_SIZE,
+    DEFAULT_MAX_INDEX_SIZE,
+    ShardingSpec,
+    ShardLocation,
+    SpecError,
+)
 from .store import RangeSource
 
 __all__ = [
+    "DEFAULT_CACHE_BYTES",
     "DEFAULT_MAX_DECODED_SIZE",
+    "DEFAULT_MAX_INDEX_SIZE",
+    "ByteLRU",
     "ChunkRef",
     "EncodedChunk",
     "MinishardIndex",
@@ -54,6 +65,7 @@ __all__ = [
     "NgKeyValueDataset",
     "NgScale",
     "NgShard",
+    "NgVolume",
     "RangeSource",
     "ShardLocation",
     "ShardedKV",

@@ -40,15 +40,22 @@ class ByteLRU:
         self._lock = threading.Lock()
 
     def get(self, key: Hashable) -> Any:
-        """The value of ``key`` (now the most recently used), or ``None``."""
-        with self._lock:
-            entry = self._data.get(key)
-            if entry is None:
-                self.misses += 1
-                return None
+        """The value of ``key`` (now the most recently used), or ``None``.
+
+        Lock-free: each step is one atomic operation on the ordered dict (an entry evicted
+        meanwhile is still returned, once); ``hits``/``misses`` are approximate under
+        threads.
+        """
+        entry = self._data.get(key)
+        if entry is None:
+            self.misses += 1
+            return None
+        try:  # noqa: SIM105 - contextlib.suppress costs more on this hot path
             self._data.move_to_end(key)
-            self.hits += 1
-            return entry[0]
+        except KeyError:  # evicted by another thread since
+            pass
+        self.hits += 1
+        return entry[0]
 
     def put(self, key: Hashable, value: Any, nbytes: int) -> Any:
         """Keep ``value`` under ``key``, charged ``nbytes``; returns ``value``."""

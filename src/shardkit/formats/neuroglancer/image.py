@@ -1,14 +1,16 @@
-"""Sharded image volumes: :class:`NgImageDataset` and its scales (:class:`NgScale`)."""
+"""Sharded image volumes: :class:`NgImageDataset`, its scales (:class:`NgScale`) and
+bounding-box reads (:meth:`NgImageDataset.cutout`, :class:`NgVolume`)."""
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
 
-from ...errors import EntryNotFoundError, LayoutError, UnsupportedVersionError
+from ...errors import EntryNotFoundError, InvalidKeyError, LayoutError, UnsupportedVersionError
 from .dataset import EncodedChunk, NgDataset
 from .decode import compressed_morton_code, morton_decode
 from .kv import ShardedKV
@@ -220,6 +222,93 @@ class NgImageDataset(NgDataset):
         arr = np.frombuffer(data, dtype=self.dtype).reshape(shape)
         return arr if order == "czyx" else arr.transpose(3, 2, 1, 0)
 
+    def bounds(self, scale: str | int) -> tuple[tuple[int, int, int], tuple[int, int, int]]:
+        """The scale's voxel bounding box ``((x0, y0, z0), (x1, y1, z1))`` in absolute
+        coordinates (``voxel_offset`` to ``voxel_offset + size``), as cloud-volume gives it."""
+        s = self._scale(scale)
+        lo = s.voxel_offset
+        hi = (lo[0] + s.size[0], lo[1] + s.size[1], lo[2] + s.size[2])
+        return lo, hi
+
+    def cutout(self, scale: str | int, bbox: Sequence[Sequence[int]], *,
+               fill_missing: bool = False, order: str = "xyzc") -> np.ndarray:
+        """The voxels of a bounding box, across chunks, as one array.
+
+        Args:
+            scale: The scale's key or index.
+            bbox: ``((x0, y0, z0), (x1, y1, z1))``, half-open, in absolute voxel coordinates
+                (``voxel_offset`` included), as ``cloudvolume.CloudVolume[x0:x1, y0:y1,
+                z0:z1]`` takes them.
+            fill_missing: Zeros for chunks that are not stored, instead of raising.
+            order: ``"xyzc"`` (cloud-volume's and tensorstore's axis order, the default; a
+                view of a C-ordered ``czyx`` array) or ``"czyx"``.
+
+        Returns:
+            An array of shape ``(x1-x0, y1-y0, z1-z0, channels)`` (``xyzc``) or
+            ``(channels, z1-z0, y1-y0, x1-x0)`` (``czyx``) of the scale's data type.
+
+        Raises:
+            InvalidKeyError: The box is empty, inverted, or outside the volume's bounds.
+            EntryNotFoundError: A chunk in the box is not stored (without ``fill_missing``).
+            UnsupportedVersionError: The scale's chunks are not ``raw``-encoded.
+            LayoutError: A stored chunk's size does not match its shape.
+        """
+        if order not in ("czyx", "xyzc"):
+            raise ValueError(f"order must be 'czyx' or 'xyzc', got {order!r}")
+        s = self._scale(scale)
+        if s.encoding != "raw":
+            raise UnsupportedVersionError(f"scale {s.key}: cutouts decode raw chunks only; "
+                                          f"its encoding is {s.encoding!r} (use read_chunk)")
+        try:
+            lo = tuple(int(v) for v in bbox[0])
+            hi = tuple(int(v) for v in bbox[1])
+        except (TypeError, ValueError, IndexError) as exc:
+            raise InvalidKeyError(f"a bounding box is ((x0, y0, z0), (x1, y1, z1)), got "
+                                  f"{bbox!r}") from exc
+        vlo, vhi = self.bounds(s.key)
+        if (len(lo) != 3 or len(hi) != 3 or any(a >= b for a, b in zip(lo, hi, strict=True))
+                or any(a < v for a, v in zip(lo, vlo, strict=True))
+                or any(b > v for b, v in zip(hi, vhi, strict=True))):
+            raise InvalidKeyError(f"bounding box {lo}-{hi} is empty or outside scale "
+                                  f"{s.key}'s bounds {vlo}-{vhi}")
+        rel_lo = [a - o for a, o in zip(lo, vlo, strict=True)]
+        rel_hi = [b - o for b, o in zip(hi, vlo, strict=True)]
+        first = [a // c for a, c in zip(rel_lo, s.chunk_size, strict=True)]
+        last = [(b - 1) // c for b, c in zip(rel_hi, s.chunk_size, strict=True)]
+        positions = list(itertools.product(*(range(f, e + 1) for f, e in
+                                             zip(first, last, strict=True))))
+        codes = [s.morton_code(p) for p in positions]
+        datas = s.get_many(codes, None)
+        dx, dy, dz = (b - a for a, b in zip(rel_lo, rel_hi, strict=True))
+        out = np.zeros((self.num_channels, dz, dy, dx), dtype=self.dtype)
+        for pos, code, data in zip(positions, codes, datas, strict=True):
+            (cx0, cy0, cz0), (cx1, cy1, cz1) = s.chunk_box(pos)
+            if data is None:
+                if not fill_missing:
+                    raise EntryNotFoundError(code, f"chunk {code} at {pos} of scale {s.key} "
+                                             "is not stored (fill_missing=True gives zeros)")
+                continue
+            shape = (self.num_channels, cz1 - cz0, cy1 - cy0, cx1 - cx0)
+            if len(data) != math.prod(shape) * self.dtype.itemsize:
+                raise LayoutError(f"chunk {code} at {pos} of scale {s.key}: {len(data)} "
+                                  f"bytes, a raw {shape} {self.data_type} chunk has "
+                                  f"{math.prod(shape) * self.dtype.itemsize}",
+                                  field=f"/chunks/{code}")
+            chunk = np.frombuffer(data, dtype=self.dtype).reshape(shape)
+            # the overlap of the chunk and the box, in volume coordinates
+            ox0, oy0, oz0 = max(cx0, rel_lo[0]), max(cy0, rel_lo[1]), max(cz0, rel_lo[2])
+            ox1, oy1, oz1 = min(cx1, rel_hi[0]), min(cy1, rel_hi[1]), min(cz1, rel_hi[2])
+            out[:, oz0 - rel_lo[2] : oz1 - rel_lo[2], oy0 - rel_lo[1] : oy1 - rel_lo[1],
+                ox0 - rel_lo[0] : ox1 - rel_lo[0]] = \
+                chunk[:, oz0 - cz0 : oz1 - cz0, oy0 - cy0 : oy1 - cy0, ox0 - cx0 : ox1 - cx0]
+        return out if order == "czyx" else out.transpose(3, 2, 1, 0)
+
+    def volume(self, scale: str | int = 0, *, fill_missing: bool = False) -> NgVolume:
+        """A sliceable view of one scale: ``ds.volume("8_8_40")[0:64, 0:64, 10:20]`` is
+        :meth:`cutout` of that box (absolute voxel coordinates; open slice ends mean the
+        volume's bounds)."""
+        return NgVolume(self, self._scale(scale).key, fill_missing)
+
     def summary(self, count_chunks: bool | None = None) -> dict[str, Any]:
         """Type, data type, and per scale its geometry, spec, shard and chunk counts (counts
         as in :meth:`NgDataset.summary`: by default for a local dataset only)."""
@@ -237,3 +326,53 @@ class NgImageDataset(NgDataset):
         if not count:
             out["counts"] = "not counted (summary(count_chunks=True) scans every shard)"
         return out
+
+
+class NgVolume:
+    """One scale of an image volume, sliced like a cloud-volume ``CloudVolume``.
+
+    ``vol[x0:x1, y0:y1, z0:z1]`` returns ``(x, y, z, channels)`` voxels (see
+    :meth:`NgImageDataset.cutout`); integers select one voxel plane (kept as size 1), steps
+    other than 1 are refused.
+
+    Attributes:
+        dataset: The image dataset.
+        scale: The scale's key.
+        bounds: ``((x0, y0, z0), (x1, y1, z1))`` in absolute voxel coordinates.
+        shape: ``(x, y, z, channels)`` of the whole scale.
+        dtype: The voxel type.
+    """
+
+    def __init__(self, dataset: NgImageDataset, scale: str, fill_missing: bool) -> None:
+        self.dataset = dataset
+        self.scale = scale
+        self.fill_missing = fill_missing
+        self.bounds = dataset.bounds(scale)
+        lo, hi = self.bounds
+        self.shape = (hi[0] - lo[0], hi[1] - lo[1], hi[2] - lo[2], dataset.num_channels)
+        self.dtype = dataset.dtype
+
+    def __getitem__(self, index: Any) -> np.ndarray:
+        if not isinstance(index, tuple):
+            index = (index,)
+        if len(index) > 3:
+            raise InvalidKeyError(f"a volume is sliced along x, y, z; got {len(index)} indices")
+        index = index + (slice(None),) * (3 - len(index))
+        lo, hi = [], []
+        for axis, item in enumerate(index):
+            a, b = self.bounds[0][axis], self.bounds[1][axis]
+            if isinstance(item, slice):
+                if item.step not in (None, 1):
+                    raise InvalidKeyError("volume slices take no step")
+                start = a if item.start is None else int(item.start)
+                stop = b if item.stop is None else int(item.stop)
+            elif isinstance(item, (int, np.integer)) and not isinstance(item, bool):
+                start, stop = int(item), int(item) + 1
+            else:
+                raise InvalidKeyError(f"volume index {item!r}: slices or integers only")
+            lo.append(start)
+            hi.append(stop)
+        return self.dataset.cutout(self.scale, (lo, hi), fill_missing=self.fill_missing)
+
+    def __repr__(self) -> str:
+        return f"<NgVolume {self.dataset.store.name!r} scale {self.scale!r} {self.shape}>"

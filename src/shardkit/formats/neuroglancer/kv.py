@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 
 from ...errors import EntryNotFoundError, Problem, ShardkitError
+from ...hashing.murmur import hash_uint64
 from ..base import Section
 from .cache import ByteLRU
 from .shard import _MISSING, NgShard, _as_key
@@ -44,8 +45,11 @@ class ShardedKV(Mapping[int, bytes]):
         self._options = shard_options
         self._shards: dict[int, NgShard | None] = {}
         self._lock = threading.Lock()
-        self._shard_bits = spec.shard_bits
+        self._identity = spec.hash == "identity"
         self._minishard_bits = spec.minishard_bits
+        self._shard_mask = (1 << spec.shard_bits) - 1
+        self._minishard_mask = (1 << spec.minishard_bits) - 1
+        self._cache_get = self.cache.get
 
     def shard(self, number: int) -> NgShard | None:
         """The reader of shard ``number``, or ``None`` if its file does not exist."""
@@ -103,8 +107,14 @@ class ShardedKV(Mapping[int, bytes]):
                 yield reader
 
     def __getitem__(self, key: int) -> bytes:
-        key = _as_key(key)
-        number, minishard = self.spec.shard_and_minishard(key)
+        if type(key) is not int or not 0 <= key <= _MASK64:
+            key = _as_key(key)
+        # the hot path of random reads, inlined: hash, shard reader, cached index, bytes
+        spec = self.spec
+        shifted = key >> spec.preshift_bits
+        h = shifted if self._identity else hash_uint64(shifted)
+        number = (h >> self._minishard_bits) & self._shard_mask
+        minishard = h & self._minishard_mask
         try:
             reader = self._shards.get(number, _MISSING)
             if reader is _MISSING:
@@ -112,7 +122,16 @@ class ShardedKV(Mapping[int, bytes]):
             if reader is None:
                 raise EntryNotFoundError(key, f"chunk {key} not found (no shard file "
                                          f"{self.spec.shard_name(number)})")
-            return reader._get_located(key, minishard)  # type: ignore[union-attr]
+            index = self._cache_get((reader._key, minishard))
+            if index is None:
+                index = reader.minishard(minishard)
+            r = index.lookup.get(key)
+            if r is None:
+                raise EntryNotFoundError(key, f"chunk {key} not found")
+            mm = reader._mm
+            if mm is not None and r[1] <= reader._mm_size and not reader._gzip_data:
+                return mm[r[0] : r[1]]  # type: ignore[no-any-return]
+            return reader._read_data(key, r[0], r[1])
         except FileNotFoundError as exc:
             self._forget(number)
             raise EntryNotFoundError(key, f"chunk {key} not found (no shard file "

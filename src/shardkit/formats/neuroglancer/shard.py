@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import mmap
 from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -111,6 +112,10 @@ class NgShard(Reader):
         self.block_size = block_size
         self._key: Hashable = cache_key if cache_key is not None else shard_number
         self._gzip_data = self.spec.data_encoding == "gzip"
+        # a memory-mapped file is sliced directly on the hot path of ShardedKV.__getitem__
+        raw = getattr(source, "raw", None)
+        self._mm: Any = raw if isinstance(raw, mmap.mmap) else None
+        self._mm_size = len(raw) if self._mm is not None else 0
 
     # -- the shard index ----------------------------------------------------------------------
 
