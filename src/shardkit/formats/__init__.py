@@ -161,7 +161,16 @@ def open_reader(target: Any, format: str | None = None,
             raise ShardkitError(f"{source.name}: a bare Neuroglancer .shard file needs its "
                                 "sharding spec (spec=... / --spec INFO_OR_JSON), or open the "
                                 "dataset folder that holds the info file")
-        info = FORMATS[fmt] if fmt else detect(source)
+        try:
+            info = FORMATS[fmt] if fmt else detect(source)
+        except UnknownFormatError:
+            # a bare Neuroglancer .shard beside its dataset's info file: read it with that spec
+            from .neuroglancer.loader import sibling_spec
+
+            found = sibling_spec(target, storage_options)
+            if found is None:
+                raise
+            info, options = FORMATS["neuroglancer"], {**options, **found}
         if not info.readable:
             raise UnsupportedVersionError(f"{source.name}: recognised as a {info.name}, but "
                                           "this version of shardkit cannot read it yet")

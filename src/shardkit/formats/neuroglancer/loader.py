@@ -85,3 +85,72 @@ def _spec_at(data: Any, where: str) -> ShardingSpec:
     except SpecError as exc:
         field_ = where + (exc.field or "").removeprefix("/sharding")
         raise SpecError(exc.message, field=field_) from exc
+
+
+def sibling_spec(target: Any, storage_options: Mapping[str, Any] | None = None
+                 ) -> dict[str, Any] | None:
+    """The spec of a bare ``*.shard`` file from its dataset's ``info``, if one is there.
+
+    Looked for in the file's folder (a key-value dataset's ``sharding``) and then in the
+    folder above (an image scale, or annotations by id, whose ``key`` is the file's folder).
+
+    Returns:
+        ``{"spec": ShardingSpec, "spec_from": "<path of the info file>"}``, or ``None`` when
+        ``target`` is not a ``.shard`` path or URL or no such ``info`` says how to read it.
+    """
+    if not isinstance(target, (str, os.PathLike)):
+        return None
+    text = os.fspath(target)
+    if not text.endswith(".shard"):
+        return None
+    remote = "://" in text
+    folder, _, _ = text.rpartition("/") if remote else (os.path.dirname(text), "", "")
+    folder = folder or "."
+    candidates = [(folder, None)]
+    parent, _, name = folder.rstrip("/").rpartition("/") if remote else (
+        os.path.dirname(os.path.abspath(folder)), "", os.path.basename(os.path.abspath(folder)))
+    if parent:
+        candidates.append((parent, name))
+    for where, scale_key in candidates:
+        info_path = f"{where}/info" if remote else os.path.join(where, "info")
+        info = _read_json(info_path, storage_options)
+        if not isinstance(info, dict):
+            continue
+        spec = _spec_for(info, scale_key)
+        if spec is not None:
+            return {"spec": spec, "spec_from": info_path}
+    return None
+
+
+def _read_json(path: str, storage_options: Mapping[str, Any] | None) -> Any:
+    try:
+        if "://" in path:
+            import fsspec
+
+            fs, p = fsspec.core.url_to_fs(path, **dict(storage_options or {}))
+            raw = fs.cat_file(p)
+        else:
+            if not os.path.isfile(path):
+                return None
+            with open(path, "rb") as fh:
+                raw = fh.read(1 << 20)
+        return json.loads(raw)
+    except Exception:  # noqa: BLE001 - no usable info there: the caller reports the shard
+        return None
+
+
+def _spec_for(info: dict[str, Any], scale_key: str | None) -> ShardingSpec | None:
+    try:
+        if scale_key is None:
+            return ShardingSpec.from_dict(info["sharding"]) if info.get("sharding") else None
+        for scale in info.get("scales") or []:
+            if (isinstance(scale, Mapping) and scale.get("sharding")
+                    and str(scale.get("key", "")).strip("/") == scale_key):
+                return ShardingSpec.from_dict(scale["sharding"])
+        by_id = info.get("by_id")
+        if (isinstance(by_id, Mapping) and by_id.get("sharding")
+                and str(by_id.get("key", "by_id")).strip("/") == scale_key):
+            return ShardingSpec.from_dict(by_id["sharding"])
+    except (SpecError, TypeError, AttributeError):
+        return None
+    return None

@@ -398,6 +398,7 @@ class NgShard(Reader):
             "file": self.source.name,
             "size": self.source.size,
             "sharding": self.spec.to_dict(),
+            **({"spec_from": self.spec_from} if self.spec_from else {}),
             "shard_number": self.shard_number,
             "num_minishards": self.spec.num_minishards,
             "nonempty_minishards": nonempty,
