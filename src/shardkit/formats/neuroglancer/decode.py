@@ -16,47 +16,53 @@ from .spec import _MASK64, _MAX_GAP, _MAX_REQUEST, DEFAULT_MAX_DECODED_SIZE
 # -- decoding helpers -------------------------------------------------------------------------
 
 
+_INFLATE_STEP = 1 << 20  # gunzip_capped inflates this much at a time
+
+
 def gunzip_capped(data: bytes | bytearray | memoryview, limit: int = DEFAULT_MAX_DECODED_SIZE,
                   *, what: str = "data", offset: int | None = None,
                   field: str | None = None) -> bytes:
     """Decompress a gzip stream (all its members), refusing output beyond ``limit`` bytes.
 
-    At most ``limit + 1`` bytes are ever inflated, so a decompression bomb costs at most about
-    ``limit`` bytes of memory before it is refused.
+    Output is inflated 1 MiB at a time and the stream is refused as soon as it passes
+    ``limit``, so a decompression bomb costs at most about ``limit`` bytes of memory.
 
     Raises:
         CorruptShardError: Not a gzip stream, or a broken one.
         LimitExceededError: It decompresses to more than ``limit`` bytes.
     """
-
-    def too_big() -> LimitExceededError:
-        return LimitExceededError(f"{what}: gzip output exceeds the {limit}-byte cap "
-                                  "(max_decoded_size)", offset=offset, field=field)
-
-    out: bytearray | None = None
+    out: list[bytes] = []
+    total = 0
     rest: bytes | bytearray | memoryview = data
     try:
         while True:
             d = zlib.decompressobj(wbits=31)
-            room = limit + 1 - (0 if out is None else len(out))
-            part = d.decompress(rest, room)
-            if len(part) >= room or (not d.eof and d.unconsumed_tail):
-                raise too_big()
-            if not d.eof:
-                raise CorruptShardError(f"{what}: truncated gzip stream", offset=offset,
-                                        field=field)
+            buf = rest
+            while True:
+                want = min(_INFLATE_STEP, limit + 1 - total)
+                piece = d.decompress(buf, want)
+                if piece:
+                    out.append(piece)
+                    total += len(piece)
+                if total > limit:
+                    out.clear()
+                    raise LimitExceededError(f"{what}: gzip output exceeds the {limit}-byte "
+                                             "cap", offset=offset, field=field)
+                if d.eof:
+                    break
+                buf = d.unconsumed_tail
+                if not buf and len(piece) < want:
+                    raise CorruptShardError(f"{what}: truncated gzip stream", offset=offset,
+                                            field=field)
             rest = d.unused_data
-            if out is None and not rest:
-                return part  # one member (the usual case): no copy
-            if out is None:
-                out = bytearray(part)
-            else:
-                out += part
             if not rest:
-                return bytes(out)
+                break
     except zlib.error as exc:
         raise CorruptShardError(f"{what}: bad gzip stream: {exc}", offset=offset,
                                 field=field) from exc
+    if len(out) == 1:
+        return out[0]  # the usual case: no copy
+    return b"".join(out)
 
 
 @dataclass(frozen=True)
