@@ -53,7 +53,11 @@ class NgDataset:
         return self.kv.spec
 
     def __getitem__(self, key: int) -> bytes:
-        return self.kv[key]
+        try:
+            get = self._kv_getitem
+        except AttributeError:
+            get = self._kv_getitem = self.kv.__getitem__
+        return get(key)
 
     def __contains__(self, key: object) -> bool:
         return key in self.kv

@@ -7,9 +7,9 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any
 
 import numpy as np
+from mmh3 import hash64 as _hash64  # hash_uint64, inlined on the hot path
 
 from ...errors import EntryNotFoundError, Problem, ShardkitError
-from ...hashing.murmur import hash_uint64
 from ..base import Section
 from .cache import ByteLRU
 from .shard import _MISSING, NgShard, _as_key
@@ -46,6 +46,7 @@ class ShardedKV(Mapping[int, bytes]):
         self._shards: dict[int, NgShard | None] = {}
         self._lock = threading.Lock()
         self._identity = spec.hash == "identity"
+        self._preshift_bits = spec.preshift_bits
         self._minishard_bits = spec.minishard_bits
         self._shard_mask = (1 << spec.shard_bits) - 1
         self._minishard_mask = (1 << spec.minishard_bits) - 1
@@ -110,9 +111,9 @@ class ShardedKV(Mapping[int, bytes]):
         if type(key) is not int or not 0 <= key <= _MASK64:
             key = _as_key(key)
         # the hot path of random reads, inlined: hash, shard reader, cached index, bytes
-        spec = self.spec
-        shifted = key >> spec.preshift_bits
-        h = shifted if self._identity else hash_uint64(shifted)
+        shifted = key >> self._preshift_bits
+        h = shifted if self._identity else _hash64(shifted.to_bytes(8, "little"), 0, False,
+                                                   False)[0]
         number = (h >> self._minishard_bits) & self._shard_mask
         minishard = h & self._minishard_mask
         try:
