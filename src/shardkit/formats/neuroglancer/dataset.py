@@ -52,6 +52,8 @@ class NgDataset:
         """The sharding spec (for an image dataset, the first scale's)."""
         return self.kv.spec
 
+    _kv_getitem: Callable[[int], bytes]
+
     def __getitem__(self, key: int) -> bytes:
         try:
             get = self._kv_getitem

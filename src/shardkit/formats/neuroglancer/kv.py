@@ -117,7 +117,7 @@ class ShardedKV(Mapping[int, bytes]):
         number = (h >> self._minishard_bits) & self._shard_mask
         minishard = h & self._minishard_mask
         try:
-            reader = self._shards.get(number, _MISSING)
+            reader: NgShard | None = self._shards.get(number, _MISSING)
             if reader is _MISSING:
                 reader = self.shard(number)
             if reader is None:

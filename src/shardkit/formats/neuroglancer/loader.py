@@ -106,7 +106,7 @@ def sibling_spec(target: Any, storage_options: Mapping[str, Any] | None = None
     remote = "://" in text
     folder, _, _ = text.rpartition("/") if remote else (os.path.dirname(text), "", "")
     folder = folder or "."
-    candidates = [(folder, None)]
+    candidates: list[tuple[str, str | None]] = [(folder, None)]
     parent, _, name = folder.rstrip("/").rpartition("/") if remote else (
         os.path.dirname(os.path.abspath(folder)), "", os.path.basename(os.path.abspath(folder)))
     if parent:

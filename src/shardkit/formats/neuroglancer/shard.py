@@ -115,7 +115,7 @@ class NgShard(Reader):
         # a memory-mapped file is sliced directly on the hot path of ShardedKV.__getitem__
         raw = getattr(source, "raw", None)
         self._mm: Any = raw if isinstance(raw, mmap.mmap) else None
-        self._mm_size = len(raw) if self._mm is not None else 0
+        self._mm_size = len(self._mm) if self._mm is not None else 0
 
     # -- the shard index ----------------------------------------------------------------------
 
@@ -462,10 +462,10 @@ class NgShard(Reader):
 def _as_key(key: Any) -> int:
     if isinstance(key, bool) or not isinstance(key, (int, np.integer)):
         raise EntryNotFoundError(key, f"chunk ids are integers, got {type(key).__name__}")
-    key = int(key)
-    if not 0 <= key <= _MASK64:
-        raise EntryNotFoundError(key, f"chunk id {key} is not a uint64")
-    return key
+    value = int(key)
+    if not 0 <= value <= _MASK64:
+        raise EntryNotFoundError(value, f"chunk id {value} is not a uint64")
+    return value
 
 
 def _parse_key(text: str) -> int:

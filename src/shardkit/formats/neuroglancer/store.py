@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import builtins
 import os
 import posixpath
 import re
@@ -230,7 +231,7 @@ class _Store:
                 self._listing = self._list()
             return None if self._listing is None else list(self._listing)  # type: ignore[arg-type]
 
-    def _list(self) -> list[str] | None:
+    def _list(self) -> builtins.list[str] | None:
         try:
             if self.fs is None:
                 return sorted(os.listdir(self.root))

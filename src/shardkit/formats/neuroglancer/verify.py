@@ -10,8 +10,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ...errors import Problem, ShardkitError
-from .decode import _MAX_GAP
-from .spec import DEFAULT_BLOCK_SIZE, ENTRY_SIZE
+from .spec import _MAX_GAP, DEFAULT_BLOCK_SIZE, ENTRY_SIZE
 
 if TYPE_CHECKING:
     from .shard import NgShard
