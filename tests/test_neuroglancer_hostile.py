@@ -312,3 +312,27 @@ def test_eight_threads_see_what_one_sees(tmp_path: Path, cache_bytes: int) -> No
     assert alone[0][2] == keys and alone[0][3] == []
     assert alone[0][4] == np.ascontiguousarray(
         vol[3:37, 5:33, 1:19, np.newaxis].transpose(3, 2, 1, 0)).transpose(3, 2, 1, 0).tobytes()
+
+
+def test_whole_gzipped_shards_in_memory_count_against_the_budget(tmp_path: Path) -> None:
+    """``N.shard.gz`` files are held decompressed: they are let go to stay within budget."""
+    import gzip
+
+    rng = np.random.default_rng(2)
+    spec = {**SPEC, "shard_bits": 2, "minishard_bits": 1}
+    items = {k: rng.bytes(2000) for k in range(64)}
+    write_sharded_dataset(tmp_path / "ds", items, spec)
+    sizes = []
+    for shard in sorted((tmp_path / "ds").glob("*.shard")):
+        data = shard.read_bytes()
+        sizes.append(len(data))
+        shard.with_name(shard.name + ".gz").write_bytes(gzip.compress(data))
+        shard.unlink()
+    budget = max(sizes) + 1000  # room for one whole shard, not two
+    with open_dataset(tmp_path / "ds", cache_bytes=budget) as ds:
+        for k in sorted(items, key=lambda k: (k * 7) % 64):
+            assert ds[k] == items[k]
+            held = ds.kv._held
+            assert held <= budget, held
+        assert sum(r is not None for r in ds.kv._shards.values()) == 1
+        assert ds.verify() == []

@@ -10,6 +10,7 @@ import numpy as np
 from mmh3 import hash64 as _hash64  # hash_uint64, inlined on the hot path
 
 from ...errors import EntryNotFoundError, Problem, ShardkitError
+from ...sources import BytesSource
 from ..base import Section
 from .cache import ByteLRU
 from .shard import _MISSING, NgShard, _as_key
@@ -23,10 +24,11 @@ class ShardedKV(Mapping[int, bytes]):
     """The shards of one sharding spec in one folder: a mapping ``chunk id -> bytes``.
 
     Shards are opened on first use; at most ``max_open_shards`` (default 256) stay open, the
-    oldest opened being let go first. Decoded minishard indices and shard indices live in one
-    byte-bounded LRU cache (``cache``, or a new one of ``cache_bytes``, default 64 MiB) that
-    outlives the shard readers. A missing shard file holds no keys. Safe to share between
-    threads.
+    oldest opened being let go first (and whole shards held in memory, decompressed
+    ``N.shard.gz`` files, count against ``cache_bytes`` too). Decoded minishard indices and
+    shard indices live in one byte-bounded LRU cache (``cache``, or a new one of
+    ``cache_bytes``, default 64 MiB) that outlives the shard readers. A missing shard file
+    holds no keys. Safe to share between threads.
 
     Attributes:
         spec: The sharding spec.
@@ -44,6 +46,7 @@ class ShardedKV(Mapping[int, bytes]):
         self.max_open_shards = max(1, max_open_shards)
         self._options = shard_options
         self._shards: dict[int, NgShard | None] = {}
+        self._held = 0  # bytes of shards held whole in memory (decompressed N.shard.gz)
         self._lock = threading.Lock()
         self._identity = spec.hash == "identity"
         self._preshift_bits = spec.preshift_bits
@@ -65,19 +68,31 @@ class ShardedKV(Mapping[int, bytes]):
             cache_key=(id(self), number), **self._options)
         return self._keep(number, reader)
 
+    @staticmethod
+    def _in_memory(reader: NgShard | None) -> int:
+        """Bytes a reader holds in memory: a whole decompressed ``N.shard.gz``, else 0."""
+        if reader is None or not isinstance(reader.source, BytesSource):
+            return 0
+        return reader.source.size
+
     def _keep(self, number: int, reader: NgShard | None) -> NgShard | None:
         with self._lock:
             if number in self._shards:  # another thread opened it first
                 return self._shards[number]
-            while len(self._shards) >= self.max_open_shards:
+            held = self._in_memory(reader)
+            while self._shards and (len(self._shards) >= self.max_open_shards
+                                    or self._held + held > self.cache.max_bytes):
                 # let the oldest go (not closed: another thread may still be reading it; the
                 # garbage collector unmaps it); its cached indices stay in the shared cache
-                del self._shards[next(iter(self._shards))]
+                oldest = next(iter(self._shards))
+                self._held -= self._in_memory(self._shards.pop(oldest))
             self._shards[number] = reader
+            self._held += held
             return reader
 
     def _forget(self, number: int) -> None:
         with self._lock:
+            self._held -= self._in_memory(self._shards.get(number))
             self._shards[number] = None
 
     def shard_numbers(self) -> list[int]:
@@ -231,6 +246,7 @@ class ShardedKV(Mapping[int, bytes]):
         with self._lock:
             readers = list(self._shards.values())
             self._shards.clear()
+            self._held = 0
         for reader in readers:
             if reader is not None:
                 reader.close()
