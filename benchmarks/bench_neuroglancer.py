@@ -11,7 +11,11 @@ same run measures:
   rate is printed too;
 - reading every chunk of one shard (MB/s of values) with shardkit;
 - peak memory (tracemalloc) of shardkit's phases, and of 5,000 random reads with a 1 MiB
-  cache budget (``cache_bytes``): the cache stays within its budget.
+  cache budget (``cache_bytes``): the cache stays within its budget;
+- over a local HTTP server that honours Range (the tests' server, counting requests): a 1 MB
+  murmurhash + gzip dataset opened, summarised, looked up (cold), read 50 keys at once and
+  verified by shardkit, with request budgets; the same lookups by tensorstore and
+  cloud-volume (``--no-remote`` skips these rows).
 
 Values read by the three readers are compared; a mismatch exits 1. Otherwise the exit code is
 0 whatever the numbers: the table marks each target PASS or MISS.
@@ -74,6 +78,102 @@ def rate(fn: Callable[[int], Any], keys: list[int], repeat: int = 5) -> float:
 
 WALL: dict[str, float] = {}
 
+REMOTE_SPEC = {"@type": "neuroglancer_uint64_sharded_v1", "hash": "murmurhash3_x86_128",
+               "preshift_bits": 0, "minishard_bits": 6, "shard_bits": 1,
+               "minishard_index_encoding": "gzip", "data_encoding": "gzip"}
+
+
+def remote_rows(seed: int) -> list[tuple[str, str, str]]:
+    """Over a local HTTP server that honours Range and counts requests (the tests' server):
+    a ~1 MB murmurhash + gzip dataset of 2,000 chunks in 2 shards, as in the remote-I/O
+    issue's table. Each operation on a fresh reader: requests, bytes, wall time; the same
+    lookups through tensorstore's and cloud-volume's shard readers."""
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+    from httpserver import RangeServer
+
+    rng = np.random.default_rng(seed)
+    items = {int(k): rng.bytes(int(rng.integers(100, 900)))
+             for k in rng.integers(1, 2**63, 2000, dtype=np.uint64)}
+    keys = sorted(items)
+    tmp = Path(tempfile.mkdtemp(prefix="bench-ng-http-"))
+    rows: list[tuple[str, str, str]] = []
+    srv = None
+    try:
+        write_sharded_dataset(tmp / "ds", items, REMOTE_SPEC)
+        size = sum(p.stat().st_size for p in (tmp / "ds").glob("*.shard"))
+        srv = RangeServer(tmp)
+        url = srv.url("ds")
+
+        def measure(label: str, fn: Callable[[], Any], budget: int | None,
+                    note: str = "") -> Any:
+            srv.reset()
+            t0 = time.perf_counter()
+            out = fn()
+            dt = time.perf_counter() - t0
+            n, sent = srv.count(), srv.bytes_sent
+            verdict = "" if budget is None else (
+                ("PASS" if n <= budget else "MISS") + f" (target <= {budget} requests)")
+            rows.append((f"HTTP {label}", f"{n} req, {sent / 1e3:,.1f} KB, {dt * 1e3:,.0f} ms",
+                         (verdict + " " + note).strip()))
+            return out
+
+        ds = measure("shardkit open", lambda: shardkit.open(url), 3)
+        measure("shardkit info (summary)", ds.summary, 3)
+        ds = shardkit.open(url)
+        measure("shardkit cold get", lambda: ds[keys[7]], 3)
+        ds = shardkit.open(url)
+        picks = keys[::40]
+        got = measure("shardkit get_many (50 keys)", lambda: ds.get_many(picks), 3 * 2 + 2)
+        if got != [items[k] for k in picks]:
+            raise SystemExit("shardkit's remote get_many disagrees")
+        ds = shardkit.open(url)
+        problems = measure("shardkit verify", ds.verify, 2 + 2 * 2,
+                           f"(of {size / 1e6:.2f} MB of shards)")
+        if problems:
+            raise SystemExit(f"shardkit's remote verify found problems: {problems[:3]}")
+        rows.append(("HTTP shardkit verify: bytes read / shard bytes",
+                     f"{srv.bytes_sent / size:.2f}",
+                     "PASS" if srv.bytes_sent <= size else "MISS (target <= 1: no byte twice)"))
+        try:
+            import tensorstore as ts
+
+            kv = measure("tensorstore open", lambda: ts.KvStore.open(
+                {"driver": "neuroglancer_uint64_sharded", "base": url + "/",
+                 "metadata": REMOTE_SPEC}).result(), None)
+            measure("tensorstore cold get", lambda: kv.read(keys[7].to_bytes(8, "big"))
+                    .result().value, None)
+            kv = ts.KvStore.open({"driver": "neuroglancer_uint64_sharded", "base": url + "/",
+                                  "metadata": REMOTE_SPEC}).result()
+            measure("tensorstore 50 reads at once", lambda: [
+                f.result().value for f in [kv.read(k.to_bytes(8, "big")) for k in picks]], None)
+        except ImportError:
+            rows.append(("HTTP tensorstore", "n/a", "not installed"))
+        try:
+            from cloudvolume.cacheservice import CacheService
+            from cloudvolume.datasource.precomputed.sharding import (
+                ShardingSpecification,
+                ShardReader,
+            )
+
+            config = SimpleNamespace(secrets=None, parallel=1, cache_locking=False, green=False)
+
+            def cv_reader() -> Any:
+                cache = CacheService(url, enabled=False, config=config,
+                                     meta=SimpleNamespace(cloudpath=url))
+                return ShardReader(url, cache, ShardingSpecification.from_dict(REMOTE_SPEC))
+
+            cv = cv_reader()
+            measure("cloud-volume cold get", lambda: cv.get_data(keys[7]), None)
+            cv = cv_reader()
+            measure("cloud-volume get_data (50 keys)", lambda: cv.get_data(picks), None)
+        except ImportError:
+            rows.append(("HTTP cloud-volume", "n/a", "not installed"))
+    finally:
+        if srv is not None:
+            srv.close()
+        shutil.rmtree(tmp, ignore_errors=True)
+    return rows
+
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -81,6 +181,8 @@ def main() -> int:
     parser.add_argument("--reads", type=int, default=20_000)
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--json", action="store_true")
+    parser.add_argument("--no-remote", action="store_true",
+                        help="skip the rows read over a local HTTP server")
     args = parser.parse_args()
 
     rng = np.random.default_rng(args.seed)
@@ -223,6 +325,10 @@ def main() -> int:
          ("PASS" if results["bounded_cache_peak_mb"] <= 2 * budget / 1e6 + 1 else "MISS")
          + " (target <= 2x the budget + 1 MB)"),
     ]
+    if not args.no_remote:
+        remote = remote_rows(args.seed)
+        rows += remote
+        results["remote"] = [{"operation": a, "cost": b, "verdict": c} for a, b, c in remote]
     if args.json:
         print(json.dumps(results, indent=2))
     else:
