@@ -257,3 +257,27 @@ def test_memory_filesystem_roundtrip() -> None:
         assert sorted(ds.keys()) == sorted(items)
         assert all(ds[k] == v for k, v in items.items())
         assert ds.verify() == []
+
+
+def test_cli_over_http(range_server: Any, murmur_gzip: Any, capsys: Any,
+                       tmp_path: Path) -> None:
+    from shardkit.cli import main
+
+    root, items = murmur_gzip
+    srv = range_server(root)
+    url = srv.url("ds")
+    assert main(["info", "--json", url]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["sharding"] == MURMUR_GZIP and out["chunk_count"] is None
+    assert srv.count() <= 3
+    srv.reset()
+    assert main(["verify", url]) == 0
+    assert "OK" in capsys.readouterr().out
+    # detection and info, the folder listing, one request per shard
+    assert srv.count() <= 3 + 2 + 2 and srv.count("HEAD") == 0
+    assert_no_byte_twice(srv)
+    srv.reset()
+    key = sorted(items)[3]
+    assert main(["get", url, str(key), "-o", str(tmp_path / "value")]) == 0
+    assert (tmp_path / "value").read_bytes() == items[key]
+    assert srv.count() <= 3 + 3  # detection and info, then the three reads of a cold chunk
