@@ -281,3 +281,30 @@ def test_cli_over_http(range_server: Any, murmur_gzip: Any, capsys: Any,
     assert main(["get", url, str(key), "-o", str(tmp_path / "value")]) == 0
     assert (tmp_path / "value").read_bytes() == items[key]
     assert srv.count() <= 3 + 3  # detection and info, then the three reads of a cold chunk
+
+
+def test_http_get_many_coalesce_gap(range_server: Any, murmur_gzip: Any) -> None:
+    """``coalesce_gap`` trades requests for bytes: 0 reads exactly the chunks asked for."""
+    root, items = murmur_gzip
+    srv = range_server(root)
+    picks = sorted(items)[::40]
+    sent = {}
+    for gap in (0, 1 << 16):
+        ds = open_dataset(srv.url("ds"), coalesce_gap=gap)
+        assert ds.get_many(picks) == [items[k] for k in picks]  # indices now cached
+        srv.reset()
+        assert ds.get_many(picks) == [items[k] for k in picks]
+        stored = 0
+        for k in picks:
+            ref = ds.kv.shard(ds.spec.locate(k).shard).locate(k)
+            assert ref is not None
+            stored += ref.size
+        sent[gap] = (srv.count(), srv.bytes_sent)
+        if gap == 0:
+            assert srv.bytes_sent == stored
+        else:
+            assert srv.bytes_sent > stored
+        assert_no_byte_twice(srv)
+        ds.close()
+    assert sent[0][0] > sent[1 << 16][0]  # more requests, fewer bytes
+    assert sent[0][1] < sent[1 << 16][1]

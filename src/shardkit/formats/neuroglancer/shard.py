@@ -19,6 +19,7 @@ from .decode import EMPTY_INDEX, MinishardIndex, _read_ranges, decode_minishard_
 from .spec import (
     _ENTRY,
     _MASK64,
+    _MAX_GAP,
     DEFAULT_BLOCK_SIZE,
     DEFAULT_CACHE_BYTES,
     DEFAULT_MAX_DECODED_SIZE,
@@ -81,6 +82,9 @@ class NgShard(Reader):
         max_decoded_size: Cap on a gunzipped chunk (default 1 GiB).
         max_index_size: Cap on a gunzipped minishard index (default 64 MiB).
         block_size: Request size of :meth:`verify` on a remote shard (default 8 MiB).
+        coalesce_gap: Remote reads of many ranges (:meth:`get_many`, :meth:`items`) merge
+            ranges less than this many bytes apart into one request (default 64 KiB: fewer
+            requests for more bytes; 0 reads only the bytes asked for).
 
     Thread-safety: one shard may be shared by many threads (the cache is locked; decoded
     indices are immutable).
@@ -95,7 +99,7 @@ class NgShard(Reader):
                  max_decoded_size: int = DEFAULT_MAX_DECODED_SIZE,
                  max_index_size: int = DEFAULT_MAX_INDEX_SIZE,
                  block_size: int = DEFAULT_BLOCK_SIZE, spec_from: str | None = None,
-                 cache_key: Hashable = None) -> None:
+                 cache_key: Hashable = None, coalesce_gap: int = _MAX_GAP) -> None:
         super().__init__(source)
         self.spec = ShardingSpec.coerce(spec)
         if shard_number is None:
@@ -110,6 +114,7 @@ class NgShard(Reader):
         self.max_decoded_size = max_decoded_size
         self.max_index_size = max_index_size
         self.block_size = block_size
+        self.coalesce_gap = coalesce_gap
         self._key: Hashable = cache_key if cache_key is not None else shard_number
         self._gzip_data = self.spec.data_encoding == "gzip"
         # a memory-mapped file is sliced directly on the hot path of ShardedKV.__getitem__
@@ -244,7 +249,7 @@ class NgShard(Reader):
         for m, (s, e) in zip(todo, entries, strict=True):
             self._check_entry(m, s, e)
         ranges = [(self.index_size + s, self.index_size + e) for s, e in entries]
-        raws = _read_ranges(self.source, ranges)
+        raws = _read_ranges(self.source, ranges, max_gap=self.coalesce_gap)
         for m, (s, e), raw in zip(todo, entries, raws, strict=True):
             out[m] = self._remember(m, self._decode_minishard(m, s, e, raw))
         return out
@@ -317,7 +322,7 @@ class NgShard(Reader):
                     raise EntryNotFoundError(key, f"chunk {key} not found")
                 continue
             want.append((i, r[0], r[1]))
-        datas = _read_ranges(self.source, [(s, e) for _, s, e in want])
+        datas = _read_ranges(self.source, [(s, e) for _, s, e in want], max_gap=self.coalesce_gap)
         for (i, s, _), data in zip(want, datas, strict=True):
             out[i] = self._decode(keys[i], s, data)
         return out
@@ -373,7 +378,8 @@ class NgShard(Reader):
         yield from self._read_batch(batch)
 
     def _read_batch(self, refs: list[ChunkRef]) -> Iterator[tuple[int, bytes]]:
-        datas = _read_ranges(self.source, [(r.start, r.end) for r in refs])
+        datas = _read_ranges(self.source, [(r.start, r.end) for r in refs],
+                             max_gap=self.coalesce_gap)
         for ref, data in zip(refs, datas, strict=True):
             yield ref.chunk_id, self._decode(ref.chunk_id, ref.start, data)
 
