@@ -389,3 +389,46 @@ def test_decode_minishard_index_directly() -> None:
     assert index.ends.tolist() == [3, 7, 10]
     assert index.lookup[7] == (107, 107)
     assert gzip.decompress(gzip.compress(raw)) == raw
+
+
+def test_bare_shard_uses_the_info_beside_it(capsys: Any) -> None:
+    """``shardkit info DATASET/0.shard`` reads the spec from the dataset's info (and says so)."""
+    kv = DATA / "cv_identity_raw"
+    assert main(["info", "--json", str(kv / "1.shard")]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["sharding"] == MANIFEST["cv_identity_raw"]["sharding"]
+    assert out["spec_from"] == str(kv / "info") and out["shard_number"] == 1
+    assert out["chunk_count"] == sum(1 for k in MANIFEST["cv_identity_raw"]["keys"].values()
+                                     if k["shard_file"] == "1.shard")
+    # an image scale's shard: the info is in the folder above, the scale key is the folder
+    img = DATA / "ts_image_identity_gzipindex"
+    assert main(["info", "--json", str(img / "8_8_40" / "2.shard")]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["spec_from"] == str(img / "info")
+    assert out["sharding"] == MANIFEST["ts_image_identity_gzipindex"]["sharding"]
+    assert main(["verify", str(img / "8_8_40" / "2.shard")]) == 0
+    capsys.readouterr()
+    # the text output says where the spec came from
+    assert main(["info", str(kv / "0.shard")]) == 0
+    assert f"spec_from: {kv / 'info'}" in capsys.readouterr().out
+
+
+def test_bare_shard_without_a_usable_info_is_unknown(tmp_path: Path, capsys: Any) -> None:
+    shutil.copy(DATA / "cv_identity_raw" / "0.shard", tmp_path / "0.shard")
+    assert main(["info", str(tmp_path / "0.shard")]) == 2
+    assert "not a shard shardkit knows" in capsys.readouterr().err
+    (tmp_path / "info").write_text(json.dumps({"@type": "neuroglancer_skeletons"}))
+    assert main(["info", str(tmp_path / "0.shard")]) == 2  # no sharding in it
+    capsys.readouterr()
+    (tmp_path / "info").write_text("{not json")
+    assert main(["info", str(tmp_path / "0.shard")]) == 2
+    capsys.readouterr()
+
+
+def test_bare_remote_shard_uses_the_info_beside_it(range_server: Any) -> None:
+    srv = range_server(DATA)
+    with shardkit.open(srv.url("cv_identity_raw/2.shard")) as shard:
+        assert shard.spec_from == srv.url("cv_identity_raw/info")
+        meta = MANIFEST["cv_identity_raw"]
+        key = next(k for k in meta["keys"].values() if k["shard_file"] == "2.shard")
+        assert hashlib.sha256(shard[int(key["decimal"])]).hexdigest() == key["sha256"]

@@ -136,3 +136,41 @@ def test_image_volume_both_ways(tmp_path: Path) -> None:
                 want = vol[gx * 16 : gx * 16 + 16, gy * 16 : gy * 16 + 16, gz * 8 : gz * 8 + 8]
                 assert np.array_equal(got, want)
     assert ds.verify() == []
+
+
+CUTOUT_BOXES = [
+    ((100, 200, 30), (145, 233, 49)),  # the whole volume
+    ((103, 207, 33), (131, 229, 44)),  # across chunks in every axis
+    ((140, 230, 47), (145, 233, 49)),  # the clipped corner chunk only
+    ((117, 211, 38), (119, 212, 39)),  # two voxels (cloud-volume fails on one of 2 channels)
+]
+
+
+def test_cutout_equals_cloudvolume(tmp_path: Path) -> None:
+    """Bounding-box reads across chunks equal cloud-volume's cutouts of the same data."""
+    cloudvolume = pytest.importorskip("cloudvolume")
+    size, offset, chunk = (45, 33, 19), (100, 200, 30), (16, 16, 8)
+    spec = full({"hash": "murmurhash3_x86_128", "preshift_bits": 2, "minishard_bits": 2,
+                 "shard_bits": 0, "minishard_index_encoding": "gzip", "data_encoding": "gzip"})
+    info = cloudvolume.CloudVolume.create_new_info(
+        num_channels=2, layer_type="image", data_type="uint16", encoding="raw",
+        resolution=[8, 8, 40], voxel_offset=offset, volume_size=size, chunk_size=chunk)
+    info["scales"][0]["sharding"] = spec
+    cv = cloudvolume.CloudVolume(f"file://{tmp_path}", info=info, progress=False)
+    cv.commit_info()
+    rng = np.random.default_rng(4)
+    vol = rng.integers(0, 2**16, (*size, 2), dtype=np.uint16)
+    cv[cv.bounds] = vol  # cloud-volume writes the shard
+    ds = shardkit.open(tmp_path)
+    assert ds.bounds(0) == (offset, tuple(o + s for o, s in zip(offset, size, strict=True)))
+    for lo, hi in CUTOUT_BOXES:
+        want = np.asarray(cv[lo[0]:hi[0], lo[1]:hi[1], lo[2]:hi[2]])
+        got = ds.cutout(cv.key, (lo, hi))
+        assert got.shape == want.shape and got.dtype == want.dtype
+        assert np.array_equal(got, want), (lo, hi)
+        assert np.array_equal(ds.cutout(0, (lo, hi), order="czyx"), want.transpose(3, 2, 1, 0))
+    view = ds.volume(cv.key)
+    assert view.shape == (*size, 2)
+    assert np.array_equal(view[103:131, 207:229, 33:44],
+                          np.asarray(cv[103:131, 207:229, 33:44]))
+    assert np.array_equal(view[:, :, 35], np.asarray(cv[:, :, 35]))

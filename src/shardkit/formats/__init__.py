@@ -125,15 +125,18 @@ def _url_kind(url: str) -> str:
     return "unknown"
 
 
-def _has_info(url: str, storage_options: dict[str, Any]) -> bool:
-    """True when ``<url>/info`` exists (one request; asked only when nothing else decided)."""
+def _fetch_info(url: str, storage_options: dict[str, Any]) -> bytes | None:
+    """The bytes of ``<url>/info``, or None (one request; asked only when nothing else decided).
+
+    The bytes are handed to the dataset reader, so the ``info`` file is read once.
+    """
     try:
         import fsspec
 
         fs, path = fsspec.core.url_to_fs(url, **storage_options)
-        return bool(fs.isfile(path.rstrip("/") + "/info"))
+        return bytes(fs.cat_file(path.rstrip("/") + "/info"))
     except (OSError, ValueError, ImportError):
-        return False
+        return None
 
 
 def _is_dataset(target: Any, **storage_options: Any) -> bool:
@@ -146,7 +149,8 @@ def _is_dataset(target: Any, **storage_options: Any) -> bool:
     return _url_kind(text) == "dataset"
 
 
-def _open_dataset(target: Any, storage_options: dict[str, Any], **options: Any) -> Any:
+def _open_dataset(target: Any, storage_options: dict[str, Any], info: bytes | None = None,
+                  **options: Any) -> Any:
     ng = FORMATS["neuroglancer"]
     if not ng.readable:
         if "://" not in os.fspath(target):
@@ -154,6 +158,8 @@ def _open_dataset(target: Any, storage_options: dict[str, Any], **options: Any) 
         raise UnsupportedVersionError(f"{target}: recognised as a {ng.name} dataset, but "
                                       "this version of shardkit cannot read it yet")
     module = importlib.import_module(ng.reader.partition(":")[0])
+    if info is not None:
+        options["info"] = info
     return module.open_dataset(target, storage_options=storage_options, **options)
 
 
@@ -188,8 +194,9 @@ def open_reader(target: Any, format: str | None = None,
     try:
         source = open_source(target, io_options=io_options, **storage_options)
     except ShardkitError:
-        if maybe_dataset and _has_info(os.fspath(target), storage_options):
-            return _open_dataset(target, storage_options, **options)
+        raw = _fetch_info(os.fspath(target), storage_options) if maybe_dataset else None
+        if raw is not None:
+            return _open_dataset(target, storage_options, raw, **options)
         raise
     try:
         fmt = format
@@ -202,10 +209,17 @@ def open_reader(target: Any, format: str | None = None,
         try:
             info = FORMATS[fmt] if fmt else detect(source)
         except UnknownFormatError:
-            if maybe_dataset and _has_info(os.fspath(target), storage_options):
+            raw = _fetch_info(os.fspath(target), storage_options) if maybe_dataset else None
+            if raw is not None:
                 source.close()
-                return _open_dataset(target, storage_options, **options)
-            raise
+                return _open_dataset(target, storage_options, raw, **options)
+            # a bare Neuroglancer .shard beside its dataset's info file: read it with that spec
+            from .neuroglancer.loader import sibling_spec
+
+            found = sibling_spec(target, storage_options)
+            if found is None:
+                raise
+            info, options = FORMATS["neuroglancer"], {**options, **found}
         if not info.readable:
             raise UnsupportedVersionError(f"{source.name}: recognised as a {info.name}, but "
                                           "this version of shardkit cannot read it yet")

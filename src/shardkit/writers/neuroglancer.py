@@ -13,13 +13,21 @@ The fixed-size shard index goes first because readers find it without knowing an
 the variable-size minishard indices go last, once the data offsets they record are known (as
 cloud-volume does). Chunk ids are sorted inside a minishard because the index stores them as
 unsigned deltas. Gzip output uses ``mtime=0`` so the same input always gives the same bytes.
+
+No file is ever partial under its final name: each file is written to a temporary name in its
+folder (``.NAME.tmp-RANDOM``) and renamed when complete (removed if writing fails), and the
+``info`` file is written last, so a dataset interrupted while being written has no ``info`` and
+is not taken for a complete one. On object stores (``s3://``, ``gs://``, ``memory://``...) an
+object is written in one PUT, which is already all-or-nothing.
 """
 
 from __future__ import annotations
 
+import contextlib
 import gzip
 import json
 import os
+import tempfile
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -27,6 +35,7 @@ from typing import Any
 import numpy as np
 
 from ..formats.neuroglancer import ShardingSpec, compressed_morton_code
+from ..formats.neuroglancer.store import check_relative
 
 __all__ = [
     "build_shard",
@@ -103,6 +112,24 @@ def build_shards(items: Mapping[int, bytes],
     return {spec.shard_name(s): build_shard(group, spec) for s, group in sorted(groups.items())}
 
 
+def write_atomic(path: str | os.PathLike[str], data: bytes) -> None:
+    """Write ``data`` to a local ``path`` through a temporary file in the same folder and an
+    atomic rename: ``path`` is either absent (or its old content) or complete."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.tmp-", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+
+
 def _writer(dest: str | os.PathLike[str], storage_options: Mapping[str, Any] | None) -> Any:
     text = os.fspath(dest)
     if "://" in text:
@@ -110,19 +137,19 @@ def _writer(dest: str | os.PathLike[str], storage_options: Mapping[str, Any] | N
 
         fs, root = fsspec.core.url_to_fs(text, **dict(storage_options or {}))
         root = root.rstrip("/")
+        if "file" in (fs.protocol if isinstance(fs.protocol, tuple) else (fs.protocol,)):
+            text = root  # a local folder given as file://
+        else:
+            def put(name: str, data: bytes) -> None:
+                path = f"{root}/{name}"
+                parent = path.rsplit("/", 1)[0]
+                fs.makedirs(parent, exist_ok=True)
+                fs.pipe_file(path, data)  # one PUT: all or nothing
 
-        def put(name: str, data: bytes) -> None:
-            path = f"{root}/{name}"
-            parent = path.rsplit("/", 1)[0]
-            fs.makedirs(parent, exist_ok=True)
-            fs.pipe_file(path, data)
-
-        return put
+            return put
 
     def put_local(name: str, data: bytes) -> None:
-        path = Path(text, name)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_bytes(data)
+        write_atomic(Path(text, name), data)
 
     return put_local
 
@@ -142,17 +169,17 @@ def write_sharded_dataset(dest: str | os.PathLike[str], items: Mapping[int, byte
         storage_options: For fsspec URLs.
 
     Returns:
-        The names written, ``info`` first.
+        The names written, ``info`` first (it is written last).
     """
     spec = ShardingSpec.coerce(spec)
     put = _writer(dest, storage_options)
     meta = {"@type": "neuroglancer_skeletons", **dict(info or {}), "sharding": spec.to_dict()}
-    put("info", json.dumps(meta).encode())
-    names = ["info"]
+    names = []
     for name, data in build_shards(items, spec).items():
         put(name, data)
         names.append(name)
-    return names
+    put("info", json.dumps(meta).encode())  # last: a dataset without it is not complete
+    return ["info", *names]
 
 
 def write_image_volume(dest: str | os.PathLike[str], volume: np.ndarray,
@@ -190,7 +217,7 @@ def write_image_volume(dest: str | os.PathLike[str], volume: np.ndarray,
     size = [int(n) for n in vol.shape[:3]]
     chunk = [int(c) for c in chunk_size]
     grid = [-(-s // c) for s, c in zip(size, chunk, strict=True)]
-    key = scale_key or "_".join(f"{r:g}" for r in resolution)
+    key = check_relative(scale_key or "_".join(f"{r:g}" for r in resolution), "scale_key")
     dtype = vol.dtype.newbyteorder("<")
     items: dict[int, bytes] = {}
     for gx in range(grid[0]):
@@ -218,7 +245,7 @@ def write_image_volume(dest: str | os.PathLike[str], volume: np.ndarray,
         }],
     }
     put = _writer(dest, storage_options)
-    put("info", json.dumps(info).encode())
     for name, data in build_shards(items, spec).items():
         put(f"{key}/{name}", data)
+    put("info", json.dumps(info).encode())  # last: a volume without it is not complete
     return info

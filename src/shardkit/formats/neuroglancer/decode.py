@@ -1,0 +1,220 @@
+"""Decoding helpers: capped gunzip, minishard indices, compressed Morton codes, range coalescing."""
+
+from __future__ import annotations
+
+import zlib
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import cached_property
+
+import numpy as np
+
+from ...errors import CorruptShardError, LayoutError, LimitExceededError
+from ...sources import ByteSource
+from .spec import _MASK64, _MAX_GAP, _MAX_REQUEST, DEFAULT_MAX_DECODED_SIZE
+
+# -- decoding helpers -------------------------------------------------------------------------
+
+
+_INFLATE_STEP = 1 << 20  # gunzip_capped inflates this much at a time
+
+
+def gunzip_capped(data: bytes | bytearray | memoryview, limit: int = DEFAULT_MAX_DECODED_SIZE,
+                  *, what: str = "data", offset: int | None = None,
+                  field: str | None = None) -> bytes:
+    """Decompress a gzip stream (all its members), refusing output beyond ``limit`` bytes.
+
+    Output is inflated 1 MiB at a time and the stream is refused as soon as it passes
+    ``limit``, so a decompression bomb costs at most about ``limit`` bytes of memory.
+
+    Raises:
+        CorruptShardError: Not a gzip stream, or a broken one.
+        LimitExceededError: It decompresses to more than ``limit`` bytes.
+    """
+    out: list[bytes] = []
+    total = 0
+    rest: bytes | bytearray | memoryview = data
+    try:
+        while True:
+            d = zlib.decompressobj(wbits=31)
+            buf = rest
+            while True:
+                want = min(_INFLATE_STEP, limit + 1 - total)
+                piece = d.decompress(buf, want)
+                if piece:
+                    out.append(piece)
+                    total += len(piece)
+                if total > limit:
+                    out.clear()
+                    raise LimitExceededError(f"{what}: gzip output exceeds the {limit}-byte "
+                                             "cap", offset=offset, field=field)
+                if d.eof:
+                    break
+                buf = d.unconsumed_tail
+                if not buf and len(piece) < want:
+                    raise CorruptShardError(f"{what}: truncated gzip stream", offset=offset,
+                                            field=field)
+            rest = d.unused_data
+            if not rest:
+                break
+    except zlib.error as exc:
+        raise CorruptShardError(f"{what}: bad gzip stream: {exc}", offset=offset,
+                                field=field) from exc
+    if len(out) == 1:
+        return out[0]  # the usual case: no copy
+    return b"".join(out)
+
+
+@dataclass(frozen=True)
+class MinishardIndex:
+    """A decoded minishard index: chunk ids and data ranges, offsets relative to the end of
+    the shard index (add ``base`` for absolute offsets).
+
+    Attributes:
+        ids: Chunk ids (uint64), in stored order.
+        starts: Relative data start of each chunk (uint64).
+        ends: Relative data end of each chunk (uint64).
+        base: Absolute offset the relative offsets count from (the shard index size).
+    """
+
+    ids: np.ndarray
+    starts: np.ndarray
+    ends: np.ndarray
+    base: int
+
+    def __len__(self) -> int:
+        return int(self.ids.size)
+
+    @property
+    def nbytes(self) -> int:
+        """Estimated memory: the three arrays plus the lookup dict (~200 bytes a chunk)."""
+        return 3 * 8 * len(self) + 200 * len(self) + 256
+
+    @cached_property
+    def lookup(self) -> dict[int, tuple[int, int]]:
+        """Chunk id -> absolute ``(start, end)`` (the first entry wins for duplicate ids)."""
+        base = self.base
+        ids = self.ids.tolist()
+        starts = self.starts.tolist()
+        ends = self.ends.tolist()
+        out: dict[int, tuple[int, int]] = {}
+        for i in range(len(ids) - 1, -1, -1):
+            out[ids[i]] = (base + starts[i], base + ends[i])
+        return out
+
+
+EMPTY_INDEX = MinishardIndex(np.zeros(0, np.uint64), np.zeros(0, np.uint64),
+                             np.zeros(0, np.uint64), 0)
+
+
+def decode_minishard_index(raw: bytes, base: int, *, offset: int | None = None,
+                           field: str | None = None) -> MinishardIndex:
+    """Decode a raw (already gunzipped) minishard index: ``3 x n`` little-endian u64 arrays.
+
+    Chunk ids and data offsets are delta-coded; this undoes both with cumulative sums
+    (uint64 arithmetic) and refuses sums that wrap around.
+
+    Raises:
+        LayoutError: The size is not a multiple of 24, or a running sum overflows 64 bits.
+    """
+    if len(raw) % 24:
+        raise LayoutError(f"minishard index of {len(raw)} bytes is not a multiple of 24 "
+                          "(3 x u64 per chunk)", offset=offset, field=field)
+    n = len(raw) // 24
+    if n == 0:
+        return MinishardIndex(EMPTY_INDEX.ids, EMPTY_INDEX.starts, EMPTY_INDEX.ends, base)
+    arr = np.frombuffer(raw, dtype="<u8").reshape(3, n).astype(np.uint64, copy=False)
+    id_deltas, ofs_deltas, sizes = arr[0], arr[1], arr[2]
+    with np.errstate(over="ignore"):
+        ids = np.cumsum(id_deltas, dtype=np.uint64)
+        inc = ofs_deltas + sizes
+        ends = np.cumsum(inc, dtype=np.uint64)
+    if n > 1 and (bool(np.any(ids[1:] < ids[:-1])) or bool(np.any(ends[1:] < ends[:-1]))):
+        raise LayoutError("minishard index: a running sum of chunk ids or offsets overflows "
+                          "64 bits", offset=offset, field=field)
+    if bool(np.any(inc < sizes)) or int(ends[-1]) + base > _MASK64:
+        raise LayoutError("minishard index: a data offset overflows 64 bits", offset=offset,
+                          field=field)
+    return MinishardIndex(ids, ends - sizes, ends, base)
+
+
+def compressed_morton_code(position: Sequence[int], grid_shape: Sequence[int]) -> int:
+    """Neuroglancer's compressed Morton code of a chunk grid position.
+
+    Bits of x, y and z are interleaved (x lowest), each coordinate contributing only the
+    ``ceil(log2(grid_shape[d]))`` bits it needs.
+
+    Raises:
+        ValueError: The position is outside the grid.
+    """
+    for p, g in zip(position, grid_shape, strict=True):
+        if not 0 <= p < g:
+            raise ValueError(f"grid position {tuple(position)} outside the grid "
+                             f"{tuple(grid_shape)}")
+    bits = [max(0, int(g) - 1).bit_length() for g in grid_shape]
+    code = j = 0
+    for i in range(max(bits, default=0)):
+        for d in range(len(bits)):
+            if i < bits[d]:
+                code |= ((int(position[d]) >> i) & 1) << j
+                j += 1
+    return code
+
+
+def morton_decode(code: int, grid_shape: Sequence[int]) -> tuple[int, ...]:
+    """The grid position of a compressed Morton code (inverse of :func:`compressed_morton_code`).
+
+    Raises:
+        ValueError: ``code`` has bits beyond the grid's, or decodes outside the grid.
+    """
+    bits = [max(0, int(g) - 1).bit_length() for g in grid_shape]
+    pos = [0] * len(bits)
+    j = 0
+    for i in range(max(bits, default=0)):
+        for d in range(len(bits)):
+            if i < bits[d]:
+                pos[d] |= ((code >> j) & 1) << i
+                j += 1
+    if code >> j or any(p >= g for p, g in zip(pos, grid_shape, strict=True)):
+        raise ValueError(f"chunk id {code} is not a position of the grid {tuple(grid_shape)}")
+    return tuple(pos)
+
+
+def _coalesce(ranges: Sequence[tuple[int, int]], max_gap: int = _MAX_GAP,
+              max_size: int = _MAX_REQUEST) -> list[tuple[int, int, list[int]]]:
+    """Merge byte ranges into requests: ``(start, end, [indices of the ranges it covers])``."""
+    order = sorted(range(len(ranges)), key=lambda i: ranges[i])
+    out: list[tuple[int, int, list[int]]] = []
+    for i in order:
+        start, end = ranges[i]
+        if out:
+            s, e, members = out[-1]
+            if start <= e + max_gap and max(e, end) - s <= max_size:
+                out[-1] = (s, max(e, end), [*members, i])
+                continue
+        out.append((start, end, [i]))
+    return out
+
+
+def _read_ranges(source: ByteSource, ranges: Sequence[tuple[int, int]], *,
+                 max_gap: int = _MAX_GAP, max_size: int = _MAX_REQUEST) -> list[bytes]:
+    """Read many ranges; through ranged requests, neighbours are fetched together.
+
+    A memory-mapped source is sliced directly. A source with a batched ``read_ranges`` gets
+    the coalesced requests in one call (fetched concurrently where it can); otherwise each
+    coalesced request is one ``read_range``.
+    """
+    if getattr(source, "view", None) is not None:
+        return [source.read_range(s, e) for s, e in ranges]
+    groups = _coalesce(ranges, max_gap, max_size)
+    batched = getattr(source, "read_ranges", None)
+    if batched is not None and len(groups) > 1:
+        blocks = list(batched([(s, e) for s, e, _ in groups]))
+    else:
+        blocks = [source.read_range(s, e) for s, e, _ in groups]
+    out: list[bytes] = [b""] * len(ranges)
+    for (start, _end, members), block in zip(groups, blocks, strict=True):
+        for i in members:
+            s, e = ranges[i]
+            out[i] = bytes(block[s - start : e - start])
+    return out

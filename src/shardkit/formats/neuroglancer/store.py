@@ -1,0 +1,251 @@
+"""Where a dataset's files live: a local folder or an fsspec URL, read with ranged requests."""
+
+from __future__ import annotations
+
+import builtins
+import os
+import posixpath
+import re
+import threading
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ...errors import ShardkitError, TruncatedError
+from ...sources import ByteSource, BytesSource, FileSource
+from .decode import gunzip_capped
+from .spec import DEFAULT_MAX_DECODED_SIZE
+
+# -- byte sources for datasets ------------------------------------------------------------------
+
+
+class RangeSource:
+    """A file behind any fsspec URL, read only with ranged ``cat_file`` requests.
+
+    Unlike :class:`~shardkit.sources.FsspecSource` it asks nothing on construction: the size is
+    fetched on first use of :attr:`size` only, so a lookup costs exactly its range requests.
+    A missing file raises ``FileNotFoundError`` from the first read.
+    :meth:`read_ranges` fetches many ranges at once (concurrently on async filesystems such as
+    HTTP, S3 and GCS, through fsspec's ``cat_ranges``).
+    """
+
+    def __init__(self, fs: Any, path: str, name: str) -> None:
+        self.fs = fs
+        self.path = path
+        self.name = name
+        self._size: int | None = None
+
+    @property
+    def size(self) -> int:
+        if self._size is None:
+            try:
+                self._size = int(self.fs.size(self.path))
+            except FileNotFoundError:
+                raise
+            except Exception as exc:
+                raise ShardkitError(f"cannot stat {self.name}: {exc}") from exc
+        return self._size
+
+    def _check(self, start: int, end: int) -> None:
+        if start < 0 or end < start:
+            raise ShardkitError(f"invalid byte range [{start}, {end}) of {self.name}")
+        if self._size is not None and end > self._size:
+            raise TruncatedError(f"truncated: needs bytes up to {end}, the file has "
+                                 f"{self._size}", needed=end - start,
+                                 available=max(0, self._size - start), offset=start)
+
+    def _got(self, start: int, end: int, data: Any) -> bytes:
+        if isinstance(data, FileNotFoundError):
+            raise data
+        if isinstance(data, BaseException):
+            raise TruncatedError(f"cannot read bytes [{start}, {end}) of {self.name}: {data}",
+                                 needed=end - start, offset=start) from data
+        if len(data) != end - start:
+            raise TruncatedError(f"truncated: needs bytes up to {end}, got "
+                                 f"{start + len(data)}", needed=end - start,
+                                 available=len(data), offset=start)
+        return bytes(data)
+
+    def read_range(self, start: int, end: int) -> bytes:
+        self._check(start, end)
+        if start == end:
+            return b""
+        try:
+            data = self.fs.cat_file(self.path, start=start, end=end)
+        except FileNotFoundError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - turned into a shardkit error by _got
+            data = exc
+        return self._got(start, end, data)
+
+    def read_ranges(self, ranges: Sequence[tuple[int, int]]) -> list[bytes]:
+        """Many ranges, each fetched as asked (coalesce first), concurrently where possible."""
+        for s, e in ranges:
+            self._check(s, e)
+        wanted = [(s, e) for s, e in ranges if e > s]
+        if len(wanted) <= 1:
+            return [self.read_range(s, e) for s, e in ranges]
+        try:
+            datas = self.fs.cat_ranges([self.path] * len(wanted), [s for s, _ in wanted],
+                                       [e for _, e in wanted], on_error="return")
+        except FileNotFoundError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - turned into a shardkit error by _got
+            datas = [exc] * len(wanted)
+        got = iter(self._got(s, e, d) for (s, e), d in zip(wanted, datas, strict=True))
+        return [next(got) if e > s else b"" for s, e in ranges]
+
+    def read_prefix(self, n: int) -> bytes:
+        """Up to ``n`` bytes from the start, in one request; learns the size when it is
+        shorter (so a small file costs one request and no ``HEAD``)."""
+        if self._size is not None:
+            return self.read_range(0, min(n, self._size))
+        try:
+            data = bytes(self.fs.cat_file(self.path, start=0, end=n))
+        except FileNotFoundError:
+            raise
+        except Exception:  # noqa: BLE001 - e.g. 416 for an empty file: ask for the size
+            return self.read_range(0, min(n, self.size))
+        if len(data) < n:
+            self._size = len(data)
+        return data[:n]
+
+    def close(self) -> None:
+        pass
+
+
+_SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:")
+
+
+def check_relative(name: str, field: str, *, allow_external: bool = False) -> str:
+    """A path from an ``info`` file, checked to stay inside the dataset folder.
+
+    Refused: empty names, absolute paths, URLs or ``scheme:`` prefixes (another host or
+    filesystem), NUL and backslashes, and, unless ``allow_external``, ``..`` components that
+    climb out of the folder (``a/../b`` stays inside and is allowed).
+
+    Returns:
+        The normalised relative path.
+
+    Raises:
+        SpecError: Naming ``field``.
+    """
+    from .spec import SpecError
+
+    if not isinstance(name, str) or not name.strip("/"):
+        raise SpecError(f"info: {field} must be a non-empty relative path, got {name!r}",
+                        field=field)
+    if "\x00" in name or "\\" in name:
+        raise SpecError(f"info: {field} {name!r} holds a NUL or a backslash", field=field)
+    if name.startswith("/") or _SCHEME.match(name) or "://" in name:
+        raise SpecError(f"info: {field} {name!r} points outside the dataset (an absolute path "
+                        "or a URL); only paths relative to the dataset folder are followed",
+                        field=field)
+    norm = posixpath.normpath(name)
+    if (norm == ".." or norm.startswith("../")) and not allow_external:
+        raise SpecError(f"info: {field} {name!r} climbs out of the dataset folder; pass "
+                        "allow_external=True to follow it", field=field)
+    return norm
+
+
+class _Store:
+    """A dataset folder: a local directory or an fsspec URL.
+
+    The folder listing is made once and kept (``shardkit`` never lists a folder twice).
+    """
+
+    def __init__(self, target: str | os.PathLike[str],
+                 storage_options: Mapping[str, Any] | None = None) -> None:
+        text = os.fspath(target)
+        self.name = text.rstrip("/") or text
+        self.fs: Any = None
+        self.root = self.name
+        self._listing: list[str] | bool | None = False
+        self._lock = threading.Lock()
+        if "://" in text:
+            import fsspec
+
+            try:
+                self.fs, root = fsspec.core.url_to_fs(text, **dict(storage_options or {}))
+            except (ImportError, ValueError) as exc:
+                raise ShardkitError(f"cannot open {text}: {exc}") from exc
+            self.root = root.rstrip("/")
+
+    @property
+    def remote(self) -> bool:
+        """True for an fsspec URL (anything but a local folder)."""
+        return self.fs is not None
+
+    def sub(self, name: str) -> _Store:
+        """The store of a subfolder (``name`` must have passed :func:`check_relative`)."""
+        child = object.__new__(_Store)
+        child.fs = self.fs
+        child.name = f"{self.name}/{name}"
+        name = posixpath.normpath(name)
+        child.root = f"{self.root}/{name}" if self.root else name
+        if self.fs is None:
+            child.root = os.path.normpath(os.path.join(self.root, name))
+        child._listing = False
+        child._lock = threading.Lock()
+        return child
+
+    def _path(self, name: str) -> str:
+        return f"{self.root}/{name}" if self.fs is not None else os.path.join(self.root, name)
+
+    def read_bytes(self, name: str) -> bytes:
+        path = self._path(name)
+        try:
+            if self.fs is None:
+                return Path(path).read_bytes()
+            return bytes(self.fs.cat_file(path))
+        except FileNotFoundError as exc:
+            raise ShardkitError(f"{self.name}/{name}: not found") from exc
+        except Exception as exc:
+            raise ShardkitError(f"cannot read {self.name}/{name}: {exc}") from exc
+
+    def open(self, name: str, max_decoded_size: int = DEFAULT_MAX_DECODED_SIZE
+             ) -> ByteSource | None:
+        """A source for file ``name``; ``None`` when a local file does not exist (remote files
+        are not checked: the first read of a missing one raises ``FileNotFoundError``).
+
+        A local ``name`` that is missing while ``name.gz`` exists (cloud-volume writes a whole
+        file gzipped under that name when asked to compress) is read from ``name.gz``,
+        decompressed in memory (at most ``max_decoded_size`` bytes).
+        """
+        path = self._path(name)
+        if self.fs is None:
+            if os.path.isfile(path):
+                return FileSource(path)
+            if os.path.isfile(path + ".gz"):
+                data = gunzip_capped(Path(path + ".gz").read_bytes(), max_decoded_size,
+                                     what=f"{self.name}/{name}.gz")
+                return BytesSource(data, f"{self.name}/{name}.gz")
+            return None
+        return RangeSource(self.fs, path, f"{self.name}/{name}")
+
+    def list(self) -> list[str] | None:
+        """Names of the files in the folder, or ``None`` when it cannot be listed (made once)."""
+        with self._lock:
+            if self._listing is False:
+                self._listing = self._list()
+            return None if self._listing is None else list(self._listing)  # type: ignore[arg-type]
+
+    def _list(self) -> builtins.list[str] | None:
+        try:
+            if self.fs is None:
+                return sorted(os.listdir(self.root))
+            return sorted(os.path.basename(p.rstrip("/"))
+                          for p in self.fs.ls(self.root, detail=False))
+        except Exception:  # noqa: BLE001 - unlistable (e.g. an HTTP server without indexes)
+            return None
+
+
+@dataclass(frozen=True)
+class _SourceName:
+    """What ``reader.source`` is for a dataset: a name, and nothing to close."""
+
+    name: str
+
+    def close(self) -> None:
+        pass
