@@ -308,3 +308,14 @@ def test_http_get_many_coalesce_gap(range_server: Any, murmur_gzip: Any) -> None
         ds.close()
     assert sent[0][0] > sent[1 << 16][0]  # more requests, fewer bytes
     assert sent[0][1] < sent[1 << 16][1]
+
+
+def test_open_dataset_url_without_slash_reads_info_once(range_server) -> None:
+    """A URL that names no file kind: the first block is no shard, then ``info`` is read once."""
+    srv = range_server(DATA)
+    name = "cv_murmur_raw_shardbits0"
+    with shardkit.open(srv.url(name)) as ds:
+        keys = sorted(ds.keys())
+    assert keys == sorted(int(k["decimal"]) for k in MANIFEST[name]["keys"].values())
+    info_gets = [r for r in srv.requests if r.path.endswith(f"{name}/info") and r.method == "GET"]
+    assert len(info_gets) == 1
