@@ -1,0 +1,322 @@
+"""Unsharded <-> sharded conversion of Neuroglancer precomputed layers (shardkit alone)."""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import json
+import os
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from shardkit import ShardkitError
+from shardkit.cli import main
+from shardkit.formats.neuroglancer import ShardingSpec, compressed_morton_code, open_dataset
+from shardkit.ng.convert import (
+    LayerStore,
+    chunk_name,
+    morton_decode_many,
+    shard_layer,
+    unshard_layer,
+)
+
+SIZE = (100, 90, 20)
+CHUNK = (32, 32, 8)
+OFFSET = (7, -3, 100)
+
+
+def _volume(channels: int = 1, dtype: str = "uint16") -> np.ndarray:
+    rng = np.random.default_rng(5)
+    return rng.integers(0, 4000, size=(*SIZE, channels)).astype(dtype)
+
+
+def _write_unsharded(root: Path, vol: np.ndarray, *, skip: set[tuple[int, int, int]] = frozenset(),
+                     gz: set[tuple[int, int, int]] = frozenset(), key: str = "s0",
+                     extra_scale: bool = False) -> dict[str, bytes]:
+    """An unsharded raw image layer as cloud-volume lays it out; returns name -> chunk bytes."""
+    grid = [-(-s // c) for s, c in zip(SIZE, CHUNK, strict=True)]
+    files = {}
+    (root / key).mkdir(parents=True)
+    for x in range(grid[0]):
+        for y in range(grid[1]):
+            for z in range(grid[2]):
+                if (x, y, z) in skip:
+                    continue
+                lo = [p * c for p, c in zip((x, y, z), CHUNK, strict=True)]
+                block = vol[lo[0]:lo[0] + CHUNK[0], lo[1]:lo[1] + CHUNK[1],
+                            lo[2]:lo[2] + CHUNK[2], :]
+                data = np.ascontiguousarray(block.transpose(3, 2, 1, 0)).tobytes()
+                name = chunk_name((x, y, z), SIZE, CHUNK, OFFSET)
+                files[name] = data
+                if (x, y, z) in gz:
+                    (root / key / (name + ".gz")).write_bytes(gzip.compress(data))
+                else:
+                    (root / key / name).write_bytes(data)
+    scales = [{"key": key, "size": list(SIZE), "chunk_sizes": [list(CHUNK)],
+               "resolution": [4, 4, 40], "voxel_offset": list(OFFSET), "encoding": "raw"}]
+    if extra_scale:
+        scales.append({"key": "s1", "size": [50, 45, 20], "chunk_sizes": [list(CHUNK)],
+                       "resolution": [8, 8, 40], "voxel_offset": [0, 0, 0], "encoding": "raw"})
+    info = {"@type": "neuroglancer_multiscale_volume", "type": "image",
+            "data_type": str(vol.dtype), "num_channels": vol.shape[3], "scales": scales}
+    (root / "info").write_text(json.dumps(info))
+    return files
+
+
+def _files(folder: Path) -> dict[str, bytes]:
+    return {p.name: p.read_bytes() for p in folder.iterdir() if p.is_file()}
+
+
+def test_chunk_name_and_morton_decode():
+    assert chunk_name((3, 2, 2), SIZE, CHUNK, OFFSET) == "103-107_61-87_116-120"
+    grid = (4, 3, 2)
+    codes = [compressed_morton_code((x, y, z), grid)
+             for x in range(4) for y in range(3) for z in range(2)]
+    pos = morton_decode_many(np.array(codes, dtype=np.uint64), grid)
+    assert [tuple(p) for p in pos.tolist()] == [(x, y, z) for x in range(4) for y in range(3)
+                                                 for z in range(2)]
+
+
+def test_image_roundtrip_every_chunk_equal(tmp_path):
+    vol = _volume(channels=2)
+    src, sharded, back = tmp_path / "src", tmp_path / "sharded", tmp_path / "back"
+    files = _write_unsharded(src, vol, skip={(1, 1, 1)}, gz={(0, 0, 0), (3, 2, 2)})
+    spec = {"@type": "neuroglancer_uint64_sharded_v1", "hash": "identity", "preshift_bits": 1,
+            "minishard_bits": 1, "shard_bits": 3, "minishard_index_encoding": "gzip",
+            "data_encoding": "gzip"}
+    report = shard_layer(src, sharded, spec=spec)
+    assert report.chunks == len(files) == 4 * 3 * 3 - 1
+    assert report.bytes_in == sum(len(v) for v in files.values())
+    info = json.loads((sharded / "info").read_text())
+    assert info["scales"][0]["sharding"] == spec
+    ds = open_dataset(sharded)
+    assert ds.verify() == []
+    scale = ds.scales["s0"]
+    assert len(scale) == len(files)
+    shard_files = sorted(p.name for p in (sharded / "s0").iterdir())
+    assert shard_files == sorted({ShardingSpec.coerce(spec).shard_name(s)
+                                  for s in scale.shard_numbers()})
+    assert report.shards_written == len(shard_files) and report.files_out == len(shard_files) + 1
+    for x in range(4):
+        for y in range(3):
+            for z in range(3):
+                if (x, y, z) == (1, 1, 1):
+                    assert scale.morton_code((x, y, z)) not in scale
+                    continue
+                got = ds.read_chunk("s0", (x, y, z), order="xyzc")
+                lo = [p * c for p, c in zip((x, y, z), CHUNK, strict=True)]
+                assert np.array_equal(got, vol[lo[0]:lo[0] + 32, lo[1]:lo[1] + 32,
+                                               lo[2]:lo[2] + 8])
+    ds.close()
+    report = unshard_layer(sharded, back)
+    assert _files(back / "s0") == files  # byte for byte, plain names (no .gz)
+    back_info = json.loads((back / "info").read_text())
+    assert "sharding" not in back_info["scales"][0]
+    assert back_info["scales"][0]["voxel_offset"] == list(OFFSET)
+    assert report.files_out == len(files) + 1 and report.chunks == len(files)
+
+
+def test_auto_spec_resume_and_no_temp_files(tmp_path):
+    vol = _volume()
+    src, dst = tmp_path / "src", tmp_path / "dst"
+    _write_unsharded(src, vol)
+    chunk_bytes = 32 * 32 * 8 * 2
+    first = shard_layer(src, dst, shard_bytes=chunk_bytes * 4)
+    spec = ShardingSpec.from_dict(first.specs["s0"])
+    assert spec.hash == "identity" and spec.preshift_bits + spec.minishard_bits == 2
+    assert first.choices["s0"]["estimates"]["shards"] == first.shards_written
+    names = sorted(os.listdir(dst / "s0"))
+    digests = {n: hashlib.sha256((dst / "s0" / n).read_bytes()).hexdigest() for n in names}
+    (dst / "s0" / names[2]).unlink()
+    (dst / "info").unlink()
+    second = shard_layer(src, dst, shard_bytes=chunk_bytes * 4)
+    assert second.shards_written == 1 and second.shards_skipped == len(names) - 1
+    assert {n: hashlib.sha256((dst / "s0" / n).read_bytes()).hexdigest()
+            for n in os.listdir(dst / "s0")} == digests
+    assert not [p for p in dst.rglob("*") if ".tmp-" in p.name]
+    # unshard resumes per file: a removed chunk file is the only one written again
+    back = tmp_path / "back"
+    unshard_layer(dst, back)
+    victim = sorted(os.listdir(back / "s0"))[5]
+    (back / "s0" / victim).unlink()
+    again = unshard_layer(dst, back)
+    assert again.files_out == 2  # the chunk file and the info
+    assert (back / "s0" / victim).exists()
+
+
+def test_scales_selected_and_jobs(tmp_path):
+    vol = _volume()
+    src = tmp_path / "src"
+    _write_unsharded(src, vol, extra_scale=True)
+    small = vol[::2, ::2]
+    grid = [-(-s // c) for s, c in zip((50, 45, 20), CHUNK, strict=True)]
+    (src / "s1").mkdir()
+    for x in range(grid[0]):
+        for y in range(grid[1]):
+            for z in range(grid[2]):
+                block = small[x * 32:x * 32 + 32, y * 32:y * 32 + 32, z * 8:z * 8 + 8, :]
+                (src / "s1" / chunk_name((x, y, z), (50, 45, 20), CHUNK, (0, 0, 0))).write_bytes(
+                    np.ascontiguousarray(block.transpose(3, 2, 1, 0)).tobytes())
+    one = shard_layer(src, tmp_path / "one", scales=["s1"])
+    assert [s["key"] for s in json.loads((tmp_path / "one" / "info").read_text())["scales"]] \
+        == ["s1"]
+    assert one.chunks == grid[0] * grid[1] * grid[2]
+    serial = shard_layer(src, tmp_path / "serial", shard_bytes=32 * 32 * 8 * 2 * 2)
+    parallel = shard_layer(src, tmp_path / "parallel", shard_bytes=32 * 32 * 8 * 2 * 2, jobs=2)
+    assert serial.specs == parallel.specs and serial.chunks == parallel.chunks
+    for key in ("s0", "s1"):
+        assert _files(tmp_path / "serial" / key) == _files(tmp_path / "parallel" / key)
+    with pytest.raises(ShardkitError, match="no scale s9"):
+        shard_layer(src, tmp_path / "x", scales=["s9"])
+
+
+def test_hashed_image_spec(tmp_path):
+    vol = _volume()
+    src = tmp_path / "src"
+    files = _write_unsharded(src, vol)
+    spec = {"@type": "neuroglancer_uint64_sharded_v1", "hash": "murmurhash3_x86_128",
+            "preshift_bits": 0, "minishard_bits": 1, "shard_bits": 2}
+    shard_layer(src, tmp_path / "sh", spec=spec)
+    ds = open_dataset(tmp_path / "sh")
+    assert len(ds.scales["s0"]) == len(files) and ds.verify() == []
+    ds.close()
+    unshard_layer(tmp_path / "sh", tmp_path / "back")
+    assert _files(tmp_path / "back" / "s0") == files
+
+
+def test_skeleton_layer_roundtrip(tmp_path):
+    rng = np.random.default_rng(1)
+    src = tmp_path / "skel"
+    src.mkdir()
+    objects = {}
+    for i in range(300):
+        seg = int(rng.integers(1, 2**40))
+        objects[seg] = rng.bytes(int(rng.integers(10, 200)))
+        name = str(seg)
+        if i % 7 == 0:
+            (src / (name + ".gz")).write_bytes(gzip.compress(objects[seg]))
+        else:
+            (src / name).write_bytes(objects[seg])
+    (src / "info").write_text(json.dumps({"@type": "neuroglancer_skeletons",
+                                          "vertex_attributes": [], "sharding": None}))
+    report = shard_layer(src, tmp_path / "sharded", minishard_index_bytes=24 * 16)
+    spec = ShardingSpec.from_dict(report.specs[""])
+    assert spec.hash == "murmurhash3_x86_128" and spec.minishard_bits + spec.shard_bits == 5
+    ds = open_dataset(tmp_path / "sharded")
+    assert {k: ds[k] for k in ds.keys()} == objects
+    assert ds.verify() == []
+    ds.close()
+    unshard_layer(tmp_path / "sharded", tmp_path / "back")
+    assert _files(tmp_path / "back") == {**{str(k): v for k, v in objects.items()},
+                                         "info": (tmp_path / "back" / "info").read_bytes()}
+    assert json.loads((tmp_path / "back" / "info").read_text()) == {
+        "@type": "neuroglancer_skeletons", "vertex_attributes": []}
+
+
+def test_fsspec_memory_urls(tmp_path):
+    fsspec = pytest.importorskip("fsspec")
+    vol = _volume()
+    files = _write_unsharded(tmp_path / "src", vol)
+    fs = fsspec.filesystem("memory")
+    fs.put(str(tmp_path / "src"), "/ngconv-src", recursive=True)
+    try:
+        report = shard_layer("memory://ngconv-src", "memory://ngconv-dst",
+                             shard_bytes=32 * 32 * 8 * 2 * 8)
+        assert report.chunks == len(files)
+        ds = open_dataset("memory://ngconv-dst")
+        assert ds.verify() == [] and len(ds.scales["s0"]) == len(files)
+        ds.close()
+        unshard_layer("memory://ngconv-dst", "memory://ngconv-back")
+        got = {p.rsplit("/", 1)[1]: fs.cat_file(p) for p in fs.ls("/ngconv-back/s0",
+                                                                   detail=False)}
+        assert got == files
+    finally:
+        for root in ("/ngconv-src", "/ngconv-dst", "/ngconv-back"):
+            if fs.exists(root):
+                fs.rm(root, recursive=True)
+
+
+def test_refusals(tmp_path):
+    vol = _volume()
+    src = tmp_path / "src"
+    _write_unsharded(src, vol)
+    info = json.loads((src / "info").read_text())
+    info["scales"][0]["key"] = "../outside"
+    (tmp_path / "evil").mkdir()
+    (tmp_path / "evil" / "info").write_text(json.dumps(info))
+    with pytest.raises(ShardkitError, match="leave the layer"):
+        shard_layer(tmp_path / "evil", tmp_path / "out")
+    shard_layer(src, tmp_path / "sh")
+    with pytest.raises(ShardkitError, match="sharded already"):
+        shard_layer(tmp_path / "sh", tmp_path / "out2")
+    mesh = tmp_path / "mesh"
+    mesh.mkdir()
+    (mesh / "info").write_text(json.dumps({"@type": "neuroglancer_multilod_draco"}))
+    with pytest.raises(ShardkitError, match="not supported"):
+        shard_layer(mesh, tmp_path / "out3")
+    with pytest.raises(ShardkitError):
+        LayerStore(tmp_path).path("a/../../b")
+
+
+def test_dask_missing_is_a_clear_error(tmp_path):
+    import importlib.util
+
+    if importlib.util.find_spec("dask") is not None:
+        pytest.skip("dask is installed: test_dask_cluster runs instead")
+    src = tmp_path / "src"
+    _write_unsharded(src, _volume())
+    with pytest.raises(ShardkitError, match=r"dask\.distributed"):
+        shard_layer(src, tmp_path / "out", dask="tcp://127.0.0.1:1")
+    assert not (tmp_path / "out" / "info").exists()
+
+
+def test_dask_cluster(tmp_path):
+    distributed = pytest.importorskip("dask.distributed")
+    vol = _volume()
+    files = _write_unsharded(tmp_path / "src", vol)
+    with distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=False) as cluster:
+        report = shard_layer(tmp_path / "src", tmp_path / "dst", dask=cluster.scheduler_address,
+                             shard_bytes=32 * 32 * 8 * 2 * 8)
+    assert report.chunks == len(files)
+    ds = open_dataset(tmp_path / "dst")
+    assert ds.verify() == []
+    ds.close()
+
+
+def test_cli_spec_shard_unshard(tmp_path, capsys):
+    vol = _volume()
+    src = tmp_path / "src"
+    files = _write_unsharded(src, vol)
+    assert main(["ng", "spec", "--size", "40960", "40960", "990", "--chunk", "128", "128", "20",
+                 "--shard-bytes", "3.5G", "--minishard-index-bytes", "40000",
+                 "--explain"]) == 0
+    out = capsys.readouterr().out
+    assert "9+9+6 = 24 bits" in out
+    last = json.loads(out.strip().splitlines()[-1])
+    assert (last["preshift_bits"], last["minishard_bits"], last["shard_bits"]) == (10, 3, 11)
+    assert main(["ng", "spec", "--keys", "10000000", "--json"]) == 0
+    spec = json.loads(capsys.readouterr().out)
+    assert (spec["shard_bits"], spec["minishard_bits"], spec["hash"]) == \
+        (4, 9, "murmurhash3_x86_128")
+    assert main(["ng", "spec", str(src), "--json", "--explain"]) == 0
+    planned = json.loads(capsys.readouterr().out)
+    assert planned["s0"]["estimates"]["chunks"] == len(files)
+    assert main(["ng", "shard", str(src), str(tmp_path / "sh"), "--json", "--jobs", "1",
+                 "--shard-bytes", "64K"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["chunks"] == len(files) and report["specs"]["s0"]["hash"] == "identity"
+    assert main(["verify", str(tmp_path / "sh")]) == 0
+    capsys.readouterr()
+    assert main(["ng", "unshard", str(tmp_path / "sh"), str(tmp_path / "back")]) == 0
+    assert f"{len(files)} chunks" in capsys.readouterr().out
+    assert _files(tmp_path / "back" / "s0") == files
+    assert main(["ng", "shard", str(tmp_path / "nothing"), str(tmp_path / "x")]) == 2
+    assert "info: not found" in capsys.readouterr().err
+    assert main(["ng", "shard", str(src), str(tmp_path / "y"), "--spec", "{nope"]) == 2
+    assert "--spec" in capsys.readouterr().err
+    assert main(["ng", "spec"]) == 2
+    with pytest.raises(SystemExit) as exc:
+        main(["ng", "spec", "--shard-bytes", "-3"])
+    assert exc.value.code == 2
