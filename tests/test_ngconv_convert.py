@@ -19,8 +19,10 @@ from shardkit.ng.convert import (
     chunk_name,
     morton_decode_many,
     shard_layer,
+    shard_pieces,
     unshard_layer,
 )
+from shardkit.writers.neuroglancer import build_shard
 
 SIZE = (100, 90, 20)
 CHUNK = (32, 32, 8)
@@ -77,6 +79,18 @@ def test_chunk_name_and_morton_decode():
     pos = morton_decode_many(np.array(codes, dtype=np.uint64), grid)
     assert [tuple(p) for p in pos.tolist()] == [(x, y, z) for x in range(4) for y in range(3)
                                                  for z in range(2)]
+
+
+@pytest.mark.parametrize(("hash_", "minishard_bits", "index_encoding"), [
+    ("identity", 0, "raw"), ("identity", 3, "gzip"), ("murmurhash3_x86_128", 4, "raw")])
+def test_shard_pieces_are_the_writers_bytes(hash_, minishard_bits, index_encoding):
+    """The streamed shard is byte for byte what shardkit's writer builds."""
+    rng = np.random.default_rng(9)
+    spec = ShardingSpec(hash_, 1, minishard_bits, 0, index_encoding, "raw")
+    items = {int(k): rng.bytes(int(rng.integers(0, 300)))
+             for k in rng.integers(0, 2**40, 200, dtype=np.uint64)}
+    assert b"".join(shard_pieces(items, spec)) == build_shard(items, spec)
+    assert b"".join(shard_pieces({}, spec)) == build_shard({}, spec)
 
 
 def test_image_roundtrip_every_chunk_equal(tmp_path):

@@ -19,14 +19,15 @@ present are not written again.
 from __future__ import annotations
 
 import copy
+import gzip
 import json
 import os
 import posixpath
 import re
 import uuid
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from concurrent.futures import ProcessPoolExecutor, as_completed
-from dataclasses import dataclass, field
+from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor, as_completed
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -39,7 +40,6 @@ from ..formats.neuroglancer import (
     gunzip_capped,
     open_dataset,
 )
-from ..writers.neuroglancer import build_shard
 from .chooser import (
     DEFAULT_MINISHARD_INDEX_BYTES,
     DEFAULT_SHARD_BYTES,
@@ -65,6 +65,7 @@ _KV_TYPES = ("neuroglancer_skeletons", "neuroglancer_multilod_draco",
 _ID_NAME = re.compile(r"^(\d+)(\.gz)?$")
 _ATOMIC_PUT = ("s3", "s3a", "gs", "gcs", "az", "abfs", "abfss", "memory", "http", "https")
 _READ_BATCH = 256  # names per remote cat() call
+_ENCODE_BATCH = 64  # chunks read, then encoded, at a time
 
 
 # -- storage ------------------------------------------------------------------------------------
@@ -177,15 +178,20 @@ class LayerStore:
         path = self.path(name)
         return os.path.exists(path) if not self.remote else bool(self.fs.exists(path))
 
-    def write(self, name: str, data: bytes) -> None:
-        """Write ``name`` whole: a temporary name then a rename (object stores: one upload)."""
+    def write(self, name: str, data: bytes | Sequence[bytes]) -> None:
+        """Write ``name`` whole: a temporary name then a rename (object stores: one upload).
+
+        ``data`` is the content, or a list of byte strings to write one after the other.
+        """
         path = self.path(name)
+        pieces = [data] if isinstance(data, (bytes, bytearray, memoryview)) else data
         if not self.remote:
             os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
             tmp = f"{path}.tmp-{uuid.uuid4().hex}"
             try:
                 with open(tmp, "wb") as fh:
-                    fh.write(data)
+                    for piece in pieces:
+                        fh.write(piece)
                 os.replace(tmp, path)
             except BaseException:
                 if os.path.exists(tmp):
@@ -195,15 +201,18 @@ class LayerStore:
         fs = self.fs
         protocol = fs.protocol if isinstance(fs.protocol, str) else fs.protocol[0]
         parent = path.rsplit("/", 1)[0]
-        if protocol in _ATOMIC_PUT:
-            if protocol == "memory":
-                fs.makedirs(parent, exist_ok=True)
-            fs.pipe_file(path, data)
-            return
-        fs.makedirs(parent, exist_ok=True)
-        tmp = f"{path}.tmp-{uuid.uuid4().hex}"
-        fs.pipe_file(tmp, data)
-        fs.mv(tmp, path)
+        atomic = protocol in _ATOMIC_PUT
+        if not atomic or protocol == "memory":
+            fs.makedirs(parent, exist_ok=True)
+        target = path if atomic else f"{path}.tmp-{uuid.uuid4().hex}"
+        if len(pieces) == 1:
+            fs.pipe_file(target, bytes(pieces[0]))
+        else:
+            with fs.open(target, "wb") as fh:
+                for piece in pieces:
+                    fh.write(piece)
+        if not atomic:
+            fs.mv(target, path)
 
     def list(self, folder: str = "") -> dict[str, int]:
         """``file name -> size`` of the files directly in ``folder`` (empty if it is absent)."""
@@ -331,6 +340,7 @@ class ShardTask:
     shard: int
     keys: tuple[int, ...] | None = None  # key-value layers and hashed scales: the ids
     check_existing: bool = True
+    threads: int = 1  # encoding threads inside the task
 
 
 @dataclass
@@ -505,14 +515,70 @@ def _shard_task(task: ShardTask) -> dict[str, int]:
                  for c, p in zip(codes.tolist(), positions.tolist(), strict=True)}
     else:
         names = {str(k): int(k) for k in (task.keys or ())}
-    found = task.src.read_many([_join(part.folder, n) for n in names])
-    items = {names[path.rsplit("/", 1)[-1]]: data for path, data in found.items()}
+    items: dict[int, bytes] = {}
+    bytes_in = 0
+    gz = spec.data_encoding == "gzip"
+    paths = [_join(part.folder, n) for n in names]
+    with ThreadPoolExecutor(max(1, task.threads)) as pool:
+        # a batch at a time: raw values are dropped once encoded, so a task holds about one
+        # shard of stored bytes, and gzip (which releases the GIL) runs on every thread
+        for i in range(0, len(paths), _ENCODE_BATCH):
+            found = task.src.read_many(paths[i : i + _ENCODE_BATCH])
+            bytes_in += sum(len(v) for v in found.values())
+            keys = [names[path.rsplit("/", 1)[-1]] for path in found]
+            values = list(pool.map(_gzip, found.values())) if gz else list(found.values())
+            del found
+            items.update(zip(keys, values, strict=True))
     if not items:
         return {"files_in": 0}
-    shard = build_shard(items, spec)
-    task.dst.write(_join(part.folder, spec.shard_name(task.shard)), shard)
-    return {"shards_written": 1, "files_in": len(items), "files_out": 1, "chunks": len(items),
-            "bytes_in": sum(len(v) for v in items.values()), "bytes_out": len(shard)}
+    count = len(items)
+    # values are gzipped already (byte for byte what the writer makes): build with raw data
+    built = ShardingSpec(spec.hash, spec.preshift_bits, spec.minishard_bits, spec.shard_bits,
+                         spec.minishard_index_encoding, "raw")
+    pieces = shard_pieces(items, built)
+    task.dst.write(_join(part.folder, spec.shard_name(task.shard)), pieces)
+    return {"shards_written": 1, "files_in": count, "files_out": 1, "chunks": count,
+            "bytes_in": bytes_in, "bytes_out": sum(len(p) for p in pieces)}
+
+
+def shard_pieces(items: Mapping[int, bytes], spec: ShardingSpec) -> list[bytes]:
+    """One shard file as a list of byte strings to write one after the other.
+
+    The layout is :func:`shardkit.writers.neuroglancer.build_shard`'s (shard index, data by
+    minishard then by id, the minishard indices last), without joining the values into one
+    string: a task writing a large shard holds its values once, not three times.
+    """
+    by_minishard: dict[int, list[int]] = {}
+    if items:
+        keys = np.fromiter(items.keys(), dtype=np.uint64, count=len(items))
+        _, minis = spec.locate_many(keys)
+        order = np.lexsort((keys, minis))
+        for key, mini in zip(keys[order].tolist(), minis[order].tolist(), strict=True):
+            by_minishard.setdefault(int(mini), []).append(int(key))
+    data: list[bytes] = []
+    tables: list[tuple[int, bytes]] = []
+    pos = 0
+    for mini, ids in by_minishard.items():
+        sizes = np.array([len(items[k]) for k in ids], dtype=np.uint64)
+        offsets = np.zeros(len(ids), dtype=np.uint64)
+        offsets[0] = pos  # data is contiguous: every later offset delta is 0
+        table = np.stack([np.diff(np.array(ids, dtype=np.uint64), prepend=np.uint64(0)),
+                          offsets, sizes]).astype("<u8").tobytes()
+        if spec.minishard_index_encoding == "gzip":
+            table = _gzip(table)
+        tables.append((mini, table))
+        data.extend(items[k] for k in ids)
+        pos += int(sizes.sum())
+    entries = np.zeros((spec.num_minishards, 2), dtype="<u8")
+    for mini, table in tables:
+        entries[mini] = (pos, pos + len(table))
+        pos += len(table)
+    return [entries.tobytes(), *data, *(t for _, t in tables)]
+
+
+def _gzip(data: bytes) -> bytes:
+    """The data encoding ``gzip``, as shardkit's writer makes it (level 6, no timestamp)."""
+    return gzip.compress(data, compresslevel=6, mtime=0)
 
 
 def _unshard_task(task: ShardTask) -> dict[str, int]:
@@ -670,6 +736,9 @@ def shard_layer(src: str | os.PathLike[str], dst: str | os.PathLike[str], *,
                 report.shards_skipped += 1
                 continue
             tasks.append(ShardTask("shard", src_store, dst_store, part, number, group))
+    if tasks and len(tasks) < jobs and not dask:  # few shards: encode with threads instead
+        threads = max(1, jobs // len(tasks))
+        tasks = [replace(t, threads=threads) for t in tasks]
     for result in _execute(tasks, jobs, dask, progress):
         report.add(result)
     out = copy.deepcopy(info)
