@@ -229,6 +229,63 @@ def test_skeleton_layer_roundtrip(tmp_path):
         "@type": "neuroglancer_skeletons", "vertex_attributes": []}
 
 
+MESH = Path(__file__).parent / "data" / "ng_payloads" / "mesh"
+
+
+def _mesh_layer(root: Path, ids: list[int]) -> dict[str, bytes]:
+    """A multi-resolution mesh layer: the sample object (cloud-volume manifest, DracoPy
+    fragments) under several ids, the second one's fragment file gzipped."""
+    root.mkdir()
+    (root / "info").write_bytes((MESH / "info").read_bytes())
+    files = {}
+    for i, seg in enumerate(ids):
+        files[f"{seg}.index"] = (MESH / "777.index").read_bytes()
+        files[str(seg)] = (MESH / "777").read_bytes()
+        (root / f"{seg}.index").write_bytes(files[f"{seg}.index"])
+        if i == 1:
+            (root / f"{seg}.gz").write_bytes(gzip.compress(files[str(seg)]))
+        else:
+            (root / str(seg)).write_bytes(files[str(seg)])
+    return files
+
+
+def test_multilod_meshes_fragments_before_manifest(tmp_path):
+    from shardkit.ng.payloads import decode_mesh_manifest
+
+    ids = [777, 12, 99, 2**50 + 3, 4096]
+    files = _mesh_layer(tmp_path / "mesh", ids)
+    report = shard_layer(tmp_path / "mesh", tmp_path / "sharded",
+                         minishard_index_bytes=24)  # one id per minishard
+    spec = ShardingSpec.from_dict(report.specs[""])
+    assert spec.data_encoding == "raw" and spec.hash == "murmurhash3_x86_128"
+    assert report.chunks == len(ids)
+    fragments = (MESH / "777").read_bytes()
+    ds = open_dataset(tmp_path / "sharded")
+    assert sorted(ds.keys()) == sorted(ids)
+    for seg in ds.keys():
+        shard = ds.kv.shard(spec.locate(seg).shard)
+        ref = shard.locate(seg)
+        manifest = shard.source.read_range(ref.start, ref.end)
+        assert manifest == files[f"{seg}.index"] == ds[seg]
+        m = decode_mesh_manifest(manifest)
+        assert shard.source.read_range(ref.start - m.data_size, ref.start) == fragments
+    assert ds.verify() == []
+    ds.close()
+    unshard_layer(tmp_path / "sharded", tmp_path / "back")
+    back = _files(tmp_path / "back")
+    assert json.loads(back.pop("info")) == json.loads((MESH / "info").read_text())
+    assert back == files
+    bad = tmp_path / "bad"
+    _mesh_layer(bad, [1, 2, 3])
+    (bad / "1").write_bytes(fragments[:-1])
+    with pytest.raises(ShardkitError, match=r"lists \d+ bytes of fragments"):
+        shard_layer(bad, tmp_path / "bad-out")
+    with pytest.raises(ShardkitError, match="data_encoding raw"):
+        shard_layer(tmp_path / "mesh", tmp_path / "gz-out", spec={
+            "@type": "neuroglancer_uint64_sharded_v1", "hash": "murmurhash3_x86_128",
+            "preshift_bits": 0, "minishard_bits": 0, "shard_bits": 0, "data_encoding": "gzip"})
+
+
 def test_fsspec_memory_urls(tmp_path):
     fsspec = pytest.importorskip("fsspec")
     vol = _volume()
@@ -267,8 +324,8 @@ def test_refusals(tmp_path):
         shard_layer(tmp_path / "sh", tmp_path / "out2")
     mesh = tmp_path / "mesh"
     mesh.mkdir()
-    (mesh / "info").write_text(json.dumps({"@type": "neuroglancer_multilod_draco"}))
-    with pytest.raises(ShardkitError, match="not supported"):
+    (mesh / "info").write_text(json.dumps({"@type": "neuroglancer_legacy_mesh"}))
+    with pytest.raises(ShardkitError, match="no sharded form"):
         shard_layer(mesh, tmp_path / "out3")
     with pytest.raises(ShardkitError):
         LayerStore(tmp_path).path("a/../../b")

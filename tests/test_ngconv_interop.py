@@ -183,3 +183,43 @@ def test_cloudvolume_skeletons_to_sharded_and_back(tmp_path: Path) -> None:
             assert np.array_equal(got.vertices, skel.vertices)
             assert np.array_equal(got.edges, skel.edges)
             assert np.array_equal(got.radius, skel.radius)
+
+
+def test_multilod_meshes_read_equal_by_cloudvolume(tmp_path: Path) -> None:
+    """A multi-resolution mesh layer (cloud-volume manifest, DracoPy fragments) sharded and
+    unsharded again: cloud-volume decodes every level of every object to the same mesh."""
+    cloudvolume = pytest.importorskip("cloudvolume")
+    pytest.importorskip("DracoPy")
+    sample = Path(__file__).parent / "data" / "ng_payloads" / "mesh"
+    info = cloudvolume.CloudVolume.create_new_info(
+        num_channels=1, layer_type="segmentation", data_type="uint64", encoding="raw",
+        resolution=[8, 8, 40], voxel_offset=[0, 0, 0], volume_size=[64, 64, 64],
+        chunk_size=[64, 64, 64])
+    info["mesh"] = "mesh"
+    layers = {name: tmp_path / name for name in ("unsharded", "sharded", "back")}
+    for layer in layers.values():
+        layer.mkdir()
+        (layer / "info").write_text(json.dumps(info))
+    src = layers["unsharded"] / "mesh"
+    src.mkdir()
+    (src / "info").write_bytes((sample / "info").read_bytes())
+    ids = [777, 5, 2**45 + 1]
+    for seg in ids:
+        (src / f"{seg}.index").write_bytes((sample / "777.index").read_bytes())
+        (src / str(seg)).write_bytes((sample / "777").read_bytes())
+    shard_layer(src, layers["sharded"] / "mesh")
+    unshard_layer(layers["sharded"] / "mesh", layers["back"] / "mesh")
+    meshes = {}
+    for name, layer in layers.items():
+        cv = cloudvolume.CloudVolume(f"file://{layer}", progress=False)
+        assert ("Sharded" in type(cv.mesh).__name__) == (name == "sharded")
+        for seg in ids:
+            for lod in (0, 1):
+                got = cv.mesh.get(seg, lod=lod)
+                got = got[seg] if isinstance(got, dict) else got
+                meshes.setdefault((seg, lod), []).append(got)
+    for a, b, c in meshes.values():
+        assert len(a.vertices) > 0
+        for other in (b, c):
+            assert np.array_equal(a.vertices, other.vertices)
+            assert np.array_equal(a.faces, other.faces)

@@ -32,7 +32,7 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import ShardkitError
+from ..errors import LayoutError, ShardkitError
 from ..formats.neuroglancer import (
     DEFAULT_MAX_DECODED_SIZE,
     ShardingSpec,
@@ -49,6 +49,7 @@ from .chooser import (
     choose_image_spec,
     morton_bits,
 )
+from .payloads import decode_mesh_manifest
 
 __all__ = [
     "ConversionReport",
@@ -63,6 +64,7 @@ __all__ = [
 _KV_TYPES = ("neuroglancer_skeletons", "neuroglancer_multilod_draco",
              "neuroglancer_legacy_mesh")
 _ID_NAME = re.compile(r"^(\d+)(\.gz)?$")
+_MANIFEST_NAME = re.compile(r"^(\d+)\.index(\.gz)?$")
 _ATOMIC_PUT = ("s3", "s3a", "gs", "gcs", "az", "abfs", "abfss", "memory", "http", "https")
 _READ_BATCH = 256  # names per remote cat() call
 _ENCODE_BATCH = 64  # chunks read, then encoded, at a time
@@ -321,6 +323,7 @@ class _Part:
     folder: str  # relative to the layer root ("" for key-value layers)
     scale: dict[str, Any] | None  # the scale object of the info (image)
     spec: dict[str, Any]  # the sharding (target when sharding, source when unsharding)
+    meshes: bool = False  # multi-resolution meshes: <id>.index manifests and <id> fragments
 
     @property
     def grid(self) -> list[int]:
@@ -462,25 +465,31 @@ def _plan(store: LayerStore, info: dict[str, Any], scales: Iterable[str] | None,
     if kind not in _KV_TYPES:
         raise SpecError(f"{store.target}/info: neither an image volume nor a layer keyed by "
                         f"segment id (@type {kind!r})", field="/@type")
-    if kind == "neuroglancer_multilod_draco":
-        raise ShardkitError(f"{store.target}: multi-resolution meshes keep their fragments "
-                            "beside the manifest in a shard; converting them is not supported")
+    meshes = kind == "neuroglancer_multilod_draco"
     if kind == "neuroglancer_legacy_mesh":
         raise ShardkitError(f"{store.target}: legacy meshes have no sharded form")
     listing = store.list()
     ids, total = [], 0
     for name, size in listing.items():
-        m = _ID_NAME.match(name)
+        m = (_MANIFEST_NAME if meshes else _ID_NAME).match(name)
         if m:
             ids.append(int(m.group(1)))
             total += size
+        elif meshes and _ID_NAME.match(name):
+            total += size  # fragment data
     keys = np.unique(np.array(ids, dtype=np.uint64))
     spec = _spec_for(given, "", 0)
     if spec is None:
-        choice = choose_hashed_spec(len(keys), total_bytes=total or None, **targets)
+        # Draco fragments are compressed, and readers fetch them by byte range: raw data
+        choice = choose_hashed_spec(len(keys), total_bytes=total or None,
+                                    **({"data_encoding": "raw"} if meshes else {}), **targets)
         choices[""] = choice
         spec = choice.spec
-    parts.append((_Part("", None, spec.to_dict()), spec, keys))
+    if meshes and spec.data_encoding != "raw":
+        raise SpecError("multi-resolution meshes need data_encoding raw: readers fetch the "
+                        "fragments before a manifest by byte range", field="/sharding/"
+                        "data_encoding")
+    parts.append((_Part("", None, spec.to_dict(), meshes), spec, keys))
     return parts, choices
 
 
@@ -513,6 +522,8 @@ def _shard_task(task: ShardTask) -> dict[str, int]:
         offset = scale.get("voxel_offset", [0, 0, 0])
         names = {chunk_name(p, size, chunk, offset): int(c)
                  for c, p in zip(codes.tolist(), positions.tolist(), strict=True)}
+    elif part.meshes:
+        return _shard_meshes(task, spec)
     else:
         names = {str(k): int(k) for k in (task.keys or ())}
     items: dict[int, bytes] = {}
@@ -541,13 +552,47 @@ def _shard_task(task: ShardTask) -> dict[str, int]:
             "bytes_in": bytes_in, "bytes_out": sum(len(p) for p in pieces)}
 
 
-def shard_pieces(items: Mapping[int, bytes], spec: ShardingSpec) -> list[bytes]:
+def _shard_meshes(task: ShardTask, spec: ShardingSpec) -> dict[str, int]:
+    """Multi-resolution meshes: each manifest is the value, its fragments lie just before it."""
+    items: dict[int, bytes] = {}
+    prefixes: dict[int, bytes] = {}
+    bytes_in = files_in = 0
+    for i in range(0, len(task.keys or ()), _ENCODE_BATCH):
+        ids = (task.keys or ())[i : i + _ENCODE_BATCH]
+        names = [f"{k}.index" for k in ids] + [str(k) for k in ids]
+        found = task.src.read_many(names)
+        for k in ids:
+            manifest = found.get(f"{k}.index")
+            if manifest is None:
+                continue
+            fragments = found.get(str(k), b"")
+            need = decode_mesh_manifest(manifest).data_size
+            if need != len(fragments):
+                raise LayoutError(f"{task.src.target}/{k}: the manifest {k}.index lists "
+                                  f"{need} bytes of fragments, the file has {len(fragments)}",
+                                  field="/lods")
+            items[k], prefixes[k] = manifest, fragments
+            bytes_in += len(manifest) + len(fragments)
+            files_in += 1 + (str(k) in found)
+    if not items:
+        return {"files_in": 0}
+    pieces = shard_pieces(items, spec, prefixes)
+    task.dst.write(spec.shard_name(task.shard), pieces)
+    return {"shards_written": 1, "files_in": files_in, "files_out": 1, "chunks": len(items),
+            "bytes_in": bytes_in, "bytes_out": sum(len(p) for p in pieces)}
+
+
+def shard_pieces(items: Mapping[int, bytes], spec: ShardingSpec,
+                 prefixes: Mapping[int, bytes] | None = None) -> list[bytes]:
     """One shard file as a list of byte strings to write one after the other.
 
     The layout is :func:`shardkit.writers.neuroglancer.build_shard`'s (shard index, data by
     minishard then by id, the minishard indices last), without joining the values into one
     string: a task writing a large shard holds its values once, not three times.
+    ``prefixes[key]`` (multi-resolution mesh fragments) is stored just before the value of
+    ``key``, outside the range the minishard index gives.
     """
+    prefixes = prefixes or {}
     by_minishard: dict[int, list[int]] = {}
     if items:
         keys = np.fromiter(items.keys(), dtype=np.uint64, count=len(items))
@@ -560,15 +605,20 @@ def shard_pieces(items: Mapping[int, bytes], spec: ShardingSpec) -> list[bytes]:
     pos = 0
     for mini, ids in by_minishard.items():
         sizes = np.array([len(items[k]) for k in ids], dtype=np.uint64)
-        offsets = np.zeros(len(ids), dtype=np.uint64)
-        offsets[0] = pos  # data is contiguous: every later offset delta is 0
+        # offset deltas: from the end of the previous value to the start of this one
+        gaps = np.array([len(prefixes.get(k, b"")) for k in ids], dtype=np.uint64)
+        offsets = gaps.copy()
+        offsets[0] += np.uint64(pos)
         table = np.stack([np.diff(np.array(ids, dtype=np.uint64), prepend=np.uint64(0)),
                           offsets, sizes]).astype("<u8").tobytes()
         if spec.minishard_index_encoding == "gzip":
             table = _gzip(table)
         tables.append((mini, table))
-        data.extend(items[k] for k in ids)
-        pos += int(sizes.sum())
+        for k in ids:
+            if k in prefixes:
+                data.append(prefixes[k])
+            data.append(items[k])
+        pos += int(gaps.sum()) + int(sizes.sum())
     entries = np.zeros((spec.num_minishards, 2), dtype="<u8")
     for mini, table in tables:
         entries[mini] = (pos, pos + len(table))
@@ -591,6 +641,8 @@ def _unshard_task(task: ShardTask) -> dict[str, int]:
             return {}
         counts = {"shards_written": 0, "files_in": 1, "files_out": 0, "chunks": 0,
                   "bytes_in": int(reader.source.size), "bytes_out": 0}
+        if part.meshes:
+            return _unshard_meshes(task, reader, counts)
         if part.scale is not None:
             grid = part.grid
             size, chunk = part.scale["size"], part.scale["chunk_sizes"][0]
@@ -615,6 +667,29 @@ def _unshard_task(task: ShardTask) -> dict[str, int]:
         return counts
     finally:
         ds.close()
+
+
+def _unshard_meshes(task: ShardTask, reader: Any, counts: dict[str, int]) -> dict[str, int]:
+    spec = reader.spec
+    if spec.data_encoding != "raw":
+        raise SpecError("multi-resolution meshes need data_encoding raw",
+                        field="/sharding/data_encoding")
+    for ref in reader.iter_chunks():
+        manifest = reader.source.read_range(ref.start, ref.end)
+        ranges = decode_mesh_manifest(manifest, offset=ref.start).fragment_ranges(ref.start)
+        first = next((int(r[0, 0]) for r in ranges if len(r)), ref.start)
+        if first < spec.shard_index_size:
+            raise LayoutError(f"mesh {ref.chunk_id}: its fragments would start inside the "
+                              "shard index", offset=first, field=f"/chunks/{ref.chunk_id}")
+        fragments = reader.source.read_range(first, ref.start)
+        counts["chunks"] += 1
+        for name, data in ((f"{ref.chunk_id}.index", manifest), (str(ref.chunk_id), fragments)):
+            if task.check_existing and task.dst.exists(name):
+                continue
+            task.dst.write(name, data)
+            counts["files_out"] += 1
+            counts["bytes_out"] += len(data)
+    return counts
 
 
 # -- running ----------------------------------------------------------------------------------
@@ -786,7 +861,8 @@ def unshard_layer(src: str | os.PathLike[str], dst: str | os.PathLike[str], *,
                                    ShardingSpec.from_dict(scale["sharding"]).to_dict()))
             kvs = [(p, ds.scales[p.folder]) for p in parts]  # type: ignore[attr-defined]
         else:
-            parts = [_Part("", None, ds.spec.to_dict())]
+            parts = [_Part("", None, ds.spec.to_dict(),
+                           info.get("@type") == "neuroglancer_multilod_draco")]
             kvs = [(parts[0], ds.kv)]
         for part, kv in kvs:
             report.specs[part.folder] = part.spec
