@@ -21,6 +21,8 @@ from shardkit.ng.payloads import (
     decode_mesh_manifest,
     decode_payload,
     decode_skeleton,
+    get_decoded,
+    mesh_fragments,
 )
 
 DATA = Path(__file__).parent / "data" / "ng_payloads"
@@ -232,3 +234,30 @@ def test_web_ide_parsers_read_the_samples(tmp_path):
             tree = js[str(file)]
             assert parity.diff(py, tree) == []
             assert "vertices" in tree or "lods" in tree
+
+
+def test_decoded_values_and_fragments_of_sharded_layers(tmp_path):
+    shard_layer(SKELETONS, tmp_path / "skel")
+    ds = open_dataset(tmp_path / "skel")
+    for seg in SKELETON_IDS:
+        got = get_decoded(ds, seg)
+        want = decode_skeleton(_skeleton_bytes(seg), _info())
+        assert np.array_equal(got.vertices, want.vertices)
+        assert np.array_equal(got.attributes["radius"], want.attributes["radius"])
+    with pytest.raises(KeyError):
+        get_decoded(ds, 6)
+    ds.close()
+    mesh = tmp_path / "mesh"
+    mesh.mkdir()
+    for name in ("info", "777.index", "777"):
+        (mesh / name).write_bytes((DATA / "mesh" / name).read_bytes())
+    shard_layer(mesh, tmp_path / "mesh-sharded")
+    ds = open_dataset(tmp_path / "mesh-sharded")
+    manifest = get_decoded(ds, 777)
+    assert manifest.num_fragments_per_lod.tolist() == [3, 1]
+    fragments = mesh_fragments(ds, 777)
+    assert [len(lod) for lod in fragments] == [3, 1] and fragments[0][2] == b""
+    assert b"".join(b"".join(lod) for lod in fragments) == (DATA / "mesh" / "777").read_bytes()
+    with pytest.raises(KeyError):
+        mesh_fragments(ds, 778)
+    ds.close()

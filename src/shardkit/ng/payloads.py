@@ -10,7 +10,9 @@ the bytes do not say (the vertex attributes an ``info`` file declares) and retur
   positions ``[k, 3]`` uint32 and sizes ``[k]`` uint32, with
   :meth:`MeshManifest.fragment_ranges` giving each fragment's byte range (in the fragment
   file of an unsharded layer, or in the shard before a sharded manifest).
-- :func:`decode_payload`: either, chosen by the layer's ``info``.
+- :func:`decode_payload`: either, chosen by the layer's ``info``; :func:`get_decoded` for a
+  segment id of an open sharded layer, and :func:`mesh_fragments` for the Draco fragments a
+  sharded manifest indexes (one more ranged read).
 
 Bad input raises :class:`~shardkit.errors.TruncatedError` or
 :class:`~shardkit.errors.LayoutError` naming the byte offset and the schema field; counts are
@@ -27,7 +29,7 @@ import numpy as np
 from kaitaistruct import BytesIO, KaitaiStream
 
 from .._kaitai import kaitai_errors
-from ..errors import LayoutError, ShardkitError, TruncatedError
+from ..errors import EntryNotFoundError, LayoutError, ShardkitError, TruncatedError
 from ..generated.ng_mesh_manifest import NgMeshManifest
 from ..generated.ng_skeleton import NgSkeleton
 
@@ -37,6 +39,8 @@ __all__ = [
     "decode_mesh_manifest",
     "decode_payload",
     "decode_skeleton",
+    "get_decoded",
+    "mesh_fragments",
 ]
 
 ATTRIBUTE_TYPES = {"float32": "<f4", "int8": "i1", "uint8": "u1", "int16": "<i2",
@@ -249,3 +253,43 @@ def decode_payload(data: bytes, info: Mapping[str, Any]) -> Skeleton | MeshManif
     if kind == "neuroglancer_multilod_draco":
         return decode_mesh_manifest(data)
     raise ShardkitError(f"no payload decoder for layers of @type {kind!r}")
+
+
+def get_decoded(ds: Any, segment_id: int) -> Skeleton | MeshManifest:
+    """The value of ``segment_id`` in an open sharded layer (``open_dataset``), decoded.
+
+    Raises:
+        EntryNotFoundError: No such segment id.
+        ShardkitError: The layer's type has no decoder, or the value does not decode.
+    """
+    return decode_payload(ds[segment_id], ds.info)
+
+
+def mesh_fragments(ds: Any, segment_id: int) -> list[list[bytes]]:
+    """The Draco fragments of a sharded multi-resolution mesh: per level, per fragment.
+
+    They lie in the shard just before the manifest (one ranged read); empty fragments are
+    ``b""``.
+
+    Raises:
+        EntryNotFoundError: No such segment id.
+        LayoutError: The manifest's fragments would start inside the shard index.
+    """
+    kv = ds.kv
+    spec = kv.spec
+    shard = kv.shard(spec.locate(int(segment_id)).shard)
+    ref = shard.locate(int(segment_id)) if shard is not None else None
+    if ref is None:
+        raise EntryNotFoundError(segment_id, f"no segment {segment_id} in {kv.name}")
+    if spec.data_encoding != "raw":
+        raise LayoutError("multi-resolution meshes need data_encoding raw",
+                          field="/sharding/data_encoding")
+    manifest = decode_mesh_manifest(shard.source.read_range(ref.start, ref.end),
+                                    offset=ref.start)
+    ranges = manifest.fragment_ranges(ref.start)
+    first = ref.start - manifest.data_size
+    if first < spec.shard_index_size:
+        raise LayoutError(f"mesh {segment_id}: its fragments would start inside the shard "
+                          "index", offset=first, field=f"/chunks/{segment_id}")
+    data = shard.source.read_range(first, ref.start)
+    return [[data[s - first : e - first] for s, e in lod.tolist()] for lod in ranges]
