@@ -534,12 +534,22 @@ def _shard_task(task: ShardTask) -> dict[str, int]:
         # a batch at a time: raw values are dropped once encoded, so a task holds about one
         # shard of stored bytes, and gzip (which releases the GIL) runs on every thread
         for i in range(0, len(paths), _ENCODE_BATCH):
-            found = task.src.read_many(paths[i : i + _ENCODE_BATCH])
-            bytes_in += sum(len(v) for v in found.values())
-            keys = [names[path.rsplit("/", 1)[-1]] for path in found]
-            values = list(pool.map(_gzip, found.values())) if gz else list(found.values())
-            del found
-            items.update(zip(keys, values, strict=True))
+            batch = paths[i : i + _ENCODE_BATCH]
+            if task.src.remote:  # one batched request, then encode on the threads
+                found = task.src.read_many(batch)
+                pairs = list(zip(found, pool.map(lambda v: (len(v), _gzip(v) if gz else v),
+                                                 found.values()), strict=True))
+                del found
+            else:  # local files: each thread reads and encodes its own
+                def load(path: str) -> tuple[int, bytes] | None:
+                    value = task.src.read_many([path]).get(path)
+                    return None if value is None else (len(value), _gzip(value) if gz else value)
+
+                pairs = [(p, r) for p, r in zip(batch, pool.map(load, batch), strict=True)
+                         if r is not None]
+            for path, (size, value) in pairs:
+                bytes_in += size
+                items[names[path.rsplit("/", 1)[-1]]] = value
     if not items:
         return {"files_in": 0}
     count = len(items)
