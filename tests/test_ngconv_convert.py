@@ -391,3 +391,23 @@ def test_cli_spec_shard_unshard(tmp_path, capsys):
     with pytest.raises(SystemExit) as exc:
         main(["ng", "spec", "--shard-bytes", "-3"])
     assert exc.value.code == 2
+
+
+def test_http_source_one_request_per_stored_chunk(tmp_path, range_server):
+    """An unsharded layer served over HTTP: every chunk file is fetched once, and a missing
+    chunk costs its two probes (NAME, then NAME.gz); nothing else is requested."""
+    vol = _volume()
+    files = _write_unsharded(tmp_path / "src", vol, skip={(0, 0, 0), (2, 1, 1)})
+    srv = range_server(tmp_path / "src")
+    report = shard_layer(srv.url(""), tmp_path / "dst", shard_bytes=32 * 32 * 8 * 2 * 8)
+    assert report.chunks == len(files)
+    gets = [r for r in srv.requests if r.method == "GET"]
+    chunk_gets = [r for r in gets if r.path.startswith("/s0/")]
+    assert len(chunk_gets) == len(files) + 2 * 2
+    assert sum(r.status == 404 for r in chunk_gets) == 4
+    assert len(gets) == len(chunk_gets) + 1  # and the info
+    assert srv.bytes_sent == sum(len(v) for v in files.values()) + len(
+        (tmp_path / "src" / "info").read_bytes())
+    ds = open_dataset(tmp_path / "dst")
+    assert ds.verify() == [] and len(ds.scales["s0"]) == len(files)
+    ds.close()
