@@ -347,7 +347,8 @@ def test_dask_cluster(tmp_path):
     distributed = pytest.importorskip("dask.distributed")
     vol = _volume()
     files = _write_unsharded(tmp_path / "src", vol)
-    with distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=False) as cluster:
+    with distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=False,
+                                  dashboard_address=None) as cluster:
         report = shard_layer(tmp_path / "src", tmp_path / "dst", dask=cluster.scheduler_address,
                              shard_bytes=32 * 32 * 8 * 2 * 8)
     assert report.chunks == len(files)
