@@ -178,6 +178,14 @@ def test_scales_selected_and_jobs(tmp_path):
         == ["s1"]
     assert one.chunks == grid[0] * grid[1] * grid[2]
     serial = shard_layer(src, tmp_path / "serial", shard_bytes=32 * 32 * 8 * 2 * 2)
+    fast = shard_layer(src, tmp_path / "fast", shard_bytes=32 * 32 * 8 * 2 * 2, gzip_level=1)
+    assert fast.chunks == serial.chunks and fast.bytes_out != serial.bytes_out
+    ds = open_dataset(tmp_path / "fast")
+    assert ds.verify() == [] and np.array_equal(ds.read_chunk("s0", (1, 2, 0), order="xyzc"),
+                                                vol[32:64, 64:90, 0:8])
+    ds.close()
+    with pytest.raises(ShardkitError, match="gzip level"):
+        shard_layer(src, tmp_path / "bad-level", gzip_level=0)
     parallel = shard_layer(src, tmp_path / "parallel", shard_bytes=32 * 32 * 8 * 2 * 2, jobs=2)
     assert serial.specs == parallel.specs and serial.chunks == parallel.chunks
     for key in ("s0", "s1"):

@@ -344,6 +344,7 @@ class ShardTask:
     keys: tuple[int, ...] | None = None  # key-value layers and hashed scales: the ids
     check_existing: bool = True
     threads: int = 1  # encoding threads inside the task
+    gzip_level: int = 6
 
 
 @dataclass
@@ -528,7 +529,11 @@ def _shard_task(task: ShardTask) -> dict[str, int]:
         names = {str(k): int(k) for k in (task.keys or ())}
     items: dict[int, bytes] = {}
     bytes_in = 0
-    gz = spec.data_encoding == "gzip"
+    level = task.gzip_level
+
+    def encode(value: bytes) -> bytes:
+        return _gzip(value, level) if spec.data_encoding == "gzip" else value
+
     paths = [_join(part.folder, n) for n in names]
     with ThreadPoolExecutor(max(1, task.threads)) as pool:
         # a batch at a time: raw values are dropped once encoded, so a task holds about one
@@ -537,13 +542,13 @@ def _shard_task(task: ShardTask) -> dict[str, int]:
             batch = paths[i : i + _ENCODE_BATCH]
             if task.src.remote:  # one batched request, then encode on the threads
                 found = task.src.read_many(batch)
-                pairs = list(zip(found, pool.map(lambda v: (len(v), _gzip(v) if gz else v),
+                pairs = list(zip(found, pool.map(lambda v: (len(v), encode(v)),
                                                  found.values()), strict=True))
                 del found
             else:  # local files: each thread reads and encodes its own
                 def load(path: str) -> tuple[int, bytes] | None:
                     value = task.src.read_many([path]).get(path)
-                    return None if value is None else (len(value), _gzip(value) if gz else value)
+                    return None if value is None else (len(value), encode(value))
 
                 pairs = [(p, r) for p, r in zip(batch, pool.map(load, batch), strict=True)
                          if r is not None]
@@ -553,7 +558,8 @@ def _shard_task(task: ShardTask) -> dict[str, int]:
     if not items:
         return {"files_in": 0}
     count = len(items)
-    # values are gzipped already (byte for byte what the writer makes): build with raw data
+    # values are encoded already (at level 6, byte for byte what the writer makes): the
+    # shard is built with raw data
     built = ShardingSpec(spec.hash, spec.preshift_bits, spec.minishard_bits, spec.shard_bits,
                          spec.minishard_index_encoding, "raw")
     pieces = shard_pieces(items, built)
@@ -636,9 +642,9 @@ def shard_pieces(items: Mapping[int, bytes], spec: ShardingSpec,
     return [entries.tobytes(), *data, *(t for _, t in tables)]
 
 
-def _gzip(data: bytes) -> bytes:
-    """The data encoding ``gzip``, as shardkit's writer makes it (level 6, no timestamp)."""
-    return gzip.compress(data, compresslevel=6, mtime=0)
+def _gzip(data: bytes, level: int = 6) -> bytes:
+    """The encoding ``gzip`` (no timestamp; level 6 is what shardkit's writer makes)."""
+    return gzip.compress(data, compresslevel=level, mtime=0)
 
 
 def _unshard_task(task: ShardTask) -> dict[str, int]:
@@ -767,7 +773,8 @@ def shard_layer(src: str | os.PathLike[str], dst: str | os.PathLike[str], *,
                 dst_storage_options: Mapping[str, Any] | None = None,
                 shard_bytes: int = DEFAULT_SHARD_BYTES,
                 shard_index_bytes: int = DEFAULT_SHARD_INDEX_BYTES,
-                minishard_index_bytes: int = DEFAULT_MINISHARD_INDEX_BYTES) -> ConversionReport:
+                minishard_index_bytes: int = DEFAULT_MINISHARD_INDEX_BYTES,
+                gzip_level: int = 6) -> ConversionReport:
     """Write the sharded form of an unsharded layer.
 
     Args:
@@ -782,11 +789,14 @@ def shard_layer(src: str | os.PathLike[str], dst: str | os.PathLike[str], *,
         progress: Called with ``(tasks done, tasks)``.
         storage_options, dst_storage_options: fsspec options of ``src`` and ``dst``.
         shard_bytes, shard_index_bytes, minishard_index_bytes: The chooser's targets.
+        gzip_level: zlib level of ``gzip`` chunk data, 1 (fastest) to 9 (smallest).
 
     Raises:
         ShardkitError: The source is not an unsharded layer shardkit converts, or a scale is
             sharded already.
     """
+    if type(gzip_level) is not int or not 1 <= gzip_level <= 9:
+        raise ShardkitError(f"gzip level must be 1..9, got {gzip_level!r}")
     src_store = LayerStore(src, storage_options)
     dst_store = LayerStore(dst, dst_storage_options)
     info = src_store.read_info()
@@ -820,7 +830,8 @@ def shard_layer(src: str | os.PathLike[str], dst: str | os.PathLike[str], *,
             if part_spec.shard_name(number) in existing:
                 report.shards_skipped += 1
                 continue
-            tasks.append(ShardTask("shard", src_store, dst_store, part, number, group))
+            tasks.append(ShardTask("shard", src_store, dst_store, part, number, group,
+                                   gzip_level=gzip_level))
     if tasks and len(tasks) < jobs and not dask:  # few shards: encode with threads instead
         threads = max(1, jobs // len(tasks))
         tasks = [replace(t, threads=threads) for t in tasks]
