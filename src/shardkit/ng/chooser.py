@@ -42,6 +42,7 @@ from typing import Any
 import numpy as np
 
 from ..formats.neuroglancer import ShardingSpec
+from . import DEFAULT_MINISHARD_INDEX_BYTES, DEFAULT_SHARD_BYTES, DEFAULT_SHARD_INDEX_BYTES
 
 __all__ = [
     "DEFAULT_MINISHARD_INDEX_BYTES",
@@ -54,9 +55,6 @@ __all__ = [
     "morton_bits",
 ]
 
-DEFAULT_SHARD_BYTES = 1 << 30  # a shard's worth is what a converter holds in memory
-DEFAULT_SHARD_INDEX_BYTES = 1 << 13  # cloud-volume/igneous: 512 minishards
-DEFAULT_MINISHARD_INDEX_BYTES = 1 << 15  # cloud-volume/igneous: ~1365 entries
 ENTRY_BYTES = 24  # a minishard index entry: three u64 (id delta, offset delta, size)
 SHARD_ENTRY_BYTES = 16  # a shard index entry: two u64
 _PRECOMPRESSED = ("jpeg", "png", "fpzip", "kempressed", "zfpc", "jxl", "draco")

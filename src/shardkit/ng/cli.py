@@ -13,14 +13,7 @@ from typing import Any
 
 from ..errors import ShardkitError
 from ..render import to_json
-from .chooser import (
-    DEFAULT_MINISHARD_INDEX_BYTES,
-    DEFAULT_SHARD_BYTES,
-    DEFAULT_SHARD_INDEX_BYTES,
-    SpecChoice,
-    choose_hashed_spec,
-    choose_image_spec,
-)
+from . import DEFAULT_MINISHARD_INDEX_BYTES, DEFAULT_SHARD_BYTES, DEFAULT_SHARD_INDEX_BYTES
 
 __all__ = ["add_ng_parser", "run_ng"]
 
@@ -146,6 +139,8 @@ def _targets(args: argparse.Namespace) -> dict[str, int]:
 
 
 def _cmd_spec(args: argparse.Namespace) -> int:
+    from .chooser import SpecChoice, choose_hashed_spec, choose_image_spec
+
     choices: dict[str, SpecChoice]
     try:
         if args.layer is not None:
