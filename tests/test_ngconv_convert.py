@@ -337,6 +337,30 @@ def test_refusals(tmp_path):
         shard_layer(mesh, tmp_path / "out3")
     with pytest.raises(ShardkitError):
         LayerStore(tmp_path).path("a/../../b")
+    with pytest.raises(ShardkitError, match="for more scales"):
+        shard_layer(src, tmp_path / "out5", spec=[])
+    with pytest.raises(ShardkitError, match="no sharding spec given for scale 's0'"):
+        shard_layer(src, tmp_path / "out6", spec={"s1": {}})
+    with pytest.raises(ShardkitError, match="not JSON"):
+        shard_layer(src, tmp_path / "out7", spec="{")
+    info = json.loads((src / "info").read_text())
+    info["data_type"] = "uint3"
+    (tmp_path / "odd").mkdir()
+    (tmp_path / "odd" / "info").write_text(json.dumps(info))
+    with pytest.raises(ShardkitError, match="scale s0") as exc:
+        shard_layer(tmp_path / "odd", tmp_path / "out8")
+    assert exc.value.field == "/scales/0"
+    skel = tmp_path / "skel"
+    skel.mkdir()
+    (skel / "info").write_text(json.dumps({"@type": "neuroglancer_skeletons"}))
+    (skel / str(2**64)).write_bytes(b"")
+    with pytest.raises(ShardkitError, match="not a uint64"):
+        shard_layer(skel, tmp_path / "out9")
+    (skel / str(2**64)).unlink()
+    (skel / "5.gz").write_bytes(b"not gzip")
+    with pytest.raises(ShardkitError, match="gzip"):
+        shard_layer(skel, tmp_path / "out10")
+    assert not any((tmp_path / f"out{i}").exists() for i in range(5, 11))
 
 
 def test_dask_missing_is_a_clear_error(tmp_path):

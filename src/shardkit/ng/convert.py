@@ -420,10 +420,18 @@ def _spec_for(given: Any, folder: str, index: int) -> ShardingSpec | None:
     if isinstance(given, ShardingSpec):
         return given
     if isinstance(given, str):
-        given = json.loads(given)
+        try:
+            given = json.loads(given)
+        except ValueError as exc:
+            raise SpecError(f"sharding spec is not JSON: {exc}", field="/sharding") from exc
     if isinstance(given, list):
+        if index >= len(given):
+            raise SpecError(f"{len(given)} sharding spec(s) given for more scales",
+                            field="/scales")
         return ShardingSpec.coerce(given[index])
-    if isinstance(given, Mapping) and "@type" not in given and folder in given:
+    if isinstance(given, Mapping) and "@type" not in given:
+        if folder not in given:
+            raise SpecError(f"no sharding spec given for scale {folder!r}", field="/scales")
         return ShardingSpec.coerce(given[folder])
     return ShardingSpec.coerce(given)
 
@@ -452,15 +460,17 @@ def _plan(store: LayerStore, info: dict[str, Any], scales: Iterable[str] | None,
             key = str(scale["key"])
             spec = _spec_for(given, key, n)
             if spec is None:
-                choice = choose_image_spec(
-                    scale["size"], scale["chunk_sizes"][0],
-                    data_type=str(info.get("data_type", "uint8")),
-                    num_channels=int(info.get("num_channels", 1)),
-                    encoding=str(scale.get("encoding", "raw")), **targets)
+                try:
+                    choice = choose_image_spec(
+                        scale["size"], scale["chunk_sizes"][0],
+                        data_type=str(info.get("data_type", "uint8")),
+                        num_channels=int(info.get("num_channels", 1)),
+                        encoding=str(scale.get("encoding", "raw")), **targets)
+                except (ValueError, TypeError) as exc:
+                    raise SpecError(f"info: scale {key}: {exc}", field=f"/scales/{i}") from exc
                 choices[key] = choice
                 spec = choice.spec
             parts.append((_Part(key, scale, spec.to_dict()), spec, None))
-            del i
         return parts, choices
     kind = info.get("@type")
     if kind not in _KV_TYPES:
@@ -474,6 +484,9 @@ def _plan(store: LayerStore, info: dict[str, Any], scales: Iterable[str] | None,
     for name, size in listing.items():
         m = (_MANIFEST_NAME if meshes else _ID_NAME).match(name)
         if m:
+            if int(m.group(1)) >= 1 << 64:
+                raise ShardkitError(f"{store.target}/{name}: {m.group(1)} is not a uint64 "
+                                    "segment id")
             ids.append(int(m.group(1)))
             total += size
         elif meshes and _ID_NAME.match(name):
