@@ -192,6 +192,17 @@ def test_scales_selected_and_jobs(tmp_path):
         assert _files(tmp_path / "serial" / key) == _files(tmp_path / "parallel" / key)
     with pytest.raises(ShardkitError, match="no scale s9"):
         shard_layer(src, tmp_path / "x", scales=["s9"])
+    # a layer with one sharded and one unsharded scale: unshard writes (and lists) the first
+    mixed = tmp_path / "mixed"
+    shard_layer(src, mixed, scales=["s0"])
+    info = json.loads((mixed / "info").read_text())
+    info["scales"].append(json.loads((src / "info").read_text())["scales"][1])
+    (mixed / "info").write_text(json.dumps(info))
+    unshard_layer(mixed, tmp_path / "mixed-back")
+    back = json.loads((tmp_path / "mixed-back" / "info").read_text())
+    assert [s["key"] for s in back["scales"]] == ["s0"] and "sharding" not in back["scales"][0]
+    with pytest.raises(ShardkitError, match="not sharded"):
+        unshard_layer(mixed, tmp_path / "mixed-back2", scales=["s1"])
 
 
 def test_hashed_image_spec(tmp_path):

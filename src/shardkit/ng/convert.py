@@ -872,7 +872,8 @@ def unshard_layer(src: str | os.PathLike[str], dst: str | os.PathLike[str], *,
     Args:
         src: The sharded layer (folder or fsspec URL).
         dst: Where to write the unsharded layer.
-        scales: Image scale keys to convert (default every sharded scale).
+        scales: Image scale keys to convert (default every sharded scale); the output
+            ``info`` lists the converted scales only.
         jobs, dask, progress, storage_options, dst_storage_options: As for
             :func:`shard_layer`.
     """
@@ -910,9 +911,9 @@ def unshard_layer(src: str | os.PathLike[str], dst: str | os.PathLike[str], *,
         report.add(result)
     out = copy.deepcopy(info)
     if _is_image(info):
-        done = {p.folder for p in parts}
+        done = {p.folder for p in parts}  # as for shard_layer: only the scales written
         out["scales"] = [{k: v for k, v in s.items() if k != "sharding"}
-                         if str(s.get("key")) in done else s for s in out["scales"]]
+                         for s in out["scales"] if str(s.get("key")) in done]
     else:
         out.pop("sharding", None)
     dst_store.write("info", json.dumps(out, indent=1).encode())
