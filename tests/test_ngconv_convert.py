@@ -424,8 +424,11 @@ def test_cli_spec_shard_unshard(tmp_path, capsys):
     assert report["chunks"] == len(files) and report["specs"]["s0"]["hash"] == "identity"
     assert main(["verify", str(tmp_path / "sh")]) == 0
     capsys.readouterr()
-    assert main(["ng", "unshard", str(tmp_path / "sh"), str(tmp_path / "back")]) == 0
-    assert f"{len(files)} chunks" in capsys.readouterr().out
+    assert main(["ng", "unshard", str(tmp_path / "sh"), str(tmp_path / "back"),
+                 "--progress"]) == 0
+    captured = capsys.readouterr()
+    assert f"{len(files)} chunks" in captured.out
+    assert "ng unshard: " in captured.err and "(100.0%)" in captured.err
     assert _files(tmp_path / "back" / "s0") == files
     assert main(["ng", "shard", str(tmp_path / "nothing"), str(tmp_path / "x")]) == 2
     assert "info: not found" in capsys.readouterr().err
