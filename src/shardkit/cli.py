@@ -255,6 +255,9 @@ def build_parser() -> argparse.ArgumentParser:
             p.add_argument("--compact", action="store_true", help="one-line JSON")
     sub.add_parser("formats", parents=[common], help="list the formats shardkit knows")
     add_schema_parser(sub)  # shardkit schema: the .ksy files for the Kaitai Web IDE
+    from .ng.cli import add_ng_parser  # Neuroglancer conversion: shardkit ng spec|shard|unshard
+
+    add_ng_parser(sub)
     return parser
 
 
@@ -303,6 +306,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run the CLI; returns the exit code."""
     parser = build_parser()
     args = parser.parse_args(argv)
+    if args.command == "ng":
+        from .ng.cli import run_ng
+
+        return run_ng(args)
     if args.command == "formats":
         rows = [{"id": f.id, "name": f.name, "readable": f.readable,
                  "detected_by": f.describe} for f in FORMATS.values()]

@@ -1,0 +1,921 @@
+"""Converting Neuroglancer precomputed layers between the unsharded and the sharded layout.
+
+``shard_layer(src, dst)`` reads an unsharded layer (image scales: one file per chunk named
+``x0-x1_y0-y1_z0-z1`` in the scale's folder, whatever its encoding; or a layer keyed by
+segment id, one file per id, such as skeletons) and writes the sharded layer: the same chunk
+bytes, grouped into ``neuroglancer_uint64_sharded_v1`` shard files, and an ``info`` with the
+``sharding`` objects added. ``unshard_layer(src, dst)`` does the reverse. Files named
+``NAME.gz`` (cloud-volume's local copies of compressed files) are read as ``NAME``.
+
+The work is one task per output shard (shard direction) or per input shard (unshard
+direction), so a task holds at most one shard's worth of data. Tasks run in this process
+(``jobs=1``), in local processes (``jobs > 1``) or on a Dask cluster (``dask=ADDRESS``).
+Every file is written under a temporary name and renamed (object stores, whose uploads appear
+whole, are written directly), and the ``info`` file last, so an interrupted conversion is
+resumed by running it again: shard files already present are kept, chunk files already
+present are not written again.
+"""
+
+from __future__ import annotations
+
+import copy
+import gzip
+import json
+import os
+import posixpath
+import re
+import uuid
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor, as_completed
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+import numpy as np
+
+from ..errors import LayoutError, ShardkitError
+from ..formats.neuroglancer import (
+    DEFAULT_MAX_DECODED_SIZE,
+    ShardingSpec,
+    SpecError,
+    gunzip_capped,
+    open_dataset,
+)
+from .chooser import (
+    DEFAULT_MINISHARD_INDEX_BYTES,
+    DEFAULT_SHARD_BYTES,
+    DEFAULT_SHARD_INDEX_BYTES,
+    SpecChoice,
+    choose_hashed_spec,
+    choose_image_spec,
+    morton_bits,
+)
+from .payloads import decode_mesh_manifest
+
+__all__ = [
+    "ConversionReport",
+    "LayerStore",
+    "chunk_name",
+    "morton_decode_many",
+    "plan_spec",
+    "shard_layer",
+    "unshard_layer",
+]
+
+_KV_TYPES = ("neuroglancer_skeletons", "neuroglancer_multilod_draco",
+             "neuroglancer_legacy_mesh")
+_ID_NAME = re.compile(r"^(\d+)(\.gz)?$")
+_MANIFEST_NAME = re.compile(r"^(\d+)\.index(\.gz)?$")
+_ATOMIC_PUT = ("s3", "s3a", "gs", "gcs", "az", "abfs", "abfss", "memory", "http", "https")
+_READ_BATCH = 256  # names per remote cat() call
+_ENCODE_BATCH = 64  # chunks read, then encoded, at a time
+
+
+# -- storage ------------------------------------------------------------------------------------
+
+
+class LayerStore:
+    """A layer folder, local or an fsspec URL: reads, atomic writes, listings.
+
+    Picklable (the fsspec filesystem is made on first use in each process).
+    """
+
+    def __init__(self, target: str | os.PathLike[str],
+                 storage_options: Mapping[str, Any] | None = None) -> None:
+        self.target = os.fspath(target).rstrip("/") or os.fspath(target)
+        self.storage_options = dict(storage_options or {})
+        self.remote = "://" in self.target and not self.target.startswith("file://")
+        self.local_root = (self.target[len("file://"):] if self.target.startswith("file://")
+                           else self.target)
+        self._fs: Any = None
+        self._root = ""
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = dict(self.__dict__)
+        state["_fs"] = None
+        return state
+
+    @property
+    def fs(self) -> Any:
+        if self._fs is None:
+            import fsspec
+
+            try:
+                self._fs, root = fsspec.core.url_to_fs(self.target, **self.storage_options)
+            except (ImportError, ValueError) as exc:
+                raise ShardkitError(f"cannot open {self.target}: {exc}") from exc
+            self._root = root.rstrip("/")
+        return self._fs
+
+    def path(self, name: str) -> str:
+        """The full path (local) or fsspec path (remote) of ``name``."""
+        _check_name(name)
+        if not self.remote:
+            return os.path.join(self.local_root, *name.split("/"))
+        _ = self.fs
+        return f"{self._root}/{name}"
+
+    def read(self, name: str) -> bytes | None:
+        """The bytes of ``name`` (or of ``name.gz``, decompressed); ``None`` if neither exists."""
+        return self.read_many([name]).get(name)
+
+    def read_many(self, names: Sequence[str],
+                  max_decoded_size: int = DEFAULT_MAX_DECODED_SIZE) -> dict[str, bytes]:
+        """``name -> bytes`` for the names that exist (as ``name`` or ``name.gz``)."""
+        found: dict[str, bytes] = {}
+        if not self.remote:
+            for name in names:
+                path = self.path(name)
+                try:
+                    with open(path, "rb") as fh:
+                        found[name] = fh.read()
+                    continue
+                except FileNotFoundError:
+                    pass
+                try:
+                    with open(path + ".gz", "rb") as fh:
+                        found[name] = gunzip_capped(fh.read(), max_decoded_size,
+                                                    what=f"{self.target}/{name}.gz")
+                except FileNotFoundError:
+                    pass
+            return found
+        for i in range(0, len(names), _READ_BATCH):
+            batch = list(names[i : i + _READ_BATCH])
+            got = self._cat([self.path(n) for n in batch])
+            missing = []
+            for name in batch:
+                data = got.get(self.path(name))
+                if data is None:
+                    missing.append(name)
+                else:
+                    found[name] = data
+            if missing:
+                got = self._cat([self.path(n) + ".gz" for n in missing])
+                for name in missing:
+                    data = got.get(self.path(name) + ".gz")
+                    if data is not None:
+                        found[name] = gunzip_capped(data, max_decoded_size,
+                                                    what=f"{self.target}/{name}.gz")
+        return found
+
+    def _cat(self, paths: list[str]) -> dict[str, bytes]:
+        if not paths:
+            return {}
+        try:
+            out = self.fs.cat(paths, on_error="return")
+        except FileNotFoundError:
+            return {}
+        if not isinstance(out, dict):  # a single path comes back as bytes
+            out = {paths[0]: out}
+        result = {}
+        for path, value in out.items():
+            if isinstance(value, FileNotFoundError):
+                continue
+            if isinstance(value, BaseException):
+                raise ShardkitError(f"cannot read {path}: {value}") from value
+            result[path] = bytes(value)
+        return result
+
+    def exists(self, name: str) -> bool:
+        """Whether file (or folder) ``name`` exists."""
+        path = self.path(name)
+        return os.path.exists(path) if not self.remote else bool(self.fs.exists(path))
+
+    def write(self, name: str, data: bytes | Sequence[bytes]) -> None:
+        """Write ``name`` whole: a temporary name then a rename (object stores: one upload).
+
+        ``data`` is the content, or a list of byte strings to write one after the other.
+        """
+        path = self.path(name)
+        pieces = [data] if isinstance(data, (bytes, bytearray, memoryview)) else data
+        if not self.remote:
+            os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
+            tmp = f"{path}.tmp-{uuid.uuid4().hex}"
+            try:
+                with open(tmp, "wb") as fh:
+                    for piece in pieces:
+                        fh.write(piece)
+                os.replace(tmp, path)
+            except BaseException:
+                if os.path.exists(tmp):
+                    os.unlink(tmp)
+                raise
+            return
+        fs = self.fs
+        protocol = fs.protocol if isinstance(fs.protocol, str) else fs.protocol[0]
+        parent = path.rsplit("/", 1)[0]
+        atomic = protocol in _ATOMIC_PUT
+        if not atomic or protocol == "memory":
+            fs.makedirs(parent, exist_ok=True)
+        target = path if atomic else f"{path}.tmp-{uuid.uuid4().hex}"
+        if len(pieces) == 1:
+            fs.pipe_file(target, bytes(pieces[0]))
+        else:
+            with fs.open(target, "wb") as fh:
+                for piece in pieces:
+                    fh.write(piece)
+        if not atomic:
+            fs.mv(target, path)
+
+    def list(self, folder: str = "") -> dict[str, int]:
+        """``file name -> size`` of the files directly in ``folder`` (empty if it is absent)."""
+        if folder:
+            _check_name(folder)
+        if not self.remote:
+            path = os.path.join(self.local_root, *folder.split("/")) if folder \
+                else self.local_root
+            try:
+                with os.scandir(path) as it:
+                    return {e.name: e.stat().st_size for e in it if e.is_file()}
+            except FileNotFoundError:
+                return {}
+        _ = self.fs
+        path = self.path(folder) if folder else self._root
+        try:
+            entries = self.fs.ls(path, detail=True)
+        except FileNotFoundError:
+            return {}
+        return {posixpath.basename(e["name"].rstrip("/")): int(e.get("size") or 0)
+                for e in entries if e.get("type") != "directory"}
+
+    def read_info(self) -> dict[str, Any]:
+        """The layer's ``info`` as a dict."""
+        raw = self.read("info")
+        if raw is None:
+            raise ShardkitError(f"{self.target}/info: not found")
+        try:
+            info = json.loads(raw)
+        except ValueError as exc:
+            raise SpecError(f"{self.target}/info: not JSON: {exc}", field="/") from exc
+        if not isinstance(info, dict):
+            raise SpecError(f"{self.target}/info: not a JSON object", field="/")
+        return info
+
+
+def _check_name(name: str) -> None:
+    """Refuse names that would leave the layer's folder (a scale key comes from a file)."""
+    parts = name.split("/")
+    if (not name or name.startswith("/") or "\\" in name or ":" in parts[0]
+            or any(p in ("", ".", "..") for p in parts)):
+        raise ShardkitError(f"refusing the path {name!r}: it would leave the layer's folder",
+                            field="/scales/key")
+
+
+# -- chunk geometry -----------------------------------------------------------------------------
+
+
+def chunk_name(position: Sequence[int], size: Sequence[int], chunk_size: Sequence[int],
+               voxel_offset: Sequence[int]) -> str:
+    """The unsharded file name ``x0-x1_y0-y1_z0-z1`` of a chunk grid position (edge-clipped)."""
+    parts = []
+    for p, s, c, o in zip(position, size, chunk_size, voxel_offset, strict=True):
+        start = o + p * c
+        parts.append(f"{start}-{min(start + c, o + s)}")
+    return "_".join(parts)
+
+
+def _bit_schedule(grid_shape: Sequence[int]) -> list[tuple[int, int]]:
+    """For each code bit, lowest first, the (dimension, bit) of the position it holds."""
+    bits = morton_bits(grid_shape)
+    schedule = []
+    for i in range(max(bits, default=0)):
+        for d, b in enumerate(bits):
+            if i < b:
+                schedule.append((d, i))
+    return schedule
+
+
+def morton_decode_many(codes: np.ndarray, grid_shape: Sequence[int]) -> np.ndarray:
+    """Grid positions ``[n, 3]`` of compressed Morton codes (vectorised)."""
+    codes = np.asarray(codes, dtype=np.uint64)
+    out = np.zeros((len(codes), len(grid_shape)), dtype=np.int64)
+    for j, (d, i) in enumerate(_bit_schedule(grid_shape)):
+        out[:, d] |= ((codes >> np.uint64(j)) & np.uint64(1)).astype(np.int64) << i
+    return out
+
+
+def _image_shard_codes(spec: ShardingSpec, grid: Sequence[int], shard: int) -> np.ndarray:
+    """Chunk ids of an identity-hashed scale that fall in ``shard`` and inside the grid."""
+    total = len(_bit_schedule(grid))
+    region = spec.preshift_bits + spec.minishard_bits
+    high = max(0, total - region - spec.shard_bits)
+    if region >= total:
+        bases = np.array([0], dtype=np.uint64) if shard == 0 else np.zeros(0, np.uint64)
+        span = 1 << total
+    else:
+        bases = ((np.arange(1 << high, dtype=np.uint64) << np.uint64(region + spec.shard_bits))
+                 | np.uint64(shard << region))
+        span = 1 << region
+    if not len(bases):
+        return np.zeros(0, dtype=np.uint64)
+    codes = (bases[:, None] + np.arange(span, dtype=np.uint64)[None, :]).ravel()
+    pos = morton_decode_many(codes, grid)
+    inside = np.all(pos < np.asarray(grid, dtype=np.int64), axis=1)
+    return codes[inside]
+
+
+# -- the plan -----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Part:
+    """One unit of the layer: an image scale, or the whole key-value layer."""
+
+    folder: str  # relative to the layer root ("" for key-value layers)
+    scale: dict[str, Any] | None  # the scale object of the info (image)
+    spec: dict[str, Any]  # the sharding (target when sharding, source when unsharding)
+    meshes: bool = False  # multi-resolution meshes: <id>.index manifests and <id> fragments
+
+    @property
+    def grid(self) -> list[int]:
+        assert self.scale is not None
+        return [-(-int(s) // int(c)) for s, c in zip(self.scale["size"],
+                                                     self.scale["chunk_sizes"][0], strict=True)]
+
+
+@dataclass(frozen=True)
+class ShardTask:
+    """One task: write shard ``shard`` of ``part`` (or unshard it)."""
+
+    direction: str  # "shard" or "unshard"
+    src: LayerStore
+    dst: LayerStore
+    part: _Part
+    shard: int
+    keys: tuple[int, ...] | None = None  # key-value layers and hashed scales: the ids
+    check_existing: bool = True
+    threads: int = 1  # encoding threads inside the task
+    gzip_level: int = 6
+
+
+@dataclass
+class ConversionReport:
+    """What a conversion did.
+
+    Attributes:
+        direction: ``shard`` or ``unshard``.
+        specs: Folder (scale key, or ``""``) -> the sharding spec used.
+        shards_written, shards_skipped: Shard files written, and kept from an earlier run.
+        files_in, files_out: Files read, and written (``info`` included).
+        chunks: Chunks (or objects) moved.
+        bytes_in, bytes_out: Bytes read and written.
+        choices: Folder -> the chooser's reasoning, when ``spec="auto"``.
+    """
+
+    direction: str
+    specs: dict[str, dict[str, Any]] = field(default_factory=dict)
+    shards_written: int = 0
+    shards_skipped: int = 0
+    files_in: int = 0
+    files_out: int = 0
+    chunks: int = 0
+    bytes_in: int = 0
+    bytes_out: int = 0
+    choices: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+    def add(self, result: Mapping[str, int]) -> None:
+        for name, value in result.items():
+            setattr(self, name, getattr(self, name) + value)
+
+    def to_dict(self) -> dict[str, Any]:
+        return dict(self.__dict__)
+
+
+def _is_image(info: Mapping[str, Any]) -> bool:
+    kind = info.get("@type")
+    return kind == "neuroglancer_multiscale_volume" or (kind is None and "scales" in info)
+
+
+def _scales(info: Mapping[str, Any], wanted: Iterable[str] | None) -> list[tuple[int, dict]]:
+    scales = info.get("scales")
+    if not isinstance(scales, list) or not scales:
+        raise SpecError("info: scales must be a non-empty list", field="/scales")
+    chosen = []
+    keys = set(wanted) if wanted else None
+    for i, scale in enumerate(scales):
+        if not isinstance(scale, dict) or "key" not in scale:
+            raise SpecError(f"info: scale {i} is not an object with a key", field=f"/scales/{i}")
+        _check_name(str(scale["key"]))
+        try:
+            grid = [-(-int(s) // int(c)) for s, c in zip(scale["size"], scale["chunk_sizes"][0],
+                                                         strict=True)]
+        except (KeyError, IndexError, TypeError, ValueError, ZeroDivisionError) as exc:
+            raise SpecError(f"info: scale {i} lacks a valid size or chunk_sizes: {exc}",
+                            field=f"/scales/{i}") from exc
+        if len(grid) != 3 or min(grid) < 1:
+            raise SpecError(f"info: scale {i} has a bad size or chunk size",
+                            field=f"/scales/{i}/size")
+        if keys is None or str(scale["key"]) in keys:
+            chosen.append((i, scale))
+    if keys is not None:
+        missing = keys - {str(s["key"]) for _, s in chosen}
+        if missing:
+            raise ShardkitError(f"no scale {', '.join(sorted(missing))} in the info file")
+    return chosen
+
+
+def _spec_for(given: Any, folder: str, index: int) -> ShardingSpec | None:
+    """The spec the user gave for one part: one object for all, a list, or a dict by key."""
+    if given is None or given == "auto":
+        return None
+    if isinstance(given, ShardingSpec):
+        return given
+    if isinstance(given, str):
+        try:
+            given = json.loads(given)
+        except ValueError as exc:
+            raise SpecError(f"sharding spec is not JSON: {exc}", field="/sharding") from exc
+    if isinstance(given, list):
+        if index >= len(given):
+            raise SpecError(f"{len(given)} sharding spec(s) given for more scales",
+                            field="/scales")
+        return ShardingSpec.coerce(given[index])
+    if isinstance(given, Mapping) and "@type" not in given:
+        if folder not in given:
+            raise SpecError(f"no sharding spec given for scale {folder!r}", field="/scales")
+        return ShardingSpec.coerce(given[folder])
+    return ShardingSpec.coerce(given)
+
+
+def plan_spec(src: str | os.PathLike[str], *, scales: Iterable[str] | None = None,
+              storage_options: Mapping[str, Any] | None = None,
+              **targets: Any) -> dict[str, SpecChoice]:
+    """The chooser's proposal for each part of an unsharded layer: folder -> choice.
+
+    Image scales are planned from their geometry (uncompressed chunk size, which bounds a
+    shard's bytes whatever the compression); key-value layers from a listing (ids and sizes).
+    ``targets`` are passed to the chooser (``shard_bytes``, ``minishard_index_bytes``...).
+    """
+    store = LayerStore(src, storage_options)
+    info = store.read_info()
+    return _plan(store, info, scales, targets)[1]
+
+
+def _plan(store: LayerStore, info: dict[str, Any], scales: Iterable[str] | None,
+          targets: Mapping[str, Any], given: Any = "auto"
+          ) -> tuple[list[tuple[_Part, ShardingSpec, np.ndarray | None]], dict[str, SpecChoice]]:
+    parts: list[tuple[_Part, ShardingSpec, np.ndarray | None]] = []
+    choices: dict[str, SpecChoice] = {}
+    if _is_image(info):
+        for n, (i, scale) in enumerate(_scales(info, scales)):
+            key = str(scale["key"])
+            spec = _spec_for(given, key, n)
+            if spec is None:
+                try:
+                    choice = choose_image_spec(
+                        scale["size"], scale["chunk_sizes"][0],
+                        data_type=str(info.get("data_type", "uint8")),
+                        num_channels=int(info.get("num_channels", 1)),
+                        encoding=str(scale.get("encoding", "raw")), **targets)
+                except (ValueError, TypeError) as exc:
+                    raise SpecError(f"info: scale {key}: {exc}", field=f"/scales/{i}") from exc
+                choices[key] = choice
+                spec = choice.spec
+            parts.append((_Part(key, scale, spec.to_dict()), spec, None))
+        return parts, choices
+    kind = info.get("@type")
+    if kind not in _KV_TYPES:
+        raise SpecError(f"{store.target}/info: neither an image volume nor a layer keyed by "
+                        f"segment id (@type {kind!r})", field="/@type")
+    meshes = kind == "neuroglancer_multilod_draco"
+    if kind == "neuroglancer_legacy_mesh":
+        raise ShardkitError(f"{store.target}: legacy meshes have no sharded form")
+    listing = store.list()
+    ids, total = [], 0
+    for name, size in listing.items():
+        m = (_MANIFEST_NAME if meshes else _ID_NAME).match(name)
+        if m:
+            if int(m.group(1)) >= 1 << 64:
+                raise ShardkitError(f"{store.target}/{name}: {m.group(1)} is not a uint64 "
+                                    "segment id")
+            ids.append(int(m.group(1)))
+            total += size
+        elif meshes and _ID_NAME.match(name):
+            total += size  # fragment data
+    keys = np.unique(np.array(ids, dtype=np.uint64))
+    spec = _spec_for(given, "", 0)
+    if spec is None:
+        # Draco fragments are compressed, and readers fetch them by byte range: raw data
+        choice = choose_hashed_spec(len(keys), total_bytes=total or None,
+                                    **({"data_encoding": "raw"} if meshes else {}), **targets)
+        choices[""] = choice
+        spec = choice.spec
+    if meshes and spec.data_encoding != "raw":
+        raise SpecError("multi-resolution meshes need data_encoding raw: readers fetch the "
+                        "fragments before a manifest by byte range", field="/sharding/"
+                        "data_encoding")
+    parts.append((_Part("", None, spec.to_dict(), meshes), spec, keys))
+    return parts, choices
+
+
+# -- tasks ----------------------------------------------------------------------------------------
+
+
+def _join(folder: str, name: str) -> str:
+    return f"{folder}/{name}" if folder else name
+
+
+def run_task(task: ShardTask) -> dict[str, int]:
+    """Run one task (in any process); returns its counts for :class:`ConversionReport`."""
+    if task.direction == "shard":
+        return _shard_task(task)
+    return _unshard_task(task)
+
+
+def _shard_task(task: ShardTask) -> dict[str, int]:
+    part = task.part
+    spec = ShardingSpec.from_dict(part.spec)
+    if part.scale is not None:
+        scale = part.scale
+        grid = part.grid
+        if task.keys is not None:
+            codes = np.asarray(task.keys, dtype=np.uint64)
+        else:
+            codes = _image_shard_codes(spec, grid, task.shard)
+        positions = morton_decode_many(codes, grid)
+        size, chunk = scale["size"], scale["chunk_sizes"][0]
+        offset = scale.get("voxel_offset", [0, 0, 0])
+        names = {chunk_name(p, size, chunk, offset): int(c)
+                 for c, p in zip(codes.tolist(), positions.tolist(), strict=True)}
+    elif part.meshes:
+        return _shard_meshes(task, spec)
+    else:
+        names = {str(k): int(k) for k in (task.keys or ())}
+    items: dict[int, bytes] = {}
+    bytes_in = 0
+    level = task.gzip_level
+
+    def encode(value: bytes) -> bytes:
+        return _gzip(value, level) if spec.data_encoding == "gzip" else value
+
+    paths = [_join(part.folder, n) for n in names]
+    with ThreadPoolExecutor(max(1, task.threads)) as pool:
+        # a batch at a time: raw values are dropped once encoded, so a task holds about one
+        # shard of stored bytes, and gzip (which releases the GIL) runs on every thread
+        for i in range(0, len(paths), _ENCODE_BATCH):
+            batch = paths[i : i + _ENCODE_BATCH]
+            if task.src.remote:  # one batched request, then encode on the threads
+                found = task.src.read_many(batch)
+                pairs = list(zip(found, pool.map(lambda v: (len(v), encode(v)),
+                                                 found.values()), strict=True))
+                del found
+            else:  # local files: each thread reads and encodes its own
+                def load(path: str) -> tuple[int, bytes] | None:
+                    value = task.src.read_many([path]).get(path)
+                    return None if value is None else (len(value), encode(value))
+
+                pairs = [(p, r) for p, r in zip(batch, pool.map(load, batch), strict=True)
+                         if r is not None]
+            for path, (size, value) in pairs:
+                bytes_in += size
+                items[names[path.rsplit("/", 1)[-1]]] = value
+    if not items:
+        return {"files_in": 0}
+    count = len(items)
+    # values are encoded already (at level 6, byte for byte what the writer makes): the
+    # shard is built with raw data
+    built = ShardingSpec(spec.hash, spec.preshift_bits, spec.minishard_bits, spec.shard_bits,
+                         spec.minishard_index_encoding, "raw")
+    pieces = shard_pieces(items, built)
+    task.dst.write(_join(part.folder, spec.shard_name(task.shard)), pieces)
+    return {"shards_written": 1, "files_in": count, "files_out": 1, "chunks": count,
+            "bytes_in": bytes_in, "bytes_out": sum(len(p) for p in pieces)}
+
+
+def _shard_meshes(task: ShardTask, spec: ShardingSpec) -> dict[str, int]:
+    """Multi-resolution meshes: each manifest is the value, its fragments lie just before it."""
+    items: dict[int, bytes] = {}
+    prefixes: dict[int, bytes] = {}
+    bytes_in = files_in = 0
+    for i in range(0, len(task.keys or ()), _ENCODE_BATCH):
+        ids = (task.keys or ())[i : i + _ENCODE_BATCH]
+        names = [f"{k}.index" for k in ids] + [str(k) for k in ids]
+        found = task.src.read_many(names)
+        for k in ids:
+            manifest = found.get(f"{k}.index")
+            if manifest is None:
+                continue
+            fragments = found.get(str(k), b"")
+            need = decode_mesh_manifest(manifest).data_size
+            if need != len(fragments):
+                raise LayoutError(f"{task.src.target}/{k}: the manifest {k}.index lists "
+                                  f"{need} bytes of fragments, the file has {len(fragments)}",
+                                  field="/lods")
+            items[k], prefixes[k] = manifest, fragments
+            bytes_in += len(manifest) + len(fragments)
+            files_in += 1 + (str(k) in found)
+    if not items:
+        return {"files_in": 0}
+    pieces = shard_pieces(items, spec, prefixes)
+    task.dst.write(spec.shard_name(task.shard), pieces)
+    return {"shards_written": 1, "files_in": files_in, "files_out": 1, "chunks": len(items),
+            "bytes_in": bytes_in, "bytes_out": sum(len(p) for p in pieces)}
+
+
+def shard_pieces(items: Mapping[int, bytes], spec: ShardingSpec,
+                 prefixes: Mapping[int, bytes] | None = None) -> list[bytes]:
+    """One shard file as a list of byte strings to write one after the other.
+
+    The layout is :func:`shardkit.writers.neuroglancer.build_shard`'s (shard index, data by
+    minishard then by id, the minishard indices last), without joining the values into one
+    string: a task writing a large shard holds its values once, not three times.
+    ``prefixes[key]`` (multi-resolution mesh fragments) is stored just before the value of
+    ``key``, outside the range the minishard index gives.
+    """
+    prefixes = prefixes or {}
+    by_minishard: dict[int, list[int]] = {}
+    if items:
+        keys = np.fromiter(items.keys(), dtype=np.uint64, count=len(items))
+        _, minis = spec.locate_many(keys)
+        order = np.lexsort((keys, minis))
+        for key, mini in zip(keys[order].tolist(), minis[order].tolist(), strict=True):
+            by_minishard.setdefault(int(mini), []).append(int(key))
+    data: list[bytes] = []
+    tables: list[tuple[int, bytes]] = []
+    pos = 0
+    for mini, ids in by_minishard.items():
+        sizes = np.array([len(items[k]) for k in ids], dtype=np.uint64)
+        # offset deltas: from the end of the previous value to the start of this one
+        gaps = np.array([len(prefixes.get(k, b"")) for k in ids], dtype=np.uint64)
+        offsets = gaps.copy()
+        offsets[0] += np.uint64(pos)
+        table = np.stack([np.diff(np.array(ids, dtype=np.uint64), prepend=np.uint64(0)),
+                          offsets, sizes]).astype("<u8").tobytes()
+        if spec.minishard_index_encoding == "gzip":
+            table = _gzip(table)
+        tables.append((mini, table))
+        for k in ids:
+            if k in prefixes:
+                data.append(prefixes[k])
+            data.append(items[k])
+        pos += int(gaps.sum()) + int(sizes.sum())
+    entries = np.zeros((spec.num_minishards, 2), dtype="<u8")
+    for mini, table in tables:
+        entries[mini] = (pos, pos + len(table))
+        pos += len(table)
+    return [entries.tobytes(), *data, *(t for _, t in tables)]
+
+
+def _gzip(data: bytes, level: int = 6) -> bytes:
+    """The encoding ``gzip`` (no timestamp; level 6 is what shardkit's writer makes)."""
+    return gzip.compress(data, compresslevel=level, mtime=0)
+
+
+def _unshard_task(task: ShardTask) -> dict[str, int]:
+    part = task.part
+    ds = open_dataset(task.src.target, task.src.storage_options or None)
+    try:
+        kv = ds.scales[part.folder] if part.scale is not None else ds.kv  # type: ignore[attr-defined]
+        reader = kv.shard(task.shard)
+        if reader is None:
+            return {}
+        counts = {"shards_written": 0, "files_in": 1, "files_out": 0, "chunks": 0,
+                  "bytes_in": int(reader.source.size), "bytes_out": 0}
+        if part.meshes:
+            return _unshard_meshes(task, reader, counts)
+        if part.scale is not None:
+            grid = part.grid
+            size, chunk = part.scale["size"], part.scale["chunk_sizes"][0]
+            offset = part.scale.get("voxel_offset", [0, 0, 0])
+        for key, value in reader.items():
+            if part.scale is not None:
+                pos = morton_decode_many(np.array([key], dtype=np.uint64), grid)[0]
+                if any(int(p) >= g for p, g in zip(pos, grid, strict=True)):
+                    raise ShardkitError(f"chunk id {key} in shard {task.shard} of "
+                                        f"{part.folder} is outside the grid {grid}",
+                                        field=f"/chunks/{key}")
+                name = chunk_name(pos.tolist(), size, chunk, offset)
+            else:
+                name = str(key)
+            path = _join(part.folder, name)
+            counts["chunks"] += 1
+            if task.check_existing and task.dst.exists(path):
+                continue
+            task.dst.write(path, value)
+            counts["files_out"] += 1
+            counts["bytes_out"] += len(value)
+        return counts
+    finally:
+        ds.close()
+
+
+def _unshard_meshes(task: ShardTask, reader: Any, counts: dict[str, int]) -> dict[str, int]:
+    spec = reader.spec
+    if spec.data_encoding != "raw":
+        raise SpecError("multi-resolution meshes need data_encoding raw",
+                        field="/sharding/data_encoding")
+    for ref in reader.iter_chunks():
+        manifest = reader.source.read_range(ref.start, ref.end)
+        ranges = decode_mesh_manifest(manifest, offset=ref.start).fragment_ranges(ref.start)
+        first = next((int(r[0, 0]) for r in ranges if len(r)), ref.start)
+        if first < spec.shard_index_size:
+            raise LayoutError(f"mesh {ref.chunk_id}: its fragments would start inside the "
+                              "shard index", offset=first, field=f"/chunks/{ref.chunk_id}")
+        fragments = reader.source.read_range(first, ref.start)
+        counts["chunks"] += 1
+        for name, data in ((f"{ref.chunk_id}.index", manifest), (str(ref.chunk_id), fragments)):
+            if task.check_existing and task.dst.exists(name):
+                continue
+            task.dst.write(name, data)
+            counts["files_out"] += 1
+            counts["bytes_out"] += len(data)
+    return counts
+
+
+# -- running ----------------------------------------------------------------------------------
+
+
+def _execute(tasks: list[ShardTask], jobs: int, dask: str | None,
+             progress: Callable[[int, int], None] | None) -> Iterator[dict[str, int]]:
+    total = len(tasks)
+    if progress:
+        progress(0, total)
+    if dask:
+        try:
+            from dask.distributed import Client
+            from dask.distributed import as_completed as dask_completed
+        except ImportError as exc:
+            raise ShardkitError("--dask needs dask.distributed (pip install "
+                                "'dask[distributed]')") from exc
+        with Client(dask) as client:
+            futures = client.map(run_task, tasks, pure=False)
+            for done, future in enumerate(dask_completed(futures), 1):
+                yield future.result()
+                if progress:
+                    progress(done, total)
+        return
+    if jobs <= 1 or total <= 1:
+        for done, task in enumerate(tasks, 1):
+            yield run_task(task)
+            if progress:
+                progress(done, total)
+        return
+    with ProcessPoolExecutor(max_workers=jobs) as pool:
+        futures = [pool.submit(run_task, t) for t in tasks]
+        for done, future in enumerate(as_completed(futures), 1):
+            yield future.result()
+            if progress:
+                progress(done, total)
+
+
+def _group_by_shard(spec: ShardingSpec, keys: np.ndarray) -> dict[int, tuple[int, ...]]:
+    if not len(keys):
+        return {}
+    shards, _ = spec.locate_many(keys)
+    order = np.argsort(shards, kind="stable")
+    shards, keys = shards[order], keys[order]
+    cuts = np.flatnonzero(np.diff(shards)) + 1
+    return {int(s[0]): tuple(int(k) for k in ks)
+            for s, ks in zip(np.split(shards, cuts), np.split(keys, cuts), strict=True)}
+
+
+def _all_codes(grid: Sequence[int]) -> np.ndarray:
+    """Every chunk id of a grid (for hashed image scales; one array of the whole grid)."""
+    xs, ys, zs = np.meshgrid(*(np.arange(g, dtype=np.uint64) for g in grid), indexing="ij")
+    pos = np.stack([xs.ravel(), ys.ravel(), zs.ravel()], axis=1)
+    codes = np.zeros(len(pos), dtype=np.uint64)
+    for j, (d, i) in enumerate(_bit_schedule(grid)):
+        codes |= ((pos[:, d] >> np.uint64(i)) & np.uint64(1)) << np.uint64(j)
+    return codes
+
+
+def shard_layer(src: str | os.PathLike[str], dst: str | os.PathLike[str], *,
+                spec: Any = "auto", scales: Iterable[str] | None = None, jobs: int = 1,
+                dask: str | None = None,
+                progress: Callable[[int, int], None] | None = None,
+                storage_options: Mapping[str, Any] | None = None,
+                dst_storage_options: Mapping[str, Any] | None = None,
+                shard_bytes: int = DEFAULT_SHARD_BYTES,
+                shard_index_bytes: int = DEFAULT_SHARD_INDEX_BYTES,
+                minishard_index_bytes: int = DEFAULT_MINISHARD_INDEX_BYTES,
+                gzip_level: int = 6) -> ConversionReport:
+    """Write the sharded form of an unsharded layer.
+
+    Args:
+        src: The unsharded layer (folder or fsspec URL with an ``info`` file).
+        dst: Where to write the sharded layer (created; may be a partial earlier run).
+        spec: ``"auto"`` (the chooser's proposal per scale), one sharding spec for every
+            scale, a list (one per converted scale) or a dict scale key -> spec.
+        scales: Image scale keys to convert (default all); the others are left out of the
+            output ``info``.
+        jobs: Local worker processes (1: this process).
+        dask: Address of a Dask scheduler to run the tasks on instead.
+        progress: Called with ``(tasks done, tasks)``.
+        storage_options, dst_storage_options: fsspec options of ``src`` and ``dst``.
+        shard_bytes, shard_index_bytes, minishard_index_bytes: The chooser's targets.
+        gzip_level: zlib level of ``gzip`` chunk data, 1 (fastest) to 9 (smallest).
+
+    Raises:
+        ShardkitError: The source is not an unsharded layer shardkit converts, or a scale is
+            sharded already.
+    """
+    if type(gzip_level) is not int or not 1 <= gzip_level <= 9:
+        raise ShardkitError(f"gzip level must be 1..9, got {gzip_level!r}")
+    src_store = LayerStore(src, storage_options)
+    dst_store = LayerStore(dst, dst_storage_options)
+    info = src_store.read_info()
+    targets = {"shard_bytes": shard_bytes, "shard_index_bytes": shard_index_bytes,
+               "minishard_index_bytes": minishard_index_bytes}
+    if _is_image(info):
+        for _, scale in _scales(info, scales):
+            if scale.get("sharding") is not None:
+                raise ShardkitError(f"scale {scale['key']} is sharded already")
+    elif info.get("sharding") is not None:
+        raise ShardkitError(f"{src_store.target} is sharded already")
+    parts, choices = _plan(src_store, info, scales, targets, spec)
+    report = ConversionReport("shard")
+    report.choices = {k: c.to_dict() for k, c in choices.items()}
+    tasks: list[ShardTask] = []
+    for part, part_spec, keys in parts:
+        report.specs[part.folder] = part_spec.to_dict()
+        existing = {n for n in dst_store.list(part.folder)
+                    if part_spec.parse_shard_name(n) is not None and n.endswith(".shard")}
+        if part.scale is not None and part_spec.hash == "identity":
+            grid = part.grid
+            total = sum(morton_bits(grid))
+            region = part_spec.preshift_bits + part_spec.minishard_bits
+            count = 1 << max(0, min(part_spec.shard_bits, total - region))
+            groups: dict[int, tuple[int, ...] | None] = dict.fromkeys(range(count))
+        else:
+            if part.scale is not None:
+                keys = _all_codes(part.grid)
+            groups = dict(_group_by_shard(part_spec, keys))  # type: ignore[arg-type]
+        for number, group in groups.items():
+            if part_spec.shard_name(number) in existing:
+                report.shards_skipped += 1
+                continue
+            tasks.append(ShardTask("shard", src_store, dst_store, part, number, group,
+                                   gzip_level=gzip_level))
+    if tasks and len(tasks) < jobs and not dask:  # few shards: encode with threads instead
+        threads = max(1, jobs // len(tasks))
+        tasks = [replace(t, threads=threads) for t in tasks]
+    for result in _execute(tasks, jobs, dask, progress):
+        report.add(result)
+    out = copy.deepcopy(info)
+    if _is_image(info):
+        converted = {p.folder: p.spec for p, _, _ in parts}
+        out["scales"] = [dict(s, sharding=converted[str(s["key"])]) for s in out["scales"]
+                         if str(s.get("key")) in converted]
+    else:
+        out["sharding"] = parts[0][0].spec
+    dst_store.write("info", json.dumps(out, indent=1).encode())
+    report.files_out += 1
+    return report
+
+
+def unshard_layer(src: str | os.PathLike[str], dst: str | os.PathLike[str], *,
+                  scales: Iterable[str] | None = None, jobs: int = 1, dask: str | None = None,
+                  progress: Callable[[int, int], None] | None = None,
+                  storage_options: Mapping[str, Any] | None = None,
+                  dst_storage_options: Mapping[str, Any] | None = None) -> ConversionReport:
+    """Write the unsharded form of a sharded layer: one file per chunk (or per id).
+
+    Args:
+        src: The sharded layer (folder or fsspec URL).
+        dst: Where to write the unsharded layer.
+        scales: Image scale keys to convert (default every sharded scale); the output
+            ``info`` lists the converted scales only.
+        jobs, dask, progress, storage_options, dst_storage_options: As for
+            :func:`shard_layer`.
+    """
+    src_store = LayerStore(src, storage_options)
+    dst_store = LayerStore(dst, dst_storage_options)
+    info = src_store.read_info()
+    ds = open_dataset(src_store.target, storage_options)
+    report = ConversionReport("unshard")
+    tasks: list[ShardTask] = []
+    try:
+        if _is_image(info):
+            chosen = _scales(info, scales)
+            parts = []
+            for _, scale in chosen:
+                if scale.get("sharding") is None:
+                    if scales:
+                        raise ShardkitError(f"scale {scale['key']} is not sharded")
+                    continue
+                parts.append(_Part(str(scale["key"]), scale,
+                                   ShardingSpec.from_dict(scale["sharding"]).to_dict()))
+            kvs = [(p, ds.scales[p.folder]) for p in parts]  # type: ignore[attr-defined]
+        else:
+            parts = [_Part("", None, ds.spec.to_dict(),
+                           info.get("@type") == "neuroglancer_multilod_draco")]
+            kvs = [(parts[0], ds.kv)]
+        for part, kv in kvs:
+            report.specs[part.folder] = part.spec
+            fresh = not dst_store.list(part.folder)
+            for number in kv.shard_numbers():
+                tasks.append(ShardTask("unshard", src_store, dst_store, part, number,
+                                       check_existing=not fresh))
+    finally:
+        ds.close()
+    for result in _execute(tasks, jobs, dask, progress):
+        report.add(result)
+    out = copy.deepcopy(info)
+    if _is_image(info):
+        done = {p.folder for p in parts}  # as for shard_layer: only the scales written
+        out["scales"] = [{k: v for k, v in s.items() if k != "sharding"}
+                         for s in out["scales"] if str(s.get("key")) in done]
+    else:
+        out.pop("sharding", None)
+    dst_store.write("info", json.dumps(out, indent=1).encode())
+    report.files_out += 1
+    return report
