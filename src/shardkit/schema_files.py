@@ -197,8 +197,11 @@ def run_schema(args: argparse.Namespace) -> int:
             if args.json:
                 sys.stdout.write(to_json(rows) + "\n")
             else:
-                for info in schemas().values():
-                    label = info.format or "(imported)"
+                index = schemas()
+                imported = {name for info in index.values() for name in info.upload[1:]}
+                for info in index.values():
+                    label = info.format or (
+                        "(imported)" if info.filename in imported else "(payload)")
                     extra = f"  (+ {', '.join(info.upload[1:])})" if len(info.upload) > 1 else ""
                     sys.stdout.write(f"{label:<14} {info.filename:<34} {info.title}{extra}\n")
             return 0
