@@ -1,0 +1,497 @@
+"""Xet MDB values: constants, record dtypes, hashes, files, xorbs, chunks, header, footer.
+
+The objects :class:`~shardkit.formats.xet_mdb.MdbShard` returns; see the package docstring for
+what they mean.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import functools
+import re
+import struct
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, NamedTuple
+
+import numpy as np
+
+from ...errors import InvalidKeyError
+from ...hashing import xet as xh
+
+MDB_TAG = bytes.fromhex("48465265706f4d6574614461746100556967456a7b815783a5bdd95ccdd14aa9")
+LEGACY_TAGS = {  # older shard generations: recognised, not read (FORMAT_NOTES section 9)
+    b"HFRepoMetadata\x00": "header v1 (Oct 2024, tag HFRepoMetadata)",
+    b"HFMetadataBETA": "the HFMetadataBETA tag (Oct 2024)",
+    b"MerkleDB Shard\x00": "the xetdata-era MerkleDB Shard tag",
+}
+HEADER_VERSION = 2
+FOOTER_VERSION = 1
+HEADER_SIZE = 48
+FOOTER_SIZE = 200
+RECORD_SIZE = 48
+BOOKEND = b"\xff" * 32 + bytes(16)
+_BOOKEND_HASH = BOOKEND[:32]
+FILE_FLAG_VERIFICATION = 0x8000_0000
+FILE_FLAG_METADATA_EXT = 0x4000_0000
+CHUNK_FLAG_GLOBAL_DEDUP = 0x8000_0000
+GLOBAL_DEDUP_MODULUS = 1024
+NEVER_EXPIRES = 2**64 - 1
+_ZERO = bytes(32)
+
+#: One 48-byte record of the file or xorb section: a hash and four u32 words.
+RECORD_DTYPE = np.dtype([("hash", "V32"), ("w0", "<u4"), ("w1", "<u4"), ("w2", "<u4"),
+                         ("w3", "<u4")])
+#: The same record read as a chunk of the xorb section (:attr:`XorbInfo.chunk_records`).
+CHUNK_DTYPE = np.dtype([("hash", "V32"), ("offset", "<u4"), ("size", "<u4"), ("flags", "<u4"),
+                        ("reserved", "<u4")])
+#: Only the first word of a record's hash: the truncated hash, the lookup-table key.
+_KEY_DTYPE = np.dtype({"names": ["key"], "formats": ["<u8"], "offsets": [0],
+                       "itemsize": RECORD_SIZE})
+_LOOKUP_DTYPE = np.dtype([("key", "<u8"), ("index", "<u4")])
+_CHUNK_LOOKUP_DTYPE = np.dtype([("key", "<u8"), ("xorb", "<u4"), ("chunk", "<u4")])
+_FILE_HEAD = struct.Struct("<32sIIQ")
+_XORB_HEAD = struct.Struct("<32sIIII")
+_TERM = struct.Struct("<32sIIII")
+_U64 = struct.Struct("<Q")
+_NAME = re.compile(r"^([0-9a-fA-F]{64})\.mdb$")
+_MISSING: Any = object()
+
+
+# -- values --------------------------------------------------------------------------------------
+
+
+class XetHash(bytes):
+    """A xet hash: its 32 stored bytes, shown as display hex.
+
+    ``str(h)`` is the display hex (Hub, URLs, file names, hf-xet); ``XetHash(text)`` parses it
+    back; ``h == "<display hex>"`` is true (any case), as is ``h == <32 stored bytes>``. It
+    hashes like its (lowercase) display hex, so ``h in {"<display hex>", ...}`` and dicts keyed
+    by hashes looked up with hex text work; a dict keyed by hashes cannot be searched with raw
+    bytes (wrap them: ``XetHash(raw)``). ``bytes.hex()`` still gives the stored (raw) order;
+    use :attr:`display` or ``str``.
+    """
+
+    __slots__ = ()
+
+    def __new__(cls, value: XetHash | bytes | bytearray | memoryview | str) -> XetHash:
+        if type(value) is cls:
+            return value
+        if isinstance(value, str):
+            text = value.strip()
+            try:
+                raw = xh.parse_display_hex(text)
+            except ValueError as exc:
+                raise InvalidKeyError(f"not a xet hash (64 hex digits): {value!r}") from exc
+            return super().__new__(cls, raw)
+        try:
+            raw = bytes(value)
+        except TypeError as exc:
+            raise InvalidKeyError(f"not a xet hash: {value!r}") from exc
+        if len(raw) != xh.HASH_LEN:
+            raise InvalidKeyError(f"a xet hash is {xh.HASH_LEN} bytes, got {len(raw)}")
+        return super().__new__(cls, raw)
+
+    @property
+    def display(self) -> str:
+        """The display hex (what ``str`` gives)."""
+        return xh.display_hex(self)
+
+    def __str__(self) -> str:
+        return xh.display_hex(self)
+
+    def __repr__(self) -> str:
+        return f"XetHash('{xh.display_hex(self)}')"
+
+    def __format__(self, spec: str) -> str:
+        return format(xh.display_hex(self), spec)
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, str):
+            try:
+                return bytes.__eq__(self, xh.parse_display_hex(other.strip()))
+            except ValueError:
+                return False
+        if isinstance(other, (bytes, bytearray, memoryview)):
+            return bytes.__eq__(self, bytes(other))
+        return NotImplemented
+
+    def __ne__(self, other: object) -> bool:
+        eq = self.__eq__(other)
+        return eq if eq is NotImplemented else not eq
+
+    def __hash__(self) -> int:
+        return hash(xh.display_hex(self))
+
+    @property
+    def truncated(self) -> int:
+        """Word 0 (stored bytes 0..8, little-endian): the lookup-table key."""
+        return int.from_bytes(self[:8], "little")
+
+    @property
+    def last_word(self) -> int:
+        """Word 3 (stored bytes 24..32): used by the global-dedup and merkle cut rules."""
+        return int.from_bytes(self[24:32], "little")
+
+    @property
+    def is_zero(self) -> bool:
+        """All 32 bytes zero (an empty file's hash, an unkeyed shard's HMAC key)."""
+        return bytes.__eq__(self, _ZERO)
+
+    def keyed(self, key: bytes) -> XetHash:
+        """This (plain chunk) hash under a shard's HMAC key."""
+        return XetHash(xh.keyed_chunk_hash(bytes(key), bytes(self)))
+
+
+_new_hash = functools.partial(bytes.__new__, XetHash)  # bulk construction from 32 stored bytes
+
+
+def _as_raw(value: XetHash | bytes | bytearray | memoryview | str) -> bytes:
+    """32 stored bytes (plain ``bytes``) from a hash object, raw bytes or display hex."""
+    if type(value) is bytes and len(value) == 32:
+        return value
+    return bytes(XetHash(value))
+
+
+class Term(NamedTuple):
+    """One reconstruction term of a file: chunks ``[chunk_start, chunk_end)`` of a xorb.
+
+    Attributes:
+        xorb_hash: The xorb holding the chunks.
+        flags: ``cas_flags`` (0 in practice).
+        unpacked_bytes: Uncompressed bytes of the term (sum of its chunks' sizes).
+        chunk_start: First chunk index within the xorb.
+        chunk_end: One past the last chunk index.
+    """
+
+    xorb_hash: XetHash
+    flags: int
+    unpacked_bytes: int
+    chunk_start: int
+    chunk_end: int
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain dict for JSON output."""
+        return {"xorb_hash": str(self.xorb_hash), "chunk_start": self.chunk_start,
+                "chunk_end": self.chunk_end, "unpacked_bytes": self.unpacked_bytes,
+                "flags": self.flags}
+
+
+class ChunkEntry(NamedTuple):
+    """One chunk of a xorb.
+
+    Attributes:
+        hash: The stored chunk hash (keyed when the shard has an HMAC key).
+        offset: Offset of the chunk in the xorb's concatenated uncompressed data.
+        size: Uncompressed size in bytes.
+        flags: The flags word; bit 31 marks the chunk eligible for global dedup.
+        reserved: The last u32 of the record (0).
+    """
+
+    hash: XetHash
+    offset: int
+    size: int
+    flags: int
+    reserved: int = 0
+
+    @property
+    def global_dedup_flag(self) -> bool:
+        """Flag bit 31 is set (a server sets it on file-start chunks)."""
+        return bool(self.flags & CHUNK_FLAG_GLOBAL_DEDUP)
+
+    @property
+    def global_dedup_eligible(self) -> bool:
+        """Flag bit 31, or the hash's last word divisible by 1024 (FORMAT_NOTES 7.8)."""
+        return self.global_dedup_flag or self.hash.last_word % GLOBAL_DEDUP_MODULUS == 0
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain dict for JSON output."""
+        return {"hash": str(self.hash), "offset": self.offset, "size": self.size,
+                "flags": self.flags, "global_dedup_eligible": self.global_dedup_eligible}
+
+
+# bulk construction of the NamedTuples (tuple.__new__ skips the generated __new__)
+_new_term = functools.partial(tuple.__new__, Term)
+_new_chunk = functools.partial(tuple.__new__, ChunkEntry)
+
+
+def _runs(starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
+    """Concatenated ranges ``starts[i] .. starts[i] + lengths[i]`` (int64)."""
+    total = int(lengths.sum())
+    if total == 0:
+        return np.zeros(0, np.int64)
+    firsts = np.cumsum(lengths) - lengths
+    return np.repeat(starts - firsts, lengths) + np.arange(total, dtype=np.int64)
+
+
+@dataclass(frozen=True)
+class FileInfo:
+    """A file block: the file hash and how to rebuild the file from xorb chunks.
+
+    Attributes:
+        hash: The file hash ("Xet backed hash"); zero for an empty file.
+        flags: ``file_flags`` (bit 31 verification entries, bit 30 metadata ext).
+        terms: Reconstruction terms, in file order.
+        verification_hashes: One range hash per term (empty without flag bit 31).
+        sha256: SHA-256 of the file (display hex = the usual hexdigest), or None.
+        reserved: The header's reserved u64 (0 in production).
+        record_index: Index of the block's first record in the file section.
+        offset: Absolute offset of the block.
+    """
+
+    hash: XetHash
+    flags: int
+    terms: tuple[Term, ...]
+    verification_hashes: tuple[XetHash, ...]
+    sha256: XetHash | None
+    reserved: int = 0
+    record_index: int = 0
+    offset: int = 0
+
+    @property
+    def size(self) -> int:
+        """Bytes of the file: the sum of its terms' sizes."""
+        return sum(t.unpacked_bytes for t in self.terms)
+
+    @property
+    def num_records(self) -> int:
+        """48-byte records the block takes."""
+        n = len(self.terms)
+        return (1 + n + (n if self.flags & FILE_FLAG_VERIFICATION else 0)
+                + (1 if self.flags & FILE_FLAG_METADATA_EXT else 0))
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain dict for JSON output (hashes in display hex)."""
+        return {"hash": str(self.hash), "size": self.size, "flags": self.flags,
+                "terms": [t.to_dict() for t in self.terms],
+                "verification_hashes": [str(h) for h in self.verification_hashes],
+                "sha256": None if self.sha256 is None else str(self.sha256),
+                "reserved": self.reserved, "record_index": self.record_index,
+                "offset": self.offset}
+
+
+def _chunks_from_records(recs: np.ndarray) -> tuple[ChunkEntry, ...]:
+    """ChunkEntry objects from CHUNK_DTYPE records (column-wise: the fastest way found)."""
+    return tuple(map(_new_chunk, zip(map(_new_hash, recs["hash"].tolist()),
+                                     recs["offset"].tolist(), recs["size"].tolist(),
+                                     recs["flags"].tolist(), recs["reserved"].tolist(),
+                                     strict=True)))
+
+
+def _records_from_chunks(chunks: Sequence[ChunkEntry]) -> np.ndarray:
+    """CHUNK_DTYPE records of chunk objects (the inverse of :func:`_chunks_from_records`)."""
+    out = np.zeros(len(chunks), CHUNK_DTYPE)
+    if chunks:
+        out["hash"] = np.frombuffer(b"".join(_as_raw(c.hash) for c in chunks), "V32")
+        for name in ("offset", "size", "flags", "reserved"):
+            out[name] = [getattr(c, name, 0) for c in chunks]
+    return out
+
+
+class _LazyChunks:
+    """The ``chunks`` field of :class:`XorbInfo`: a tuple, or chunk records decoded on first
+    access (the reader stores a CHUNK_DTYPE view of the xorb's records, not 1 object per chunk).
+
+    Class access raises AttributeError so that ``dataclass`` sees a field without default.
+    """
+
+    def __get__(self, obj: Any, owner: type | None = None) -> tuple[ChunkEntry, ...]:
+        if obj is None:
+            raise AttributeError("chunks")
+        d = obj.__dict__
+        value = d["_chunks"]
+        if type(value) is np.ndarray:
+            value = d["_chunks"] = _chunks_from_records(value)
+        return value  # type: ignore[no-any-return]
+
+    def __set__(self, obj: Any, value: Any) -> None:  # only the dataclass __init__ gets here
+        obj.__dict__["_chunks"] = value
+
+
+@dataclass(frozen=True, eq=False)
+class XorbInfo:
+    """A xorb block: the xorb hash and its chunks.
+
+    A xorb read by :class:`MdbShard` keeps its chunks as records (:attr:`chunk_records`, a
+    numpy view of the shard) and builds the :class:`ChunkEntry` tuple the first time
+    :attr:`chunks` is read; :attr:`num_chunks` and :attr:`chunk_records` never build it.
+    Equality, hashing, ``repr`` and ``dataclasses`` helpers behave as if ``chunks`` were the
+    tuple all along.
+
+    Attributes:
+        hash: The xorb hash (merkle aggregation of its plain chunk hashes).
+        flags: ``xorb_flags`` (0).
+        chunks: The chunks, in xorb order.
+        num_bytes_in_xorb: Sum of the uncompressed chunk sizes.
+        num_bytes_on_disk: Serialized xorb length (0: xet-core never fills it in).
+        record_index: Index of the block's header record in the xorb section.
+        offset: Absolute offset of the block.
+    """
+
+    hash: XetHash
+    flags: int
+    chunks: tuple[ChunkEntry, ...] = _LazyChunks()  # type: ignore[assignment]
+    num_bytes_in_xorb: int
+    num_bytes_on_disk: int
+    record_index: int = 0
+    offset: int = 0
+
+    @property
+    def num_chunks(self) -> int:
+        """Number of chunks (does not build the chunk objects)."""
+        return len(self.__dict__["_chunks"])
+
+    @property
+    def chunks_loaded(self) -> bool:
+        """Whether the :class:`ChunkEntry` objects exist yet."""
+        return type(self.__dict__["_chunks"]) is not np.ndarray
+
+    @property
+    def chunk_records(self) -> np.ndarray:
+        """The chunks as a :data:`CHUNK_DTYPE` array (fields hash, offset, size, flags,
+        reserved): a read-only view of the shard for a parsed xorb, built from the objects
+        otherwise. For vectorised work over many chunks without one object per chunk."""
+        value = self.__dict__["_chunks"]
+        if type(value) is np.ndarray:
+            return value
+        return _records_from_chunks(value)
+
+    def _key(self) -> tuple[Any, ...]:
+        return (self.hash, self.flags, self.chunks, self.num_bytes_in_xorb,
+                self.num_bytes_on_disk, self.record_index, self.offset)
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        assert isinstance(other, XorbInfo)
+        a, b = self.__dict__["_chunks"], other.__dict__["_chunks"]
+        if type(a) is np.ndarray and type(b) is np.ndarray:  # records equal <=> chunks equal
+            return ((self.hash, self.flags, self.num_bytes_in_xorb, self.num_bytes_on_disk,
+                     self.record_index, self.offset)
+                    == (other.hash, other.flags, other.num_bytes_in_xorb,
+                        other.num_bytes_on_disk, other.record_index, other.offset)
+                    and len(a) == len(b) and a.tobytes() == b.tobytes())
+        return self._key() == other._key()
+
+    def __hash__(self) -> int:
+        return hash(self._key())
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain dict for JSON output."""
+        return {"hash": str(self.hash), "flags": self.flags, "num_chunks": self.num_chunks,
+                "num_bytes_in_xorb": self.num_bytes_in_xorb,
+                "num_bytes_on_disk": self.num_bytes_on_disk, "record_index": self.record_index,
+                "offset": self.offset, "chunks": [c.to_dict() for c in self.chunks]}
+
+
+class ChunkRef(NamedTuple):
+    """Where :meth:`MdbShard.find_chunk` found a chunk.
+
+    Attributes:
+        xorb_hash: The xorb holding it.
+        xorb_record_index: Record index of that xorb's block (as in the lookup tables).
+        chunk_index: Chunk number within the xorb.
+        chunk: The chunk entry (its hash is the stored, possibly keyed, form).
+    """
+
+    xorb_hash: XetHash
+    xorb_record_index: int
+    chunk_index: int
+    chunk: ChunkEntry
+
+
+_new_ref = functools.partial(tuple.__new__, ChunkRef)
+
+
+@dataclass(frozen=True)
+class MdbHeader:
+    """The 48-byte header (the tag is checked on open)."""
+
+    version: int
+    footer_size: int
+
+
+@dataclass(frozen=True)
+class MdbFooter:
+    """The 200-byte footer, every field (names as in xet-core)."""
+
+    version: int
+    file_info_offset: int
+    xorb_info_offset: int
+    file_lookup_offset: int
+    file_lookup_num_entry: int
+    xorb_lookup_offset: int
+    xorb_lookup_num_entry: int
+    chunk_lookup_offset: int
+    chunk_lookup_num_entry: int
+    hmac_key: XetHash
+    creation_timestamp: int
+    key_expiry: int
+    reserved: bytes
+    stored_bytes_on_disk: int
+    materialized_bytes: int
+    stored_bytes: int
+    footer_offset: int
+
+    @property
+    def is_keyed(self) -> bool:
+        """Chunk hashes are HMAC-keyed (the key is not zero)."""
+        return not self.hmac_key.is_zero
+
+    def expired(self, now: float | _dt.datetime | None = None) -> bool:
+        """Whether the shard must no longer be used for dedup (``now`` > key_expiry).
+
+        Args:
+            now: Unix seconds or a ``datetime`` (naive means UTC); the current time when
+                omitted.
+        """
+        if isinstance(now, _dt.datetime):
+            if now.tzinfo is None:
+                now = now.replace(tzinfo=_dt.UTC)
+            now = now.timestamp()
+        now = time.time() if now is None else now
+        return self.key_expiry != NEVER_EXPIRES and now > self.key_expiry
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain dict for JSON output."""
+        return {
+            "version": self.version,
+            "file_info_offset": self.file_info_offset,
+            "xorb_info_offset": self.xorb_info_offset,
+            "file_lookup_offset": self.file_lookup_offset,
+            "file_lookup_num_entry": self.file_lookup_num_entry,
+            "xorb_lookup_offset": self.xorb_lookup_offset,
+            "xorb_lookup_num_entry": self.xorb_lookup_num_entry,
+            "chunk_lookup_offset": self.chunk_lookup_offset,
+            "chunk_lookup_num_entry": self.chunk_lookup_num_entry,
+            "hmac_key": str(self.hmac_key),
+            "creation_timestamp": self.creation_timestamp,
+            "key_expiry": self.key_expiry,
+            "reserved": self.reserved.hex(),
+            "stored_bytes_on_disk": self.stored_bytes_on_disk,
+            "materialized_bytes": self.materialized_bytes,
+            "stored_bytes": self.stored_bytes,
+            "footer_offset": self.footer_offset,
+        }
+
+
+def _iso(ts: int) -> str | None:
+    if ts in (0, NEVER_EXPIRES):
+        return None
+    try:
+        return _dt.datetime.fromtimestamp(ts, _dt.UTC).isoformat().replace("+00:00", "Z")
+    except (OverflowError, OSError, ValueError):
+        return None
+
+
+@dataclass(frozen=True)
+class _Layout:
+    """Where the record sections really are (found by walking to the bookends)."""
+
+    file_blocks: list[tuple[int, bytes, int, int, int]]  # offset, hash, flags, n, reserved
+    xorb_info_offset: int
+    xorb_blocks: list[tuple[int, bytes, int, int, int, int]]  # offset, hash, flags, n, in, disk
+    xorb_info_end: int
+
+

@@ -1,0 +1,770 @@
+"""The Xet MDB reader: header, footer, section walk, bulk decoding, lookups, summaries."""
+
+from __future__ import annotations
+
+import bisect
+from collections.abc import Callable, Iterable, Iterator
+from functools import cached_property
+from typing import Any
+
+import numpy as np
+
+from ..._kaitai import kaitai_errors, parse
+from ...errors import (
+    EntryNotFoundError,
+    LayoutError,
+    Problem,
+    ShardkitError,
+    TruncatedError,
+    UnsupportedVersionError,
+)
+from ...generated.xet_mdb_shard import XetMdbShard
+from ...hashing import xet as xh
+from ...sources import ByteSource, as_stream
+from ..base import Reader, Section
+from . import verify as _verify
+from .model import (
+    _BOOKEND_HASH,
+    _CHUNK_LOOKUP_DTYPE,
+    _FILE_HEAD,
+    _KEY_DTYPE,
+    _LOOKUP_DTYPE,
+    _TERM,
+    _XORB_HEAD,
+    CHUNK_DTYPE,
+    FILE_FLAG_METADATA_EXT,
+    FILE_FLAG_VERIFICATION,
+    FOOTER_SIZE,
+    HEADER_SIZE,
+    LEGACY_TAGS,
+    NEVER_EXPIRES,
+    RECORD_DTYPE,
+    RECORD_SIZE,
+    ChunkEntry,
+    ChunkRef,
+    FileInfo,
+    MdbFooter,
+    MdbHeader,
+    Term,
+    XetHash,
+    XorbInfo,
+    _as_raw,
+    _iso,
+    _Layout,
+    _new_chunk,
+    _new_hash,
+    _new_ref,
+    _new_term,
+    _runs,
+)
+
+
+def _footer_from_ks(f: Any) -> MdbFooter:
+    return MdbFooter(
+        f.version, f.ofs_file_info, f.ofs_xorb_info, f.ofs_file_lookup, f.num_file_lookup,
+        f.ofs_xorb_lookup, f.num_xorb_lookup, f.ofs_chunk_lookup, f.num_chunk_lookup,
+        XetHash(f.chunk_hash_hmac_key), f.creation_timestamp, f.key_expiry, bytes(f.reserved),
+        f.len_stored_on_disk, f.len_materialized, f.len_stored, f.ofs_footer)
+
+
+
+# -- the reader ----------------------------------------------------------------------------------
+
+
+class MdbShard(Reader):
+    """A Xet MDB shard.
+
+    Opening reads the header and, when the header announces one, the footer. Lookups through
+    lookup tables read only the table entry and the records they point at; everything else
+    walks the record sections once (cached).
+
+    Example::
+
+        with shardkit.open("b04a...f1.mdb") as s:
+            info = s.file("1686ca90c1751860f1a32b3b103bed9f483886112eb26a999a6568a43fd38f1c")
+            print([str(t.xorb_hash) for t in info.terms])
+
+    Args:
+        source: The shard bytes.
+        engine: ``"numpy"`` (bulk decoding of the records, the default) or ``"kaitai"``
+            (objects built from the generated parser's tree; slower, same result).
+    """
+
+    format_id = "mdb"
+    format_name = "Hugging Face Xet MDB shard"
+
+    def __init__(self, source: ByteSource, *, engine: str = "numpy") -> None:
+        super().__init__(source)
+        if engine not in ("numpy", "kaitai"):
+            raise ShardkitError(f"unknown engine {engine!r} (numpy or kaitai)")
+        self.engine = engine
+        size = source.size
+        head = source.read_range(0, min(32, size))
+        for tag, what in LEGACY_TAGS.items():
+            if head.startswith(tag):
+                raise UnsupportedVersionError(
+                    f"{source.name}: an MDB shard of {what}; only header v2 is supported",
+                    offset=0, field="/header/tag")
+        self._mem_data: memoryview | bytes | None = None  # the whole file, on first need
+        self._ks = parse(XetMdbShard, as_stream(source, buffer_size=HEADER_SIZE),
+                         magic_fields=("/header/tag",), version_fields=("/header/version",))
+        self.header = MdbHeader(self._ks.header.version, self._ks.header.len_footer)
+        self._footer_note: str | None = None  # why an announced footer was not used
+        self.footer: MdbFooter | None = self._read_footer()
+
+    @property
+    def _mem(self) -> memoryview | bytes:
+        """The whole file: a zero-copy view when the source has one, else one ranged read.
+
+        Opening does not need it (header and footer are read alone); the section walks,
+        lookups and hashes use it.
+        """
+        mem = self._mem_data
+        if mem is None:
+            view = getattr(self.source, "view", None)
+            size = self.source.size
+            mem = view(0, size) if view is not None else self.source.read_range(0, size)
+            self._mem_data = mem
+        return mem
+
+    def close(self) -> None:
+        """Release the file mapping."""
+        if isinstance(self._mem_data, memoryview):
+            self._mem_data.release()
+        self._mem_data = b""
+        super().close()
+
+    # -- header, footer, layout ---------------------------------------------------------------
+
+    def _ks_at(self, cls: type, pos: int, prefix: str, **mapping: Any) -> Any:
+        """Parse generated type ``cls`` at absolute ``pos`` (errors mapped to ours)."""
+        stream = as_stream(self.source)
+        stream.seek(pos)
+        with kaitai_errors(prefix=prefix, **mapping):
+            return cls(stream, None, self._ks)
+
+    def _read_footer(self) -> MdbFooter | None:
+        size = self.source.size
+        if self.header.footer_size != FOOTER_SIZE:
+            return None
+        pos = size - FOOTER_SIZE
+        if pos < HEADER_SIZE + 2 * RECORD_SIZE:
+            self._footer_note = (f"the header announces a {FOOTER_SIZE}-byte footer but the "
+                                 f"file has only {size} bytes")
+            return None
+        error: ShardkitError | None = None
+        footer: MdbFooter | None = None
+        try:
+            ks = self._ks_at(XetMdbShard.Footer, pos, "/footer",
+                             version_fields=("/footer/version",))
+            footer = _footer_from_ks(ks)
+        except ShardkitError as exc:
+            error = exc
+        if footer is not None and footer.footer_offset == pos:
+            return footer
+        # Not a footer where one should be: a footer-less body whose header lies (the file ends
+        # at the xorb bookend, FORMAT_NOTES section 11), or a corrupt footer.
+        layout = self._layout
+        if pos >= layout.xorb_info_end:
+            if error is not None:
+                raise error
+            assert footer is not None
+            raise LayoutError(f"footer_offset {footer.footer_offset} != file length - "
+                              f"{FOOTER_SIZE} ({pos})", offset=pos + 192,
+                              field="/footer/ofs_footer")
+        self._footer_note = ("the header announces a footer but the file ends "
+                             f"{size - layout.xorb_info_end} bytes after the xorb bookend")
+        return None
+
+    @property
+    def _records_limit(self) -> int:
+        """Where the record sections must end at the latest."""
+        if self.__dict__.get("footer") is not None:
+            return self.source.size - FOOTER_SIZE
+        return self.source.size
+
+    @cached_property
+    def _layout(self) -> _Layout:
+        """Walk both record sections to their bookends, checking every count against the bytes
+        that remain before anything is read."""
+        mem, limit = self._mem, self._records_limit
+        files: list[tuple[int, bytes, int, int, int]] = []
+        pos, i = HEADER_SIZE, 0
+        unpack_file = _FILE_HEAD.unpack_from
+        while True:
+            if pos + RECORD_SIZE > limit:
+                raise TruncatedError(
+                    f"the file info section has no bookend: block {i} at {pos} needs "
+                    f"{RECORD_SIZE} bytes, {max(0, limit - pos)} remain",
+                    needed=RECORD_SIZE, available=max(0, limit - pos), offset=pos,
+                    field=f"/file_info/blocks/{i}")
+            h, flags, n, reserved = unpack_file(mem, pos)
+            if h == _BOOKEND_HASH:
+                break
+            nrec = (1 + n + (n if flags & FILE_FLAG_VERIFICATION else 0)
+                    + (1 if flags & FILE_FLAG_METADATA_EXT else 0))
+            end = pos + nrec * RECORD_SIZE
+            if end > limit:
+                raise TruncatedError(
+                    f"file block {i} declares {n} terms ({nrec} records, {nrec * RECORD_SIZE} "
+                    f"bytes) but {limit - pos} bytes remain before the end of the sections",
+                    needed=nrec * RECORD_SIZE, available=limit - pos, offset=pos + 36,
+                    field=f"/file_info/blocks/{i}/num_terms")
+            files.append((pos, h, flags, n, reserved))
+            pos, i = end, i + 1
+        xorb_info_offset = pos = pos + RECORD_SIZE
+        xorbs: list[tuple[int, bytes, int, int, int, int]] = []
+        unpack_xorb = _XORB_HEAD.unpack_from
+        i = 0
+        while True:
+            if pos + RECORD_SIZE > limit:
+                raise TruncatedError(
+                    f"the xorb info section has no bookend: block {i} at {pos} needs "
+                    f"{RECORD_SIZE} bytes, {max(0, limit - pos)} remain",
+                    needed=RECORD_SIZE, available=max(0, limit - pos), offset=pos,
+                    field=f"/xorb_info/blocks/{i}")
+            h, flags, n, in_xorb, on_disk = unpack_xorb(mem, pos)
+            if h == _BOOKEND_HASH:
+                break
+            end = pos + (1 + n) * RECORD_SIZE
+            if end > limit:
+                raise TruncatedError(
+                    f"xorb block {i} declares {n} chunks ({(1 + n) * RECORD_SIZE} bytes) but "
+                    f"{limit - pos} bytes remain before the end of the sections",
+                    needed=(1 + n) * RECORD_SIZE, available=limit - pos, offset=pos + 36,
+                    field=f"/xorb_info/blocks/{i}/num_chunks")
+            xorbs.append((pos, h, flags, n, in_xorb, on_disk))
+            pos, i = end, i + 1
+        return _Layout(files, xorb_info_offset, xorbs, pos + RECORD_SIZE)
+
+    @property
+    def xorb_info_offset(self) -> int:
+        """Start of the xorb section (where it really is)."""
+        return self._layout.xorb_info_offset
+
+    @property
+    def xorb_info_end(self) -> int:
+        """The byte after the xorb bookend."""
+        return self._layout.xorb_info_end
+
+    def _records(self, start: int, end: int) -> np.ndarray:
+        return np.frombuffer(self._mem, RECORD_DTYPE, count=(end - start) // RECORD_SIZE,
+                             offset=start)
+
+    # -- bulk decoding ------------------------------------------------------------------------
+
+    @cached_property
+    def files(self) -> tuple[FileInfo, ...]:
+        """Every file block, in section order (every term, verification hash and sha256 is
+        decoded)."""
+        if self.engine == "kaitai":
+            return self._kaitai_objects[0]
+        layout = self._layout
+        blocks = layout.file_blocks
+        if not blocks:
+            return ()
+        recs = self._records(HEADER_SIZE, layout.xorb_info_offset)
+        ofs_t, _, flags_t, n_t, _ = zip(*blocks, strict=True)
+        rec = (np.array(ofs_t, np.int64) - HEADER_SIZE) // RECORD_SIZE
+        flags = np.array(flags_t, np.int64)
+        n = np.array(n_t, np.int64)
+        has_v = (flags & FILE_FLAG_VERIFICATION) != 0
+        has_e = (flags & FILE_FLAG_METADATA_EXT) != 0
+        nv = np.where(has_v, n, 0)
+        tr = recs[_runs(rec + 1, n)]
+        terms = list(map(_new_term, zip(map(_new_hash, tr["hash"].tolist()), tr["w0"].tolist(),
+                                        tr["w1"].tolist(), tr["w2"].tolist(),
+                                        tr["w3"].tolist(), strict=True)))
+        ver = list(map(_new_hash, recs["hash"][_runs(rec + 1 + n, nv)].tolist()))
+        ext = list(map(_new_hash, recs["hash"][(rec + 1 + n + nv)[has_e]].tolist()))
+        # FileInfo is a frozen dataclass: filling __dict__ directly is twice as fast as its
+        # __init__, and gives the same object.
+        new, set_dict = object.__new__, object.__setattr__
+        out = []
+        t = v = e = 0
+        for pos, h, fl, cnt, reserved in blocks:
+            k = cnt if fl & FILE_FLAG_VERIFICATION else 0
+            if fl & FILE_FLAG_METADATA_EXT:
+                sha: XetHash | None = ext[e]
+                e += 1
+            else:
+                sha = None
+            info = new(FileInfo)
+            set_dict(info, "__dict__", {
+                "hash": _new_hash(h), "flags": fl, "terms": tuple(terms[t : t + cnt]),
+                "verification_hashes": tuple(ver[v : v + k]) if k else (), "sha256": sha,
+                "reserved": reserved, "record_index": (pos - HEADER_SIZE) // RECORD_SIZE,
+                "offset": pos})
+            out.append(info)
+            t += cnt
+            v += k
+        return tuple(out)
+
+    @cached_property
+    def _xorb_records(self) -> np.ndarray:
+        """The xorb section's records (without the bookend) as a read-only CHUNK_DTYPE view."""
+        layout = self._layout
+        base = layout.xorb_info_offset
+        recs = np.frombuffer(self._mem, CHUNK_DTYPE, offset=base,
+                             count=(layout.xorb_info_end - RECORD_SIZE - base) // RECORD_SIZE)
+        recs.flags.writeable = False
+        return recs
+
+    @cached_property
+    def xorbs(self) -> tuple[XorbInfo, ...]:
+        """Every xorb block, in section order.
+
+        Each xorb's chunks stay records (a view of the shard) until its ``chunks`` attribute is
+        read; see :class:`XorbInfo`.
+        """
+        if self.engine == "kaitai":
+            return self._kaitai_objects[1]
+        layout = self._layout
+        blocks = layout.xorb_blocks
+        if not blocks:
+            return ()
+        base, recs = layout.xorb_info_offset, self._xorb_records
+        new, set_dict = object.__new__, object.__setattr__
+        out = []
+        for pos, h, fl, cnt, in_xorb, on_disk in blocks:
+            r = (pos - base) // RECORD_SIZE
+            info = new(XorbInfo)  # a frozen dataclass, filled as in `files`
+            set_dict(info, "__dict__", {
+                "hash": _new_hash(h), "flags": fl, "_chunks": recs[r + 1 : r + 1 + cnt],
+                "num_bytes_in_xorb": in_xorb, "num_bytes_on_disk": on_disk,
+                "record_index": r, "offset": pos})
+            out.append(info)
+        return tuple(out)
+
+    @cached_property
+    def _kaitai_objects(self) -> tuple[tuple[FileInfo, ...], tuple[XorbInfo, ...]]:
+        """Files and xorbs built from the generated parser's tree (``engine="kaitai"``)."""
+        _ = self._layout  # precise errors for bad counts come from the walk
+        with kaitai_errors():
+            root = self._ks
+            files = []
+            for b in root.file_info.blocks:
+                if b.is_bookend:
+                    break
+                files.append(FileInfo(
+                    XetHash(b.file_hash), b.flags,
+                    tuple(Term(XetHash(t.xorb_hash), t.flags, t.len_unpacked,
+                               t.chunk_index_start, t.chunk_index_end) for t in b.terms),
+                    tuple(XetHash(v.range_hash)
+                          for v in getattr(b, "verification_entries", None) or ()),
+                    XetHash(b.metadata_ext.sha256) if b.has_metadata_ext else None,
+                    b.reserved, (b.ofs_block - HEADER_SIZE) // RECORD_SIZE, b.ofs_block))
+            xorbs = []
+            base = root.ofs_xorb_info
+            for b in root.xorb_info.blocks:
+                if b.is_bookend:
+                    break
+                xorbs.append(XorbInfo(
+                    XetHash(b.xorb_hash), b.flags,
+                    tuple(ChunkEntry(XetHash(c.chunk_hash), c.ofs_unpacked, c.len_unpacked,
+                                     c.flags, c.reserved) for c in b.chunks),
+                    b.len_unpacked, b.len_on_disk, (b.ofs_block - base) // RECORD_SIZE,
+                    b.ofs_block))
+        return tuple(files), tuple(xorbs)
+
+    # -- lookup tables ------------------------------------------------------------------------
+
+    def _table(self, name: str, offset: int, count: int, dtype: np.dtype) -> np.ndarray | None:
+        if self.footer is None or count == 0:
+            return None
+        end = offset + count * dtype.itemsize
+        limit = self.footer.footer_offset
+        if offset < HEADER_SIZE or end > limit:
+            raise LayoutError(f"the {name} lookup table [{offset}, {end}) ({count} entries) "
+                              f"does not fit before the footer at {limit}",
+                              offset=self.footer.footer_offset, field=f"/{name}_lookup")
+        return np.frombuffer(self._mem, dtype, count=count, offset=offset)
+
+    @cached_property
+    def file_lookup(self) -> np.ndarray | None:
+        """The file lookup table (fields ``key``, ``index``), or None when absent."""
+        f = self.footer
+        return None if f is None else self._table("file", f.file_lookup_offset,
+                                                  f.file_lookup_num_entry, _LOOKUP_DTYPE)
+
+    @cached_property
+    def xorb_lookup(self) -> np.ndarray | None:
+        """The xorb lookup table (fields ``key``, ``index``), or None when absent."""
+        f = self.footer
+        return None if f is None else self._table("xorb", f.xorb_lookup_offset,
+                                                  f.xorb_lookup_num_entry, _LOOKUP_DTYPE)
+
+    @cached_property
+    def chunk_lookup(self) -> np.ndarray | None:
+        """The chunk lookup table (fields ``key``, ``xorb``, ``chunk``), or None when absent."""
+        f = self.footer
+        return None if f is None else self._table("chunk", f.chunk_lookup_offset,
+                                                  f.chunk_lookup_num_entry,
+                                                  _CHUNK_LOOKUP_DTYPE)
+
+    @staticmethod
+    def _search_index(table: np.ndarray) -> tuple[list[int], np.ndarray]:
+        """Keys in ascending order (as a list, for bisect) and the matching table rows."""
+        keys = table["key"]
+        if len(keys) > 1 and not bool(np.all(keys[1:] >= keys[:-1])):
+            order = np.argsort(keys, kind="stable")
+            return keys[order].tolist(), table[order]
+        return keys.tolist(), table
+
+    @cached_property
+    def _file_search(self) -> tuple[list[int], list[int]] | None:
+        t = self.file_lookup
+        if t is None:
+            return None
+        keys, rows = self._search_index(t)
+        return keys, rows["index"].tolist()
+
+    @cached_property
+    def _xorb_search(self) -> tuple[list[int], list[int]] | None:
+        t = self.xorb_lookup
+        if t is None:
+            return None
+        keys, rows = self._search_index(t)
+        return keys, rows["index"].tolist()
+
+    @cached_property
+    def _chunk_search(self) -> tuple[int, np.ndarray, np.ndarray, np.ndarray]:
+        """What :meth:`find_chunk` searches: (xorb section offset, truncated keys ascending,
+        xorb record index, chunk position), as contiguous numpy arrays.
+
+        From the chunk lookup table when there is one. Otherwise the xorb section is indexed
+        with numpy: the truncated hash of every chunk record, stably argsorted (equal keys stay
+        in section order, so of repeated chunks the first one is found). No object per chunk.
+        """
+        t = self.chunk_lookup
+        if t is not None:
+            f = self.footer
+            assert f is not None
+            keys = t["key"]
+            if len(keys) > 1 and not bool(np.all(keys[1:] >= keys[:-1])):
+                t = t[np.argsort(keys, kind="stable")]
+            return (f.xorb_info_offset, np.ascontiguousarray(t["key"]),
+                    np.ascontiguousarray(t["xorb"]), np.ascontiguousarray(t["chunk"]))
+        rows = self._chunk_rows
+        order = np.argsort(rows["key"], kind="stable")
+        return (self._layout.xorb_info_offset, rows["key"][order], rows["xorb"][order],
+                rows["chunk"][order])
+
+    @cached_property
+    def _chunk_rows(self) -> np.ndarray:
+        """(truncated stored hash, xorb record index, chunk position) of every chunk, in
+        section order: the rows a chunk lookup table holds (``_CHUNK_LOOKUP_DTYPE``), from the
+        xorb section's bytes, built with numpy."""
+        layout = self._layout
+        base, blocks = layout.xorb_info_offset, layout.xorb_blocks
+        head = (np.array([b[0] for b in blocks], np.int64) - base) // RECORD_SIZE
+        n = np.array([b[3] for b in blocks], np.int64)
+        chunk_rec = _runs(head + 1, n)
+        xorb_rec = np.repeat(head, n)
+        out = np.empty(len(chunk_rec), _CHUNK_LOOKUP_DTYPE)
+        out["key"] = np.frombuffer(self._mem, _KEY_DTYPE, offset=base,
+                                   count=len(self._xorb_records))["key"][chunk_rec]
+        out["xorb"] = xorb_rec
+        out["chunk"] = chunk_rec - xorb_rec - 1
+        return out
+
+    @cached_property
+    def _files_by_hash(self) -> dict[bytes, FileInfo]:
+        out: dict[bytes, FileInfo] = {}
+        for f in self.files:
+            out.setdefault(bytes(f.hash), f)  # the first record wins, as in xet-core
+        return out
+
+    @cached_property
+    def _xorbs_by_hash(self) -> dict[bytes, XorbInfo]:
+        out: dict[bytes, XorbInfo] = {}
+        for x in self.xorbs:
+            out.setdefault(bytes(x.hash), x)
+        return out
+
+    def _file_at(self, pos: int, rec: int) -> FileInfo | None:
+        """Decode the file block at ``pos`` straight from the bytes (None if out of bounds)."""
+        mem, limit = self._mem, self._records_limit
+        if pos < HEADER_SIZE or pos + RECORD_SIZE > limit:
+            return None
+        h, flags, n, reserved = _FILE_HEAD.unpack_from(mem, pos)
+        nv = n if flags & FILE_FLAG_VERIFICATION else 0
+        ne = 1 if flags & FILE_FLAG_METADATA_EXT else 0
+        if pos + (1 + n + nv + ne) * RECORD_SIZE > limit:
+            return None
+        p = pos + RECORD_SIZE
+        terms = []
+        for _ in range(n):
+            xhash, fl, size, start, end = _TERM.unpack_from(mem, p)
+            terms.append(Term(_new_hash(xhash), fl, size, start, end))
+            p += RECORD_SIZE
+        ver = []
+        for _ in range(nv):
+            ver.append(_new_hash(bytes(mem[p : p + 32])))
+            p += RECORD_SIZE
+        sha = _new_hash(bytes(mem[p : p + 32])) if ne else None
+        return FileInfo(_new_hash(h), flags, tuple(terms), tuple(ver), sha, reserved, rec, pos)
+
+    def file(self, h: XetHash | bytes | str, default: Any = None) -> FileInfo | None:
+        """The file with hash ``h`` (a hash object, 32 stored bytes or display hex).
+
+        Uses the file lookup table when present (binary search on the truncated hash, then the
+        full hash is compared at each candidate record); otherwise the file section is walked
+        once and indexed. Returns ``default`` (None) when the file is not in the shard.
+        """
+        raw = _as_raw(h)
+        search = self._file_search
+        if search is None:
+            return self._files_by_hash.get(raw, default)
+        keys, index = search
+        key = int.from_bytes(raw[:8], "little")
+        i = bisect.bisect_left(keys, key)
+        mem = self._mem
+        while i < len(keys) and keys[i] == key:
+            rec = index[i]
+            pos = HEADER_SIZE + rec * RECORD_SIZE
+            if pos + 32 <= self._records_limit and mem[pos : pos + 32] == raw:
+                found = self._file_at(pos, rec)
+                if found is not None:
+                    return found
+            i += 1
+        return default
+
+    def xorb(self, h: XetHash | bytes | str, default: Any = None) -> XorbInfo | None:
+        """The xorb with hash ``h`` (through the xorb lookup table when present)."""
+        raw = _as_raw(h)
+        search = self._xorb_search
+        if search is None:
+            return self._xorbs_by_hash.get(raw, default)
+        keys, index = search
+        key = int.from_bytes(raw[:8], "little")
+        i = bisect.bisect_left(keys, key)
+        base, mem = self.footer.xorb_info_offset, self._mem  # type: ignore[union-attr]
+        while i < len(keys) and keys[i] == key:
+            pos = base + index[i] * RECORD_SIZE
+            if pos + RECORD_SIZE <= self._records_limit and mem[pos : pos + 32] == raw:
+                h_, fl, n, in_xorb, on_disk = _XORB_HEAD.unpack_from(mem, pos)
+                if pos + (1 + n) * RECORD_SIZE <= self._records_limit:
+                    recs = np.frombuffer(self._mem, CHUNK_DTYPE, count=n,
+                                         offset=pos + RECORD_SIZE)
+                    recs.flags.writeable = False
+                    info = object.__new__(XorbInfo)  # chunks decoded when read, as in `xorbs`
+                    object.__setattr__(info, "__dict__", {
+                        "hash": _new_hash(h_), "flags": fl, "_chunks": recs,
+                        "num_bytes_in_xorb": in_xorb, "num_bytes_on_disk": on_disk,
+                        "record_index": index[i], "offset": pos})
+                    return info
+            i += 1
+        return default
+
+    def find_chunk(self, h: XetHash | bytes | str, *, keyed: bool = False) -> ChunkRef | None:
+        """Find a chunk by its plain hash (a hash object, 32 stored bytes or display hex).
+
+        When the footer carries a non-zero HMAC key the hash is keyed first (the shard stores
+        keyed hashes), unless ``keyed=True`` says it already is.
+
+        Binary search on the truncated hash, then the full hash is compared at each candidate
+        record: in the chunk lookup table when present, otherwise in an index of the xorb
+        section built once with numpy. Without a table the first of repeated chunks (in
+        section order) is found; the table's order among equal keys is unspecified. Returns
+        None when the chunk is not in the shard.
+        """
+        raw = _as_raw(h)
+        f = self.footer
+        if not keyed and f is not None and not f.hmac_key.is_zero:
+            raw = xh.keyed_chunk_hash(bytes(f.hmac_key), raw)
+        base, keys, xorb_idx, chunk_idx = self._chunk_search
+        key = int.from_bytes(raw[:8], "little")
+        i, n = int(keys.searchsorted(np.uint64(key))), len(keys)
+        mem, limit, at = self._mem, self._records_limit, keys.item
+        while i < n and at(i) == key:
+            xr, ci = xorb_idx.item(i), chunk_idx.item(i)
+            pos = base + (xr + 1 + ci) * RECORD_SIZE
+            if pos + RECORD_SIZE <= limit and mem[pos : pos + 32] == raw:
+                xpos = base + xr * RECORD_SIZE
+                chash, start, size, fl, res = _TERM.unpack_from(mem, pos)
+                return _new_ref((_new_hash(mem[xpos : xpos + 32]), xr, ci,
+                                 _new_chunk((_new_hash(chash), start, size, fl, res))))
+            i += 1
+        return None
+
+    # -- mapping protocol (CLI `ls` / `get`) --------------------------------------------------
+
+    def __getitem__(self, key: XetHash | bytes | str) -> FileInfo:
+        try:
+            found = self.file(key)
+        except ValueError as exc:
+            raise EntryNotFoundError(key, str(exc)) from exc
+        if found is None:
+            raise EntryNotFoundError(key, f"no file {XetHash(key)} in this shard")
+        return found
+
+    def __contains__(self, key: object) -> bool:
+        try:
+            return self.file(key) is not None  # type: ignore[arg-type]
+        except (ValueError, TypeError):
+            return False
+
+    def __len__(self) -> int:
+        return len(self._layout.file_blocks)
+
+    def keys(self) -> Iterator[XetHash]:
+        """File hashes, in section order."""
+        for block in self._layout.file_blocks:
+            yield _new_hash(block[1])
+
+    __iter__ = keys
+
+    def parse_key(self, text: str) -> XetHash:
+        """A file hash from its display hex (as ``shardkit get`` takes it)."""
+        return XetHash(text)  # InvalidKeyError (a usage error) when it is not 64 hex digits
+
+    def format_key(self, key: XetHash | bytes) -> str:
+        """A file hash's display hex."""
+        return str(XetHash(key))
+
+    # -- summaries ----------------------------------------------------------------------------
+
+    @property
+    def variant(self) -> str:
+        """Which variant of FORMAT_NOTES section 9 the shard looks like."""
+        f = self.footer
+        if f is None:
+            return "upload body (no footer)"
+        if f.is_keyed:
+            return "keyed global-dedup response"
+        tables = f.file_lookup_num_entry or f.xorb_lookup_num_entry or f.chunk_lookup_num_entry
+        if tables:
+            if not self._layout.file_blocks and f.xorb_lookup_num_entry:
+                return "xorb-only shard with lookup tables"
+            return "full shard with lookup tables"
+        if f.file_lookup_offset == 0 and f.xorb_lookup_offset == 0:
+            return "shard without lookup tables (huggingface.js style, table offsets 0)"
+        return "server-stored shard without lookup tables"
+
+    def summary(self) -> dict[str, Any]:
+        """What ``shardkit info`` shows."""
+        f = self.footer
+        files, xorbs = self._layout.file_blocks, self._layout.xorb_blocks
+        out: dict[str, Any] = {
+            "format": self.format_id,
+            "format_name": self.format_name,
+            "file": self.source.name,
+            "file_size": self.source.size,
+            "variant": self.variant,
+            "header": {"version": self.header.version, "footer_size": self.header.footer_size},
+            "footer": f is not None,
+            "files": len(files),
+            "xorbs": len(xorbs),
+            "chunks": sum(b[3] for b in xorbs),
+            "terms": sum(b[3] for b in files),
+            "lookup_tables": {
+                "file": f is not None and f.file_lookup_num_entry > 0,
+                "xorb": f is not None and f.xorb_lookup_num_entry > 0,
+                "chunk": f is not None and f.chunk_lookup_num_entry > 0,
+            },
+            "hmac_key_present": f is not None and f.is_keyed,
+        }
+        if f is not None:
+            out["hmac_key"] = str(f.hmac_key) if f.is_keyed else None
+            out["creation_timestamp"] = f.creation_timestamp
+            out["creation_time"] = _iso(f.creation_timestamp)
+            out["key_expiry"] = f.key_expiry
+            out["key_expiry_time"] = ("never" if f.key_expiry == NEVER_EXPIRES
+                                      else _iso(f.key_expiry))
+            out["expired"] = f.expired()
+            out["totals"] = {"materialized_bytes": f.materialized_bytes,
+                             "stored_bytes": f.stored_bytes,
+                             "stored_bytes_on_disk": f.stored_bytes_on_disk}
+        else:
+            out["totals"] = {
+                "materialized_bytes": sum(fi.size for fi in self.files),
+                "stored_bytes": sum(b[4] for b in xorbs),
+                "stored_bytes_on_disk": sum(b[5] for b in xorbs),
+            }
+        if self._footer_note:
+            out["note"] = self._footer_note
+        return out
+
+    def to_dict(self) -> dict[str, Any]:
+        """The whole object tree: summary, header, footer, files, xorbs, lookup tables."""
+        out = self.summary()
+        out["footer"] = None if self.footer is None else self.footer.to_dict()
+        out["files"] = [fi.to_dict() for fi in self.files]
+        out["xorbs"] = [x.to_dict() for x in self.xorbs]
+        tables: dict[str, Any] = {}
+        for name, table in (("file", self.file_lookup), ("xorb", self.xorb_lookup)):
+            tables[name] = [] if table is None else [
+                [k, i] for k, i in zip(table["key"].tolist(), table["index"].tolist(),
+                                       strict=True)]
+        t = self.chunk_lookup
+        tables["chunk"] = [] if t is None else [
+            list(row) for row in zip(t["key"].tolist(), t["xorb"].tolist(),
+                                     t["chunk"].tolist(), strict=True)]
+        out["lookup_tables"] = tables
+        out["sections"] = [s.to_dict() for s in self.sections()]
+        return out
+
+    def sections(self) -> list[Section]:
+        """Byte layout, in file order."""
+        lay, f, size = self._layout, self.footer, self.source.size
+        out = [
+            Section("/header", 0, HEADER_SIZE, f"tag, version {self.header.version}, "
+                    f"footer_size {self.header.footer_size}"),
+            Section("/file_info", HEADER_SIZE, lay.xorb_info_offset,
+                    f"{len(lay.file_blocks)} file blocks + bookend"),
+            Section("/xorb_info", lay.xorb_info_offset, lay.xorb_info_end,
+                    f"{len(lay.xorb_blocks)} xorb blocks + bookend"),
+        ]
+        if f is not None:
+            for name, ofs, n, width in (
+                    ("file", f.file_lookup_offset, f.file_lookup_num_entry, 12),
+                    ("xorb", f.xorb_lookup_offset, f.xorb_lookup_num_entry, 12),
+                    ("chunk", f.chunk_lookup_offset, f.chunk_lookup_num_entry, 16)):
+                if n:
+                    out.append(Section(f"/{name}_lookup", ofs, ofs + n * width,
+                                       f"{n} entries x {width} bytes"))
+            out.append(Section("/footer", size - FOOTER_SIZE, size, "footer v1"))
+        elif lay.xorb_info_end < size:
+            out.append(Section("/trailing", lay.xorb_info_end, size,
+                               "bytes after the xorb bookend"))
+        return out
+
+    # -- verification -------------------------------------------------------------------------
+
+    def verify(self, progress: Callable[[int, int], None] | None = None, *,
+               name_check: bool = False, other_shards: Iterable[MdbShard] = ()) -> list[Problem]:
+        """Run every check; return the problems found (empty list: the shard is sound).
+
+        Besides the frame, totals, tables, sizes and hashes, the order writers guarantee is
+        checked (check ``lookup_table`` and ``order``): every lookup table's keys ascend, and
+        a shard with lookup tables (xet-core's full writer) has its file and xorb sections
+        sorted by hash. Shards without tables carry no order promise and are not checked for
+        one.
+
+        Args:
+            progress: Called as ``progress(done, total)`` over xorbs and files.
+            name_check: Also check the shard's content hash against a ``<hash>.mdb`` file name.
+            other_shards: Shards whose xorb sections may describe xorbs this shard's files use
+                (their terms and file hashes are then checked too).
+        """
+        return _verify.verify(self, progress, name_check=name_check, other_shards=other_shards)
+
+    # -- conveniences -------------------------------------------------------------------------
+
+    def content_hash(self) -> XetHash:
+        """The shard's content hash (what its ``<hash>.mdb`` file name should be)."""
+        return XetHash(xh.shard_hash(self._mem))
+
+    def iter_chunks(self) -> Iterator[tuple[XorbInfo, int, ChunkEntry]]:
+        """(xorb, chunk index, chunk) for every chunk, in section order."""
+        for x in self.xorbs:
+            for i, c in enumerate(x.chunks):
+                yield x, i, c
+
+
+def open_mdb(target: Any) -> MdbShard:
+    """Open a path, bytes or ByteSource as an :class:`MdbShard` (no format detection)."""
+    from ..sources import open_source
+
+    return MdbShard(open_source(target))
