@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-import bisect
+from array import array
+from bisect import bisect_left
 from collections.abc import Callable, Iterable, Iterator
 from functools import cached_property
 from typing import Any
@@ -22,6 +23,7 @@ from ...generated.xet_mdb_shard import XetMdbShard
 from ...hashing import xet as xh
 from ...sources import ByteSource, as_stream
 from ..base import Reader, Section
+from . import _io
 from . import verify as _verify
 from .model import (
     _BOOKEND_HASH,
@@ -68,6 +70,28 @@ def _footer_from_ks(f: Any) -> MdbFooter:
 
 
 
+class _KeyIndex:
+    """A lookup table's truncated keys in ascending order, with their columns, for lookups
+    at Python speed: compact arrays (no object per entry) and bucket starts on the keys' top
+    bits, so a search bisects a handful of entries (keys are truncated hashes, spread evenly).
+    """
+
+    __slots__ = ("cols", "keys", "shift", "starts")
+
+    def __init__(self, keys: np.ndarray, *cols: np.ndarray) -> None:
+        keys = np.ascontiguousarray(keys, np.uint64)
+        if len(keys) > 1 and not bool(np.all(keys[1:] >= keys[:-1])):
+            order = np.argsort(keys, kind="stable")
+            keys, cols = keys[order], tuple(c[order] for c in cols)
+        bits = min(max(len(keys) - 1, 1).bit_length(), 24)
+        self.shift = 64 - bits
+        top = (keys >> np.uint64(self.shift)).astype(np.int64)
+        starts = np.searchsorted(top, np.arange((1 << bits) + 1, dtype=np.int64))
+        self.starts = array("q", starts.astype(np.int64).tobytes())
+        self.keys = array("Q", keys.astype("=u8").tobytes())
+        self.cols = [array("I", np.asarray(c, "=u4").tobytes()) for c in cols]
+
+
 # -- the reader ----------------------------------------------------------------------------------
 
 
@@ -99,14 +123,27 @@ class MdbShard(Reader):
             raise ShardkitError(f"unknown engine {engine!r} (numpy or kaitai)")
         self.engine = engine
         size = source.size
-        head = source.read_range(0, min(32, size))
+        self._local = _io.is_local(source)
+        # Local: the mapping is read in place. Remote: header and footer in one batch, so the
+        # parser below reads them from memory (a footer-less body wastes 200 bytes).
+        self._io: ByteSource = source
+        self._whole: _io.WholeFile | None = None
+        if not self._local:
+            pre = _io.Prefetched(source)
+            if size <= HEADER_SIZE + FOOTER_SIZE:
+                pre.fetch([(0, size)])
+            else:
+                pre.fetch([(0, HEADER_SIZE), (size - FOOTER_SIZE, size)])
+            self._io, self._whole = pre, _io.WholeFile(pre)
+        head = self._io.read_range(0, min(32, size))
         for tag, what in LEGACY_TAGS.items():
             if head.startswith(tag):
                 raise UnsupportedVersionError(
                     f"{source.name}: an MDB shard of {what}; only header v2 is supported",
                     offset=0, field="/header/tag")
         self._mem_data: memoryview | bytes | None = None  # the whole file, on first need
-        self._ks = parse(XetMdbShard, as_stream(source, buffer_size=HEADER_SIZE),
+        self._ks = parse(XetMdbShard, as_stream(self._io, buffer_size=HEADER_SIZE
+                                                if self._local else 0),
                          magic_fields=("/header/tag",), version_fields=("/header/version",))
         self.header = MdbHeader(self._ks.header.version, self._ks.header.len_footer)
         self._footer_note: str | None = None  # why an announced footer was not used
@@ -114,22 +151,37 @@ class MdbShard(Reader):
 
     @property
     def _mem(self) -> memoryview | bytes:
-        """The whole file: a zero-copy view when the source has one, else one ranged read.
+        """The whole file: a zero-copy view when the source has one; through ranged requests,
+        fetched once in large blocks (the header and footer already read are not asked again).
 
-        Opening does not need it (header and footer are read alone); the section walks,
-        lookups and hashes use it.
+        Opening and lookups through lookup tables do not need it; the section walks, lookups
+        without tables and hashes of the whole file use it.
         """
         mem = self._mem_data
         if mem is None:
-            view = getattr(self.source, "view", None)
-            size = self.source.size
-            mem = view(0, size) if view is not None else self.source.read_range(0, size)
+            if self._whole is not None:
+                mem = self._whole.get()
+            else:
+                view = getattr(self.source, "view", None)
+                size = self.source.size
+                mem = view(0, size) if view is not None else self.source.read_range(0, size)
             self._mem_data = mem
         return mem
 
+    @property
+    def _have_all(self) -> bool:
+        """The whole file is at hand (local, or already fetched)."""
+        return self._whole is None or self._whole.loaded
+
+    def _read(self, start: int, end: int) -> bytes | memoryview:
+        """Bytes ``[start, end)``: from the whole file when at hand, else one ranged read."""
+        if self._have_all:
+            return self._mem[start:end]
+        return self._io.read_range(start, end)
+
     def close(self) -> None:
         """Release the file mapping."""
-        if isinstance(self._mem_data, memoryview):
+        if isinstance(self._mem_data, memoryview) and self._whole is None:
             self._mem_data.release()
         self._mem_data = b""
         super().close()
@@ -138,7 +190,7 @@ class MdbShard(Reader):
 
     def _ks_at(self, cls: type, pos: int, prefix: str, **mapping: Any) -> Any:
         """Parse generated type ``cls`` at absolute ``pos`` (errors mapped to ours)."""
-        stream = as_stream(self.source)
+        stream = as_stream(self._io)
         stream.seek(pos)
         with kaitai_errors(prefix=prefix, **mapping):
             return cls(stream, None, self._ks)
@@ -378,7 +430,9 @@ class MdbShard(Reader):
             raise LayoutError(f"the {name} lookup table [{offset}, {end}) ({count} entries) "
                               f"does not fit before the footer at {limit}",
                               offset=self.footer.footer_offset, field=f"/{name}_lookup")
-        return np.frombuffer(self._mem, dtype, count=count, offset=offset)
+        if self._have_all:
+            return np.frombuffer(self._mem, dtype, count=count, offset=offset)
+        return np.frombuffer(self._io.read_range(offset, end), dtype, count=count)  # one range
 
     @cached_property
     def file_lookup(self) -> np.ndarray | None:
@@ -402,53 +456,33 @@ class MdbShard(Reader):
                                                   f.chunk_lookup_num_entry,
                                                   _CHUNK_LOOKUP_DTYPE)
 
-    @staticmethod
-    def _search_index(table: np.ndarray) -> tuple[list[int], np.ndarray]:
-        """Keys in ascending order (as a list, for bisect) and the matching table rows."""
-        keys = table["key"]
-        if len(keys) > 1 and not bool(np.all(keys[1:] >= keys[:-1])):
-            order = np.argsort(keys, kind="stable")
-            return keys[order].tolist(), table[order]
-        return keys.tolist(), table
-
     @cached_property
-    def _file_search(self) -> tuple[list[int], list[int]] | None:
+    def _file_index(self) -> _KeyIndex | None:
         t = self.file_lookup
-        if t is None:
-            return None
-        keys, rows = self._search_index(t)
-        return keys, rows["index"].tolist()
+        return None if t is None else _KeyIndex(t["key"], t["index"])
 
     @cached_property
-    def _xorb_search(self) -> tuple[list[int], list[int]] | None:
+    def _xorb_index(self) -> _KeyIndex | None:
         t = self.xorb_lookup
-        if t is None:
-            return None
-        keys, rows = self._search_index(t)
-        return keys, rows["index"].tolist()
+        return None if t is None else _KeyIndex(t["key"], t["index"])
 
     @cached_property
-    def _chunk_search(self) -> tuple[int, np.ndarray, np.ndarray, np.ndarray]:
-        """What :meth:`find_chunk` searches: (xorb section offset, truncated keys ascending,
-        xorb record index, chunk position), as contiguous numpy arrays.
+    def _chunk_index(self) -> tuple[int, _KeyIndex]:
+        """What :meth:`find_chunk` searches: (xorb section offset, index of (truncated key ->
+        xorb record index, chunk position)).
 
         From the chunk lookup table when there is one. Otherwise the xorb section is indexed
-        with numpy: the truncated hash of every chunk record, stably argsorted (equal keys stay
+        with numpy: the truncated hash of every chunk record, stably sorted (equal keys stay
         in section order, so of repeated chunks the first one is found). No object per chunk.
         """
         t = self.chunk_lookup
         if t is not None:
             f = self.footer
             assert f is not None
-            keys = t["key"]
-            if len(keys) > 1 and not bool(np.all(keys[1:] >= keys[:-1])):
-                t = t[np.argsort(keys, kind="stable")]
-            return (f.xorb_info_offset, np.ascontiguousarray(t["key"]),
-                    np.ascontiguousarray(t["xorb"]), np.ascontiguousarray(t["chunk"]))
+            return f.xorb_info_offset, _KeyIndex(t["key"], t["xorb"], t["chunk"])
         rows = self._chunk_rows
-        order = np.argsort(rows["key"], kind="stable")
-        return (self._layout.xorb_info_offset, rows["key"][order], rows["xorb"][order],
-                rows["chunk"][order])
+        return (self._layout.xorb_info_offset,
+                _KeyIndex(rows["key"], rows["xorb"], rows["chunk"]))
 
     @cached_property
     def _chunk_rows(self) -> np.ndarray:
@@ -482,78 +516,117 @@ class MdbShard(Reader):
             out.setdefault(bytes(x.hash), x)
         return out
 
-    def _file_at(self, pos: int, rec: int) -> FileInfo | None:
-        """Decode the file block at ``pos`` straight from the bytes (None if out of bounds)."""
-        mem, limit = self._mem, self._records_limit
+    def _block(self, pos: int, want: int) -> tuple[bytes | memoryview, int]:
+        """(buffer, its absolute start) holding at least the record at ``pos`` and, through
+        ranged reads, up to ``want`` bytes from it (a guess at the block's length)."""
+        if self._have_all:
+            return self._mem, 0
+        return self._io.read_range(pos, min(self._records_limit, pos + want)), pos
+
+    def _whole_block(self, buf: bytes | memoryview, base: int, pos: int,
+                     nbytes: int) -> tuple[bytes | memoryview, int]:
+        """``buf`` again if it holds ``nbytes`` from ``pos``, else one more ranged read."""
+        if pos - base + nbytes <= len(buf):
+            return buf, base
+        return self._io.read_range(pos, pos + nbytes), pos
+
+    def _file_at(self, buf: bytes | memoryview, base: int, pos: int, rec: int,
+                 ) -> FileInfo | None:
+        """Decode the file block at absolute ``pos`` (None if it does not fit the sections).
+
+        ``buf`` holds the file's bytes from absolute offset ``base`` (the whole file, or a
+        ranged read starting at the block); a block longer than ``buf`` is read in full.
+        """
+        limit = self._records_limit
         if pos < HEADER_SIZE or pos + RECORD_SIZE > limit:
             return None
-        h, flags, n, reserved = _FILE_HEAD.unpack_from(mem, pos)
+        h, flags, n, reserved = _FILE_HEAD.unpack_from(buf, pos - base)
         nv = n if flags & FILE_FLAG_VERIFICATION else 0
         ne = 1 if flags & FILE_FLAG_METADATA_EXT else 0
-        if pos + (1 + n + nv + ne) * RECORD_SIZE > limit:
+        nbytes = (1 + n + nv + ne) * RECORD_SIZE
+        if pos + nbytes > limit:
             return None
-        p = pos + RECORD_SIZE
+        buf, base = self._whole_block(buf, base, pos, nbytes)
+        p = pos - base + RECORD_SIZE
+        unpack, new_term, new_hash = _TERM.unpack_from, _new_term, _new_hash
         terms = []
         for _ in range(n):
-            xhash, fl, size, start, end = _TERM.unpack_from(mem, p)
-            terms.append(Term(_new_hash(xhash), fl, size, start, end))
+            xhash, fl, size, start, end = unpack(buf, p)
+            terms.append(new_term((new_hash(xhash), fl, size, start, end)))
             p += RECORD_SIZE
         ver = []
         for _ in range(nv):
-            ver.append(_new_hash(bytes(mem[p : p + 32])))
+            ver.append(new_hash(buf[p : p + 32]))
             p += RECORD_SIZE
-        sha = _new_hash(bytes(mem[p : p + 32])) if ne else None
-        return FileInfo(_new_hash(h), flags, tuple(terms), tuple(ver), sha, reserved, rec, pos)
+        info = object.__new__(FileInfo)  # a frozen dataclass, filled as in `files`
+        object.__setattr__(info, "__dict__", {
+            "hash": new_hash(h), "flags": flags, "terms": tuple(terms),
+            "verification_hashes": tuple(ver), "sha256": new_hash(buf[p : p + 32]) if ne
+            else None, "reserved": reserved, "record_index": rec, "offset": pos})
+        return info
 
     def file(self, h: XetHash | bytes | str, default: Any = None) -> FileInfo | None:
         """The file with hash ``h`` (a hash object, 32 stored bytes or display hex).
 
-        Uses the file lookup table when present (binary search on the truncated hash, then the
-        full hash is compared at each candidate record); otherwise the file section is walked
-        once and indexed. Returns ``default`` (None) when the file is not in the shard.
+        Uses the file lookup table when present (the candidates of the truncated hash, then
+        the full hash is compared at each candidate record; through ranged requests the table
+        is read once, as one range, and each lookup reads its record); otherwise the file
+        section is walked once and indexed. Returns ``default`` (None) when the file is not
+        in the shard.
         """
-        raw = _as_raw(h)
-        search = self._file_search
-        if search is None:
-            return self._files_by_hash.get(raw, default)
-        keys, index = search
+        raw = h if type(h) is XetHash or (type(h) is bytes and len(h) == 32) else _as_raw(h)
+        idx = self._file_index
+        if idx is None:
+            return self._files_by_hash.get(bytes(raw), default)
         key = int.from_bytes(raw[:8], "little")
-        i = bisect.bisect_left(keys, key)
-        mem = self._mem
-        while i < len(keys) and keys[i] == key:
+        keys, starts = idx.keys, idx.starts
+        b = key >> idx.shift
+        i, n = bisect_left(keys, key, starts[b], starts[b + 1]), len(keys)
+        index = idx.cols[0]
+        limit = self._records_limit
+        while i < n and keys[i] == key:
             rec = index[i]
             pos = HEADER_SIZE + rec * RECORD_SIZE
-            if pos + 32 <= self._records_limit and mem[pos : pos + 32] == raw:
-                found = self._file_at(pos, rec)
-                if found is not None:
-                    return found
+            if pos + RECORD_SIZE <= limit:
+                buf, base = self._block(pos, 8 * RECORD_SIZE)
+                if buf[pos - base : pos - base + 32] == raw:
+                    found = self._file_at(buf, base, pos, rec)
+                    if found is not None:
+                        return found
             i += 1
         return default
 
     def xorb(self, h: XetHash | bytes | str, default: Any = None) -> XorbInfo | None:
         """The xorb with hash ``h`` (through the xorb lookup table when present)."""
-        raw = _as_raw(h)
-        search = self._xorb_search
-        if search is None:
-            return self._xorbs_by_hash.get(raw, default)
-        keys, index = search
+        raw = h if type(h) is XetHash or (type(h) is bytes and len(h) == 32) else _as_raw(h)
+        idx = self._xorb_index
+        if idx is None:
+            return self._xorbs_by_hash.get(bytes(raw), default)
         key = int.from_bytes(raw[:8], "little")
-        i = bisect.bisect_left(keys, key)
-        base, mem = self.footer.xorb_info_offset, self._mem  # type: ignore[union-attr]
-        while i < len(keys) and keys[i] == key:
-            pos = base + index[i] * RECORD_SIZE
-            if pos + RECORD_SIZE <= self._records_limit and mem[pos : pos + 32] == raw:
-                h_, fl, n, in_xorb, on_disk = _XORB_HEAD.unpack_from(mem, pos)
-                if pos + (1 + n) * RECORD_SIZE <= self._records_limit:
-                    recs = np.frombuffer(self._mem, CHUNK_DTYPE, count=n,
-                                         offset=pos + RECORD_SIZE)
-                    recs.flags.writeable = False
-                    info = object.__new__(XorbInfo)  # chunks decoded when read, as in `xorbs`
-                    object.__setattr__(info, "__dict__", {
-                        "hash": _new_hash(h_), "flags": fl, "_chunks": recs,
-                        "num_bytes_in_xorb": in_xorb, "num_bytes_on_disk": on_disk,
-                        "record_index": index[i], "offset": pos})
-                    return info
+        keys, starts = idx.keys, idx.starts
+        b = key >> idx.shift
+        i, n = bisect_left(keys, key, starts[b], starts[b + 1]), len(keys)
+        index, limit = idx.cols[0], self._records_limit
+        base0 = self.footer.xorb_info_offset  # type: ignore[union-attr]
+        while i < n and keys[i] == key:
+            rec = index[i]
+            pos = base0 + rec * RECORD_SIZE
+            if pos + RECORD_SIZE <= limit:
+                buf, base = self._block(pos, 64 << 10)
+                if buf[pos - base : pos - base + 32] == raw:
+                    h_, fl, nc, in_xorb, on_disk = _XORB_HEAD.unpack_from(buf, pos - base)
+                    nbytes = (1 + nc) * RECORD_SIZE
+                    if pos + nbytes <= limit:
+                        buf, base = self._whole_block(buf, base, pos, nbytes)
+                        recs = np.frombuffer(buf, CHUNK_DTYPE, count=nc,
+                                             offset=pos - base + RECORD_SIZE)
+                        recs.flags.writeable = False
+                        info = object.__new__(XorbInfo)  # chunks decoded when read
+                        object.__setattr__(info, "__dict__", {
+                            "hash": _new_hash(h_), "flags": fl, "_chunks": recs,
+                            "num_bytes_in_xorb": in_xorb, "num_bytes_on_disk": on_disk,
+                            "record_index": rec, "offset": pos})
+                        return info
             i += 1
         return default
 
@@ -563,30 +636,50 @@ class MdbShard(Reader):
         When the footer carries a non-zero HMAC key the hash is keyed first (the shard stores
         keyed hashes), unless ``keyed=True`` says it already is.
 
-        Binary search on the truncated hash, then the full hash is compared at each candidate
-        record: in the chunk lookup table when present, otherwise in an index of the xorb
-        section built once with numpy. Without a table the first of repeated chunks (in
-        section order) is found; the table's order among equal keys is unspecified. Returns
-        None when the chunk is not in the shard.
+        The candidates of the truncated hash, then the full hash is compared at each candidate
+        record: from the chunk lookup table when present (through ranged requests: the table
+        as one range, then the chunk's record and its xorb's header), otherwise from an index
+        of the xorb section built once with numpy. Without a table the first of repeated
+        chunks (in section order) is found; the table's order among equal keys is
+        unspecified. Returns None when the chunk is not in the shard.
         """
-        raw = _as_raw(h)
+        raw = h if type(h) is XetHash or (type(h) is bytes and len(h) == 32) else _as_raw(h)
         f = self.footer
         if not keyed and f is not None and not f.hmac_key.is_zero:
-            raw = xh.keyed_chunk_hash(bytes(f.hmac_key), raw)
-        base, keys, xorb_idx, chunk_idx = self._chunk_search
+            raw = xh.keyed_chunk_hash(bytes(f.hmac_key), bytes(raw))
+        base0, idx = self._chunk_index
         key = int.from_bytes(raw[:8], "little")
-        i, n = int(keys.searchsorted(np.uint64(key))), len(keys)
-        mem, limit, at = self._mem, self._records_limit, keys.item
-        while i < n and at(i) == key:
-            xr, ci = xorb_idx.item(i), chunk_idx.item(i)
-            pos = base + (xr + 1 + ci) * RECORD_SIZE
-            if pos + RECORD_SIZE <= limit and mem[pos : pos + 32] == raw:
-                xpos = base + xr * RECORD_SIZE
-                chash, start, size, fl, res = _TERM.unpack_from(mem, pos)
-                return _new_ref((_new_hash(mem[xpos : xpos + 32]), xr, ci,
-                                 _new_chunk((_new_hash(chash), start, size, fl, res))))
+        keys, starts = idx.keys, idx.starts
+        b = key >> idx.shift
+        i, n = bisect_left(keys, key, starts[b], starts[b + 1]), len(keys)
+        xorbs, chunks, limit = idx.cols[0], idx.cols[1], self._records_limit
+        while i < n and keys[i] == key:
+            xr, ci = xorbs[i], chunks[i]
+            pos = base0 + (xr + 1 + ci) * RECORD_SIZE
+            xpos = base0 + xr * RECORD_SIZE
+            if pos + RECORD_SIZE <= limit:
+                if self._have_all:
+                    buf: bytes | memoryview = self._mem
+                    cb = xb = 0
+                elif pos - xpos <= 64 << 10:
+                    buf, cb, xb = self._io.read_range(xpos, pos + RECORD_SIZE), xpos, xpos
+                else:
+                    xbuf, cbuf = _io.read_ranges(self._io, [(xpos, xpos + 32),
+                                                            (pos, pos + RECORD_SIZE)])
+                    buf, cb, xb = cbuf, pos, xpos
+                    if cbuf[:32] == raw:
+                        return self._chunk_ref(cbuf, 0, xbuf, 0, xr, ci)
+                if buf[pos - cb : pos - cb + 32] == raw:
+                    return self._chunk_ref(buf, pos - cb, buf, xpos - xb, xr, ci)
             i += 1
         return None
+
+    @staticmethod
+    def _chunk_ref(cbuf: bytes | memoryview, cofs: int, xbuf: bytes | memoryview, xofs: int,
+                   xr: int, ci: int) -> ChunkRef:
+        chash, start, size, fl, res = _TERM.unpack_from(cbuf, cofs)
+        return _new_ref((_new_hash(xbuf[xofs : xofs + 32]), xr, ci,
+                         _new_chunk((_new_hash(chash), start, size, fl, res))))
 
     # -- mapping protocol (CLI `ls` / `get`) --------------------------------------------------
 
@@ -635,18 +728,63 @@ class MdbShard(Reader):
             return "keyed global-dedup response"
         tables = f.file_lookup_num_entry or f.xorb_lookup_num_entry or f.chunk_lookup_num_entry
         if tables:
-            if not self._layout.file_blocks and f.xorb_lookup_num_entry:
+            no_files = (f.xorb_info_offset == HEADER_SIZE + RECORD_SIZE if self._footer_counts()
+                        else not self._layout.file_blocks)
+            if no_files and f.xorb_lookup_num_entry:
                 return "xorb-only shard with lookup tables"
             return "full shard with lookup tables"
         if f.file_lookup_offset == 0 and f.xorb_lookup_offset == 0:
             return "shard without lookup tables (huggingface.js style, table offsets 0)"
         return "server-stored shard without lookup tables"
 
-    def summary(self) -> dict[str, Any]:
-        """What ``shardkit info`` shows."""
+    def _footer_counts(self) -> tuple[int, int, int] | None:
+        """(files, xorbs, chunks) as the footer's lookup tables count them, when the record
+        sections are not at hand (a remote shard not yet fetched whole) and the tables say
+        all three (a table is empty only when its section is); else None: walk the sections.
+        """
         f = self.footer
+        if self._have_all or "_layout" in self.__dict__ or f is None:
+            return None
+        if not (f.file_lookup_num_entry or f.xorb_lookup_num_entry):
+            return None
+        empty_files = f.xorb_info_offset == HEADER_SIZE + RECORD_SIZE
+        empty_xorbs = f.file_lookup_offset == f.xorb_info_offset + RECORD_SIZE
+        if ((f.file_lookup_num_entry == 0) != empty_files
+                or (f.xorb_lookup_num_entry == 0) != empty_xorbs
+                or (f.chunk_lookup_num_entry == 0) != empty_xorbs):
+            return None
+        return f.file_lookup_num_entry, f.xorb_lookup_num_entry, f.chunk_lookup_num_entry
+
+    def summary(self) -> dict[str, Any]:
+        """What ``shardkit info`` shows.
+
+        Through ranged requests, a shard with lookup tables is summarised from its header and
+        footer alone: the counts of files, xorbs and chunks are the tables' (``verify`` checks
+        they match the sections), and ``terms``, which only a walk of the file section gives,
+        is None. Otherwise (local files, shards without tables) the sections are walked.
+        """
+        f = self.footer
+        counted = self._footer_counts()
+        if counted is not None:
+            out = self._summary_head()
+            out.update(files=counted[0], xorbs=counted[1], chunks=counted[2], terms=None)
+            out["counts_from"] = "lookup tables"
+            return self._summary_tail(out)
         files, xorbs = self._layout.file_blocks, self._layout.xorb_blocks
-        out: dict[str, Any] = {
+        out = self._summary_head()
+        out.update(files=len(files), xorbs=len(xorbs), chunks=sum(b[3] for b in xorbs),
+                   terms=sum(b[3] for b in files))
+        if f is None:
+            out["totals"] = {
+                "materialized_bytes": sum(fi.size for fi in self.files),
+                "stored_bytes": sum(b[4] for b in xorbs),
+                "stored_bytes_on_disk": sum(b[5] for b in xorbs),
+            }
+        return self._summary_tail(out)
+
+    def _summary_head(self) -> dict[str, Any]:
+        f = self.footer
+        return {
             "format": self.format_id,
             "format_name": self.format_name,
             "file": self.source.name,
@@ -654,17 +792,16 @@ class MdbShard(Reader):
             "variant": self.variant,
             "header": {"version": self.header.version, "footer_size": self.header.footer_size},
             "footer": f is not None,
-            "files": len(files),
-            "xorbs": len(xorbs),
-            "chunks": sum(b[3] for b in xorbs),
-            "terms": sum(b[3] for b in files),
-            "lookup_tables": {
-                "file": f is not None and f.file_lookup_num_entry > 0,
-                "xorb": f is not None and f.xorb_lookup_num_entry > 0,
-                "chunk": f is not None and f.chunk_lookup_num_entry > 0,
-            },
-            "hmac_key_present": f is not None and f.is_keyed,
         }
+
+    def _summary_tail(self, out: dict[str, Any]) -> dict[str, Any]:
+        f = self.footer
+        out["lookup_tables"] = {
+            "file": f is not None and f.file_lookup_num_entry > 0,
+            "xorb": f is not None and f.xorb_lookup_num_entry > 0,
+            "chunk": f is not None and f.chunk_lookup_num_entry > 0,
+        }
+        out["hmac_key_present"] = f is not None and f.is_keyed
         if f is not None:
             out["hmac_key"] = str(f.hmac_key) if f.is_keyed else None
             out["creation_timestamp"] = f.creation_timestamp
@@ -676,12 +813,6 @@ class MdbShard(Reader):
             out["totals"] = {"materialized_bytes": f.materialized_bytes,
                              "stored_bytes": f.stored_bytes,
                              "stored_bytes_on_disk": f.stored_bytes_on_disk}
-        else:
-            out["totals"] = {
-                "materialized_bytes": sum(fi.size for fi in self.files),
-                "stored_bytes": sum(b[4] for b in xorbs),
-                "stored_bytes_on_disk": sum(b[5] for b in xorbs),
-            }
         if self._footer_note:
             out["note"] = self._footer_note
         return out
