@@ -225,6 +225,80 @@ def _runs(starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
     return np.repeat(starts - firsts, lengths) + np.arange(total, dtype=np.int64)
 
 
+_FLAGS_COUNT = struct.Struct("<II")
+_UNSET: Any = object()
+_SHAPES: dict[tuple[int, int], struct.Struct] = {}
+
+
+def _block_shape(n: int, hashes: int) -> struct.Struct | None:
+    """One ``Struct`` for the records after a file block's header: ``n`` terms, then
+    ``hashes`` hash records (verification, sha256); for blocks of up to 16 terms (cached)."""
+    if n > 16:
+        return None
+    shape = _SHAPES.get((n, hashes))
+    if shape is None:
+        shape = _SHAPES[(n, hashes)] = struct.Struct("<" + "32sIIII" * n + "32s16x" * hashes)
+    return shape
+
+
+def _decode_file_block(d: dict[str, Any]) -> None:
+    """Fill ``_terms``, ``_verification_hashes`` and ``_sha256`` of a :class:`FileInfo`'s
+    ``__dict__`` from the block's records kept in ``_block`` (then dropped). Safe when two
+    threads race: both decode the same values, and ``_block`` goes only after the fields."""
+    block = d.get("_block")
+    if block is None:
+        return
+    flags, n = _FLAGS_COUNT.unpack_from(block, 32)
+    nv = n if flags & FILE_FLAG_VERIFICATION else 0
+    ne = 1 if flags & FILE_FLAG_METADATA_EXT else 0
+    new_hash, new_term = _new_hash, _new_term
+    shape = _block_shape(n, nv + ne)
+    if shape is not None:  # the whole block in one unpack
+        vals = shape.unpack_from(block, RECORD_SIZE)
+        k = 5 * n
+        d["_terms"] = tuple([new_term((new_hash(vals[j]), vals[j + 1], vals[j + 2],
+                                       vals[j + 3], vals[j + 4])) for j in range(0, k, 5)])
+        d["_verification_hashes"] = tuple(map(new_hash, vals[k : k + nv])) if nv else ()
+        d["_sha256"] = new_hash(vals[k + nv]) if ne else None
+    else:
+        unpack = _TERM.unpack_from
+        terms = []
+        for i in range(n):
+            x, fl, size, start, end = unpack(block, RECORD_SIZE * (1 + i))
+            terms.append(new_term((new_hash(x), fl, size, start, end)))
+        d["_terms"] = tuple(terms)
+        p = RECORD_SIZE * (1 + n)
+        d["_verification_hashes"] = tuple([new_hash(block[q : q + 32]) for q in
+                                           range(p, p + nv * RECORD_SIZE, RECORD_SIZE)])
+        p += nv * RECORD_SIZE
+        d["_sha256"] = new_hash(block[p : p + 32]) if ne else None
+    d.pop("_block", None)
+
+
+class _LazyFileField:
+    """``terms``, ``verification_hashes`` and ``sha256`` of :class:`FileInfo`: as given to the
+    constructor, or decoded on first access from the block's records (a lookup by the reader
+    keeps them as ``_block``, one bytes object, and builds no term or hash object until one is
+    read). Class access raises AttributeError so that ``dataclass`` sees fields without default.
+    """
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.name, self.slot = name, "_" + name
+
+    def __get__(self, obj: Any, owner: type | None = None) -> Any:
+        if obj is None:
+            raise AttributeError(self.name)
+        d = obj.__dict__
+        value = d.get(self.slot, _UNSET)
+        if value is _UNSET:
+            _decode_file_block(d)
+            value = d[self.slot]
+        return value
+
+    def __set__(self, obj: Any, value: Any) -> None:  # only the dataclass __init__ gets here
+        obj.__dict__[self.slot] = value
+
+
 @dataclass(frozen=True)
 class FileInfo:
     """A file block: the file hash and how to rebuild the file from xorb chunks.
@@ -242,9 +316,9 @@ class FileInfo:
 
     hash: XetHash
     flags: int
-    terms: tuple[Term, ...]
-    verification_hashes: tuple[XetHash, ...]
-    sha256: XetHash | None
+    terms: tuple[Term, ...] = _LazyFileField()  # type: ignore[assignment]
+    verification_hashes: tuple[XetHash, ...] = _LazyFileField()  # type: ignore[assignment]
+    sha256: XetHash | None = _LazyFileField()  # type: ignore[assignment]
     reserved: int = 0
     record_index: int = 0
     offset: int = 0
@@ -257,6 +331,9 @@ class FileInfo:
     @property
     def num_records(self) -> int:
         """48-byte records the block takes."""
+        block = self.__dict__.get("_block")
+        if block is not None:
+            return len(block) // RECORD_SIZE
         n = len(self.terms)
         return (1 + n + (n if self.flags & FILE_FLAG_VERIFICATION else 0)
                 + (1 if self.flags & FILE_FLAG_METADATA_EXT else 0))

@@ -76,7 +76,7 @@ class _KeyIndex:
     bits, so a search bisects a handful of entries (keys are truncated hashes, spread evenly).
     """
 
-    __slots__ = ("cols", "keys", "shift", "starts")
+    __slots__ = ("cols", "keys", "n", "shift", "starts")
 
     def __init__(self, keys: np.ndarray, *cols: np.ndarray) -> None:
         keys = np.ascontiguousarray(keys, np.uint64)
@@ -90,6 +90,7 @@ class _KeyIndex:
         self.starts = array("q", starts.astype(np.int64).tobytes())
         self.keys = array("Q", keys.astype("=u8").tobytes())
         self.cols = [array("I", np.asarray(c, "=u4").tobytes()) for c in cols]
+        self.n = len(self.keys)
 
 
 # -- the reader ----------------------------------------------------------------------------------
@@ -142,12 +143,22 @@ class MdbShard(Reader):
                     f"{source.name}: an MDB shard of {what}; only header v2 is supported",
                     offset=0, field="/header/tag")
         self._mem_data: memoryview | bytes | None = None  # the whole file, on first need
+        #: The whole file when at hand (a local view at once; a remote file once fetched).
+        self._all: memoryview | bytes | None = None
+        if self._local:
+            self._all = self._mem
+        #: What lookups slice blocks from: the source's own bytes or mapping when it has them
+        #: (slicing gives bytes in one step), else the whole-file view.
+        self._slicer: Any = getattr(source, "raw", None) if self._local else None
+        if self._slicer is None or len(self._slicer) != size:
+            self._slicer = self._all
         self._ks = parse(XetMdbShard, as_stream(self._io, buffer_size=HEADER_SIZE
                                                 if self._local else 0),
                          magic_fields=("/header/tag",), version_fields=("/header/version",))
         self.header = MdbHeader(self._ks.header.version, self._ks.header.len_footer)
         self._footer_note: str | None = None  # why an announced footer was not used
         self.footer: MdbFooter | None = self._read_footer()
+        self._limit = self._records_limit  # fixed from here on (hot paths read the attribute)
 
     @property
     def _mem(self) -> memoryview | bytes:
@@ -165,7 +176,9 @@ class MdbShard(Reader):
                 view = getattr(self.source, "view", None)
                 size = self.source.size
                 mem = view(0, size) if view is not None else self.source.read_range(0, size)
-            self._mem_data = mem
+            self._mem_data = self._all = mem
+            if self._whole is not None:
+                self._slicer = mem
         return mem
 
     @property
@@ -183,7 +196,7 @@ class MdbShard(Reader):
         """Release the file mapping."""
         if isinstance(self._mem_data, memoryview) and self._whole is None:
             self._mem_data.release()
-        self._mem_data = b""
+        self._mem_data = self._all = b""
         super().close()
 
     # -- header, footer, layout ---------------------------------------------------------------
@@ -343,8 +356,8 @@ class MdbShard(Reader):
                 sha = None
             info = new(FileInfo)
             set_dict(info, "__dict__", {
-                "hash": _new_hash(h), "flags": fl, "terms": tuple(terms[t : t + cnt]),
-                "verification_hashes": tuple(ver[v : v + k]) if k else (), "sha256": sha,
+                "hash": _new_hash(h), "flags": fl, "_terms": tuple(terms[t : t + cnt]),
+                "_verification_hashes": tuple(ver[v : v + k]) if k else (), "_sha256": sha,
                 "reserved": reserved, "record_index": (pos - HEADER_SIZE) // RECORD_SIZE,
                 "offset": pos})
             out.append(info)
@@ -530,39 +543,34 @@ class MdbShard(Reader):
             return buf, base
         return self._io.read_range(pos, pos + nbytes), pos
 
-    def _file_at(self, buf: bytes | memoryview, base: int, pos: int, rec: int,
-                 ) -> FileInfo | None:
-        """Decode the file block at absolute ``pos`` (None if it does not fit the sections).
+    def _file_at(self, buf: bytes | memoryview, base: int, pos: int) -> FileInfo | None:
+        """The file block at absolute ``pos`` (None if it does not fit the sections).
 
         ``buf`` holds the file's bytes from absolute offset ``base`` (the whole file, or a
-        ranged read starting at the block); a block longer than ``buf`` is read in full.
+        ranged read starting at the block); a block longer than ``buf`` is read in full. The
+        block's records are kept as one bytes object and decoded into terms and hashes when
+        first read (see :class:`FileInfo`).
         """
-        limit = self._records_limit
+        limit = self._limit
         if pos < HEADER_SIZE or pos + RECORD_SIZE > limit:
             return None
-        h, flags, n, reserved = _FILE_HEAD.unpack_from(buf, pos - base)
-        nv = n if flags & FILE_FLAG_VERIFICATION else 0
-        ne = 1 if flags & FILE_FLAG_METADATA_EXT else 0
-        nbytes = (1 + n + nv + ne) * RECORD_SIZE
+        o = pos - base
+        h, flags, n, reserved = _FILE_HEAD.unpack_from(buf, o)
+        nbytes = (1 + n + (n if flags & FILE_FLAG_VERIFICATION else 0)
+                  + (1 if flags & FILE_FLAG_METADATA_EXT else 0)) * RECORD_SIZE
         if pos + nbytes > limit:
             return None
-        buf, base = self._whole_block(buf, base, pos, nbytes)
-        p = pos - base + RECORD_SIZE
-        unpack, new_term, new_hash = _TERM.unpack_from, _new_term, _new_hash
-        terms = []
-        for _ in range(n):
-            xhash, fl, size, start, end = unpack(buf, p)
-            terms.append(new_term((new_hash(xhash), fl, size, start, end)))
-            p += RECORD_SIZE
-        ver = []
-        for _ in range(nv):
-            ver.append(new_hash(buf[p : p + 32]))
-            p += RECORD_SIZE
+        if o + nbytes <= len(buf):
+            src = self._slicer if buf is self._all else buf
+            block = src[o : o + nbytes]
+            if type(block) is not bytes:
+                block = bytes(block)
+        else:
+            block = self._io.read_range(pos, pos + nbytes)
         info = object.__new__(FileInfo)  # a frozen dataclass, filled as in `files`
         object.__setattr__(info, "__dict__", {
-            "hash": new_hash(h), "flags": flags, "terms": tuple(terms),
-            "verification_hashes": tuple(ver), "sha256": new_hash(buf[p : p + 32]) if ne
-            else None, "reserved": reserved, "record_index": rec, "offset": pos})
+            "hash": _new_hash(h), "flags": flags, "_block": block, "reserved": reserved,
+            "record_index": (pos - HEADER_SIZE) // RECORD_SIZE, "offset": pos})
         return info
 
     def file(self, h: XetHash | bytes | str, default: Any = None) -> FileInfo | None:
@@ -581,16 +589,42 @@ class MdbShard(Reader):
         key = int.from_bytes(raw[:8], "little")
         keys, starts = idx.keys, idx.starts
         b = key >> idx.shift
-        i, n = bisect_left(keys, key, starts[b], starts[b + 1]), len(keys)
-        index = idx.cols[0]
-        limit = self._records_limit
+        i = bisect_left(keys, key, starts[b], starts[b + 1])
+        n, index, mem = idx.n, idx.cols[0], self._all
+        if mem is None:
+            return self._file_remote(raw, key, i, idx, default)
+        rawb = bytes(raw)
+        limit, unpack, slicer = self._limit, _FILE_HEAD.unpack_from, self._slicer
         while i < n and keys[i] == key:
-            rec = index[i]
-            pos = HEADER_SIZE + rec * RECORD_SIZE
+            pos = HEADER_SIZE + index[i] * RECORD_SIZE
             if pos + RECORD_SIZE <= limit:
-                buf, base = self._block(pos, 8 * RECORD_SIZE)
-                if buf[pos - base : pos - base + 32] == raw:
-                    found = self._file_at(buf, base, pos, rec)
+                fh, flags, nt, reserved = unpack(mem, pos)
+                if fh == rawb:
+                    end = pos + (1 + nt + (nt if flags & FILE_FLAG_VERIFICATION else 0)
+                                 + (1 if flags & FILE_FLAG_METADATA_EXT else 0)) * RECORD_SIZE
+                    if end <= limit:  # else a block that overruns: not a match, as xet-core
+                        block = slicer[pos:end]
+                        info = object.__new__(FileInfo)  # a frozen dataclass, as in `files`
+                        object.__setattr__(info, "__dict__", {
+                            "hash": raw if type(raw) is XetHash else _new_hash(fh),
+                            "flags": flags,
+                            "_block": block if type(block) is bytes else bytes(block),
+                            "reserved": reserved, "record_index": index[i], "offset": pos})
+                        return info
+            i += 1
+        return default
+
+    def _file_remote(self, raw: bytes, key: int, i: int, idx: _KeyIndex,
+                     default: Any) -> FileInfo | None:
+        """:meth:`file` through ranged requests: one read of the candidate record (and of
+        the rest of its block when longer than guessed)."""
+        keys, index, limit = idx.keys, idx.cols[0], self._limit
+        while i < idx.n and keys[i] == key:
+            pos = HEADER_SIZE + index[i] * RECORD_SIZE
+            if pos + RECORD_SIZE <= limit:
+                buf = self._io.read_range(pos, min(limit, pos + 8 * RECORD_SIZE))
+                if buf[:32] == raw:
+                    found = self._file_at(buf, pos, pos)
                     if found is not None:
                         return found
             i += 1
@@ -652,25 +686,36 @@ class MdbShard(Reader):
         keys, starts = idx.keys, idx.starts
         b = key >> idx.shift
         i, n = bisect_left(keys, key, starts[b], starts[b + 1]), len(keys)
-        xorbs, chunks, limit = idx.cols[0], idx.cols[1], self._records_limit
-        while i < n and keys[i] == key:
+        xorbs, chunks, limit, mem = idx.cols[0], idx.cols[1], self._limit, self._all
+        if mem is not None:
+            rawb, unpack, slicer = bytes(raw), _TERM.unpack_from, self._slicer
+            while i < n and keys[i] == key:
+                xr, ci = xorbs[i], chunks[i]
+                pos = base0 + (xr + 1 + ci) * RECORD_SIZE
+                if pos + RECORD_SIZE <= limit:
+                    chash, start, size, fl, res = unpack(mem, pos)
+                    if chash == rawb:
+                        xpos = base0 + xr * RECORD_SIZE
+                        return _new_ref((
+                            _new_hash(slicer[xpos : xpos + 32]), xr, ci,
+                            _new_chunk((raw if type(raw) is XetHash else _new_hash(chash),
+                                        start, size, fl, res))))
+                i += 1
+            return None
+        while i < n and keys[i] == key:  # through ranged requests
             xr, ci = xorbs[i], chunks[i]
             pos = base0 + (xr + 1 + ci) * RECORD_SIZE
             xpos = base0 + xr * RECORD_SIZE
             if pos + RECORD_SIZE <= limit:
-                if self._have_all:
-                    buf: bytes | memoryview = self._mem
-                    cb = xb = 0
-                elif pos - xpos <= 64 << 10:
-                    buf, cb, xb = self._io.read_range(xpos, pos + RECORD_SIZE), xpos, xpos
+                if pos - xpos <= 64 << 10:  # xorb header .. chunk record: one range
+                    buf = self._io.read_range(xpos, pos + RECORD_SIZE)
+                    if buf[pos - xpos : pos - xpos + 32] == raw:
+                        return self._chunk_ref(buf, pos - xpos, buf, 0, xr, ci)
                 else:
                     xbuf, cbuf = _io.read_ranges(self._io, [(xpos, xpos + 32),
                                                             (pos, pos + RECORD_SIZE)])
-                    buf, cb, xb = cbuf, pos, xpos
                     if cbuf[:32] == raw:
                         return self._chunk_ref(cbuf, 0, xbuf, 0, xr, ci)
-                if buf[pos - cb : pos - cb + 32] == raw:
-                    return self._chunk_ref(buf, pos - cb, buf, xpos - xb, xr, ci)
             i += 1
         return None
 
