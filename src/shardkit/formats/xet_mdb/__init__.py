@@ -57,6 +57,7 @@ from .model import (
     XorbInfo,
 )
 from .reader import MdbShard, open_mdb
+from .verify import VerifyReport
 
 __all__ = [
     "BOOKEND",
@@ -81,6 +82,7 @@ __all__ = [
     "MdbHeader",
     "MdbShard",
     "Term",
+    "VerifyReport",
     "XetHash",
     "XorbInfo",
     "open_mdb",

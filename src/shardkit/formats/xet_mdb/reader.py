@@ -14,7 +14,6 @@ from ..._kaitai import kaitai_errors, parse
 from ...errors import (
     EntryNotFoundError,
     LayoutError,
-    Problem,
     ShardkitError,
     TruncatedError,
     UnsupportedVersionError,
@@ -59,6 +58,7 @@ from .model import (
     _new_term,
     _runs,
 )
+from .verify import VerifyReport
 
 
 def _footer_from_ks(f: Any) -> MdbFooter:
@@ -909,22 +909,39 @@ class MdbShard(Reader):
     # -- verification -------------------------------------------------------------------------
 
     def verify(self, progress: Callable[[int, int], None] | None = None, *,
-               name_check: bool = False, other_shards: Iterable[MdbShard] = ()) -> list[Problem]:
-        """Run every check; return the problems found (empty list: the shard is sound).
+               name_check: bool = False, other_shards: Iterable[MdbShard] = (),
+               strict: bool = False) -> VerifyReport:
+        """Run every check; return the problems found (empty list: the shard is sound) and,
+        in the result's ``notes``, what could not be checked here.
 
         Besides the frame, totals, tables, sizes and hashes, the order writers guarantee is
         checked (check ``lookup_table`` and ``order``): every lookup table's keys ascend, and
         a shard with lookup tables (xet-core's full writer) has its file and xorb sections
         sorted by hash. Shards without tables carry no order promise and are not checked for
-        one.
+        one. Words xet-core leaves zero (a file header's reserved word, the unused halves of
+        verification and metadata records and bookends, a chunk's last word) must be zero
+        (check ``reserved``), and flag bits nobody defines must be clear.
+
+        Nothing is passed over silently: files whose terms use xorbs described in no shard
+        at hand, and hashes that HMAC-keyed chunk hashes keep from being recomputed, are
+        counted in the report's ``notes``. What no check can cover: a file's sha256 (its
+        content is not in the shard), the footer's timestamps, and ``num_bytes_on_disk``.
 
         Args:
             progress: Called as ``progress(done, total)`` over xorbs and files.
             name_check: Also check the shard's content hash against a ``<hash>.mdb`` file name.
             other_shards: Shards whose xorb sections may describe xorbs this shard's files use
                 (their terms and file hashes are then checked too).
+            strict: Count every check that could not be made (files whose xorbs are in
+                other shards, hashes hidden by HMAC-keyed chunk hashes, a name check without
+                a ``<hash>.mdb`` name) as a problem instead of a note.
+
+        Returns:
+            A :class:`VerifyReport`: a list of :class:`~shardkit.errors.Problem` with a
+            ``notes`` attribute (one note per kind of check not made, with counts).
         """
-        return _verify.verify(self, progress, name_check=name_check, other_shards=other_shards)
+        return _verify.verify(self, progress, name_check=name_check, other_shards=other_shards,
+                              strict=strict)
 
     # -- conveniences -------------------------------------------------------------------------
 

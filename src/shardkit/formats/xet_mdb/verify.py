@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from dataclasses import field as _field
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -13,6 +15,7 @@ from ...hashing import xet as xh
 from .model import (
     _LOOKUP_DTYPE,
     _NAME,
+    CHUNK_FLAG_GLOBAL_DEDUP,
     FILE_FLAG_METADATA_EXT,
     FILE_FLAG_VERIFICATION,
     FOOTER_SIZE,
@@ -28,26 +31,45 @@ from .model import (
 if TYPE_CHECKING:
     from .reader import MdbShard
 
+_ZERO16 = bytes(16)
+
+
+
+class VerifyReport(list[Problem]):
+    """What :meth:`MdbShard.verify` returns: the problems found (a list, empty when the shard
+    is sound) and, in :attr:`notes`, the checks that could not be made here.
+
+    Attributes:
+        notes: One :class:`~shardkit.errors.Problem` per kind of check not made, with counts:
+            files whose xorbs are in other shards, hashes that HMAC-keyed chunk hashes keep
+            from being recomputed, a file name the name check could not use. With
+            ``strict=True`` these are problems instead (and ``notes`` is empty).
+    """
+
+    def __init__(self, problems: Iterable[Problem] = (), notes: Iterable[Problem] = ()) -> None:
+        super().__init__(problems)
+        self.notes: list[Problem] = list(notes)
+
+
+@dataclass
+class _Unchecked:
+    """Tally of what verify could not check."""
+
+    files: int = 0  # files with a term whose xorb is not at hand
+    terms: int = 0
+    xorbs: set[bytes] = _field(default_factory=set)
+    first_file: int | None = None
+    keyed_files: int = 0  # files whose hashes keyed chunk hashes hide
+    keyed_xorbs: int = 0
 
 
 def verify(shard: MdbShard, progress: Callable[[int, int], None] | None = None, *,
-           name_check: bool = False, other_shards: Iterable[MdbShard] = ()) -> list[Problem]:
-    """Run every check; return the problems found (empty list: the shard is sound).
-
-    Besides the frame, totals, tables, sizes and hashes, the order writers guarantee is
-    checked (check ``lookup_table`` and ``order``): every lookup table's keys ascend, and
-    a shard with lookup tables (xet-core's full writer) has its file and xorb sections
-    sorted by hash. Shards without tables carry no order promise and are not checked for
-    one.
-
-    Args:
-        progress: Called as ``progress(done, total)`` over xorbs and files.
-        name_check: Also check the shard's content hash against a ``<hash>.mdb`` file name.
-        other_shards: Shards whose xorb sections may describe xorbs this shard's files use
-            (their terms and file hashes are then checked too).
-    """
-    problems: list[Problem] = []
-    add = problems.append
+           name_check: bool = False, other_shards: Iterable[MdbShard] = (),
+           strict: bool = False) -> VerifyReport:
+    """Run every check; return the problems found and the checks not made (see
+    :meth:`MdbShard.verify`)."""
+    problems = VerifyReport()
+    add, note = problems.append, problems.notes.append
     try:
         lay = shard._layout
         files, xorbs = shard.files, shard.xorbs
@@ -58,6 +80,7 @@ def verify(shard: MdbShard, progress: Callable[[int, int], None] | None = None, 
     _verify_frame(shard, lay, f, size, add)
     _verify_tables(shard, lay, f, add)
     _verify_order(shard, lay, f, add)
+    _verify_bookends(shard, lay, add)
     keyed = f is not None and f.is_keyed
     known: dict[bytes, XorbInfo] = {}
     for other in other_shards:
@@ -67,17 +90,41 @@ def verify(shard: MdbShard, progress: Callable[[int, int], None] | None = None, 
         known[bytes(x.hash)] = x
     total = len(files) + len(xorbs)
     done = 0
+    unchecked = _Unchecked()
     for x in xorbs:
         _verify_xorb(shard, x, keyed, add)
         done += 1
         if progress is not None and done % 1024 == 0:
             progress(done, total)
-    _verify_files(shard, files, known, keyed, add, progress, done, total)
+    if keyed:
+        unchecked.keyed_xorbs = len(xorbs)
+    _verify_files(shard, files, known, keyed, add, progress, done, total, unchecked)
     if progress is not None:
         progress(total, total)
+    _report_unchecked(unchecked, f, note)
     if name_check:
-        _verify_name(shard, add)
+        _verify_name(shard, add, note)
+    if strict:
+        problems.extend(problems.notes)
+        problems.notes.clear()
     return problems
+
+
+def _report_unchecked(u: _Unchecked, f: MdbFooter | None,
+                      note: Callable[[Problem], None]) -> None:
+    if u.files:
+        note(Problem("unverifiable_files", f"{u.files} file(s) not verifiable here: their "
+                     f"xorbs are in other shards ({u.terms} term(s) use {len(u.xorbs)} xorb(s) "
+                     "this shard does not describe), so their term sizes, verification hashes "
+                     "and file hashes were not checked", u.first_file, "/file_info"))
+    if u.keyed_xorbs or u.keyed_files:
+        what = f"the hashes of {u.keyed_xorbs} xorb(s)"
+        if u.keyed_files:
+            what += f" and the verification and file hashes of {u.keyed_files} file(s)"
+        note(Problem("keyed_hashes", f"chunk hashes are HMAC-keyed (the footer's key is set): "
+                     f"{what} cannot be recomputed from them and were not checked",
+                     None if f is None else f.footer_offset + 120,
+                     "/footer/chunk_hash_hmac_key"))
 
 
 def _verify_frame(shard: MdbShard, lay: _Layout, f: MdbFooter | None, size: int,
@@ -221,9 +268,49 @@ def _verify_order(shard: MdbShard, lay: _Layout, f: MdbFooter | None,
                     pos, f"/{name}_info/blocks/{(pos - base) // RECORD_SIZE}/{name}_hash"))
 
 
+def _verify_padding(shard: MdbShard, fi: FileInfo, where: str,
+                    add: Callable[[Problem], None]) -> None:
+    """The unused last 16 bytes of verification and metadata records are zero (xet-core)."""
+    n = len(fi.terms)
+    nv = len(fi.verification_hashes)
+    mem = shard._mem
+    for k in range(nv + (fi.sha256 is not None)):
+        p = fi.offset + RECORD_SIZE * (1 + n + k) + 32
+        if bytes(mem[p : p + 16]) != _ZERO16:
+            what = (f"verification_entries/{k}" if k < nv else "metadata_ext")
+            add(Problem("reserved", f"file {fi.hash}: the unused bytes of its {what} record "
+                        "are not zero", p, f"{where}/{what}"))
+
+
+def _verify_bookends(shard: MdbShard, lay: _Layout, add: Callable[[Problem], None]) -> None:
+    """A bookend is 32 bytes 0xff then 16 zero bytes (the walk only needs the first 32)."""
+    mem = shard._mem
+    for name, end in (("file_info", lay.xorb_info_offset), ("xorb_info", lay.xorb_info_end)):
+        p = end - 16
+        if bytes(mem[p:end]) != _ZERO16:
+            add(Problem("reserved", f"the {name} bookend's last 16 bytes are not zero", p,
+                        f"/{name}/bookend"))
+
+
 def _verify_xorb(shard: MdbShard, x: XorbInfo, keyed: bool,
                  add: Callable[[Problem], None]) -> None:
     where = f"/xorb_info/blocks/{x.record_index}"
+    if x.flags:
+        add(Problem("xorb", f"xorb {x.hash}: unknown xorb_flags {x.flags:#x}", x.offset + 32,
+                    f"{where}/flags"))
+    recs = x.chunk_records
+    bad = np.flatnonzero((recs["flags"] & ~np.uint32(CHUNK_FLAG_GLOBAL_DEDUP)) != 0)
+    if len(bad):
+        i = int(bad[0])
+        add(Problem("xorb", f"xorb {x.hash}: chunk {i} has unknown flag bits "
+                    f"{int(recs['flags'][i]):#x} ({len(bad)} chunk(s) in all)",
+                    x.offset + RECORD_SIZE * (1 + i) + 40, f"{where}/chunks/{i}/flags"))
+    bad = np.flatnonzero(recs["reserved"] != 0)
+    if len(bad):
+        i = int(bad[0])
+        add(Problem("reserved", f"xorb {x.hash}: chunk {i}'s unused word is "
+                    f"{int(recs['reserved'][i]):#x}, not 0 ({len(bad)} chunk(s) in all)",
+                    x.offset + RECORD_SIZE * (1 + i) + 44, f"{where}/chunks/{i}/reserved"))
     pos = 0
     for i, c in enumerate(x.chunks):
         if c.offset != pos:
@@ -245,7 +332,7 @@ def _verify_xorb(shard: MdbShard, x: XorbInfo, keyed: bool,
 def _verify_files(shard: MdbShard, files: Sequence[FileInfo], known: dict[bytes, XorbInfo],
                   keyed: bool, add: Callable[[Problem], None],
                   progress: Callable[[int, int], None] | None, done: int,
-                  total: int) -> None:
+                  total: int, unchecked: _Unchecked) -> None:
     with_v = sum(1 for fi in files if fi.flags & FILE_FLAG_VERIFICATION)
     if 0 < with_v < len(files):
         add(Problem("file", f"{with_v} of {len(files)} files have verification entries "
@@ -255,18 +342,26 @@ def _verify_files(shard: MdbShard, files: Sequence[FileInfo], known: dict[bytes,
         done += 1
         if progress is not None and done % 1024 == 0:
             progress(done, total)
-        _verify_file(shard, fi, known, keyed, add)
+        _verify_file(shard, fi, known, keyed, add, unchecked)
 
 
 def _verify_file(shard: MdbShard, fi: FileInfo, known: dict[bytes, XorbInfo], keyed: bool,
-                 add: Callable[[Problem], None]) -> None:
+                 add: Callable[[Problem], None], unchecked: _Unchecked) -> None:
     where = f"/file_info/blocks/{fi.record_index}"
     if fi.flags & ~(FILE_FLAG_VERIFICATION | FILE_FLAG_METADATA_EXT):
         add(Problem("file", f"file {fi.hash}: unknown flag bits {fi.flags:#x}",
                     fi.offset + 32, f"{where}/flags"))
+    if fi.reserved:
+        add(Problem("reserved", f"file {fi.hash}: reserved header word is {fi.reserved:#x}, "
+                    "not 0", fi.offset + 40, f"{where}/reserved"))
+    _verify_padding(shard, fi, where, add)
+    missing = 0
     chunks_all: list[tuple[bytes, int]] | None = []
     for i, t in enumerate(fi.terms):
         tpos = fi.offset + RECORD_SIZE * (1 + i)
+        if t.flags:
+            add(Problem("term", f"file {fi.hash} term {i}: unknown cas_flags {t.flags:#x}",
+                        tpos + 32, f"{where}/terms/{i}/flags"))
         if t.chunk_start >= t.chunk_end:
             add(Problem("term", f"file {fi.hash} term {i}: empty or reversed chunk range "
                         f"[{t.chunk_start}, {t.chunk_end})", tpos + 40,
@@ -275,6 +370,8 @@ def _verify_file(shard: MdbShard, fi: FileInfo, known: dict[bytes, XorbInfo], ke
             continue
         x = known.get(bytes(t.xorb_hash))
         if x is None:
+            missing += 1
+            unchecked.xorbs.add(bytes(t.xorb_hash))
             chunks_all = None
             continue
         if t.chunk_end > len(x.chunks):
@@ -302,6 +399,13 @@ def _verify_file(shard: MdbShard, fi: FileInfo, known: dict[bytes, XorbInfo], ke
                             f"{where}/verification_entries/{i}/range_hash"))
         if chunks_all is not None:
             chunks_all.extend((c.hash, c.size) for c in sel)
+    if missing:
+        unchecked.files += 1
+        unchecked.terms += missing
+        if unchecked.first_file is None:
+            unchecked.first_file = fi.offset
+    elif keyed and fi.terms:
+        unchecked.keyed_files += 1
     if chunks_all is not None:
         computed = xh.file_hash(chunks_all)
         if computed != bytes(fi.hash):
@@ -309,9 +413,13 @@ def _verify_file(shard: MdbShard, fi: FileInfo, known: dict[bytes, XorbInfo], ke
                         f"{xh.display_hex(computed)}", fi.offset, f"{where}/file_hash"))
 
 
-def _verify_name(shard: MdbShard, add: Callable[[Problem], None]) -> None:
-    m = _NAME.match(os.path.basename(shard.source.name))
+def _verify_name(shard: MdbShard, add: Callable[[Problem], None],
+                 note: Callable[[Problem], None]) -> None:
+    name = os.path.basename(shard.source.name.rstrip("/")) or shard.source.name
+    m = _NAME.match(name)
     if m is None:
+        note(Problem("name", f"name check skipped: the file name {name!r} is not "
+                     "<64 hex digits>.mdb, so there is no content hash to compare", None, "/"))
         return
     computed = xh.display_hex(xh.shard_hash(shard._mem))
     if computed != m.group(1).lower():
