@@ -11,9 +11,9 @@ import functools
 import re
 import struct
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, TypeVar, overload
 
 import numpy as np
 
@@ -562,13 +562,114 @@ def _iso(ts: int) -> str | None:
         return None
 
 
-@dataclass(frozen=True)
 class _Layout:
-    """Where the record sections really are (found by walking to the bookends)."""
+    """Where the record sections really are (found by walking to the bookends): the offset of
+    every file and xorb block as int64 arrays (8 bytes a block), and, built on first use from
+    the file's bytes, their header fields."""
 
-    file_blocks: list[tuple[int, bytes, int, int, int]]  # offset, hash, flags, n, reserved
-    xorb_info_offset: int
-    xorb_blocks: list[tuple[int, bytes, int, int, int, int]]  # offset, hash, flags, n, in, disk
-    xorb_info_end: int
+    def __init__(self, mem: Any, file_pos: np.ndarray, xorb_info_offset: int,
+                 xorb_pos: np.ndarray, xorb_info_end: int) -> None:
+        self._mem = mem
+        self.file_pos = file_pos
+        self.xorb_info_offset = xorb_info_offset
+        self.xorb_pos = xorb_pos
+        self.xorb_info_end = xorb_info_end
+
+    def words(self, pos: np.ndarray, word: int) -> np.ndarray:
+        """u32 word ``word`` (0..3, after the hash) of the records at ``pos`` (int64)."""
+        if not len(pos):
+            return np.zeros(0, np.int64)
+        u32 = np.frombuffer(self._mem, "<u4", count=len(self._mem) // 4)
+        return u32[(pos + 32 + 4 * word) // 4].astype(np.int64)
+
+    @functools.cached_property
+    def file_terms(self) -> np.ndarray:
+        """Number of terms of each file block."""
+        return self.words(self.file_pos, 1)
+
+    @functools.cached_property
+    def xorb_chunks(self) -> np.ndarray:
+        """Number of chunks of each xorb block."""
+        return self.words(self.xorb_pos, 1)
+
+    def _hashes(self, pos: np.ndarray) -> list[bytes]:
+        mem = self._mem
+        return [bytes(mem[p : p + 32]) for p in pos.tolist()]
+
+    @functools.cached_property
+    def file_blocks(self) -> list[tuple[int, bytes, int, int, int]]:
+        """(offset, hash, flags, terms, reserved) of each file block."""
+        pos = self.file_pos
+        reserved = self.words(pos, 2) | (self.words(pos, 3) << 32)
+        return list(zip(pos.tolist(), self._hashes(pos), self.words(pos, 0).tolist(),
+                        self.file_terms.tolist(), reserved.tolist(), strict=True))
+
+    @functools.cached_property
+    def xorb_blocks(self) -> list[tuple[int, bytes, int, int, int, int]]:
+        """(offset, hash, flags, chunks, bytes in xorb, bytes on disk) of each xorb block."""
+        pos = self.xorb_pos
+        return list(zip(pos.tolist(), self._hashes(pos), self.words(pos, 0).tolist(),
+                        self.xorb_chunks.tolist(), self.words(pos, 2).tolist(),
+                        self.words(pos, 3).tolist(), strict=True))
 
 
+_T = TypeVar("_T")
+
+
+class _Blocks(Sequence[_T]):
+    """The ``files`` or ``xorbs`` of a shard: a sequence whose items are built on first
+    access (then kept), so a million-block shard is indexed without a million objects.
+
+    Compares equal to any sequence of equal items (a tuple of the same objects included).
+    """
+
+    __slots__ = ("_items", "_make")
+
+    def __init__(self, count: int, make: Callable[[int], _T]) -> None:
+        self._items: list[_T | None] = [None] * count
+        self._make = make
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    @overload
+    def __getitem__(self, i: int) -> _T: ...
+
+    @overload
+    def __getitem__(self, i: slice) -> tuple[_T, ...]: ...
+
+    def __getitem__(self, i: int | slice) -> _T | tuple[_T, ...]:
+        if isinstance(i, slice):
+            return tuple(self[j] for j in range(*i.indices(len(self._items))))
+        item = self._items[i]
+        if item is None:
+            n = len(self._items)
+            item = self._make(i + n if i < 0 else i)
+            self._items[i] = item
+        return item
+
+    def __iter__(self) -> Iterator[_T]:
+        items, make = self._items, self._make
+        for i in range(len(items)):
+            item = items[i]
+            if item is None:
+                item = items[i] = make(i)
+            yield item
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, (str, bytes, bytearray)) or not isinstance(other, Sequence):
+            return NotImplemented
+        return len(self) == len(other) and all(a == b for a, b in zip(self, other,
+                                                                        strict=True))
+
+    def __hash__(self) -> int:
+        return hash(tuple(self))
+
+    def __add__(self, other: Sequence[_T]) -> tuple[_T, ...]:  # as a tuple would
+        return (*self, *other)
+
+    def __radd__(self, other: Sequence[_T]) -> tuple[_T, ...]:
+        return (*other, *self)
+
+    def __repr__(self) -> str:
+        return f"<{len(self)} blocks: {', '.join(map(repr, self[:3]))}{', ...' * (len(self) > 3)}>"

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import struct
 from array import array
 from bisect import bisect_left
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from functools import cached_property
 from typing import Any
 
@@ -50,15 +51,18 @@ from .model import (
     XetHash,
     XorbInfo,
     _as_raw,
+    _Blocks,
     _iso,
     _Layout,
     _new_chunk,
     _new_hash,
     _new_ref,
-    _new_term,
     _runs,
 )
 from .verify import VerifyReport
+
+_WALK = struct.Struct("<Q24xII")  # word 0 of the hash, then the two u32 after it
+_ALL_ONES = 2**64 - 1
 
 
 def _footer_from_ks(f: Any) -> MdbFooter:
@@ -253,9 +257,10 @@ class MdbShard(Reader):
         """Walk both record sections to their bookends, checking every count against the bytes
         that remain before anything is read."""
         mem, limit = self._mem, self._records_limit
-        files: list[tuple[int, bytes, int, int, int]] = []
+        file_pos = array("q")
+        add = file_pos.append
         pos, i = HEADER_SIZE, 0
-        unpack_file = _FILE_HEAD.unpack_from
+        unpack = _WALK.unpack_from
         while True:
             if pos + RECORD_SIZE > limit:
                 raise TruncatedError(
@@ -263,8 +268,8 @@ class MdbShard(Reader):
                     f"{RECORD_SIZE} bytes, {max(0, limit - pos)} remain",
                     needed=RECORD_SIZE, available=max(0, limit - pos), offset=pos,
                     field=f"/file_info/blocks/{i}")
-            h, flags, n, reserved = unpack_file(mem, pos)
-            if h == _BOOKEND_HASH:
+            w0, flags, n = unpack(mem, pos)
+            if w0 == _ALL_ONES and mem[pos : pos + 32] == _BOOKEND_HASH:
                 break
             nrec = (1 + n + (n if flags & FILE_FLAG_VERIFICATION else 0)
                     + (1 if flags & FILE_FLAG_METADATA_EXT else 0))
@@ -275,11 +280,11 @@ class MdbShard(Reader):
                     f"bytes) but {limit - pos} bytes remain before the end of the sections",
                     needed=nrec * RECORD_SIZE, available=limit - pos, offset=pos + 36,
                     field=f"/file_info/blocks/{i}/num_terms")
-            files.append((pos, h, flags, n, reserved))
+            add(pos)
             pos, i = end, i + 1
         xorb_info_offset = pos = pos + RECORD_SIZE
-        xorbs: list[tuple[int, bytes, int, int, int, int]] = []
-        unpack_xorb = _XORB_HEAD.unpack_from
+        xorb_pos = array("q")
+        add = xorb_pos.append
         i = 0
         while True:
             if pos + RECORD_SIZE > limit:
@@ -288,8 +293,8 @@ class MdbShard(Reader):
                     f"{RECORD_SIZE} bytes, {max(0, limit - pos)} remain",
                     needed=RECORD_SIZE, available=max(0, limit - pos), offset=pos,
                     field=f"/xorb_info/blocks/{i}")
-            h, flags, n, in_xorb, on_disk = unpack_xorb(mem, pos)
-            if h == _BOOKEND_HASH:
+            w0, _, n = unpack(mem, pos)
+            if w0 == _ALL_ONES and mem[pos : pos + 32] == _BOOKEND_HASH:
                 break
             end = pos + (1 + n) * RECORD_SIZE
             if end > limit:
@@ -298,9 +303,10 @@ class MdbShard(Reader):
                     f"{limit - pos} bytes remain before the end of the sections",
                     needed=(1 + n) * RECORD_SIZE, available=limit - pos, offset=pos + 36,
                     field=f"/xorb_info/blocks/{i}/num_chunks")
-            xorbs.append((pos, h, flags, n, in_xorb, on_disk))
+            add(pos)
             pos, i = end, i + 1
-        return _Layout(files, xorb_info_offset, xorbs, pos + RECORD_SIZE)
+        return _Layout(mem, np.frombuffer(file_pos, np.int64), xorb_info_offset,
+                       np.frombuffer(xorb_pos, np.int64), pos + RECORD_SIZE)
 
     @property
     def xorb_info_offset(self) -> int:
@@ -319,51 +325,22 @@ class MdbShard(Reader):
     # -- bulk decoding ------------------------------------------------------------------------
 
     @cached_property
-    def files(self) -> tuple[FileInfo, ...]:
-        """Every file block, in section order (every term, verification hash and sha256 is
-        decoded)."""
+    def files(self) -> Sequence[FileInfo]:
+        """Every file block, in section order: a sequence whose :class:`FileInfo` objects are
+        built on first access (and kept), each decoding its terms, verification hashes and
+        sha256 the first time one is read. ``engine="kaitai"`` gives a tuple."""
         if self.engine == "kaitai":
             return self._kaitai_objects[0]
         layout = self._layout
-        blocks = layout.file_blocks
-        if not blocks:
-            return ()
-        recs = self._records(HEADER_SIZE, layout.xorb_info_offset)
-        ofs_t, _, flags_t, n_t, _ = zip(*blocks, strict=True)
-        rec = (np.array(ofs_t, np.int64) - HEADER_SIZE) // RECORD_SIZE
-        flags = np.array(flags_t, np.int64)
-        n = np.array(n_t, np.int64)
-        has_v = (flags & FILE_FLAG_VERIFICATION) != 0
-        has_e = (flags & FILE_FLAG_METADATA_EXT) != 0
-        nv = np.where(has_v, n, 0)
-        tr = recs[_runs(rec + 1, n)]
-        terms = list(map(_new_term, zip(map(_new_hash, tr["hash"].tolist()), tr["w0"].tolist(),
-                                        tr["w1"].tolist(), tr["w2"].tolist(),
-                                        tr["w3"].tolist(), strict=True)))
-        ver = list(map(_new_hash, recs["hash"][_runs(rec + 1 + n, nv)].tolist()))
-        ext = list(map(_new_hash, recs["hash"][(rec + 1 + n + nv)[has_e]].tolist()))
-        # FileInfo is a frozen dataclass: filling __dict__ directly is twice as fast as its
-        # __init__, and gives the same object.
-        new, set_dict = object.__new__, object.__setattr__
-        out = []
-        t = v = e = 0
-        for pos, h, fl, cnt, reserved in blocks:
-            k = cnt if fl & FILE_FLAG_VERIFICATION else 0
-            if fl & FILE_FLAG_METADATA_EXT:
-                sha: XetHash | None = ext[e]
-                e += 1
-            else:
-                sha = None
-            info = new(FileInfo)
-            set_dict(info, "__dict__", {
-                "hash": _new_hash(h), "flags": fl, "_terms": tuple(terms[t : t + cnt]),
-                "_verification_hashes": tuple(ver[v : v + k]) if k else (), "_sha256": sha,
-                "reserved": reserved, "record_index": (pos - HEADER_SIZE) // RECORD_SIZE,
-                "offset": pos})
-            out.append(info)
-            t += cnt
-            v += k
-        return tuple(out)
+        pos = layout.file_pos
+        mem = self._mem
+
+        def make(i: int) -> FileInfo:
+            info = self._file_at(mem, 0, int(pos[i]))
+            assert info is not None  # the walk checked the block fits
+            return info
+
+        return _Blocks(len(pos), make)
 
     @cached_property
     def _xorb_records(self) -> np.ndarray:
@@ -376,30 +353,31 @@ class MdbShard(Reader):
         return recs
 
     @cached_property
-    def xorbs(self) -> tuple[XorbInfo, ...]:
-        """Every xorb block, in section order.
+    def xorbs(self) -> Sequence[XorbInfo]:
+        """Every xorb block, in section order: a sequence whose :class:`XorbInfo` objects are
+        built on first access (and kept).
 
         Each xorb's chunks stay records (a view of the shard) until its ``chunks`` attribute is
-        read; see :class:`XorbInfo`.
+        read; see :class:`XorbInfo`. ``engine="kaitai"`` gives a tuple.
         """
         if self.engine == "kaitai":
             return self._kaitai_objects[1]
         layout = self._layout
-        blocks = layout.xorb_blocks
-        if not blocks:
-            return ()
-        base, recs = layout.xorb_info_offset, self._xorb_records
-        new, set_dict = object.__new__, object.__setattr__
-        out = []
-        for pos, h, fl, cnt, in_xorb, on_disk in blocks:
+        base, recs, positions = layout.xorb_info_offset, self._xorb_records, layout.xorb_pos
+        mem = self._mem
+
+        def make(i: int) -> XorbInfo:
+            pos = int(positions[i])
+            h, fl, cnt, in_xorb, on_disk = _XORB_HEAD.unpack_from(mem, pos)
             r = (pos - base) // RECORD_SIZE
-            info = new(XorbInfo)  # a frozen dataclass, filled as in `files`
-            set_dict(info, "__dict__", {
+            info = object.__new__(XorbInfo)  # a frozen dataclass, filled directly
+            object.__setattr__(info, "__dict__", {
                 "hash": _new_hash(h), "flags": fl, "_chunks": recs[r + 1 : r + 1 + cnt],
                 "num_bytes_in_xorb": in_xorb, "num_bytes_on_disk": on_disk,
                 "record_index": r, "offset": pos})
-            out.append(info)
-        return tuple(out)
+            return info
+
+        return _Blocks(len(positions), make)
 
     @cached_property
     def _kaitai_objects(self) -> tuple[tuple[FileInfo, ...], tuple[XorbInfo, ...]]:
@@ -503,9 +481,9 @@ class MdbShard(Reader):
         section order: the rows a chunk lookup table holds (``_CHUNK_LOOKUP_DTYPE``), from the
         xorb section's bytes, built with numpy."""
         layout = self._layout
-        base, blocks = layout.xorb_info_offset, layout.xorb_blocks
-        head = (np.array([b[0] for b in blocks], np.int64) - base) // RECORD_SIZE
-        n = np.array([b[3] for b in blocks], np.int64)
+        base = layout.xorb_info_offset
+        head = (layout.xorb_pos - base) // RECORD_SIZE
+        n = layout.xorb_chunks
         chunk_rec = _runs(head + 1, n)
         xorb_rec = np.repeat(head, n)
         out = np.empty(len(chunk_rec), _CHUNK_LOOKUP_DTYPE)
@@ -744,12 +722,13 @@ class MdbShard(Reader):
             return False
 
     def __len__(self) -> int:
-        return len(self._layout.file_blocks)
+        return len(self._layout.file_pos)
 
     def keys(self) -> Iterator[XetHash]:
         """File hashes, in section order."""
-        for block in self._layout.file_blocks:
-            yield _new_hash(block[1])
+        mem = self._slicer
+        for pos in self._layout.file_pos.tolist():
+            yield _new_hash(mem[pos : pos + 32])
 
     __iter__ = keys
 
@@ -774,7 +753,7 @@ class MdbShard(Reader):
         tables = f.file_lookup_num_entry or f.xorb_lookup_num_entry or f.chunk_lookup_num_entry
         if tables:
             no_files = (f.xorb_info_offset == HEADER_SIZE + RECORD_SIZE if self._footer_counts()
-                        else not self._layout.file_blocks)
+                        else not len(self._layout.file_pos))
             if no_files and f.xorb_lookup_num_entry:
                 return "xorb-only shard with lookup tables"
             return "full shard with lookup tables"
@@ -815,15 +794,15 @@ class MdbShard(Reader):
             out.update(files=counted[0], xorbs=counted[1], chunks=counted[2], terms=None)
             out["counts_from"] = "lookup tables"
             return self._summary_tail(out)
-        files, xorbs = self._layout.file_blocks, self._layout.xorb_blocks
+        lay = self._layout
         out = self._summary_head()
-        out.update(files=len(files), xorbs=len(xorbs), chunks=sum(b[3] for b in xorbs),
-                   terms=sum(b[3] for b in files))
+        out.update(files=len(lay.file_pos), xorbs=len(lay.xorb_pos),
+                   chunks=int(lay.xorb_chunks.sum()), terms=int(lay.file_terms.sum()))
         if f is None:
             out["totals"] = {
                 "materialized_bytes": sum(fi.size for fi in self.files),
-                "stored_bytes": sum(b[4] for b in xorbs),
-                "stored_bytes_on_disk": sum(b[5] for b in xorbs),
+                "stored_bytes": int(lay.words(lay.xorb_pos, 2).sum()),
+                "stored_bytes_on_disk": int(lay.words(lay.xorb_pos, 3).sum()),
             }
         return self._summary_tail(out)
 
@@ -888,9 +867,9 @@ class MdbShard(Reader):
             Section("/header", 0, HEADER_SIZE, f"tag, version {self.header.version}, "
                     f"footer_size {self.header.footer_size}"),
             Section("/file_info", HEADER_SIZE, lay.xorb_info_offset,
-                    f"{len(lay.file_blocks)} file blocks + bookend"),
+                    f"{len(lay.file_pos)} file blocks + bookend"),
             Section("/xorb_info", lay.xorb_info_offset, lay.xorb_info_end,
-                    f"{len(lay.xorb_blocks)} xorb blocks + bookend"),
+                    f"{len(lay.xorb_pos)} xorb blocks + bookend"),
         ]
         if f is not None:
             for name, ofs, n, width in (
