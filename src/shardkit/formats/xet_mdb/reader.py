@@ -32,6 +32,7 @@ from .model import (
     _KEY_DTYPE,
     _LOOKUP_DTYPE,
     _TERM,
+    _U64,
     _XORB_HEAD,
     CHUNK_DTYPE,
     FILE_FLAG_METADATA_EXT,
@@ -564,7 +565,7 @@ class MdbShard(Reader):
         idx = self._file_index
         if idx is None:
             return self._files_by_hash.get(bytes(raw), default)
-        key = int.from_bytes(raw[:8], "little")
+        key = _U64.unpack_from(raw)[0]
         keys, starts = idx.keys, idx.starts
         b = key >> idx.shift
         i = bisect_left(keys, key, starts[b], starts[b + 1])
@@ -614,7 +615,7 @@ class MdbShard(Reader):
         idx = self._xorb_index
         if idx is None:
             return self._xorbs_by_hash.get(bytes(raw), default)
-        key = int.from_bytes(raw[:8], "little")
+        key = _U64.unpack_from(raw)[0]
         keys, starts = idx.keys, idx.starts
         b = key >> idx.shift
         i, n = bisect_left(keys, key, starts[b], starts[b + 1]), len(keys)
@@ -660,7 +661,7 @@ class MdbShard(Reader):
         if not keyed and f is not None and not f.hmac_key.is_zero:
             raw = xh.keyed_chunk_hash(bytes(f.hmac_key), bytes(raw))
         base0, idx = self._chunk_index
-        key = int.from_bytes(raw[:8], "little")
+        key = _U64.unpack_from(raw)[0]
         keys, starts = idx.keys, idx.starts
         b = key >> idx.shift
         i, n = bisect_left(keys, key, starts[b], starts[b + 1]), len(keys)
