@@ -21,7 +21,7 @@ from ...errors import (
 )
 from ...generated.xet_mdb_shard import XetMdbShard
 from ...hashing import xet as xh
-from ...sources import ByteSource, as_stream
+from ...sources import ByteSource, as_stream, open_source
 from ..base import Reader, Section
 from . import _io
 from . import verify as _verify
@@ -196,6 +196,9 @@ class MdbShard(Reader):
         if self._have_all:
             return self._mem[start:end]
         return self._io.read_range(start, end)
+
+    def __enter__(self) -> MdbShard:
+        return self
 
     def close(self) -> None:
         """Release the file mapping."""
@@ -938,6 +941,4 @@ class MdbShard(Reader):
 
 def open_mdb(target: Any) -> MdbShard:
     """Open a path, bytes or ByteSource as an :class:`MdbShard` (no format detection)."""
-    from ..sources import open_source
-
     return MdbShard(open_source(target))
