@@ -341,7 +341,9 @@ class MdbShard(Reader):
 
         def make(i: int) -> FileInfo:
             info = self._file_at(mem, 0, int(pos[i]))
-            assert info is not None  # the walk checked the block fits
+            if info is None:  # the walk checked every block fits: not reached
+                raise LayoutError(f"file block {i} does not fit the sections",
+                                  offset=int(pos[i]), field=f"/file_info/blocks/{i}")
             return info
 
         return _Blocks(len(pos), make)
