@@ -17,16 +17,20 @@ shards, global-dedup responses (keyed, no files) and empty files.
 
 Hot paths read the mapped bytes directly: the record sections are walked block by block with
 ``struct`` (every count checked against the bytes that remain before anything is allocated),
-then decoded in bulk through numpy structured views over the 48-byte records. Files are built
-whole (terms, verification hashes, sha256). A xorb keeps its chunks as a read-only numpy view
-of its records (:attr:`XorbInfo.chunk_records`) and builds the :class:`ChunkEntry` tuple the
-first time ``xorb.chunks`` is read: a million-chunk shard parses without a million objects.
+keeping only each block's offset in an int64 array. ``files`` and ``xorbs`` are sequences
+whose objects are built on first access: a file keeps its block's records and decodes terms,
+verification hashes and sha256 when one is first read; a xorb keeps its chunks as a read-only
+numpy view of its records (:attr:`XorbInfo.chunk_records`) and builds the :class:`ChunkEntry`
+tuple the first time ``xorb.chunks`` is read: a million-block shard parses without a million
+objects. Lookup tables are searched through compact arrays of their keys;
 :meth:`MdbShard.find_chunk` without a chunk table searches a numpy index of the xorb section
-(sorted truncated hashes, full-hash check). ``engine="kaitai"`` builds the same objects (chunks
+(sorted truncated hashes, full-hash check). Through ranged requests (a URL) the reader asks
+for few, large ranges (see :mod:`._io`). ``engine="kaitai"`` builds the same objects (chunks
 included, eagerly) from the generated parser instead; the tests check both agree.
 
 Modules: :mod:`.model` (constants, record dtypes and the value objects), :mod:`.reader`
-(:class:`MdbShard`) and :mod:`.verify` (the checks behind :meth:`MdbShard.verify`).
+(:class:`MdbShard`), :mod:`.verify` (the checks behind :meth:`MdbShard.verify`) and
+:mod:`._io` (how bytes are read from a remote source).
 """
 
 from __future__ import annotations
