@@ -1,26 +1,27 @@
 #!/usr/bin/env python3
-"""shardkit's Xet MDB reader on a large shard built by shardkit's own writer.
+"""shardkit's Xet MDB reader on large shards built by shardkit's own writer.
 
-Builds (seeded, random hashes) a shard of ``--files`` files and ``--chunks`` chunk entries
-(``--chunks-per-xorb`` per xorb; each file one term over a whole xorb, with verification and
-sha256 records) twice: the full form with lookup tables and the server form without. Then it
-measures, best of ``--repeats``:
+For each size in ``--sizes`` (files; as many chunk entries, ``--chunks-per-xorb`` per xorb,
+each file one term over a whole xorb with verification and sha256 records; seeded random
+hashes) it builds the full form (lookup tables) and the server form (none) and measures:
 
-* full parse to objects: opening the shard, walking both record sections, and building every
-  ``FileInfo`` (with its ``Term`` objects, verification hashes and sha256) and every
-  ``XorbInfo``. A xorb's chunks are decoded into a numpy view of its records
-  (``XorbInfo.chunk_records``) but the ``ChunkEntry`` objects are built only when
-  ``xorb.chunks`` is first read, so they are NOT part of this number;
-* materialising every ``ChunkEntry`` (reading ``chunks`` of every xorb) after that parse, and
-  the sum of both ("full parse + every chunk object"), so the lazy part is not hidden;
-* ``file()`` lookups per second with and without lookup tables, ``find_chunk()`` per second
-  with and without the chunk table, and the first call of each without tables (which indexes
-  the sections);
-* the peak Python memory (tracemalloc) of the parse, and of the parse plus every chunk object.
+* parse: opening the shard and indexing both record sections (``len(files)``,
+  ``len(xorbs)``): the section walk. ``FileInfo``/``XorbInfo`` objects are built on first
+  access and decode their terms and chunks on first read, so building *every* file with its
+  terms, and every chunk object, are reported separately (the lazy part is not hidden);
+* peak Python memory (tracemalloc) of the parse, against the shard's size;
+* ``file()`` and ``find_chunk()`` per second through the lookup tables, ``file()`` followed by
+  reading ``.terms`` (the decode the lazy object defers), and both without tables.
 
-Prints a table, or JSON with ``--json``.
+Times are CPU seconds of this process (``time.process_time``): the code's own cost, whatever
+else the machine runs (single-threaded, so equal to wall time on an idle machine).
 
-Run: ``.venv/bin/python benchmarks/bench_mdb.py [--files N] [--chunks N] [--seed S] [--json]``
+Targets (issue: MDB table lookups), checked at the largest size, PASS/MISS:
+``file()`` and ``find_chunk()`` with tables >= 500,000/s; parse peak memory <= 1.2x the shard;
+parse >= 100 MB/s; from the smallest to the largest size, the time per lookup, the parse time
+per file and the parse memory per file grow <= 1.3x.
+
+Run: ``.venv/bin/python benchmarks/bench_mdb.py [--sizes 10000,1000000] [--json]``
 
 Exit code 0 whatever the numbers are (targets are reported PASS/MISS, not enforced); non-zero
 only on a crash or when a lookup returns a wrong answer.
@@ -54,15 +55,18 @@ from shardkit.formats.xet_mdb import (
 from shardkit.sources import FileSource
 from shardkit.writers.xet_mdb import build_mdb
 
-TARGETS = {"parse_mb_per_s": 100.0, "file_lookups_per_s_tables": 100_000.0}
+TARGETS = {"file_per_s_tables": 500_000.0, "find_chunk_per_s_tables": 500_000.0,
+           "parse_mb_per_s": 100.0}
+MAX_PEAK_RATIO = 1.2
+MAX_GROWTH = 1.3
 
 
 def _timed(fn: Callable[[], Any]) -> tuple[float, Any]:
     gc.disable()
     try:
-        t0 = time.perf_counter()
+        t0 = time.process_time()
         out = fn()
-        return time.perf_counter() - t0, out
+        return time.process_time() - t0, out
     finally:
         gc.enable()
 
@@ -90,25 +94,21 @@ def make_inputs(n_files: int, n_chunks: int, per_xorb: int,
     return files, xorbs
 
 
-def full_parse(path: Path) -> MdbShard:
-    """Every file (terms, verification hashes, sha256) and xorb object; chunks stay records."""
+def parse(path: Path) -> MdbShard:
+    """Open and index both record sections (objects are built on access)."""
     s = MdbShard(FileSource(path))
-    files, xorbs = s.files, s.xorbs
-    assert len(files) and len(xorbs)
+    assert len(s.files) and len(s.xorbs)
     return s
 
 
-def materialise_chunks(s: MdbShard) -> int:
+def every_file(s: MdbShard) -> int:
+    """Build every FileInfo and decode its terms (what reading them all costs)."""
+    return sum(len(f.terms) for f in s.files)
+
+
+def every_chunk(s: MdbShard) -> int:
     """Build every ChunkEntry object (what reading ``xorb.chunks`` of every xorb does)."""
     return sum(len(x.chunks) for x in s.xorbs)
-
-
-def parse_and_chunks(path: Path) -> tuple[float, float]:
-    """(parse seconds, chunk materialisation seconds) of one fresh shard."""
-    t_parse, s = _timed(lambda: full_parse(path))
-    t_chunks, _ = _timed(lambda: materialise_chunks(s))
-    s.close()
-    return t_parse, t_chunks
 
 
 def rate(fn: Callable[[Any], Any], items: list[Any]) -> float:
@@ -116,120 +116,133 @@ def rate(fn: Callable[[Any], Any], items: list[Any]) -> float:
     return len(items) / seconds
 
 
+def measure(n_files: int, per_xorb: int, n_lookups: int, repeats: int, seed: int,
+            tmp: str) -> dict[str, Any]:
+    """Every number for one size; raises on a wrong answer."""
+    files, xorbs = make_inputs(n_files, n_files, per_xorb, seed)
+    r: dict[str, Any] = {"files": n_files, "chunks": len(xorbs) * per_xorb, "xorbs": len(xorbs)}
+    full, server = Path(tmp, f"full{n_files}.mdb"), Path(tmp, f"server{n_files}.mdb")
+    r["build_s"], data = _timed(lambda: build_mdb(files, xorbs))
+    full.write_bytes(data)
+    server.write_bytes(build_mdb(files, xorbs, form="server"))
+    del data
+    size = full.stat().st_size
+    r["shard_mb"] = size / 1e6
+    r["parse_s"] = min(_timed(lambda: parse(full))[0] for _ in range(repeats))
+    r["parse_mb_per_s"] = r["shard_mb"] / r["parse_s"]
+    tracemalloc.start()
+    s = parse(full)
+    r["parse_peak_mb"] = tracemalloc.get_traced_memory()[1] / 1e6
+    tracemalloc.stop()
+    r["parse_peak_ratio"] = r["parse_peak_mb"] * 1e6 / size
+    r["every_file_s"], n_terms = _timed(lambda: every_file(s))
+    r["every_chunk_s"], n_chunks = _timed(lambda: every_chunk(s))
+    if n_terms != n_files or n_chunks != r["chunks"]:
+        raise AssertionError("parsed counts differ from what was written")
+    for got, want in zip(s.xorbs[:1000], sorted(xorbs, key=lambda x: str(x.hash)),
+                         strict=False):
+        if got.chunks != want.chunks:
+            raise AssertionError("parsed chunks differ from what was written")
+    s.close()
+
+    rnd = random.Random(seed + 1)
+    want = [rnd.choice(files) for _ in range(n_lookups)]
+    keys = [w.hash for w in want]
+    chunk_keys = [rnd.choice(rnd.choice(xorbs).chunks).hash for _ in range(n_lookups)]
+    tables = MdbShard(FileSource(full))
+    r["file_per_s_tables"] = max(rate(tables.file, keys) for _ in range(repeats))
+    r["file_terms_per_s_tables"] = max(rate(lambda k: tables.file(k).terms, keys)
+                                       for _ in range(repeats))
+    r["find_chunk_per_s_tables"] = max(rate(tables.find_chunk, chunk_keys)
+                                       for _ in range(repeats))
+    bare = MdbShard(FileSource(server))
+    r["first_file_s_no_tables"], _ = _timed(lambda: bare.file(keys[0]))
+    r["file_per_s_no_tables"] = max(rate(bare.file, keys) for _ in range(repeats))
+    r["first_find_chunk_s_no_tables"], _ = _timed(lambda: bare.find_chunk(chunk_keys[0]))
+    r["find_chunk_per_s_no_tables"] = max(rate(bare.find_chunk, chunk_keys)
+                                          for _ in range(repeats))
+    for w in want[:1000]:
+        if tables.file(w.hash).terms != w.terms or bare.file(w.hash).terms != w.terms:
+            raise AssertionError("a lookup returned a wrong file")
+    for h in chunk_keys[:1000]:
+        if tables.find_chunk(h).chunk.hash != h or bare.find_chunk(h).chunk.hash != h:
+            raise AssertionError("find_chunk returned a wrong chunk")
+    tables.close()
+    bare.close()
+    return r
+
+
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--files", type=int, default=100_000)
-    ap.add_argument("--chunks", type=int, default=1_000_000)
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[1])
+    ap.add_argument("--sizes", default="10000,1000000",
+                    help="comma-separated file counts (default 10000,1000000)")
     ap.add_argument("--chunks-per-xorb", type=int, default=10)
-    ap.add_argument("--lookups", type=int, default=100_000)
+    ap.add_argument("--lookups", type=int, default=200_000)
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args(argv)
-
-    files, xorbs = make_inputs(args.files, args.chunks, args.chunks_per_xorb, args.seed)
-    rows: list[tuple[str, float, str, str]] = []
-    results: dict[str, Any] = {}
+    sizes = sorted(int(x) for x in args.sizes.split(","))
+    results: list[dict[str, Any]] = []
     with tempfile.TemporaryDirectory() as tmp:
-        full, server = Path(tmp, "full.mdb"), Path(tmp, "server.mdb")
-        t_build, data = _timed(lambda: build_mdb(files, xorbs))
-        full.write_bytes(data)
-        server.write_bytes(build_mdb(files, xorbs, form="server"))
-        del data
-        size_mb = full.stat().st_size / 1e6
-        results["shard_mb"] = size_mb
-        results["build_s"] = t_build
-
-        runs = [parse_and_chunks(full) for _ in range(args.repeats)]
-        best = min(p for p, _ in runs)
-        best_chunks = min(c for _, c in runs)
-        best_total = min(p + c for p, c in runs)
-        results["parse_s"] = best
-        results["parse_mb_per_s"] = size_mb / best
-        results["materialise_chunks_s"] = best_chunks
-        results["parse_and_chunks_s"] = best_total
-        results["parse_and_chunks_mb_per_s"] = size_mb / best_total
-        tracemalloc.start()
-        s = full_parse(full)
-        results["parse_peak_mb"] = tracemalloc.get_traced_memory()[1] / 1e6
-        if any(x.chunks_loaded for x in s.xorbs):
-            print("bench_mdb: chunk objects were built during the parse", file=sys.stderr)
-            return 1
-        n_chunks = materialise_chunks(s)
-        results["parse_and_chunks_peak_mb"] = tracemalloc.get_traced_memory()[1] / 1e6
-        tracemalloc.stop()
-        if len(s.files) != args.files or n_chunks != len(xorbs) * args.chunks_per_xorb:
-            print("bench_mdb: parsed counts differ from what was written", file=sys.stderr)
-            return 1
-        for got, want in zip(s.xorbs[:1000], sorted(xorbs, key=lambda x: str(x.hash)),
-                             strict=False):
-            if got.chunks != want.chunks:
-                print("bench_mdb: parsed chunks differ from what was written", file=sys.stderr)
+        for n in sizes:
+            try:
+                results.append(measure(n, args.chunks_per_xorb, args.lookups, args.repeats,
+                                       args.seed, tmp))
+            except AssertionError as exc:
+                print(f"bench_mdb: {exc}", file=sys.stderr)
                 return 1
+    big, small = results[-1], results[0]
+    verdicts: dict[str, tuple[float, str]] = {}
 
-        rnd = random.Random(args.seed + 1)
-        want = [rnd.choice(files) for _ in range(args.lookups)]
-        keys = [w.hash for w in want]
-        chunk_keys = [rnd.choice(rnd.choice(xorbs).chunks).hash for _ in range(args.lookups)]
+    def check(name: str, value: float, ok: bool, target: str) -> None:
+        verdicts[name] = (value, f"{'PASS' if ok else 'MISS'} ({target})")
 
-        tables = MdbShard(FileSource(full))
-        results["file_lookups_per_s_tables"] = max(
-            rate(tables.file, keys) for _ in range(args.repeats))
-        results["find_chunk_per_s_tables"] = max(
-            rate(tables.find_chunk, chunk_keys) for _ in range(args.repeats))
-        bare = MdbShard(FileSource(server))
-        results["first_lookup_s_no_tables"], _ = _timed(lambda: bare.file(keys[0]))
-        results["file_lookups_per_s_no_tables"] = max(
-            rate(bare.file, keys) for _ in range(args.repeats))
-        t_first_chunk, _ = _timed(lambda: bare.find_chunk(chunk_keys[0]))
-        results["first_find_chunk_s_no_tables"] = t_first_chunk
-        results["find_chunk_per_s_no_tables"] = max(
-            rate(bare.find_chunk, chunk_keys) for _ in range(args.repeats))
-        for w in want[:1000]:
-            if tables.file(w.hash).terms != w.terms or bare.file(w.hash).terms != w.terms:
-                print("bench_mdb: a lookup returned a wrong file", file=sys.stderr)
-                return 1
-        for h in chunk_keys[:1000]:
-            if tables.find_chunk(h).chunk.hash != h or bare.find_chunk(h).chunk.hash != h:
-                print("bench_mdb: find_chunk returned a wrong chunk", file=sys.stderr)
-                return 1
-        for shard in (s, tables, bare):
-            shard.close()
-
-    def add(name: str, value: float, unit: str, target: float | None = None) -> None:
-        verdict = "" if target is None else ("PASS" if value >= target else "MISS")
-        rows.append((name, value, unit, verdict + (f" (>= {target:,.0f})" if target else "")))
-
-    add("shard size", results["shard_mb"], "MB")
-    add("build (writer)", results["build_s"], "s")
-    add("full parse to objects (chunks lazy)", results["parse_mb_per_s"], "MB/s",
-        TARGETS["parse_mb_per_s"])
-    add("full parse time", results["parse_s"], "s")
-    add("then every chunk object (1 per chunk)", results["materialise_chunks_s"], "s")
-    add("full parse + every chunk object", results["parse_and_chunks_mb_per_s"], "MB/s")
-    add("full parse + every chunk object time", results["parse_and_chunks_s"], "s")
-    add("full parse peak Python memory", results["parse_peak_mb"], "MB")
-    add("... + every chunk object, peak", results["parse_and_chunks_peak_mb"], "MB")
-    add("file() with lookup tables", results["file_lookups_per_s_tables"], "lookups/s",
-        TARGETS["file_lookups_per_s_tables"])
-    add("file() without tables (after the first)", results["file_lookups_per_s_no_tables"],
-        "lookups/s")
-    add("first file() without tables (walks and indexes)", results["first_lookup_s_no_tables"],
-        "s")
-    add("find_chunk() with chunk table", results["find_chunk_per_s_tables"], "lookups/s")
-    add("find_chunk() without tables (after the first)", results["find_chunk_per_s_no_tables"],
-        "lookups/s")
-    add("first find_chunk() without tables", results["first_find_chunk_s_no_tables"], "s")
+    for key in ("file_per_s_tables", "find_chunk_per_s_tables", "parse_mb_per_s"):
+        check(key, big[key], big[key] >= TARGETS[key], f">= {TARGETS[key]:,.0f}")
+    check("parse_peak_ratio", big["parse_peak_ratio"],
+          big["parse_peak_ratio"] <= MAX_PEAK_RATIO, f"<= {MAX_PEAK_RATIO}x the shard")
+    if len(results) > 1:
+        for name, per_item in (
+                ("growth file() time per lookup", lambda r: 1 / r["file_per_s_tables"]),
+                ("growth find_chunk() time per lookup",
+                 lambda r: 1 / r["find_chunk_per_s_tables"]),
+                ("growth parse time per file", lambda r: r["parse_s"] / r["files"]),
+                ("growth parse memory per file", lambda r: r["parse_peak_mb"] / r["files"])):
+            g = per_item(big) / per_item(small)
+            check(name, g, g <= MAX_GROWTH, f"<= {MAX_GROWTH}x from {small['files']:,} to "
+                                            f"{big['files']:,} files")
     if args.json:
-        print(json.dumps(results, indent=2))
+        print(json.dumps({"sizes": results,
+                          "targets": {k: {"value": v, "verdict": t}
+                                      for k, (v, t) in verdicts.items()}}, indent=2))
         return 0
-    print(f"Xet MDB shard: {args.files:,} files, {len(xorbs) * args.chunks_per_xorb:,} chunk "
-          f"entries in {len(xorbs):,} xorbs; python {sys.version.split()[0]}, "
-          f"{os.cpu_count()} cpus")
-    print(f"{'metric':<50} {'value':>14} {'unit':<10} target")
-    for name, value, unit, verdict in rows:
+    print(f"Xet MDB shards with {args.chunks_per_xorb} chunks per xorb, as many chunks as files; "
+          f"CPU seconds; python {sys.version.split()[0]}, {os.cpu_count()} cpus, "
+          f"load {os.getloadavg()[0]:.1f}")
+    rows = [("shard size", "shard_mb", "MB"), ("build (writer)", "build_s", "s"),
+            ("parse: open + index the sections", "parse_mb_per_s", "MB/s"),
+            ("parse time", "parse_s", "s"), ("parse peak Python memory", "parse_peak_mb", "MB"),
+            ("parse peak / shard size", "parse_peak_ratio", "x"),
+            ("then every FileInfo with its terms", "every_file_s", "s"),
+            ("then every chunk object (1 per chunk)", "every_chunk_s", "s"),
+            ("file() with lookup tables", "file_per_s_tables", "/s"),
+            ("file() + .terms with lookup tables", "file_terms_per_s_tables", "/s"),
+            ("find_chunk() with chunk table", "find_chunk_per_s_tables", "/s"),
+            ("file() without tables (after the first)", "file_per_s_no_tables", "/s"),
+            ("first file() without tables (indexes)", "first_file_s_no_tables", "s"),
+            ("find_chunk() without tables (after the first)", "find_chunk_per_s_no_tables",
+             "/s"),
+            ("first find_chunk() without tables", "first_find_chunk_s_no_tables", "s")]
+    print(f"{'metric':<48}" + "".join(f"{r['files']:>14,}" for r in results) + "  unit")
+    for label, key, unit in rows:
+        cells = "".join(f"{r[key]:>14,.0f}" if r[key] >= 100 else f"{r[key]:>14,.3f}"
+                        for r in results)
+        print(f"{label:<48}{cells}  {unit}")
+    print(f"\ntargets at {big['files']:,} files:")
+    for name, (value, verdict) in verdicts.items():
         shown = f"{value:,.0f}" if value >= 100 else f"{value:,.3f}"
-        print(f"{name:<50} {shown:>14} {unit:<10} {verdict}")
+        print(f"  {name:<46} {shown:>12}  {verdict}")
     return 0
 
 

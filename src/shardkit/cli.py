@@ -164,15 +164,23 @@ def cmd_verify(args: argparse.Namespace, reader: Any) -> int:
     progress = _Progress("verify", args.progress if args.progress is not None
                          else sys.stderr.isatty())
     problems = _call_with(functools.partial(reader.verify, progress=progress), "verify", reader,
-                          content_hash=args.content_hash, name_check=args.name_check)
+                          content_hash=args.content_hash, name_check=args.name_check,
+                          strict=args.strict)
     progress.finish()
     data = {"file": reader.source.name, "format": reader.format_id, "ok": not problems,
             "problems": [p.to_dict() for p in problems]}
+    notes = list(getattr(problems, "notes", ()))  # checks a reader could not make here
+    if notes:
+        data["notes"] = [n.to_dict() for n in notes]
     if problems:
         human = "\n".join(f"PROBLEM {p}" for p in problems)
         human += f"\n{reader.source.name}: {len(problems)} problem(s) found"
     else:
         human = f"{reader.source.name}: OK ({reader.format_name})"
+        if notes:
+            human += f", {len(notes)} kind(s) of check not made (--strict makes them problems)"
+    if notes:
+        human = "\n".join(f"NOTE {n}" for n in notes) + "\n" + human
     _print(args, human, data)
     return EXIT_PROBLEMS if problems else EXIT_OK
 
@@ -251,6 +259,9 @@ def build_parser() -> argparse.ArgumentParser:
             p.add_argument("--no-progress", dest="progress", action="store_false")
             p.add_argument("--name-check", action="store_true",
                            help="also check the file's name against its content hash (MDB)")
+            p.add_argument("--strict", action="store_true",
+                           help="count checks that cannot be made here (NOTE lines) as "
+                                "problems (MDB)")
         if name == "dump":
             p.add_argument("--compact", action="store_true", help="one-line JSON")
     sub.add_parser("formats", parents=[common], help="list the formats shardkit knows")

@@ -21,6 +21,9 @@ instead, and the tests check both give the same bytes).
 
 from __future__ import annotations
 
+import contextlib
+import os
+import tempfile
 from collections.abc import Iterable, Sequence
 from typing import Any, BinaryIO, Protocol
 
@@ -455,9 +458,40 @@ def build(shard: MdbShard, *, engine: str = "numpy") -> bytes:
     return build_mdb(shard.files, shard.xorbs, **kwargs)
 
 
-def write_mdb(fh: BinaryIO, files: Iterable[Any] = (), xorbs: Iterable[Any] = (),
-              **options: Any) -> int:
-    """Write :func:`build_mdb`'s bytes to ``fh``; returns the number of bytes written."""
+def write_mdb(target: str | os.PathLike[str] | BinaryIO, files: Iterable[Any] = (),
+              xorbs: Iterable[Any] = (), **options: Any) -> int:
+    """Write :func:`build_mdb`'s bytes; returns the number of bytes written.
+
+    Args:
+        target: A path: the shard is written under a temporary name beside it and renamed
+            once complete, so the path never holds a partial shard (an old file stays until
+            the new one replaces it; the temporary file is removed on error). Or an open
+            binary file, written as it is.
+        files: The file blocks (:class:`~shardkit.formats.xet_mdb.FileInfo` or alike).
+        xorbs: The xorb blocks.
+        **options: Passed to :func:`build_mdb`.
+    """
     data = build_mdb(files, xorbs, **options)
-    fh.write(data)
+    if isinstance(target, (str, os.PathLike)):
+        _write_atomic(target, data)
+    else:
+        target.write(data)
     return len(data)
+
+
+def _write_atomic(path: str | os.PathLike[str], data: bytes) -> None:
+    """``data`` to ``path`` through a temporary file in the same folder, then a rename."""
+    final = os.fspath(path)
+    folder = os.path.dirname(os.path.abspath(final))
+    fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(final)}.", suffix=".tmp",
+                               dir=folder)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, final)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise

@@ -1,0 +1,946 @@
+"""The Xet MDB reader: header, footer, section walk, bulk decoding, lookups, summaries."""
+
+from __future__ import annotations
+
+import struct
+from array import array
+from bisect import bisect_left
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from functools import cached_property
+from typing import Any
+
+import numpy as np
+
+from ..._kaitai import kaitai_errors, parse
+from ...errors import (
+    EntryNotFoundError,
+    LayoutError,
+    ShardkitError,
+    TruncatedError,
+    UnsupportedVersionError,
+)
+from ...generated.xet_mdb_shard import XetMdbShard
+from ...hashing import xet as xh
+from ...sources import ByteSource, as_stream, open_source
+from ..base import Reader, Section
+from . import _io
+from . import verify as _verify
+from .model import (
+    _BOOKEND_HASH,
+    _CHUNK_LOOKUP_DTYPE,
+    _FILE_HEAD,
+    _KEY_DTYPE,
+    _LOOKUP_DTYPE,
+    _TERM,
+    _U64,
+    _XORB_HEAD,
+    CHUNK_DTYPE,
+    FILE_FLAG_METADATA_EXT,
+    FILE_FLAG_VERIFICATION,
+    FOOTER_SIZE,
+    HEADER_SIZE,
+    LEGACY_TAGS,
+    NEVER_EXPIRES,
+    RECORD_DTYPE,
+    RECORD_SIZE,
+    ChunkEntry,
+    ChunkRef,
+    FileInfo,
+    MdbFooter,
+    MdbHeader,
+    Term,
+    XetHash,
+    XorbInfo,
+    _as_raw,
+    _Blocks,
+    _iso,
+    _Layout,
+    _new_chunk,
+    _new_hash,
+    _new_ref,
+    _runs,
+)
+from .verify import VerifyReport
+
+_WALK = struct.Struct("<Q24xII")  # word 0 of the hash, then the two u32 after it
+_ALL_ONES = 2**64 - 1
+
+
+def _footer_from_ks(f: Any) -> MdbFooter:
+    return MdbFooter(
+        f.version, f.ofs_file_info, f.ofs_xorb_info, f.ofs_file_lookup, f.num_file_lookup,
+        f.ofs_xorb_lookup, f.num_xorb_lookup, f.ofs_chunk_lookup, f.num_chunk_lookup,
+        XetHash(f.chunk_hash_hmac_key), f.creation_timestamp, f.key_expiry, bytes(f.reserved),
+        f.len_stored_on_disk, f.len_materialized, f.len_stored, f.ofs_footer)
+
+
+
+class _KeyIndex:
+    """A lookup table's truncated keys in ascending order, with their columns, for lookups
+    at Python speed: compact arrays (no object per entry) and bucket starts on the keys' top
+    bits, so a search bisects a handful of entries (keys are truncated hashes, spread evenly).
+    """
+
+    __slots__ = ("cols", "keys", "n", "shift", "starts")
+
+    def __init__(self, keys: np.ndarray, *cols: np.ndarray) -> None:
+        keys = np.ascontiguousarray(keys, np.uint64)
+        if len(keys) > 1 and not bool(np.all(keys[1:] >= keys[:-1])):
+            order = np.argsort(keys, kind="stable")
+            keys, cols = keys[order], tuple(c[order] for c in cols)
+        bits = min(max(len(keys) - 1, 1).bit_length(), 24)
+        self.shift = 64 - bits
+        top = (keys >> np.uint64(self.shift)).astype(np.int64)
+        starts = np.searchsorted(top, np.arange((1 << bits) + 1, dtype=np.int64))
+        self.starts = array("q", starts.astype(np.int64).tobytes())
+        self.keys = array("Q", keys.astype("=u8").tobytes())
+        self.cols = [array("I", np.asarray(c, "=u4").tobytes()) for c in cols]
+        self.n = len(self.keys)
+
+
+# -- the reader ----------------------------------------------------------------------------------
+
+
+class MdbShard(Reader):
+    """A Xet MDB shard.
+
+    Opening reads the header and, when the header announces one, the footer. Lookups through
+    lookup tables read only the table entry and the records they point at; everything else
+    walks the record sections once (cached).
+
+    Example::
+
+        with shardkit.open("b04a...f1.mdb") as s:
+            info = s.file("1686ca90c1751860f1a32b3b103bed9f483886112eb26a999a6568a43fd38f1c")
+            print([str(t.xorb_hash) for t in info.terms])
+
+    Args:
+        source: The shard bytes.
+        engine: ``"numpy"`` (bulk decoding of the records, the default) or ``"kaitai"``
+            (objects built from the generated parser's tree; slower, same result).
+    """
+
+    format_id = "mdb"
+    format_name = "Hugging Face Xet MDB shard"
+
+    def __init__(self, source: ByteSource, *, engine: str = "numpy") -> None:
+        super().__init__(source)
+        if engine not in ("numpy", "kaitai"):
+            raise ShardkitError(f"unknown engine {engine!r} (numpy or kaitai)")
+        self.engine = engine
+        size = source.size
+        self._local = _io.is_local(source)
+        # Local: the mapping is read in place. Remote: header and footer in one batch, so the
+        # parser below reads them from memory (a footer-less body wastes 200 bytes).
+        self._io: ByteSource = source
+        self._whole: _io.WholeFile | None = None
+        if not self._local:
+            pre = _io.Prefetched(source)
+            if size <= HEADER_SIZE + FOOTER_SIZE:
+                pre.fetch([(0, size)])
+            else:
+                pre.fetch([(0, HEADER_SIZE), (size - FOOTER_SIZE, size)])
+            self._io, self._whole = pre, _io.WholeFile(pre)
+        head = self._io.read_range(0, min(32, size))
+        for tag, what in LEGACY_TAGS.items():
+            if head.startswith(tag):
+                raise UnsupportedVersionError(
+                    f"{source.name}: an MDB shard of {what}; only header v2 is supported",
+                    offset=0, field="/header/tag")
+        self._mem_data: memoryview | bytes | None = None  # the whole file, on first need
+        #: The whole file when at hand (a local view at once; a remote file once fetched).
+        self._all: memoryview | bytes | None = None
+        if self._local:
+            self._all = self._mem
+        #: What lookups slice blocks from: the source's own bytes or mapping when it has them
+        #: (slicing gives bytes in one step), else the whole-file view.
+        self._slicer: Any = getattr(source, "raw", None) if self._local else None
+        if self._slicer is None or len(self._slicer) != size:
+            self._slicer = self._all
+        self._ks = parse(XetMdbShard, as_stream(self._io, buffer_size=HEADER_SIZE
+                                                if self._local else 0),
+                         magic_fields=("/header/tag",), version_fields=("/header/version",))
+        self.header = MdbHeader(self._ks.header.version, self._ks.header.len_footer)
+        self._footer_note: str | None = None  # why an announced footer was not used
+        self.footer: MdbFooter | None = self._read_footer()
+        self._limit = self._records_limit  # fixed from here on (hot paths read the attribute)
+
+    @property
+    def _mem(self) -> memoryview | bytes:
+        """The whole file: a zero-copy view when the source has one; through ranged requests,
+        fetched once in large blocks (the header and footer already read are not asked again).
+
+        Opening and lookups through lookup tables do not need it; the section walks, lookups
+        without tables and hashes of the whole file use it.
+        """
+        mem = self._mem_data
+        if mem is None:
+            if self._whole is not None:
+                mem = self._whole.get()
+            else:
+                view = getattr(self.source, "view", None)
+                size = self.source.size
+                mem = view(0, size) if view is not None else self.source.read_range(0, size)
+            self._mem_data = self._all = mem
+            if self._whole is not None:
+                self._slicer = mem
+        return mem
+
+    @property
+    def _have_all(self) -> bool:
+        """The whole file is at hand (local, or already fetched)."""
+        return self._whole is None or self._whole.loaded
+
+    def _read(self, start: int, end: int) -> bytes | memoryview:
+        """Bytes ``[start, end)``: from the whole file when at hand, else one ranged read."""
+        if self._have_all:
+            return self._mem[start:end]
+        return self._io.read_range(start, end)
+
+    def __enter__(self) -> MdbShard:
+        return self
+
+    def close(self) -> None:
+        """Release the file mapping."""
+        if isinstance(self._mem_data, memoryview) and self._whole is None:
+            self._mem_data.release()
+        self._mem_data = self._all = b""
+        super().close()
+
+    # -- header, footer, layout ---------------------------------------------------------------
+
+    def _ks_at(self, cls: type, pos: int, prefix: str, **mapping: Any) -> Any:
+        """Parse generated type ``cls`` at absolute ``pos`` (errors mapped to ours)."""
+        stream = as_stream(self._io)
+        stream.seek(pos)
+        with kaitai_errors(prefix=prefix, **mapping):
+            return cls(stream, None, self._ks)
+
+    def _read_footer(self) -> MdbFooter | None:
+        size = self.source.size
+        if self.header.footer_size != FOOTER_SIZE:
+            return None
+        pos = size - FOOTER_SIZE
+        if pos < HEADER_SIZE + 2 * RECORD_SIZE:
+            self._footer_note = (f"the header announces a {FOOTER_SIZE}-byte footer but the "
+                                 f"file has only {size} bytes")
+            return None
+        error: ShardkitError | None = None
+        footer: MdbFooter | None = None
+        try:
+            ks = self._ks_at(XetMdbShard.Footer, pos, "/footer",
+                             version_fields=("/footer/version",))
+            footer = _footer_from_ks(ks)
+        except ShardkitError as exc:
+            error = exc
+        if footer is not None and footer.footer_offset == pos:
+            return footer
+        # Not a footer where one should be: a footer-less body whose header lies (the file ends
+        # at the xorb bookend, FORMAT_NOTES section 11), or a corrupt footer.
+        layout = self._layout
+        if pos >= layout.xorb_info_end:
+            if error is not None:
+                raise error
+            assert footer is not None
+            raise LayoutError(f"footer_offset {footer.footer_offset} != file length - "
+                              f"{FOOTER_SIZE} ({pos})", offset=pos + 192,
+                              field="/footer/ofs_footer")
+        self._footer_note = ("the header announces a footer but the file ends "
+                             f"{size - layout.xorb_info_end} bytes after the xorb bookend")
+        return None
+
+    @property
+    def _records_limit(self) -> int:
+        """Where the record sections must end at the latest."""
+        if self.__dict__.get("footer") is not None:
+            return self.source.size - FOOTER_SIZE
+        return self.source.size
+
+    @cached_property
+    def _layout(self) -> _Layout:
+        """Walk both record sections to their bookends, checking every count against the bytes
+        that remain before anything is read."""
+        mem, limit = self._mem, self._records_limit
+        file_pos = array("q")
+        add = file_pos.append
+        pos, i = HEADER_SIZE, 0
+        unpack = _WALK.unpack_from
+        while True:
+            if pos + RECORD_SIZE > limit:
+                raise TruncatedError(
+                    f"the file info section has no bookend: block {i} at {pos} needs "
+                    f"{RECORD_SIZE} bytes, {max(0, limit - pos)} remain",
+                    needed=RECORD_SIZE, available=max(0, limit - pos), offset=pos,
+                    field=f"/file_info/blocks/{i}")
+            w0, flags, n = unpack(mem, pos)
+            if w0 == _ALL_ONES and mem[pos : pos + 32] == _BOOKEND_HASH:
+                break
+            nrec = (1 + n + (n if flags & FILE_FLAG_VERIFICATION else 0)
+                    + (1 if flags & FILE_FLAG_METADATA_EXT else 0))
+            end = pos + nrec * RECORD_SIZE
+            if end > limit:
+                raise TruncatedError(
+                    f"file block {i} declares {n} terms ({nrec} records, {nrec * RECORD_SIZE} "
+                    f"bytes) but {limit - pos} bytes remain before the end of the sections",
+                    needed=nrec * RECORD_SIZE, available=limit - pos, offset=pos + 36,
+                    field=f"/file_info/blocks/{i}/num_terms")
+            add(pos)
+            pos, i = end, i + 1
+        xorb_info_offset = pos = pos + RECORD_SIZE
+        xorb_pos = array("q")
+        add = xorb_pos.append
+        i = 0
+        while True:
+            if pos + RECORD_SIZE > limit:
+                raise TruncatedError(
+                    f"the xorb info section has no bookend: block {i} at {pos} needs "
+                    f"{RECORD_SIZE} bytes, {max(0, limit - pos)} remain",
+                    needed=RECORD_SIZE, available=max(0, limit - pos), offset=pos,
+                    field=f"/xorb_info/blocks/{i}")
+            w0, _, n = unpack(mem, pos)
+            if w0 == _ALL_ONES and mem[pos : pos + 32] == _BOOKEND_HASH:
+                break
+            end = pos + (1 + n) * RECORD_SIZE
+            if end > limit:
+                raise TruncatedError(
+                    f"xorb block {i} declares {n} chunks ({(1 + n) * RECORD_SIZE} bytes) but "
+                    f"{limit - pos} bytes remain before the end of the sections",
+                    needed=(1 + n) * RECORD_SIZE, available=limit - pos, offset=pos + 36,
+                    field=f"/xorb_info/blocks/{i}/num_chunks")
+            add(pos)
+            pos, i = end, i + 1
+        return _Layout(mem, np.frombuffer(file_pos, np.int64), xorb_info_offset,
+                       np.frombuffer(xorb_pos, np.int64), pos + RECORD_SIZE)
+
+    @property
+    def xorb_info_offset(self) -> int:
+        """Start of the xorb section (where it really is)."""
+        return self._layout.xorb_info_offset
+
+    @property
+    def xorb_info_end(self) -> int:
+        """The byte after the xorb bookend."""
+        return self._layout.xorb_info_end
+
+    def _records(self, start: int, end: int) -> np.ndarray:
+        return np.frombuffer(self._mem, RECORD_DTYPE, count=(end - start) // RECORD_SIZE,
+                             offset=start)
+
+    # -- bulk decoding ------------------------------------------------------------------------
+
+    @cached_property
+    def files(self) -> Sequence[FileInfo]:
+        """Every file block, in section order: a sequence whose :class:`FileInfo` objects are
+        built on first access (and kept), each decoding its terms, verification hashes and
+        sha256 the first time one is read. ``engine="kaitai"`` gives a tuple."""
+        if self.engine == "kaitai":
+            return self._kaitai_objects[0]
+        layout = self._layout
+        pos = layout.file_pos
+        mem = self._mem
+
+        def make(i: int) -> FileInfo:
+            info = self._file_at(mem, 0, int(pos[i]))
+            if info is None:  # the walk checked every block fits: not reached
+                raise LayoutError(f"file block {i} does not fit the sections",
+                                  offset=int(pos[i]), field=f"/file_info/blocks/{i}")
+            return info
+
+        return _Blocks(len(pos), make)
+
+    @cached_property
+    def _xorb_records(self) -> np.ndarray:
+        """The xorb section's records (without the bookend) as a read-only CHUNK_DTYPE view."""
+        layout = self._layout
+        base = layout.xorb_info_offset
+        recs = np.frombuffer(self._mem, CHUNK_DTYPE, offset=base,
+                             count=(layout.xorb_info_end - RECORD_SIZE - base) // RECORD_SIZE)
+        recs.flags.writeable = False
+        return recs
+
+    @cached_property
+    def xorbs(self) -> Sequence[XorbInfo]:
+        """Every xorb block, in section order: a sequence whose :class:`XorbInfo` objects are
+        built on first access (and kept).
+
+        Each xorb's chunks stay records (a view of the shard) until its ``chunks`` attribute is
+        read; see :class:`XorbInfo`. ``engine="kaitai"`` gives a tuple.
+        """
+        if self.engine == "kaitai":
+            return self._kaitai_objects[1]
+        layout = self._layout
+        base, recs, positions = layout.xorb_info_offset, self._xorb_records, layout.xorb_pos
+        mem = self._mem
+
+        def make(i: int) -> XorbInfo:
+            pos = int(positions[i])
+            h, fl, cnt, in_xorb, on_disk = _XORB_HEAD.unpack_from(mem, pos)
+            r = (pos - base) // RECORD_SIZE
+            info = object.__new__(XorbInfo)  # a frozen dataclass, filled directly
+            object.__setattr__(info, "__dict__", {
+                "hash": _new_hash(h), "flags": fl, "_chunks": recs[r + 1 : r + 1 + cnt],
+                "num_bytes_in_xorb": in_xorb, "num_bytes_on_disk": on_disk,
+                "record_index": r, "offset": pos})
+            return info
+
+        return _Blocks(len(positions), make)
+
+    @cached_property
+    def _kaitai_objects(self) -> tuple[tuple[FileInfo, ...], tuple[XorbInfo, ...]]:
+        """Files and xorbs built from the generated parser's tree (``engine="kaitai"``)."""
+        _ = self._layout  # precise errors for bad counts come from the walk
+        with kaitai_errors():
+            root = self._ks
+            files = []
+            for b in root.file_info.blocks:
+                if b.is_bookend:
+                    break
+                files.append(FileInfo(
+                    XetHash(b.file_hash), b.flags,
+                    tuple(Term(XetHash(t.xorb_hash), t.flags, t.len_unpacked,
+                               t.chunk_index_start, t.chunk_index_end) for t in b.terms),
+                    tuple(XetHash(v.range_hash)
+                          for v in getattr(b, "verification_entries", None) or ()),
+                    XetHash(b.metadata_ext.sha256) if b.has_metadata_ext else None,
+                    b.reserved, (b.ofs_block - HEADER_SIZE) // RECORD_SIZE, b.ofs_block))
+            xorbs = []
+            base = root.ofs_xorb_info
+            for b in root.xorb_info.blocks:
+                if b.is_bookend:
+                    break
+                xorbs.append(XorbInfo(
+                    XetHash(b.xorb_hash), b.flags,
+                    tuple(ChunkEntry(XetHash(c.chunk_hash), c.ofs_unpacked, c.len_unpacked,
+                                     c.flags, c.reserved) for c in b.chunks),
+                    b.len_unpacked, b.len_on_disk, (b.ofs_block - base) // RECORD_SIZE,
+                    b.ofs_block))
+        return tuple(files), tuple(xorbs)
+
+    # -- lookup tables ------------------------------------------------------------------------
+
+    def _table(self, name: str, offset: int, count: int, dtype: np.dtype) -> np.ndarray | None:
+        if self.footer is None or count == 0:
+            return None
+        end = offset + count * dtype.itemsize
+        limit = self.footer.footer_offset
+        if offset < HEADER_SIZE or end > limit:
+            raise LayoutError(f"the {name} lookup table [{offset}, {end}) ({count} entries) "
+                              f"does not fit before the footer at {limit}",
+                              offset=self.footer.footer_offset, field=f"/{name}_lookup")
+        if self._have_all:
+            return np.frombuffer(self._mem, dtype, count=count, offset=offset)
+        return np.frombuffer(self._io.read_range(offset, end), dtype, count=count)  # one range
+
+    @cached_property
+    def file_lookup(self) -> np.ndarray | None:
+        """The file lookup table (fields ``key``, ``index``), or None when absent."""
+        f = self.footer
+        return None if f is None else self._table("file", f.file_lookup_offset,
+                                                  f.file_lookup_num_entry, _LOOKUP_DTYPE)
+
+    @cached_property
+    def xorb_lookup(self) -> np.ndarray | None:
+        """The xorb lookup table (fields ``key``, ``index``), or None when absent."""
+        f = self.footer
+        return None if f is None else self._table("xorb", f.xorb_lookup_offset,
+                                                  f.xorb_lookup_num_entry, _LOOKUP_DTYPE)
+
+    @cached_property
+    def chunk_lookup(self) -> np.ndarray | None:
+        """The chunk lookup table (fields ``key``, ``xorb``, ``chunk``), or None when absent."""
+        f = self.footer
+        return None if f is None else self._table("chunk", f.chunk_lookup_offset,
+                                                  f.chunk_lookup_num_entry,
+                                                  _CHUNK_LOOKUP_DTYPE)
+
+    @cached_property
+    def _file_index(self) -> _KeyIndex | None:
+        t = self.file_lookup
+        return None if t is None else _KeyIndex(t["key"], t["index"])
+
+    @cached_property
+    def _xorb_index(self) -> _KeyIndex | None:
+        t = self.xorb_lookup
+        return None if t is None else _KeyIndex(t["key"], t["index"])
+
+    @cached_property
+    def _chunk_index(self) -> tuple[int, _KeyIndex]:
+        """What :meth:`find_chunk` searches: (xorb section offset, index of (truncated key ->
+        xorb record index, chunk position)).
+
+        From the chunk lookup table when there is one. Otherwise the xorb section is indexed
+        with numpy: the truncated hash of every chunk record, stably sorted (equal keys stay
+        in section order, so of repeated chunks the first one is found). No object per chunk.
+        """
+        t = self.chunk_lookup
+        if t is not None:
+            f = self.footer
+            assert f is not None
+            return f.xorb_info_offset, _KeyIndex(t["key"], t["xorb"], t["chunk"])
+        rows = self._chunk_rows
+        return (self._layout.xorb_info_offset,
+                _KeyIndex(rows["key"], rows["xorb"], rows["chunk"]))
+
+    @cached_property
+    def _chunk_rows(self) -> np.ndarray:
+        """(truncated stored hash, xorb record index, chunk position) of every chunk, in
+        section order: the rows a chunk lookup table holds (``_CHUNK_LOOKUP_DTYPE``), from the
+        xorb section's bytes, built with numpy."""
+        layout = self._layout
+        base = layout.xorb_info_offset
+        head = (layout.xorb_pos - base) // RECORD_SIZE
+        n = layout.xorb_chunks
+        chunk_rec = _runs(head + 1, n)
+        xorb_rec = np.repeat(head, n)
+        out = np.empty(len(chunk_rec), _CHUNK_LOOKUP_DTYPE)
+        out["key"] = np.frombuffer(self._mem, _KEY_DTYPE, offset=base,
+                                   count=len(self._xorb_records))["key"][chunk_rec]
+        out["xorb"] = xorb_rec
+        out["chunk"] = chunk_rec - xorb_rec - 1
+        return out
+
+    @cached_property
+    def _files_by_hash(self) -> dict[bytes, FileInfo]:
+        out: dict[bytes, FileInfo] = {}
+        for f in self.files:
+            out.setdefault(bytes(f.hash), f)  # the first record wins, as in xet-core
+        return out
+
+    @cached_property
+    def _xorbs_by_hash(self) -> dict[bytes, XorbInfo]:
+        out: dict[bytes, XorbInfo] = {}
+        for x in self.xorbs:
+            out.setdefault(bytes(x.hash), x)
+        return out
+
+    def _block(self, pos: int, want: int) -> tuple[bytes | memoryview, int]:
+        """(buffer, its absolute start) holding at least the record at ``pos`` and, through
+        ranged reads, up to ``want`` bytes from it (a guess at the block's length)."""
+        if self._have_all:
+            return self._mem, 0
+        return self._io.read_range(pos, min(self._records_limit, pos + want)), pos
+
+    def _whole_block(self, buf: bytes | memoryview, base: int, pos: int,
+                     nbytes: int) -> tuple[bytes | memoryview, int]:
+        """``buf`` again if it holds ``nbytes`` from ``pos``, else one more ranged read."""
+        if pos - base + nbytes <= len(buf):
+            return buf, base
+        return self._io.read_range(pos, pos + nbytes), pos
+
+    def _file_at(self, buf: bytes | memoryview, base: int, pos: int) -> FileInfo | None:
+        """The file block at absolute ``pos`` (None if it does not fit the sections).
+
+        ``buf`` holds the file's bytes from absolute offset ``base`` (the whole file, or a
+        ranged read starting at the block); a block longer than ``buf`` is read in full. The
+        block's records are kept as one bytes object and decoded into terms and hashes when
+        first read (see :class:`FileInfo`).
+        """
+        limit = self._limit
+        if pos < HEADER_SIZE or pos + RECORD_SIZE > limit:
+            return None
+        o = pos - base
+        h, flags, n, reserved = _FILE_HEAD.unpack_from(buf, o)
+        nbytes = (1 + n + (n if flags & FILE_FLAG_VERIFICATION else 0)
+                  + (1 if flags & FILE_FLAG_METADATA_EXT else 0)) * RECORD_SIZE
+        if pos + nbytes > limit:
+            return None
+        if o + nbytes <= len(buf):
+            src = self._slicer if buf is self._all else buf
+            block = src[o : o + nbytes]
+            if type(block) is not bytes:
+                block = bytes(block)
+        else:
+            block = self._io.read_range(pos, pos + nbytes)
+        info = object.__new__(FileInfo)  # a frozen dataclass, filled as in `files`
+        object.__setattr__(info, "__dict__", {
+            "hash": _new_hash(h), "flags": flags, "_block": block, "reserved": reserved,
+            "record_index": (pos - HEADER_SIZE) // RECORD_SIZE, "offset": pos})
+        return info
+
+    def file(self, h: XetHash | bytes | str, default: Any = None) -> FileInfo | None:
+        """The file with hash ``h`` (a hash object, 32 stored bytes or display hex).
+
+        Uses the file lookup table when present (the candidates of the truncated hash, then
+        the full hash is compared at each candidate record; through ranged requests the table
+        is read once, as one range, and each lookup reads its record); otherwise the file
+        section is walked once and indexed. Returns ``default`` (None) when the file is not
+        in the shard.
+        """
+        raw = h if type(h) is XetHash or (type(h) is bytes and len(h) == 32) else _as_raw(h)
+        idx = self._file_index
+        if idx is None:
+            return self._files_by_hash.get(bytes(raw), default)
+        key = _U64.unpack_from(raw)[0]
+        keys, starts = idx.keys, idx.starts
+        b = key >> idx.shift
+        i = bisect_left(keys, key, starts[b], starts[b + 1])
+        n, index, mem = idx.n, idx.cols[0], self._all
+        if mem is None:
+            return self._file_remote(raw, key, i, idx, default)
+        rawb = bytes(raw)
+        limit, unpack, slicer = self._limit, _FILE_HEAD.unpack_from, self._slicer
+        while i < n and keys[i] == key:
+            pos = HEADER_SIZE + index[i] * RECORD_SIZE
+            if pos + RECORD_SIZE <= limit:
+                fh, flags, nt, reserved = unpack(mem, pos)
+                if fh == rawb:
+                    end = pos + (1 + nt + (nt if flags & FILE_FLAG_VERIFICATION else 0)
+                                 + (1 if flags & FILE_FLAG_METADATA_EXT else 0)) * RECORD_SIZE
+                    if end <= limit:  # else a block that overruns: not a match, as xet-core
+                        block = slicer[pos:end]
+                        info = object.__new__(FileInfo)  # a frozen dataclass, as in `files`
+                        object.__setattr__(info, "__dict__", {
+                            "hash": raw if type(raw) is XetHash else _new_hash(fh),
+                            "flags": flags,
+                            "_block": block if type(block) is bytes else bytes(block),
+                            "reserved": reserved, "record_index": index[i], "offset": pos})
+                        return info
+            i += 1
+        return default
+
+    def _file_remote(self, raw: bytes, key: int, i: int, idx: _KeyIndex,
+                     default: Any) -> FileInfo | None:
+        """:meth:`file` through ranged requests: one read of the candidate record (and of
+        the rest of its block when longer than guessed)."""
+        keys, index, limit = idx.keys, idx.cols[0], self._limit
+        while i < idx.n and keys[i] == key:
+            pos = HEADER_SIZE + index[i] * RECORD_SIZE
+            if pos + RECORD_SIZE <= limit:
+                buf = self._io.read_range(pos, min(limit, pos + 8 * RECORD_SIZE))
+                if buf[:32] == raw:
+                    found = self._file_at(buf, pos, pos)
+                    if found is not None:
+                        return found
+            i += 1
+        return default
+
+    def xorb(self, h: XetHash | bytes | str, default: Any = None) -> XorbInfo | None:
+        """The xorb with hash ``h`` (through the xorb lookup table when present)."""
+        raw = h if type(h) is XetHash or (type(h) is bytes and len(h) == 32) else _as_raw(h)
+        idx = self._xorb_index
+        if idx is None:
+            return self._xorbs_by_hash.get(bytes(raw), default)
+        key = _U64.unpack_from(raw)[0]
+        keys, starts = idx.keys, idx.starts
+        b = key >> idx.shift
+        i, n = bisect_left(keys, key, starts[b], starts[b + 1]), len(keys)
+        index, limit = idx.cols[0], self._records_limit
+        base0 = self.footer.xorb_info_offset  # type: ignore[union-attr]
+        while i < n and keys[i] == key:
+            rec = index[i]
+            pos = base0 + rec * RECORD_SIZE
+            if pos + RECORD_SIZE <= limit:
+                buf, base = self._block(pos, 64 << 10)
+                if buf[pos - base : pos - base + 32] == raw:
+                    h_, fl, nc, in_xorb, on_disk = _XORB_HEAD.unpack_from(buf, pos - base)
+                    nbytes = (1 + nc) * RECORD_SIZE
+                    if pos + nbytes <= limit:
+                        buf, base = self._whole_block(buf, base, pos, nbytes)
+                        recs = np.frombuffer(buf, CHUNK_DTYPE, count=nc,
+                                             offset=pos - base + RECORD_SIZE)
+                        recs.flags.writeable = False
+                        info = object.__new__(XorbInfo)  # chunks decoded when read
+                        object.__setattr__(info, "__dict__", {
+                            "hash": _new_hash(h_), "flags": fl, "_chunks": recs,
+                            "num_bytes_in_xorb": in_xorb, "num_bytes_on_disk": on_disk,
+                            "record_index": rec, "offset": pos})
+                        return info
+            i += 1
+        return default
+
+    def find_chunk(self, h: XetHash | bytes | str, *, keyed: bool = False) -> ChunkRef | None:
+        """Find a chunk by its plain hash (a hash object, 32 stored bytes or display hex).
+
+        When the footer carries a non-zero HMAC key the hash is keyed first (the shard stores
+        keyed hashes), unless ``keyed=True`` says it already is.
+
+        The candidates of the truncated hash, then the full hash is compared at each candidate
+        record: from the chunk lookup table when present (through ranged requests: the table
+        as one range, then the chunk's record and its xorb's header), otherwise from an index
+        of the xorb section built once with numpy. Without a table the first of repeated
+        chunks (in section order) is found; the table's order among equal keys is
+        unspecified. Returns None when the chunk is not in the shard.
+        """
+        raw = h if type(h) is XetHash or (type(h) is bytes and len(h) == 32) else _as_raw(h)
+        f = self.footer
+        if not keyed and f is not None and not f.hmac_key.is_zero:
+            raw = xh.keyed_chunk_hash(bytes(f.hmac_key), bytes(raw))
+        base0, idx = self._chunk_index
+        key = _U64.unpack_from(raw)[0]
+        keys, starts = idx.keys, idx.starts
+        b = key >> idx.shift
+        i, n = bisect_left(keys, key, starts[b], starts[b + 1]), len(keys)
+        xorbs, chunks, limit, mem = idx.cols[0], idx.cols[1], self._limit, self._all
+        if mem is not None:
+            rawb, unpack, slicer = bytes(raw), _TERM.unpack_from, self._slicer
+            while i < n and keys[i] == key:
+                xr, ci = xorbs[i], chunks[i]
+                pos = base0 + (xr + 1 + ci) * RECORD_SIZE
+                if pos + RECORD_SIZE <= limit:
+                    chash, start, size, fl, res = unpack(mem, pos)
+                    if chash == rawb:
+                        xpos = base0 + xr * RECORD_SIZE
+                        return _new_ref((
+                            _new_hash(slicer[xpos : xpos + 32]), xr, ci,
+                            _new_chunk((raw if type(raw) is XetHash else _new_hash(chash),
+                                        start, size, fl, res))))
+                i += 1
+            return None
+        while i < n and keys[i] == key:  # through ranged requests
+            xr, ci = xorbs[i], chunks[i]
+            pos = base0 + (xr + 1 + ci) * RECORD_SIZE
+            xpos = base0 + xr * RECORD_SIZE
+            if pos + RECORD_SIZE <= limit:
+                if pos - xpos <= 64 << 10:  # xorb header .. chunk record: one range
+                    buf = self._io.read_range(xpos, pos + RECORD_SIZE)
+                    if buf[pos - xpos : pos - xpos + 32] == raw:
+                        return self._chunk_ref(buf, pos - xpos, buf, 0, xr, ci)
+                else:
+                    xbuf, cbuf = _io.read_ranges(self._io, [(xpos, xpos + 32),
+                                                            (pos, pos + RECORD_SIZE)])
+                    if cbuf[:32] == raw:
+                        return self._chunk_ref(cbuf, 0, xbuf, 0, xr, ci)
+            i += 1
+        return None
+
+    @staticmethod
+    def _chunk_ref(cbuf: bytes | memoryview, cofs: int, xbuf: bytes | memoryview, xofs: int,
+                   xr: int, ci: int) -> ChunkRef:
+        chash, start, size, fl, res = _TERM.unpack_from(cbuf, cofs)
+        return _new_ref((_new_hash(xbuf[xofs : xofs + 32]), xr, ci,
+                         _new_chunk((_new_hash(chash), start, size, fl, res))))
+
+    # -- mapping protocol (CLI `ls` / `get`) --------------------------------------------------
+
+    def __getitem__(self, key: XetHash | bytes | str) -> FileInfo:
+        try:
+            found = self.file(key)
+        except ValueError as exc:
+            raise EntryNotFoundError(key, str(exc)) from exc
+        if found is None:
+            raise EntryNotFoundError(key, f"no file {XetHash(key)} in this shard")
+        return found
+
+    def __contains__(self, key: object) -> bool:
+        try:
+            return self.file(key) is not None  # type: ignore[arg-type]
+        except (ValueError, TypeError):
+            return False
+
+    def __len__(self) -> int:
+        return len(self._layout.file_pos)
+
+    def keys(self) -> Iterator[XetHash]:
+        """File hashes, in section order."""
+        mem = self._slicer
+        for pos in self._layout.file_pos.tolist():
+            yield _new_hash(mem[pos : pos + 32])
+
+    __iter__ = keys
+
+    def parse_key(self, text: str) -> XetHash:
+        """A file hash from its display hex (as ``shardkit get`` takes it)."""
+        return XetHash(text)  # InvalidKeyError (a usage error) when it is not 64 hex digits
+
+    def format_key(self, key: XetHash | bytes) -> str:
+        """A file hash's display hex."""
+        return str(XetHash(key))
+
+    # -- summaries ----------------------------------------------------------------------------
+
+    @property
+    def variant(self) -> str:
+        """Which variant of FORMAT_NOTES section 9 the shard looks like."""
+        f = self.footer
+        if f is None:
+            return "upload body (no footer)"
+        if f.is_keyed:
+            return "keyed global-dedup response"
+        tables = f.file_lookup_num_entry or f.xorb_lookup_num_entry or f.chunk_lookup_num_entry
+        if tables:
+            no_files = (f.xorb_info_offset == HEADER_SIZE + RECORD_SIZE if self._footer_counts()
+                        else not len(self._layout.file_pos))
+            if no_files and f.xorb_lookup_num_entry:
+                return "xorb-only shard with lookup tables"
+            return "full shard with lookup tables"
+        if f.file_lookup_offset == 0 and f.xorb_lookup_offset == 0:
+            return "shard without lookup tables (huggingface.js style, table offsets 0)"
+        return "server-stored shard without lookup tables"
+
+    def _footer_counts(self) -> tuple[int, int, int] | None:
+        """(files, xorbs, chunks) as the footer's lookup tables count them, when the record
+        sections are not at hand (a remote shard not yet fetched whole) and the tables say
+        all three (a table is empty only when its section is); else None: walk the sections.
+        """
+        f = self.footer
+        if self._have_all or "_layout" in self.__dict__ or f is None:
+            return None
+        if not (f.file_lookup_num_entry or f.xorb_lookup_num_entry):
+            return None
+        empty_files = f.xorb_info_offset == HEADER_SIZE + RECORD_SIZE
+        empty_xorbs = f.file_lookup_offset == f.xorb_info_offset + RECORD_SIZE
+        if ((f.file_lookup_num_entry == 0) != empty_files
+                or (f.xorb_lookup_num_entry == 0) != empty_xorbs
+                or (f.chunk_lookup_num_entry == 0) != empty_xorbs):
+            return None
+        return f.file_lookup_num_entry, f.xorb_lookup_num_entry, f.chunk_lookup_num_entry
+
+    def summary(self) -> dict[str, Any]:
+        """What ``shardkit info`` shows.
+
+        Through ranged requests, a shard with lookup tables is summarised from its header and
+        footer alone: the counts of files, xorbs and chunks are the tables' (``verify`` checks
+        they match the sections), and ``terms``, which only a walk of the file section gives,
+        is None. Otherwise (local files, shards without tables) the sections are walked.
+        """
+        f = self.footer
+        counted = self._footer_counts()
+        if counted is not None:
+            out = self._summary_head()
+            out.update(files=counted[0], xorbs=counted[1], chunks=counted[2], terms=None)
+            out["counts_from"] = "lookup tables"
+            return self._summary_tail(out)
+        lay = self._layout
+        out = self._summary_head()
+        out.update(files=len(lay.file_pos), xorbs=len(lay.xorb_pos),
+                   chunks=int(lay.xorb_chunks.sum()), terms=int(lay.file_terms.sum()))
+        if f is None:
+            out["totals"] = {
+                "materialized_bytes": sum(fi.size for fi in self.files),
+                "stored_bytes": int(lay.words(lay.xorb_pos, 2).sum()),
+                "stored_bytes_on_disk": int(lay.words(lay.xorb_pos, 3).sum()),
+            }
+        return self._summary_tail(out)
+
+    def _summary_head(self) -> dict[str, Any]:
+        f = self.footer
+        return {
+            "format": self.format_id,
+            "format_name": self.format_name,
+            "file": self.source.name,
+            "file_size": self.source.size,
+            "variant": self.variant,
+            "header": {"version": self.header.version, "footer_size": self.header.footer_size},
+            "footer": f is not None,
+        }
+
+    def _summary_tail(self, out: dict[str, Any]) -> dict[str, Any]:
+        f = self.footer
+        out["lookup_tables"] = {
+            "file": f is not None and f.file_lookup_num_entry > 0,
+            "xorb": f is not None and f.xorb_lookup_num_entry > 0,
+            "chunk": f is not None and f.chunk_lookup_num_entry > 0,
+        }
+        out["hmac_key_present"] = f is not None and f.is_keyed
+        if f is not None:
+            out["hmac_key"] = str(f.hmac_key) if f.is_keyed else None
+            out["creation_timestamp"] = f.creation_timestamp
+            out["creation_time"] = _iso(f.creation_timestamp)
+            out["key_expiry"] = f.key_expiry
+            out["key_expiry_time"] = ("never" if f.key_expiry == NEVER_EXPIRES
+                                      else _iso(f.key_expiry))
+            out["expired"] = f.expired()
+            out["totals"] = {"materialized_bytes": f.materialized_bytes,
+                             "stored_bytes": f.stored_bytes,
+                             "stored_bytes_on_disk": f.stored_bytes_on_disk}
+        if self._footer_note:
+            out["note"] = self._footer_note
+        return out
+
+    def to_dict(self) -> dict[str, Any]:
+        """The whole object tree: summary, header, footer, files, xorbs, lookup tables."""
+        out = self.summary()
+        out["footer"] = None if self.footer is None else self.footer.to_dict()
+        out["files"] = [fi.to_dict() for fi in self.files]
+        out["xorbs"] = [x.to_dict() for x in self.xorbs]
+        tables: dict[str, Any] = {}
+        for name, table in (("file", self.file_lookup), ("xorb", self.xorb_lookup)):
+            tables[name] = [] if table is None else [
+                [k, i] for k, i in zip(table["key"].tolist(), table["index"].tolist(),
+                                       strict=True)]
+        t = self.chunk_lookup
+        tables["chunk"] = [] if t is None else [
+            list(row) for row in zip(t["key"].tolist(), t["xorb"].tolist(),
+                                     t["chunk"].tolist(), strict=True)]
+        out["lookup_tables"] = tables
+        out["sections"] = [s.to_dict() for s in self.sections()]
+        return out
+
+    def sections(self) -> list[Section]:
+        """Byte layout, in file order."""
+        lay, f, size = self._layout, self.footer, self.source.size
+        out = [
+            Section("/header", 0, HEADER_SIZE, f"tag, version {self.header.version}, "
+                    f"footer_size {self.header.footer_size}"),
+            Section("/file_info", HEADER_SIZE, lay.xorb_info_offset,
+                    f"{len(lay.file_pos)} file blocks + bookend"),
+            Section("/xorb_info", lay.xorb_info_offset, lay.xorb_info_end,
+                    f"{len(lay.xorb_pos)} xorb blocks + bookend"),
+        ]
+        if f is not None:
+            for name, ofs, n, width in (
+                    ("file", f.file_lookup_offset, f.file_lookup_num_entry, 12),
+                    ("xorb", f.xorb_lookup_offset, f.xorb_lookup_num_entry, 12),
+                    ("chunk", f.chunk_lookup_offset, f.chunk_lookup_num_entry, 16)):
+                if n:
+                    out.append(Section(f"/{name}_lookup", ofs, ofs + n * width,
+                                       f"{n} entries x {width} bytes"))
+            out.append(Section("/footer", size - FOOTER_SIZE, size, "footer v1"))
+        elif lay.xorb_info_end < size:
+            out.append(Section("/trailing", lay.xorb_info_end, size,
+                               "bytes after the xorb bookend"))
+        return out
+
+    # -- verification -------------------------------------------------------------------------
+
+    def verify(self, progress: Callable[[int, int], None] | None = None, *,
+               name_check: bool = False, other_shards: Iterable[MdbShard] = (),
+               strict: bool = False) -> VerifyReport:
+        """Run every check; return the problems found (empty list: the shard is sound) and,
+        in the result's ``notes``, what could not be checked here.
+
+        Besides the frame, totals, tables, sizes and hashes, the order writers guarantee is
+        checked (check ``lookup_table`` and ``order``): every lookup table's keys ascend, and
+        a shard with lookup tables (xet-core's full writer) has its file and xorb sections
+        sorted by hash. Shards without tables carry no order promise and are not checked for
+        one. Words xet-core leaves zero (a file header's reserved word, the unused halves of
+        verification and metadata records and bookends, a chunk's last word) must be zero
+        (check ``reserved``), and flag bits nobody defines must be clear.
+
+        Nothing is passed over silently: files whose terms use xorbs described in no shard
+        at hand, and hashes that HMAC-keyed chunk hashes keep from being recomputed, are
+        counted in the report's ``notes``. What no check can cover: a file's sha256 (its
+        content is not in the shard), the footer's timestamps, and ``num_bytes_on_disk``.
+
+        Args:
+            progress: Called as ``progress(done, total)`` over xorbs and files.
+            name_check: Also check the shard's content hash against a ``<hash>.mdb`` file name.
+            other_shards: Shards whose xorb sections may describe xorbs this shard's files use
+                (their terms and file hashes are then checked too).
+            strict: Count every check that could not be made (files whose xorbs are in
+                other shards, hashes hidden by HMAC-keyed chunk hashes, a name check without
+                a ``<hash>.mdb`` name) as a problem instead of a note.
+
+        Returns:
+            A :class:`VerifyReport`: a list of :class:`~shardkit.errors.Problem` with a
+            ``notes`` attribute (one note per kind of check not made, with counts).
+        """
+        return _verify.verify(self, progress, name_check=name_check, other_shards=other_shards,
+                              strict=strict)
+
+    # -- conveniences -------------------------------------------------------------------------
+
+    def content_hash(self) -> XetHash:
+        """The shard's content hash (what its ``<hash>.mdb`` file name should be)."""
+        return XetHash(xh.shard_hash(self._mem))
+
+    def iter_chunks(self) -> Iterator[tuple[XorbInfo, int, ChunkEntry]]:
+        """(xorb, chunk index, chunk) for every chunk, in section order."""
+        for x in self.xorbs:
+            for i, c in enumerate(x.chunks):
+                yield x, i, c
+
+
+def open_mdb(target: Any) -> MdbShard:
+    """Open a path, bytes or ByteSource as an :class:`MdbShard` (no format detection)."""
+    return MdbShard(open_source(target))

@@ -1,0 +1,427 @@
+"""Xet MDB verification: frame, totals, lookup tables, order, sizes and recomputed hashes."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from dataclasses import field as _field
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from ...errors import Problem, ShardkitError
+from ...hashing import xet as xh
+from .model import (
+    _LOOKUP_DTYPE,
+    _NAME,
+    CHUNK_FLAG_GLOBAL_DEDUP,
+    FILE_FLAG_METADATA_EXT,
+    FILE_FLAG_VERIFICATION,
+    FOOTER_SIZE,
+    HEADER_SIZE,
+    RECORD_SIZE,
+    FileInfo,
+    MdbFooter,
+    XorbInfo,
+    _Layout,
+    _new_hash,
+)
+
+if TYPE_CHECKING:
+    from .reader import MdbShard
+
+_ZERO16 = bytes(16)
+
+
+
+class VerifyReport(list[Problem]):
+    """What :meth:`MdbShard.verify` returns: the problems found (a list, empty when the shard
+    is sound) and, in :attr:`notes`, the checks that could not be made here.
+
+    Attributes:
+        notes: One :class:`~shardkit.errors.Problem` per kind of check not made, with counts:
+            files whose xorbs are in other shards, hashes that HMAC-keyed chunk hashes keep
+            from being recomputed, a file name the name check could not use. With
+            ``strict=True`` these are problems instead (and ``notes`` is empty).
+    """
+
+    def __init__(self, problems: Iterable[Problem] = (), notes: Iterable[Problem] = ()) -> None:
+        super().__init__(problems)
+        self.notes: list[Problem] = list(notes)
+
+
+@dataclass
+class _Unchecked:
+    """Tally of what verify could not check."""
+
+    files: int = 0  # files with a term whose xorb is not at hand
+    terms: int = 0
+    xorbs: set[bytes] = _field(default_factory=set)
+    first_file: int | None = None
+    keyed_files: int = 0  # files whose hashes keyed chunk hashes hide
+    keyed_xorbs: int = 0
+
+
+def verify(shard: MdbShard, progress: Callable[[int, int], None] | None = None, *,
+           name_check: bool = False, other_shards: Iterable[MdbShard] = (),
+           strict: bool = False) -> VerifyReport:
+    """Run every check; return the problems found and the checks not made (see
+    :meth:`MdbShard.verify`)."""
+    problems = VerifyReport()
+    add, note = problems.append, problems.notes.append
+    try:
+        lay = shard._layout
+        files, xorbs = shard.files, shard.xorbs
+    except ShardkitError as exc:
+        add(Problem("layout", exc.message, exc.offset, exc.field))
+        return problems
+    size, f = shard.source.size, shard.footer
+    _verify_frame(shard, lay, f, size, add)
+    _verify_tables(shard, lay, f, add)
+    _verify_order(shard, lay, f, add)
+    _verify_bookends(shard, lay, add)
+    keyed = f is not None and f.is_keyed
+    known: dict[bytes, XorbInfo] = {}
+    for other in other_shards:
+        for x in other.xorbs:
+            known.setdefault(bytes(x.hash), x)
+    for x in xorbs:
+        known[bytes(x.hash)] = x
+    total = len(files) + len(xorbs)
+    done = 0
+    unchecked = _Unchecked()
+    for x in xorbs:
+        _verify_xorb(shard, x, keyed, add)
+        done += 1
+        if progress is not None and done % 1024 == 0:
+            progress(done, total)
+    if keyed:
+        unchecked.keyed_xorbs = len(xorbs)
+    _verify_files(shard, files, known, keyed, add, progress, done, total, unchecked)
+    if progress is not None:
+        progress(total, total)
+    _report_unchecked(unchecked, f, note)
+    if name_check:
+        _verify_name(shard, add, note)
+    if strict:
+        problems.extend(problems.notes)
+        problems.notes.clear()
+    return problems
+
+
+def _report_unchecked(u: _Unchecked, f: MdbFooter | None,
+                      note: Callable[[Problem], None]) -> None:
+    if u.files:
+        note(Problem("unverifiable_files", f"{u.files} file(s) not verifiable here: their "
+                     f"xorbs are in other shards ({u.terms} term(s) use {len(u.xorbs)} xorb(s) "
+                     "this shard does not describe), so their term sizes, verification hashes "
+                     "and file hashes were not checked", u.first_file, "/file_info"))
+    if u.keyed_xorbs or u.keyed_files:
+        what = f"the hashes of {u.keyed_xorbs} xorb(s)"
+        if u.keyed_files:
+            what += f" and the verification and file hashes of {u.keyed_files} file(s)"
+        note(Problem("keyed_hashes", f"chunk hashes are HMAC-keyed (the footer's key is set): "
+                     f"{what} cannot be recomputed from them and were not checked",
+                     None if f is None else f.footer_offset + 120,
+                     "/footer/chunk_hash_hmac_key"))
+
+
+def _verify_frame(shard: MdbShard, lay: _Layout, f: MdbFooter | None, size: int,
+                  add: Callable[[Problem], None]) -> None:
+    if shard._footer_note:
+        add(Problem("footer", shard._footer_note, 40, "/header/len_footer"))
+    if f is None:
+        if lay.xorb_info_end != size:
+            add(Problem("layout", f"{size - lay.xorb_info_end} bytes follow the xorb "
+                        "bookend in a shard without footer", lay.xorb_info_end,
+                        "/xorb_info"))
+        return
+    fo = size - FOOTER_SIZE
+    hfjs = (f.file_lookup_offset == f.xorb_lookup_offset == f.chunk_lookup_offset == 0
+            and not (f.file_lookup_num_entry or f.xorb_lookup_num_entry
+                     or f.chunk_lookup_num_entry))
+    expect = [
+        ("ofs_file_info", 8, f.file_info_offset, HEADER_SIZE),
+        ("ofs_xorb_info", 16, f.xorb_info_offset, lay.xorb_info_offset),
+    ]
+    if not hfjs:
+        flo = lay.xorb_info_end
+        xlo = flo + 12 * f.file_lookup_num_entry
+        clo = xlo + 12 * f.xorb_lookup_num_entry
+        expect += [
+            ("ofs_file_lookup", 24, f.file_lookup_offset, flo),
+            ("ofs_xorb_lookup", 40, f.xorb_lookup_offset, xlo),
+            ("ofs_chunk_lookup", 56, f.chunk_lookup_offset, clo),
+            ("ofs_footer", 192, fo, clo + 16 * f.chunk_lookup_num_entry),
+        ]
+    elif lay.xorb_info_end != fo:
+        add(Problem("layout", f"{fo - lay.xorb_info_end} bytes lie between the xorb "
+                    "bookend and the footer, but the footer lists no lookup table",
+                    lay.xorb_info_end, "/footer"))
+    for field, rel, found, want in expect:
+        if found != want:
+            add(Problem("footer", f"{field} is {found}, the sections say {want}",
+                        fo + rel, f"/footer/{field}"))
+    if any(f.reserved):
+        add(Problem("footer", "reserved footer words are not zero", fo + 120,
+                    "/footer/reserved"))
+    if not hfjs:  # huggingface.js writes totals of its own (FORMAT_NOTES section 9)
+        for field, rel, found, want in (
+                ("len_stored_on_disk", 168, f.stored_bytes_on_disk,
+                 sum(b[5] for b in lay.xorb_blocks)),
+                ("len_materialized", 176, f.materialized_bytes,
+                 sum(fi.size for fi in shard.files)),
+                ("len_stored", 184, f.stored_bytes, sum(b[4] for b in lay.xorb_blocks))):
+            if found != want:
+                add(Problem("totals", f"{field} is {found}, the sections sum to {want}",
+                            fo + rel, f"/footer/{field}"))
+
+
+def _verify_tables(shard: MdbShard, lay: _Layout, f: MdbFooter | None,
+                   add: Callable[[Problem], None]) -> None:
+    """Each lookup table against the record sections (FORMAT_NOTES 6.1, 8 item 3), with
+    numpy over the layout and the xorb section's bytes (no object per chunk)."""
+    if f is None:
+        return
+    try:
+        ft, xt, ct = shard.file_lookup, shard.xorb_lookup, shard.chunk_lookup
+    except ShardkitError as exc:
+        add(Problem("lookup_table", exc.message, exc.offset, exc.field))
+        return
+    for name, table, blocks, base in (
+            ("file", ft, lay.file_blocks, HEADER_SIZE),
+            ("xorb", xt, lay.xorb_blocks, lay.xorb_info_offset)):
+        if table is None:
+            continue
+        want = np.empty(len(blocks), _LOOKUP_DTYPE)
+        want["key"] = np.frombuffer(b"".join(b[1][:8] for b in blocks), "<u8")
+        want["index"] = [(b[0] - base) // RECORD_SIZE for b in blocks]
+        if len(table) != len(want):
+            add(Problem("lookup_table", f"the {name} table has {len(table)} entries, the "
+                        f"section {len(want)} blocks", None, f"/{name}_lookup"))
+            continue
+        bad = np.flatnonzero((table["key"] != want["key"])
+                             | (table["index"] != want["index"]))
+        at = f.file_lookup_offset if name == "file" else f.xorb_lookup_offset
+        for i in bad[:20].tolist():
+            add(Problem("lookup_table", f"{name} table entry {i} is "
+                        f"({int(table['key'][i])}, {int(table['index'][i])}), expected "
+                        f"({int(want['key'][i])}, {int(want['index'][i])})",
+                        at + 12 * i, f"/{name}_lookup/entries/{i}"))
+        _verify_ascending(table["key"], f"the {name} table", at, 12, f"/{name}_lookup",
+                               add)
+    if ct is not None:
+        want_rows = np.sort(shard._chunk_rows, order=["key", "xorb", "chunk"])
+        if len(ct) != len(want_rows) or not bool(
+                np.array_equal(np.sort(ct, order=["key", "xorb", "chunk"]), want_rows)):
+            add(Problem("lookup_table", "the chunk table does not hold exactly the "
+                        "(truncated chunk hash, xorb record, chunk) triples of the xorb "
+                        f"section ({len(ct)} entries, {len(want_rows)} chunks)",
+                        f.chunk_lookup_offset, "/chunk_lookup"))
+        _verify_ascending(ct["key"], "the chunk table", f.chunk_lookup_offset, 16,
+                               "/chunk_lookup", add)
+
+
+def _verify_ascending(keys: np.ndarray, what: str, at: int, width: int, field: str,
+                      add: Callable[[Problem], None]) -> None:
+    """A lookup table's keys ascend (equal keys allowed): FORMAT_NOTES 6.1."""
+    bad = np.flatnonzero(keys[1:] < keys[:-1]) + 1
+    if len(bad):
+        i = int(bad[0])
+        add(Problem("lookup_table", f"{what} is not sorted by key: entry {i} (key "
+                    f"{int(keys[i])}) is below entry {i - 1} (key {int(keys[i - 1])}); "
+                    f"{len(bad)} entries are out of order", at + width * i,
+                    f"{field}/entries/{i}"))
+
+
+def _verify_order(shard: MdbShard, lay: _Layout, f: MdbFooter | None,
+                  add: Callable[[Problem], None]) -> None:
+    """The record order writers guarantee, and only that (FORMAT_NOTES 1, 6.1, 9, 10).
+
+    xet-core's full writer (the only writer of lookup tables) emits the file and the xorb
+    section sorted by hash (words 0..3 numerically, i.e. display hex); duplicates of a
+    file may follow each other. The notes promise no order for shards without lookup tables
+    (upload bodies, server-stored shards, global-dedup responses, huggingface.js uploads),
+    nor for the chunks of a xorb (xorb order) or the terms of a file (file order), so those
+    are not checked. The tables' own order is checked in ``_verify_tables``.
+    """
+    if f is None or not (f.file_lookup_num_entry or f.xorb_lookup_num_entry
+                         or f.chunk_lookup_num_entry):
+        return
+    for name, blocks, base in (("file", lay.file_blocks, HEADER_SIZE),
+                               ("xorb", lay.xorb_blocks, lay.xorb_info_offset)):
+        if len(blocks) < 2:
+            continue
+        # big-endian words compare bytewise in the hash order of FORMAT_NOTES section 1
+        words = np.frombuffer(b"".join(b[1] for b in blocks), "<u8")
+        keys = words.astype(">u8").view("S32")
+        bad = np.flatnonzero(keys[1:] < keys[:-1]) + 1
+        if not len(bad):
+            continue
+        i = int(bad[0])
+        pos = blocks[i][0]
+        add(Problem("order", f"the {name} section is not sorted by hash, although the "
+                    "shard has lookup tables (xet-core's full writer sorts it): block "
+                    f"{i} ({_new_hash(blocks[i][1])}) comes after block {i - 1} "
+                    f"({_new_hash(blocks[i - 1][1])}); {len(bad)} blocks are out of order",
+                    pos, f"/{name}_info/blocks/{(pos - base) // RECORD_SIZE}/{name}_hash"))
+
+
+def _verify_padding(shard: MdbShard, fi: FileInfo, where: str,
+                    add: Callable[[Problem], None]) -> None:
+    """The unused last 16 bytes of verification and metadata records are zero (xet-core)."""
+    n = len(fi.terms)
+    nv = len(fi.verification_hashes)
+    mem = shard._mem
+    for k in range(nv + (fi.sha256 is not None)):
+        p = fi.offset + RECORD_SIZE * (1 + n + k) + 32
+        if bytes(mem[p : p + 16]) != _ZERO16:
+            what = (f"verification_entries/{k}" if k < nv else "metadata_ext")
+            add(Problem("reserved", f"file {fi.hash}: the unused bytes of its {what} record "
+                        "are not zero", p, f"{where}/{what}"))
+
+
+def _verify_bookends(shard: MdbShard, lay: _Layout, add: Callable[[Problem], None]) -> None:
+    """A bookend is 32 bytes 0xff then 16 zero bytes (the walk only needs the first 32)."""
+    mem = shard._mem
+    for name, end in (("file_info", lay.xorb_info_offset), ("xorb_info", lay.xorb_info_end)):
+        p = end - 16
+        if bytes(mem[p:end]) != _ZERO16:
+            add(Problem("reserved", f"the {name} bookend's last 16 bytes are not zero", p,
+                        f"/{name}/bookend"))
+
+
+def _verify_xorb(shard: MdbShard, x: XorbInfo, keyed: bool,
+                 add: Callable[[Problem], None]) -> None:
+    where = f"/xorb_info/blocks/{x.record_index}"
+    if x.flags:
+        add(Problem("xorb", f"xorb {x.hash}: unknown xorb_flags {x.flags:#x}", x.offset + 32,
+                    f"{where}/flags"))
+    recs = x.chunk_records
+    bad = np.flatnonzero((recs["flags"] & ~np.uint32(CHUNK_FLAG_GLOBAL_DEDUP)) != 0)
+    if len(bad):
+        i = int(bad[0])
+        add(Problem("xorb", f"xorb {x.hash}: chunk {i} has unknown flag bits "
+                    f"{int(recs['flags'][i]):#x} ({len(bad)} chunk(s) in all)",
+                    x.offset + RECORD_SIZE * (1 + i) + 40, f"{where}/chunks/{i}/flags"))
+    bad = np.flatnonzero(recs["reserved"] != 0)
+    if len(bad):
+        i = int(bad[0])
+        add(Problem("reserved", f"xorb {x.hash}: chunk {i}'s unused word is "
+                    f"{int(recs['reserved'][i]):#x}, not 0 ({len(bad)} chunk(s) in all)",
+                    x.offset + RECORD_SIZE * (1 + i) + 44, f"{where}/chunks/{i}/reserved"))
+    pos = 0
+    for i, c in enumerate(x.chunks):
+        if c.offset != pos:
+            add(Problem("xorb", f"xorb {x.hash}: chunk {i} starts at {c.offset}, expected "
+                        f"{pos}", x.offset + RECORD_SIZE * (1 + i) + 32,
+                        f"{where}/chunks/{i}/ofs_unpacked"))
+            break
+        pos += c.size
+    if pos != x.num_bytes_in_xorb:
+        add(Problem("xorb", f"xorb {x.hash}: chunk sizes sum to {pos}, num_bytes_in_xorb "
+                    f"is {x.num_bytes_in_xorb}", x.offset + 40, f"{where}/len_unpacked"))
+    if not keyed:
+        computed = xh.xorb_hash((c.hash, c.size) for c in x.chunks)
+        if computed != bytes(x.hash):
+            add(Problem("xorb_hash", f"xorb {x.hash}: its chunks aggregate to "
+                        f"{xh.display_hex(computed)}", x.offset, f"{where}/xorb_hash"))
+
+
+def _verify_files(shard: MdbShard, files: Sequence[FileInfo], known: dict[bytes, XorbInfo],
+                  keyed: bool, add: Callable[[Problem], None],
+                  progress: Callable[[int, int], None] | None, done: int,
+                  total: int, unchecked: _Unchecked) -> None:
+    with_v = sum(1 for fi in files if fi.flags & FILE_FLAG_VERIFICATION)
+    if 0 < with_v < len(files):
+        add(Problem("file", f"{with_v} of {len(files)} files have verification entries "
+                    "(a shard has them for every file or for none)", HEADER_SIZE,
+                    "/file_info"))
+    for fi in files:
+        done += 1
+        if progress is not None and done % 1024 == 0:
+            progress(done, total)
+        _verify_file(shard, fi, known, keyed, add, unchecked)
+
+
+def _verify_file(shard: MdbShard, fi: FileInfo, known: dict[bytes, XorbInfo], keyed: bool,
+                 add: Callable[[Problem], None], unchecked: _Unchecked) -> None:
+    where = f"/file_info/blocks/{fi.record_index}"
+    if fi.flags & ~(FILE_FLAG_VERIFICATION | FILE_FLAG_METADATA_EXT):
+        add(Problem("file", f"file {fi.hash}: unknown flag bits {fi.flags:#x}",
+                    fi.offset + 32, f"{where}/flags"))
+    if fi.reserved:
+        add(Problem("reserved", f"file {fi.hash}: reserved header word is {fi.reserved:#x}, "
+                    "not 0", fi.offset + 40, f"{where}/reserved"))
+    _verify_padding(shard, fi, where, add)
+    missing = 0
+    chunks_all: list[tuple[bytes, int]] | None = []
+    for i, t in enumerate(fi.terms):
+        tpos = fi.offset + RECORD_SIZE * (1 + i)
+        if t.flags:
+            add(Problem("term", f"file {fi.hash} term {i}: unknown cas_flags {t.flags:#x}",
+                        tpos + 32, f"{where}/terms/{i}/flags"))
+        if t.chunk_start >= t.chunk_end:
+            add(Problem("term", f"file {fi.hash} term {i}: empty or reversed chunk range "
+                        f"[{t.chunk_start}, {t.chunk_end})", tpos + 40,
+                        f"{where}/terms/{i}"))
+            chunks_all = None
+            continue
+        x = known.get(bytes(t.xorb_hash))
+        if x is None:
+            missing += 1
+            unchecked.xorbs.add(bytes(t.xorb_hash))
+            chunks_all = None
+            continue
+        if t.chunk_end > len(x.chunks):
+            add(Problem("term", f"file {fi.hash} term {i}: chunks [{t.chunk_start}, "
+                        f"{t.chunk_end}) outside xorb {x.hash} ({len(x.chunks)} chunks)",
+                        tpos + 44, f"{where}/terms/{i}/chunk_index_end"))
+            chunks_all = None
+            continue
+        sel = x.chunks[t.chunk_start : t.chunk_end]
+        size = sum(c.size for c in sel)
+        if size != t.unpacked_bytes:
+            add(Problem("term", f"file {fi.hash} term {i}: {t.unpacked_bytes} bytes, its "
+                        f"chunks sum to {size}", tpos + 36, f"{where}/terms/{i}/len_unpacked"))
+        if keyed:
+            chunks_all = None
+            continue
+        if fi.verification_hashes:
+            computed = xh.verification_hash(c.hash for c in sel)
+            if computed != bytes(fi.verification_hashes[i]):
+                n = len(fi.terms)
+                add(Problem("verification_hash", f"file {fi.hash} term {i}: range hash "
+                            f"{fi.verification_hashes[i]}, computed "
+                            f"{xh.display_hex(computed)}",
+                            fi.offset + RECORD_SIZE * (1 + n + i),
+                            f"{where}/verification_entries/{i}/range_hash"))
+        if chunks_all is not None:
+            chunks_all.extend((c.hash, c.size) for c in sel)
+    if missing:
+        unchecked.files += 1
+        unchecked.terms += missing
+        if unchecked.first_file is None:
+            unchecked.first_file = fi.offset
+    elif keyed and fi.terms:
+        unchecked.keyed_files += 1
+    if chunks_all is not None:
+        computed = xh.file_hash(chunks_all)
+        if computed != bytes(fi.hash):
+            add(Problem("file_hash", f"file {fi.hash}: its chunks hash to "
+                        f"{xh.display_hex(computed)}", fi.offset, f"{where}/file_hash"))
+
+
+def _verify_name(shard: MdbShard, add: Callable[[Problem], None],
+                 note: Callable[[Problem], None]) -> None:
+    name = os.path.basename(shard.source.name.rstrip("/")) or shard.source.name
+    m = _NAME.match(name)
+    if m is None:
+        note(Problem("name", f"name check skipped: the file name {name!r} is not "
+                     "<64 hex digits>.mdb, so there is no content hash to compare", None, "/"))
+        return
+    computed = xh.display_hex(xh.shard_hash(shard._mem))
+    if computed != m.group(1).lower():
+        add(Problem("name", f"the file is named {m.group(0)} but its content hash is "
+                    f"{computed}", 0, "/"))
