@@ -69,7 +69,7 @@ def _flatten(prefix: str, value: Any, out: list[str]) -> None:
 
 def cmd_info(args: argparse.Namespace, reader: Any) -> int:
     """``shardkit info``: the reader's summary, flattened (or as JSON)."""
-    summary = reader.summary()
+    summary = _call_with(reader.summary, "info", reader, counts=args.counts or None)
     lines: list[str] = []
     _flatten("", summary, lines)
     _print(args, "\n".join(lines), summary)
@@ -225,6 +225,10 @@ def build_parser() -> argparse.ArgumentParser:
     for name, (_, help_text) in COMMANDS.items():
         p = sub.add_parser(name, parents=[common], help=help_text, description=help_text)
         p.add_argument("file", metavar="FILE", help="shard file, dataset folder or URL")
+        if name == "info":
+            p.add_argument("--counts", action="store_true",
+                           help="also count live/deleted/unused entries, scanning the whole "
+                                "index (SWH; done by default for local files of modest size)")
         if name == "ls":
             p.add_argument("--hex", action="store_true", help="print keys as hex (ZSS)")
             for opt, what in (("prefix", "records starting with P"),
