@@ -252,6 +252,9 @@ def build_parser() -> argparse.ArgumentParser:
         if name == "dump":
             p.add_argument("--compact", action="store_true", help="one-line JSON")
     sub.add_parser("formats", parents=[common], help="list the formats shardkit knows")
+    from .cli_swh import add_parsers as add_swh_write_parsers  # create, delete, truncate
+
+    add_swh_write_parsers(sub, common)
     return parser
 
 
@@ -277,8 +280,12 @@ def main(argv: Sequence[str] | None = None) -> int:
                                + ("" if r["readable"] else "  (detected only)") for r in rows),
                rows)
         return EXIT_OK
-    handler = COMMANDS[args.command][0]
+    from .cli_swh import COMMANDS as SWH_WRITE_COMMANDS
+
+    handler = COMMANDS[args.command][0] if args.command in COMMANDS else None
     try:
+        if handler is None:  # create, delete, truncate: they take paths, not an open reader
+            return SWH_WRITE_COMMANDS[args.command][0](args)
         options: dict[str, Any] = {}
         if args.spec is not None:
             options["spec"] = _load_spec(args.spec)

@@ -1,0 +1,231 @@
+"""Build cmph CHD_PH minimal perfect hash functions, written as a ``cmph_dump``.
+
+The construction follows cmph's ``chd_ph.c`` (``chd_ph_new``, ``chd_ph_mapping``,
+``chd_ph_ordering``, ``place_buckets2``) with the parameters Software Heritage's shard
+writers set (``swh/shard`` ``shard_hash_create``): load factor 0.99, one key per bin, four keys
+per bucket on average (``b = 4``):
+
+* ``m`` keys; ``nbuckets = m // 4 + 1``; ``n`` = the first prime >= ``int(m / 0.99) + 1``;
+* with a random Jenkins seed, every key gets ``g = h0 % nbuckets``, ``f = h1 % n`` and
+  ``h = h2 % (n - 1) + 1``; two keys of one bucket with equal ``(f, h)`` mean a new seed;
+* buckets are placed largest first; all buckets of one size try displacement 0, 1, 2...
+  together (``place_buckets2``): a bucket is placed at the first displacement ``d`` where
+  every ``(f + h * (d % n) + d // n) % n`` of its keys is a free bin.
+
+The placement of one displacement is vectorised with numpy over every waiting bucket of a
+size; where two waiting buckets want one bin, the first in bucket order keeps it and the
+other tries the next displacement, so the displacements can differ from the C library's for
+the same seed, but the function is a valid CHD_PH function that cmph (and
+:class:`~shardkit.hashing.cmph_chd.ChdPh`) evaluates to the slots this module returns.
+The displacements are stored as cmph's ``compressed_seq_generate`` and ``select_generate``
+do (``compressed_seq.c``, ``select.c``).
+"""
+
+from __future__ import annotations
+
+import random
+import struct
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+
+from .cmph_chd import ChdPh, _jenkins_hash_vectors_np
+
+__all__ = ["BuildError", "BuiltChd", "build_chd_ph", "chd_ph_dump", "next_prime"]
+
+LOAD_FACTOR = 0.99
+KEYS_PER_BUCKET = 4
+MAX_SEEDS = 100  # chd_ph_new: 100 iterations of mapping + searching
+_STEP_SELECT = 128
+
+
+class BuildError(ValueError):
+    """The function cannot be built (duplicate keys, no keys, or no convergence)."""
+
+
+@dataclass(frozen=True)
+class BuiltChd:
+    """A built function: its dump, parameters, and the slot of every key (in input order)."""
+
+    dump: bytes
+    n: int
+    nbuckets: int
+    seed: int
+    slots: npt.NDArray[np.int64]
+
+
+def _is_prime(x: int) -> bool:
+    if x < 2:
+        return False
+    if x % 2 == 0:
+        return x == 2
+    i = 3
+    while i * i <= x:
+        if x % i == 0:
+            return False
+        i += 2
+    return True
+
+
+def next_prime(x: int) -> int:
+    """cmph's rounding of the bin count: ``x`` made odd, then the next prime (odd steps)."""
+    if x % 2 == 0:
+        x += 1
+    while not _is_prime(x):
+        x += 2
+    return x
+
+
+def _pack_bits(bits: npt.NDArray[np.uint8]) -> bytes:
+    """A 0/1 array as cmph's bit table: bit p at bit p & 31 of little-endian word p >> 5."""
+    raw = np.packbits(bits, bitorder="little").tobytes()
+    words = (len(bits) + 31) >> 5
+    return raw + bytes(4 * words - len(raw))
+
+
+def _fields(values: npt.NDArray[np.int64], widths: npt.NDArray[np.int64]) -> bytes:
+    """Values of the given bit widths, packed one after the other (``set_bits_at_pos``)."""
+    total = int(widths.sum())
+    if total == 0:
+        return b""
+    starts = np.cumsum(widths) - widths
+    owner = np.repeat(np.arange(len(values)), widths)
+    j = np.arange(total, dtype=np.int64) - starts[owner]
+    bits = ((values[owner] >> j) & 1).astype(np.uint8)
+    return _pack_bits(bits)
+
+
+def compressed_seq_dump(values: npt.NDArray[np.int64]) -> bytes:
+    """``compressed_seq_generate`` + ``compressed_seq_dump`` of a sequence of u32 values."""
+    n = len(values)
+    vals = values.astype(np.int64)
+    lengths = np.zeros(n, dtype=np.int64)
+    nz = vals > 0
+    # i_log2(v + 1) = floor(log2(v + 1)), exact through bit_length on int64
+    lengths[nz] = np.frexp((vals[nz] + 1).astype(np.float64))[1] - 1
+    stored = np.where(nz, vals - ((np.int64(1) << lengths) - 1), 0)
+    total_length = int(lengths.sum())
+    store_table = _fields(stored, lengths)
+    store_table += bytes(4 * ((total_length + 31) >> 5) - len(store_table))
+    rem_r = max(1, (total_length // n).bit_length() - 1) if total_length // n else 1
+    cum = np.cumsum(lengths)
+    rems = cum & ((1 << rem_r) - 1)
+    length_rems = _fields(rems, np.full(n, rem_r, dtype=np.int64))
+    length_rems += bytes(4 * ((n * rem_r + 31) >> 5) - len(length_rems))
+    hi = cum >> rem_r
+    m = total_length >> rem_r
+    ones = np.arange(n, dtype=np.int64) + hi
+    bits = np.zeros(n + m, dtype=np.uint8)
+    bits[ones] = 1
+    bits_vec = _pack_bits(bits)
+    table = np.zeros((n >> 7) + 1, dtype="<u4")
+    samples = ones[::_STEP_SELECT]
+    table[: len(samples)] = samples
+    sel = struct.pack("<2I", n, m) + bits_vec + table.tobytes()
+    return (struct.pack("<4I", n, rem_r, total_length, len(sel)) + sel + length_rems
+            + store_table)
+
+
+def chd_ph_dump(n: int, nbuckets: int, seed: int, displacements: npt.NDArray[np.int64]) -> bytes:
+    """The ``cmph_dump`` bytes of a CHD_PH function with a Jenkins hash."""
+    hl = b"jenkins\0" + struct.pack("<I", seed)
+    cs = compressed_seq_dump(displacements)
+    return (b"chd_ph\0" + struct.pack("<II", n, len(hl)) + hl + struct.pack("<I", len(cs)) + cs
+            + struct.pack("<II", n, nbuckets))
+
+
+def _place(f: npt.NDArray[np.uint64], h: npt.NDArray[np.uint64], g: npt.NDArray[np.int64],
+           n: int, nbuckets: int, max_probes: int) -> npt.NDArray[np.int64] | None:
+    """Displacement of every bucket (``place_buckets2``), or None when it does not converge."""
+    order = np.argsort(g, kind="stable")
+    sizes = np.bincount(g, minlength=nbuckets)
+    first = np.concatenate(([0], np.cumsum(sizes)[:-1]))
+    occupied = np.zeros(n, dtype=bool)
+    disp = np.zeros(nbuckets, dtype=np.int64)
+    nn = np.uint64(n)
+    for size in range(int(sizes.max()), 0, -1):
+        buckets = np.flatnonzero(sizes == size)
+        if not buckets.size:
+            continue
+        items = order[first[buckets][:, None] + np.arange(size)]  # (buckets, size)
+        bf, bh = f[items], h[items]  # the waiting buckets' keys, compacted as they are placed
+        waiting = buckets
+        probe = 0
+        while waiting.size:
+            if probe >= max_probes:
+                return None
+            p0, p1 = np.uint64(probe % n), np.uint64(probe // n)
+            pos = ((bf + bh * p0 + p1) % nn).astype(np.int64)
+            ok = ~occupied[pos].any(axis=1)
+            if size > 1:
+                srt = np.sort(pos, axis=1)
+                ok &= ~(srt[:, 1:] == srt[:, :-1]).any(axis=1)
+            cand = np.flatnonzero(ok)
+            if cand.size:
+                if cand.size > 1:
+                    cpos = pos[cand].ravel()
+                    owner = np.repeat(cand, size)
+                    # the first waiting bucket (in order) claiming a bin keeps it: owners
+                    # grow along cpos, so after a stable sort a bin's first entry is its first
+                    # claimer
+                    srt_i = np.argsort(cpos, kind="stable")
+                    sp = cpos[srt_i]
+                    dup = np.zeros(sp.size, dtype=bool)
+                    dup[1:] = sp[1:] == sp[:-1]
+                    lost = np.zeros(waiting.size, dtype=bool)
+                    lost[owner[srt_i[dup]]] = True
+                    placed = cand[~lost[cand]]
+                else:
+                    placed = cand
+                occupied[pos[placed].ravel()] = True
+                disp[waiting[placed]] = probe
+                keep = np.ones(waiting.size, dtype=bool)
+                keep[placed] = False
+                waiting, bf, bh = waiting[keep], bf[keep], bh[keep]
+            probe += 1
+    return disp
+
+
+def build_chd_ph(keys: npt.NDArray[np.uint8], seed: int | None = None,
+                 rng: random.Random | None = None) -> BuiltChd:
+    """Builds a CHD_PH function for the rows of a 2-D ``uint8`` array (32-byte keys).
+
+    Args:
+        keys: One key per row; keys must be distinct.
+        seed: The Jenkins seed to try first (default: drawn from ``rng``).
+        rng: Where further seeds come from (default: ``random.Random(0)``, so a build is
+            reproducible).
+
+    Raises:
+        BuildError: No keys, duplicate keys, or no seed in :data:`MAX_SEEDS` tries worked.
+    """
+    m = keys.shape[0]
+    if m == 0:
+        raise BuildError("a CHD_PH function needs at least one key")
+    if m >= 2**32:
+        raise BuildError(f"{m} keys: cmph counts are 32-bit")
+    rng = rng or random.Random(0)
+    nbuckets = m // KEYS_PER_BUCKET + 1
+    n = next_prime(int(m / LOAD_FACTOR) + 1)
+    max_probes = max(1, int(np.log2(m) / 20)) * (1 << 20)
+    for attempt in range(MAX_SEEDS):
+        s = seed if (attempt == 0 and seed is not None) else rng.randrange(2**32)
+        a, b, c = _jenkins_hash_vectors_np(s, keys)
+        g = (a % np.uint32(nbuckets)).astype(np.int64)
+        f = (b % np.uint32(n)).astype(np.uint64)
+        h = (c % np.uint32(n - 1)).astype(np.uint64) + np.uint64(1)
+        # chd_ph_mapping: two keys of a bucket with the same (f, h) always collide
+        triple = np.sort((g.astype(np.uint64) << np.uint64(32) | f) * np.uint64(n) + h)
+        if m > 1 and bool((triple[1:] == triple[:-1]).any()):
+            continue
+        disp = _place(f, h, g, n, nbuckets, max_probes)
+        if disp is None:
+            continue
+        dump = chd_ph_dump(n, nbuckets, s, disp)
+        chd = ChdPh.from_dump(dump)
+        slots = chd.slots(keys)
+        if int(np.bincount(slots, minlength=n).max()) > 1:  # pragma: no cover - a bug
+            raise BuildError("internal error: the built function is not injective")
+        return BuiltChd(dump, n, nbuckets, s, slots)
+    raise BuildError(f"no CHD_PH function found for {m} keys after {MAX_SEEDS} seeds")
