@@ -12,10 +12,10 @@ per bucket on average (``b = 4``):
   together (``place_buckets2``): a bucket is placed at the first displacement ``d`` where
   every ``(f + h * (d % n) + d // n) % n`` of its keys is a free bin.
 
-The placement of one displacement is vectorised with numpy over every waiting bucket of a
-size; where two waiting buckets want one bin, the first in bucket order keeps it and the
-other tries the next displacement, so the displacements can differ from the C library's for
-the same seed, but the function is a valid CHD_PH function that cmph (and
+The search is vectorised with numpy over every waiting bucket of a size and a window of
+displacements; where two waiting buckets want one bin, the smaller displacement keeps it and
+the other tries on, so the displacements can differ from the C library's for the same seed,
+but the function is a valid CHD_PH function that cmph (and
 :class:`~shardkit.hashing.cmph_chd.ChdPh`) evaluates to the slots this module returns.
 The displacements are stored as cmph's ``compressed_seq_generate`` and ``select_generate``
 do (``compressed_seq.c``, ``select.c``).
@@ -137,7 +137,14 @@ def chd_ph_dump(n: int, nbuckets: int, seed: int, displacements: npt.NDArray[np.
 
 def _place(f: npt.NDArray[np.uint64], h: npt.NDArray[np.uint64], g: npt.NDArray[np.int64],
            n: int, nbuckets: int, max_probes: int) -> npt.NDArray[np.int64] | None:
-    """Displacement of every bucket (``place_buckets2``), or None when it does not converge."""
+    """Displacement of every bucket (``place_buckets2``), or None when it does not converge.
+
+    Buckets of one size are placed together; each waiting bucket tries a window of its next
+    displacements at once (the window shrinks as more buckets wait, bounding the temporary
+    arrays to about a million bins) and takes the first one whose bins are all free. Where
+    candidates want one bin, the one with the smaller displacement (then the first bucket)
+    keeps it and the others try again after their displacement.
+    """
     order = np.argsort(g, kind="stable")
     sizes = np.bincount(g, minlength=nbuckets)
     first = np.concatenate(([0], np.cumsum(sizes)[:-1]))
@@ -150,40 +157,56 @@ def _place(f: npt.NDArray[np.uint64], h: npt.NDArray[np.uint64], g: npt.NDArray[
             continue
         items = order[first[buckets][:, None] + np.arange(size)]  # (buckets, size)
         bf, bh = f[items], h[items]  # the waiting buckets' keys, compacted as they are placed
+        bf_i, bh_i = bf.astype(np.int64), bh.astype(np.int64)
         waiting = buckets
-        probe = 0
+        nxt = np.zeros(buckets.size, dtype=np.int64)  # next displacement each bucket tries
         while waiting.size:
-            if probe >= max_probes:
+            if int(nxt.min()) >= max_probes:
                 return None
-            p0, p1 = np.uint64(probe % n), np.uint64(probe // n)
-            pos = ((bf + bh * p0 + p1) % nn).astype(np.int64)
-            ok = ~occupied[pos].any(axis=1)
-            if size > 1:
-                srt = np.sort(pos, axis=1)
-                ok &= ~(srt[:, 1:] == srt[:, :-1]).any(axis=1)
-            cand = np.flatnonzero(ok)
+            width = int(min(64, max(1, (1 << 20) // (waiting.size * size))))
+            probes = nxt[:, None] + np.arange(width)  # (W, K)
+            if int(nxt.max()) + width < n:  # probe0 = d, probe1 = 0; h * d < 2**63
+                pos = (bf_i[:, None, :] + bh_i[:, None, :] * probes[:, :, None]) % n
+            else:
+                pu = probes.astype(np.uint64)
+                pos = ((bf[:, None, :] + bh[:, None, :] * (pu % nn)[:, :, None]
+                        + (pu // nn)[:, :, None]) % nn).astype(np.int64)
+            free = ~occupied[pos].any(axis=2)  # (W, K); two keys on one bin: checked below
+            has = free.any(axis=1)
+            pick = free.argmax(axis=1)
+            nxt[~has] += width
+            cand = np.flatnonzero(has)
             if cand.size:
+                cp = pick[cand]
+                rank = np.lexsort((cand, nxt[cand] + cp))  # smaller displacement first
+                cand, cp = cand[rank], cp[rank]
+                cpos = pos[cand, cp, :]  # (C, size)
+                if size > 1:  # two keys of a bucket on one bin: that displacement fails
+                    srt = np.sort(cpos, axis=1)
+                    self_dup = (srt[:, 1:] == srt[:, :-1]).any(axis=1)
+                else:
+                    self_dup = np.zeros(cand.size, dtype=bool)
                 if cand.size > 1:
-                    cpos = pos[cand].ravel()
-                    owner = np.repeat(cand, size)
-                    # the first waiting bucket (in order) claiming a bin keeps it: owners
-                    # grow along cpos, so after a stable sort a bin's first entry is its first
-                    # claimer
-                    srt_i = np.argsort(cpos, kind="stable")
-                    sp = cpos[srt_i]
+                    flat = cpos.ravel()
+                    owner = np.repeat(np.arange(cand.size), size)
+                    srt_i = np.argsort(flat, kind="stable")
+                    sp = flat[srt_i]
                     dup = np.zeros(sp.size, dtype=bool)
                     dup[1:] = sp[1:] == sp[:-1]
-                    lost = np.zeros(waiting.size, dtype=bool)
+                    lost = self_dup.copy()
+                    # a bin claimed twice goes to its first claimer that is not itself lost
+                    # (conservatively: every later claimer loses)
                     lost[owner[srt_i[dup]]] = True
-                    placed = cand[~lost[cand]]
                 else:
-                    placed = cand
-                occupied[pos[placed].ravel()] = True
-                disp[waiting[placed]] = probe
+                    lost = self_dup
+                won = cand[~lost]
+                occupied[cpos[~lost].ravel()] = True
+                disp[waiting[won]] = nxt[won] + cp[~lost]
+                nxt[cand[lost]] += cp[lost] + 1
                 keep = np.ones(waiting.size, dtype=bool)
-                keep[placed] = False
-                waiting, bf, bh = waiting[keep], bf[keep], bh[keep]
-            probe += 1
+                keep[won] = False
+                waiting, bf, bh, nxt = waiting[keep], bf[keep], bh[keep], nxt[keep]
+                bf_i, bh_i = bf_i[keep], bh_i[keep]
     return disp
 
 
