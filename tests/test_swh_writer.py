@@ -141,8 +141,16 @@ def test_full_disk_is_a_clear_error(tmp_path: Path) -> None:
     real = w._fh
     w._fh = Full()  # type: ignore[assignment]
     real.close()
+    w.write(hashlib.sha256(b"x").digest(), b"x")  # buffered: written at the next flush
     with pytest.raises(shardkit.ShardkitError, match="the disk is full"):
-        w.write(hashlib.sha256(b"x").digest(), b"x")
+        w.close()
+    assert list(tmp_path.iterdir()) == []
+    # a large object is flushed at once
+    w = SwhShardWriter(target)
+    w._fh.close()
+    w._fh = Full()  # type: ignore[assignment]
+    with pytest.raises(shardkit.ShardkitError, match="the disk is full"):
+        w.write(hashlib.sha256(b"y").digest(), bytes(2 << 20))
     assert list(tmp_path.iterdir()) == []
 
 

@@ -30,7 +30,13 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from .cmph_chd import ChdPh, _jenkins_hash_vectors_np
+from .cmph_chd import (
+    LAYOUT_PREFIX_SIZE,
+    LazyChdPh,
+    _jenkins_hash_vectors_np,
+    check_tail,
+    parse_layout,
+)
 
 __all__ = ["BuildError", "BuiltChd", "build_chd_ph", "chd_ph_dump", "next_prime"]
 
@@ -38,6 +44,7 @@ LOAD_FACTOR = 0.99
 KEYS_PER_BUCKET = 4
 MAX_SEEDS = 100  # chd_ph_new: 100 iterations of mapping + searching
 _STEP_SELECT = 128
+_HASH_ROWS = 1 << 16  # keys hashed per numpy pass
 
 
 class BuildError(ValueError):
@@ -135,13 +142,13 @@ def chd_ph_dump(n: int, nbuckets: int, seed: int, displacements: npt.NDArray[np.
             + struct.pack("<II", n, nbuckets))
 
 
-def _place(f: npt.NDArray[np.uint64], h: npt.NDArray[np.uint64], g: npt.NDArray[np.int64],
+def _place(f: npt.NDArray[np.uint32], h: npt.NDArray[np.uint32], g: npt.NDArray[np.int64],
            n: int, nbuckets: int, max_probes: int) -> npt.NDArray[np.int64] | None:
     """Displacement of every bucket (``place_buckets2``), or None when it does not converge.
 
     Buckets of one size are placed together; each waiting bucket tries a window of its next
     displacements at once (the window shrinks as more buckets wait, bounding the temporary
-    arrays to about a million bins) and takes the first one whose bins are all free. Where
+    arrays to about 256k bins) and takes the first one whose bins are all free. Where
     candidates want one bin, the one with the smaller displacement (then the first bucket)
     keeps it and the others try again after their displacement.
     """
@@ -155,23 +162,29 @@ def _place(f: npt.NDArray[np.uint64], h: npt.NDArray[np.uint64], g: npt.NDArray[
         buckets = np.flatnonzero(sizes == size)
         if not buckets.size:
             continue
-        items = order[first[buckets][:, None] + np.arange(size)]  # (buckets, size)
-        bf, bh = f[items], h[items]  # the waiting buckets' keys, compacted as they are placed
-        bf_i, bh_i = bf.astype(np.int64), bh.astype(np.int64)
+        items = order[first[buckets][None, :] + np.arange(size)[:, None]]  # (size, buckets)
+        # the waiting buckets' keys, one row per key of a bucket, compacted as they are placed
+        bf, bh = f[items].astype(np.int64), h[items].astype(np.int64)
         waiting = buckets
         nxt = np.zeros(buckets.size, dtype=np.int64)  # next displacement each bucket tries
         while waiting.size:
             if int(nxt.min()) >= max_probes:
                 return None
-            width = int(min(64, max(1, (1 << 20) // (waiting.size * size))))
+            width = int(min(64, max(1, (1 << 18) // (waiting.size * size))))
             probes = nxt[:, None] + np.arange(width)  # (W, K)
-            if int(nxt.max()) + width < n:  # probe0 = d, probe1 = 0; h * d < 2**63
-                pos = (bf_i[:, None, :] + bh_i[:, None, :] * probes[:, :, None]) % n
-            else:
-                pu = probes.astype(np.uint64)
-                pos = ((bf[:, None, :] + bh[:, None, :] * (pu % nn)[:, :, None]
-                        + (pu // nn)[:, :, None]) % nn).astype(np.int64)
-            free = ~occupied[pos].any(axis=2)  # (W, K); two keys on one bin: checked below
+            small = int(nxt.max()) + width < n  # probe0 = d, probe1 = 0, h * d < 2**63
+            pos = []
+            busy = np.zeros(probes.shape, dtype=bool)
+            for j in range(size):
+                if small:
+                    pj = (bf[j][:, None] + bh[j][:, None] * probes) % n
+                else:
+                    pu = probes.astype(np.uint64)
+                    pj = ((bf[j][:, None].astype(np.uint64) + bh[j][:, None].astype(np.uint64)
+                           * (pu % nn) + pu // nn) % nn).astype(np.int64)
+                busy |= occupied[pj]
+                pos.append(pj)
+            free = ~busy  # (W, K); two keys of a bucket on one bin: checked below
             has = free.any(axis=1)
             pick = free.argmax(axis=1)
             nxt[~has] += width
@@ -180,7 +193,7 @@ def _place(f: npt.NDArray[np.uint64], h: npt.NDArray[np.uint64], g: npt.NDArray[
                 cp = pick[cand]
                 rank = np.lexsort((cand, nxt[cand] + cp))  # smaller displacement first
                 cand, cp = cand[rank], cp[rank]
-                cpos = pos[cand, cp, :]  # (C, size)
+                cpos = np.stack([pj[cand, cp] for pj in pos], axis=1)  # (C, size)
                 if size > 1:  # two keys of a bucket on one bin: that displacement fails
                     srt = np.sort(cpos, axis=1)
                     self_dup = (srt[:, 1:] == srt[:, :-1]).any(axis=1)
@@ -205,8 +218,7 @@ def _place(f: npt.NDArray[np.uint64], h: npt.NDArray[np.uint64], g: npt.NDArray[
                 nxt[cand[lost]] += cp[lost] + 1
                 keep = np.ones(waiting.size, dtype=bool)
                 keep[won] = False
-                waiting, bf, bh, nxt = waiting[keep], bf[keep], bh[keep], nxt[keep]
-                bf_i, bh_i = bf_i[keep], bh_i[keep]
+                waiting, bf, bh, nxt = waiting[keep], bf[:, keep], bh[:, keep], nxt[keep]
     return disp
 
 
@@ -232,23 +244,51 @@ def build_chd_ph(keys: npt.NDArray[np.uint8], seed: int | None = None,
     nbuckets = m // KEYS_PER_BUCKET + 1
     n = next_prime(int(m / LOAD_FACTOR) + 1)
     max_probes = max(1, int(np.log2(m) / 20)) * (1 << 20)
+    g = np.empty(m, dtype=np.int64)
+    f = np.empty(m, dtype=np.uint32)
+    h = np.empty(m, dtype=np.uint32)
     for attempt in range(MAX_SEEDS):
         s = seed if (attempt == 0 and seed is not None) else rng.randrange(2**32)
-        a, b, c = _jenkins_hash_vectors_np(s, keys)
-        g = (a % np.uint32(nbuckets)).astype(np.int64)
-        f = (b % np.uint32(n)).astype(np.uint64)
-        h = (c % np.uint32(n - 1)).astype(np.uint64) + np.uint64(1)
+        for lo in range(0, m, _HASH_ROWS):  # in slices: bounded temporaries
+            a, b, c = _jenkins_hash_vectors_np(s, keys[lo : lo + _HASH_ROWS])
+            g[lo : lo + a.size] = a % np.uint32(nbuckets)
+            f[lo : lo + a.size] = b % np.uint32(n)
+            h[lo : lo + a.size] = (c % np.uint32(n - 1)) + np.uint32(1)
         # chd_ph_mapping: two keys of a bucket with the same (f, h) always collide
-        triple = np.sort((g.astype(np.uint64) << np.uint64(32) | f) * np.uint64(n) + h)
-        if m > 1 and bool((triple[1:] == triple[:-1]).any()):
+        by = np.lexsort((h, f, g))
+        same = (g[by[1:]] == g[by[:-1]]) & (f[by[1:]] == f[by[:-1]]) & (h[by[1:]] == h[by[:-1]])
+        if same.any():
+            i, j = int(by[int(np.argmax(same))]), int(by[int(np.argmax(same)) + 1])
+            if np.array_equal(keys[i], keys[j]):
+                raise BuildError(f"duplicate key {keys[i].tobytes().hex()}")
             continue
+        del by, same
         disp = _place(f, h, g, n, nbuckets, max_probes)
         if disp is None:
             continue
         dump = chd_ph_dump(n, nbuckets, s, disp)
-        chd = ChdPh.from_dump(dump)
-        slots = chd.slots(keys)
+        # the slots, as chd_ph_search computes them
+        slots = np.empty(m, dtype=np.int64)
+        nn = np.uint64(n)
+        for lo in range(0, m, _HASH_ROWS):
+            d = disp[g[lo : lo + _HASH_ROWS]].astype(np.uint64)
+            slots[lo : lo + d.size] = (f[lo : lo + d.size] + h[lo : lo + d.size].astype(np.uint64)
+                                       * (d % nn) + d // nn) % nn
         if int(np.bincount(slots, minlength=n).max()) > 1:  # pragma: no cover - a bug
             raise BuildError("internal error: the built function is not injective")
+        _check_dump(dump, disp)
         return BuiltChd(dump, n, nbuckets, s, slots)
     raise BuildError(f"no CHD_PH function found for {m} keys after {MAX_SEEDS} seeds")
+
+
+def _check_dump(dump: bytes, disp: npt.NDArray[np.int64]) -> None:
+    """The dump decodes to the displacements (sampled blocks, as a single lookup reads them)."""
+    layout = parse_layout(dump[:LAYOUT_PREFIX_SIZE])
+    check_tail(layout, dump[layout.tail : layout.tail + 8])
+    lazy = LazyChdPh(layout, dump)
+    blocks = layout.samples
+    for k in sorted({0, blocks - 1, *random.Random(blocks).sample(range(blocks),
+                                                                  min(blocks, 32))}):
+        want = disp[k * 128 : k * 128 + 128].tolist()
+        if list(lazy.block(k)) != want:  # pragma: no cover - a bug
+            raise BuildError(f"internal error: select block {k} does not decode")

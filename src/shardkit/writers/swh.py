@@ -71,6 +71,7 @@ _SIZE = struct.Struct(OBJECT_SIZE.fmtstr)
 assert HEADER.sizeof() == HEADER_END and INDEX_ENTRY.sizeof() == SLOT_SIZE == INDEX_DTYPE.itemsize
 
 IndexInit = Literal["tombstones", "zeros"]
+_FLUSH = 1 << 20  # objects are written to the file in chunks of about this size
 
 
 def _write_error(path: Path, exc: OSError) -> ShardkitError:
@@ -110,6 +111,7 @@ class SwhShardWriter:
             self._discard()
             raise _write_error(self.path, exc) from exc
         self._keys = bytearray()
+        self._buf = bytearray()  # objects not yet written (flushed every _FLUSH bytes)
         self._offsets = array("Q")
         self._pos = OBJECTS_POSITION
         self._done = False
@@ -121,17 +123,25 @@ class SwhShardWriter:
         """Append one object (key: 32 bytes or 64 hex characters)."""
         if self._done:
             raise ShardkitError("the shard is already closed")
-        k = normalize_key(key)
+        if type(key) is not bytes or len(key) != KEY_LEN:
+            key = normalize_key(key)
         size = len(value)
+        buf = self._buf
+        buf += _SIZE.pack(size)
+        buf += value
+        self._keys += key
+        self._offsets.append(self._pos)
+        self._pos += 8 + size
+        if len(buf) >= _FLUSH:
+            self._flush()
+
+    def _flush(self) -> None:
         try:
-            self._fh.write(_SIZE.pack(size))
-            self._fh.write(value)
+            self._fh.write(self._buf)
         except OSError as exc:
             self.abort()
             raise _write_error(self.path, exc) from exc
-        self._keys += k
-        self._offsets.append(self._pos)
-        self._pos += 8 + size
+        self._buf.clear()
 
     def add_file(self, path: str | os.PathLike[str]) -> bytes:
         """Append a file's content under its sha256 (as ``swh-shard create`` does)."""
@@ -153,33 +163,37 @@ class SwhShardWriter:
         return self.path
 
     def _finish(self) -> None:
+        self._flush()
         count = len(self._offsets)
-        keys = np.frombuffer(bytes(self._keys), dtype=np.uint8).reshape(count, KEY_LEN)
-        if count:
-            as_void = keys.view("V32").ravel()
-            order = np.argsort(as_void, kind="stable")
-            srt = as_void[order]
-            dup = np.flatnonzero(srt[1:] == srt[:-1])
-            if dup.size:
-                raise ShardkitError(f"duplicate key {srt[dup[0]].tobytes().hex()}")
-        try:
+        keys = np.frombuffer(self._keys, dtype=np.uint8).reshape(count, KEY_LEN)
+        try:  # duplicate keys are found by the builder (equal keys hash alike)
             built = build_chd_ph(keys, seed=self.seed)
         except BuildError as exc:
+            if str(exc).startswith("duplicate key"):
+                raise ShardkitError(str(exc)) from exc
             raise ShardkitError(f"cannot build the hash function: {exc}") from exc
-        index = np.zeros(built.n, dtype=INDEX_DTYPE)
-        if self.index_init == "tombstones":
-            index["ofs"] = TOMBSTONE
-        index["key"][built.slots] = keys.view("V32").ravel()
-        index["ofs"][built.slots] = np.frombuffer(self._offsets, dtype=np.uint64)
+        # which object goes to each slot (-1: unused), then the index in slices of 64k slots
+        item_at = np.full(built.n, -1, dtype=np.int64)
+        item_at[built.slots] = np.arange(count)
+        offsets = np.frombuffer(self._offsets, dtype=np.uint64)
         objects_size = self._pos - OBJECTS_POSITION
         index_pos = self._pos
-        hash_pos = index_pos + index.nbytes
+        index_size = built.n * SLOT_SIZE
+        hash_pos = index_pos + index_size
         header = HEADER.build(dict(version=1, objects_count=count,
                                    objects_position=OBJECTS_POSITION, objects_size=objects_size,
-                                   index_position=index_pos, index_size=index.nbytes,
+                                   index_position=index_pos, index_size=index_size,
                                    hash_position=hash_pos))
+        unused = TOMBSTONE if self.index_init == "tombstones" else 0
         try:
-            index.tofile(self._fh)
+            for lo in range(0, built.n, 1 << 16):
+                which = item_at[lo : lo + (1 << 16)]
+                part = np.zeros(which.size, dtype=INDEX_DTYPE)
+                live = which >= 0
+                part["ofs"] = unused
+                part["key"][live] = keys[which[live]].view("V32").ravel()
+                part["ofs"][live] = offsets[which[live]]
+                part.tofile(self._fh)
             self._fh.write(built.dump)
             self._fh.seek(0)
             self._fh.write(header)
