@@ -132,7 +132,7 @@ def normalize_key(key: object) -> bytes:
     else:
         raise InvalidKeyError(f"SWH keys are {KEY_LEN} bytes or {2 * KEY_LEN} hex digits, got "
                               f"{type(key).__name__}")
-    raise InvalidKeyError(f"SWH keys are {KEY_LEN} bytes, got {len(key)}")  # type: ignore[arg-type]
+    raise InvalidKeyError(f"SWH keys are {KEY_LEN} bytes, got {len(key)}")
 
 
 def _is_key(key: object) -> bool:
@@ -304,6 +304,9 @@ class SwhShard(Reader):
         view = getattr(source, "view", None)
         self._mem: memoryview | None = view(0, source.size) if view is not None else None
         self._getter: Callable[[bytes], bytes] | None = None
+
+    def __enter__(self) -> SwhShard:
+        return self
 
     def close(self) -> None:
         """Release the file mapping."""
@@ -604,7 +607,7 @@ class SwhShard(Reader):
             raise LayoutError(f"slot {slot} points to {offset}, outside the objects section "
                               f"[{self._obj_lo}, {self._obj_hi})", offset=self._index_pos
                               + slot * SLOT_SIZE + KEY_LEN, field=f"/index/entries/{slot}")
-        (size,) = _U64.unpack(self.source.read_range(offset, offset + 8))
+        size: int = _U64.unpack(self.source.read_range(offset, offset + 8))[0]
         if size > self._obj_hi - offset - 8:
             raise LayoutError(f"object of slot {slot} claims {size} bytes, only "
                               f"{self._obj_hi - offset - 8} remain in the objects section",
