@@ -220,11 +220,14 @@ class _Blocks:
     every byte is fetched about once, in ``ceil(size / block)`` requests and a few more.
     """
 
-    def __init__(self, source: ByteSource, block: int = VERIFY_BLOCK, keep: int = 3) -> None:
+    def __init__(self, source: ByteSource, block: int = VERIFY_BLOCK, keep: int = 3,
+                 limit: int | None = None) -> None:
         self.source = source
         self.name = source.name
         self.block = block
         self.keep = keep
+        # blocks end at ``limit`` (the objects' end); ranges past it are read as asked
+        self.limit = source.size if limit is None else min(limit, source.size)
         self._cache: OrderedDict[int, bytes] = OrderedDict()
 
     @property
@@ -236,7 +239,7 @@ class _Blocks:
         data = self._cache.get(i)
         if data is None:
             lo = i * self.block
-            data = self.source.read_range(lo, min(self.source.size, lo + self.block))
+            data = self.source.read_range(lo, min(self.limit, lo + self.block))
             self._cache[i] = data
             if len(self._cache) > self.keep:
                 self._cache.popitem(last=False)
@@ -246,8 +249,8 @@ class _Blocks:
 
     def read_range(self, start: int, end: int) -> bytes:
         """Bytes ``[start, end)``, from cached blocks where possible."""
-        if start >= end or end > self.source.size or start < 0:
-            return self.source.read_range(start, end)  # empty, or the source's own error
+        if start >= end or end > self.limit or start < 0:
+            return self.source.read_range(start, end)  # past the blocks, empty, or an error
         first, last = start // self.block, (end - 1) // self.block
         if first == last:
             base = first * self.block
@@ -491,7 +494,7 @@ class SwhShard(Reader):
 
     def _scan(self, chunk: int = 1 << 16, source: Any = None
               ) -> Iterator[tuple[int, np.ndarray]]:
-        if source is None and self._mem is None:
+        if self._mem is None:
             # remote: a few large reads rather than one per 64k slots
             chunk = max(chunk, VERIFY_BLOCK // SLOT_SIZE)
         for start in range(0, self.num_slots, chunk):
@@ -790,7 +793,8 @@ class SwhShard(Reader):
                 hashlib.new(content_hash)
             except ValueError as exc:
                 raise ShardkitError(f"unknown content hash {content_hash!r}") from exc
-        src: Any = self.source if self._mem is not None else _Blocks(self.source)
+        src: Any = (self.source if self._mem is not None else
+                    _Blocks(self.source, limit=self.header.index_position))
         try:
             return self._verify(src, content_hash, progress)
         finally:
