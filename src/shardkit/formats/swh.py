@@ -719,20 +719,29 @@ class SwhShard(Reader):
         :class:`InvalidKeyError` at the first malformed one) unless ``default`` is given, in
         which case those keys give ``default``.
         """
-        norm: list[bytes | None] = []
-        for k in keys:
-            try:
-                norm.append(normalize_key(k))
-            except InvalidKeyError:
-                if default is _MISSING:
-                    raise
-                norm.append(None)
-        good = [i for i, k in enumerate(norm) if k is not None]
-        out: list[Any] = [default] * len(norm)
-        if not good:
-            return out
-        wanted: list[bytes] = [norm[i] for i in good]  # type: ignore[misc]
-        slots = self.hash_function.slots(wanted)
+        keys = list(keys)
+        rows: np.ndarray | None = None
+        if keys and set(map(type, keys)) == {bytes} and set(map(len, keys)) == {KEY_LEN}:
+            # the common case, without a Python step per key
+            wanted = keys  # type: ignore[assignment]
+            good = range(len(keys))
+            rows = np.frombuffer(b"".join(wanted), np.uint8).reshape(-1, KEY_LEN)
+            out: list[Any] = [default] * len(keys)
+        else:
+            norm: list[bytes | None] = []
+            for k in keys:
+                try:
+                    norm.append(normalize_key(k))
+                except InvalidKeyError:
+                    if default is _MISSING:
+                        raise
+                    norm.append(None)
+            good = [i for i, k in enumerate(norm) if k is not None]  # type: ignore[assignment]
+            out = [default] * len(norm)
+            if not good:
+                return out
+            wanted = [norm[i] for i in good]  # type: ignore[misc]
+        slots = self.hash_function.slots(rows if rows is not None else wanted)
         mem = self._mem
         if mem is None:
             for i, key, slot in zip(good, wanted, slots.tolist(), strict=True):
@@ -745,7 +754,8 @@ class SwhShard(Reader):
         # Vectorised: gather the index entries, compare keys, bound-check, read the sizes.
         index = np.frombuffer(mem, INDEX_DTYPE, count=self.num_slots, offset=self._index_pos)
         ent = index[slots]
-        want = np.frombuffer(b"".join(wanted), dtype="V32")
+        want = (rows.view("V32").ravel() if rows is not None
+                else np.frombuffer(b"".join(wanted), dtype="V32"))
         ofs = ent["ofs"].astype(np.uint64)
         ok = (ent["key"] == want) & (ofs >= self._obj_lo) & (ofs <= self._obj_hi - 8)
         data = np.frombuffer(mem, np.uint8)
@@ -761,6 +771,8 @@ class SwhShard(Reader):
         ends_l = ends.tolist()
         raw = getattr(self.source, "raw", None)  # slices of it are bytes: one copy, no view
         copy = raw if raw is not None else mem
+        if rows is not None and raw is not None and bool(ok.all()):
+            return [copy[a:b] for a, b in zip(starts_l, ends_l, strict=True)]
         for j, (i, good_entry) in enumerate(zip(good, ok.tolist(), strict=True)):
             if good_entry:
                 value = copy[starts_l[j] : ends_l[j]]
