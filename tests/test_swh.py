@@ -282,3 +282,22 @@ def test_lookup_paths_agree(swh_manifest):
             assert shard.get_many(keys) == values
             results.append(values)
     assert all(r == results[0] for r in results)
+
+
+def test_first_lookup_decodes_one_select_block(tmp_path):
+    """Opening and one lookup touch one block of 128 buckets, whatever the shard's size."""
+    from shardkit.writers.swh import write_swh
+
+    values = {hashlib.sha256(b"%d" % i).digest(): b"%d" % i for i in range(20000)}
+    write_swh(tmp_path / "s.shard", values.items())
+    with shardkit.open(tmp_path / "s.shard") as shard:
+        assert "_lookup" not in shard.__dict__ and "hash_function" not in shard.__dict__
+        key = next(iter(values))
+        assert shard[key] == values[key]
+        blocks = shard._lookup._blocks
+        assert len(blocks) == shard.layout.samples > 30
+        assert sum(b is not None for b in blocks) == 1
+        assert "hash_function" not in shard.__dict__  # the whole sequence was not decoded
+        # the lazily decoded displacements are the fully decoded ones
+        assert [shard._lookup.displacement(g) for g in range(shard.layout.nbuckets)] == list(
+            shard.hash_function.displacements)
