@@ -265,3 +265,23 @@ def test_write_files_api(tmp_path: Path) -> None:
     (tmp_path / "b").write_bytes(b"A")
     added = write_swh_files(tmp_path / "s.shard", [tmp_path / "a", tmp_path / "b"])
     assert list(added) == [hashlib.sha256(b"A").digest()]
+
+
+def test_cli_write_commands_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli_main(["create", str(tmp_path / "a.shard"), str(tmp_path / "missing")]) == 2
+    assert "missing: No such file" in capsys.readouterr().err
+    assert list(tmp_path.iterdir()) == []
+    assert cli_main(["truncate", "--yes", str(tmp_path / "none.shard")]) == 2
+    values = values_for(200, 11)
+    path = tmp_path / "s.shard"
+    write_swh(path, values.items())
+    with shardkit.open(path) as s:
+        absent = next(k for k in (hashlib.sha256(b"%d" % i).digest() for i in range(10_000))
+                      if k not in values and s._entry(s.slot_of(k))[1] not in (0, TOMBSTONE))
+    before = path.read_bytes()
+    capsys.readouterr()
+    assert cli_main(["delete", "--yes", "--json", str(path), next(iter(values)).hex(),
+                     absent.hex()]) == 1
+    assert json.loads(capsys.readouterr().out)["missing"] == [absent.hex()]
+    assert path.read_bytes() == before
+    assert cli_main(["delete", "--yes", str(path), "00" * 31]) == 2

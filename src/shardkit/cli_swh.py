@@ -37,6 +37,19 @@ def _out(args: argparse.Namespace, human: str, data: Any) -> None:
     sys.stdout.write(to_json(data) + "\n" if args.json else human + "\n")
 
 
+def _guarded(func: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Namespace], int]:
+    """OS errors (a missing file, permissions) as one-line shardkit errors naming the path."""
+    def run(args: argparse.Namespace) -> int:
+        try:
+            return func(args)
+        except OSError as exc:
+            where = exc.filename or getattr(args, "shard", None) or "shard"
+            raise ShardkitError(f"{where}: {exc.strerror or exc}") from exc
+
+    run.__doc__ = func.__doc__
+    return run
+
+
 def cmd_create(args: argparse.Namespace) -> int:
     """``shardkit create SHARD FILE...``: a shard of the files, keyed by sha256 of content."""
     from .writers.swh import write_swh_files
@@ -126,16 +139,28 @@ def cmd_truncate(args: argparse.Namespace) -> int:
 
 
 COMMANDS: dict[str, tuple[Callable[[argparse.Namespace], int], str]] = {
-    "create": (cmd_create, "write an SWH shard of files, keyed by the sha256 of their content"),
-    "delete": (cmd_delete, "delete objects from an SWH shard in place (hex keys)"),
-    "truncate": (cmd_truncate, "cut pre-allocated SWH shards to their content"),
+    "create": (_guarded(cmd_create),
+               "write an SWH shard of files, keyed by the sha256 of their content"),
+    "delete": (_guarded(cmd_delete), "delete objects from an SWH shard in place (hex keys)"),
+    "truncate": (_guarded(cmd_truncate), "cut pre-allocated SWH shards to their content"),
 }
 
 
-def add_parsers(sub: Any, common: argparse.ArgumentParser) -> None:
-    """Register the three commands on the main parser's subparsers."""
+def add_parsers(sub: Any, common: argparse.ArgumentParser | None = None) -> None:
+    """Register the three commands on the main parser's subparsers.
+
+    ``common`` is accepted for symmetry with the reading commands; these take only
+    ``--json`` and ``--debug`` (no ``--format`` or ``--spec``: they write SWH shards).
+    """
+    own = argparse.ArgumentParser(add_help=False)
+    own.add_argument("--json", action="store_true", help="machine-readable JSON output")
+    own.add_argument("--debug", action="store_true", help="show tracebacks")
     for name, (_, help_text) in COMMANDS.items():
-        p = sub.add_parser(name, parents=[common], help=help_text, description=help_text)
+        p = sub.add_parser(name, parents=[own], help=help_text, description=help_text,
+                           epilog="exit codes: 0 done (or skipped when answered no), 1 a key "
+                                  "to delete is not in the shard, 2 usage error or a file "
+                                  "that cannot be read or written")
+        p.set_defaults(file=None, spec=None)
         p.add_argument("--yes", "-y", action="store_true",
                        help="do not ask for confirmation (for scripts)")
         if name == "create":
