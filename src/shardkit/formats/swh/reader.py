@@ -1,40 +1,18 @@
-"""Software Heritage read shards (``swh.perfecthash``): lookup, iteration and verification.
-
-Layout: ``schemas/swh_read_shard.ksy`` (generated class :class:`SwhReadShard`). This module adds
-the meaning: the cmph CHD_PH function maps a 32-byte key to its index slot; a slot holds a live
-entry (key, offset of the object) or a zero key with offset 0 ("empty") or 2**64-1
-("tombstone"). What a tombstone means depends on the writer generation, so it is decided from
-the header, never from the slot alone:
-
-* swh.perfecthash (<= 1.3) zero-fills the index: unused slots of the function are empty, a
-  tombstone is a deleted object;
-* swh-shard (>= 2.0) initialises every slot as a tombstone before filling the live ones, so
-  unused slots and deleted objects look the same.
-
-Either way ``objects_count`` (never decremented by deletions) gives the split: deleted =
-``objects_count - live``, unused = ``slots - objects_count``. ``Shard.delete`` also zeroes the
-object's size and data. Deleted keys cannot be read back from the file, so
-:meth:`SwhShard.deleted_keys` tells which *candidate* keys land on a tombstone. A file may be
-pre-allocated: zeros after the cmph dump, up to the end of the file.
-
-Hot paths (lookups, the index scan) read the mapped bytes directly with ``struct``/numpy; the
-tests check them equal to the Kaitai path.
-"""
+"""The SWH read shard reader (see :mod:`shardkit.formats.swh`)."""
 
 from __future__ import annotations
 
 import hashlib
-import struct
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
 from functools import cached_property
-from typing import Any, NoReturn
+from typing import Any, NoReturn, cast
 
 import numpy as np
 
-from .._kaitai import kaitai_errors, parse
-from ..errors import (
+from ..._kaitai import kaitai_errors, parse
+from ...errors import (
     DeletedEntryError,
     EntryNotFoundError,
     InvalidKeyError,
@@ -44,8 +22,8 @@ from ..errors import (
     TruncatedError,
     UnsupportedVersionError,
 )
-from ..generated.swh_read_shard import SwhReadShard
-from ..hashing.cmph_chd import (
+from ...generated.swh_read_shard import SwhReadShard
+from ...hashing.cmph_chd import (
     LAYOUT_PREFIX_SIZE,
     ChdLayout,
     ChdPh,
@@ -54,163 +32,32 @@ from ..hashing.cmph_chd import (
     check_tail,
     parse_layout,
 )
-from ..sources import ByteSource, as_stream
-from .base import Reader, Section
+from ...sources import ByteSource, as_stream
+from ..base import Reader, Section
+from .model import (
+    _CMPH_FIELDS,
+    _ENTRY,
+    _MISSING,
+    _U64,
+    _ZERO_KEY,
+    HEADER_END,
+    INDEX_DTYPE,
+    KEY_LEN,
+    OBJECT_READAHEAD,
+    REMOTE_DUMP_ONE_READ,
+    SLOT_SIZE,
+    SUMMARY_SCAN_LIMIT,
+    TOMBSTONE,
+    VERIFY_BLOCK,
+    SwhCounts,
+    SwhEntry,
+    SwhHeader,
+    Tombstone,
+    _is_key,
+    normalize_key,
+)
 
-__all__ = ["KEY_LEN", "SLOT_SIZE", "TOMBSTONE", "SwhCounts", "SwhEntry", "SwhHeader", "SwhShard",
-           "Tombstone", "normalize_key"]
-
-MAGIC = b"SWHShard\x00"
-KEY_LEN = 32
-SLOT_SIZE = 40  # 32-byte key + u64 offset
-TOMBSTONE = 2**64 - 1
-HEADER_END = 32 + 7 * 8  # magic area + seven u64
-_ZERO_KEY = bytes(KEY_LEN)
-_U64 = struct.Struct(">Q")
-_ENTRY = struct.Struct(">32sQ")
-INDEX_DTYPE = np.dtype([("key", "V32"), ("ofs", ">u8")])
-_MISSING: Any = object()
-#: Over a remote source, a hash function section up to this size is fetched in one request
-#: (the dump is about 2.1 bits per object: 13 MB for 50M objects).
-REMOTE_DUMP_ONE_READ = 32 << 20
-#: Block size of the sequential reads of ``verify`` over a remote source.
-VERIFY_BLOCK = 8 << 20
-#: ``summary()`` counts live/deleted/unused slots by default only for mapped files whose index
-#: is at most this large (a scan of it takes a few milliseconds).
-SUMMARY_SCAN_LIMIT = 64 << 20
-#: Over a remote source, an object is read with this much read-ahead (one request for most).
-OBJECT_READAHEAD = 64 << 10
-# cmph's names (as CmphError reports them) -> field paths of schemas/common/cmph_chd_ph.ksy
-_CMPH_FIELDS = {
-    "cs": "compressed_seq",
-    "cs.n": "compressed_seq/num_values",
-    "cs.rem_r": "compressed_seq/rem_r",
-    "cs.total_length": "compressed_seq/total_length",
-    "cs.sel_size": "compressed_seq/len_select",
-    "cs.sel": "compressed_seq/select",
-    "cs.sel.n": "compressed_seq/select/num_ones",
-    "cs.sel.m": "compressed_seq/select/num_zeros",
-    "cs.sel.bits_vec": "compressed_seq/select/bits_vec",
-    "cs.sel.select_table": "compressed_seq/select/select_table",
-    "cs.length_rems": "compressed_seq/length_rems",
-    "cs.store_table": "compressed_seq/store_table",
-    "algo_name": "algo_name",
-    "size": "num_keys_total",
-    "hl_size": "len_hash_state",
-    "hl": "hash_state",
-    "hl.name": "hash_state/hash_name",
-    "hl.seed": "hash_state/seed",
-    "cs_size": "len_compressed_seq",
-    "n": "num_keys",
-    "nbuckets": "num_buckets",
-}
-
-
-def normalize_key(key: object) -> bytes:
-    """A key as 32 bytes: from bytes-like objects, or from 64 hex characters.
-
-    Raises:
-        InvalidKeyError: Any other type or length (the message says what was given).
-    """
-    if type(key) is bytes:
-        if len(key) == KEY_LEN:
-            return key
-    elif isinstance(key, (bytearray, memoryview)):
-        data = bytes(key)
-        if len(data) == KEY_LEN:
-            return data
-        key = data
-    elif isinstance(key, str):
-        text = key.strip()
-        if len(text) == 2 * KEY_LEN:
-            try:
-                return bytes.fromhex(text)
-            except ValueError:
-                pass
-        raise InvalidKeyError(f"SWH keys are {KEY_LEN} bytes or {2 * KEY_LEN} hex digits, got "
-                              f"the text {key[:80]!r}")
-    else:
-        raise InvalidKeyError(f"SWH keys are {KEY_LEN} bytes or {2 * KEY_LEN} hex digits, got "
-                              f"{type(key).__name__}")
-    raise InvalidKeyError(f"SWH keys are {KEY_LEN} bytes, got {len(key)}")
-
-
-def _is_key(key: object) -> bool:
-    try:
-        normalize_key(key)
-    except InvalidKeyError:
-        return False
-    return True
-
-
-@dataclass(frozen=True)
-class SwhHeader:
-    """The seven header integers (names as in swh.perfecthash's ``shard_header_t``)."""
-
-    version: int
-    objects_count: int
-    objects_position: int
-    objects_size: int
-    index_position: int
-    index_size: int
-    hash_position: int
-
-
-@dataclass(frozen=True)
-class SwhEntry:
-    """A live index entry.
-
-    Attributes:
-        slot: Index slot (the key's perfect-hash value).
-        key: The 32-byte key.
-        offset: Absolute offset of the object's u64 size field.
-        size: Length of the object's data (``None`` if not read).
-    """
-
-    slot: int
-    key: bytes
-    offset: int
-    size: int | None = None
-
-    def to_dict(self) -> dict[str, Any]:
-        """Plain dict for JSON output (key as hex)."""
-        return {"slot": self.slot, "key": self.key.hex(), "offset": self.offset,
-                "size": self.size}
-
-
-@dataclass(frozen=True)
-class SwhCounts:
-    """What the index holds, told apart with the header's ``objects_count``.
-
-    Attributes:
-        live: Live entries (objects that can be read).
-        deleted: Objects written then deleted (``objects_count - live``).
-        unused: Slots of the hash function no object was written to (``slots - objects_count``).
-        tombstone_slots: Slots holding a tombstone (zero key, offset 2**64-1).
-        empty_slots: Slots holding zeros (zero key, offset 0).
-        index_init: How the writer initialised the index: ``"tombstones"`` (swh-shard >= 2:
-            unused slots are tombstones), ``"zeros"`` (swh.perfecthash <= 1.3: unused slots
-            are empty) or ``"unknown"`` (no unused slot tells).
-    """
-
-    live: int
-    deleted: int
-    unused: int
-    tombstone_slots: int
-    empty_slots: int
-    index_init: str
-
-    def to_dict(self) -> dict[str, Any]:
-        """Plain dict for JSON output."""
-        return asdict(self)
-
-
-@dataclass(frozen=True)
-class Tombstone:
-    """A deleted entry's slot (its key and object are zeroed in the file)."""
-
-    slot: int
-    index_offset: int
+__all__ = ["SwhShard"]
 
 
 class _Blocks:
@@ -719,28 +566,30 @@ class SwhShard(Reader):
         :class:`InvalidKeyError` at the first malformed one) unless ``default`` is given, in
         which case those keys give ``default``.
         """
-        keys = list(keys)
+        given = list(keys)
         rows: np.ndarray | None = None
-        if keys and set(map(type, keys)) == {bytes} and set(map(len, keys)) == {KEY_LEN}:
+        wanted: list[bytes]
+        good: Sequence[int]
+        if given and set(map(type, given)) == {bytes} and set(map(len, given)) == {KEY_LEN}:
             # the common case, without a Python step per key
-            wanted = keys  # type: ignore[assignment]
-            good = range(len(keys))
+            wanted = cast("list[bytes]", given)
+            good = range(len(given))
             rows = np.frombuffer(b"".join(wanted), np.uint8).reshape(-1, KEY_LEN)
-            out: list[Any] = [default] * len(keys)
+            out: list[Any] = [default] * len(given)
         else:
             norm: list[bytes | None] = []
-            for k in keys:
+            for k in given:
                 try:
                     norm.append(normalize_key(k))
                 except InvalidKeyError:
                     if default is _MISSING:
                         raise
                     norm.append(None)
-            good = [i for i, k in enumerate(norm) if k is not None]  # type: ignore[assignment]
+            wanted = [k for k in norm if k is not None]
+            good = [i for i, k in enumerate(norm) if k is not None]
             out = [default] * len(norm)
             if not good:
                 return out
-            wanted = [norm[i] for i in good]  # type: ignore[misc]
         slots = self.hash_function.slots(rows if rows is not None else wanted)
         mem = self._mem
         if mem is None:
@@ -815,163 +664,9 @@ class SwhShard(Reader):
 
     def _verify(self, src: Any, hasher: str | None,
                 progress: Callable[[int, int], None] | None) -> list[Problem]:
-        problems: list[Problem] = []
-        add = problems.append
-        h = self.header
-        for name, lo, hi in (("/reserved", 9, 32), ("/header_padding", HEADER_END,
-                                                     h.objects_position)):
-            pad = src.read_range(lo, hi)
-            if any(pad):
-                first = lo + len(pad) - len(pad.lstrip(b"\0"))
-                add(Problem("padding", "reserved header bytes are not zero", first, name))
-        try:
-            chd = self.hash_function
-        except ShardkitError as exc:
-            add(Problem("hash_function", exc.message, exc.offset, exc.field))
-            return problems
-        hf_len = self.source.size - h.hash_position
-        if chd.dump_size > hf_len:  # pragma: no cover - the decoder needs every byte
-            add(Problem("hash_function", f"cmph dump is {chd.dump_size} bytes but only "
-                        f"{hf_len} bytes follow hash_position", offset=h.hash_position))
-        elif chd.dump_size < hf_len:
-            # a pre-allocated file: only zeros may follow the dump
-            dump_end = h.hash_position + chd.dump_size
-            for lo in range(dump_end, self.source.size, 1 << 20):
-                chunk = src.read_range(lo, min(self.source.size, lo + (1 << 20)))
-                if any(chunk):
-                    first = lo + len(chunk) - len(chunk.lstrip(b"\0"))
-                    add(Problem("hash_function", f"cmph dump is {chd.dump_size} bytes but "
-                                f"{hf_len} bytes follow hash_position: the bytes after it "
-                                f"must be zeros (pre-allocated), byte {first} is not",
-                                offset=first, field="/preallocated"))
-                    break
+        from .verify import check
 
-        slots_all, keys_all, ofs_all = [], [], []
-        tombstones = empty = 0
-        for start, arr in self._scan(source=src if src is not self.source else None):
-            ofs = arr["ofs"]
-            key_bytes = arr["key"]
-            is_tomb = ofs == TOMBSTONE
-            is_empty = ofs == 0
-            tombstones += int(is_tomb.sum())
-            empty += int(is_empty.sum())
-            holey = np.nonzero(is_tomb | is_empty)[0]
-            if holey.size:
-                keys_u8 = np.frombuffer(key_bytes[holey].tobytes(), np.uint8).reshape(-1, 32)
-                for i in holey[np.any(keys_u8 != 0, axis=1)].tolist():
-                    kind = "tombstone" if ofs[i] == TOMBSTONE else "empty slot"
-                    add(Problem("index_entry", f"{kind} in slot {start + i} has a non-zero key",
-                                self._index_pos + (start + i) * SLOT_SIZE,
-                                f"/index/entries/{start + i}/key"))
-            live = np.nonzero(~(is_tomb | is_empty))[0]
-            slots_all.append(live + start)
-            keys_all.append(np.frombuffer(key_bytes[live].tobytes(), np.uint8).reshape(-1, 32))
-            ofs_all.append(ofs[live].astype(np.uint64))
-        slots = np.concatenate(slots_all) if slots_all else np.zeros(0, np.int64)
-        keys = np.concatenate(keys_all) if keys_all else np.zeros((0, 32), np.uint8)
-        offsets = np.concatenate(ofs_all) if ofs_all else np.zeros(0, np.uint64)
-        live_n = len(slots)
-
-        # every live key hashes to its own slot
-        if live_n:
-            want = chd.slots(keys)
-            for j in np.nonzero(want != slots)[0][:100].tolist():
-                s = int(slots[j])
-                add(Problem("slot", f"key {keys[j].tobytes().hex()} is in slot {s} but hashes "
-                            f"to slot {int(want[j])}", self._index_pos + s * SLOT_SIZE,
-                            f"/index/entries/{s}"))
-
-        # counts: objects_count = live + deleted, slots = objects_count + unused
-        count = h.objects_count
-        deleted = count - live_n
-        unused = self.num_slots - count
-        if count > self.num_slots:
-            add(Problem("count", f"objects_count {count} exceeds the "
-                        f"{self.num_slots} index slots", offset=40, field="/header/num_objects"))
-        if live_n > count:
-            add(Problem("count", f"objects_count is {count} but the index has {live_n} live "
-                        "entries", offset=40, field="/header/num_objects"))
-        elif empty and count <= self.num_slots and (empty != unused or tombstones != deleted):
-            # a zero-initialised index (swh.perfecthash <= 1.3): empty slots are the unused
-            # ones, tombstones the deleted objects
-            add(Problem("count", f"objects_count is {count}: {live_n} live entries, so "
-                        f"{deleted} deleted and {unused} unused slots, but the index has "
-                        f"{tombstones} tombstones and {empty} empty slots", offset=40,
-                        field="/header/num_objects"))
-
-        # objects inside the objects section, disjoint, one per entry; the gaps between them
-        # are deleted objects (zeroed)
-        order = np.argsort(offsets, kind="stable")
-        prev_end = h.objects_position
-        hole_bytes = holes = 0
-        total = live_n
-        read = src.read_range
-        lo_obj, hi_obj = h.objects_position, h.index_position
-
-        def check_hole(lo: int, hi: int) -> None:
-            for chunk in range(lo, hi, 1 << 20):
-                if any(read(chunk, min(hi, chunk + (1 << 20)))):
-                    add(Problem("unreferenced_data", f"bytes [{lo}, {hi}) of the objects "
-                                "section belong to no live entry and are not zeroed", lo,
-                                "/objects"))
-                    return
-
-        for n_done, j in enumerate(order.tolist()):
-            s, off = int(slots[j]), int(offsets[j])
-            if progress is not None and n_done % 4096 == 0:
-                progress(n_done, total)
-            if not lo_obj <= off <= hi_obj - 8:
-                add(Problem("object_bounds", f"slot {s} points to {off}, outside the objects "
-                            f"section [{lo_obj}, {hi_obj})",
-                            self._index_pos + s * SLOT_SIZE + KEY_LEN,
-                            f"/index/entries/{s}/ofs_object"))
-                continue
-            if off < prev_end:
-                add(Problem("object_overlap", f"object of slot {s} at {off} overlaps the "
-                            f"previous object (ends at {prev_end})",
-                            self._index_pos + s * SLOT_SIZE + KEY_LEN,
-                            f"/index/entries/{s}/ofs_object"))
-                continue
-            (size,) = _U64.unpack(read(off, off + 8))
-            end = off + 8 + size
-            if end > hi_obj:
-                add(Problem("object_bounds", f"object of slot {s} at {off} claims {size} "
-                            f"bytes, past the end of the objects section", off,
-                            f"/index/entries/{s}/object/len_data"))
-                continue
-            if off > prev_end:
-                hole_bytes += off - prev_end
-                holes += 1
-                check_hole(prev_end, off)
-            prev_end = end
-            if hasher is not None:
-                digest = hashlib.new(hasher, read(off + 8, end)).digest()
-                key = keys[j].tobytes()
-                if digest[:KEY_LEN] != key:
-                    add(Problem("content_hash", f"{hasher}(value) of key {key.hex()} is "
-                                f"{digest.hex()}", off + 8, f"/index/entries/{s}/object/data"))
-        if progress is not None:
-            progress(total, total)
-        if prev_end < hi_obj:
-            hole_bytes += hi_obj - prev_end
-            holes += 1
-            check_hole(prev_end, hi_obj)
-
-        if live_n > count or count > self.num_slots:
-            pass  # the counts are wrong (reported above): the sizes of the gaps tell nothing
-        elif deleted == 0 and hole_bytes:
-            add(Problem("unreferenced_data", f"{hole_bytes} bytes of the objects section belong "
-                        "to no entry, and no object was deleted", h.objects_position,
-                        "/objects"))
-        elif deleted > 0 and hole_bytes < 8 * deleted:
-            add(Problem("count", f"{deleted} deleted objects but only {hole_bytes} bytes of "
-                        "deleted objects", h.objects_position, "/objects"))
-        elif holes > deleted:
-            # every gap between live objects holds at least one deleted object
-            add(Problem("count", f"objects_count {count} leaves {deleted} deleted objects, "
-                        f"but {holes} separate runs of the objects section hold none live",
-                        offset=40, field="/header/num_objects"))
-        return problems
+        return check(self, src, hasher, progress)
 
     # -- object tree --------------------------------------------------------------------------
 
