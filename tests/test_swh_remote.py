@@ -85,3 +85,27 @@ def test_threads_share_one_reader(big) -> None:
             for t in threads:
                 t.join()
     assert results == {i: (True, []) for i in range(8)}
+
+
+def test_cli_info_counts_only_when_asked(big, range_server, capsys) -> None:
+    import json
+
+    from shardkit.cli import main as cli_main
+
+    path, values = big
+    srv = range_server(path.parent)
+    assert cli_main(["info", "--json", srv.url(path.name)]) == 0
+    info = json.loads(capsys.readouterr().out)
+    assert "live" not in info and info["objects_count"] == len(values)
+    assert srv.count("GET") <= 3
+    srv.reset()
+    assert cli_main(["info", "--counts", "--json", srv.url(path.name)]) == 0
+    info = json.loads(capsys.readouterr().out)
+    assert (info["live"], info["deleted"], info["unused"]) == (
+        len(values), 0, info["slots"] - len(values))
+    # a local file of modest size gets the counts by default
+    assert cli_main(["info", "--json", str(path)]) == 0
+    assert json.loads(capsys.readouterr().out)["live"] == len(values)
+    # --counts is refused by formats without counts to scan
+    zss = Path(__file__).parent / "data" / "zss" / "tiny_none.zss"
+    assert cli_main(["info", "--counts", str(zss)]) == 2
