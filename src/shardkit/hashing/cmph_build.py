@@ -26,6 +26,7 @@ from __future__ import annotations
 import random
 import struct
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -142,6 +143,15 @@ def chd_ph_dump(n: int, nbuckets: int, seed: int, displacements: npt.NDArray[np.
             + struct.pack("<II", n, nbuckets))
 
 
+def _bins(f: npt.NDArray[np.int64], h: npt.NDArray[np.int64], d: npt.NDArray[Any],
+          nn: np.uint64) -> npt.NDArray[np.int64]:
+    """``(f + h * (d % n) + d // n) % n``, chd_ph_search's bin, in 64 bits without wrapping."""
+    du = d.astype(np.uint64)
+    out: npt.NDArray[np.int64] = ((f.astype(np.uint64) + h.astype(np.uint64) * (du % nn)
+                                   + du // nn) % nn).astype(np.int64)
+    return out
+
+
 def _place(f: npt.NDArray[np.uint32], h: npt.NDArray[np.uint32], g: npt.NDArray[np.int64],
            n: int, nbuckets: int, max_probes: int) -> npt.NDArray[np.int64] | None:
     """Displacement of every bucket (``place_buckets2``), or None when it does not converge.
@@ -173,17 +183,18 @@ def _place(f: npt.NDArray[np.uint32], h: npt.NDArray[np.uint32], g: npt.NDArray[
             width = int(min(64, max(1, (1 << 18) // (waiting.size * size))))
             probes = nxt[:, None] + np.arange(width)  # (W, K)
             small = int(nxt.max()) + width < n  # probe0 = d, probe1 = 0, h * d < 2**63
-            pos = []
             busy = np.zeros(probes.shape, dtype=bool)
+            pj = np.empty(probes.shape, dtype=np.int64)
+            hit = np.empty(probes.shape, dtype=bool)
             for j in range(size):
-                if small:
-                    pj = (bf[j][:, None] + bh[j][:, None] * probes) % n
+                if small:  # in place: no temporary arrays per key
+                    np.multiply(bh[j][:, None], probes, out=pj)
+                    pj += bf[j][:, None]
+                    np.remainder(pj, n, out=pj)
                 else:
-                    pu = probes.astype(np.uint64)
-                    pj = ((bf[j][:, None].astype(np.uint64) + bh[j][:, None].astype(np.uint64)
-                           * (pu % nn) + pu // nn) % nn).astype(np.int64)
-                busy |= occupied[pj]
-                pos.append(pj)
+                    pj[...] = _bins(bf[j][:, None], bh[j][:, None], probes, nn)
+                np.take(occupied, pj, out=hit)
+                busy |= hit
             free = ~busy  # (W, K); two keys of a bucket on one bin: checked below
             has = free.any(axis=1)
             pick = free.argmax(axis=1)
@@ -193,7 +204,9 @@ def _place(f: npt.NDArray[np.uint32], h: npt.NDArray[np.uint32], g: npt.NDArray[
                 cp = pick[cand]
                 rank = np.lexsort((cand, nxt[cand] + cp))  # smaller displacement first
                 cand, cp = cand[rank], cp[rank]
-                cpos = np.stack([pj[cand, cp] for pj in pos], axis=1)  # (C, size)
+                d = (nxt[cand] + cp).astype(np.uint64)
+                cpos = np.stack([_bins(bf[j][cand], bh[j][cand], d, nn)
+                                 for j in range(size)], axis=1)  # (C, size)
                 if size > 1:  # two keys of a bucket on one bin: that displacement fails
                     srt = np.sort(cpos, axis=1)
                     self_dup = (srt[:, 1:] == srt[:, :-1]).any(axis=1)
