@@ -31,8 +31,8 @@ def pytest_collection_modifyitems(config, items):
         return
     import importlib.util
 
-    missing = [name for name in ("swh.perfecthash", "hf_xet", "tensorstore", "cloudvolume",
-                                 "aiohttp", "compressed_segmentation", "DracoPy")
+    missing = [name for name in ("swh.perfecthash", "swh.shard", "hf_xet", "tensorstore",
+                                 "cloudvolume", "aiohttp", "compressed_segmentation", "DracoPy")
                if importlib.util.find_spec(name) is None]
     if missing:  # pragma: no cover - only on a broken CI install
         raise pytest.UsageError(

@@ -97,10 +97,34 @@ def test_missing_key(sample):
     with pytest.raises(shardkit.EntryNotFoundError) as info:
         shard[key]
     assert not isinstance(info.value, shardkit.DeletedEntryError)
-    with pytest.raises(shardkit.EntryNotFoundError, match="32 bytes"):
+    with pytest.raises(shardkit.InvalidKeyError, match="32 bytes"):
         shard[b"short"]
+    with pytest.raises(shardkit.InvalidKeyError, match="64 hex digits"):
+        shard[12]
+    with pytest.raises(shardkit.InvalidKeyError, match="64 hex digits"):
+        shard["zz" * 32]
     assert b"short" not in shard
     assert "text" not in shard
+    assert 12 not in shard
+    with pytest.raises(shardkit.EntryNotFoundError):
+        shard[key.hex()]
+    assert shard.get(key.hex(), "absent") == "absent"
+
+
+def test_hex_text_keys_everywhere(sample):
+    _, shard, expected = sample
+    hexkeys = list(expected["objects"])
+    values = [shard[bytes.fromhex(k)] for k in hexkeys]
+    assert [shard[k] for k in hexkeys] == values
+    assert [shard[k.upper()] for k in hexkeys] == values
+    assert [shard[bytearray.fromhex(k)] for k in hexkeys] == values
+    assert all(k in shard for k in hexkeys)
+    assert shard.get_many(hexkeys) == values
+    assert [shard.slot_of(k) for k in hexkeys] == [shard.slot_of(bytes.fromhex(k))
+                                                   for k in hexkeys]
+    assert shard.get_many(["nope", *hexkeys], default=None) == [None, *values]
+    with pytest.raises(shardkit.InvalidKeyError):
+        shard.get_many(["nope"])
 
 
 def test_get_many_equals_get(sample):
@@ -190,11 +214,13 @@ def test_open_reads_only_the_header():
         h = shard.header
         slot = shard.slot_of(key)
         touched = src.stats.ranges
-        # hash function (once), one 40-byte index entry, then the object
-        assert all(h.hash_position <= a for a, _ in touched[:-3])
+        # hash function (once, one read), one 40-byte index entry, then the object (one read
+        # with read-ahead: its size field and its value)
         entry = h.index_position + slot * SLOT_SIZE
-        assert (entry, entry + SLOT_SIZE) in touched
-        assert all(a < h.index_position for a, _ in touched[-2:])
+        assert touched[0] == (h.hash_position, src.size)
+        assert touched[1] == (entry, entry + SLOT_SIZE)
+        assert len(touched) == 3
+        assert touched[2][0] < h.index_position
         assert before > 0
 
 
@@ -256,3 +282,22 @@ def test_lookup_paths_agree(swh_manifest):
             assert shard.get_many(keys) == values
             results.append(values)
     assert all(r == results[0] for r in results)
+
+
+def test_first_lookup_decodes_one_select_block(tmp_path):
+    """Opening and one lookup touch one block of 128 buckets, whatever the shard's size."""
+    from shardkit.writers.swh import write_swh
+
+    values = {hashlib.sha256(b"%d" % i).digest(): b"%d" % i for i in range(20000)}
+    write_swh(tmp_path / "s.shard", values.items())
+    with shardkit.open(tmp_path / "s.shard") as shard:
+        assert "_lookup" not in shard.__dict__ and "hash_function" not in shard.__dict__
+        key = next(iter(values))
+        assert shard[key] == values[key]
+        blocks = shard._lookup._blocks
+        assert len(blocks) == shard.layout.samples > 30
+        assert sum(b is not None for b in blocks) == 1
+        assert "hash_function" not in shard.__dict__  # the whole sequence was not decoded
+        # the lazily decoded displacements are the fully decoded ones
+        assert [shard._lookup.displacement(g) for g in range(shard.layout.nbuckets)] == list(
+            shard.hash_function.displacements)

@@ -335,13 +335,17 @@ def test_header_and_summary(built: Built, shard) -> None:
             h.index_size, h.hash_position) == (version, count, opos, osize, ipos, isize, hpos)
     assert h.objects_count == len(built.values)  # Shard.delete leaves the count alone
     slots = h.index_size // SLOT_SIZE
-    summary = shard.summary()
+    summary = shard.summary(counts=True)
     assert summary["format"] == "swh"
     assert summary["file_size"] == len(raw)
     assert summary["slots"] == slots == shard.num_slots
     assert summary["live"] == len(built.live)
     assert summary["deleted"] == len(built.deleted)
+    assert summary["unused"] == slots - len(built.values)
+    # swh.perfecthash zero-fills the index: unused slots are empty, tombstones are deletions
     assert summary["empty_slots"] == slots - len(built.values)
+    assert summary["tombstone_slots"] == len(built.deleted)
+    assert summary["preallocated_bytes"] == 0
     assert summary["hash_function"]["slots"] == slots
     assert summary["hash_function"]["dump_size"] == len(raw) - h.hash_position
 
@@ -393,8 +397,8 @@ def test_cli_verify(built: Built, capsys: pytest.CaptureFixture[str]) -> None:
 def test_cli_info(built: Built, shard, capsys: pytest.CaptureFixture[str]) -> None:
     assert cli_main(["info", "--json", str(built.path)]) == 0
     info = json.loads(capsys.readouterr().out)
-    summary = shard.summary()
-    for name in ("live", "deleted", "empty_slots", "slots", "header", "file_size"):
+    summary = shard.summary(counts=True)
+    for name in ("live", "deleted", "unused", "empty_slots", "slots", "header", "file_size"):
         assert info[name] == summary[name], name
     assert info["live"] == len(built.live)
     assert info["deleted"] == len(built.deleted)

@@ -70,7 +70,7 @@ def _flatten(prefix: str, value: Any, out: list[str]) -> None:
 
 def cmd_info(args: argparse.Namespace, reader: Any) -> int:
     """``shardkit info``: the reader's summary, flattened (or as JSON)."""
-    summary = _call_with(reader.summary, "info", reader, counts=args.counts)
+    summary = _call_with(reader.summary, "info", reader, counts=args.counts or None)
     lines: list[str] = []
     _flatten("", summary, lines)
     _print(args, "\n".join(lines), summary)
@@ -237,8 +237,9 @@ def build_parser() -> argparse.ArgumentParser:
         p.add_argument("file", metavar="FILE", help="shard file, dataset folder or URL")
         if name == "info":
             p.add_argument("--counts", action="store_true",
-                           help="also counts that need a full read of the file (ZSS records "
-                                "and blocks)")
+                           help="also counts that need a full scan: ZSS records and blocks; "
+                                "SWH live/deleted/unused entries (by default for local SWH "
+                                "files of modest size)")
         if name == "ls":
             p.add_argument("--hex", action="store_true", help="print keys as hex (ZSS)")
             for opt, what in (("prefix", "records starting with P"),
@@ -269,6 +270,9 @@ def build_parser() -> argparse.ArgumentParser:
     from .ng.cli import add_ng_parser  # Neuroglancer conversion: shardkit ng spec|shard|unshard
 
     add_ng_parser(sub)
+    from .cli_swh import add_parsers as add_swh_write_parsers  # create, delete, truncate
+
+    add_swh_write_parsers(sub, common)
     return parser
 
 
@@ -330,8 +334,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_OK
     if args.command == "schema":
         return run_schema(args)
-    handler = COMMANDS[args.command][0]
+    from .cli_swh import COMMANDS as SWH_WRITE_COMMANDS
+
+    handler = COMMANDS[args.command][0] if args.command in COMMANDS else None
     try:
+        if handler is None:  # create, delete, truncate: they take paths, not an open reader
+            return SWH_WRITE_COMMANDS[args.command][0](args)
         options: dict[str, Any] = {}
         if args.spec is not None:
             options["spec"] = _load_spec(args.spec)

@@ -1,0 +1,179 @@
+"""``shardkit create``, ``delete`` and ``truncate``: writing Software Heritage read shards.
+
+Shaped like ``swh-shard create|delete|truncate``. Each asks before changing anything when
+stdin is a terminal; ``--yes`` answers for scripts (without a terminal and without ``--yes``
+nothing is changed and the exit code is 2). ``--json`` prints one JSON object.
+Exit codes: 0 done, 1 a key to delete is not in the shard (nothing deleted), 2 bad usage or
+a file that cannot be read or written.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Callable
+from typing import Any
+
+from .errors import EntryNotFoundError, ShardkitError
+from .render import to_json
+
+__all__ = ["COMMANDS", "add_parsers"]
+
+EXIT_OK, EXIT_PROBLEMS, EXIT_ERROR = 0, 1, 2
+
+
+def _confirm(args: argparse.Namespace, question: str) -> bool:
+    if args.yes:
+        return True
+    if not sys.stdin.isatty():
+        raise ShardkitError(f"{question} (no terminal to ask: pass --yes)")
+    sys.stderr.write(f"{question} [y/N] ")
+    sys.stderr.flush()
+    return sys.stdin.readline().strip().lower() in ("y", "yes")
+
+
+def _out(args: argparse.Namespace, human: str, data: Any) -> None:
+    sys.stdout.write(to_json(data) + "\n" if args.json else human + "\n")
+
+
+def _guarded(func: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Namespace], int]:
+    """OS errors (a missing file, permissions) as one-line shardkit errors naming the path."""
+    def run(args: argparse.Namespace) -> int:
+        try:
+            return func(args)
+        except OSError as exc:
+            where = exc.filename or getattr(args, "shard", None) or "shard"
+            raise ShardkitError(f"{where}: {exc.strerror or exc}") from exc
+
+    run.__doc__ = func.__doc__
+    return run
+
+
+def cmd_create(args: argparse.Namespace) -> int:
+    """``shardkit create SHARD FILE...``: a shard of the files, keyed by sha256 of content."""
+    from .writers.swh import write_swh_files
+
+    files = list(args.files)
+    if files == ["-"]:
+        files = [line.strip() for line in sys.stdin.read().splitlines() if line.strip()]
+    if os.path.exists(args.shard) and not _confirm(args, f"{args.shard} exists: replace it?"):
+        _out(args, "skipped", {"shard": args.shard, "created": False})
+        return EXIT_OK
+    added = write_swh_files(args.shard, files, index_init=args.index_init, overwrite=True)
+    data = {"shard": args.shard, "created": True, "files": len(files), "objects": len(added),
+            "size": os.path.getsize(args.shard), "index_init": args.index_init}
+    _out(args, f"{args.shard}: {len(added)} objects from {len(files)} files "
+         f"({data['size']} bytes)", data)
+    return EXIT_OK
+
+
+def cmd_delete(args: argparse.Namespace) -> int:
+    """``shardkit delete SHARD KEY...``: delete objects in place (zeroed, tombstoned)."""
+    from .formats.swh import SwhShard, normalize_key
+    from .sources import FileSource
+    from .writers.swh import delete
+
+    keys = list(args.keys)
+    if keys == ["-"]:
+        keys = sys.stdin.read().split()
+        args.yes = True
+    try:
+        wanted = [normalize_key(k) for k in keys]
+    except ShardkitError as exc:
+        raise ShardkitError(f"delete: {exc}") from exc
+    if len(set(wanted)) < len(wanted):
+        raise ShardkitError("delete: duplicate keys")
+    with SwhShard(FileSource(args.shard)) as shard:
+        missing = [k.hex() for k in wanted if k not in shard and not _is_deleted(shard, k)]
+    if missing:
+        msg = f"{len(missing)} key(s) not in {args.shard}, nothing deleted: {missing[0]}"
+        if args.json:
+            sys.stdout.write(to_json({"shard": args.shard, "error": "EntryNotFoundError",
+                                      "missing": missing}) + "\n")
+        sys.stderr.write(f"shardkit: {msg}\n")
+        return EXIT_PROBLEMS
+    if not _confirm(args, f"delete {len(wanted)} object(s) from {args.shard}?"):
+        _out(args, "skipped", {"shard": args.shard, "deleted": {}})
+        return EXIT_OK
+    try:
+        status = delete(args.shard, wanted)
+    except EntryNotFoundError as exc:  # pragma: no cover - checked above
+        sys.stderr.write(f"shardkit: {exc}\n")
+        return EXIT_PROBLEMS
+    _out(args, "\n".join(f"{k}: {v}" for k, v in status.items()),
+         {"shard": args.shard, "deleted": status})
+    return EXIT_OK
+
+
+def _is_deleted(shard: Any, key: bytes) -> bool:
+    _, ofs = shard._entry(shard.slot_of(key))
+    return bool(ofs == 2**64 - 1)
+
+
+def cmd_truncate(args: argparse.Namespace) -> int:
+    """``shardkit truncate SHARD...``: cut pre-allocated shards to their content."""
+    from .formats.swh import SwhShard
+    from .sources import FileSource
+    from .writers.swh import truncate
+
+    results = []
+    lines = []
+    for path in args.shards:
+        with SwhShard(FileSource(path)) as shard:
+            end, size = shard.content_end, shard.source.size
+        if size <= end:
+            results.append({"shard": path, "size": size, "truncated": False})
+            lines.append(f"{path}: not pre-allocated ({size} bytes), nothing to do")
+            continue
+        if not _confirm(args, f"{path} is {size - end} bytes larger than its content: "
+                              "truncate it?"):
+            results.append({"shard": path, "size": size, "truncated": False})
+            lines.append(f"{path}: skipped")
+            continue
+        before, after = truncate(path)
+        results.append({"shard": path, "size_before": before, "size": after, "truncated": True})
+        lines.append(f"{path}: truncated from {before} to {after} bytes")
+    _out(args, "\n".join(lines), results)
+    return EXIT_OK
+
+
+COMMANDS: dict[str, tuple[Callable[[argparse.Namespace], int], str]] = {
+    "create": (_guarded(cmd_create),
+               "write an SWH shard of files, keyed by the sha256 of their content"),
+    "delete": (_guarded(cmd_delete), "delete objects from an SWH shard in place (hex keys)"),
+    "truncate": (_guarded(cmd_truncate), "cut pre-allocated SWH shards to their content"),
+}
+
+
+def add_parsers(sub: Any, common: argparse.ArgumentParser | None = None) -> None:
+    """Register the three commands on the main parser's subparsers.
+
+    ``common`` is accepted for symmetry with the reading commands; these take only
+    ``--json`` and ``--debug`` (no ``--format`` or ``--spec``: they write SWH shards).
+    """
+    own = argparse.ArgumentParser(add_help=False)
+    own.add_argument("--json", action="store_true", help="machine-readable JSON output")
+    own.add_argument("--debug", action="store_true", help="show tracebacks")
+    for name, (_, help_text) in COMMANDS.items():
+        p = sub.add_parser(name, parents=[own], help=help_text, description=help_text,
+                           epilog="exit codes: 0 done (or skipped when answered no), 1 a key "
+                                  "to delete is not in the shard, 2 usage error or a file "
+                                  "that cannot be read or written")
+        p.set_defaults(file=None, spec=None)
+        p.add_argument("--yes", "-y", action="store_true",
+                       help="do not ask for confirmation (for scripts)")
+        if name == "create":
+            p.add_argument("shard", metavar="SHARD", help="the shard to write")
+            p.add_argument("files", metavar="FILE", nargs="+",
+                           help="files to store ('-': read file names from stdin)")
+            p.add_argument("--index-init", choices=["tombstones", "zeros"],
+                           default="tombstones",
+                           help="unused index slots: tombstones (swh-shard >= 2, default) or "
+                                "zeros (swh.perfecthash <= 1.3)")
+        elif name == "delete":
+            p.add_argument("shard", metavar="SHARD", help="the shard to change in place")
+            p.add_argument("keys", metavar="KEY", nargs="+",
+                           help="hex keys ('-': read keys from stdin, implies --yes)")
+        else:
+            p.add_argument("shards", metavar="SHARD", nargs="+", help="shards to truncate")

@@ -1,0 +1,727 @@
+"""The SWH read shard reader (see :mod:`shardkit.formats.swh`)."""
+
+from __future__ import annotations
+
+import hashlib
+from collections import OrderedDict
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import asdict
+from functools import cached_property
+from typing import Any, NoReturn, cast
+
+import numpy as np
+
+from ..._kaitai import kaitai_errors, parse
+from ...errors import (
+    DeletedEntryError,
+    EntryNotFoundError,
+    InvalidKeyError,
+    LayoutError,
+    Problem,
+    ShardkitError,
+    TruncatedError,
+    UnsupportedVersionError,
+)
+from ...generated.swh_read_shard import SwhReadShard
+from ...hashing.cmph_chd import (
+    LAYOUT_PREFIX_SIZE,
+    ChdLayout,
+    ChdPh,
+    CmphError,
+    LazyChdPh,
+    check_tail,
+    parse_layout,
+)
+from ...sources import ByteSource, as_stream
+from ..base import Reader, Section
+from .model import (
+    _CMPH_FIELDS,
+    _ENTRY,
+    _MISSING,
+    _U64,
+    _ZERO_KEY,
+    HEADER_END,
+    INDEX_DTYPE,
+    KEY_LEN,
+    OBJECT_READAHEAD,
+    REMOTE_DUMP_ONE_READ,
+    SLOT_SIZE,
+    SUMMARY_SCAN_LIMIT,
+    TOMBSTONE,
+    VERIFY_BLOCK,
+    SwhCounts,
+    SwhEntry,
+    SwhHeader,
+    Tombstone,
+    _is_key,
+    normalize_key,
+)
+
+__all__ = ["SwhShard"]
+
+
+class _Blocks:
+    """Reads a source in large aligned blocks, keeping the last few (for sequential passes).
+
+    ``verify`` over a remote source reads the index and the objects in order through it, so
+    every byte is fetched about once, in ``ceil(size / block)`` requests and a few more.
+    """
+
+    def __init__(self, source: ByteSource, block: int = VERIFY_BLOCK, keep: int = 3,
+                 limit: int | None = None) -> None:
+        self.source = source
+        self.name = source.name
+        self.block = block
+        self.keep = keep
+        # blocks end at ``limit`` (the objects' end); ranges past it are read as asked
+        self.limit = source.size if limit is None else min(limit, source.size)
+        self._cache: OrderedDict[int, bytes] = OrderedDict()
+
+    @property
+    def size(self) -> int:
+        """Size of the underlying source."""
+        return self.source.size
+
+    def _get(self, i: int) -> bytes:
+        data = self._cache.get(i)
+        if data is None:
+            lo = i * self.block
+            data = self.source.read_range(lo, min(self.limit, lo + self.block))
+            self._cache[i] = data
+            if len(self._cache) > self.keep:
+                self._cache.popitem(last=False)
+        else:
+            self._cache.move_to_end(i)
+        return data
+
+    def read_range(self, start: int, end: int) -> bytes:
+        """Bytes ``[start, end)``, from cached blocks where possible."""
+        if start >= end or end > self.limit or start < 0:
+            return self.source.read_range(start, end)  # past the blocks, empty, or an error
+        first, last = start // self.block, (end - 1) // self.block
+        if first == last:
+            base = first * self.block
+            return self._get(first)[start - base : end - base]
+        parts = []
+        for i in range(first, last + 1):
+            base = i * self.block
+            parts.append(self._get(i)[max(start, base) - base : min(end, base + self.block)
+                                      - base])
+        return b"".join(parts)
+
+    def close(self) -> None:
+        """Forget the cached blocks (the source stays open)."""
+        self._cache.clear()
+
+
+class SwhShard(Reader):
+    """A Software Heritage read shard.
+
+    Opening reads only the 88 header bytes. The first lookup reads the hash function's
+    layout and decodes only the select block of the key's bucket (128 buckets); the index is
+    scanned only by whole-shard operations (``len``, ``keys``, ``counts``, ``verify``).
+
+    Keys are 32 bytes (``bytes``, ``bytearray``, ``memoryview``) or 64 hex characters;
+    anything else raises :class:`~shardkit.errors.InvalidKeyError`.
+
+    One reader may be shared by threads: lookups, iteration and ``verify`` only read.
+
+    Example::
+
+        with shardkit.open("objects.shard") as s:
+            data = s[bytes.fromhex("a948...47")]
+            data = s["a948...47"]
+    """
+
+    format_id = "swh"
+    format_name = "Software Heritage read shard"
+
+    def __init__(self, source: ByteSource) -> None:
+        super().__init__(source)
+        # One buffered read covers the magic and the header (a single request for URLs).
+        self._ks = parse(SwhReadShard, as_stream(source, buffer_size=HEADER_END),
+                         magic_fields=("/magic",), version_fields=("/header/version",))
+        h = self._ks.header
+        self.header = SwhHeader(h.version, h.num_objects, h.ofs_objects, h.len_objects,
+                                h.ofs_index, h.len_index, h.ofs_hash)
+        self._check_header()
+        self.num_slots = self.header.index_size // SLOT_SIZE
+        self._index_pos = self.header.index_position
+        self._obj_lo = self.header.objects_position
+        self._obj_hi = self.header.index_position
+        # Zero-copy view of the whole file when the source has one (mmap, bytes): lookups then
+        # unpack straight from it. Other sources (URLs, counting wrappers) use read_range.
+        view = getattr(source, "view", None)
+        self._mem: memoryview | None = view(0, source.size) if view is not None else None
+        self._getter: Callable[[bytes], bytes] | None = None
+
+    def __enter__(self) -> SwhShard:
+        return self
+
+    def close(self) -> None:
+        """Release the file mapping."""
+        self._getter = None
+        self.__dict__.pop("_lookup", None)
+        self.__dict__.pop("_dump", None)
+        if self._mem is not None:
+            self._mem.release()
+            self._mem = None
+        super().close()
+
+    # -- structure ---------------------------------------------------------------------------
+
+    def _check_header(self) -> None:
+        """Raise :class:`LayoutError` when the header's sections cannot be where it says."""
+        h, size = self.header, self.source.size
+        checks = [
+            (h.objects_position >= HEADER_END, "/header/ofs_objects", 48,
+             f"objects_position {h.objects_position} lies inside the header"),
+            (h.index_position == h.objects_position + h.objects_size, "/header/ofs_index", 64,
+             f"index_position {h.index_position} != objects_position + objects_size "
+             f"({h.objects_position + h.objects_size})"),
+            (h.index_size % SLOT_SIZE == 0, "/header/len_index", 72,
+             f"index_size {h.index_size} is not a multiple of {SLOT_SIZE}"),
+            (h.hash_position == h.index_position + h.index_size, "/header/ofs_hash", 80,
+             f"hash_position {h.hash_position} != index_position + index_size "
+             f"({h.index_position + h.index_size})"),
+            (h.hash_position <= size, "/header/ofs_hash", 80,
+             f"hash_position {h.hash_position} is past the end of the file ({size} bytes)"),
+        ]
+        for ok, field, offset, message in checks:
+            if not ok:
+                raise LayoutError(message, offset=offset, field=field)
+
+    def _cmph_error(self, exc: CmphError, what: str = "bad cmph hash function") -> LayoutError:
+        """A dump error as a :class:`LayoutError` with the absolute offset and schema path."""
+        if exc.field == "hl.name":
+            return UnsupportedVersionError(  # type: ignore[return-value]
+                f"cmph hash: {exc.args[0]}", offset=self.header.hash_position + exc.offset,
+                field="/hash_function/hash_state/hash_name")
+        return LayoutError(f"{what}: {exc.args[0]}", offset=self.header.hash_position
+                           + exc.offset, field="/hash_function/"
+                           + _CMPH_FIELDS.get(exc.field, "compressed_seq"))
+
+    @cached_property
+    def layout(self) -> ChdLayout:
+        """Where each part of the cmph dump lies (read from its first bytes only)."""
+        base, size = self.header.hash_position, self.source.size
+        end = min(size, base + LAYOUT_PREFIX_SIZE)
+        dump = self.__dict__.get("_dump")
+        prefix = (dump[:LAYOUT_PREFIX_SIZE] if dump is not None else
+                  self._mem[base:end] if self._mem is not None else
+                  self.source.read_range(base, end))
+        try:
+            layout = parse_layout(prefix)
+        except CmphError as exc:
+            self._fail(exc, self._cmph_error(exc))
+        if base + layout.dump_size > size:
+            self._fail(None, TruncatedError(
+                f"truncated: the cmph dump needs {layout.dump_size} bytes, {size - base} remain",
+                needed=layout.dump_size, available=size - base, offset=base,
+                field="/hash_function"))
+        if layout.n != self.num_slots:
+            raise LayoutError(
+                f"hash function has {layout.n} slots, the index {self.num_slots}",
+                offset=base + layout.tail, field="/hash_function/num_keys")
+        return layout
+
+    @cached_property
+    def _dump(self) -> Any:
+        """The bytes of the cmph dump: a view of the mapping, or one ranged read."""
+        base, size = self.header.hash_position, self.source.size
+        if self._mem is not None:
+            return self._mem[base:size]
+        if size - base <= REMOTE_DUMP_ONE_READ:
+            return self.source.read_range(base, size)
+        return self.source.read_range(base, base + self.layout.dump_size)
+
+    @cached_property
+    def _lookup(self) -> LazyChdPh:
+        """The hash function for single lookups: decodes select blocks on demand."""
+        dump = self._dump
+        layout = self.layout
+        try:
+            check_tail(layout, bytes(dump[layout.tail : layout.tail + 8]))
+        except CmphError as exc:
+            self._fail(exc, self._cmph_error(exc))
+        return LazyChdPh(layout, dump)
+
+    @cached_property
+    def hash_function(self) -> ChdPh:
+        """The whole CHD_PH function, decoded and checked (for batches and ``verify``).
+
+        Decodes exactly the dump (never the zeros of a pre-allocated file after it).
+        """
+        layout = self.layout
+        try:
+            chd = ChdPh.from_dump(self._dump[: layout.dump_size])
+        except CmphError as exc:
+            self._fail(exc, self._cmph_error(exc))
+        return chd
+
+    def _fail(self, exc: CmphError | None, fallback: ShardkitError) -> NoReturn:
+        """Raise the most precise error for a bad dump: the schema's, else ``fallback``."""
+        try:
+            self._kaitai_hash_function()
+        except ShardkitError as precise:
+            raise precise from exc
+        raise fallback from exc
+
+    def _kaitai_hash_function(self) -> ChdPh:
+        """The function read through the Kaitai classes (locates errors by schema field)."""
+        base = self.header.hash_position
+        with kaitai_errors():
+            hf = self._ks.hash_function
+            hs = hf.hash_state
+        if hs.hash_name != "jenkins":
+            raise UnsupportedVersionError(f"cmph hash {hs.hash_name!r} is not supported",
+                                          offset=base + len("chd_ph") + 1 + 4 + 4,
+                                          field="/hash_function/hash_state/hash_name")
+        cs_base = base + len("chd_ph") + 1 + 4 + 4 + hf.len_hash_state + 4
+        n_offset = cs_base + hf.len_compressed_seq
+        if hf.num_keys != hf.num_keys_total:
+            raise LayoutError(f"cmph n {hf.num_keys} != size {hf.num_keys_total}",
+                              offset=n_offset, field="/hash_function/num_keys")
+        if hf.num_keys != self.num_slots:
+            raise LayoutError(
+                f"hash function has {hf.num_keys} slots, the index {self.num_slots}",
+                offset=n_offset, field="/hash_function/num_keys")
+        try:
+            chd = ChdPh.from_parts(hf.num_keys, hf.num_buckets, hs.seed, hf._raw_compressed_seq)
+        except CmphError as exc:
+            raise LayoutError(f"bad cmph compressed sequence: {exc.args[0]}",
+                              offset=cs_base + exc.offset, field="/hash_function/"
+                              + _CMPH_FIELDS.get(exc.field, "compressed_seq")) from exc
+        except ValueError as exc:
+            raise LayoutError(f"bad cmph parameters: {exc}", offset=base,
+                              field="/hash_function") from exc
+        return chd
+
+    def sections(self) -> list[Section]:
+        """Byte layout, in file order."""
+        h = self.header
+        out = [
+            Section("/magic", 0, 9, "SWHShard\\0"),
+            Section("/reserved", 9, 32, "zero padding"),
+            Section("/header", 32, HEADER_END, "7 x u64 big-endian"),
+            Section("/header_padding", HEADER_END, h.objects_position, "zero padding"),
+            Section("/objects", h.objects_position, h.index_position,
+                    f"{h.objects_count} objects (u64 size + data)"),
+            Section("/index", h.index_position, h.hash_position,
+                    f"{self.num_slots} slots x {SLOT_SIZE} bytes"),
+        ]
+        end = self.source.size
+        try:
+            dump_end = h.hash_position + self.layout.dump_size
+        except ShardkitError:
+            dump_end = end
+        out.append(Section("/hash_function", h.hash_position, dump_end, "cmph CHD_PH dump"))
+        if dump_end < end:
+            out.append(Section("/preallocated", dump_end, end,
+                               "zeros after the dump (shardkit truncate removes them)"))
+        return out
+
+    @property
+    def content_end(self) -> int:
+        """End of the cmph dump: the size the file has once truncated."""
+        return self.header.hash_position + self.layout.dump_size
+
+    # -- the index -----------------------------------------------------------------------------
+
+    def _index_array(self, start_slot: int = 0, end_slot: int | None = None,
+                     source: Any = None) -> np.ndarray:
+        """Index slots ``[start_slot, end_slot)`` as a numpy structured array (key, ofs)."""
+        end_slot = self.num_slots if end_slot is None else end_slot
+        lo = self._index_pos + start_slot * SLOT_SIZE
+        hi = self._index_pos + end_slot * SLOT_SIZE
+        if source is None and self._mem is not None:
+            return np.frombuffer(self._mem[lo:hi], dtype=INDEX_DTYPE)
+        raw = (source or self.source).read_range(lo, hi)
+        return np.frombuffer(raw, dtype=INDEX_DTYPE)
+
+    def _scan(self, chunk: int = 1 << 16, source: Any = None
+              ) -> Iterator[tuple[int, np.ndarray]]:
+        if self._mem is None:
+            # remote: a few large reads rather than one per 64k slots
+            chunk = max(chunk, VERIFY_BLOCK // SLOT_SIZE)
+        for start in range(0, self.num_slots, chunk):
+            yield start, self._index_array(start, min(start + chunk, self.num_slots), source)
+
+    def _slot_counts(self, source: Any = None) -> tuple[int, int, int]:
+        live = tomb = empty = 0
+        for _, arr in self._scan(source=source):
+            ofs = arr["ofs"]
+            t = int(np.count_nonzero(ofs == TOMBSTONE))
+            e = int(np.count_nonzero(ofs == 0))
+            tomb += t
+            empty += e
+            live += len(ofs) - t - e
+        return live, tomb, empty
+
+    @cached_property
+    def _counts(self) -> SwhCounts:
+        live, tomb, empty = self._slot_counts()
+        count = self.header.objects_count
+        if empty:
+            init = "zeros"
+        elif count < self.num_slots:
+            init = "tombstones"
+        else:
+            init = "unknown"
+        return SwhCounts(live, count - live, self.num_slots - count, tomb, empty, init)
+
+    def counts(self) -> SwhCounts:
+        """Live, deleted and unused slots (one scan of the index, then cached)."""
+        return self._counts
+
+    @property
+    def live_count(self) -> int:
+        """Number of live objects (scans the index once)."""
+        return self._counts.live
+
+    @property
+    def deleted_count(self) -> int:
+        """Number of deleted objects: ``objects_count`` minus the live entries."""
+        return self._counts.deleted
+
+    @property
+    def unused_count(self) -> int:
+        """Slots of the hash function that never held an object."""
+        return self._counts.unused
+
+    def __len__(self) -> int:
+        return self._counts.live
+
+    def iter_entries(self, with_sizes: bool = False) -> Iterator[SwhEntry]:
+        """Live entries in slot order, read from the index (never a walk of the objects)."""
+        for start, arr in self._scan():
+            ofs = arr["ofs"]
+            (live,) = np.nonzero((ofs != TOMBSTONE) & (ofs != 0))
+            keys = arr["key"]
+            for i in live.tolist():
+                offset = int(ofs[i])
+                size = self._object_size(offset, start + i) if with_sizes else None
+                yield SwhEntry(start + i, keys[i].tobytes(), offset, size)
+
+    def keys(self) -> Iterator[bytes]:
+        """Live keys, in slot order."""
+        for entry in self.iter_entries():
+            yield entry.key
+
+    __iter__ = keys
+
+    def items(self) -> Iterator[tuple[bytes, bytes]]:
+        """(key, value) for every live entry, through the index."""
+        for entry in self.iter_entries():
+            yield entry.key, self._read_object(entry.offset, entry.slot)
+
+    def tombstones(self) -> list[Tombstone]:
+        """Slots holding a tombstone (deleted objects, and with swh-shard >= 2 unused slots)."""
+        out = []
+        for start, arr in self._scan():
+            for i in np.nonzero(arr["ofs"] == TOMBSTONE)[0].tolist():
+                out.append(Tombstone(start + i, self._index_pos + (start + i) * SLOT_SIZE))
+        return out
+
+    def deleted_keys(self, candidates: Iterable[bytes | str] | None = None) -> list[bytes]:
+        """The deleted keys: which of ``candidates`` hash to a tombstone slot.
+
+        A read shard zeroes a deleted entry's key and its object, so the keys themselves cannot
+        be read back from the file. Give the keys you expect (for example the shard's original
+        key list) to learn which were deleted; a key that was never in the shard can also land
+        on a tombstone (with swh-shard >= 2, also on an unused slot). Without candidates, the
+        result has one zeroed key per deleted object (``objects_count`` minus the live
+        entries), so ``len(s.deleted_keys())`` is the number of deletions.
+        """
+        if candidates is None:
+            return [_ZERO_KEY] * max(0, self.deleted_count)
+        cands = [normalize_key(k) for k in candidates if _is_key(k)]
+        if not cands:
+            return []
+        tombs = {t.slot for t in self.tombstones()}
+        slots = self.hash_function.slots(cands)
+        return [k for k, s in zip(cands, slots.tolist(), strict=True) if s in tombs]
+
+    # -- lookups ------------------------------------------------------------------------------
+
+    def slot_of(self, key: bytes | str) -> int:
+        """The index slot the hash function gives ``key`` (whether or not it is present)."""
+        key = normalize_key(key)
+        try:
+            return self._lookup.slot(key)
+        except CmphError as exc:
+            raise self._cmph_error(exc) from exc
+
+    def _object_size(self, offset: int, slot: int) -> int:
+        if not self._obj_lo <= offset <= self._obj_hi - 8:
+            raise LayoutError(f"slot {slot} points to {offset}, outside the objects section "
+                              f"[{self._obj_lo}, {self._obj_hi})", offset=self._index_pos
+                              + slot * SLOT_SIZE + KEY_LEN, field=f"/index/entries/{slot}")
+        size: int = _U64.unpack(self.source.read_range(offset, offset + 8))[0]
+        if size > self._obj_hi - offset - 8:
+            raise LayoutError(f"object of slot {slot} claims {size} bytes, only "
+                              f"{self._obj_hi - offset - 8} remain in the objects section",
+                              offset=offset, field=f"/index/entries/{slot}/object/len_data")
+        return size
+
+    def _read_object(self, offset: int, slot: int) -> bytes:
+        if self._mem is None and self._obj_lo <= offset <= self._obj_hi - 8:
+            # one request for the size field and (most) values: read ahead, then the rest
+            head = self.source.read_range(offset, min(self._obj_hi, offset + OBJECT_READAHEAD))
+            (size,) = _U64.unpack_from(head)
+            if size > self._obj_hi - offset - 8:
+                self._object_size(offset, slot)  # raises the precise error
+            if 8 + size <= len(head):
+                return head[8 : 8 + size]
+            return head[8:] + self.source.read_range(offset + len(head), offset + 8 + size)
+        size = self._object_size(offset, slot)
+        return self.source.read_range(offset + 8, offset + 8 + size)
+
+    def _entry(self, slot: int) -> tuple[bytes, int]:
+        pos = self._index_pos + slot * SLOT_SIZE
+        key, ofs = _ENTRY.unpack(self.source.read_range(pos, pos + SLOT_SIZE))
+        return key, ofs
+
+    def _resolve(self, key: bytes, slot: int) -> int:
+        stored, ofs = self._entry(slot)
+        if ofs == TOMBSTONE:
+            if self._tombstones_are_deletions():
+                raise DeletedEntryError(key, f"key {key.hex()} was deleted (tombstone in slot "
+                                        f"{slot})")
+            raise DeletedEntryError(key, f"key {key.hex()} is not in the shard: its slot {slot} "
+                                    "is a tombstone (a deleted object, or a slot no object used)")
+        if stored != key or ofs == 0:  # ofs 0: an empty slot (its zero key can match a query)
+            raise EntryNotFoundError(key, f"key not found: {key.hex()}")
+        return ofs
+
+    def _tombstones_are_deletions(self) -> bool:
+        """Whether a tombstone can only be a deleted object (decided once, from the header).
+
+        True when the function has no unused slot, or the index is zero-initialised
+        (swh.perfecthash <= 1.3). Telling the latter needs an index scan: done for mapped
+        files (milliseconds per million slots), not over a URL, where a tombstone then reads
+        as "deleted, or never used".
+        """
+        if self.header.objects_count >= self.num_slots:
+            return True
+        if self._mem is None and "_counts" not in self.__dict__:
+            return False
+        return self._counts.index_init == "zeros"
+
+    def __getitem__(self, key: bytes | str) -> bytes:
+        getter = self._getter
+        if getter is None:
+            getter = self._getter = self._make_getter()
+        return getter(key)  # type: ignore[arg-type]
+
+    def _make_getter(self) -> Callable[[bytes], bytes]:
+        """The lookup, as a closure over everything it needs (the hot path of ``s[key]``).
+
+        With a mapped source it unpacks the index entry and the object's size straight from
+        the mapping; anything unusual (absent key, tombstone, a bound exceeded, no mapping)
+        goes to the ranged-read path, which also raises the precise error.
+        """
+        slot_of = self._lookup.slot
+        # a bytes-like object whose slices are bytes (the mmap itself) copies values fastest
+        raw = getattr(self.source, "raw", None)
+        mem = raw if raw is not None else self._mem
+        index_pos, lo, hi = self._index_pos, self._obj_lo, self._obj_hi
+        last = hi - 8
+        unpack_entry, unpack_u64 = _ENTRY.unpack_from, _U64.unpack_from
+        slow = self._get_ranged
+        cmph_error = self._cmph_error
+
+        def getter(key: bytes) -> bytes:
+            if type(key) is not bytes or len(key) != KEY_LEN:
+                key = normalize_key(key)
+            try:
+                slot = slot_of(key)
+            except CmphError as exc:
+                raise cmph_error(exc) from exc
+            if mem is not None:
+                stored, ofs = unpack_entry(mem, index_pos + slot * SLOT_SIZE)
+                if stored == key and lo <= ofs <= last:
+                    end = ofs + 8 + unpack_u64(mem, ofs)[0]
+                    if end <= hi:
+                        value = mem[ofs + 8 : end]
+                        return value if type(value) is bytes else bytes(value)
+            return slow(key, slot)
+
+        return getter
+
+    def _get_ranged(self, key: bytes, slot: int) -> bytes:
+        return self._read_object(self._resolve(key, slot), slot)
+
+    def __contains__(self, key: object) -> bool:
+        if not _is_key(key):
+            return False
+        k = normalize_key(key)
+        stored, ofs = self._entry(self.slot_of(k))
+        return stored == k and ofs not in (0, TOMBSTONE)
+
+    def get_many(self, keys: Sequence[bytes | str], default: Any = _MISSING) -> list[Any]:
+        """Values of many keys at once: hashes all keys in one numpy pass, then reads each.
+
+        Raises :class:`EntryNotFoundError` at the first missing key (and
+        :class:`InvalidKeyError` at the first malformed one) unless ``default`` is given, in
+        which case those keys give ``default``.
+        """
+        given = list(keys)
+        rows: np.ndarray | None = None
+        wanted: list[bytes]
+        good: Sequence[int]
+        if given and set(map(type, given)) == {bytes} and set(map(len, given)) == {KEY_LEN}:
+            # the common case, without a Python step per key
+            wanted = cast("list[bytes]", given)
+            good = range(len(given))
+            rows = np.frombuffer(b"".join(wanted), np.uint8).reshape(-1, KEY_LEN)
+            out: list[Any] = [default] * len(given)
+        else:
+            norm: list[bytes | None] = []
+            for k in given:
+                try:
+                    norm.append(normalize_key(k))
+                except InvalidKeyError:
+                    if default is _MISSING:
+                        raise
+                    norm.append(None)
+            wanted = [k for k in norm if k is not None]
+            good = [i for i, k in enumerate(norm) if k is not None]
+            out = [default] * len(norm)
+            if not good:
+                return out
+        slots = self.hash_function.slots(rows if rows is not None else wanted)
+        mem = self._mem
+        if mem is None:
+            for i, key, slot in zip(good, wanted, slots.tolist(), strict=True):
+                try:
+                    out[i] = self._read_object(self._resolve(key, slot), slot)
+                except EntryNotFoundError:
+                    if default is _MISSING:
+                        raise
+            return out
+        # Vectorised: gather the index entries, compare keys, bound-check, read the sizes.
+        index = np.frombuffer(mem, INDEX_DTYPE, count=self.num_slots, offset=self._index_pos)
+        ent = index[slots]
+        want = (rows.view("V32").ravel() if rows is not None
+                else np.frombuffer(b"".join(wanted), dtype="V32"))
+        ofs = ent["ofs"].astype(np.uint64)
+        ok = (ent["key"] == want) & (ofs >= self._obj_lo) & (ofs <= self._obj_hi - 8)
+        data = np.frombuffer(mem, np.uint8)
+        sizes = np.zeros(len(wanted), np.uint64)
+        ok_idx = np.flatnonzero(ok)
+        if ok_idx.size:
+            pos = ofs[ok_idx].astype(np.int64)[:, None] + np.arange(8)
+            sizes[ok_idx] = data[pos].view(">u8").ravel()
+        last = np.uint64(self._obj_hi - 8)
+        ok &= sizes <= last - np.minimum(ofs, last)  # no uint64 wrap-around in ends below
+        ends = ofs + np.uint64(8) + np.where(ok, sizes, np.uint64(0))
+        starts_l = (ofs + np.uint64(8)).tolist()
+        ends_l = ends.tolist()
+        raw = getattr(self.source, "raw", None)  # slices of it are bytes: one copy, no view
+        copy = raw if raw is not None else mem
+        if rows is not None and raw is not None and bool(ok.all()):
+            return [copy[a:b] for a, b in zip(starts_l, ends_l, strict=True)]
+        for j, (i, good_entry) in enumerate(zip(good, ok.tolist(), strict=True)):
+            if good_entry:
+                value = copy[starts_l[j] : ends_l[j]]
+                out[i] = value if type(value) is bytes else bytes(value)
+                continue
+            slot = int(slots[j])
+            try:  # the slow path gives the value of an odd-but-valid entry or the exact error
+                out[i] = self._read_object(self._resolve(wanted[j], slot), slot)
+            except EntryNotFoundError:
+                if default is _MISSING:
+                    raise
+        return out
+
+    # -- verification ------------------------------------------------------------------------
+
+    def verify(self, content_hash: str | None = None,
+               progress: Callable[[int, int], None] | None = None) -> list[Problem]:
+        """Run every check; return the problems found (empty list: the shard is sound).
+
+        Accepts both writer generations (unused slots empty or tombstones) and pre-allocated
+        files (zeros after the dump). Over a remote source the file is read in large
+        sequential blocks (:data:`VERIFY_BLOCK`), each byte about once.
+
+        Args:
+            content_hash: ``"sha256"`` (or another hashlib name) to also check key == H(value).
+            progress: Called as ``progress(done, total)`` while live entries are checked.
+        """
+        if content_hash is not None:
+            try:
+                hashlib.new(content_hash)
+            except ValueError as exc:
+                raise ShardkitError(f"unknown content hash {content_hash!r}") from exc
+        src: Any = (self.source if self._mem is not None else
+                    _Blocks(self.source, limit=self.header.index_position))
+        try:
+            return self._verify(src, content_hash, progress)
+        finally:
+            if src is not self.source:
+                src.close()
+
+    def _verify(self, src: Any, hasher: str | None,
+                progress: Callable[[int, int], None] | None) -> list[Problem]:
+        from .verify import check
+
+        return check(self, src, hasher, progress)
+
+    # -- object tree --------------------------------------------------------------------------
+
+    def summary(self, counts: bool | None = None) -> dict[str, Any]:
+        """What ``shardkit info`` shows.
+
+        Args:
+            counts: Include live/deleted/unused counts (a scan of the whole index). ``None``
+                (the default): only when the file is mapped locally and its index is at most
+                :data:`SUMMARY_SCAN_LIMIT` bytes; over a URL never unless asked, so an
+                ``info`` costs two small requests.
+        """
+        out: dict[str, Any] = {
+            "format": self.format_id,
+            "format_name": self.format_name,
+            "file": self.source.name,
+            "file_size": self.source.size,
+            "header": asdict(self.header),
+            "slots": self.num_slots,
+            "objects_count": self.header.objects_count,
+        }
+        if counts is None:
+            counts = self._mem is not None and self.header.index_size <= SUMMARY_SCAN_LIMIT
+        if counts:
+            c = self._counts
+            out.update(live=c.live, deleted=c.deleted, unused=c.unused,
+                       tombstone_slots=c.tombstone_slots, empty_slots=c.empty_slots,
+                       index_init=c.index_init)
+        lay = self.layout
+        out["hash_function"] = {"algorithm": "chd_ph", "hash": "jenkins", "seed": lay.seed,
+                                "slots": lay.n, "buckets": lay.nbuckets,
+                                "dump_size": lay.dump_size}
+        extra = self.source.size - self.header.hash_position - lay.dump_size
+        out["preallocated_bytes"] = extra
+        return out
+
+    def to_dict(self) -> dict[str, Any]:
+        """The whole object tree: summary with counts, every live entry (with sizes), tombstones."""
+        out = self.summary(counts=True)
+        out["entries"] = [e.to_dict() for e in self.iter_entries(with_sizes=True)]
+        out["tombstones"] = [asdict(t) for t in self.tombstones()]
+        out["sections"] = [s.to_dict() for s in self.sections()]
+        return out
+
+    def parse_key(self, text: str) -> bytes:
+        """A key from its hex form (as ``shardkit get`` takes it)."""
+        try:
+            key = bytes.fromhex(text)
+        except ValueError as exc:
+            raise InvalidKeyError(f"not a hex key: {text!r}") from exc
+        if len(key) != KEY_LEN:
+            raise InvalidKeyError(f"SWH keys are {KEY_LEN} bytes ({2 * KEY_LEN} hex digits), "
+                                  f"got {len(key)}")
+        return key
+
+    def format_key(self, key: bytes) -> str:
+        """A key's display form (hex)."""
+        return key.hex()

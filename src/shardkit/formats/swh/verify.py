@@ -1,0 +1,183 @@
+"""``SwhShard.verify``: every check of an SWH read shard, for both writer generations."""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from ...errors import Problem, ShardkitError
+from .model import _U64, HEADER_END, KEY_LEN, SLOT_SIZE, TOMBSTONE
+
+if TYPE_CHECKING:
+    from .reader import SwhShard
+
+__all__ = ["check"]
+
+
+def check(shard: SwhShard, src: Any, hasher: str | None,
+          progress: Callable[[int, int], None] | None) -> list[Problem]:
+    """Every check of :meth:`SwhShard.verify`, reading through ``src`` (the file, or blocks of it).
+
+    Returns:
+        The problems found (empty: the shard is sound).
+    """
+    problems: list[Problem] = []
+    add = problems.append
+    h = shard.header
+    for name, lo, hi in (("/reserved", 9, 32), ("/header_padding", HEADER_END,
+                                                 h.objects_position)):
+        pad = src.read_range(lo, hi)
+        if any(pad):
+            first = lo + len(pad) - len(pad.lstrip(b"\0"))
+            add(Problem("padding", "reserved header bytes are not zero", first, name))
+    try:
+        chd = shard.hash_function
+    except ShardkitError as exc:
+        add(Problem("hash_function", exc.message, exc.offset, exc.field))
+        return problems
+    hf_len = shard.source.size - h.hash_position
+    if chd.dump_size > hf_len:  # pragma: no cover - the decoder needs every byte
+        add(Problem("hash_function", f"cmph dump is {chd.dump_size} bytes but only "
+                    f"{hf_len} bytes follow hash_position", offset=h.hash_position))
+    elif chd.dump_size < hf_len:
+        # a pre-allocated file: only zeros may follow the dump
+        dump_end = h.hash_position + chd.dump_size
+        for lo in range(dump_end, shard.source.size, 1 << 20):
+            chunk = src.read_range(lo, min(shard.source.size, lo + (1 << 20)))
+            if any(chunk):
+                first = lo + len(chunk) - len(chunk.lstrip(b"\0"))
+                add(Problem("hash_function", f"cmph dump is {chd.dump_size} bytes but "
+                            f"{hf_len} bytes follow hash_position: the bytes after it "
+                            f"must be zeros (pre-allocated), byte {first} is not",
+                            offset=first, field="/preallocated"))
+                break
+
+    slots_all, keys_all, ofs_all = [], [], []
+    tombstones = empty = 0
+    for start, arr in shard._scan(source=src if src is not shard.source else None):
+        ofs = arr["ofs"]
+        key_bytes = arr["key"]
+        is_tomb = ofs == TOMBSTONE
+        is_empty = ofs == 0
+        tombstones += int(is_tomb.sum())
+        empty += int(is_empty.sum())
+        holey = np.nonzero(is_tomb | is_empty)[0]
+        if holey.size:
+            keys_u8 = np.frombuffer(key_bytes[holey].tobytes(), np.uint8).reshape(-1, 32)
+            for i in holey[np.any(keys_u8 != 0, axis=1)].tolist():
+                kind = "tombstone" if ofs[i] == TOMBSTONE else "empty slot"
+                add(Problem("index_entry", f"{kind} in slot {start + i} has a non-zero key",
+                            shard._index_pos + (start + i) * SLOT_SIZE,
+                            f"/index/entries/{start + i}/key"))
+        live = np.nonzero(~(is_tomb | is_empty))[0]
+        slots_all.append(live + start)
+        keys_all.append(np.frombuffer(key_bytes[live].tobytes(), np.uint8).reshape(-1, 32))
+        ofs_all.append(ofs[live].astype(np.uint64))
+    slots = np.concatenate(slots_all) if slots_all else np.zeros(0, np.int64)
+    keys = np.concatenate(keys_all) if keys_all else np.zeros((0, 32), np.uint8)
+    offsets = np.concatenate(ofs_all) if ofs_all else np.zeros(0, np.uint64)
+    live_n = len(slots)
+
+    # every live key hashes to its own slot
+    if live_n:
+        want = chd.slots(keys)
+        for j in np.nonzero(want != slots)[0][:100].tolist():
+            s = int(slots[j])
+            add(Problem("slot", f"key {keys[j].tobytes().hex()} is in slot {s} but hashes "
+                        f"to slot {int(want[j])}", shard._index_pos + s * SLOT_SIZE,
+                        f"/index/entries/{s}"))
+
+    # counts: objects_count = live + deleted, slots = objects_count + unused
+    count = h.objects_count
+    deleted = count - live_n
+    unused = shard.num_slots - count
+    if count > shard.num_slots:
+        add(Problem("count", f"objects_count {count} exceeds the "
+                    f"{shard.num_slots} index slots", offset=40, field="/header/num_objects"))
+    if live_n > count:
+        add(Problem("count", f"objects_count is {count} but the index has {live_n} live "
+                    "entries", offset=40, field="/header/num_objects"))
+    elif empty and count <= shard.num_slots and (empty != unused or tombstones != deleted):
+        # a zero-initialised index (swh.perfecthash <= 1.3): empty slots are the unused
+        # ones, tombstones the deleted objects
+        add(Problem("count", f"objects_count is {count}: {live_n} live entries, so "
+                    f"{deleted} deleted and {unused} unused slots, but the index has "
+                    f"{tombstones} tombstones and {empty} empty slots", offset=40,
+                    field="/header/num_objects"))
+
+    # objects inside the objects section, disjoint, one per entry; the gaps between them
+    # are deleted objects (zeroed)
+    order = np.argsort(offsets, kind="stable")
+    prev_end = h.objects_position
+    hole_bytes = holes = 0
+    total = live_n
+    read = src.read_range
+    lo_obj, hi_obj = h.objects_position, h.index_position
+
+    def check_hole(lo: int, hi: int) -> None:
+        for chunk in range(lo, hi, 1 << 20):
+            if any(read(chunk, min(hi, chunk + (1 << 20)))):
+                add(Problem("unreferenced_data", f"bytes [{lo}, {hi}) of the objects "
+                            "section belong to no live entry and are not zeroed", lo,
+                            "/objects"))
+                return
+
+    for n_done, j in enumerate(order.tolist()):
+        s, off = int(slots[j]), int(offsets[j])
+        if progress is not None and n_done % 4096 == 0:
+            progress(n_done, total)
+        if not lo_obj <= off <= hi_obj - 8:
+            add(Problem("object_bounds", f"slot {s} points to {off}, outside the objects "
+                        f"section [{lo_obj}, {hi_obj})",
+                        shard._index_pos + s * SLOT_SIZE + KEY_LEN,
+                        f"/index/entries/{s}/ofs_object"))
+            continue
+        if off < prev_end:
+            add(Problem("object_overlap", f"object of slot {s} at {off} overlaps the "
+                        f"previous object (ends at {prev_end})",
+                        shard._index_pos + s * SLOT_SIZE + KEY_LEN,
+                        f"/index/entries/{s}/ofs_object"))
+            continue
+        (size,) = _U64.unpack(read(off, off + 8))
+        end = off + 8 + size
+        if end > hi_obj:
+            add(Problem("object_bounds", f"object of slot {s} at {off} claims {size} "
+                        f"bytes, past the end of the objects section", off,
+                        f"/index/entries/{s}/object/len_data"))
+            continue
+        if off > prev_end:
+            hole_bytes += off - prev_end
+            holes += 1
+            check_hole(prev_end, off)
+        prev_end = end
+        if hasher is not None:
+            digest = hashlib.new(hasher, read(off + 8, end)).digest()
+            key = keys[j].tobytes()
+            if digest[:KEY_LEN] != key:
+                add(Problem("content_hash", f"{hasher}(value) of key {key.hex()} is "
+                            f"{digest.hex()}", off + 8, f"/index/entries/{s}/object/data"))
+    if progress is not None:
+        progress(total, total)
+    if prev_end < hi_obj:
+        hole_bytes += hi_obj - prev_end
+        holes += 1
+        check_hole(prev_end, hi_obj)
+
+    if live_n > count or count > shard.num_slots:
+        pass  # the counts are wrong (reported above): the sizes of the gaps tell nothing
+    elif deleted == 0 and hole_bytes:
+        add(Problem("unreferenced_data", f"{hole_bytes} bytes of the objects section belong "
+                    "to no entry, and no object was deleted", h.objects_position,
+                    "/objects"))
+    elif deleted > 0 and hole_bytes < 8 * deleted:
+        add(Problem("count", f"{deleted} deleted objects but only {hole_bytes} bytes of "
+                    "deleted objects", h.objects_position, "/objects"))
+    elif holes > deleted:
+        # every gap between live objects holds at least one deleted object
+        add(Problem("count", f"objects_count {count} leaves {deleted} deleted objects, "
+                    f"but {holes} separate runs of the objects section hold none live",
+                    offset=40, field="/header/num_objects"))
+    return problems

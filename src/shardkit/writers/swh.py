@@ -1,0 +1,330 @@
+"""Write, delete from and truncate Software Heritage read shards.
+
+:class:`SwhShardWriter` streams objects to disk as they come (only the 40 bytes of key and
+offset per object stay in memory), then builds the CHD_PH function with shardkit's own
+builder (:mod:`shardkit.hashing.cmph_build`, the reference's parameters), writes the index
+and the cmph dump, the header last, and renames the file into place: a failed or interrupted
+build never leaves a file under the final name.
+
+Index initialisation: ``index_init="tombstones"`` (the default) writes what swh-shard >= 2
+writes, every unused slot a tombstone (zero key, offset 2**64-1); ``"zeros"`` writes what
+swh.perfecthash <= 1.3 wrote (unused slots all zeros). Both references read both.
+
+Records are declared with construct (:data:`HEADER`, :data:`INDEX_ENTRY`,
+:data:`OBJECT_SIZE`); the hot per-object path packs the size with the ``struct`` format of
+that declaration and the index is laid out as a numpy array of the same 40-byte record.
+
+:func:`delete` and :func:`truncate` change a shard in place, as ``swh-shard delete`` and
+``swh-shard truncate`` do.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import hashlib
+import os
+import struct
+from array import array
+from collections.abc import Iterable
+from pathlib import Path
+from types import TracebackType
+from typing import Literal
+
+import numpy as np
+from construct import Bytes, Const, Int64ub, Padding, Struct
+
+from ..errors import EntryNotFoundError, ShardkitError
+from ..formats.swh import (
+    HEADER_END,
+    INDEX_DTYPE,
+    KEY_LEN,
+    SLOT_SIZE,
+    TOMBSTONE,
+    SwhShard,
+    normalize_key,
+)
+from ..hashing.cmph_build import BuildError, build_chd_ph
+from ..sources import FileSource
+
+__all__ = ["HEADER", "INDEX_ENTRY", "OBJECT_SIZE", "SwhShardWriter", "delete", "truncate",
+           "write_swh", "write_swh_files"]
+
+OBJECTS_POSITION = 512  # SHARD_OFFSET_HEADER
+#: magic, padding to 32, then the seven big-endian header integers (shard.h shard_header_t)
+HEADER = Struct(
+    "magic" / Const(b"SWHShard\0"),
+    Padding(32 - 9),
+    "version" / Int64ub,
+    "objects_count" / Int64ub,
+    "objects_position" / Int64ub,
+    "objects_size" / Int64ub,
+    "index_position" / Int64ub,
+    "index_size" / Int64ub,
+    "hash_position" / Int64ub,
+)
+#: one index slot (shard.h shard_index_t, offset big-endian)
+INDEX_ENTRY = Struct("key" / Bytes(KEY_LEN), "object_offset" / Int64ub)
+#: the size field before each object's bytes
+OBJECT_SIZE = Int64ub
+_SIZE = struct.Struct(OBJECT_SIZE.fmtstr)
+assert HEADER.sizeof() == HEADER_END and INDEX_ENTRY.sizeof() == SLOT_SIZE == INDEX_DTYPE.itemsize
+
+IndexInit = Literal["tombstones", "zeros"]
+_FLUSH = 1 << 20  # objects are written to the file in chunks of about this size
+
+
+def _write_error(path: Path, exc: OSError) -> ShardkitError:
+    what = "the disk is full" if exc.errno in (errno.ENOSPC, errno.EDQUOT) else (
+        exc.strerror or str(exc))
+    return ShardkitError(f"cannot write {path}: {what}")
+
+
+class SwhShardWriter:
+    """Builds a shard: ``write(key, value)`` for each object, then ``close()`` (or ``with``).
+
+    Args:
+        path: The shard to create. It appears only when complete.
+        index_init: ``"tombstones"`` (swh-shard >= 2, default) or ``"zeros"``
+            (swh.perfecthash <= 1.3): what unused index slots hold.
+        overwrite: Replace an existing file (default: refuse).
+        seed: First Jenkins seed to try (default: reproducible seeds).
+
+    Raises:
+        ShardkitError: The file exists, a key is duplicated or malformed, the disk is full.
+    """
+
+    def __init__(self, path: str | os.PathLike[str], *, index_init: IndexInit = "tombstones",
+                 overwrite: bool = False, seed: int | None = None) -> None:
+        if index_init not in ("tombstones", "zeros"):
+            raise ShardkitError(f"index_init must be 'tombstones' or 'zeros', not {index_init!r}")
+        self.path = Path(path)
+        if self.path.exists() and not overwrite:
+            raise ShardkitError(f"{self.path} already exists")
+        self.index_init = index_init
+        self.seed = seed
+        self._tmp = self.path.with_name(f".{self.path.name}.{os.getpid()}.{id(self):x}.tmp")
+        try:
+            self._fh = open(self._tmp, "wb")  # noqa: SIM115 - closed in close()/abort()
+            self._fh.write(bytes(OBJECTS_POSITION))
+        except OSError as exc:
+            self._discard()
+            raise _write_error(self.path, exc) from exc
+        self._keys = bytearray()
+        self._buf = bytearray()  # objects not yet written (flushed every _FLUSH bytes)
+        self._offsets = array("Q")
+        self._pos = OBJECTS_POSITION
+        self._done = False
+
+    def __len__(self) -> int:
+        return len(self._offsets)
+
+    def write(self, key: bytes | str, value: bytes | bytearray | memoryview) -> None:
+        """Append one object (key: 32 bytes or 64 hex characters)."""
+        if self._done:
+            raise ShardkitError("the shard is already closed")
+        if type(key) is not bytes or len(key) != KEY_LEN:
+            key = normalize_key(key)
+        size = len(value)
+        buf = self._buf
+        buf += _SIZE.pack(size)
+        buf += value
+        self._keys += key
+        self._offsets.append(self._pos)
+        self._pos += 8 + size
+        if len(buf) >= _FLUSH:
+            self._flush()
+
+    def _flush(self) -> None:
+        try:
+            self._fh.write(self._buf)
+        except OSError as exc:
+            self.abort()
+            raise _write_error(self.path, exc) from exc
+        self._buf.clear()
+
+    def add_file(self, path: str | os.PathLike[str]) -> bytes:
+        """Append a file's content under its sha256 (as ``swh-shard create`` does)."""
+        data = Path(path).read_bytes()
+        key = hashlib.sha256(data).digest()
+        self.write(key, data)
+        return key
+
+    def close(self) -> Path:
+        """Build the hash function, write index, dump and header, and move the file in place."""
+        if self._done:
+            return self.path
+        try:
+            self._finish()
+        except BaseException:
+            self.abort()
+            raise
+        self._done = True
+        return self.path
+
+    def _finish(self) -> None:
+        self._flush()
+        count = len(self._offsets)
+        keys = np.frombuffer(self._keys, dtype=np.uint8).reshape(count, KEY_LEN)
+        try:  # duplicate keys are found by the builder (equal keys hash alike)
+            built = build_chd_ph(keys, seed=self.seed)
+        except BuildError as exc:
+            if str(exc).startswith("duplicate key"):
+                raise ShardkitError(str(exc)) from exc
+            raise ShardkitError(f"cannot build the hash function: {exc}") from exc
+        # which object goes to each slot (-1: unused), then the index in slices of 64k slots
+        item_at = np.full(built.n, -1, dtype=np.int64)
+        item_at[built.slots] = np.arange(count)
+        offsets = np.frombuffer(self._offsets, dtype=np.uint64)
+        objects_size = self._pos - OBJECTS_POSITION
+        index_pos = self._pos
+        index_size = built.n * SLOT_SIZE
+        hash_pos = index_pos + index_size
+        header = HEADER.build(dict(version=1, objects_count=count,
+                                   objects_position=OBJECTS_POSITION, objects_size=objects_size,
+                                   index_position=index_pos, index_size=index_size,
+                                   hash_position=hash_pos))
+        unused = TOMBSTONE if self.index_init == "tombstones" else 0
+        try:
+            for lo in range(0, built.n, 1 << 16):
+                which = item_at[lo : lo + (1 << 16)]
+                part = np.zeros(which.size, dtype=INDEX_DTYPE)
+                live = which >= 0
+                part["ofs"] = unused
+                part["key"][live] = keys[which[live]].view("V32").ravel()
+                part["ofs"][live] = offsets[which[live]]
+                part.tofile(self._fh)
+            self._fh.write(built.dump)
+            self._fh.seek(0)
+            self._fh.write(header)
+            self._fh.flush()
+            os.fsync(self._fh.fileno())
+            self._fh.close()
+            os.replace(self._tmp, self.path)
+        except OSError as exc:
+            raise _write_error(self.path, exc) from exc
+
+    def _discard(self) -> None:
+        with contextlib.suppress(OSError):
+            self._tmp.unlink()
+
+    def abort(self) -> None:
+        """Stop and remove the partial file."""
+        self._done = True
+        fh = getattr(self, "_fh", None)
+        if fh is not None and not fh.closed:
+            with contextlib.suppress(OSError):
+                fh.close()
+        self._discard()
+
+    def __enter__(self) -> SwhShardWriter:
+        return self
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        if exc_type is not None:
+            self.abort()
+        else:
+            self.close()
+
+
+def write_swh(path: str | os.PathLike[str], items: Iterable[tuple[bytes | str, bytes]], *,
+              index_init: IndexInit = "tombstones", overwrite: bool = False) -> Path:
+    """Write a shard from (key, value) pairs; returns its path."""
+    with SwhShardWriter(path, index_init=index_init, overwrite=overwrite) as w:
+        for key, value in items:
+            w.write(key, value)
+    return Path(path)
+
+
+def write_swh_files(path: str | os.PathLike[str], files: Iterable[str | os.PathLike[str]], *,
+                    index_init: IndexInit = "tombstones", overwrite: bool = False
+                    ) -> dict[bytes, str]:
+    """Write a shard of files keyed by the sha256 of their content (duplicates stored once).
+
+    Returns:
+        key -> the file it was read from.
+    """
+    added: dict[bytes, str] = {}
+    with SwhShardWriter(path, index_init=index_init, overwrite=overwrite) as w:
+        for f in files:
+            data = Path(f).read_bytes()
+            key = hashlib.sha256(data).digest()
+            if key in added:
+                continue
+            w.write(key, data)
+            added[key] = os.fspath(f)
+    return added
+
+
+def delete(path: str | os.PathLike[str], keys: Iterable[bytes | str]) -> dict[str, str]:
+    """Delete objects in place, as swh-shard does: zero the object, tombstone its slot.
+
+    Every key is checked first: if one is absent, nothing is changed and
+    :class:`EntryNotFoundError` is raised. Deleting an already deleted key does nothing.
+
+    Returns:
+        hex key -> ``"deleted"``, ``"already deleted"``, or ``"deleted or absent"`` (its slot
+        is a tombstone, which with swh-shard >= 2 may also be a slot no object used).
+
+    Raises:
+        EntryNotFoundError: A key is not in the shard (nothing was changed).
+        ShardkitError: The file cannot be written (read-only, permissions).
+    """
+    path = Path(path)
+    wanted = [normalize_key(k) for k in keys]
+    plan: list[tuple[bytes, int, int, int]] = []  # key, entry position, object offset, size
+    status: dict[str, str] = {}
+    with SwhShard(FileSource(path)) as shard:
+        certain = shard._tombstones_are_deletions()
+        for key in wanted:
+            slot = shard.slot_of(key)
+            entry = shard.header.index_position + slot * SLOT_SIZE
+            stored, ofs = shard._entry(slot)
+            if ofs == TOMBSTONE:
+                # with swh-shard >= 2 an unused slot is a tombstone too
+                status[key.hex()] = "already deleted" if certain else "deleted or absent"
+                continue
+            if stored != key or ofs == 0:
+                raise EntryNotFoundError(key, f"key not found: {key.hex()} (nothing deleted)")
+            plan.append((key, entry, ofs, shard._object_size(ofs, slot)))
+    try:
+        fd = os.open(path, os.O_RDWR)
+    except OSError as exc:
+        raise ShardkitError(f"cannot delete from {path}: {exc.strerror or exc}") from exc
+    try:
+        for key, entry, ofs, size in plan:
+            os.pwrite(fd, bytes(8 + size), ofs)
+            os.pwrite(fd, INDEX_ENTRY.build(dict(key=bytes(KEY_LEN), object_offset=TOMBSTONE)),
+                      entry)
+            status[key.hex()] = "deleted"
+        os.fsync(fd)
+    except OSError as exc:
+        raise _write_error(path, exc) from exc
+    finally:
+        os.close(fd)
+    return status
+
+
+def truncate(path: str | os.PathLike[str]) -> tuple[int, int]:
+    """Cut a pre-allocated shard to its content (the end of the cmph dump).
+
+    Refuses when the bytes after the dump are not all zeros (they would be lost).
+
+    Returns:
+        (size before, size after).
+    """
+    path = Path(path)
+    with SwhShard(FileSource(path)) as shard:
+        end = shard.content_end
+        size = shard.source.size
+        for lo in range(end, size, 1 << 20):
+            if any(shard.source.read_range(lo, min(size, lo + (1 << 20)))):
+                raise ShardkitError(f"{path}: bytes after the hash function (from {end}) are "
+                                    "not zeros; not truncating")
+    if size > end:
+        try:
+            os.truncate(path, end)
+        except OSError as exc:
+            raise ShardkitError(f"cannot truncate {path}: {exc.strerror or exc}") from exc
+    return size, end
