@@ -18,6 +18,7 @@ import pytest
 
 import shardkit
 from shardkit.formats.swh import VERIFY_BLOCK
+from shardkit.remote import DEFAULT_BLOCK_SIZE
 from shardkit.writers.swh import write_swh
 
 
@@ -43,7 +44,9 @@ def test_info_lookup_verify_budgets(big, range_server) -> None:
         # a HEAD for the size (the source's), then the magic, the header and the dump's layout
         assert srv.count("GET") <= 3, srv.requests
         assert srv.count() <= 4, srv.requests
-        assert srv.bytes_sent < 4096
+        # the remote layer reads aligned blocks: the header's and the dump prefix's, whatever
+        # the shard's size (here the index alone is about 800 KB)
+        assert srv.bytes_sent <= 2 * DEFAULT_BLOCK_SIZE
         srv.reset()
         key = next(iter(values))
         assert s[key] == values[key]
