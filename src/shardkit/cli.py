@@ -224,7 +224,11 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     for name, (_, help_text) in COMMANDS.items():
         p = sub.add_parser(name, parents=[common], help=help_text, description=help_text)
-        p.add_argument("file", metavar="FILE", help="shard file, dataset folder or URL")
+        if name == "verify":  # several targets, globs and --from-file: shardkit.bulk
+            p.add_argument("file", metavar="FILE", nargs="*",
+                           help="shard file, dataset folder or URL; several, or globs")
+        else:
+            p.add_argument("file", metavar="FILE", help="shard file, dataset folder or URL")
         if name == "ls":
             p.add_argument("--hex", action="store_true", help="print keys as hex (ZSS)")
             for opt, what in (("prefix", "records starting with P"),
@@ -245,6 +249,9 @@ def build_parser() -> argparse.ArgumentParser:
             p.add_argument("--no-progress", dest="progress", action="store_false")
             p.add_argument("--name-check", action="store_true",
                            help="also check the file's name against its content hash (MDB)")
+            from . import bulk
+
+            bulk.add_cli_options(p)
         if name == "dump":
             p.add_argument("--compact", action="store_true", help="one-line JSON")
     sub.add_parser("formats", parents=[common], help="list the formats shardkit knows")
@@ -274,10 +281,19 @@ def main(argv: Sequence[str] | None = None) -> int:
                rows)
         return EXIT_OK
     handler = COMMANDS[args.command][0]
+    many = False
+    if args.command == "verify":
+        from . import bulk
+
+        many = bulk.wanted(args)
+        if not many:
+            args.file = args.file[0]
     try:
         options: dict[str, Any] = {}
         if args.spec is not None:
             options["spec"] = _load_spec(args.spec)
+        if many:
+            return bulk.cli_verify(args, options.get("spec"))
         with open_reader(args.file, args.format, **options) as reader:
             return handler(args, reader)
     except BrokenPipeError:
