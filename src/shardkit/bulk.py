@@ -32,9 +32,9 @@ from __future__ import annotations
 import contextlib
 import glob as _glob
 import json
-import multiprocessing
 import os
 import signal
+import subprocess
 import sys
 import threading
 import time
@@ -184,10 +184,18 @@ def _expand_one(item: str, fmt: str | None, spec: Mapping[str, Any] | None,
             if "://" in path:  # filesystems that keep the scheme in paths (http)
                 names = sorted(fs.glob(path))
         else:
-            names = sorted(p for p in _glob.glob(item, recursive=True) if not os.path.isdir(p))
-        if not names:
+            names = sorted(_glob.glob(item, recursive=True))
+        found: list[Target] = []
+        for name in names:
+            if _is_url(name) or not os.path.isdir(name):
+                found.append(Target(name, spec=spec, format=fmt))
+            elif fmt in (None, "neuroglancer") and spec is None:  # dataset folders expand
+                where = _Where(name, storage_options)
+                if where.has_info():
+                    found += _expand_one(name, fmt, spec, storage_options)
+        if not found:
             return [Target(item, error=_error("NoMatch", f"{item}: no file matches"))]
-        return [Target(n, spec=spec, format=fmt) for n in names]
+        return found
     if fmt in (None, "neuroglancer") and spec is None:
         looks_like_file = not _is_url(item) and os.path.isfile(item)
         if _is_url(item):  # ask for an info file only where a folder is plausible
@@ -376,56 +384,81 @@ def run_one_with_timeout(target: Target, task: Any, options: Mapping[str, Any],
 # -- local worker processes --------------------------------------------------------------------
 
 
-def _worker_main(conn: Any) -> None:
-    """A worker process: run tasks sent over ``conn`` until told to stop."""
+def _worker_main(request_fd: int, result_fd: int) -> None:
+    """A worker process: run the tasks read from ``request_fd`` until told to stop.
+
+    The first message is the parent's ``sys.path`` (so a task callable imports as it does
+    there); then ``(index, target, task, options)`` tuples, each answered on ``result_fd``.
+    """
+    from multiprocessing.connection import Connection
+
     with contextlib.suppress(ValueError, OSError):
         signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent decides when to stop
-    while True:
-        try:
-            msg = conn.recv()
-        except (EOFError, OSError):
-            return
-        if msg is None:
-            return
-        index, target, task, options = msg
-        conn.send((index, run_one(target, task, options)))
+    requests = Connection(request_fd, writable=False)
+    results = Connection(result_fd, readable=False)
+    try:
+        parent = list(requests.recv())
+        sys.path[:] = parent + [p for p in sys.path if p not in parent]
+        while True:
+            msg = requests.recv()
+            if msg is None:
+                return
+            index, target, task, options = msg
+            results.send((index, run_one(target, task, options)))
+    except (EOFError, OSError, KeyboardInterrupt):
+        return  # the parent went away
 
 
-def _mp_context() -> Any:
-    methods = multiprocessing.get_all_start_methods()
-    if "forkserver" in methods:
-        ctx = multiprocessing.get_context("forkserver")
-        ctx.set_forkserver_preload(["shardkit.bulk"])
-        return ctx
-    return multiprocessing.get_context("spawn")
+_WORKER_CODE = ("import sys; from shardkit.bulk import _worker_main; "
+                "_worker_main(int(sys.argv[1]), int(sys.argv[2]))")
 
 
 class _Worker:
-    def __init__(self, ctx: Any) -> None:
-        self.conn, child = ctx.Pipe()
-        self.proc = ctx.Process(target=_worker_main, args=(child,), daemon=True,
-                                name="shardkit-bulk-worker")
-        self.proc.start()
-        child.close()
+    """One worker: a fresh interpreter (no fork of a threaded parent, no re-import of the
+    caller's ``__main__``) talking over two pipes; its death shows up as end of file."""
+
+    def __init__(self) -> None:
+        from multiprocessing.connection import Connection
+
+        req_r, req_w = os.pipe()
+        res_r, res_w = os.pipe()
+        try:
+            self.proc = subprocess.Popen(
+                [sys.executable, "-c", _WORKER_CODE, str(req_r), str(res_w)],
+                pass_fds=(req_r, res_w), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL)
+        except BaseException:
+            for fd in (req_r, req_w, res_r, res_w):
+                os.close(fd)
+            raise
+        os.close(req_r)
+        os.close(res_w)
+        self.requests = Connection(req_w, readable=False)
+        self.conn = Connection(res_r, writable=False)
         self.job: tuple[int, Target, int] | None = None
         self.started = 0.0
+        self.requests.send(list(sys.path))
 
     def send(self, job: tuple[int, Target, int], task: Any, options: Any) -> None:
         self.job = job
         self.started = time.monotonic()
-        self.conn.send((job[0], job[1], task, options))
+        self.requests.send((job[0], job[1], task, options))
 
-    def stop(self, kill: bool = False) -> None:
+    def stop(self, kill: bool = False) -> int | None:
+        """Stop the process (politely unless ``kill``); its exit code."""
         if kill:
-            self.proc.kill()
+            with contextlib.suppress(OSError):
+                self.proc.kill()
         else:
             with contextlib.suppress(OSError, ValueError):
-                self.conn.send(None)
-        self.proc.join(1.0)
-        if self.proc.is_alive():
+                self.requests.send(None)
+        try:
+            code = self.proc.wait(2.0)
+        except subprocess.TimeoutExpired:
             self.proc.kill()
-            self.proc.join(1.0)
+            code = self.proc.wait()
+        self.requests.close()
         self.conn.close()
+        return code
 
 
 def _exit_text(code: int | None) -> str:
@@ -438,53 +471,51 @@ def _exit_text(code: int | None) -> str:
 def _run_local(jobs: list[tuple[int, Target]], task: Any, options: Mapping[str, Any],
                workers: int, timeout: float | None, retries: int,
                emit: Callable[[int, dict[str, Any]], None]) -> None:
-    ctx = _mp_context()
     pending: deque[tuple[int, Target, int]] = deque((i, t, 0) for i, t in jobs)
-    pool = [_Worker(ctx) for _ in range(max(1, min(workers, len(pending))))]
+    pool = [_Worker() for _ in range(max(1, min(workers, len(pending))))]
+
+    def lost(w: _Worker, kill: bool) -> int | None:
+        """Replace a dead (or hopeless) worker; the exit code of the old one."""
+        code = w.stop(kill=kill)
+        pool[pool.index(w)] = _Worker()
+        return code
+
     try:
         while pending or any(w.job for w in pool):
-            for w in pool:
+            for w in list(pool):
                 if w.job is None and pending:
+                    job = pending.popleft()
                     try:
-                        w.send(pending.popleft(), task, options)
-                    except (OSError, ValueError):  # died while idle: put the job back
-                        assert w.job is not None
-                        pending.appendleft(w.job)
+                        w.send(job, task, options)
+                    except (OSError, ValueError):  # it died while idle: the job goes back
                         w.job = None
-                        pool[pool.index(w)] = _Worker(ctx)
+                        pending.appendleft(job)
+                        lost(w, kill=True)
             busy = [w for w in pool if w.job is not None]
             wait_for = 1.0
             if timeout:
                 now = time.monotonic()
                 wait_for = max(0.0, min([wait_for] + [w.started + timeout - now for w in busy]))
-            ready = set(_wait_ready([w.conn for w in busy] + [w.proc.sentinel for w in busy],
-                                    wait_for))
+            ready = set(_wait_ready([w.conn for w in busy], wait_for))
             for w in busy:
                 assert w.job is not None
                 index, target, attempt = w.job
-                if w.conn in ready or w.conn.poll():
+                if w.conn in ready:
                     try:
                         got_index, result = w.conn.recv()
-                    except (EOFError, OSError):
-                        pass  # it died: handled below
+                    except (EOFError, OSError):  # end of file: the worker died
+                        code = lost(w, kill=True)
+                        if attempt < retries:
+                            pending.appendleft((index, target, attempt + 1))
+                        else:
+                            emit(index, _crash_result(
+                                target, f"the worker process died ({_exit_text(code)}) while "
+                                        f"reading this shard, {attempt + 1} time(s)"))
                     else:
                         w.job = None
                         emit(got_index, result)
-                        continue
-                if w.proc.sentinel in ready or not w.proc.is_alive():
-                    w.proc.join(1.0)
-                    code = w.proc.exitcode
-                    w.stop(kill=True)
-                    pool[pool.index(w)] = _Worker(ctx)
-                    if attempt < retries:
-                        pending.appendleft((index, target, attempt + 1))
-                    else:
-                        emit(index, _crash_result(
-                            target, f"the worker process died ({_exit_text(code)}) while "
-                                    f"reading this shard, {attempt + 1} time(s)"))
                 elif timeout and time.monotonic() - w.started >= timeout:
-                    w.stop(kill=True)
-                    pool[pool.index(w)] = _Worker(ctx)
+                    lost(w, kill=True)
                     emit(index, _timeout_result(target, timeout))
     finally:
         for w in pool:
@@ -652,7 +683,7 @@ def run(targets: Iterable[str | Target], task: str | Callable[[Any], Mapping[str
         client: A ``distributed.Client``: run on its cluster instead.
         report: JSON Lines file, one line per target, written as each shard finishes.
         resume: An earlier report: targets it calls sound are carried over, the rest run.
-            It may be the same file as ``report``.
+            The report is rewritten in place unless ``report`` names another file.
         timeout: Seconds per shard before it is given up and reported as a timeout.
         retries: Local engine: how often a shard whose worker died is tried again before it is
             reported as a crash (on Dask the scheduler's ``allowed-failures`` decides).
@@ -682,6 +713,8 @@ def run(targets: Iterable[str | Target], task: str | Callable[[Any], Mapping[str
     summary.bytes_read = 0  # bytes of this run only
 
     out = None
+    if report is None:
+        report = resume
     if report is not None:
         path = Path(report)
         _write_atomic(path, (json.dumps(r) + "\n" for r in carried))
