@@ -331,3 +331,13 @@ def test_a_run_never_reports_a_target_twice(tmp_path):
     assert [r["target"] for r in summary.results] == [str(sample)]
     assert len(read_report(tmp_path / "r.jsonl")) == 1
     assert os.path.getsize(tmp_path / "r.jsonl") > 0
+
+
+def test_progress_bar_shows_counts_and_is_off_by_default_when_not_a_terminal(corpus, capsys):
+    root, _ = corpus
+    targets = [str(root / "zss" / "bad0.zss"), str(root / "zss" / "r00[0-2].zss")]
+    bulk.run(targets, jobs=1, progress=True)
+    err = capsys.readouterr().err
+    assert "4/4" in err and "sound=3" in err and "unsound=1" in err and "shard/s" in err
+    bulk.run(targets, jobs=1)  # stderr is not a terminal here
+    assert capsys.readouterr().err == ""

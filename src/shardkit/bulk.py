@@ -436,7 +436,8 @@ class _Worker:
         self.conn = Connection(res_r, writable=False)
         self.job: tuple[int, Target, int] | None = None
         self.started = 0.0
-        self.requests.send(list(sys.path))
+        with contextlib.suppress(OSError):  # a worker that cannot start shows up on first use
+            self.requests.send(list(sys.path))
 
     def send(self, job: tuple[int, Target, int], task: Any, options: Any) -> None:
         self.job = job
@@ -480,6 +481,17 @@ def _run_local(jobs: list[tuple[int, Target]], task: Any, options: Mapping[str, 
         pool[pool.index(w)] = _Worker()
         return code
 
+    def died(w: _Worker, index: int, target: Target, attempt: int) -> None:
+        """The worker died holding this shard: try it again, or report it."""
+        w.job = None
+        code = lost(w, kill=True)
+        if attempt < retries:
+            pending.appendleft((index, target, attempt + 1))
+        else:
+            emit(index, _crash_result(
+                target, f"the worker process died ({_exit_text(code)}) while reading this "
+                        f"shard, {attempt + 1} time(s)"))
+
     try:
         while pending or any(w.job for w in pool):
             for w in list(pool):
@@ -487,10 +499,8 @@ def _run_local(jobs: list[tuple[int, Target]], task: Any, options: Mapping[str, 
                     job = pending.popleft()
                     try:
                         w.send(job, task, options)
-                    except (OSError, ValueError):  # it died while idle: the job goes back
-                        w.job = None
-                        pending.appendleft(job)
-                        lost(w, kill=True)
+                    except (OSError, ValueError):  # it is gone (or never started)
+                        died(w, *job)
             busy = [w for w in pool if w.job is not None]
             wait_for = 1.0
             if timeout:
@@ -504,13 +514,7 @@ def _run_local(jobs: list[tuple[int, Target]], task: Any, options: Mapping[str, 
                     try:
                         got_index, result = w.conn.recv()
                     except (EOFError, OSError):  # end of file: the worker died
-                        code = lost(w, kill=True)
-                        if attempt < retries:
-                            pending.appendleft((index, target, attempt + 1))
-                        else:
-                            emit(index, _crash_result(
-                                target, f"the worker process died ({_exit_text(code)}) while "
-                                        f"reading this shard, {attempt + 1} time(s)"))
+                        died(w, index, target, attempt)
                     else:
                         w.job = None
                         emit(got_index, result)
