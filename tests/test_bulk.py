@@ -341,3 +341,32 @@ def test_progress_bar_shows_counts_and_is_off_by_default_when_not_a_terminal(cor
     assert "4/4" in err and "sound=3" in err and "unsound=1" in err and "shard/s" in err
     bulk.run(targets, jobs=1)  # stderr is not a terminal here
     assert capsys.readouterr().err == ""
+
+
+def test_cli_http_glob_local_and_dask_reports_are_identical(corpus, dask_client, range_server,
+                                                            tmp_path, capsys):
+    root, made = corpus
+    mixed = tmp_path / "mixed"
+    mixed.mkdir()
+    picks = [*sorted((root / "swh").glob("*"))[:8], *sorted((root / "mdb").glob("*"))[-8:],
+             *sorted((root / "zss").glob("*"))[:8], *sorted((root / "amudai").glob("*"))[:8],
+             *sorted((root / "junk").glob("*")), root / "ng" / "ds0" / "0.shard"]
+    for i, src in enumerate(picks):
+        shutil.copyfile(src, mixed / f"{i:03d}.shard")
+    srv = range_server(tmp_path)
+    reports = []
+    for engine in (["--jobs", "2"], ["--dask", dask_client.scheduler.address]):
+        report = tmp_path / f"{engine[0][2:]}.jsonl"
+        rc = main(["verify", srv.url("mixed/*.shard"), *engine, "--report", str(report)])
+        assert rc == 2
+        assert f"{len(picks)} shard(s)" in capsys.readouterr().out
+        reports.append(normal(read_report(report)))
+    assert reports[0] == reports[1]
+    assert len(reports[0]) == len(picks)
+    statuses = [row[2] for _, row in sorted(reports[0].items())]
+    for src, status in zip(picks, statuses, strict=True):
+        how = made.get(str(src))
+        if how == "sound" and "/ng/" not in str(src):
+            assert status == "sound", src
+        else:  # damaged, junk, and a bare Neuroglancer shard without its spec
+            assert status != "sound", src
