@@ -41,6 +41,7 @@ import argparse
 import json
 import os
 import random
+import resource
 import shutil
 import sys
 import tempfile
@@ -124,19 +125,39 @@ def make_large(root: Path, n: int, records: int, seed: int) -> list[str]:
     return [f"{root}/*.zss"]
 
 
-def timed_run(targets: list[str], repeats: int, **kw: Any) -> tuple[float, bulk.BulkSummary]:
-    best, summary = float("inf"), None
+def _worker_cpu(client: Any) -> float:
+    """CPU seconds used so far: by this process's reaped children (local workers), or by the
+    Dask workers of ``client``."""
+    if client is None:
+        ru = resource.getrusage(resource.RUSAGE_CHILDREN)
+        return ru.ru_utime + ru.ru_stime
+
+    def cpu() -> float:
+        import psutil  # a dependency of distributed
+
+        t = psutil.Process().cpu_times()
+        return t.user + t.system
+
+    return sum(client.run(cpu).values())
+
+
+def timed_run(targets: list[str], repeats: int, client: Any = None,
+              **kw: Any) -> tuple[float, float, bulk.BulkSummary]:
+    """Best wall time of ``repeats`` runs, the worker CPU seconds of that run, its summary."""
+    best, best_cpu, summary = float("inf"), 0.0, None
     for _ in range(repeats):
+        c0 = _worker_cpu(client)
         t0 = time.perf_counter()
-        s = bulk.run(targets, progress=False, **kw)
+        s = bulk.run(targets, progress=False, client=client, **kw)
         dt = time.perf_counter() - t0
+        cpu = _worker_cpu(client) - c0
         if s.sound != s.targets:
             bad = [r for r in s.results if r["status"] != "sound"][:3]
             raise SystemExit(f"not all sound ({s.to_dict()}): {bad}")
         if dt < best:
-            best, summary = dt, s
+            best, best_cpu, summary = dt, cpu, s
     assert summary is not None
-    return best, summary
+    return best, best_cpu, summary
 
 
 def main() -> int:
@@ -167,13 +188,13 @@ def main() -> int:
             bulk.run_one(t)
         inproc = (time.perf_counter() - t0) / n_small
         two = [str(t.name) for t in expanded[:2]]
-        startup, _ = timed_run(two, args.repeats, jobs=2)
+        startup, _, _ = timed_run(two, args.repeats, jobs=2)
 
         for name, targets in (("small", small), ("large", large)):
             for jobs in (1, 2):
-                dt, s = timed_run(targets, args.repeats, jobs=jobs)
+                dt, cpu, s = timed_run(targets, args.repeats, jobs=jobs)
                 rows[f"{name} local x{jobs}"] = {"seconds": dt, "shards": s.targets,
-                                                 "bytes": s.bytes_read}
+                                                 "bytes": s.bytes_read, "worker_cpu": cpu}
         cluster_start = None
         if not args.no_dask:
             from distributed import Client, LocalCluster
@@ -184,13 +205,14 @@ def main() -> int:
                 client.submit(bulk.run_one, bulk.Target(two[0])).result()  # workers warm
                 cluster_start = time.perf_counter() - t0
                 for name, targets in (("small", small), ("large", large)):
-                    dt, s = timed_run(targets, args.repeats, client=client)
+                    dt, cpu, s = timed_run(targets, args.repeats, client=client)
                     rows[f"{name} dask x2"] = {"seconds": dt, "shards": s.targets,
-                                               "bytes": s.bytes_read}
+                                               "bytes": s.bytes_read, "worker_cpu": cpu}
 
     for r in rows.values():
         r["shards_per_s"] = r["shards"] / r["seconds"]
         r["mb_per_s"] = r["bytes"] / r["seconds"] / 1e6
+        r["cores_used"] = r["worker_cpu"] / r["seconds"]
     l1, l2 = rows["large local x1"]["seconds"], rows["large local x2"]["seconds"]
     speedup = l1 / l2
     results: dict[str, Any] = {
@@ -219,9 +241,11 @@ def main() -> int:
           f"set-up {made:.1f} s")
     print(f"{os.cpu_count()} cores; 1-minute load average {load_before:.1f} before, "
           f"{results['load_after']:.1f} after (scaling needs idle cores)")
-    print(f"{'run':<18}{'seconds':>9}{'shards/s':>11}{'MB/s':>9}")
+    print(f"{'run':<18}{'seconds':>9}{'shards/s':>11}{'MB/s':>9}{'worker CPU s':>14}"
+          f"{'cores used':>12}")
     for name, r in rows.items():
-        print(f"{name:<18}{r['seconds']:>9.2f}{r['shards_per_s']:>11.1f}{r['mb_per_s']:>9.1f}")
+        print(f"{name:<18}{r['seconds']:>9.2f}{r['shards_per_s']:>11.1f}{r['mb_per_s']:>9.1f}"
+              f"{r['worker_cpu']:>14.2f}{r['cores_used']:>12.2f}")
     print(f"in-process verify of one small shard: {inproc * 1e3:.2f} ms; local worker "
           f"start-up (2 workers, 2 shards): {startup:.2f} s")
     ok = "PASS" if speedup >= 1.7 else "MISS"
