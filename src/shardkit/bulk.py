@@ -180,9 +180,10 @@ def _expand_one(item: str, fmt: str | None, spec: Mapping[str, Any] | None,
             import fsspec
 
             fs, path = fsspec.core.url_to_fs(item, **dict(storage_options))
-            names = sorted(fs.unstrip_protocol(p) for p in fs.glob(path))
-            if "://" in path:  # filesystems that keep the scheme in paths (http)
-                names = sorted(fs.glob(path))
+            hits = fs.glob(path, detail=True)
+            files = [p for p, d in hits.items() if d.get("type") != "directory"]
+            # filesystems that keep the scheme in their paths (http) need no unstripping
+            names = sorted(p if "://" in p else fs.unstrip_protocol(p) for p in files)
         else:
             names = sorted(_glob.glob(item, recursive=True))
         found: list[Target] = []
@@ -208,7 +209,7 @@ def _expand_one(item: str, fmt: str | None, spec: Mapping[str, Any] | None,
                     found = _expand_dataset(where, fmt)
                 except (OSError, ValueError) as exc:
                     return [Target(item, error=_error(
-                        "UnknownFormatError", f"{item}: unreadable dataset info: {exc}"))]
+                        type(exc).__name__, f"{item}: cannot expand the dataset: {exc}"))]
                 if not found:
                     return [Target(item, error=_error(
                         "NoMatch", f"{item}: the dataset has no sharded scale with .shard files"))]
