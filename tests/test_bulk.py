@@ -238,7 +238,8 @@ def test_resume_redoes_only_what_is_missing_or_not_sound(corpus, local_report, t
 
 @pytest.mark.parametrize("engine", ["local", "dask"])
 def test_over_http_the_report_matches_the_local_files(engine, corpus, local_report,
-                                                      range_server, request):
+                                                      range_server, request, tmp_path):
+    """URL globs and dataset URLs, with a worker killed mid-run: same report as local files."""
     root, _ = corpus
     client = request.getfixturevalue("dask_client") if engine == "dask" else None
     srv = range_server(root)
@@ -246,7 +247,9 @@ def test_over_http_the_report_matches_the_local_files(engine, corpus, local_repo
                srv.url("mdb/00-*.mdb"), srv.url("mdb/cut-*.mdb"), srv.url("amudai/t00*.shard"),
                srv.url("amudai/bad*.shard"), srv.url("ng/ds0"), srv.url("ng/ds1/"),
                srv.url("junk/*")]
-    summary = bulk.run(targets, jobs=2, client=client)
+    summary = bulk.run(targets, _kill_once(tmp_path, "swh/tiny-003.shard"), jobs=2,
+                       client=client)
+    assert (tmp_path / "killed").exists()
     got = normal(summary.results, srv.url(""))
     local = normal(read_report(local_report[1]), str(root) + "/")
     assert len(got) == len(summary.results) >= 90
