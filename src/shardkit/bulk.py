@@ -40,20 +40,26 @@ import threading
 import time
 import uuid
 from collections import deque
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from multiprocessing.connection import wait as _wait_ready
 from pathlib import Path
 from typing import Any, TextIO
 
 __all__ = [
+    "STATUSES",
     "TASKS",
     "BulkSummary",
     "Target",
+    "connect",
+    "default_jobs",
     "expand_targets",
+    "format_line",
+    "load_report",
     "read_target_list",
     "run",
     "run_one",
+    "run_one_with_timeout",
 ]
 
 TASKS = ("verify", "info", "keys")
@@ -799,11 +805,6 @@ def connect(address: str, jobs: int | None = None) -> tuple[Any, Callable[[], No
         return client, close
     client = Client(address, timeout=30)
     return client, client.close
-
-
-def iter_results(report: str | os.PathLike[str]) -> Iterator[dict[str, Any]]:
-    """The results of a report, one per target."""
-    yield from load_report(report).values()
 
 
 def format_line(result: Mapping[str, Any]) -> str:
