@@ -373,3 +373,17 @@ def test_cli_http_glob_local_and_dask_reports_are_identical(corpus, dask_client,
             assert status == "sound", src
         else:  # damaged, junk, and a bare Neuroglancer shard without its spec
             assert status != "sound", src
+
+
+def test_resume_from_a_report_that_does_not_exist_starts_it(tmp_path):
+    data = Path(__file__).parent / "data"
+    targets = [str(data / "swh" / "tiny.shard"), str(data / "zss" / "corrupt_medium_none.zss")]
+    report = tmp_path / "new.jsonl"
+    first = bulk.run(targets, jobs=1, resume=report)
+    assert (first.resumed, first.sound, first.unsound, first.exit_code) == (0, 1, 1, 1)
+    assert {r["target"]: r["status"] for r in read_report(report)} == {
+        targets[0]: "sound", targets[1]: "unsound"}
+    second = bulk.run(targets, jobs=1, resume=report)
+    assert (second.resumed, second.unsound) == (1, 1)
+    assert [r["target"] for r in second.results] == targets  # carried first, then re-run
+    assert len(read_report(report)) == 2
