@@ -399,3 +399,17 @@ def test_resume_from_a_report_that_does_not_exist_starts_it(tmp_path):
     assert (second.resumed, second.unsound) == (1, 1)
     assert [r["target"] for r in second.results] == targets  # carried first, then re-run
     assert len(read_report(report)) == 2
+
+
+def test_content_hash_reaches_the_formats_that_take_it(tmp_path):
+    data = bytearray((Path(__file__).parent / "data" / "swh" / "tiny.shard").read_bytes())
+    data[560] ^= 0xFF  # inside an object's value: the layout stays sound
+    (tmp_path / "a.shard").write_bytes(bytes(data))
+    shutil.copyfile(Path(__file__).parent / "data" / "zss" / "tiny_zlib.zss", tmp_path / "b.zss")
+    targets = [str(tmp_path / "*")]
+    plain = bulk.run(targets, jobs=1)
+    hashed = bulk.run(targets, jobs=1, content_hash="sha256")
+    assert (plain.sound, plain.exit_code) == (2, 0)
+    assert (hashed.sound, hashed.unsound, hashed.exit_code) == (1, 1, 1)
+    (bad,) = [r for r in hashed.results if r["status"] == "unsound"]
+    assert bad["target"].endswith("a.shard") and "sha256(value)" in bad["problems"][0]["message"]
