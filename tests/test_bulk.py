@@ -413,3 +413,20 @@ def test_content_hash_reaches_the_formats_that_take_it(tmp_path):
     assert (hashed.sound, hashed.unsound, hashed.exit_code) == (1, 1, 1)
     (bad,) = [r for r in hashed.results if r["status"] == "unsound"]
     assert bad["target"].endswith("a.shard") and "sha256(value)" in bad["problems"][0]["message"]
+
+
+def test_relative_paths_reach_dask_workers_and_reports_name_them_as_given(
+        corpus, dask_client, monkeypatch):
+    root, _ = corpus
+    monkeypatch.chdir(root)
+    targets = ["zss/bad*.zss", "zss/r00[0-1].zss", "junk/*", "swh/tiny-cut-0.shard"]
+    local = bulk.run(targets, jobs=1)
+    remote = bulk.run(targets, client=dask_client)
+    assert normal(remote.results) == normal(local.results)
+    assert len(local.results) == 11
+    assert all(not r["target"].startswith("/") for r in remote.results)
+    for r in remote.results:  # messages name the target as given, not the absolute path
+        texts = [r["error"]["message"]] if r["error"] else []
+        texts += [p["message"] for p in r["problems"]]
+        assert not any(str(root) in t for t in texts), r
+    assert any(r["error"] and "junk/" in r["error"]["message"] for r in remote.results)
