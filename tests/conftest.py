@@ -32,7 +32,8 @@ def pytest_collection_modifyitems(config, items):
     import importlib.util
 
     missing = [name for name in ("swh.perfecthash", "swh.shard", "hf_xet", "tensorstore",
-                                 "cloudvolume", "aiohttp", "compressed_segmentation", "DracoPy")
+                                 "cloudvolume", "aiohttp", "compressed_segmentation", "DracoPy",
+                                 "distributed")
                if importlib.util.find_spec(name) is None]
     if missing:  # pragma: no cover - only on a broken CI install
         raise pytest.UsageError(

@@ -234,7 +234,11 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     for name, (_, help_text) in COMMANDS.items():
         p = sub.add_parser(name, parents=[common], help=help_text, description=help_text)
-        p.add_argument("file", metavar="FILE", help="shard file, dataset folder or URL")
+        if name == "verify":  # several targets, globs and --from-file: shardkit.bulk
+            p.add_argument("file", metavar="FILE", nargs="*",
+                           help="shard file, dataset folder or URL; several, or globs")
+        else:
+            p.add_argument("file", metavar="FILE", help="shard file, dataset folder or URL")
         if name == "info":
             p.add_argument("--counts", action="store_true",
                            help="also counts that need a full scan: ZSS records and blocks; "
@@ -263,6 +267,9 @@ def build_parser() -> argparse.ArgumentParser:
             p.add_argument("--strict", action="store_true",
                            help="count checks that cannot be made here (NOTE lines) as "
                                 "problems (MDB)")
+            from . import bulk
+
+            bulk.add_cli_options(p)
         if name == "dump":
             p.add_argument("--compact", action="store_true", help="one-line JSON")
     sub.add_parser("formats", parents=[common], help="list the formats shardkit knows")
@@ -337,12 +344,21 @@ def main(argv: Sequence[str] | None = None) -> int:
     from .cli_swh import COMMANDS as SWH_WRITE_COMMANDS
 
     handler = COMMANDS[args.command][0] if args.command in COMMANDS else None
+    many = False
+    if args.command == "verify":
+        from . import bulk
+
+        many = bulk.wanted(args)
+        if not many:
+            args.file = args.file[0]
     try:
         if handler is None:  # create, delete, truncate: they take paths, not an open reader
             return SWH_WRITE_COMMANDS[args.command][0](args)
         options: dict[str, Any] = {}
         if args.spec is not None:
             options["spec"] = _load_spec(args.spec)
+        if many:
+            return bulk.cli_verify(args, options.get("spec"))
         with open_reader(args.file, args.format, io_options=_io_options(args),
                          **options) as reader:
             return handler(args, reader)

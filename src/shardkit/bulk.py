@@ -1,0 +1,915 @@
+"""Many shards at once: one per-shard task over many targets, on local processes or Dask.
+
+A *target* is a path, a glob (``shards/*.shard``), an fsspec URL or URL glob
+(``s3://bucket/shards/*.shard``), or a Neuroglancer dataset folder or URL, which expands to the
+``*.shard`` files of its sharded scales (each opened with that scale's sharding spec).
+:func:`run` runs one task on every target and reports each shard as one JSON-ready dict as soon
+as it finishes::
+
+    from shardkit import bulk
+
+    summary = bulk.run(["shards/*.shard", "gs://bucket/dataset"], task="verify",
+                       jobs=8, report="report.jsonl")
+    summary.exit_code        # 0 all sound, 1 some unsound, 2 some unreadable
+
+Tasks: ``"verify"`` (``content_hash=``/``name_check=`` go to the formats that take them),
+``"info"`` (the reader's summary) and ``"keys"`` (the key listing), or a picklable callable
+``task(reader) -> dict`` whose dict is merged into the result (``ok``/``problems`` included).
+
+Engines: local worker processes by default (``jobs``, default the core count), each shard in a
+supervised worker, so a crash or a killed worker costs only the shard it was reading (which is
+tried again, up to ``retries`` times, then recorded) and a per-shard ``timeout`` kills and
+replaces the worker. With ``client=`` (a ``distributed.Client``) the same task function runs on
+a Dask cluster; only target names and results travel through the scheduler, and each worker
+reads its shard where it lives.
+
+A report is JSON Lines, one line per target; ``resume=`` keeps the targets an earlier report
+called sound and runs the rest, so every target ends up in the report exactly once.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import glob as _glob
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+import uuid
+from collections import deque
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from multiprocessing.connection import wait as _wait_ready
+from pathlib import Path
+from typing import Any, TextIO
+
+__all__ = [
+    "STATUSES",
+    "TASKS",
+    "BulkSummary",
+    "Target",
+    "connect",
+    "default_jobs",
+    "expand_targets",
+    "format_line",
+    "load_report",
+    "read_target_list",
+    "run",
+    "run_one",
+    "run_one_with_timeout",
+]
+
+TASKS = ("verify", "info", "keys")
+_GLOB_CHARS = frozenset("*?[")
+#: Result statuses, from best to worst; the exit code is the index of the worst one seen.
+STATUSES = ("sound", "unsound", "unreadable")
+
+
+# -- targets -----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Target:
+    """One shard to process.
+
+    Attributes:
+        name: The target as reported (a path or URL, as given or as a glob expanded it).
+        spec: The Neuroglancer sharding spec of a bare ``.shard`` file, if any.
+        format: A format id to use instead of detection.
+        location: Where workers open it, when that differs from ``name`` (absolute path).
+        error: Set when the target could not even be expanded (an ``error`` dict).
+    """
+
+    name: str
+    spec: Mapping[str, Any] | None = None
+    format: str | None = None
+    location: str | None = None
+    error: Mapping[str, Any] | None = None
+
+
+def _is_url(text: str) -> bool:
+    return "://" in text
+
+
+def _has_glob(text: str) -> bool:
+    return any(c in _GLOB_CHARS for c in text)
+
+
+def read_target_list(path: str | os.PathLike[str]) -> list[str]:
+    """The targets listed in a text file: one per line; blank lines and ``#`` comments skipped."""
+    with open(path, encoding="utf-8") as fh:
+        lines = [line.strip() for line in fh]
+    return [line for line in lines if line and not line.startswith("#")]
+
+
+def _error(kind: str, message: str, offset: int | None = None,
+           field: str | None = None) -> dict[str, Any]:
+    return {"type": kind, "message": message, "offset": offset, "field": field}
+
+
+def _safe_key(key: Any) -> bool:
+    """A scale ``key`` from an info file must name a folder below the dataset root."""
+    if not isinstance(key, str) or not key or _is_url(key) or key.startswith(("/", "\\")):
+        return False
+    parts = key.replace("\\", "/").split("/")
+    return ".." not in parts and ":" not in parts[0]
+
+
+class _Where:
+    """A folder, local or behind fsspec, with just what expansion needs."""
+
+    def __init__(self, root: str, storage_options: Mapping[str, Any]) -> None:
+        self.root = root.rstrip("/") or root
+        self.fs: Any = None
+        if _is_url(root):
+            import fsspec
+
+            self.fs, self.path = fsspec.core.url_to_fs(root, **dict(storage_options))
+            self.path = self.path.rstrip("/")
+
+    def join(self, name: str) -> str:
+        return f"{self.root}/{name}"
+
+    def read_info(self) -> Any:
+        if self.fs is None:
+            with open(os.path.join(self.root, "info"), encoding="utf-8") as fh:
+                return json.load(fh)
+        return json.loads(self.fs.cat_file(f"{self.path}/info"))
+
+    def has_info(self) -> bool:
+        if self.fs is None:
+            return os.path.isdir(self.root) and os.path.isfile(os.path.join(self.root, "info"))
+        try:
+            return bool(self.fs.isfile(f"{self.path}/info"))
+        except (OSError, ValueError):
+            return False
+
+    def shards(self, sub: str | None) -> list[str]:
+        """``*.shard`` files directly in the root (or in its folder ``sub``), sorted."""
+        if self.fs is None:
+            folder = os.path.join(self.root, sub) if sub else self.root
+            return sorted(os.path.join(folder, n) for n in os.listdir(folder)
+                          if n.endswith(".shard") and os.path.isfile(os.path.join(folder, n)))
+        folder = f"{self.path}/{sub}" if sub else self.path
+        found = self.fs.glob(f"{folder}/*.shard")
+        base = self.join(sub) if sub else self.root
+        return sorted(f"{base}/{p.rsplit('/', 1)[-1]}" for p in found)
+
+
+def _expand_dataset(where: _Where, fmt: str | None) -> list[Target]:
+    """The shard files of a Neuroglancer dataset, each with its scale's sharding spec."""
+    info = where.read_info()
+    if not isinstance(info, dict):
+        raise ValueError("the info file is not a JSON object")
+    out: list[Target] = []
+    if isinstance(info.get("sharding"), dict):  # key-value datasets: meshes, skeletons, ...
+        out += [Target(name, spec=info["sharding"], format="neuroglancer")
+                for name in where.shards(None)]
+    for i, scale in enumerate(info.get("scales") or []):
+        if not isinstance(scale, dict) or not isinstance(scale.get("sharding"), dict):
+            continue  # unsharded scales hold plain chunk files, not shards
+        key = scale.get("key")
+        if not _safe_key(key):
+            raise ValueError(f"scale {i}: key {key!r} does not name a folder inside the dataset")
+        out += [Target(name, spec=scale["sharding"], format="neuroglancer")
+                for name in where.shards(key)]
+    return out
+
+
+def _expand_one(item: str, fmt: str | None, spec: Mapping[str, Any] | None,
+                storage_options: Mapping[str, Any]) -> list[Target]:
+    if _has_glob(item) and not (not _is_url(item) and os.path.exists(item)):
+        if _is_url(item):
+            import fsspec
+
+            fs, path = fsspec.core.url_to_fs(item, **dict(storage_options))
+            hits = fs.glob(path, detail=True)
+            files = [p for p, d in hits.items() if d.get("type") != "directory"]
+            # filesystems that keep the scheme in their paths (http) need no unstripping
+            names = sorted(p if "://" in p else fs.unstrip_protocol(p) for p in files)
+        else:
+            names = sorted(_glob.glob(item, recursive=True))
+        found: list[Target] = []
+        for name in names:
+            if _is_url(name) or not os.path.isdir(name):
+                found.append(Target(name, spec=spec, format=fmt))
+            elif fmt in (None, "neuroglancer") and spec is None:  # dataset folders expand
+                where = _Where(name, storage_options)
+                if where.has_info():
+                    found += _expand_one(name, fmt, spec, storage_options)
+        if not found:
+            return [Target(item, error=_error("NoMatch", f"{item}: no file matches"))]
+        return found
+    if fmt in (None, "neuroglancer") and spec is None:
+        looks_like_file = not _is_url(item) and os.path.isfile(item)
+        if _is_url(item):  # ask for an info file only where a folder is plausible
+            last = item.rstrip("/").rsplit("/", 1)[-1]
+            looks_like_file = "." in last and not item.endswith("/")
+        if not looks_like_file:
+            where = _Where(item, storage_options)
+            if where.has_info():
+                try:
+                    found = _expand_dataset(where, fmt)
+                except (OSError, ValueError) as exc:
+                    return [Target(item, error=_error(
+                        type(exc).__name__, f"{item}: cannot expand the dataset: {exc}"))]
+                if not found:
+                    return [Target(item, error=_error(
+                        "NoMatch", f"{item}: the dataset has no sharded scale with .shard files"))]
+                return found
+            if not _is_url(item) and os.path.isdir(item):
+                return [Target(item, error=_error(
+                    "IsADirectoryError", f"{item}: a folder without an info file (give a glob "
+                    f"such as {item.rstrip('/')}/*)"))]
+    return [Target(item, spec=spec, format=fmt)]
+
+
+def expand_targets(items: Iterable[str | Target], *, format: str | None = None,
+                   spec: Mapping[str, Any] | None = None,
+                   storage_options: Mapping[str, Any] | None = None) -> list[Target]:
+    """Expand paths, globs, URLs (and URL globs) and Neuroglancer datasets into shard targets.
+
+    Each target appears once (first occurrence kept). A glob that matches nothing, or a
+    dataset whose info cannot be read, becomes a target carrying an ``error``, so it is
+    reported rather than silently dropped.
+    """
+    so = dict(storage_options or {})
+    seen: set[str] = set()
+    out: list[Target] = []
+    for item in items:
+        if isinstance(item, Target):
+            found = [item]
+        else:
+            text = os.fspath(item)
+            try:
+                found = _expand_one(text, format, spec, so)
+            except (OSError, ValueError, ImportError) as exc:
+                found = [Target(text, error=_error(type(exc).__name__, f"{text}: {exc}"))]
+        for t in found:
+            if t.name not in seen:
+                seen.add(t.name)
+                out.append(t)
+    return out
+
+
+# -- the per-shard task ------------------------------------------------------------------------
+
+
+def _problem_dicts(problems: Iterable[Any]) -> list[dict[str, Any]]:
+    return [p.to_dict() if hasattr(p, "to_dict") else {"message": str(p)} for p in problems]
+
+
+def _call_supported(func: Callable[..., Any], **given: Any) -> Any:
+    """``func`` with the options it takes (mixed formats: each takes what applies to it)."""
+    import inspect
+
+    params = inspect.signature(func).parameters
+    return func(**{k: v for k, v in given.items()
+                   if v is not None and v is not False and k in params})
+
+
+def _jsonable(value: Any) -> Any:
+    from .render import to_json
+
+    return json.loads(to_json(value))
+
+
+def _do_task(reader: Any, task: str | Callable[[Any], Mapping[str, Any]],
+             options: Mapping[str, Any]) -> dict[str, Any]:
+    if callable(task):
+        out = dict(task(reader))
+        out.setdefault("ok", not out.get("problems"))
+        out["problems"] = list(out.get("problems") or [])
+        return out
+    if task == "verify":
+        problems = _call_supported(reader.verify, content_hash=options.get("content_hash"),
+                                   name_check=options.get("name_check"),
+                                   strict=options.get("strict"))
+        out = {"ok": not problems, "problems": _problem_dicts(problems)}
+        notes = list(getattr(problems, "notes", ()))  # checks a format could not make here
+        if notes:
+            out["notes"] = _problem_dicts(notes)
+        return out
+    if task == "info":
+        return {"ok": True, "problems": [], "summary": _jsonable(reader.summary())}
+    if task == "keys":
+        fmt = getattr(reader, "format_key", str)
+        keys = [fmt(k) for k in reader.keys()]
+        return {"ok": True, "problems": [], "key_count": len(keys), "keys": keys}
+    raise ValueError(f"unknown task {task!r}; known: {', '.join(TASKS)}")
+
+
+def run_one(target: Target | str, task: str | Callable[[Any], Mapping[str, Any]] = "verify",
+            options: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """Run ``task`` on one shard; never raises for anything the shard or its storage does.
+
+    Returns a JSON-ready dict: ``target``, ``format``, ``ok``, ``status`` (``sound``,
+    ``unsound`` or ``unreadable``), ``problems``, ``bytes_read`` (through a
+    :class:`~shardkit.sources.CountingSource`), ``seconds``, ``error`` (``None``, or
+    ``type``/``message``/``offset``/``field``) and what the task adds (``summary``, ``keys``).
+    """
+    import shardkit
+
+    from .errors import ShardkitError
+
+    if isinstance(target, str):
+        target = Target(target)
+    options = dict(options or {})
+    t0 = time.perf_counter()
+    result: dict[str, Any] = {"target": target.name, "format": target.format, "ok": False,
+                              "status": "unreadable", "problems": [], "bytes_read": 0,
+                              "seconds": 0.0, "error": None}
+    if target.error is not None:
+        result["error"] = dict(target.error)
+        return result
+    counter = None
+    try:
+        source = shardkit.open_source(target.location or target.name,
+                                      **dict(options.get("storage_options") or {}))
+        counter = shardkit.CountingSource(source)
+        kwargs: dict[str, Any] = {}
+        if target.spec is not None:
+            kwargs["spec"] = dict(target.spec)
+        with shardkit.open(counter, format=target.format, **kwargs) as reader:
+            result["format"] = getattr(reader, "format_id", None) or target.format
+            result.update(_do_task(reader, task, options))
+        result["status"] = "sound" if result["ok"] else "unsound"
+    except ShardkitError as exc:
+        result["error"] = _error(type(exc).__name__, str(exc), getattr(exc, "offset", None),
+                                 getattr(exc, "field", None))
+    except OSError as exc:
+        msg = f"{exc.filename}: {exc.strerror or exc}" if getattr(exc, "filename", None) \
+            else f"{target.name}: {exc}"
+        result["error"] = _error(type(exc).__name__, msg)
+    except Exception as exc:  # noqa: BLE001 - a reader bug costs one shard, never the run
+        result["error"] = _error(type(exc).__name__, f"internal error: {exc}")
+    if result["error"] is not None:
+        result["ok"] = False
+        result["status"] = "unreadable"
+    if counter is not None:
+        result["bytes_read"] = counter.stats.bytes_read
+    if target.location and target.location != target.name:
+        _rename(result, target.location, target.name)
+    result["seconds"] = round(time.perf_counter() - t0, 6)
+    return result
+
+
+def _rename(result: dict[str, Any], old: str, new: str) -> None:
+    """Messages name the target as the user gave it, wherever a worker opened it."""
+    for item in [result.get("error"), *result.get("problems", [])]:
+        if isinstance(item, dict) and isinstance(item.get("message"), str):
+            item["message"] = item["message"].replace(old, new)
+
+
+def _timeout_result(target: Target, timeout: float) -> dict[str, Any]:
+    return {"target": target.name, "format": target.format, "ok": False,
+            "status": "unreadable", "problems": [], "bytes_read": 0, "seconds": float(timeout),
+            "error": _error("Timeout", f"{target.name}: no result within {timeout:g} s")}
+
+
+def _crash_result(target: Target, how: str) -> dict[str, Any]:
+    return {"target": target.name, "format": target.format, "ok": False,
+            "status": "unreadable", "problems": [], "bytes_read": 0, "seconds": 0.0,
+            "error": _error("WorkerCrashed", f"{target.name}: {how}")}
+
+
+def run_one_with_timeout(target: Target, task: Any, options: Mapping[str, Any],
+                         timeout: float | None) -> dict[str, Any]:
+    """:func:`run_one` in a thread, given up after ``timeout`` seconds (the Dask task).
+
+    A thread cannot be killed: a shard that hangs keeps its thread until its read returns,
+    but the run goes on and the shard is reported as timed out.
+    """
+    if not timeout:
+        return run_one(target, task, options)
+    box: list[dict[str, Any]] = []
+    thread = threading.Thread(target=lambda: box.append(run_one(target, task, options)),
+                              name=f"shardkit-bulk {target.name}", daemon=True)
+    thread.start()
+    thread.join(timeout)
+    return box[0] if box else _timeout_result(target, timeout)
+
+
+# -- local worker processes --------------------------------------------------------------------
+
+
+def _worker_main(request_fd: int, result_fd: int) -> None:
+    """A worker process: run the tasks read from ``request_fd`` until told to stop.
+
+    The first message is the parent's ``sys.path`` (so a task callable imports as it does
+    there); then ``(index, target, task, options)`` tuples, each answered on ``result_fd``.
+    """
+    from multiprocessing.connection import Connection
+
+    with contextlib.suppress(ValueError, OSError):
+        signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent decides when to stop
+    requests = Connection(request_fd, writable=False)
+    results = Connection(result_fd, readable=False)
+    try:
+        parent = list(requests.recv())
+        sys.path[:] = parent + [p for p in sys.path if p not in parent]
+        while True:
+            msg = requests.recv()
+            if msg is None:
+                return
+            index, target, task, options = msg
+            results.send((index, run_one(target, task, options)))
+    except (EOFError, OSError, KeyboardInterrupt):
+        return  # the parent went away
+
+
+_WORKER_CODE = ("import sys; from shardkit.bulk import _worker_main; "
+                "_worker_main(int(sys.argv[1]), int(sys.argv[2]))")
+
+
+class _Worker:
+    """One worker: a fresh interpreter (no fork of a threaded parent, no re-import of the
+    caller's ``__main__``) talking over two pipes; its death shows up as end of file."""
+
+    def __init__(self) -> None:
+        from multiprocessing.connection import Connection
+
+        req_r, req_w = os.pipe()
+        res_r, res_w = os.pipe()
+        try:
+            self.proc = subprocess.Popen(
+                [sys.executable, "-c", _WORKER_CODE, str(req_r), str(res_w)],
+                pass_fds=(req_r, res_w), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL)
+        except BaseException:
+            for fd in (req_r, req_w, res_r, res_w):
+                os.close(fd)
+            raise
+        os.close(req_r)
+        os.close(res_w)
+        self.requests = Connection(req_w, readable=False)
+        self.conn = Connection(res_r, writable=False)
+        self.job: tuple[int, Target, int] | None = None
+        self.started = 0.0
+        with contextlib.suppress(OSError):  # a worker that cannot start shows up on first use
+            self.requests.send(list(sys.path))
+
+    def send(self, job: tuple[int, Target, int], task: Any, options: Any) -> None:
+        self.job = job
+        self.started = time.monotonic()
+        self.requests.send((job[0], job[1], task, options))
+
+    def stop(self, kill: bool = False) -> int | None:
+        """Stop the process (politely unless ``kill``); its exit code."""
+        if kill:
+            with contextlib.suppress(OSError):
+                self.proc.kill()
+        else:
+            with contextlib.suppress(OSError, ValueError):
+                self.requests.send(None)
+        try:
+            code = self.proc.wait(2.0)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            code = self.proc.wait()
+        self.requests.close()
+        self.conn.close()
+        return code
+
+
+def _exit_text(code: int | None) -> str:
+    if code is not None and code < 0:
+        with contextlib.suppress(ValueError):
+            return f"signal {signal.Signals(-code).name}"
+    return f"exit code {code}"
+
+
+def _run_local(jobs: list[tuple[int, Target]], task: Any, options: Mapping[str, Any],
+               workers: int, timeout: float | None, retries: int,
+               emit: Callable[[int, dict[str, Any]], None]) -> None:
+    pending: deque[tuple[int, Target, int]] = deque((i, t, 0) for i, t in jobs)
+    pool = [_Worker() for _ in range(max(1, min(workers, len(pending))))]
+
+    def lost(w: _Worker, kill: bool) -> int | None:
+        """Replace a dead (or hopeless) worker; the exit code of the old one."""
+        code = w.stop(kill=kill)
+        pool[pool.index(w)] = _Worker()
+        return code
+
+    def died(w: _Worker, index: int, target: Target, attempt: int) -> None:
+        """The worker died holding this shard: try it again, or report it."""
+        w.job = None
+        code = lost(w, kill=True)
+        if attempt < retries:
+            pending.appendleft((index, target, attempt + 1))
+        else:
+            emit(index, _crash_result(
+                target, f"the worker process died ({_exit_text(code)}) while reading this "
+                        f"shard, {attempt + 1} time(s)"))
+
+    try:
+        while pending or any(w.job for w in pool):
+            for w in list(pool):
+                if w.job is None and pending:
+                    job = pending.popleft()
+                    try:
+                        w.send(job, task, options)
+                    except (OSError, ValueError):  # it is gone (or never started)
+                        died(w, *job)
+            busy = [w for w in pool if w.job is not None]
+            wait_for = 1.0
+            if timeout:
+                now = time.monotonic()
+                wait_for = max(0.0, min([wait_for] + [w.started + timeout - now for w in busy]))
+            ready = set(_wait_ready([w.conn for w in busy], wait_for))
+            for w in busy:
+                assert w.job is not None
+                index, target, attempt = w.job
+                if w.conn in ready:
+                    try:
+                        got_index, result = w.conn.recv()
+                    except (EOFError, OSError):  # end of file: the worker died
+                        died(w, index, target, attempt)
+                    else:
+                        w.job = None
+                        emit(got_index, result)
+                elif timeout and time.monotonic() - w.started >= timeout:
+                    lost(w, kill=True)
+                    emit(index, _timeout_result(target, timeout))
+    finally:
+        for w in pool:
+            w.stop(kill=w.job is not None)
+
+
+# -- Dask --------------------------------------------------------------------------------------
+
+
+def _run_dask(client: Any, jobs: list[tuple[int, Target]], task: Any,
+              options: Mapping[str, Any], timeout: float | None,
+              emit: Callable[[int, dict[str, Any]], None], window: int | None = None) -> None:
+    from distributed import as_completed
+
+    try:
+        from distributed import KilledWorker
+    except ImportError:  # pragma: no cover - older distributed
+        from distributed.scheduler import KilledWorker
+
+    if window is None:
+        try:
+            threads = sum(client.nthreads().values())
+        except Exception:  # noqa: BLE001 - an unreachable scheduler shows up below
+            threads = 1
+        window = max(256, 16 * threads)
+    run_id = uuid.uuid4().hex[:12]
+    todo = iter(jobs)
+    where: dict[Any, tuple[int, Target]] = {}
+
+    def submit() -> Any | None:
+        job = next(todo, None)
+        if job is None:
+            return None
+        fut = client.submit(run_one_with_timeout, job[1], task, dict(options), timeout,
+                            key=f"shardkit-bulk-{run_id}-{job[0]}", pure=False)
+        where[fut] = job
+        return fut
+
+    first = [f for f in (submit() for _ in range(window)) if f is not None]
+    queue = as_completed(first)
+    for fut in queue:
+        index, target = where.pop(fut)
+        try:
+            result = fut.result()
+        except KilledWorker as exc:
+            result = _crash_result(target, f"Dask workers died while reading this shard: {exc}")
+        except Exception as exc:  # noqa: BLE001 - recorded for this shard, the run goes on
+            result = _crash_result(target, f"{type(exc).__name__}: {exc}")
+        fut.release()
+        emit(index, result)
+        nxt = submit()
+        if nxt is not None:
+            queue.add(nxt)
+
+
+# -- reports, resume, progress -----------------------------------------------------------------
+
+
+def load_report(path: str | os.PathLike[str]) -> dict[str, dict[str, Any]]:
+    """The last line of each target in a JSON Lines report (unparseable lines are skipped)."""
+    out: dict[str, dict[str, Any]] = {}
+    try:
+        with open(path, encoding="utf-8") as fh:
+            for line in fh:
+                try:
+                    rec = json.loads(line)
+                except ValueError:
+                    continue  # e.g. a line cut short when an earlier run was killed
+                if isinstance(rec, dict) and isinstance(rec.get("target"), str):
+                    out[rec["target"]] = rec
+    except FileNotFoundError:
+        pass
+    return out
+
+
+@dataclass
+class BulkSummary:
+    """What a bulk run found.
+
+    Attributes:
+        targets: Targets in the run (resumed ones included).
+        sound: Results with no problem.
+        unsound: Shards read to the end with problems.
+        unreadable: Shards that could not be read (errors, crashes, timeouts).
+        resumed: Sound results carried over from ``resume``.
+        bytes_read: Bytes read by the tasks of this run.
+        seconds: Wall time of this run.
+        engine: ``local:N`` or ``dask:ADDRESS``.
+        results: Every result of this run in completion order (carried-over ones first).
+    """
+
+    targets: int = 0
+    sound: int = 0
+    unsound: int = 0
+    unreadable: int = 0
+    resumed: int = 0
+    bytes_read: int = 0
+    seconds: float = 0.0
+    engine: str = ""
+    results: list[dict[str, Any]] = field(default_factory=list)
+
+    @property
+    def exit_code(self) -> int:
+        """0 every shard sound, 1 some unsound, 2 some unreadable."""
+        return 2 if self.unreadable else 1 if self.unsound else 0
+
+    def to_dict(self) -> dict[str, Any]:
+        """The summary without the results, JSON-ready."""
+        ran = self.targets - self.resumed
+        secs = self.seconds or 1e-9
+        return {"targets": self.targets, "sound": self.sound, "unsound": self.unsound,
+                "unreadable": self.unreadable, "resumed": self.resumed,
+                "bytes_read": self.bytes_read, "seconds": round(self.seconds, 3),
+                "shards_per_s": round(ran / secs, 2),
+                "mb_per_s": round(self.bytes_read / secs / 1e6, 3), "engine": self.engine,
+                "exit_code": self.exit_code}
+
+    def add(self, result: Mapping[str, Any]) -> None:
+        status = result.get("status")
+        if status == "sound":
+            self.sound += 1
+        elif status == "unsound":
+            self.unsound += 1
+        else:
+            self.unreadable += 1
+        self.bytes_read += int(result.get("bytes_read") or 0)
+
+
+def _write_atomic(path: Path, lines: Iterable[str]) -> None:
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    with open(tmp, "w", encoding="utf-8") as fh:
+        fh.writelines(lines)
+    os.replace(tmp, path)
+
+
+def _progress_bar(total: int, enabled: bool, stream: TextIO) -> Any:
+    from tqdm import tqdm
+
+    return tqdm(total=total, disable=not enabled, file=stream, unit="shard", dynamic_ncols=True,
+                smoothing=0.1, mininterval=0.25)
+
+
+def default_jobs() -> int:
+    """The number of cores this process may use."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
+def run(targets: Iterable[str | Target], task: str | Callable[[Any], Mapping[str, Any]] = "verify",
+        *, jobs: int | None = None, client: Any = None, report: str | os.PathLike[str] | None
+        = None, resume: str | os.PathLike[str] | None = None, timeout: float | None = None,
+        retries: int = 2, content_hash: str | None = None, name_check: bool = False,
+        strict: bool = False, format: str | None = None, spec: Mapping[str, Any] | None = None,
+        storage_options: Mapping[str, Any] | None = None, progress: bool | None = None,
+        on_result: Callable[[dict[str, Any]], None] | None = None,
+        keep_results: bool = True) -> BulkSummary:
+    """Run ``task`` over every shard of ``targets`` (see the module doc).
+
+    Args:
+        targets: Paths, globs, URLs, URL globs, Neuroglancer datasets, or :class:`Target`s.
+        task: ``"verify"``, ``"info"``, ``"keys"``, or a picklable ``callable(reader) -> dict``.
+        jobs: Local worker processes (default: the core count). Ignored with ``client``.
+        client: A ``distributed.Client``: run on its cluster instead.
+        report: JSON Lines file, one line per target, written as each shard finishes.
+        resume: An earlier report: targets it calls sound are carried over, the rest run.
+            The report is rewritten in place unless ``report`` names another file.
+        timeout: Seconds per shard before it is given up and reported as a timeout.
+        retries: Local engine: how often a shard whose worker died is tried again before it is
+            reported as a crash (on Dask the scheduler's ``allowed-failures`` decides).
+        content_hash, name_check, strict: ``verify`` options, for the formats that take them.
+        format, spec: Force a format / give the sharding spec of bare Neuroglancer shards.
+        storage_options: For fsspec URLs (expansion and reading).
+        progress: A progress bar on stderr (default: when stderr is a terminal).
+        on_result: Called with each result dict as it arrives (carried-over ones excluded).
+        keep_results: Keep every result in the returned summary.
+    """
+    if not callable(task) and task not in TASKS:
+        raise ValueError(f"unknown task {task!r}; known: {', '.join(TASKS)}")
+    t0 = time.perf_counter()
+    so = dict(storage_options or {})
+    items = expand_targets(targets, format=format, spec=spec, storage_options=so)
+    summary = BulkSummary(targets=len(items))
+    previous = load_report(resume) if resume is not None else {}
+    carried = [previous[t.name] for t in items
+               if previous.get(t.name, {}).get("status") == "sound"]
+    done = {r["target"] for r in carried}
+    todo = [(i, t) for i, t in enumerate(items) if t.name not in done]
+    summary.resumed = len(carried)
+    for rec in carried:
+        summary.add(rec)
+        if keep_results:
+            summary.results.append(rec)
+    summary.bytes_read = 0  # bytes of this run only
+
+    out = None
+    if report is None:
+        report = resume
+    if report is not None:
+        path = Path(report)
+        _write_atomic(path, (json.dumps(r) + "\n" for r in carried))
+        out = open(path, "a", encoding="utf-8")  # noqa: SIM115 - closed in finally
+    bar = _progress_bar(len(items), sys.stderr.isatty() if progress is None else progress,
+                        sys.stderr)
+    bar.update(len(carried))
+    reported: set[int] = set()
+
+    def emit(index: int, result: dict[str, Any]) -> None:
+        if index in reported:  # never twice, whatever an engine does
+            return
+        reported.add(index)
+        summary.add(result)
+        if keep_results:
+            summary.results.append(result)
+        if out is not None:
+            out.write(json.dumps(result) + "\n")
+            out.flush()
+        if on_result is not None:
+            on_result(result)
+        bar.set_postfix(sound=summary.sound, unsound=summary.unsound,
+                        unreadable=summary.unreadable, refresh=False)
+        bar.update(1)
+
+    options = {"content_hash": content_hash, "name_check": name_check, "strict": strict,
+               "storage_options": so}
+    # errors found while expanding need no worker
+    ready = [(i, t) for i, t in todo if t.error is not None]
+    todo = [(i, t) for i, t in todo if t.error is None]
+    try:
+        for i, t in ready:
+            emit(i, run_one(t, task, options))
+        if client is not None:
+            summary.engine = f"dask:{getattr(client.scheduler, 'address', client)}"
+            # workers may run elsewhere: give them absolute paths for local files
+            todo = [(i, t if _is_url(t.name) or os.path.isabs(t.name) else
+                     Target(t.name, t.spec, t.format, os.path.abspath(t.name)))
+                    for i, t in todo]
+            _run_dask(client, todo, task, options, timeout, emit)
+        elif todo:
+            n = jobs or default_jobs()
+            summary.engine = f"local:{n}"
+            _run_local(todo, task, options, n, timeout, retries, emit)
+        else:
+            summary.engine = f"local:{jobs or default_jobs()}"
+    finally:
+        bar.close()
+        if out is not None:
+            out.close()
+    missing = [t for i, t in todo if i not in reported]
+    if missing:  # cannot happen by construction; refuse to return a short report silently
+        raise RuntimeError(f"{len(missing)} target(s) got no result, e.g. {missing[0].name}")
+    summary.seconds = time.perf_counter() - t0
+    return summary
+
+
+def connect(address: str, jobs: int | None = None) -> tuple[Any, Callable[[], None]]:
+    """A Dask client for ``address`` (``tcp://host:port``, or ``local`` for a LocalCluster of
+    ``jobs`` single-threaded worker processes) and a function that closes what was opened."""
+    try:
+        from distributed import Client, LocalCluster
+    except ImportError as exc:
+        from .errors import ShardkitError
+
+        raise ShardkitError("--dask needs Dask's distributed package: "
+                            "pip install 'shardkit[dask]'") from exc
+    if address == "local":
+        cluster = LocalCluster(n_workers=jobs or default_jobs(), threads_per_worker=1,
+                               processes=True, dashboard_address=None)
+        client = Client(cluster)
+
+        def close() -> None:
+            client.close()
+            cluster.close()
+
+        return client, close
+    client = Client(address, timeout=30)
+    return client, client.close
+
+
+def format_line(result: Mapping[str, Any]) -> str:
+    """One human line for a result: ``OK``, ``UNSOUND`` or ``ERROR``."""
+    name = result.get("target")
+    if result.get("status") == "sound":
+        return f"OK {name} ({result.get('format')})"
+    if result.get("status") == "unsound":
+        problems: Sequence[Mapping[str, Any]] = result.get("problems") or []
+        first = problems[0].get("message", "") if problems else ""
+        return f"UNSOUND {name}: {len(problems)} problem(s); first: {first}"
+    err = result.get("error") or {}
+    return f"ERROR {name}: {err.get('type')}: {err.get('message')}"
+
+
+# -- the command line (``shardkit verify A B C``, globs, --from-file) --------------------------
+
+#: ``verify`` options that only make sense for many targets.
+CLI_OPTIONS = ("from_file", "jobs", "dask", "report", "resume", "timeout")
+
+
+def add_cli_options(parser: Any) -> None:
+    """Add the many-shards options to the ``verify`` subcommand's parser."""
+    group = parser.add_argument_group(
+        "many shards", "Several FILEs, globs (quote them: 's3://bucket/*.shard'), dataset "
+        "folders expanded to their .shard files, or --from-file: one JSON line per shard "
+        "(--json) or one line per shard, then a summary; exit 0 all sound, 1 some unsound, "
+        "2 some unreadable.")
+    group.add_argument("--from-file", metavar="LIST",
+                       help="read targets from LIST, one per line ('-' for stdin)")
+    group.add_argument("--jobs", "-j", type=int, metavar="N",
+                       help=f"local worker processes (default: the core count, {default_jobs()})")
+    group.add_argument("--dask", metavar="ADDRESS",
+                       help="run on a Dask cluster: tcp://scheduler:8786, or 'local' for a "
+                            "LocalCluster of --jobs worker processes")
+    group.add_argument("--report", metavar="REPORT.jsonl",
+                       help="write one JSON line per shard to REPORT.jsonl as each finishes")
+    group.add_argument("--resume", metavar="REPORT.jsonl",
+                       help="skip targets this earlier report calls sound (and keep their "
+                            "lines); the report defaults to the same file")
+    group.add_argument("--timeout", type=float, metavar="SECONDS",
+                       help="give up a shard after SECONDS and report it as a timeout")
+
+
+def wanted(args: Any) -> bool:
+    """Whether ``shardkit verify`` takes the many-shards path."""
+    files = list(args.file)
+    if len(files) != 1 or any(getattr(args, k, None) is not None for k in CLI_OPTIONS):
+        return True
+    one = files[0]
+    return _has_glob(one) and (_is_url(one) or not os.path.exists(one))
+
+
+def cli_verify(args: Any, spec: Mapping[str, Any] | None) -> int:
+    """``shardkit verify`` over many targets; returns the exit code."""
+    from .errors import ShardkitError
+
+    items: list[str] = list(args.file)
+    if args.from_file is not None:
+        try:
+            if args.from_file == "-":
+                items += [ln.strip() for ln in sys.stdin
+                          if ln.strip() and not ln.lstrip().startswith("#")]
+            else:
+                items += read_target_list(args.from_file)
+        except (OSError, UnicodeDecodeError) as exc:
+            raise ShardkitError(f"--from-file {args.from_file}: {exc}") from exc
+    if not items:
+        raise ShardkitError("verify: no targets (give FILEs, globs or --from-file LIST)")
+    if args.jobs is not None and args.jobs < 1:
+        raise ShardkitError("--jobs must be at least 1")
+    if args.timeout is not None and args.timeout <= 0:
+        raise ShardkitError("--timeout must be positive")
+    from tqdm import tqdm
+
+    def show(result: dict[str, Any]) -> None:
+        line = json.dumps(result) if args.json else format_line(result)
+        tqdm.write(line, file=sys.stdout)
+        sys.stdout.flush()
+
+    close: Callable[[], None] = lambda: None  # noqa: E731
+    client = None
+    if args.dask is not None:
+        client, close = connect(args.dask, args.jobs)
+    try:
+        summary = run(items, "verify", jobs=args.jobs, client=client,
+                      report=args.report or args.resume, resume=args.resume,
+                      timeout=args.timeout, content_hash=args.content_hash,
+                      name_check=args.name_check, strict=getattr(args, "strict", False),
+                      format=args.format, spec=spec,
+                      progress=args.progress, on_result=show, keep_results=False)
+    finally:
+        close()
+    data = summary.to_dict()
+    if args.json:
+        sys.stdout.write(json.dumps({"summary": data}) + "\n")
+    else:
+        carried = f" ({summary.resumed} sound in {args.resume})" if summary.resumed else ""
+        sys.stdout.write(
+            f"{summary.targets} shard(s): {summary.sound} sound{carried}, {summary.unsound} "
+            f"unsound, {summary.unreadable} unreadable; {summary.bytes_read / 1e6:.1f} MB read "
+            f"in {summary.seconds:.1f} s ({data['shards_per_s']} shards/s, {summary.engine})\n")
+    return summary.exit_code
