@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+import shardkit
 from shardkit.formats.xet_mdb import (
     FILE_FLAG_METADATA_EXT,
     FILE_FLAG_VERIFICATION,
@@ -197,3 +198,15 @@ def test_batched_reads_when_the_source_offers_them(big, monkeypatch) -> None:
     gaps = src.batches[1]
     assert len(src.batches) == 2 and len(gaps) == math.ceil((len(data) - 248) / (64 << 10))
     assert sum(e - s_ for s_, e in gaps) == len(data) - HEADER_SIZE - FOOTER_SIZE
+
+
+def test_keys_and_files_through_a_counting_source() -> None:
+    """A source with neither a mapping nor batched reads (CountingSource) lists every key."""
+    from shardkit.sources import CountingSource, open_source
+
+    for path in sorted(Path(__file__).parent.glob("data/mdb/real/*/*.mdb")):
+        with shardkit.open(path) as direct:
+            want = list(direct.keys())
+        with shardkit.open(CountingSource(open_source(path))) as counted:
+            assert list(counted.keys()) == want
+            assert [f.hash for f in counted.files] == want

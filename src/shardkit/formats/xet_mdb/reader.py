@@ -182,7 +182,7 @@ class MdbShard(Reader):
                 size = self.source.size
                 mem = view(0, size) if view is not None else self.source.read_range(0, size)
             self._mem_data = self._all = mem
-            if self._whole is not None:
+            if self._whole is not None or getattr(self, "_slicer", None) is None:
                 self._slicer = mem
         return mem
 
@@ -732,8 +732,9 @@ class MdbShard(Reader):
 
     def keys(self) -> Iterator[XetHash]:
         """File hashes, in section order."""
-        mem = self._slicer
-        for pos in self._layout.file_pos.tolist():
+        positions = self._layout.file_pos.tolist()
+        mem = self._slicer if self._slicer is not None else self._mem
+        for pos in positions:
             yield _new_hash(mem[pos : pos + 32])
 
     __iter__ = keys
