@@ -14,6 +14,8 @@ echo "wheel-check: built $(basename "$wheel")"
 "$py" -m zipfile -l "$wheel" >"$tmp/contents"
 grep -q "shardkit/generated/swh_read_shard.py" "$tmp/contents" ||
   { echo "wheel-check: generated parsers missing from the wheel"; exit 1; }
+grep -q "shardkit/py.typed" "$tmp/contents" ||
+  { echo "wheel-check: py.typed (PEP 561 marker) missing from the wheel"; exit 1; }
 
 "$py" -m venv "$tmp/venv"
 "$tmp/venv/bin/python" -m pip install --quiet "$wheel"
