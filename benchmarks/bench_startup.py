@@ -1,0 +1,181 @@
+#!/usr/bin/env python3
+"""Cold start: ``import shardkit`` and ``shardkit info`` on a bundled sample of every format.
+
+Each case runs in a fresh interpreter (the one running this script) and is timed wall-clock
+from ``subprocess`` start to exit; cases are interleaved (a, b, c, a, b, c...) after one
+untimed warm-up round, and the median of ``--runs`` is reported. The files are in the OS page
+cache, so this measures import and start-up cost, not disk speed.
+
+Targets (PASS/MISS, reported, never enforced):
+
+* ``import shardkit`` <= 40 ms above a bare interpreter (``python -c pass``);
+* ``shardkit info FILE`` on each bundled sample <= 2x ``python -c "import numpy"``.
+
+Then each ``info`` command runs once more with ``-X importtime`` and the script lists its
+heaviest top-level imports (cumulative) and, for each, the module that pulled it in, so a miss
+names the import to move.
+
+Run: ``.venv/bin/python benchmarks/bench_startup.py [--runs N] [--json]``. The exit code is 0
+whatever the numbers are; non-zero only when a command fails.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+DATA = Path(__file__).resolve().parents[1] / "tests" / "data"
+SAMPLES = {
+    "swh": DATA / "swh" / "tiny.shard",
+    "mdb": DATA / "mdb" / "real" / "session"
+    / "b04ac8152506ea5af6b90a7378a3d35c46cbef373a597241937795e323cea8f1.mdb",
+    "zss": DATA / "zss" / "tiny_zlib.zss",
+    "amudai": DATA / "amudai" / "single.amudai.shard",
+    "neuroglancer": DATA / "neuroglancer" / "cv_identity_raw",
+}
+IMPORT_BUDGET_MS = 40.0
+INFO_FACTOR = 2.0
+
+
+def _cli() -> list[str]:
+    """How a user starts the CLI: the console script beside this interpreter, else ``-m``."""
+    script = Path(sys.executable).parent / "shardkit"
+    if script.exists():
+        return [str(script)]
+    return [sys.executable, "-m", "shardkit"]
+
+
+def cases() -> dict[str, list[str]]:
+    py = sys.executable
+    out = {
+        "python -c pass": [py, "-c", "pass"],
+        "python -c 'import numpy'": [py, "-c", "import numpy"],
+        "import shardkit": [py, "-c", "import shardkit"],
+    }
+    for fmt, path in SAMPLES.items():
+        out[f"shardkit info ({fmt})"] = [*_cli(), "info", str(path)]
+    return out
+
+
+def _run(argv: list[str], env: dict[str, str] | None = None) -> tuple[float, str]:
+    t0 = time.perf_counter()
+    proc = subprocess.run(argv, capture_output=True, text=True, env=env)
+    elapsed = time.perf_counter() - t0
+    if proc.returncode != 0:
+        raise SystemExit(f"failed ({proc.returncode}): {' '.join(argv)}\n{proc.stderr}")
+    return elapsed, proc.stderr
+
+
+def measure(runs: int) -> dict[str, float]:
+    """Median wall time in ms of each case, interleaved, after one warm-up round."""
+    todo = cases()
+    times: dict[str, list[float]] = {name: [] for name in todo}
+    for round_ in range(runs + 1):
+        for name, argv in todo.items():
+            elapsed, _ = _run(argv)
+            if round_:
+                times[name].append(elapsed * 1000)
+    return {name: statistics.median(values) for name, values in times.items()}
+
+
+# Run in the child: note, for each package imported for the first time, the innermost line of
+# shardkit code that caused it (the "import" audit event fires before the module is loaded).
+_PROBE = """
+import json, sys
+importers = {}
+def hook(event, args):
+    if event != "import":
+        return
+    top = args[0].partition(".")[0]
+    if top in importers or top in sys.modules or top == "shardkit":
+        return
+    f = sys._getframe(1)
+    while f is not None and not f.f_globals.get("__name__", "").startswith("shardkit"):
+        f = f.f_back
+    if f is not None:
+        importers[top] = f"{f.f_globals['__name__']}:{f.f_lineno}"
+sys.addaudithook(hook)
+from shardkit.cli import main
+try:
+    code = main(sys.argv[1:])
+finally:
+    sys.stderr.write("\\nIMPORTERS " + json.dumps(importers) + "\\n")
+sys.exit(code)
+"""
+
+
+def heaviest_imports(argv: list[str], top: int = 4) -> list[dict[str, Any]]:
+    """The ``top`` heaviest packages a command imports after start-up, and who imports each.
+
+    Cumulative times come from ``-X importtime`` (a package's first, outermost line); the
+    importer is the line of shardkit code on the stack when the package was first imported.
+    """
+    env = dict(os.environ, PYTHONPROFILEIMPORTTIME="1")
+    _, err = _run([sys.executable, "-c", _PROBE, *argv], env)
+    importers: dict[str, str] = {}
+    cumulative: dict[str, float] = {}
+    for line in err.splitlines():
+        if line.startswith("IMPORTERS "):
+            importers = json.loads(line[len("IMPORTERS "):])
+            continue
+        parts = line.split("|")
+        if line.startswith("import time:") and len(parts) == 3 and parts[1].strip().isdigit():
+            name = parts[2].strip()
+            cumulative[name] = max(cumulative.get(name, 0.0), int(parts[1]) / 1000)
+    heavy = [{"module": name, "ms": round(cumulative.get(name, 0.0), 1), "imported_by": where}
+             for name, where in importers.items()]
+    heavy.sort(key=lambda r: -r["ms"])
+    return heavy[:top]
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--runs", type=int, default=9, help="timed runs per case (default 9)")
+    ap.add_argument("--json", action="store_true", help="machine-readable output")
+    args = ap.parse_args()
+
+    ms = measure(args.runs)
+    bare, numpy_ms = ms["python -c pass"], ms["python -c 'import numpy'"]
+    rows = []
+    for name, value in ms.items():
+        target = verdict = None
+        if name == "import shardkit":
+            target = bare + IMPORT_BUDGET_MS
+            label = f"<= {target:.0f} (bare + {IMPORT_BUDGET_MS:.0f})"
+        elif name.startswith("shardkit info"):
+            target = INFO_FACTOR * numpy_ms
+            label = f"<= {target:.0f} ({INFO_FACTOR:g}x numpy)"
+        else:
+            label = ""
+        if target is not None:
+            verdict = "PASS" if value <= target else "MISS"
+        rows.append({"case": name, "ms": round(value, 1), "target_ms": target and round(target, 1),
+                     "target": label, "result": verdict})
+    imports = {f"info ({fmt})": heaviest_imports(["info", str(path)])
+               for fmt, path in SAMPLES.items()}
+
+    if args.json:
+        print(json.dumps({"runs": args.runs, "rows": rows, "heaviest_imports": imports},
+                         indent=2))
+        return 0
+    print(f"cold start, wall time, median of {args.runs} runs (ms)")
+    print(f"{'case':<30} {'ms':>8}  {'target':<26} result")
+    for r in rows:
+        print(f"{r['case']:<30} {r['ms']:>8.1f}  {r['target']:<26} {r['result'] or ''}")
+    print("\nheaviest packages each command imports (cumulative ms, -X importtime) and the "
+          "shardkit line that imports each:")
+    for name, heavy in imports.items():
+        text = ", ".join(f"{h['module']} {h['ms']:.0f} ({h['imported_by']})" for h in heavy)
+        print(f"  {name}: {text}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
