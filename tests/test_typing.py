@@ -98,3 +98,15 @@ def test_open_is_typed_by_format_and_by_reader(installed: Path, tmp_path: Path) 
     assert re.search(r'probe\.py:12: error: "ZssFile" has no attribute "no_such_method"',
                      proc.stdout), proc.stdout
     assert proc.returncode == 1
+
+
+def test_public_entry_points_pass_mypy_strict(installed: Path) -> None:
+    """The modules behind ``import shardkit`` and the CLI are fully annotated themselves."""
+    own = ["__init__.py", "cli.py", "render.py", "errors.py", "_kaitai.py"]
+    env = dict(os.environ, PYTHONPATH=str(installed))
+    proc = subprocess.run(
+        [sys.executable, "-m", "mypy", "--strict", "--follow-imports=silent",
+         "--cache-dir", str(installed.parent / "mypy-cache"),
+         *[f"shardkit/{name}" for name in own]],
+        capture_output=True, text=True, env=env, cwd=installed, check=False)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
