@@ -11,9 +11,10 @@ Targets (PASS/MISS, reported, never enforced):
 * ``import shardkit`` <= 40 ms above a bare interpreter (``python -c pass``);
 * ``shardkit info FILE`` on each bundled sample <= 2x ``python -c "import numpy"``.
 
-Then each ``info`` command runs once more with ``-X importtime`` and the script lists its
-heaviest top-level imports (cumulative) and, for each, the module that pulled it in, so a miss
-names the import to move.
+Then each ``info`` command runs once more with ``-X importtime`` and an import audit hook, and
+the script lists the heaviest packages that shardkit code imports itself (ms, with everything
+they import) and the line that imports each (``shardkit.formats.swh:23``), so a miss names the
+import to move.
 
 Run: ``.venv/bin/python benchmarks/bench_startup.py [--runs N] [--json]``. The exit code is 0
 whatever the numbers are; non-zero only when a command fails.
@@ -85,8 +86,9 @@ def measure(runs: int) -> dict[str, float]:
     return {name: statistics.median(values) for name, values in times.items()}
 
 
-# Run in the child: note, for each package imported for the first time, the innermost line of
-# shardkit code that caused it (the "import" audit event fires before the module is loaded).
+# Run in the child: note, for each package imported for the first time by shardkit code itself
+# (not by one of its dependencies), the line that imports it (the "import" audit event fires
+# before the module is loaded).
 _PROBE = """
 import json, sys
 importers = {}
@@ -94,13 +96,19 @@ def hook(event, args):
     if event != "import":
         return
     top = args[0].partition(".")[0]
-    if top in importers or top in sys.modules or top == "shardkit":
+    if top in sys.modules and top != "shardkit":  # a namespace package (google.protobuf)
+        top = ".".join(args[0].split(".")[:2])
+    if top in importers or top in sys.modules or top.startswith("shardkit"):
         return
     f = sys._getframe(1)
-    while f is not None and not f.f_globals.get("__name__", "").startswith("shardkit"):
-        f = f.f_back
-    if f is not None:
-        importers[top] = f"{f.f_globals['__name__']}:{f.f_lineno}"
+    while f is not None and (f.f_code.co_filename.startswith("<frozen")
+                             or f.f_globals.get("__name__", "").startswith("importlib")):
+        f = f.f_back  # the import machinery
+    name = f.f_globals.get("__name__", "") if f is not None else ""
+    if name.startswith("shardkit"):  # imported by shardkit itself, not by a dependency
+        importers[top] = f"{name}:{f.f_lineno}"
+    else:
+        importers[top] = None
 sys.addaudithook(hook)
 from shardkit.cli import main
 try:
@@ -111,26 +119,40 @@ sys.exit(code)
 """
 
 
-def heaviest_imports(argv: list[str], top: int = 4) -> list[dict[str, Any]]:
+def heaviest_imports(argv: list[str], top: int = 5) -> list[dict[str, Any]]:
     """The ``top`` heaviest packages a command imports after start-up, and who imports each.
 
-    Cumulative times come from ``-X importtime`` (a package's first, outermost line); the
-    importer is the line of shardkit code on the stack when the package was first imported.
+    Times come from ``-X importtime`` (a package's outermost import lines, summed); the
+    importer is the line of shardkit code that first imported the package.
     """
     env = dict(os.environ, PYTHONPROFILEIMPORTTIME="1")
     _, err = _run([sys.executable, "-c", _PROBE, *argv], env)
-    importers: dict[str, str] = {}
-    cumulative: dict[str, float] = {}
+    importers: dict[str, str | None] = {}
+    rows: list[tuple[int, str, float]] = []  # (depth, module, cumulative ms), in print order
     for line in err.splitlines():
         if line.startswith("IMPORTERS "):
             importers = json.loads(line[len("IMPORTERS "):])
             continue
         parts = line.split("|")
         if line.startswith("import time:") and len(parts) == 3 and parts[1].strip().isdigit():
-            name = parts[2].strip()
-            cumulative[name] = max(cumulative.get(name, 0.0), int(parts[1]) / 1000)
-    heavy = [{"module": name, "ms": round(cumulative.get(name, 0.0), 1), "imported_by": where}
-             for name, where in importers.items()]
+            depth = (len(parts[2]) - len(parts[2].lstrip(" ")) - 1) // 2
+            rows.append((depth, parts[2].strip(), int(parts[1]) / 1000))
+
+    def within(name: str, package: str) -> bool:
+        return name == package or name.startswith(package + ".")
+
+    def cost(package: str) -> float:
+        """Cumulative ms of ``package``: its outermost import lines, summed."""
+        total = 0.0
+        for i, (depth, name, ms) in enumerate(rows):
+            if within(name, package):
+                parent = next((n for d, n, _ in rows[i + 1:] if d < depth), "")
+                if not within(parent, package):
+                    total += ms
+        return total
+
+    heavy = [{"module": name, "ms": round(cost(name), 1), "imported_by": where}
+             for name, where in importers.items() if where is not None]
     heavy.sort(key=lambda r: -r["ms"])
     return heavy[:top]
 
