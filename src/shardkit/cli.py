@@ -155,14 +155,12 @@ def cmd_get(args: argparse.Namespace, reader: Any) -> int:
 
 
 def _not_found(exc: EntryNotFoundError, reader: Any) -> str:
-    """The message for an absent key; a byte-string key absent (not deleted) is shown once, in
-    the format's own display form (ZSS: escaped text), never as a Python repr."""
+    """The message for an absent key. Keys that are arbitrary bytes shown as escaped text (ZSS
+    records) are shown once, in that form, never as a Python repr of it."""
     key = exc.key
-    if isinstance(key, bytes) and not isinstance(exc, DeletedEntryError):
-        try:
-            return f"not found: {reader.format_key(key)}"
-        except Exception:  # noqa: BLE001 - a display problem must not hide the answer
-            return str(exc)
+    if isinstance(key, bytes) and not isinstance(exc, DeletedEntryError) \
+            and "hex" in inspect.signature(reader.format_key).parameters:
+        return f"not found: {reader.format_key(key)}"
     return str(exc)
 
 
