@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Cold start: ``import shardkit`` and ``shardkit info`` on a bundled sample of every format.
+"""Cold start: ``import shardkit``, and ``shardkit info`` on the bundled samples of each format.
 
 Each case runs in a fresh interpreter (the one running this script) and is timed wall-clock
 from ``subprocess`` start to exit; cases are interleaved (a, b, c, a, b, c...) after one
@@ -9,7 +9,9 @@ cache, so this measures import and start-up cost, not disk speed.
 Targets (PASS/MISS, reported, never enforced):
 
 * ``import shardkit`` <= 40 ms above a bare interpreter (``python -c pass``);
-* ``shardkit info FILE`` on each bundled sample <= 2x ``python -c "import numpy"``.
+* ``shardkit info FILE`` on each bundled sample <= 2x ``python -c "import numpy"``: by default
+  a small sample and the largest one of each format, every readable sample with
+  ``--every-sample``.
 
 Then each ``info`` command runs once more with ``-X importtime`` and an import audit hook, and
 the script lists the heaviest packages that shardkit code imports itself (ms, with everything
@@ -53,15 +55,40 @@ def _cli() -> list[str]:
     return [sys.executable, "-m", "shardkit"]
 
 
-def cases() -> dict[str, list[str]]:
+def all_samples() -> dict[str, list[Path]]:
+    """Every readable bundled sample, by format (damaged and unfinished files left out)."""
+    def size(path: Path) -> int:
+        files = path.rglob("*") if path.is_dir() else [path]
+        return sum(f.stat().st_size for f in files if f.is_file())
+
+    found = {
+        "swh": sorted((DATA / "swh").glob("*.shard")),
+        "mdb": sorted((DATA / "mdb").rglob("*.mdb"))
+        + sorted((DATA / "mdb").rglob("*.shard")),
+        "zss": [p for p in sorted((DATA / "zss").glob("*.zss"))
+                if not p.name.startswith(("corrupt_", "incomplete_"))],
+        "amudai": sorted((DATA / "amudai").glob("*.amudai.shard")),
+        "neuroglancer": sorted(p for p in (DATA / "neuroglancer").iterdir()
+                               if (p / "info").is_file()),
+    }
+    return {fmt: sorted(paths, key=size) for fmt, paths in found.items()}
+
+
+def cases(every: bool = False) -> dict[str, list[str]]:
+    """The commands timed: a bare interpreter, numpy, ``import shardkit``, then ``info`` on
+    the representative sample and the largest sample of each format (every sample with
+    ``every``)."""
     py = sys.executable
     out = {
         "python -c pass": [py, "-c", "pass"],
         "python -c 'import numpy'": [py, "-c", "import numpy"],
         "import shardkit": [py, "-c", "import shardkit"],
     }
-    for fmt, path in SAMPLES.items():
-        out[f"shardkit info ({fmt})"] = [*_cli(), "info", str(path)]
+    for fmt, paths in all_samples().items():
+        chosen = paths if every else list(dict.fromkeys([SAMPLES[fmt], paths[-1]]))
+        for path in chosen:
+            name = path.name if len(path.name) <= 28 else path.name[:12] + "..." + path.name[-8:]
+            out[f"info {fmt} {name}"] = [*_cli(), "info", str(path)]
     return out
 
 
@@ -74,9 +101,9 @@ def _run(argv: list[str], env: dict[str, str] | None = None) -> tuple[float, str
     return elapsed, proc.stderr
 
 
-def measure(runs: int) -> dict[str, float]:
+def measure(runs: int, every: bool = False) -> dict[str, float]:
     """Median wall time in ms of each case, interleaved, after one warm-up round."""
-    todo = cases()
+    todo = cases(every)
     times: dict[str, list[float]] = {name: [] for name in todo}
     for round_ in range(runs + 1):
         for name, argv in todo.items():
@@ -161,9 +188,12 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--runs", type=int, default=9, help="timed runs per case (default 9)")
     ap.add_argument("--json", action="store_true", help="machine-readable output")
+    ap.add_argument("--every-sample", action="store_true",
+                    help="time info on every bundled sample, not one small and the largest "
+                         "of each format")
     args = ap.parse_args()
 
-    ms = measure(args.runs)
+    ms = measure(args.runs, args.every_sample)
     bare, numpy_ms = ms["python -c pass"], ms["python -c 'import numpy'"]
     rows = []
     for name, value in ms.items():
@@ -171,7 +201,7 @@ def main() -> int:
         if name == "import shardkit":
             target = bare + IMPORT_BUDGET_MS
             label = f"<= {target:.0f} (bare + {IMPORT_BUDGET_MS:.0f})"
-        elif name.startswith("shardkit info"):
+        elif name.startswith("info "):
             target = INFO_FACTOR * numpy_ms
             label = f"<= {target:.0f} ({INFO_FACTOR:g}x numpy)"
         else:
@@ -188,9 +218,9 @@ def main() -> int:
                          indent=2))
         return 0
     print(f"cold start, wall time, median of {args.runs} runs (ms)")
-    print(f"{'case':<30} {'ms':>8}  {'target':<26} result")
+    print(f"{'case':<44} {'ms':>8}  {'target':<26} result")
     for r in rows:
-        print(f"{r['case']:<30} {r['ms']:>8.1f}  {r['target']:<26} {r['result'] or ''}")
+        print(f"{r['case']:<44} {r['ms']:>8.1f}  {r['target']:<26} {r['result'] or ''}")
     print("\nheaviest packages each command imports (cumulative ms, -X importtime) and the "
           "shardkit line that imports each:")
     for name, heavy in imports.items():
