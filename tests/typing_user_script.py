@@ -48,7 +48,9 @@ def mdb(data: Path) -> int:
             assert found is not None and found.hash == f.hash
         for x in shard.xorbs:
             total += sum(c.size for c in x.chunks)
-        return total
+        problems: list[Problem] = shard.verify(name_check=True)
+        assert not problems
+        return total + len(shard.sections())
 
 
 def zss(data: Path) -> int:
@@ -57,16 +59,17 @@ def zss(data: Path) -> int:
         records: list[bytes] = list(z)
         hits: list[bytes] = list(z.search(prefix=b"app"))
         meta: dict[str, object] = z.metadata
-        assert b"apple" in z and len(meta) == 0
-        return len(records) + len(hits)
+        assert b"apple" in z and len(meta) == 0 and not z.verify()
+        tree: dict[str, object] = z.to_dict()
+        return len(records) + len(hits) + len(tree)
 
 
 def amudai(data: Path) -> int:
     with shardkit.open(data / "amudai" / "single.amudai.shard", format="amudai") as s:
         names: list[str] = [f.name for f in s.schema]
         ids = s.read_column("id")
-        assert names[0] == "id" and len(ids) == s.record_count
-        return s.record_count + len(s.stripes)
+        assert names[0] == "id" and len(ids) == s.record_count and not s.verify()
+        return s.record_count + len(s.stripes) + len(s.sections())
 
 
 def neuroglancer(data: Path) -> int:
@@ -77,8 +80,9 @@ def neuroglancer(data: Path) -> int:
     with shard:
         ids: list[int] = sorted(shard.keys())
         chunk: bytes = shard[ids[0]]
-        assert ds[ids[0]] == chunk
-        return len(ids)
+        assert ds[ids[0]] == chunk and ds.get(2**63) is None
+        assert not shard.verify() and not ds.verify()
+        return len(ids) + len(ds.summary())
 
 
 def detected(data: Path) -> str:
