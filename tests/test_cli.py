@@ -279,27 +279,54 @@ def test_zss_ls_json_gives_the_exact_bytes_as_hex(capsys):
     assert "apple\\x00\\xff\\n" in capsys.readouterr().out.splitlines()
 
 
+def _folded(lines):
+    """(PROBLEM lines, the counts of their "... and N more like it" lines)."""
+    problem_lines = [line for line in lines if line.startswith("PROBLEM ")]
+    counts = [int(line.split("and ")[1].split()[0]) for line in lines if "more like it" in line]
+    return problem_lines, counts
+
+
 def test_repeated_problems_are_grouped(tmp_path, capsys):
     # the root of a two-level Amudai shard without its stripe files: every column of every
-    # stripe reports the same missing file
+    # stripe reports its stripe file missing, in two checks (buffer, values)
     shard = tmp_path / "twolevel.amudai.shard"
     shutil.copy(DATA / "amudai" / "twolevel.amudai.shard", shard)
     assert main(["verify", "--json", str(shard)]) == 1
     problems = json.loads(capsys.readouterr().out)["problems"]
-    kinds = {(p["check"], p["message"]) for p in problems}
-    assert len(problems) > 3 * len(kinds)
+    assert len(problems) > 50
+    assert {p["check"] for p in problems} == {"buffer", "values"}
     assert main(["verify", str(shard)]) == 1
     lines = capsys.readouterr().out.splitlines()
     assert lines[-1] == f"{shard}: {len(problems)} problem(s) found"
-    problem_lines = [line for line in lines if line.startswith("PROBLEM ")]
-    assert len(problem_lines) == len(kinds)
-    folded = [line for line in lines if "more like it" in line]
-    counts = [int(line.split("and ")[1].split()[0]) for line in folded]
+    problem_lines, counts = _folded(lines)
+    assert [line.split(":")[0] for line in problem_lines] == ["PROBLEM buffer", "PROBLEM values"]
+    assert problem_lines[0] == f"PROBLEM {problems[0]['check']}: {problems[0]['message']} " \
+        f"(field {problems[0]['field']})"
     assert sum(counts) + len(problem_lines) == len(problems)
-    assert all(", at /stripes/" in line for line in folded)
+    assert all(", at /stripes/" in line for line in lines if "more like it" in line)
     assert main(["verify", "--all", str(shard)]) == 1
     lines = capsys.readouterr().out.splitlines()
     assert sum(line.startswith("PROBLEM ") for line in lines) == len(problems)
+
+
+def test_problems_differing_in_numbers_are_grouped(tmp_path, capsys):
+    data = bytearray(swh_path("medium").read_bytes())
+    with shardkit.open(swh_path("medium")) as shard:
+        index = shard.summary()["header"]["index_position"]
+    for slot in range(0, 400, 7):  # damage the keys of 58 slots
+        data[index + 40 * slot + 3] ^= 0x55
+    bad = tmp_path / "bad.shard"
+    bad.write_bytes(bytes(data))
+    assert main(["verify", "--json", str(bad)]) == 1
+    slot_problems = [p for p in json.loads(capsys.readouterr().out)["problems"]
+                     if p["check"] == "slot"]
+    assert len(slot_problems) > 40
+    assert main(["verify", str(bad)]) == 1
+    lines = capsys.readouterr().out.splitlines()
+    at = next(i for i, line in enumerate(lines) if line.startswith("PROBLEM slot:"))
+    assert sum(line.startswith("PROBLEM slot:") for line in lines) == 1
+    assert lines[at + 1] == (f"  ... and {len(slot_problems) - 1} more like it, at "
+                             + ", ".join(p["field"] for p in slot_problems[1:4]) + ", ...")
 
 
 def test_extra_argument_prints_the_commands_usage():

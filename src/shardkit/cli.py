@@ -12,6 +12,7 @@ import functools
 import inspect
 import json
 import os
+import re
 import sys
 import time
 from collections.abc import Callable, Sequence
@@ -164,16 +165,21 @@ def _not_found(exc: EntryNotFoundError, reader: Any) -> str:
     return str(exc)
 
 
-def group_problems(problems: Sequence[Problem], shown: int = 3) -> list[str]:
-    """``verify``'s findings as text, with repeats folded.
+# a number or hex string in a problem message (a slot, an offset, a key, a file's hash name)
+_VARYING = re.compile(r"\b(?:0x)?[0-9a-fA-F]*[0-9][0-9a-fA-F]*\b")
 
-    Problems with the same check and the same message (they differ only in where they are,
-    e.g. one missing stripe file seen from every column) print once, followed by how many
-    more there are and the first few of their fields or offsets.
+
+def group_problems(problems: Sequence[Problem], shown: int = 3) -> list[str]:
+    """``verify``'s findings as text, with near-identical ones folded.
+
+    Problems of the same check whose messages differ only in numbers and hex strings (one
+    missing stripe file seen from every column, every slot of a damaged index) print once, in
+    full for the first, followed by how many more there are and the first few of their fields
+    or offsets. ``verify --all`` and ``--json`` list every problem.
     """
     groups: dict[tuple[str, str], list[Problem]] = {}
     for p in problems:
-        groups.setdefault((p.check, p.message), []).append(p)
+        groups.setdefault((p.check, _VARYING.sub("#", p.message)), []).append(p)
     lines = []
     for same in groups.values():
         lines.append(f"PROBLEM {same[0]}")
