@@ -337,6 +337,15 @@ def test_extra_argument_prints_the_commands_usage():
     assert "shardkit info: error: unrecognized arguments: b" in proc.stderr
 
 
+def test_import_shardkit_loads_only_the_error_classes():
+    code = ("import sys, shardkit\n"
+            "print(sorted(m for m in sys.modules if m.startswith('shardkit')), "
+            "'numpy' in sys.modules)\n")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          check=True)
+    assert proc.stdout.split("\n")[-2] == "['shardkit', 'shardkit.errors'] False"
+
+
 def test_import_and_light_commands_load_no_reader():
     code = ("import sys, shardkit, shardkit.cli\n"
             "shardkit.cli.main(['formats'])\n"
