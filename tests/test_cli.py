@@ -4,14 +4,17 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import shutil
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 from conftest import SWH_SAMPLES, swh_path
 
 import shardkit
+import shardkit.render
 from shardkit.cli import main
 
 
@@ -191,3 +194,187 @@ def test_neuroglancer_verify_reports_a_bad_gzipped_shard(tmp_path, capsys):
     assert main(["verify", "--json", str(ds)]) == 1
     problems = json.loads(capsys.readouterr().out)["problems"]
     assert any(p["check"] == "read" and "1.shard" in p["message"] for p in problems)
+
+
+DATA = swh_path("tiny").parents[1]
+
+
+def test_formats_prints_detection_rules_as_text(capsys):
+    assert main(["formats"]) == 0
+    out = capsys.readouterr().out
+    assert out.count("detected by:") == len(shardkit.FORMATS)
+    flat = " ".join(out.split())  # the rules are wrapped to the terminal width
+    for info in shardkit.FORMATS.values():
+        assert f"{info.id} " in out and info.name in out
+        assert " ".join(info.describe.split()) in flat
+
+
+def test_formats_help_lists_only_its_own_options():
+    help_text = subprocess.run([sys.executable, "-m", "shardkit", "formats", "--help"],
+                               capture_output=True, text=True, check=True).stdout
+    assert "--json" in help_text
+    assert "--format" not in help_text and "--spec" not in help_text
+    info_help = subprocess.run([sys.executable, "-m", "shardkit", "info", "--help"],
+                               capture_output=True, text=True, check=True).stdout
+    assert "--format" in info_help and "--spec" in info_help
+
+
+def test_every_verify_option_has_help(capsys):
+    with pytest.raises(SystemExit):
+        main(["verify", "--help"])
+    out = capsys.readouterr().out
+    assert "--no-progress  " in out  # argparse pads an option with help text
+    lines = out.splitlines()
+    for i, line in enumerate(lines):
+        if line.strip().startswith("--"):
+            opt = line.split()[0]
+            # help on the same line, or on the next (indented) one
+            assert len(line.split()) > 1 or lines[i + 1].startswith(" " * 8), opt
+
+
+def test_info_prints_readable_text_without_python_reprs(capsys):
+    cases = {
+        DATA / "zss" / "metadata_zlib.zss": ["metadata.corpus: zss-corpus-test",
+                                             "metadata.nested.list: [1, 2.5, null, true, false]",
+                                             "metadata.nested.empty: (none)"],
+        DATA / "neuroglancer" / "ts_image_identity_gzipindex": [
+            "scales[0].key: 8_8_40", "scales[0].size: 100, 90, 40",
+            "scales[0].resolution: 8.0, 8.0, 40.0", "scales[0].sharding.hash: identity",
+            "unsharded_scales: (none)"],
+        DATA / "amudai" / "single.amudai.shard": [
+            "schema:", "  - id: Int64", "  - address.street: String", "stripes[2].record_count: 3",
+            "urls: (none)", 'properties.custom.nested.list: [1, "two", null, "03"]'],
+    }
+    for path, expected in cases.items():
+        assert main(["info", str(path)]) == 0
+        out = capsys.readouterr().out
+        lines = out.splitlines()
+        for line in expected:
+            assert line in lines, (path, line, out)
+        for repr_mark in ("{'", "['", "b'", "None", "True", "False"):
+            assert repr_mark not in out, (path, repr_mark)
+        assert main(["info", "--json", str(path)]) == 0
+        data = json.loads(capsys.readouterr().out)
+        with shardkit.open(path) as reader:
+            assert data == json.loads(shardkit.render.to_json(reader.summary()))
+
+
+def test_missing_zss_record_is_shown_once_escaped(capsys):
+    path = str(DATA / "zss" / "tiny_none.zss")
+    assert main(["get", path, "x\\x00y"]) == 1
+    assert capsys.readouterr().err == "shardkit: not found: x\\x00y\n"
+    assert main(["get", "--json", path, "hex:00ff"]) == 1
+    out = json.loads(capsys.readouterr().out)
+    assert out["message"] == "not found: \\x00\\xff" and out["key"] == "hex:00ff"
+
+
+def test_zss_ls_json_gives_the_exact_bytes_as_hex(capsys):
+    path = DATA / "zss" / "tiny_none.zss"
+    assert main(["ls", "--json", str(path)]) == 0
+    listed = [bytes.fromhex(h) for h in json.loads(capsys.readouterr().out)]
+    with shardkit.open(path) as z:
+        assert listed == list(z)
+    assert b"apple\x00\xff\n" in listed  # bytes no text encoding could carry
+    assert main(["ls", str(path)]) == 0  # text stays escaped, one record a line
+    assert "apple\\x00\\xff\\n" in capsys.readouterr().out.splitlines()
+
+
+def _folded(lines):
+    """(PROBLEM lines, the counts of their "... and N more like it" lines)."""
+    problem_lines = [line for line in lines if line.startswith("PROBLEM ")]
+    counts = [int(line.split("and ")[1].split()[0]) for line in lines if "more like it" in line]
+    return problem_lines, counts
+
+
+def test_repeated_problems_are_grouped(tmp_path, capsys):
+    # the root of a two-level Amudai shard without its stripe files: every column of every
+    # stripe reports its stripe file missing, in two checks (buffer, values)
+    shard = tmp_path / "twolevel.amudai.shard"
+    shutil.copy(DATA / "amudai" / "twolevel.amudai.shard", shard)
+    assert main(["verify", "--json", str(shard)]) == 1
+    problems = json.loads(capsys.readouterr().out)["problems"]
+    assert len(problems) > 50
+    assert {p["check"] for p in problems} == {"buffer", "values"}
+    assert main(["verify", str(shard)]) == 1
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[-1] == f"{shard}: {len(problems)} problem(s) found"
+    problem_lines, counts = _folded(lines)
+    assert [line.split(":")[0] for line in problem_lines] == ["PROBLEM buffer", "PROBLEM values"]
+    assert problem_lines[0] == f"PROBLEM {problems[0]['check']}: {problems[0]['message']} " \
+        f"(field {problems[0]['field']})"
+    assert sum(counts) + len(problem_lines) == len(problems)
+    assert all(", at /stripes/" in line for line in lines if "more like it" in line)
+    assert main(["verify", "--all", str(shard)]) == 1
+    lines = capsys.readouterr().out.splitlines()
+    assert sum(line.startswith("PROBLEM ") for line in lines) == len(problems)
+
+
+def test_problems_differing_in_numbers_are_grouped(tmp_path, capsys):
+    data = bytearray(swh_path("medium").read_bytes())
+    with shardkit.open(swh_path("medium")) as shard:
+        index = shard.summary()["header"]["index_position"]
+    for slot in range(0, 400, 7):  # damage the keys of 58 slots
+        data[index + 40 * slot + 3] ^= 0x55
+    bad = tmp_path / "bad.shard"
+    bad.write_bytes(bytes(data))
+    assert main(["verify", "--json", str(bad)]) == 1
+    slot_problems = [p for p in json.loads(capsys.readouterr().out)["problems"]
+                     if p["check"] == "slot"]
+    assert len(slot_problems) > 40
+    assert main(["verify", str(bad)]) == 1
+    lines = capsys.readouterr().out.splitlines()
+    at = next(i for i, line in enumerate(lines) if line.startswith("PROBLEM slot:"))
+    assert sum(line.startswith("PROBLEM slot:") for line in lines) == 1
+    assert lines[at + 1] == (f"  ... and {len(slot_problems) - 1} more like it, at "
+                             + ", ".join(p["field"] for p in slot_problems[1:4]) + ", ...")
+
+
+def test_extra_argument_prints_the_commands_usage():
+    proc = subprocess.run([sys.executable, "-m", "shardkit", "info", "a", "b"],
+                          capture_output=True, text=True, check=False)
+    assert proc.returncode == 2
+    assert proc.stderr.startswith("usage: shardkit info ")
+    assert "shardkit info: error: unrecognized arguments: b" in proc.stderr
+
+
+def test_import_shardkit_loads_only_the_error_classes():
+    code = ("import sys, shardkit\n"
+            "print(sorted(m for m in sys.modules if m.startswith('shardkit')), "
+            "'numpy' in sys.modules)\n")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          check=True)
+    assert proc.stdout.split("\n")[-2] == "['shardkit', 'shardkit.errors'] False"
+
+
+def test_import_and_light_commands_load_no_reader():
+    code = ("import sys, shardkit, shardkit.cli\n"
+            "shardkit.cli.main(['formats'])\n"
+            "heavy = [m for m in sys.modules if m == 'numpy' or m.startswith('google')\n"
+            "         or m.startswith('shardkit.formats.') or m.startswith('shardkit.generated')]\n"
+            "print(sorted(heavy))\n"
+            "print(shardkit.SwhShard.__module__, 'numpy' in sys.modules)\n")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          check=True)
+    first, second = proc.stdout.splitlines()[-2:]
+    assert first == "[]"
+    assert second.startswith("shardkit.formats.swh") and second.endswith("True")
+
+
+def test_open_accepts_a_reader_class():
+    with shardkit.open(DATA / "zss" / "tiny_none.zss", format=shardkit.ZssFile) as z:
+        assert isinstance(z, shardkit.ZssFile) and len(z) == 5
+
+
+def test_demo_fits_one_screen_per_format():
+    root = Path(__file__).parents[1]
+    env = dict(os.environ, PATH=f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}")
+    proc = subprocess.run(["bash", str(root / "tools" / "demo.sh")], capture_output=True,
+                          text=True, env=env, check=False, cwd=root)
+    assert proc.returncode == 0, proc.stderr
+    sections = ("\n" + proc.stdout).split("\n== ")[1:]
+    assert len(sections) == 5  # one per format
+    for section in sections:
+        lines = section.splitlines()
+        assert len(lines) <= 50, lines[0]
+        assert sum(line.startswith("$ shardkit ") for line in lines) >= 4, lines[0]
+    assert "Traceback" not in proc.stdout + proc.stderr

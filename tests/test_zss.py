@@ -316,7 +316,7 @@ def test_cli_ls(capsys):
     code, out, _ = run(capsys, "ls", "--start", "apple", "--stop", "hex:7a", path)
     assert out.splitlines() == ["apple", "apple\\x00\\xff\\n"]
     code, out, _ = run(capsys, "ls", "--json", "--prefix", "dup", str(DATA / "medium_zlib.zss"))
-    assert json.loads(out) == ["dup\\x00record"] * 300
+    assert json.loads(out) == [b"dup\x00record".hex()] * 300  # JSON: the exact bytes, as hex
 
 
 def test_cli_get(capfdbinary):

@@ -1,14 +1,15 @@
 #!/usr/bin/env bash
-# `make demo`: shardkit on the bundled sample files of every supported format.
+# `make demo`: shardkit on the bundled sample files of every supported format, one screen each.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PATH="$PWD/.venv/bin:$PATH"
 run() { echo; echo "\$ shardkit $*"; shardkit "$@"; }
 tmp=$(mktemp)
 trap 'rm -f "$tmp"' EXIT
-# like run, but shows only the first lines (or, for binary output, a hex dump of the start)
-run_head() { echo; echo "\$ shardkit $* | head"; shardkit "$@" >"$tmp"; head -n 5 "$tmp"; }
-run_hex() { echo; echo "\$ shardkit $* | od | head"; shardkit "$@" >"$tmp"; od -A d -t x1 -N 48 "$tmp"; }
+# like run, but shows only the first N lines (or, for binary output, a hex dump of the start)
+run_head() { n=$1; shift; echo; echo "\$ shardkit $* | head -n $n"; shardkit "$@" >"$tmp"
+             head -n "$n" "$tmp"; }
+run_hex() { echo; echo "\$ shardkit $* | od | head"; shardkit "$@" >"$tmp"; od -A d -t x1 -N 32 "$tmp"; }
 
 echo "== Software Heritage read shards"
 run info tests/data/swh/tiny.shard
@@ -20,28 +21,29 @@ run map tests/data/swh/deleted.shard
 echo; echo "== Hugging Face Xet MDB shards"
 mdb=tests/data/mdb/real/session/b04ac8152506ea5af6b90a7378a3d35c46cbef373a597241937795e323cea8f1.mdb
 run info "$mdb"
-run ls "$mdb"
-run get "$mdb" 1686ca90c1751860f1a32b3b103bed9f483886112eb26a999a6568a43fd38f1c
+run_head 3 ls "$mdb"
+run_head 6 get "$mdb" 1686ca90c1751860f1a32b3b103bed9f483886112eb26a999a6568a43fd38f1c
 run verify --name-check "$mdb"
 run verify tests/data/mdb/real/upload_body/c2a7f4f3dcab2f5c0038b17845ec6b3db4e6478a53b442f1dd8a40354f82e009.mdb
-run info tests/data/mdb/hf_server_global_dedup/gpt2-64-8bits.tflite.shard
 
 echo; echo "== ZSS compressed sorted sets"
 run info tests/data/zss/tiny_none.zss
 run ls tests/data/zss/tiny_none.zss
-run_head ls --prefix dup tests/data/zss/medium_zlib.zss
+run_head 3 ls --prefix dup tests/data/zss/medium_zlib.zss
 run verify tests/data/zss/medium_zlib.zss
-run map tests/data/zss/medium_bz2.zss
+run_head 4 map tests/data/zss/medium_bz2.zss
 
 echo; echo "== Neuroglancer precomputed sharded datasets"
-run info tests/data/neuroglancer/ts_image_identity_gzipindex
+run_head 20 info tests/data/neuroglancer/ts_image_identity_gzipindex
 run verify tests/data/neuroglancer/cv_identity_raw
-run_head ls tests/data/neuroglancer/ts_kv_identity_minishardbits0_shardbits5
+run_head 3 ls tests/data/neuroglancer/ts_kv_identity_minishardbits0_shardbits5
 run_hex get tests/data/neuroglancer/cv_identity_raw 10
-run map --spec tests/data/neuroglancer/cv_identity_raw/info tests/data/neuroglancer/cv_identity_raw/0.shard
+run_head 4 map --spec tests/data/neuroglancer/cv_identity_raw/info tests/data/neuroglancer/cv_identity_raw/0.shard
 
 echo; echo "== Microsoft Amudai shards (written by shardkit's writer: none are published)"
-run info tests/data/amudai/single.amudai.shard
-run ls tests/data/amudai/twolevel.amudai.shard
+run_head 22 info tests/data/amudai/single.amudai.shard
+run_head 4 ls tests/data/amudai/twolevel.amudai.shard
 run verify tests/data/amudai/twolevel.amudai.shard
-run map tests/data/amudai/single.amudai.shard
+run_head 4 map tests/data/amudai/single.amudai.shard
+echo
+echo "(each command takes --json; shardkit --help lists them all)"

@@ -21,6 +21,8 @@ for ksy in "$repo"/schemas/*.ksy; do   # the schemas ship as they are, for `shar
 done
 grep -q "shardkit/generated/schemas.json" "$tmp/contents" ||
   { echo "wheel-check: generated/schemas.json missing from the wheel"; exit 1; }
+grep -q "shardkit/py.typed" "$tmp/contents" ||
+  { echo "wheel-check: py.typed (PEP 561 marker) missing from the wheel"; exit 1; }
 
 "$py" -m venv "$tmp/venv"
 "$tmp/venv/bin/python" -m pip install --quiet "$wheel"

@@ -15,7 +15,7 @@ Example::
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any, Literal, TypeAlias, TypeVar, overload
 
 from .errors import (
     BadMagicError,
@@ -33,20 +33,55 @@ from .errors import (
     UnknownFormatError,
     UnsupportedVersionError,
 )
-from .formats import FORMATS, detect
-from .formats.swh import SwhShard
-from .sources import BytesSource, CountingSource, FileSource, FsspecSource, open_source
+
+if TYPE_CHECKING:
+    import os
+
+    from .formats import FORMATS, detect
+    from .formats.amudai import AmudaiShard
+    from .formats.base import Reader
+    from .formats.neuroglancer import NgDataset, NgShard, ShardingSpec, open_dataset
+    from .formats.swh import SwhShard
+    from .formats.xet_mdb import MdbShard
+    from .formats.zss import ZssFile
+    from .sources import (
+        ByteSource,
+        BytesSource,
+        CountingSource,
+        FileSource,
+        FsspecSource,
+        open_source,
+    )
+
+    #: What :func:`open` accepts: a path, an fsspec URL, bytes or a ByteSource.
+    Target: TypeAlias = str | os.PathLike[str] | bytes | bytearray | memoryview | ByteSource
+    #: Every reader :func:`open` can return when the format is detected.
+    AnyReader: TypeAlias = SwhShard | MdbShard | ZssFile | AmudaiShard | NgShard | NgDataset
+    FsOptions: TypeAlias = dict[str, Any] | None
+    R = TypeVar("R", bound=Reader)
 
 __version__ = "0.1.0"
 
-# Readers of the other formats load on first use (they pull in protobuf, bz2, ...).
+# Everything else loads on first use: importing shardkit stays cheap (no numpy, no protobuf),
+# and a command pays only for the format it reads.
 _LAZY = {
+    "FORMATS": "shardkit.formats",
+    "detect": "shardkit.formats",
+    "Reader": "shardkit.formats.base",
+    "SwhShard": "shardkit.formats.swh",
     "MdbShard": "shardkit.formats.xet_mdb",
     "ZssFile": "shardkit.formats.zss",
     "NgShard": "shardkit.formats.neuroglancer",
+    "NgDataset": "shardkit.formats.neuroglancer",
     "ShardingSpec": "shardkit.formats.neuroglancer",
     "open_dataset": "shardkit.formats.neuroglancer",
     "AmudaiShard": "shardkit.formats.amudai",
+    "ByteSource": "shardkit.sources",
+    "BytesSource": "shardkit.sources",
+    "CountingSource": "shardkit.sources",
+    "FileSource": "shardkit.sources",
+    "FsspecSource": "shardkit.sources",
+    "open_source": "shardkit.sources",
 }
 
 
@@ -54,8 +89,15 @@ def __getattr__(name: str) -> Any:
     if name in _LAZY:
         import importlib
 
-        return getattr(importlib.import_module(_LAZY[name]), name)
+        value = getattr(importlib.import_module(_LAZY[name]), name)
+        globals()[name] = value  # later lookups skip this function
+        return value
     raise AttributeError(f"module 'shardkit' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY))
+
 
 __all__ = [
     "FORMATS",
@@ -74,8 +116,10 @@ __all__ = [
     "LayoutError",
     "LimitExceededError",
     "MdbShard",
+    "NgDataset",
     "NgShard",
     "Problem",
+    "Reader",
     "ShardingSpec",
     "ShardkitError",
     "SwhShard",
@@ -90,16 +134,41 @@ __all__ = [
 ]
 
 
-def open(target: Any, format: str | None = None,  # noqa: A001
-         storage_options: dict[str, Any] | None = None, *, cache: int | None = None,
+# Overloads: what comes back, for type checkers and editors (by format id or reader class).
+@overload
+def open(target: Target, format: Literal["swh"], storage_options: FsOptions = ...,  # noqa: A001
+         **options: Any) -> SwhShard: ...
+@overload
+def open(target: Target, format: Literal["mdb"], storage_options: FsOptions = ...,  # noqa: A001
+         **options: Any) -> MdbShard: ...
+@overload
+def open(target: Target, format: Literal["zss"], storage_options: FsOptions = ...,  # noqa: A001
+         **options: Any) -> ZssFile: ...
+@overload
+def open(target: Target, format: Literal["amudai"], storage_options: FsOptions = ...,  # noqa: A001
+         **options: Any) -> AmudaiShard: ...
+@overload
+def open(target: Target, format: Literal["neuroglancer"] | None = ...,  # noqa: A001
+         storage_options: FsOptions = ..., *, spec: ShardingSpec | dict[str, Any] | str,
+         **options: Any) -> NgShard: ...
+@overload
+def open(target: Target, format: type[R], storage_options: FsOptions = ...,  # noqa: A001
+         **options: Any) -> R: ...
+@overload
+def open(target: Target, format: str | None = ..., storage_options: FsOptions = ...,  # noqa: A001
+         **options: Any) -> AnyReader: ...
+def open(target: Target, format: str | type[Reader] | None = None,  # noqa: A001
+         storage_options: FsOptions = None, *, cache: int | None = None,
          block_size: int | None = None, concurrency: int | None = None,
          retries: int | None = None, **options: Any) -> Any:
     """Open a shard: a local path, an fsspec URL, bytes, or a ByteSource.
 
-    The format is detected from the file's magic bytes unless ``format`` names it; a folder or
-    URL holding an ``info`` file opens as a Neuroglancer dataset. The reader is a context
-    manager; opening reads only what the format needs to start (for SWH shards, the 88-byte
-    header). ``storage_options`` go to fsspec; other keyword ``options`` go to the reader.
+    The format is detected from the file's magic bytes unless ``format`` names it (an id such
+    as ``"zss"``, or a reader class such as :class:`ZssFile`); a folder or URL holding an
+    ``info`` file opens as a Neuroglancer dataset. The reader is a context manager; opening
+    reads only what the format needs to start (for SWH shards, the 88-byte header).
+    ``storage_options`` go to fsspec; other keyword ``options`` go to the reader. Type
+    checkers see the reader class that comes back when ``format`` (or ``spec=``) says it.
 
     URLs are read by :class:`~shardkit.remote.RemoteSource`; these set how (``None``: the
     default): ``cache`` (bytes of blocks kept, 32 MiB; 0 for none), ``block_size`` (alignment
@@ -113,8 +182,8 @@ def open(target: Any, format: str | None = None,  # noqa: A001
     """
     from .formats import open_reader
 
+    fmt = format.format_id if isinstance(format, type) else format
     io_options = {k: v for k, v in (("cache", cache), ("block_size", block_size),
                                     ("concurrency", concurrency), ("retries", retries))
                   if v is not None}
-    return open_reader(target, format, storage_options, io_options=io_options or None,
-                       **options)
+    return open_reader(target, fmt, storage_options, io_options=io_options or None, **options)

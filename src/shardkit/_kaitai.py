@@ -19,7 +19,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any, TypeVar
 
-import kaitaistruct
+import kaitaistruct  # type: ignore[import-untyped]  # the runtime ships no annotations
 from kaitaistruct import KaitaiStream, KaitaiStruct
 
 from .errors import BadMagicError, LayoutError, ShardkitError, TruncatedError
@@ -192,7 +192,8 @@ def _show(value: Any) -> str:
 def parse(cls: type[T], stream: KaitaiStream, **mapping: Any) -> T:
     """Construct generated class ``cls`` on ``stream`` with errors mapped (see kaitai_errors)."""
     with kaitai_errors(**mapping):
-        return cls(stream)
+        parsed: T = cls(stream)
+    return parsed
 
 
 def generated_dir() -> Path:

@@ -8,21 +8,20 @@ stderr; ``--debug`` shows the traceback instead.
 from __future__ import annotations
 
 import argparse
-import base64
 import functools
-import hashlib
 import inspect
 import json
 import os
+import re
 import sys
 import time
 from collections.abc import Callable, Sequence
 from typing import Any, TextIO
 
 from . import __version__
-from .errors import EntryNotFoundError, ShardkitError
+from .errors import DeletedEntryError, EntryNotFoundError, Problem, ShardkitError
 from .formats import FORMATS, open_reader
-from .render import to_json
+from .render import to_json, to_text
 from .schema_files import add_schema_parser, run_schema
 
 EXIT_OK, EXIT_PROBLEMS, EXIT_ERROR = 0, 1, 2
@@ -60,20 +59,10 @@ def _print(args: argparse.Namespace, human: str, data: Any) -> None:
     sys.stdout.write(to_json(data) + "\n" if args.json else human + ("\n" if human else ""))
 
 
-def _flatten(prefix: str, value: Any, out: list[str]) -> None:
-    if isinstance(value, dict):
-        for k, v in value.items():
-            _flatten(f"{prefix}.{k}" if prefix else str(k), v, out)
-    else:
-        out.append(f"{prefix}: {value}")
-
-
 def cmd_info(args: argparse.Namespace, reader: Any) -> int:
-    """``shardkit info``: the reader's summary, flattened (or as JSON)."""
+    """``shardkit info``: the reader's summary as ``key: value`` lines (or as JSON)."""
     summary = _call_with(reader.summary, "info", reader, counts=args.counts or None)
-    lines: list[str] = []
-    _flatten("", summary, lines)
-    _print(args, "\n".join(lines), summary)
+    _print(args, "" if args.json else to_text(summary), summary)
     return EXIT_OK
 
 
@@ -98,6 +87,10 @@ def cmd_ls(args: argparse.Namespace, reader: Any) -> int:
             raise ShardkitError(f"ls: --hex not supported for {reader.format_name}")
         fmt = functools.partial(fmt, hex=True)
     if args.json:
+        # records are arbitrary bytes: JSON gets their exact bytes as hex (lossless), the
+        # rule `dump` follows for all bytes; the text form stays escaped text
+        if "hex" in inspect.signature(reader.format_key).parameters:
+            fmt = functools.partial(reader.format_key, hex=True)
         sys.stdout.write(to_json([fmt(k) for k in keys]) + "\n")
         return EXIT_OK
     write = sys.stdout.write
@@ -124,10 +117,11 @@ def cmd_get(args: argparse.Namespace, reader: Any) -> int:
         key = reader.parse_key(args.key)
         value = reader[key]
     except EntryNotFoundError as exc:
+        message = _not_found(exc, reader)
         if args.json:
-            sys.stdout.write(to_json({"error": type(exc).__name__, "message": str(exc),
+            sys.stdout.write(to_json({"error": type(exc).__name__, "message": message,
                                       "key": args.key}) + "\n")
-        sys.stderr.write(f"shardkit: {exc}\n")
+        sys.stderr.write(f"shardkit: {message}\n")
         return EXIT_PROBLEMS
     if not isinstance(value, (bytes, bytearray, memoryview)):
         # structured values (a file's reconstruction, a column's values) print as JSON
@@ -142,6 +136,9 @@ def cmd_get(args: argparse.Namespace, reader: Any) -> int:
         return EXIT_OK
     value = bytes(value)
     if args.json:
+        import base64
+        import hashlib
+
         data: dict[str, Any] = {"key": reader.format_key(key), "size": len(value),
                                 "sha256": hashlib.sha256(value).hexdigest()}
         if args.output is None:
@@ -159,6 +156,46 @@ def cmd_get(args: argparse.Namespace, reader: Any) -> int:
     return EXIT_OK
 
 
+def _not_found(exc: EntryNotFoundError, reader: Any) -> str:
+    """The message for an absent key. Keys that are arbitrary bytes shown as escaped text (ZSS
+    records) are shown once, in that form, never as a Python repr of it."""
+    key = exc.key
+    if isinstance(key, bytes) and not isinstance(exc, DeletedEntryError) \
+            and "hex" in inspect.signature(reader.format_key).parameters:
+        return f"not found: {reader.format_key(key)}"
+    return str(exc)
+
+
+# a number or hex string in a problem message (a slot, an offset, a key, a file's hash name)
+_VARYING = re.compile(r"\b(?:0x)?[0-9a-fA-F]*[0-9][0-9a-fA-F]*\b")
+
+
+def group_problems(problems: Sequence[Problem], shown: int = 3) -> list[str]:
+    """``verify``'s findings as text, with near-identical ones folded.
+
+    Problems of the same check whose messages differ only in numbers and hex strings (one
+    missing stripe file seen from every column, every slot of a damaged index) print once, in
+    full for the first, followed by how many more there are and the first few of their fields
+    or offsets. ``verify --all`` and ``--json`` list every problem.
+    """
+    groups: dict[tuple[str, str], list[Problem]] = {}
+    for p in problems:
+        groups.setdefault((p.check, _VARYING.sub("#", p.message)), []).append(p)
+    lines = []
+    for same in groups.values():
+        lines.append(f"PROBLEM {same[0]}")
+        if len(same) > 1:
+            where = [p.field or (f"byte {p.offset}" if p.offset is not None else "")
+                     for p in same[1:]]
+            where = [w for w in where if w]
+            more = f"  ... and {len(same) - 1} more like it"
+            if where:
+                more += ", at " + ", ".join(where[:shown]) + (", ..." if len(where) > shown
+                                                             else "")
+            lines.append(more)
+    return lines
+
+
 def cmd_verify(args: argparse.Namespace, reader: Any) -> int:
     """``shardkit verify``: every check; exit 1 when problems are found."""
     progress = _Progress("verify", args.progress if args.progress is not None
@@ -173,7 +210,8 @@ def cmd_verify(args: argparse.Namespace, reader: Any) -> int:
     if notes:
         data["notes"] = [n.to_dict() for n in notes]
     if problems:
-        human = "\n".join(f"PROBLEM {p}" for p in problems)
+        human = "\n".join(f"PROBLEM {p}" for p in problems) if args.all else \
+            "\n".join(group_problems(problems))
         human += f"\n{reader.source.name}: {len(problems)} problem(s) found"
     else:
         human = f"{reader.source.name}: OK ({reader.format_name})"
@@ -214,10 +252,11 @@ COMMANDS: dict[str, tuple[Callable[[argparse.Namespace, Any], int], str]] = {
 
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser (exposed for docs and tests)."""
-    common = argparse.ArgumentParser(add_help=False)
-    common.add_argument("--json", action="store_true", help="machine-readable JSON output")
+    base = argparse.ArgumentParser(add_help=False)
+    base.add_argument("--json", action="store_true", help="machine-readable JSON output")
+    base.add_argument("--debug", action="store_true", help="show tracebacks")
+    common = argparse.ArgumentParser(add_help=False, parents=[base])
     common.add_argument("--format", choices=sorted(FORMATS), help="skip detection")
-    common.add_argument("--debug", action="store_true", help="show tracebacks")
     common.add_argument("--spec", metavar="JSON",
                         help="Neuroglancer: sharding spec (JSON text or a file) for a bare "
                              ".shard file")
@@ -234,6 +273,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     for name, (_, help_text) in COMMANDS.items():
         p = sub.add_parser(name, parents=[common], help=help_text, description=help_text)
+        p.set_defaults(subparser=p)
         if name == "verify":  # several targets, globs and --from-file: shardkit.bulk
             p.add_argument("file", metavar="FILE", nargs="*",
                            help="shard file, dataset folder or URL; several, or globs")
@@ -256,12 +296,15 @@ def build_parser() -> argparse.ArgumentParser:
                                 "(ZSS), a decimal chunk id (Neuroglancer), a column path (Amudai)")
             p.add_argument("-o", "--output", metavar="OUT", help="write the value to OUT")
         if name == "verify":
+            p.add_argument("--all", action="store_true",
+                           help="print every problem (repeats are folded by default)")
             p.add_argument("--content-hash", metavar="ALGO", choices=["sha256", "sha1",
                            "blake2b", "blake2s", "sha512"],
                            help="also check key == ALGO(value) (SWH: sha256)")
             p.add_argument("--progress", dest="progress", action="store_true", default=None,
                            help="show progress on stderr (default: when stderr is a terminal)")
-            p.add_argument("--no-progress", dest="progress", action="store_false")
+            p.add_argument("--no-progress", dest="progress", action="store_false",
+                           help="never show progress (e.g. when stderr is a log file)")
             p.add_argument("--name-check", action="store_true",
                            help="also check the file's name against its content hash (MDB)")
             p.add_argument("--strict", action="store_true",
@@ -272,7 +315,9 @@ def build_parser() -> argparse.ArgumentParser:
             bulk.add_cli_options(p)
         if name == "dump":
             p.add_argument("--compact", action="store_true", help="one-line JSON")
-    sub.add_parser("formats", parents=[common], help="list the formats shardkit knows")
+    p = sub.add_parser("formats", parents=[base], help="list the formats shardkit knows",
+                       description="list the formats shardkit knows and how it recognises each")
+    p.set_defaults(subparser=p)
     add_schema_parser(sub)  # shardkit schema: the .ksy files for the Kaitai Web IDE
     from .ng.cli import add_ng_parser  # Neuroglancer conversion: shardkit ng spec|shard|unshard
 
@@ -327,7 +372,9 @@ def _load_spec(text: str) -> Any:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the CLI; returns the exit code."""
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args, extra = parser.parse_known_args(argv)
+    if extra:  # name the command's own usage, not the top-level one
+        getattr(args, "subparser", parser).error(f"unrecognized arguments: {' '.join(extra)}")
     if args.command == "ng":
         from .ng.cli import run_ng
 
@@ -335,8 +382,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command == "formats":
         rows = [{"id": f.id, "name": f.name, "readable": f.readable,
                  "detected_by": f.describe} for f in FORMATS.values()]
+        import textwrap
+
         _print(args, "\n".join(f"{r['id']:<14} {r['name']}"
-                               + ("" if r["readable"] else "  (detected only)") for r in rows),
+                               + ("" if r["readable"] else "  (detected only)") + "\n"
+                               + textwrap.fill(f"detected by: {r['detected_by']}", 92,
+                                               initial_indent=" " * 15,
+                                               subsequent_indent=" " * 17) for r in rows),
                rows)
         return EXIT_OK
     if args.command == "schema":

@@ -9,7 +9,6 @@ message reads like ``truncated: needs 40 bytes, 12 remain (at byte 2001311, fiel
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 __all__ = [
@@ -154,9 +153,8 @@ class InvalidKeyError(ShardkitError, ValueError):
     """
 
 
-@dataclass(frozen=True)
 class Problem:
-    """One finding of ``verify()``.
+    """One finding of ``verify()``: immutable, compared and hashed by value.
 
     Attributes:
         check: Short name of the check (``object_bounds``, ``slot``...).
@@ -165,10 +163,45 @@ class Problem:
         field: Schema field path concerned, if any.
     """
 
+    # A plain class, not a dataclass: ``import shardkit`` stays free of the dataclasses
+    # module (and the inspect module it loads), which is most of its start-up cost.
+    __slots__ = ("check", "field", "message", "offset")
+    __match_args__ = ("check", "message", "offset", "field")
+
     check: str
     message: str
-    offset: int | None = None
-    field: str | None = None
+    offset: int | None
+    field: str | None
+
+    def __init__(self, check: str, message: str, offset: int | None = None,
+                 field: str | None = None) -> None:
+        for name, value in (("check", check), ("message", message), ("offset", offset),
+                            ("field", field)):
+            object.__setattr__(self, name, value)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise AttributeError(f"Problem is immutable: cannot set {name!r}")
+
+    def __delattr__(self, name: str) -> None:
+        raise AttributeError(f"Problem is immutable: cannot delete {name!r}")
+
+    def _key(self) -> tuple[str, str, int | None, str | None]:
+        return (self.check, self.message, self.offset, self.field)
+
+    def __reduce__(self) -> tuple[type[Problem], tuple[str, str, int | None, str | None]]:
+        return (Problem, self._key())  # pickles (e.g. from worker processes) by value
+
+    def __eq__(self, other: object) -> bool:
+        if type(other) is not Problem:
+            return NotImplemented
+        return self._key() == other._key()
+
+    def __hash__(self) -> int:
+        return hash(self._key())
+
+    def __repr__(self) -> str:
+        return (f"Problem(check={self.check!r}, message={self.message!r}, "
+                f"offset={self.offset!r}, field={self.field!r})")
 
     def __str__(self) -> str:
         return f"{self.check}: {self.message}" + _where(self.offset, self.field)
