@@ -374,11 +374,11 @@ def test_refusals(tmp_path):
     assert not any((tmp_path / f"out{i}").exists() for i in range(5, 11))
 
 
-def test_dask_missing_is_a_clear_error(tmp_path):
-    import importlib.util
+def test_dask_missing_is_a_clear_error(tmp_path, monkeypatch):
+    import sys
 
-    if importlib.util.find_spec("dask") is not None:
-        pytest.skip("dask is installed: test_dask_cluster runs instead")
+    for name in ("dask", "dask.distributed", "distributed"):  # as if not installed
+        monkeypatch.setitem(sys.modules, name, None)
     src = tmp_path / "src"
     _write_unsharded(src, _volume())
     with pytest.raises(ShardkitError, match=r"dask\.distributed"):

@@ -46,7 +46,14 @@ class FormatInfo:
     def readable(self) -> bool:
         """Whether this version of shardkit has a reader for the format."""
         module = self.reader.partition(":")[0]
-        return bool(module) and importlib.util.find_spec(module) is not None
+        if not module:
+            return False
+        # A reader inside a format package (``shardkit.formats.zss.reader``): look for the
+        # package only, since finding a submodule imports its package, and so the whole reader.
+        parts = module.split(".")
+        if parts[:2] == ["shardkit", "formats"] and len(parts) > 3:
+            module = ".".join(parts[:3])
+        return importlib.util.find_spec(module) is not None
 
     def opener(self, source: ByteSource, **options: Any) -> Any:
         """Open ``source`` with the format's reader (``module:Class``), passing ``options``."""
