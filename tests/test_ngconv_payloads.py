@@ -244,6 +244,11 @@ def test_decoded_values_and_fragments_of_sharded_layers(tmp_path):
         want = decode_skeleton(_skeleton_bytes(seg), _info())
         assert np.array_equal(got.vertices, want.vertices)
         assert np.array_equal(got.attributes["radius"], want.attributes["radius"])
+        same = ds.get(seg, decode=True)  # the reader's own door to the same decoder
+        assert np.array_equal(same.vertices, want.vertices)
+        assert np.array_equal(same.edges, want.edges)
+        assert ds.get(seg) == ds[seg] and isinstance(ds.get(seg), bytes)
+    assert ds.get(6, "absent", decode=True) == "absent"
     with pytest.raises(KeyError):
         get_decoded(ds, 6)
     ds.close()
@@ -255,6 +260,7 @@ def test_decoded_values_and_fragments_of_sharded_layers(tmp_path):
     ds = open_dataset(tmp_path / "mesh-sharded")
     manifest = get_decoded(ds, 777)
     assert manifest.num_fragments_per_lod.tolist() == [3, 1]
+    assert ds.get(777, decode=True).num_fragments_per_lod.tolist() == [3, 1]
     fragments = mesh_fragments(ds, 777)
     assert [len(lod) for lod in fragments] == [3, 1] and fragments[0][2] == b""
     assert b"".join(b"".join(lod) for lod in fragments) == (DATA / "mesh" / "777").read_bytes()

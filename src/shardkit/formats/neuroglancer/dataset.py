@@ -64,9 +64,21 @@ class NgDataset:
     def __contains__(self, key: object) -> bool:
         return key in self.kv
 
-    def get(self, key: int, default: Any = None) -> Any:
-        """The value of ``key`` or ``default``."""
-        return self.kv.get(key, default)
+    def get(self, key: int, default: Any = None, *, decode: bool = False) -> Any:
+        """The value of ``key`` or ``default``.
+
+        With ``decode=True`` the value of a skeleton or multi-resolution mesh layer comes back
+        decoded (:func:`shardkit.ng.payloads.decode_payload`: numpy arrays, as cloud-volume
+        decodes them) instead of as bytes.
+        """
+        value = self.kv.get(key, _MISSING)
+        if value is _MISSING:
+            return default
+        if not decode:
+            return value
+        from ...ng.payloads import decode_payload  # lazily: most users want the bytes
+
+        return decode_payload(value, self.info)
 
     def get_many(self, keys: Iterable[int], default: Any = _MISSING) -> list[Any]:
         """Values of many keys with coalesced reads."""
