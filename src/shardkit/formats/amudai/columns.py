@@ -34,6 +34,7 @@ from .model import (
     HOPS_BUFFER,
     MAX_BUFFER,
     MAX_POSITIONS,
+    MAX_UNBACKED_POSITIONS,
     AmudaiField,
     AmudaiStripe,
     DataRefInfo,
@@ -44,6 +45,15 @@ from .model import (
     _seg_offset,
 )
 from .refs import _ks_stream
+
+
+def _check_unbacked(count: int, field: str) -> None:
+    """Refuse to fill more positions from nothing than :data:`MAX_UNBACKED_POSITIONS`."""
+    if count > MAX_UNBACKED_POSITIONS:
+        raise LimitExceededError(
+            f"{count} positions of an absent or constant column, which no bytes of the file "
+            f"back (the cap is {MAX_UNBACKED_POSITIONS}); its descriptor gives the constant",
+            field=field)
 
 
 class AmudaiColumns:
@@ -290,6 +300,8 @@ class AmudaiColumns:
             raise LimitExceededError(f"{count} positions (the cap is {MAX_POSITIONS})",
                                      field=field)
         sfd = self.stripe_field(k, node.schema_id)
+        if sfd is None or sfd.field.HasField("constant_value"):
+            _check_unbacked(count, field)
         if sfd is None:
             return np.zeros(count, dtype), np.zeros(count, bool)
         self._check_count(sfd, count, field)
@@ -330,6 +342,8 @@ class AmudaiColumns:
             raise LimitExceededError(f"{count} positions (the cap is {MAX_POSITIONS})",
                                      field=field)
         sfd = self.stripe_field(k, node.schema_id)
+        if sfd is None or sfd.field.HasField("constant_value"):
+            _check_unbacked(count, field)
         if sfd is None:
             return [None] * count
         self._check_count(sfd, count, field)

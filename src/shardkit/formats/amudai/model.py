@@ -36,6 +36,10 @@ MAX_BUFFER = 1 << 34
 #: Most positions one stripe's column may have when its values are materialised (a count read
 #: from protobuf, with no bytes to check it against: absent and constant columns fill lists).
 MAX_POSITIONS = 1 << 28
+#: Most positions filled from nothing (an absent or constant column: no bytes in the file back
+#: the count, which comes from protobuf or from a parent's offsets): 16 Mi positions, a 128 MiB
+#: list or array at most, so a 1 KB file cannot make the reader allocate gigabytes.
+MAX_UNBACKED_POSITIONS = 1 << 24
 MAX_HOPS = 16
 # DataRef hops from the directory, inside one shard: directory -> X (schema, properties, url
 # list, stripe list, shard field list, shard indexes) is 1; stripe list -> stripe field list,
