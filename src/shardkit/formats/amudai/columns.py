@@ -368,6 +368,9 @@ class AmudaiColumns:
             bounds = offs.tolist()
             kids = [self._column_in_stripe(k, c, total) for c in node.children]
             if t == "List":
+                if len(kids) != 1:
+                    raise LayoutError(f"List field with {len(kids)} children (expected 1)",
+                                      field=field)
                 rows = [kids[0][a:b] for a, b in itertools.pairwise(bounds)]
             else:
                 if len(kids) != 2:
