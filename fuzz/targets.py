@@ -186,7 +186,8 @@ def seeds(fmt: str) -> list[tuple[str, bytes]]:
                         + shard.read_bytes()))
         return out
     suffix = {"swh": ".shard", "zss": ".zss", "amudai": ".amudai.shard"}.get(fmt)
-    files = [p for p in sorted(folder.rglob("*")) if p.is_file() and "fuzz" not in p.parts]
+    files = [p for p in sorted(folder.rglob("*"))
+             if p.is_file() and "fuzz" not in p.relative_to(folder).parts]
     if fmt == "mdb":
         files = [p for p in files if p.suffix in (".mdb", ".shard")]
     elif suffix:
