@@ -14,16 +14,40 @@ from __future__ import annotations
 
 import argparse
 import hashlib
+import operator
 import sys
 import traceback
 from collections.abc import Callable
 from pathlib import Path
 
 import atheris
+import numpy as np
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 sys.path.insert(0, str(HERE))
+
+_NATIVE_TRACE_CMP = atheris._trace_cmp
+_CMP = [operator.lt, operator.le, operator.eq, operator.ne, operator.gt, operator.ge]
+
+
+def _trace_cmp(obj1: object, obj2: object, op: int, counter: int, is_const: bool) -> object:
+    """Atheris' comparison hook, minus its leak on numpy operands.
+
+    Instrumented code calls ``atheris._trace_cmp`` (looked up on the module at each call) for
+    every comparison. atheris 3.0's native hook leaks memory when an operand is a numpy array or
+    scalar (about 0.7 KiB per execution of the SWH reader, which compares whole arrays): a long
+    campaign then ends in a false out-of-memory finding. numpy comparisons are made directly (no
+    comparison feedback: their operands are arrays, not the magic values the feedback is for);
+    everything else goes to the native hook.
+    """
+    if isinstance(obj1, (np.ndarray, np.generic)) or isinstance(obj2, (np.ndarray, np.generic)):
+        return _CMP[op](obj1, obj2)
+    return _NATIVE_TRACE_CMP(obj1, obj2, op, counter, is_const)
+
+
+if sys.version_info < (3, 12):  # the hook's ``op`` is the plain cmp_op index up to 3.11 only
+    atheris._trace_cmp = _trace_cmp
 
 with atheris.instrument_imports(include=["shardkit"]):
     import shardkit
@@ -75,17 +99,20 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=-1, help="stop after N executions")
     parser.add_argument("--keep-going", action="store_true",
                         help="record each distinct exception (by type and place) and go on")
+    parser.add_argument("--corpus", type=Path, help="corpus folder (default .fuzz/FORMAT/corpus)")
+    parser.add_argument("--artifacts", type=Path,
+                        help="where findings go (default tests/data/FORMAT/fuzz)")
     parser.add_argument("libfuzzer", nargs="*", help="extra libFuzzer arguments (after --)")
     args = parser.parse_args()
 
-    corpus = ROOT / ".fuzz" / args.format / "corpus"
+    corpus = args.corpus or ROOT / ".fuzz" / args.format / "corpus"
     corpus.mkdir(parents=True, exist_ok=True)
     seeds = [(n, d) for n, d in targets.seeds(args.format) if len(d) <= MAX_SEED]
     for name, data in seeds:
         (corpus / f"seed-{name.replace('/', '_')}").write_bytes(data)
     for path in targets.findings(args.format):
         (corpus / f"finding-{path.name}").write_bytes(path.read_bytes())
-    artifacts = ROOT / "tests" / "data" / args.format / "fuzz"
+    artifacts = args.artifacts or ROOT / "tests" / "data" / args.format / "fuzz"
     artifacts.mkdir(parents=True, exist_ok=True)
     largest = max((len(d) for _, d in seeds), default=1 << 16)
 

@@ -6,7 +6,9 @@ fixed, it must only ever raise ``ShardkitError`` (which the targets swallow) or 
 
 from __future__ import annotations
 
+import json
 import struct
+import subprocess
 import sys
 from pathlib import Path
 
@@ -24,10 +26,40 @@ import targets  # noqa: E402
 FINDINGS = [(fmt, p) for fmt in sorted(targets.TARGETS) for p in targets.findings(fmt)]
 
 
+#: libFuzzer's own findings: a hang (``timeout-``) or an RSS over the limit (``oom-``). They are
+#: replayed in a child process under the campaign's limits, so a regression cannot stall the suite.
+LIMIT_SECONDS = 10
+LIMIT_EXTRA_RSS_MB = 256
+
+_REPLAY = """
+import resource, sys, time
+sys.path.insert(0, sys.argv[1])
+import targets
+data = open(sys.argv[3], "rb").read()
+before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+start = time.perf_counter()
+targets.TARGETS[sys.argv[2]](data)
+after = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+print('{"seconds": %f, "extra_rss_mb": %f}' % (time.perf_counter() - start,
+                                               (after - before) / 1024))
+"""
+
+
 @pytest.mark.parametrize(("fmt", "path"), FINDINGS,
                          ids=[f"{f}/{p.name}" for f, p in FINDINGS])
 def test_saved_finding_only_raises_shardkit_errors(fmt: str, path: Path) -> None:
-    targets.TARGETS[fmt](path.read_bytes())
+    if not path.name.startswith(("timeout-", "oom-")):
+        targets.TARGETS[fmt](path.read_bytes())
+        return
+    try:
+        done = subprocess.run([sys.executable, "-c", _REPLAY, str(FUZZ), fmt, str(path)],
+                              capture_output=True, text=True, timeout=2 * LIMIT_SECONDS)
+    except subprocess.TimeoutExpired:
+        pytest.fail(f"{path.name} still runs for over {2 * LIMIT_SECONDS} s")
+    assert done.returncode == 0, done.stderr[-2000:]
+    used = json.loads(done.stdout.splitlines()[-1])
+    assert used["seconds"] < LIMIT_SECONDS
+    assert used["extra_rss_mb"] < LIMIT_EXTRA_RSS_MB + path.stat().st_size / (1 << 20)
 
 
 SMALL_SEEDS = [(fmt, name, data) for fmt in sorted(targets.TARGETS)
