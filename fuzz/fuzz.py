@@ -3,11 +3,13 @@
     python fuzz/fuzz.py FORMAT [--seconds N] [--runs N] [-- LIBFUZZER_ARGS...]
     make fuzz FORMAT=zss SECONDS=60
 
-The corpus starts from the bundled samples (``tests/data/<format>``) and grows in
+The corpus starts from the small writer-made seeds (``fuzz/seeds/<format>``, see
+``make_seeds.py``) and the bundled samples up to 64 KiB (``tests/data/<format>``), and grows in
 ``.fuzz/<format>/corpus`` (not committed). A finding (an exception other than a ``ShardkitError``,
 an input taking more than 10 s, or an RSS above the limit) is written to
 ``tests/data/<format>/fuzz/`` where ``tests/test_fuzz_targets.py`` replays it for ever after.
 Structure-aware mutators (``fuzz/mutators.py``) re-seal checksums for ZSS and Amudai.
+FUZZING.md has the details and the campaign's figures.
 """
 
 from __future__ import annotations
