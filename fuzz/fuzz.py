@@ -113,7 +113,8 @@ def main() -> None:
     for name, data in seeds:
         (corpus / f"seed-{name.replace('/', '_')}").write_bytes(data)
     for path in targets.findings(args.format):
-        (corpus / f"finding-{path.name}").write_bytes(path.read_bytes())
+        if not path.name.startswith(("timeout-", "oom-")):  # those would stop every run at once
+            (corpus / f"finding-{path.name}").write_bytes(path.read_bytes())
     artifacts = args.artifacts or ROOT / "tests" / "data" / args.format / "fuzz"
     artifacts.mkdir(parents=True, exist_ok=True)
     largest = max((len(d) for _, d in seeds), default=1 << 16)
