@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import hashlib
 import operator
+import resource
 import sys
 import traceback
 from collections.abc import Callable
@@ -73,23 +74,54 @@ RSS_LIMIT_MB = 512
 MAX_SEED = 64 << 10
 
 
+#: With ``--keep-going``: an input that raises the process' peak RSS by more than this (plus its
+#: own size) is a memory finding, recorded with the input that did it; libFuzzer's own RSS limit
+#: (checked once a second, after the fact) is then only the backstop.
+PEAK_STEP_MB = 256
+KEEP_GOING_RSS_LIMIT_MB = 2048
+
+
+def _signature(exc: BaseException) -> str:
+    """``Type@file:line`` of the last shardkit frame (the last frame when none is shardkit's)."""
+    frames = [f for f in traceback.extract_tb(exc.__traceback__)
+              if "shardkit" in f.filename] or traceback.extract_tb(exc.__traceback__)
+    where = f"{Path(frames[-1].filename).name}:{frames[-1].lineno}" if frames else "?"
+    return f"{type(exc).__name__}@{where}"
+
+
 def _keep_going(target: Callable[[bytes], None], artifacts: Path) -> Callable[[bytes], None]:
-    """Wrap ``target``: save the first input of each distinct finding, then go on fuzzing."""
+    """Wrap ``target``: save the first input of each distinct finding, then go on fuzzing.
+
+    Signatures of the ``crash-`` files already saved are known from the start (they are replayed
+    once), so a later run does not save the same finding again. A jump of the peak RSS by more
+    than ``PEAK_STEP_MB`` during one input is saved as ``oom-<sha1>``; each such input is saved.
+    """
     seen: set[str] = set()
+    for path in sorted(artifacts.glob("crash-*")):
+        try:
+            target(path.read_bytes())
+        except Exception as exc:  # noqa: BLE001 - an open finding
+            seen.add(_signature(exc))
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss >> 10
 
     def run(data: bytes) -> None:
+        nonlocal peak
         try:
             target(data)
         except Exception as exc:  # noqa: BLE001 - every escaping exception is a finding
-            frames = [f for f in traceback.extract_tb(exc.__traceback__)
-                      if "shardkit" in f.filename] or traceback.extract_tb(exc.__traceback__)
-            where = f"{Path(frames[-1].filename).name}:{frames[-1].lineno}" if frames else "?"
-            signature = f"{type(exc).__name__}@{where}"
+            signature = _signature(exc)
             if signature not in seen:
                 seen.add(signature)
                 digest = hashlib.sha1(data).hexdigest()[:16]
                 (artifacts / f"crash-{digest}").write_bytes(data)
                 print(f"FINDING {signature}: {exc!r:.200} -> crash-{digest}", flush=True)
+        now = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss >> 10
+        if now - peak > PEAK_STEP_MB + (len(data) >> 20):
+            digest = hashlib.sha1(data).hexdigest()
+            (artifacts / f"oom-{digest}").write_bytes(data)
+            print(f"FINDING peak RSS {peak} -> {now} MiB on one input -> oom-{digest}",
+                  flush=True)
+        peak = now
 
     return run
 
@@ -119,12 +151,13 @@ def main() -> None:
     artifacts.mkdir(parents=True, exist_ok=True)
     largest = max((len(d) for _, d in seeds), default=1 << 16)
 
+    rss_limit = KEEP_GOING_RSS_LIMIT_MB if args.keep_going else RSS_LIMIT_MB
     flags = [sys.argv[0], str(corpus),
              f"-artifact_prefix={artifacts}/",
              f"-max_total_time={args.seconds}",
              f"-runs={args.runs}",
              "-timeout=10",
-             f"-rss_limit_mb={RSS_LIMIT_MB + largest // (1 << 20)}",
+             f"-rss_limit_mb={rss_limit + largest // (1 << 20)}",
              f"-max_len={max(4096, largest + largest // 4)}",
              "-print_final_stats=1"]
     dictionary = HERE / "dicts" / f"{args.format}.dict"
