@@ -197,3 +197,34 @@ def test_numpy_comparisons_bypass_the_native_hook() -> None:
     assert runner._trace_cmp(np.uint8(7), 7, 2, 0, False)  # "=="
     assert runner._trace_cmp(b"SWH", b"SWH", 2, 1, False) is True
     assert runner._trace_cmp(3, 4, 5, 2, False) is False  # ">="
+
+
+def test_keep_going_saves_each_signature_once_and_memory_jumps(tmp_path: Path,
+                                                               monkeypatch: pytest.MonkeyPatch
+                                                               ) -> None:
+    pytest.importorskip("atheris")
+    import hashlib
+    import importlib.util
+    import types
+
+    spec = importlib.util.spec_from_file_location("fuzz_runner", FUZZ / "fuzz.py")
+    runner = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(runner)
+    # ru_maxrss (KiB) at start, then after each input below
+    peaks = iter(x << 10 for x in [100, 100, 120, 130, 500, 520])
+    monkeypatch.setattr(runner, "resource", types.SimpleNamespace(
+        RUSAGE_SELF=0, getrusage=lambda _: types.SimpleNamespace(ru_maxrss=next(peaks))))
+
+    def target(data: bytes) -> None:
+        if data.startswith((b"old", b"boom")):
+            raise ValueError(data)
+        if data == b"key":
+            raise KeyError(data)
+
+    (tmp_path / "crash-old").write_bytes(b"old")
+    run = runner._keep_going(target, tmp_path)
+    for data in (b"fine", b"boom1", b"key", b"big", b"fine again"):
+        run(data)  # never raises: findings are recorded
+    saved = sorted(p.name for p in tmp_path.iterdir())
+    assert saved == sorted(["crash-old", f"crash-{hashlib.sha1(b'key').hexdigest()[:16]}",
+                            f"oom-{hashlib.sha1(b'big').hexdigest()}"])
