@@ -24,6 +24,7 @@ import zlib
 from collections import OrderedDict
 from collections.abc import Callable
 
+import numpy as np
 import xxhash
 
 from shardkit.hashing.amudai import checksum as ck
@@ -148,12 +149,18 @@ def amudai_regions(data: bytes) -> list[tuple[int, int, int]]:
         return hit
     regions = []
     n = len(data)
-    for p in range(8, n - 8):
-        length = int.from_bytes(data[p:p + 4], "little")
-        end = p + 4 + length
-        if length > 0 and end + 4 <= n - 8 and \
-                int.from_bytes(data[end:end + 4], "little") == ck(data[p + 4:end]):
-            regions.append((p + 4, end, end))
+    if n >= 24:
+        # Candidate filter in numpy: a u32 length L at p with 0 < L and p + 8 + L <= n - 8 (the
+        # record and its checksum end before the footer); only those are hashed.
+        b = np.frombuffer(data, dtype=np.uint8).astype(np.int64)
+        lengths = b[:-3] | b[1:-2] << 8 | b[2:-1] << 16 | b[3:] << 24
+        p = np.arange(8, n - 15)
+        ok = lengths[p]
+        ok = (ok > 0) & (p + 8 + ok <= n - 8)
+        for start in p[ok].tolist():
+            end = start + 4 + int(lengths[start])
+            if int(lengths[end]) == ck(data[start + 4:end]):
+                regions.append((start + 4, end, end))
     _AMUDAI_CACHE[key] = regions
     if len(_AMUDAI_CACHE) > 512:
         _AMUDAI_CACHE.popitem(last=False)

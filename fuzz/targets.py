@@ -171,7 +171,19 @@ TARGETS: dict[str, Callable[[bytes], None]] = {
 }
 
 
+SEEDS = Path(__file__).resolve().parent / "seeds"
+
+
 def seeds(fmt: str) -> list[tuple[str, bytes]]:
+    """The fuzz inputs to start from: the small seeds of ``fuzz/seeds/<fmt>/`` (written by
+    ``make_seeds.py``; a Neuroglancer seed already starts with its spec byte), then the bundled
+    sample files, as (name, fuzz input) pairs."""
+    made = [(f"seeds/{p.name}", p.read_bytes())
+            for p in sorted((SEEDS / fmt).glob("*")) if p.is_file()]
+    return made + _samples(fmt)
+
+
+def _samples(fmt: str) -> list[tuple[str, bytes]]:
     """The bundled sample files of ``fmt`` as (name, fuzz input) pairs."""
     folder = DATA / fmt
     if fmt == "neuroglancer":
@@ -186,7 +198,8 @@ def seeds(fmt: str) -> list[tuple[str, bytes]]:
                         + shard.read_bytes()))
         return out
     suffix = {"swh": ".shard", "zss": ".zss", "amudai": ".amudai.shard"}.get(fmt)
-    files = [p for p in sorted(folder.rglob("*")) if p.is_file() and "fuzz" not in p.parts]
+    files = [p for p in sorted(folder.rglob("*"))
+             if p.is_file() and "fuzz" not in p.relative_to(folder).parts]
     if fmt == "mdb":
         files = [p for p in files if p.suffix in (".mdb", ".shard")]
     elif suffix:

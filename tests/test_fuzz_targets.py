@@ -6,7 +6,9 @@ fixed, it must only ever raise ``ShardkitError`` (which the targets swallow) or 
 
 from __future__ import annotations
 
+import json
 import struct
+import subprocess
 import sys
 from pathlib import Path
 
@@ -24,10 +26,40 @@ import targets  # noqa: E402
 FINDINGS = [(fmt, p) for fmt in sorted(targets.TARGETS) for p in targets.findings(fmt)]
 
 
+#: libFuzzer's own findings: a hang (``timeout-``) or an RSS over the limit (``oom-``). They are
+#: replayed in a child process under the campaign's limits, so a regression cannot stall the suite.
+LIMIT_SECONDS = 10
+LIMIT_EXTRA_RSS_MB = 256
+
+_REPLAY = """
+import resource, sys, time
+sys.path.insert(0, sys.argv[1])
+import targets
+data = open(sys.argv[3], "rb").read()
+before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+start = time.perf_counter()
+targets.TARGETS[sys.argv[2]](data)
+after = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+print('{"seconds": %f, "extra_rss_mb": %f}' % (time.perf_counter() - start,
+                                               (after - before) / 1024))
+"""
+
+
 @pytest.mark.parametrize(("fmt", "path"), FINDINGS,
                          ids=[f"{f}/{p.name}" for f, p in FINDINGS])
 def test_saved_finding_only_raises_shardkit_errors(fmt: str, path: Path) -> None:
-    targets.TARGETS[fmt](path.read_bytes())
+    if not path.name.startswith(("timeout-", "oom-")):
+        targets.TARGETS[fmt](path.read_bytes())
+        return
+    try:
+        done = subprocess.run([sys.executable, "-c", _REPLAY, str(FUZZ), fmt, str(path)],
+                              capture_output=True, text=True, timeout=2 * LIMIT_SECONDS)
+    except subprocess.TimeoutExpired:
+        pytest.fail(f"{path.name} still runs for over {2 * LIMIT_SECONDS} s")
+    assert done.returncode == 0, done.stderr[-2000:]
+    used = json.loads(done.stdout.splitlines()[-1])
+    assert used["seconds"] < LIMIT_SECONDS
+    assert used["extra_rss_mb"] < LIMIT_EXTRA_RSS_MB + path.stat().st_size / (1 << 20)
 
 
 SMALL_SEEDS = [(fmt, name, data) for fmt in sorted(targets.TARGETS)
@@ -97,3 +129,102 @@ def test_amudai_mutator_reseals_records() -> None:
             continue
         assert not any("checksum" in p.message.lower() for p in problems)
     assert touched > 20
+
+
+def test_seed_files_are_what_make_seeds_writes() -> None:
+    import make_seeds
+
+    for fmt, make in make_seeds.MAKERS.items():
+        want = dict(make())
+        have = {p.name: p.read_bytes() for p in (FUZZ / "seeds" / fmt).iterdir()}
+        assert have == want, f"fuzz/seeds/{fmt} is stale: run python fuzz/make_seeds.py"
+        assert max(map(len, want.values())) <= 8192, "seeds stay small: that is their point"
+
+
+#: Seeds written on purpose with a footer a reader must question (huggingface.js-style zeroed
+#: table offsets); every other seed is a sound file.
+UNSOUND_SEEDS = {("mdb", "zero-table-offsets.mdb")}
+
+
+@pytest.mark.parametrize("fmt", ["amudai", "zss", "mdb", "neuroglancer"])
+def test_writer_seeds_open_and_verify_clean(fmt: str) -> None:
+    for path in sorted((FUZZ / "seeds" / fmt).iterdir()):
+        data = path.read_bytes()
+        if fmt == "neuroglancer":
+            reader = shardkit.open(data[1:], format=fmt, spec=targets.NG_SPECS[data[0]])
+        else:
+            reader = shardkit.open(data, format=fmt)
+        with reader:
+            problems = reader.verify()
+            assert bool(problems) == ((fmt, path.name) in UNSOUND_SEEDS), (path.name, problems)
+            if fmt == "amudai":
+                rows = reader.summary()["record_count"]
+                assert rows == (0 if path.name == "empty.amudai.shard" else
+                                9 if path.name.startswith("stripes3") else 5)
+                for f in reader.iter_fields():
+                    path_ = getattr(f, "path", None) or f.name
+                    if "." not in path_:
+                        assert len(reader.read_column(path_)) == rows, path_
+            elif fmt == "zss":
+                records = list(reader)
+                assert records == sorted(records)
+            elif fmt == "neuroglancer":
+                assert all(reader[k] == bytes([k % 256]) * (1 + k % 9) or reader[k] in
+                           (b"chunk", b"") for k in reader.keys())
+
+
+def test_amudai_seeds_cover_every_writer_type_and_option() -> None:
+    import make_seeds
+
+    names = {p.name for p in (FUZZ / "seeds" / "amudai").iterdir()}
+    for kind in make_seeds._amudai_columns(1):
+        assert f"{kind}.amudai.shard" in names
+    for option in ("lz4-", "zstd-", "nochecksum-", "roaring-", "auto-presence-", "stripes3-"):
+        assert any(n.startswith(option) for n in names), option
+
+
+def test_numpy_comparisons_bypass_the_native_hook() -> None:
+    pytest.importorskip("atheris")
+    import importlib.util
+
+    import numpy as np
+
+    spec = importlib.util.spec_from_file_location("fuzz_runner", FUZZ / "fuzz.py")
+    runner = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(runner)
+    got = runner._trace_cmp(np.arange(4), np.int64(2), 0, 0, False)  # op 0 is "<"
+    assert got.tolist() == [True, True, False, False]
+    assert runner._trace_cmp(np.uint8(7), 7, 2, 0, False)  # "=="
+    assert runner._trace_cmp(b"SWH", b"SWH", 2, 1, False) is True
+    assert runner._trace_cmp(3, 4, 5, 2, False) is False  # ">="
+
+
+def test_keep_going_saves_each_signature_once_and_memory_jumps(tmp_path: Path,
+                                                               monkeypatch: pytest.MonkeyPatch
+                                                               ) -> None:
+    pytest.importorskip("atheris")
+    import hashlib
+    import importlib.util
+    import types
+
+    spec = importlib.util.spec_from_file_location("fuzz_runner", FUZZ / "fuzz.py")
+    runner = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(runner)
+    # ru_maxrss (KiB) at start, then after each input below
+    peaks = iter(x << 10 for x in [100, 100, 120, 130, 500, 520])
+    monkeypatch.setattr(runner, "resource", types.SimpleNamespace(
+        RUSAGE_SELF=0, getrusage=lambda _: types.SimpleNamespace(ru_maxrss=next(peaks))))
+
+    def target(data: bytes) -> None:
+        if data.startswith((b"old", b"boom")):
+            raise ValueError(data)
+        if data == b"key":
+            raise KeyError(data)
+
+    (tmp_path / "crash-old").write_bytes(b"old")
+    run = runner._keep_going(target, tmp_path)
+    for data in (b"fine", b"boom1", b"key", b"big", b"fine again"):
+        run(data)  # never raises: findings are recorded
+    saved = sorted(p.name for p in tmp_path.iterdir())
+    assert saved == sorted(["crash-old", f"crash-{hashlib.sha1(b'key').hexdigest()[:16]}",
+                            f"oom-{hashlib.sha1(b'big').hexdigest()}"])
