@@ -137,7 +137,8 @@ def main() -> None:
     parser.add_argument("--artifacts", type=Path,
                         help="where findings go (default tests/data/FORMAT/fuzz)")
     parser.add_argument("libfuzzer", nargs="*", help="extra libFuzzer arguments (after --)")
-    args = parser.parse_args()
+    args, extra = parser.parse_known_args()  # libFuzzer flags (-seed=1...) pass through
+    args.libfuzzer += [a for a in extra if a != "--"]
 
     corpus = args.corpus or ROOT / ".fuzz" / args.format / "corpus"
     corpus.mkdir(parents=True, exist_ok=True)
