@@ -23,7 +23,7 @@ from ...generated.xet_mdb_shard import XetMdbShard
 from ...hashing import xet as xh
 from ...sources import ByteSource, as_stream, open_source
 from ..base import Reader, Section
-from . import _io
+from . import _fast, _io
 from . import verify as _verify
 from .model import (
     _BOOKEND_HASH,
@@ -164,6 +164,9 @@ class MdbShard(Reader):
         self._footer_note: str | None = None  # why an announced footer was not used
         self.footer: MdbFooter | None = self._read_footer()
         self._limit = self._records_limit  # fixed from here on (hot paths read the attribute)
+        #: The lookups' hot paths, made on first use (see :mod:`._fast`).
+        self._fast_file: Callable[..., FileInfo | None] | None = None
+        self._fast_chunk: Callable[..., ChunkRef | None] | None = None
 
     @property
     def _mem(self) -> memoryview | bytes:
@@ -205,6 +208,7 @@ class MdbShard(Reader):
         if isinstance(self._mem_data, memoryview) and self._whole is None:
             self._mem_data.release()
         self._mem_data = self._all = b""
+        self._fast_file = self._fast_chunk = None
         super().close()
 
     # -- header, footer, layout ---------------------------------------------------------------
@@ -564,8 +568,22 @@ class MdbShard(Reader):
         the full hash is compared at each candidate record; through ranged requests the table
         is read once, as one range, and each lookup reads its record); otherwise the file
         section is walked once and indexed. Returns ``default`` (None) when the file is not
-        in the shard.
+        in the shard. On a mapped shard with a table the first lookup builds a probe table
+        from it (see :mod:`._fast`).
         """
+        fast = self._fast_file
+        if fast is None:
+            fast = self._fast_file = self._make_fast_file()
+        return fast(h, default)
+
+    def _make_fast_file(self) -> Callable[..., FileInfo | None]:
+        t = self.file_lookup if self._local and self._all else None
+        if t is None:  # ranged reads, or no table (a dict of the objects is faster still)
+            return self._file_general
+        return _fast.file_lookup(t, self._all, self._slicer, self._limit, self._file_general)
+
+    def _file_general(self, h: XetHash | bytes | str, default: Any = None) -> FileInfo | None:
+        """:meth:`file` on any source (with the sorted index of the table, or the dict)."""
         raw = h if type(h) is XetHash or (type(h) is bytes and len(h) == 32) else _as_raw(h)
         idx = self._file_index
         if idx is None:
@@ -659,8 +677,32 @@ class MdbShard(Reader):
         as one range, then the chunk's record and its xorb's header), otherwise from an index
         of the xorb section built once with numpy. Without a table the first of repeated
         chunks (in section order) is found; the table's order among equal keys is
-        unspecified. Returns None when the chunk is not in the shard.
+        unspecified. On a mapped shard the first lookup builds a probe table
+        (see :mod:`._fast`). Returns None when the chunk is not in the shard.
         """
+        fast = self._fast_chunk
+        if fast is None:
+            fast = self._fast_chunk = self._make_fast_chunk()
+        return fast(h, keyed=keyed)
+
+    def _make_fast_chunk(self) -> Callable[..., ChunkRef | None]:
+        if not self._local or not self._all:  # ranged reads, or closed
+            return self._find_chunk_general
+        f = self.footer
+        t = self.chunk_lookup
+        if t is not None:
+            assert f is not None
+            base, rows = f.xorb_info_offset, t
+        else:
+            base, rows = self._layout.xorb_info_offset, self._chunk_rows
+        hmac = bytes(f.hmac_key) if f is not None and not f.hmac_key.is_zero else None
+        return _fast.chunk_lookup(rows["key"], rows["xorb"], rows["chunk"], base, hmac,
+                                  self._all, self._slicer, self._limit,
+                                  self._find_chunk_general)
+
+    def _find_chunk_general(self, h: XetHash | bytes | str, *,
+                            keyed: bool = False) -> ChunkRef | None:
+        """:meth:`find_chunk` on any source (with the sorted index)."""
         raw = h if type(h) is XetHash or (type(h) is bytes and len(h) == 32) else _as_raw(h)
         f = self.footer
         if not keyed and f is not None and not f.hmac_key.is_zero:
