@@ -133,6 +133,7 @@ def test_generated_10k_files_fast_equals_general(tmp_path: Path) -> None:
         assert got is not None and got.terms == want.terms and got.sha256 == want.sha256
         assert got.verification_hashes == want.verification_hashes
     assert s._fast_file.__qualname__.startswith("file_lookup")
+    assert s.file is s._fast_file and s.find_chunk is s._fast_chunk  # no dispatch per call
     # the server form (no tables): chunks through the section's own index, files by dict
     server = tmp_path / "server.mdb"
     server.write_bytes(build_mdb(files, xorbs, form="server"))
@@ -140,9 +141,11 @@ def test_generated_10k_files_fast_equals_general(tmp_path: Path) -> None:
     assert bare.file_lookup is None
     assert _check_all(bare) == (10_000, 10_000)
     assert bare._fast_chunk.__qualname__.startswith("chunk_lookup")
+    assert bare._fast_file.__qualname__.startswith("dict_lookup")
     # closed: no lookup reads a released mapping through a stale closure
     s.close()
     assert s._fast_file is None and s._fast_chunk is None
+    assert "file" not in vars(s) and "find_chunk" not in vars(s)
 
 
 def test_probe_table_finds_every_value_in_order() -> None:

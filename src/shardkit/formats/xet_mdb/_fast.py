@@ -39,7 +39,7 @@ from .model import (
     _new_hash,
 )
 
-__all__ = ["ProbeTable", "chunk_lookup", "file_lookup"]
+__all__ = ["ProbeTable", "chunk_lookup", "dict_lookup", "file_lookup"]
 
 _EMPTY = 2**64 - 1  # an empty slot: key and value all ones (no record is that far)
 _U32 = 0xFFFF_FFFF
@@ -173,3 +173,16 @@ def chunk_lookup(keys: np.ndarray, xorbs: np.ndarray, chunks: np.ndarray, base: 
         return None
 
     return find_chunk
+
+
+def dict_lookup(by_hash: dict[bytes, FileInfo]) -> Callable[..., FileInfo | None]:
+    """``file(h, default=None)`` over a dict from 32 stored bytes to the file (a shard
+    without a file lookup table)."""
+    get, as_raw, hash_type = by_hash.get, _as_raw, XetHash
+
+    def file(h: XetHash | bytes | str, default: Any = None) -> FileInfo | None:
+        if type(h) is bytes and len(h) == 32:
+            return get(h, default)
+        return get(bytes(h) if type(h) is hash_type else as_raw(h), default)
+
+    return file

@@ -209,6 +209,8 @@ class MdbShard(Reader):
             self._mem_data.release()
         self._mem_data = self._all = b""
         self._fast_file = self._fast_chunk = None
+        self.__dict__.pop("file", None)
+        self.__dict__.pop("find_chunk", None)
         super().close()
 
     # -- header, footer, layout ---------------------------------------------------------------
@@ -569,18 +571,21 @@ class MdbShard(Reader):
         is read once, as one range, and each lookup reads its record); otherwise the file
         section is walked once and indexed. Returns ``default`` (None) when the file is not
         in the shard. On a mapped shard with a table the first lookup builds a probe table
-        from it (see :mod:`._fast`).
+        from it (see :mod:`._fast`); the lookup function made on the first call then answers
+        as the instance's own ``file`` (the same signature; no method dispatch per call).
         """
         fast = self._fast_file
         if fast is None:
-            fast = self._fast_file = self._make_fast_file()
+            fast = self._fast_file = self.__dict__["file"] = self._make_fast_file()
         return fast(h, default)
 
     def _make_fast_file(self) -> Callable[..., FileInfo | None]:
-        t = self.file_lookup if self._local and self._all else None
-        if t is None:  # ranged reads, or no table (a dict of the objects is faster still)
+        if self.file_lookup is None:  # no table: a dict of the objects
+            return _fast.dict_lookup(self._files_by_hash)
+        if not self._local or not self._all:  # ranged reads, or closed
             return self._file_general
-        return _fast.file_lookup(t, self._all, self._slicer, self._limit, self._file_general)
+        return _fast.file_lookup(self.file_lookup, self._all, self._slicer, self._limit,
+                                 self._file_general)
 
     def _file_general(self, h: XetHash | bytes | str, default: Any = None) -> FileInfo | None:
         """:meth:`file` on any source (with the sorted index of the table, or the dict)."""
@@ -678,11 +683,12 @@ class MdbShard(Reader):
         of the xorb section built once with numpy. Without a table the first of repeated
         chunks (in section order) is found; the table's order among equal keys is
         unspecified. On a mapped shard the first lookup builds a probe table
-        (see :mod:`._fast`). Returns None when the chunk is not in the shard.
+        (see :mod:`._fast`), then answers as the instance's own ``find_chunk``. Returns None
+        when the chunk is not in the shard.
         """
         fast = self._fast_chunk
         if fast is None:
-            fast = self._fast_chunk = self._make_fast_chunk()
+            fast = self._fast_chunk = self.__dict__["find_chunk"] = self._make_fast_chunk()
         return fast(h, keyed=keyed)
 
     def _make_fast_chunk(self) -> Callable[..., ChunkRef | None]:
