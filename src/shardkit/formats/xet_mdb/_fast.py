@@ -74,7 +74,7 @@ class ProbeTable:
         pairs[where, 0] = keys
         pairs[where, 1] = values
         self._array = pairs
-        self.slots = memoryview(pairs).cast("B").cast("Q")  # items are Python ints
+        self.slots = pairs.data.cast("B").cast("Q")  # items are Python ints
 
     @property
     def nbytes(self) -> int:
@@ -95,12 +95,13 @@ def file_lookup(table: np.ndarray, mem: Any, slicer: Any, limit: int,
     unpack, key_of, same = _FILE_HEAD.unpack_from, _U64.unpack_from, bytes.__eq__
     new, fill, new_hash, as_raw = object.__new__, object.__setattr__, _new_hash, _as_raw
     hash_type, info_type = XetHash, FileInfo
-    ver, ext = FILE_FLAG_VERIFICATION, FILE_FLAG_METADATA_EXT
+    ver, ext, rec, head, empty = (FILE_FLAG_VERIFICATION, FILE_FLAG_METADATA_EXT, RECORD_SIZE,
+                                  HEADER_SIZE, _EMPTY)
 
     def file(h: XetHash | bytes | str, default: Any = None) -> FileInfo | None:
         raw = h if type(h) is hash_type or (type(h) is bytes and len(h) == 32) else as_raw(h)
         key = key_of(raw)[0]
-        if key == _EMPTY:
+        if key == empty:
             return general(h, default)
         j = (key >> shift) << 1
         k = slots[j]
@@ -109,11 +110,11 @@ def file_lookup(table: np.ndarray, mem: Any, slicer: Any, limit: int,
             k = slots[j]
         while k == key:
             pos = slots[j + 1]
-            if pos + RECORD_SIZE <= limit:
+            if pos + rec <= limit:
                 fh, flags, nt, reserved = unpack(mem, pos)
                 if same(fh, raw):
                     end = pos + (1 + nt + (nt if flags & ver else 0)
-                                 + (1 if flags & ext else 0)) * RECORD_SIZE
+                                 + (1 if flags & ext else 0)) * rec
                     if end <= limit:  # else a block that overruns: not a match, as xet-core
                         block = slicer[pos:end]
                         info = new(info_type)  # a frozen dataclass, as the reader builds it
@@ -122,7 +123,7 @@ def file_lookup(table: np.ndarray, mem: Any, slicer: Any, limit: int,
                             "flags": flags,
                             "_block": block if type(block) is bytes else bytes(block),
                             "reserved": reserved,
-                            "record_index": (pos - HEADER_SIZE) // RECORD_SIZE, "offset": pos})
+                            "record_index": (pos - head) // rec, "offset": pos})
                         return info
             j += 2
             k = slots[j]
@@ -142,15 +143,16 @@ def chunk_lookup(keys: np.ndarray, xorbs: np.ndarray, chunks: np.ndarray, base: 
                        | chunks.astype(np.uint64))
     slots, shift = probe.slots, probe.shift
     unpack, key_of, same = _TERM.unpack_from, _U64.unpack_from, bytes.__eq__
-    new, new_hash, as_raw, keyed_hash = tuple.__new__, _new_hash, _as_raw, xh.keyed_chunk_hash
+    new, new_bytes, as_raw, keyed_hash = tuple.__new__, bytes.__new__, _as_raw, xh.keyed_chunk_hash
     hash_type, ref_type, chunk_type = XetHash, ChunkRef, ChunkEntry
+    rec, empty, low = RECORD_SIZE, _EMPTY, _U32
 
     def find_chunk(h: XetHash | bytes | str, *, keyed: bool = False) -> ChunkRef | None:
         raw = h if type(h) is hash_type or (type(h) is bytes and len(h) == 32) else as_raw(h)
         if hmac_key is not None and not keyed:
             raw = keyed_hash(hmac_key, bytes(raw))
         key = key_of(raw)[0]
-        if key == _EMPTY:
+        if key == empty:
             return general(raw, keyed=True)
         j = (key >> shift) << 1
         k = slots[j]
@@ -159,15 +161,17 @@ def chunk_lookup(keys: np.ndarray, xorbs: np.ndarray, chunks: np.ndarray, base: 
             k = slots[j]
         while k == key:
             v = slots[j + 1]
-            xr, ci = v >> 32, v & _U32
-            pos = base + (xr + 1 + ci) * RECORD_SIZE
-            if pos + RECORD_SIZE <= limit:
+            xr, ci = v >> 32, v & low
+            pos = base + (xr + 1 + ci) * rec
+            if pos + rec <= limit:
                 chash, start, size, fl, res = unpack(mem, pos)
                 if same(chash, raw):
-                    xpos = base + xr * RECORD_SIZE
-                    return new(ref_type, (new_hash(slicer[xpos : xpos + 32]), xr, ci, new(
-                        chunk_type, (raw if type(raw) is hash_type else new_hash(chash),
-                                     start, size, fl, res))))
+                    xpos = base + xr * rec
+                    return new(ref_type, (
+                        new_bytes(hash_type, slicer[xpos : xpos + 32]), xr, ci,
+                        new(chunk_type, (raw if type(raw) is hash_type
+                                         else new_bytes(hash_type, chash),
+                                         start, size, fl, res))))
             j += 2
             k = slots[j]
         return None
