@@ -170,3 +170,46 @@ def test_probe_table_finds_every_value_in_order() -> None:
         assert got == vs
     empty = ProbeTable(np.zeros(0, np.uint64), np.zeros(0, np.uint64))
     assert list(empty.slots) == [2**64 - 1] * len(empty.slots)
+
+
+def test_file_info_is_a_slotted_frozen_dataclass_either_way_built(tmp_path: Path) -> None:
+    import copy
+    import dataclasses
+    import pickle
+    import threading
+
+    files, xorbs = _inputs(30, 5, 12)
+    path = tmp_path / "small.mdb"
+    path.write_bytes(build_mdb(files, xorbs))
+    s = MdbShard(FileSource(path))
+    want = next(f for f in files if f.sha256 is not None)
+    got = s.file(want.hash)
+    assert got is not None and not hasattr(got, "__dict__")
+    assert [f.name for f in dataclasses.fields(FileInfo)] == [
+        "hash", "flags", "terms", "verification_hashes", "sha256", "reserved", "record_index",
+        "offset"]
+    built = FileInfo(got.hash, got.flags, got.terms, got.verification_hashes, got.sha256,
+                     record_index=got.record_index, offset=got.offset)
+    fresh = s.file(want.hash)  # terms not decoded yet: equality and hash decode them
+    assert fresh == built and built == fresh and hash(fresh) == hash(built)
+    assert repr(built) == repr(got) and got.num_records == built.num_records == 4
+    assert FileInfo(want.hash, 0, (), (), None).reserved == 0
+    for clone in (pickle.loads(pickle.dumps(s.file(want.hash))), copy.copy(s.file(want.hash)),
+                  copy.deepcopy(got)):
+        assert clone == got and type(clone) is FileInfo
+    assert dataclasses.replace(got, flags=0) != got
+    assert dataclasses.replace(got, flags=0).terms == got.terms
+    assert dataclasses.asdict(got)["sha256"] == want.sha256
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        got.flags = 1  # type: ignore[misc]
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        del got.hash  # type: ignore[misc]
+    # eight threads decoding one object's terms all see the same tuple
+    shared = s.file(want.hash)
+    seen: list[object] = []
+    threads = [threading.Thread(target=lambda: seen.append(shared.terms)) for _ in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(seen) == 8 and all(t == want.terms for t in seen)

@@ -29,6 +29,7 @@ from .model import (
     _U64,
     FILE_FLAG_METADATA_EXT,
     FILE_FLAG_VERIFICATION,
+    FILE_SETTERS,
     HEADER_SIZE,
     RECORD_SIZE,
     ChunkEntry,
@@ -93,7 +94,8 @@ def file_lookup(table: np.ndarray, mem: Any, slicer: Any, limit: int,
                        * np.uint64(RECORD_SIZE))
     slots, shift = probe.slots, probe.shift
     unpack, key_of, same = _FILE_HEAD.unpack_from, _U64.unpack_from, bytes.__eq__
-    new, fill, new_hash, as_raw = object.__new__, object.__setattr__, _new_hash, _as_raw
+    new, new_hash, as_raw = object.__new__, _new_hash, _as_raw
+    set_hash, set_flags, set_block, set_reserved, set_index, set_offset = FILE_SETTERS
     hash_type, info_type = XetHash, FileInfo
     ver, ext, rec, head, empty = (FILE_FLAG_VERIFICATION, FILE_FLAG_METADATA_EXT, RECORD_SIZE,
                                   HEADER_SIZE, _EMPTY)
@@ -117,13 +119,13 @@ def file_lookup(table: np.ndarray, mem: Any, slicer: Any, limit: int,
                                  + (1 if flags & ext else 0)) * rec
                     if end <= limit:  # else a block that overruns: not a match, as xet-core
                         block = slicer[pos:end]
-                        info = new(info_type)  # a frozen dataclass, as the reader builds it
-                        fill(info, "__dict__", {
-                            "hash": raw if type(raw) is hash_type else new_hash(fh),
-                            "flags": flags,
-                            "_block": block if type(block) is bytes else bytes(block),
-                            "reserved": reserved,
-                            "record_index": (pos - head) // rec, "offset": pos})
+                        info = new(info_type)  # slots filled as the reader's _new_file does
+                        set_hash(info, raw if type(raw) is hash_type else new_hash(fh))
+                        set_flags(info, flags)
+                        set_block(info, block if type(block) is bytes else bytes(block))
+                        set_reserved(info, reserved)
+                        set_index(info, (pos - head) // rec)
+                        set_offset(info, pos)
                         return info
             j += 2
             k = slots[j]

@@ -56,6 +56,7 @@ from .model import (
     _iso,
     _Layout,
     _new_chunk,
+    _new_file,
     _new_hash,
     _new_ref,
     _runs,
@@ -557,11 +558,8 @@ class MdbShard(Reader):
                 block = bytes(block)
         else:
             block = self._io.read_range(pos, pos + nbytes)
-        info = object.__new__(FileInfo)  # a frozen dataclass, filled as in `files`
-        object.__setattr__(info, "__dict__", {
-            "hash": _new_hash(h), "flags": flags, "_block": block, "reserved": reserved,
-            "record_index": (pos - HEADER_SIZE) // RECORD_SIZE, "offset": pos})
-        return info
+        return _new_file(_new_hash(h), flags, block, reserved,
+                         (pos - HEADER_SIZE) // RECORD_SIZE, pos)
 
     def file(self, h: XetHash | bytes | str, default: Any = None) -> FileInfo | None:
         """The file with hash ``h`` (a hash object, 32 stored bytes or display hex).
@@ -611,13 +609,9 @@ class MdbShard(Reader):
                                  + (1 if flags & FILE_FLAG_METADATA_EXT else 0)) * RECORD_SIZE
                     if end <= limit:  # else a block that overruns: not a match, as xet-core
                         block = slicer[pos:end]
-                        info = object.__new__(FileInfo)  # a frozen dataclass, as in `files`
-                        object.__setattr__(info, "__dict__", {
-                            "hash": raw if type(raw) is XetHash else _new_hash(fh),
-                            "flags": flags,
-                            "_block": block if type(block) is bytes else bytes(block),
-                            "reserved": reserved, "record_index": index[i], "offset": pos})
-                        return info
+                        return _new_file(raw if type(raw) is XetHash else _new_hash(fh),
+                                         flags, block if type(block) is bytes else bytes(block),
+                                         reserved, index[i], pos)
             i += 1
         return default
 
