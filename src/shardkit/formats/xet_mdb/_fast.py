@@ -95,7 +95,7 @@ def file_lookup(table: np.ndarray, mem: Any, slicer: Any, limit: int,
     slots, shift = probe.slots, probe.shift
     unpack, key_of, same = _FILE_HEAD.unpack_from, _U64.unpack_from, bytes.__eq__
     new, new_hash, as_raw = object.__new__, _new_hash, _as_raw
-    set_hash, set_flags, set_block, set_reserved, set_index, set_offset = FILE_SETTERS
+    set_hash, set_flags, set_records, set_reserved, set_index, set_offset = FILE_SETTERS
     hash_type, info_type = XetHash, FileInfo
     ver, ext, rec, head, empty = (FILE_FLAG_VERIFICATION, FILE_FLAG_METADATA_EXT, RECORD_SIZE,
                                   HEADER_SIZE, _EMPTY)
@@ -122,7 +122,7 @@ def file_lookup(table: np.ndarray, mem: Any, slicer: Any, limit: int,
                         info = new(info_type)  # slots filled as the reader's _new_file does
                         set_hash(info, raw if type(raw) is hash_type else new_hash(fh))
                         set_flags(info, flags)
-                        set_block(info, block if type(block) is bytes else bytes(block))
+                        set_records(info, block if type(block) is bytes else bytes(block))
                         set_reserved(info, reserved)
                         set_index(info, (pos - head) // rec)
                         set_offset(info, pos)

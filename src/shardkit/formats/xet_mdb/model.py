@@ -6,7 +6,6 @@ what they mean.
 
 from __future__ import annotations
 
-import contextlib
 import datetime as _dt
 import functools
 import re
@@ -243,12 +242,12 @@ def _block_shape(n: int, hashes: int) -> struct.Struct | None:
 
 
 def _decode_file_block(info: FileInfo) -> None:
-    """Fill the ``_terms``, ``_verification_hashes`` and ``_sha256`` slots of a
-    :class:`FileInfo` from the block's records kept in ``_block`` (then dropped). Safe when two
-    threads race: both decode the same values, and ``_block`` goes only after the fields."""
-    try:
-        block = getattr(info, "_block")  # noqa: B009 (a slot the type does not declare)
-    except AttributeError:  # decoded already (by another thread), or given to the constructor
+    """Decode the block's records that a lookup keeps in the ``_terms`` slot of a
+    :class:`FileInfo` (one bytes object) into ``_verification_hashes``, ``_sha256`` and, last,
+    the terms tuple in ``_terms``. Safe when two threads race: both decode the same values,
+    and ``_terms`` stops being bytes only after the other two are set."""
+    block = _get_terms(info)
+    if type(block) is not bytes:  # decoded already (by another thread)
         return
     flags, n = _FLAGS_COUNT.unpack_from(block, 32)
     nv = n if flags & FILE_FLAG_VERIFICATION else 0
@@ -274,11 +273,9 @@ def _decode_file_block(info: FileInfo) -> None:
                      for q in range(p, p + nv * RECORD_SIZE, RECORD_SIZE)])
         p += nv * RECORD_SIZE
         sha = new_hash(block[p : p + 32]) if ne else None
-    _set(info, "_terms", terms)
     _set(info, "_verification_hashes", ver)
     _set(info, "_sha256", sha)
-    with contextlib.suppress(AttributeError):  # another thread dropped it first
-        object.__delattr__(info, "_block")
+    _set(info, "_terms", terms)
 
 
 _set = object.__setattr__
@@ -287,34 +284,34 @@ _set = object.__setattr__
 class _LazyFileField:
     """``terms``, ``verification_hashes`` and ``sha256`` of :class:`FileInfo`: as given to the
     constructor, or decoded on first access from the block's records (a lookup by the reader
-    keeps them as ``_block``, one bytes object, and builds no term or hash object until one is
-    read). Values live in the slot of the same name with a leading underscore. Class access
-    raises AttributeError so that ``dataclass`` sees fields without default.
+    keeps them in the ``_terms`` slot as one bytes object, and builds no term or hash object
+    until one is read). Values live in the slot of the same name with a leading underscore.
+    Class access raises AttributeError so that ``dataclass`` sees fields without default.
     """
 
     def __set_name__(self, owner: type, name: str) -> None:
-        self.name, self.slot = name, "_" + name
-        self.member = owner.__dict__[self.slot]  # the slot's own descriptor
+        self.name = name
+        self.get = owner.__dict__["_" + name].__get__  # the slot's own accessors
+        self.put = owner.__dict__["_" + name].__set__
 
     def __get__(self, obj: Any, owner: type | None = None) -> Any:
         if obj is None:
             raise AttributeError(self.name)
-        try:
-            return self.member.__get__(obj)
-        except AttributeError:
+        if type(_get_terms(obj)) is bytes:
             _decode_file_block(obj)
-            return self.member.__get__(obj)
+        return self.get(obj)
 
     def __set__(self, obj: Any, value: Any) -> None:
-        self.member.__set__(obj, value)
+        self.put(obj, value)
 
 
 @dataclass(frozen=True, init=False, eq=False)
 class FileInfo:
     """A file block: the file hash and how to rebuild the file from xorb chunks.
 
-    A frozen dataclass with slots (no per-object ``__dict__``): a million of them take a
-    third of the memory dict-backed objects would.
+    A frozen dataclass with slots (no per-object ``__dict__``): 96 bytes an object, against
+    328 for one with a dict; a file found by a lookup also holds its block's records (48 bytes
+    each) until its terms or hashes are first read.
 
     Attributes:
         hash: The file hash ("Xet backed hash"); zero for an empty file.
@@ -327,8 +324,8 @@ class FileInfo:
         offset: Absolute offset of the block.
     """
 
-    __slots__ = ("_block", "_sha256", "_terms", "_verification_hashes", "flags", "hash",
-                 "offset", "record_index", "reserved")
+    __slots__ = ("_sha256", "_terms", "_verification_hashes", "flags", "hash", "offset",
+                 "record_index", "reserved")
 
     hash: XetHash
     flags: int
@@ -344,9 +341,9 @@ class FileInfo:
                  reserved: int = 0, record_index: int = 0, offset: int = 0) -> None:
         _set(self, "hash", hash)
         _set(self, "flags", flags)
-        _set(self, "_terms", terms)
         _set(self, "_verification_hashes", verification_hashes)
         _set(self, "_sha256", sha256)
+        _set(self, "_terms", terms if type(terms) is not bytes else tuple(terms))
         _set(self, "reserved", reserved)
         _set(self, "record_index", record_index)
         _set(self, "offset", offset)
@@ -375,8 +372,8 @@ class FileInfo:
     @property
     def num_records(self) -> int:
         """48-byte records the block takes."""
-        block = getattr(self, "_block", None)
-        if block is not None:
+        block = _get_terms(self)
+        if type(block) is bytes:  # not decoded yet: the block's records
             return len(block) // RECORD_SIZE
         n = len(self.terms)
         return (1 + n + (n if self.flags & FILE_FLAG_VERIFICATION else 0)
@@ -392,10 +389,11 @@ class FileInfo:
                 "offset": self.offset}
 
 
-#: Slot setters of :class:`FileInfo` (for the reader's bulk construction):
-#: hash, flags, _block, reserved, record_index, offset.
+_get_terms = FileInfo.__dict__["_terms"].__get__
+#: Slot setters of :class:`FileInfo` (for the reader's bulk construction): hash, flags,
+#: the block's records (in the ``_terms`` slot until decoded), reserved, record_index, offset.
 FILE_SETTERS = tuple(FileInfo.__dict__[name].__set__ for name in (
-    "hash", "flags", "_block", "reserved", "record_index", "offset"))
+    "hash", "flags", "_terms", "reserved", "record_index", "offset"))
 
 
 def _new_file(h: XetHash, flags: int, block: bytes, reserved: int, record_index: int,
