@@ -118,7 +118,7 @@ def file_lookup(table: np.ndarray, mem: Any, slicer: Any, limit: int,
                     end = pos + (1 + nt + (nt if flags & ver else 0)
                                  + (1 if flags & ext else 0)) * rec
                     if end <= limit:  # else a block that overruns: not a match, as xet-core
-                        block = slicer[pos:end]
+                        block = slicer[pos + rec : end]  # the records after the header
                         info = new(info_type)  # slots filled as the reader's _new_file does
                         set_hash(info, raw if type(raw) is hash_type else new_hash(fh))
                         set_flags(info, flags)

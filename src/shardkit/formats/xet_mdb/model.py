@@ -225,7 +225,6 @@ def _runs(starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
     return np.repeat(starts - firsts, lengths) + np.arange(total, dtype=np.int64)
 
 
-_FLAGS_COUNT = struct.Struct("<II")
 _UNSET: Any = object()
 _SHAPES: dict[tuple[int, int], struct.Struct] = {}
 
@@ -242,20 +241,22 @@ def _block_shape(n: int, hashes: int) -> struct.Struct | None:
 
 
 def _decode_file_block(info: FileInfo) -> None:
-    """Decode the block's records that a lookup keeps in the ``_terms`` slot of a
-    :class:`FileInfo` (one bytes object) into ``_verification_hashes``, ``_sha256`` and, last,
-    the terms tuple in ``_terms``. Safe when two threads race: both decode the same values,
-    and ``_terms`` stops being bytes only after the other two are set."""
+    """Decode the records after a file block's header, which a lookup keeps in the ``_terms``
+    slot of a :class:`FileInfo` (one bytes object), into ``_verification_hashes``,
+    ``_sha256`` and, last, the terms tuple in ``_terms``. Safe when two threads race: both
+    decode the same values, and ``_terms`` stops being bytes only after the other two are
+    set."""
     block = _get_terms(info)
     if type(block) is not bytes:  # decoded already (by another thread)
         return
-    flags, n = _FLAGS_COUNT.unpack_from(block, 32)
-    nv = n if flags & FILE_FLAG_VERIFICATION else 0
+    flags = info.flags
     ne = 1 if flags & FILE_FLAG_METADATA_EXT else 0
+    n = (len(block) // RECORD_SIZE - ne) // (2 if flags & FILE_FLAG_VERIFICATION else 1)
+    nv = n if flags & FILE_FLAG_VERIFICATION else 0
     new_hash, new_term = _new_hash, _new_term
     shape = _block_shape(n, nv + ne)
     if shape is not None:  # the whole block in one unpack
-        vals = shape.unpack_from(block, RECORD_SIZE)
+        vals = shape.unpack_from(block, 0)
         k = 5 * n
         terms = tuple([new_term((new_hash(vals[j]), vals[j + 1], vals[j + 2],
                                  vals[j + 3], vals[j + 4])) for j in range(0, k, 5)])
@@ -265,10 +266,10 @@ def _decode_file_block(info: FileInfo) -> None:
         unpack = _TERM.unpack_from
         items = []
         for i in range(n):
-            x, fl, size, start, end = unpack(block, RECORD_SIZE * (1 + i))
+            x, fl, size, start, end = unpack(block, RECORD_SIZE * i)
             items.append(new_term((new_hash(x), fl, size, start, end)))
         terms = tuple(items)
-        p = RECORD_SIZE * (1 + n)
+        p = RECORD_SIZE * n
         ver = tuple([new_hash(block[q : q + 32])
                      for q in range(p, p + nv * RECORD_SIZE, RECORD_SIZE)])
         p += nv * RECORD_SIZE
@@ -373,8 +374,8 @@ class FileInfo:
     def num_records(self) -> int:
         """48-byte records the block takes."""
         block = _get_terms(self)
-        if type(block) is bytes:  # not decoded yet: the block's records
-            return len(block) // RECORD_SIZE
+        if type(block) is bytes:  # not decoded yet: the records after the block's header
+            return 1 + len(block) // RECORD_SIZE
         n = len(self.terms)
         return (1 + n + (n if self.flags & FILE_FLAG_VERIFICATION else 0)
                 + (1 if self.flags & FILE_FLAG_METADATA_EXT else 0))

@@ -553,11 +553,11 @@ class MdbShard(Reader):
             return None
         if o + nbytes <= len(buf):
             src = self._slicer if buf is self._all else buf
-            block = src[o : o + nbytes]
+            block = src[o + RECORD_SIZE : o + nbytes]  # the records after the header
             if type(block) is not bytes:
                 block = bytes(block)
         else:
-            block = self._io.read_range(pos, pos + nbytes)
+            block = self._io.read_range(pos + RECORD_SIZE, pos + nbytes)
         return _new_file(_new_hash(h), flags, block, reserved,
                          (pos - HEADER_SIZE) // RECORD_SIZE, pos)
 
@@ -608,7 +608,7 @@ class MdbShard(Reader):
                     end = pos + (1 + nt + (nt if flags & FILE_FLAG_VERIFICATION else 0)
                                  + (1 if flags & FILE_FLAG_METADATA_EXT else 0)) * RECORD_SIZE
                     if end <= limit:  # else a block that overruns: not a match, as xet-core
-                        block = slicer[pos:end]
+                        block = slicer[pos + RECORD_SIZE : end]
                         return _new_file(raw if type(raw) is XetHash else _new_hash(fh),
                                          flags, block if type(block) is bytes else bytes(block),
                                          reserved, index[i], pos)
