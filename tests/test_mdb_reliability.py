@@ -99,8 +99,11 @@ def test_a_killed_writer_leaves_no_file_or_a_whole_one(tmp_path: Path) -> None:
             killed += proc.returncode == -signal.SIGKILL
         if target.exists():
             s = MdbShard(FileSource(target))
-            assert len(s.files) == 30000 * len(_sample().files)
-            assert s.file(s.files[-1].hash) == s.files[-1]
+            n = len(_sample().files)
+            assert len(s.files) == 30000 * n
+            # the files repeat (no lookup tables): the first record of a hash wins, as in xet-core
+            last = s.files[-1]
+            assert s.file(last.hash) == next(f for f in s.files[:n] if f.hash == last.hash)
     assert killed >= 1
     finished = tmp_path / "done.mdb"
     proc = _run_writer(finished, 0, 2)

@@ -225,7 +225,6 @@ def _runs(starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
     return np.repeat(starts - firsts, lengths) + np.arange(total, dtype=np.int64)
 
 
-_FLAGS_COUNT = struct.Struct("<II")
 _UNSET: Any = object()
 _SHAPES: dict[tuple[int, int], struct.Struct] = {}
 
@@ -241,67 +240,79 @@ def _block_shape(n: int, hashes: int) -> struct.Struct | None:
     return shape
 
 
-def _decode_file_block(d: dict[str, Any]) -> None:
-    """Fill ``_terms``, ``_verification_hashes`` and ``_sha256`` of a :class:`FileInfo`'s
-    ``__dict__`` from the block's records kept in ``_block`` (then dropped). Safe when two
-    threads race: both decode the same values, and ``_block`` goes only after the fields."""
-    block = d.get("_block")
-    if block is None:
+def _decode_file_block(info: FileInfo) -> None:
+    """Decode the records after a file block's header, which a lookup keeps in the ``_terms``
+    slot of a :class:`FileInfo` (one bytes object), into ``_verification_hashes``,
+    ``_sha256`` and, last, the terms tuple in ``_terms``. Safe when two threads race: both
+    decode the same values, and ``_terms`` stops being bytes only after the other two are
+    set."""
+    block = _get_terms(info)
+    if type(block) is not bytes:  # decoded already (by another thread)
         return
-    flags, n = _FLAGS_COUNT.unpack_from(block, 32)
-    nv = n if flags & FILE_FLAG_VERIFICATION else 0
+    flags = info.flags
     ne = 1 if flags & FILE_FLAG_METADATA_EXT else 0
+    n = (len(block) // RECORD_SIZE - ne) // (2 if flags & FILE_FLAG_VERIFICATION else 1)
+    nv = n if flags & FILE_FLAG_VERIFICATION else 0
     new_hash, new_term = _new_hash, _new_term
     shape = _block_shape(n, nv + ne)
     if shape is not None:  # the whole block in one unpack
-        vals = shape.unpack_from(block, RECORD_SIZE)
+        vals = shape.unpack_from(block, 0)
         k = 5 * n
-        d["_terms"] = tuple([new_term((new_hash(vals[j]), vals[j + 1], vals[j + 2],
-                                       vals[j + 3], vals[j + 4])) for j in range(0, k, 5)])
-        d["_verification_hashes"] = tuple(map(new_hash, vals[k : k + nv])) if nv else ()
-        d["_sha256"] = new_hash(vals[k + nv]) if ne else None
+        terms = tuple([new_term((new_hash(vals[j]), vals[j + 1], vals[j + 2],
+                                 vals[j + 3], vals[j + 4])) for j in range(0, k, 5)])
+        ver = tuple(map(new_hash, vals[k : k + nv])) if nv else ()
+        sha = new_hash(vals[k + nv]) if ne else None
     else:
         unpack = _TERM.unpack_from
-        terms = []
+        items = []
         for i in range(n):
-            x, fl, size, start, end = unpack(block, RECORD_SIZE * (1 + i))
-            terms.append(new_term((new_hash(x), fl, size, start, end)))
-        d["_terms"] = tuple(terms)
-        p = RECORD_SIZE * (1 + n)
-        d["_verification_hashes"] = tuple([new_hash(block[q : q + 32]) for q in
-                                           range(p, p + nv * RECORD_SIZE, RECORD_SIZE)])
+            x, fl, size, start, end = unpack(block, RECORD_SIZE * i)
+            items.append(new_term((new_hash(x), fl, size, start, end)))
+        terms = tuple(items)
+        p = RECORD_SIZE * n
+        ver = tuple([new_hash(block[q : q + 32])
+                     for q in range(p, p + nv * RECORD_SIZE, RECORD_SIZE)])
         p += nv * RECORD_SIZE
-        d["_sha256"] = new_hash(block[p : p + 32]) if ne else None
-    d.pop("_block", None)
+        sha = new_hash(block[p : p + 32]) if ne else None
+    _set(info, "_verification_hashes", ver)
+    _set(info, "_sha256", sha)
+    _set(info, "_terms", terms)
+
+
+_set = object.__setattr__
 
 
 class _LazyFileField:
     """``terms``, ``verification_hashes`` and ``sha256`` of :class:`FileInfo`: as given to the
     constructor, or decoded on first access from the block's records (a lookup by the reader
-    keeps them as ``_block``, one bytes object, and builds no term or hash object until one is
-    read). Class access raises AttributeError so that ``dataclass`` sees fields without default.
+    keeps them in the ``_terms`` slot as one bytes object, and builds no term or hash object
+    until one is read). Values live in the slot of the same name with a leading underscore.
+    Class access raises AttributeError so that ``dataclass`` sees fields without default.
     """
 
     def __set_name__(self, owner: type, name: str) -> None:
-        self.name, self.slot = name, "_" + name
+        self.name = name
+        self.get = owner.__dict__["_" + name].__get__  # the slot's own accessors
+        self.put = owner.__dict__["_" + name].__set__
 
     def __get__(self, obj: Any, owner: type | None = None) -> Any:
         if obj is None:
             raise AttributeError(self.name)
-        d = obj.__dict__
-        value = d.get(self.slot, _UNSET)
-        if value is _UNSET:
-            _decode_file_block(d)
-            value = d[self.slot]
-        return value
+        if type(_get_terms(obj)) is bytes:
+            _decode_file_block(obj)
+        return self.get(obj)
 
-    def __set__(self, obj: Any, value: Any) -> None:  # only the dataclass __init__ gets here
-        obj.__dict__[self.slot] = value
+    def __set__(self, obj: Any, value: Any) -> None:
+        self.put(obj, value)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, init=False, eq=False)
 class FileInfo:
     """A file block: the file hash and how to rebuild the file from xorb chunks.
+
+    A frozen dataclass with slots (no per-object ``__dict__``): 96 bytes an object, against
+    328 for one with a dict; a file found by a lookup also holds its block's records (48 bytes
+    each) until its terms or hashes are first read.
 
     Attributes:
         hash: The file hash ("Xet backed hash"); zero for an empty file.
@@ -314,14 +325,45 @@ class FileInfo:
         offset: Absolute offset of the block.
     """
 
+    __slots__ = ("_sha256", "_terms", "_verification_hashes", "flags", "hash", "offset",
+                 "record_index", "reserved")
+
     hash: XetHash
     flags: int
     terms: tuple[Term, ...] = _LazyFileField()  # type: ignore[assignment]
     verification_hashes: tuple[XetHash, ...] = _LazyFileField()  # type: ignore[assignment]
     sha256: XetHash | None = _LazyFileField()  # type: ignore[assignment]
-    reserved: int = 0
-    record_index: int = 0
-    offset: int = 0
+    reserved: int  # type: ignore[misc]  # defaults in __init__ (slots have no class default)
+    record_index: int  # type: ignore[misc]
+    offset: int  # type: ignore[misc]
+
+    def __init__(self, hash: XetHash, flags: int, terms: tuple[Term, ...],
+                 verification_hashes: tuple[XetHash, ...], sha256: XetHash | None,
+                 reserved: int = 0, record_index: int = 0, offset: int = 0) -> None:
+        _set(self, "hash", hash)
+        _set(self, "flags", flags)
+        _set(self, "_verification_hashes", verification_hashes)
+        _set(self, "_sha256", sha256)
+        _set(self, "_terms", terms if type(terms) is not bytes else tuple(terms))
+        _set(self, "reserved", reserved)
+        _set(self, "record_index", record_index)
+        _set(self, "offset", offset)
+
+    def _key(self) -> tuple[Any, ...]:
+        return (self.hash, self.flags, self.terms, self.verification_hashes, self.sha256,
+                self.reserved, self.record_index, self.offset)
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        assert isinstance(other, FileInfo)
+        return self._key() == other._key()
+
+    def __hash__(self) -> int:
+        return hash(self._key())
+
+    def __reduce__(self) -> tuple[Any, ...]:  # pickle and copy: through __init__
+        return (self.__class__, self._key())
 
     @property
     def size(self) -> int:
@@ -331,9 +373,9 @@ class FileInfo:
     @property
     def num_records(self) -> int:
         """48-byte records the block takes."""
-        block = self.__dict__.get("_block")
-        if block is not None:
-            return len(block) // RECORD_SIZE
+        block = _get_terms(self)
+        if type(block) is bytes:  # not decoded yet: the records after the block's header
+            return 1 + len(block) // RECORD_SIZE
         n = len(self.terms)
         return (1 + n + (n if self.flags & FILE_FLAG_VERIFICATION else 0)
                 + (1 if self.flags & FILE_FLAG_METADATA_EXT else 0))
@@ -346,6 +388,27 @@ class FileInfo:
                 "sha256": None if self.sha256 is None else str(self.sha256),
                 "reserved": self.reserved, "record_index": self.record_index,
                 "offset": self.offset}
+
+
+_get_terms = FileInfo.__dict__["_terms"].__get__
+#: Slot setters of :class:`FileInfo` (for the reader's bulk construction): hash, flags,
+#: the block's records (in the ``_terms`` slot until decoded), reserved, record_index, offset.
+FILE_SETTERS = tuple(FileInfo.__dict__[name].__set__ for name in (
+    "hash", "flags", "_terms", "reserved", "record_index", "offset"))
+
+
+def _new_file(h: XetHash, flags: int, block: bytes, reserved: int, record_index: int,
+              offset: int) -> FileInfo:
+    """A :class:`FileInfo` whose terms and hashes decode from ``block`` when first read."""
+    info = object.__new__(FileInfo)
+    sh, sf, sb, sr, si, so = FILE_SETTERS
+    sh(info, h)
+    sf(info, flags)
+    sb(info, block)
+    sr(info, reserved)
+    si(info, record_index)
+    so(info, offset)
+    return info
 
 
 def _chunks_from_records(recs: np.ndarray) -> tuple[ChunkEntry, ...]:

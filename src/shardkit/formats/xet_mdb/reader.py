@@ -23,7 +23,7 @@ from ...generated.xet_mdb_shard import XetMdbShard
 from ...hashing import xet as xh
 from ...sources import ByteSource, as_stream, open_source
 from ..base import Reader, Section
-from . import _io
+from . import _fast, _io
 from . import verify as _verify
 from .model import (
     _BOOKEND_HASH,
@@ -56,6 +56,7 @@ from .model import (
     _iso,
     _Layout,
     _new_chunk,
+    _new_file,
     _new_hash,
     _new_ref,
     _runs,
@@ -164,6 +165,9 @@ class MdbShard(Reader):
         self._footer_note: str | None = None  # why an announced footer was not used
         self.footer: MdbFooter | None = self._read_footer()
         self._limit = self._records_limit  # fixed from here on (hot paths read the attribute)
+        #: The lookups' hot paths, made on first use (see :mod:`._fast`).
+        self._fast_file: Callable[..., FileInfo | None] | None = None
+        self._fast_chunk: Callable[..., ChunkRef | None] | None = None
 
     @property
     def _mem(self) -> memoryview | bytes:
@@ -205,6 +209,9 @@ class MdbShard(Reader):
         if isinstance(self._mem_data, memoryview) and self._whole is None:
             self._mem_data.release()
         self._mem_data = self._all = b""
+        self._fast_file = self._fast_chunk = None
+        self.__dict__.pop("file", None)
+        self.__dict__.pop("find_chunk", None)
         super().close()
 
     # -- header, footer, layout ---------------------------------------------------------------
@@ -546,16 +553,13 @@ class MdbShard(Reader):
             return None
         if o + nbytes <= len(buf):
             src = self._slicer if buf is self._all else buf
-            block = src[o : o + nbytes]
+            block = src[o + RECORD_SIZE : o + nbytes]  # the records after the header
             if type(block) is not bytes:
                 block = bytes(block)
         else:
-            block = self._io.read_range(pos, pos + nbytes)
-        info = object.__new__(FileInfo)  # a frozen dataclass, filled as in `files`
-        object.__setattr__(info, "__dict__", {
-            "hash": _new_hash(h), "flags": flags, "_block": block, "reserved": reserved,
-            "record_index": (pos - HEADER_SIZE) // RECORD_SIZE, "offset": pos})
-        return info
+            block = self._io.read_range(pos + RECORD_SIZE, pos + nbytes)
+        return _new_file(_new_hash(h), flags, block, reserved,
+                         (pos - HEADER_SIZE) // RECORD_SIZE, pos)
 
     def file(self, h: XetHash | bytes | str, default: Any = None) -> FileInfo | None:
         """The file with hash ``h`` (a hash object, 32 stored bytes or display hex).
@@ -564,8 +568,25 @@ class MdbShard(Reader):
         the full hash is compared at each candidate record; through ranged requests the table
         is read once, as one range, and each lookup reads its record); otherwise the file
         section is walked once and indexed. Returns ``default`` (None) when the file is not
-        in the shard.
+        in the shard. On a mapped shard with a table the first lookup builds a probe table
+        from it (see :mod:`._fast`); the lookup function made on the first call then answers
+        as the instance's own ``file`` (the same signature; no method dispatch per call).
         """
+        fast = self._fast_file
+        if fast is None:
+            fast = self._fast_file = self.__dict__["file"] = self._make_fast_file()
+        return fast(h, default)
+
+    def _make_fast_file(self) -> Callable[..., FileInfo | None]:
+        if self.file_lookup is None:  # no table: a dict of the objects
+            return _fast.dict_lookup(self._files_by_hash)
+        if not self._local or not self._all:  # ranged reads, or closed
+            return self._file_general
+        return _fast.file_lookup(self.file_lookup, self._all, self._slicer, self._limit,
+                                 self._file_general)
+
+    def _file_general(self, h: XetHash | bytes | str, default: Any = None) -> FileInfo | None:
+        """:meth:`file` on any source (with the sorted index of the table, or the dict)."""
         raw = h if type(h) is XetHash or (type(h) is bytes and len(h) == 32) else _as_raw(h)
         idx = self._file_index
         if idx is None:
@@ -587,14 +608,10 @@ class MdbShard(Reader):
                     end = pos + (1 + nt + (nt if flags & FILE_FLAG_VERIFICATION else 0)
                                  + (1 if flags & FILE_FLAG_METADATA_EXT else 0)) * RECORD_SIZE
                     if end <= limit:  # else a block that overruns: not a match, as xet-core
-                        block = slicer[pos:end]
-                        info = object.__new__(FileInfo)  # a frozen dataclass, as in `files`
-                        object.__setattr__(info, "__dict__", {
-                            "hash": raw if type(raw) is XetHash else _new_hash(fh),
-                            "flags": flags,
-                            "_block": block if type(block) is bytes else bytes(block),
-                            "reserved": reserved, "record_index": index[i], "offset": pos})
-                        return info
+                        block = slicer[pos + RECORD_SIZE : end]
+                        return _new_file(raw if type(raw) is XetHash else _new_hash(fh),
+                                         flags, block if type(block) is bytes else bytes(block),
+                                         reserved, index[i], pos)
             i += 1
         return default
 
@@ -659,8 +676,33 @@ class MdbShard(Reader):
         as one range, then the chunk's record and its xorb's header), otherwise from an index
         of the xorb section built once with numpy. Without a table the first of repeated
         chunks (in section order) is found; the table's order among equal keys is
-        unspecified. Returns None when the chunk is not in the shard.
+        unspecified. On a mapped shard the first lookup builds a probe table
+        (see :mod:`._fast`), then answers as the instance's own ``find_chunk``. Returns None
+        when the chunk is not in the shard.
         """
+        fast = self._fast_chunk
+        if fast is None:
+            fast = self._fast_chunk = self.__dict__["find_chunk"] = self._make_fast_chunk()
+        return fast(h, keyed=keyed)
+
+    def _make_fast_chunk(self) -> Callable[..., ChunkRef | None]:
+        if not self._local or not self._all:  # ranged reads, or closed
+            return self._find_chunk_general
+        f = self.footer
+        t = self.chunk_lookup
+        if t is not None:
+            assert f is not None
+            base, rows = f.xorb_info_offset, t
+        else:
+            base, rows = self._layout.xorb_info_offset, self._chunk_rows
+        hmac = bytes(f.hmac_key) if f is not None and not f.hmac_key.is_zero else None
+        return _fast.chunk_lookup(rows["key"], rows["xorb"], rows["chunk"], base, hmac,
+                                  self._all, self._slicer, self._limit,
+                                  self._find_chunk_general)
+
+    def _find_chunk_general(self, h: XetHash | bytes | str, *,
+                            keyed: bool = False) -> ChunkRef | None:
+        """:meth:`find_chunk` on any source (with the sorted index)."""
         raw = h if type(h) is XetHash or (type(h) is bytes and len(h) == 32) else _as_raw(h)
         f = self.footer
         if not keyed and f is not None and not f.hmac_key.is_zero:
