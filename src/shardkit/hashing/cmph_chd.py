@@ -530,52 +530,8 @@ class ChdPh:
             The slot, in ``range(self.n)``.
         """
         seed, n, nm1, nbuckets, displacements = self._query
-        if len(key) == 32:
-            # jenkins_hash_vector() unrolled for 32 bytes: two 12-byte blocks, then the 8-byte
-            # tail (words 6 and 7) plus the length in c.  Only b and c are ever right-shifted
-            # by mix(); a is only added, subtracted and left-shifted before being masked, so it
-            # is reduced to 32 bits once, at the end (the low 32 bits are unaffected).  For the
-            # same reason (the low 32 bits of a sum depend only on the low 32 bits of its
-            # terms), the mask of the last line of a mix() is shared with the addition to c
-            # that follows it.  The two golden-ratio constants cancel in the first a - b.
-            w0, w1, w2, w3, w4, w5, w6, w7 = _KEY32.unpack(key)
-            b = 0x9E3779B9 + w1
-            c = (seed + w2) & 0xFFFFFFFF
-            a = (w0 - w1 - c) ^ (c >> 13)
-            b = ((b - c - a) ^ (a << 8)) & 0xFFFFFFFF
-            c = ((c - a - b) ^ (b >> 13)) & 0xFFFFFFFF
-            a = (a - b - c) ^ (c >> 12)
-            b = ((b - c - a) ^ (a << 16)) & 0xFFFFFFFF
-            c = ((c - a - b) ^ (b >> 5)) & 0xFFFFFFFF
-            a = (a - b - c) ^ (c >> 3)
-            b = ((b - c - a) ^ (a << 10)) & 0xFFFFFFFF
-            c = (((c - a - b) ^ (b >> 15)) + w5) & 0xFFFFFFFF
-            a += w3
-            b += w4
-            a = (a - b - c) ^ (c >> 13)
-            b = ((b - c - a) ^ (a << 8)) & 0xFFFFFFFF
-            c = ((c - a - b) ^ (b >> 13)) & 0xFFFFFFFF
-            a = (a - b - c) ^ (c >> 12)
-            b = ((b - c - a) ^ (a << 16)) & 0xFFFFFFFF
-            c = ((c - a - b) ^ (b >> 5)) & 0xFFFFFFFF
-            a = (a - b - c) ^ (c >> 3)
-            b = ((b - c - a) ^ (a << 10)) & 0xFFFFFFFF
-            c = (((c - a - b) ^ (b >> 15)) + 32) & 0xFFFFFFFF
-            a += w6
-            b += w7
-            a = (a - b - c) ^ (c >> 13)
-            b = ((b - c - a) ^ (a << 8)) & 0xFFFFFFFF
-            c = ((c - a - b) ^ (b >> 13)) & 0xFFFFFFFF
-            a = (a - b - c) ^ (c >> 12)
-            b = ((b - c - a) ^ (a << 16)) & 0xFFFFFFFF
-            c = ((c - a - b) ^ (b >> 5)) & 0xFFFFFFFF
-            a = (a - b - c) ^ (c >> 3)
-            b = ((b - c - a) ^ (a << 10)) & 0xFFFFFFFF
-            c = ((c - a - b) ^ (b >> 15)) & 0xFFFFFFFF
-            disp = displacements[(a & 0xFFFFFFFF) % nbuckets]
-        else:
-            a, b, c = jenkins_hash_vector(seed, key)
-            disp = displacements[a % nbuckets]
+        a, b, c = _lookup2_abc(seed, key)
+        disp = displacements[a % nbuckets]
         # chd_ph_search() computes (f + h * probe0 + probe1) % n in 64 bits, without wrapping,
         # with f = b % n, h = c % (n - 1) + 1, probe0 = disp % n and probe1 = disp // n.
         # Modulo n, f is b and h * probe0 is h * disp; Python ints do not overflow, so the
@@ -634,6 +590,58 @@ class ChdPh:
         pos = (f + h * probe0[g] + probe1[g]) % np.uint64(n)
         result: npt.NDArray[np.int64] = pos.astype(np.int64)
         return result
+
+
+def _lookup2_abc(seed: int, key: bytes) -> tuple[int, int, int]:
+    """``jenkins_hash_vector(seed, key)`` with a fast path for 32-byte keys (SWH's sha256).
+
+    The lookups of :class:`ChdPh` and :class:`LazyChdPh` share it; ``a`` comes back reduced to
+    32 bits.
+    """
+    if len(key) == 32:
+        # jenkins_hash_vector() unrolled for 32 bytes: two 12-byte blocks, then the 8-byte
+        # tail (words 6 and 7) plus the length in c.  Only b and c are ever right-shifted
+        # by mix(); a is only added, subtracted and left-shifted before being masked, so it
+        # is reduced to 32 bits once, at the end (the low 32 bits are unaffected).  For the
+        # same reason (the low 32 bits of a sum depend only on the low 32 bits of its
+        # terms), the mask of the last line of a mix() is shared with the addition to c
+        # that follows it.  The two golden-ratio constants cancel in the first a - b.
+        w0, w1, w2, w3, w4, w5, w6, w7 = _KEY32.unpack(key)
+        b = 0x9E3779B9 + w1
+        c = (seed + w2) & 0xFFFFFFFF
+        a = (w0 - w1 - c) ^ (c >> 13)
+        b = ((b - c - a) ^ (a << 8)) & 0xFFFFFFFF
+        c = ((c - a - b) ^ (b >> 13)) & 0xFFFFFFFF
+        a = (a - b - c) ^ (c >> 12)
+        b = ((b - c - a) ^ (a << 16)) & 0xFFFFFFFF
+        c = ((c - a - b) ^ (b >> 5)) & 0xFFFFFFFF
+        a = (a - b - c) ^ (c >> 3)
+        b = ((b - c - a) ^ (a << 10)) & 0xFFFFFFFF
+        c = (((c - a - b) ^ (b >> 15)) + w5) & 0xFFFFFFFF
+        a += w3
+        b += w4
+        a = (a - b - c) ^ (c >> 13)
+        b = ((b - c - a) ^ (a << 8)) & 0xFFFFFFFF
+        c = ((c - a - b) ^ (b >> 13)) & 0xFFFFFFFF
+        a = (a - b - c) ^ (c >> 12)
+        b = ((b - c - a) ^ (a << 16)) & 0xFFFFFFFF
+        c = ((c - a - b) ^ (b >> 5)) & 0xFFFFFFFF
+        a = (a - b - c) ^ (c >> 3)
+        b = ((b - c - a) ^ (a << 10)) & 0xFFFFFFFF
+        c = (((c - a - b) ^ (b >> 15)) + 32) & 0xFFFFFFFF
+        a += w6
+        b += w7
+        a = (a - b - c) ^ (c >> 13)
+        b = ((b - c - a) ^ (a << 8)) & 0xFFFFFFFF
+        c = ((c - a - b) ^ (b >> 13)) & 0xFFFFFFFF
+        a = (a - b - c) ^ (c >> 12)
+        b = ((b - c - a) ^ (a << 16)) & 0xFFFFFFFF
+        c = ((c - a - b) ^ (b >> 5)) & 0xFFFFFFFF
+        a = (a - b - c) ^ (c >> 3)
+        b = ((b - c - a) ^ (a << 10)) & 0xFFFFFFFF
+        c = ((c - a - b) ^ (b >> 15)) & 0xFFFFFFFF
+        return a & 0xFFFFFFFF, b, c
+    return jenkins_hash_vector(seed, key)
 
 
 def _mix_np(a: Any, b: Any, c: Any) -> None:
@@ -955,45 +963,8 @@ class LazyChdPh:
     def slot(self, key: bytes) -> int:
         """``cmph_search(mphf, key, len(key))``, as :meth:`ChdPh.slot`."""
         seed, n, nbuckets = self.seed, self.n, self.nbuckets
-        if len(key) == 32:  # same unrolled lookup2 as ChdPh.slot (see there)
-            w0, w1, w2, w3, w4, w5, w6, w7 = _KEY32.unpack(key)
-            b = 0x9E3779B9 + w1
-            c = (seed + w2) & 0xFFFFFFFF
-            a = (w0 - w1 - c) ^ (c >> 13)
-            b = ((b - c - a) ^ (a << 8)) & 0xFFFFFFFF
-            c = ((c - a - b) ^ (b >> 13)) & 0xFFFFFFFF
-            a = (a - b - c) ^ (c >> 12)
-            b = ((b - c - a) ^ (a << 16)) & 0xFFFFFFFF
-            c = ((c - a - b) ^ (b >> 5)) & 0xFFFFFFFF
-            a = (a - b - c) ^ (c >> 3)
-            b = ((b - c - a) ^ (a << 10)) & 0xFFFFFFFF
-            c = (((c - a - b) ^ (b >> 15)) + w5) & 0xFFFFFFFF
-            a += w3
-            b += w4
-            a = (a - b - c) ^ (c >> 13)
-            b = ((b - c - a) ^ (a << 8)) & 0xFFFFFFFF
-            c = ((c - a - b) ^ (b >> 13)) & 0xFFFFFFFF
-            a = (a - b - c) ^ (c >> 12)
-            b = ((b - c - a) ^ (a << 16)) & 0xFFFFFFFF
-            c = ((c - a - b) ^ (b >> 5)) & 0xFFFFFFFF
-            a = (a - b - c) ^ (c >> 3)
-            b = ((b - c - a) ^ (a << 10)) & 0xFFFFFFFF
-            c = (((c - a - b) ^ (b >> 15)) + 32) & 0xFFFFFFFF
-            a += w6
-            b += w7
-            a = (a - b - c) ^ (c >> 13)
-            b = ((b - c - a) ^ (a << 8)) & 0xFFFFFFFF
-            c = ((c - a - b) ^ (b >> 13)) & 0xFFFFFFFF
-            a = (a - b - c) ^ (c >> 12)
-            b = ((b - c - a) ^ (a << 16)) & 0xFFFFFFFF
-            c = ((c - a - b) ^ (b >> 5)) & 0xFFFFFFFF
-            a = (a - b - c) ^ (c >> 3)
-            b = ((b - c - a) ^ (a << 10)) & 0xFFFFFFFF
-            c = ((c - a - b) ^ (b >> 15)) & 0xFFFFFFFF
-            g = (a & 0xFFFFFFFF) % nbuckets
-        else:
-            a, b, c = jenkins_hash_vector(seed, key)
-            g = a % nbuckets
+        a, b, c = _lookup2_abc(seed, key)
+        g = a % nbuckets
         blk = self._blocks[g >> 7]
         if blk is None:
             blk = self.block(g >> 7)
