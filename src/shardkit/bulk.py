@@ -661,10 +661,11 @@ class BulkSummary:
 
 
 def _write_atomic(path: Path, lines: Iterable[str]) -> None:
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    with open(tmp, "w", encoding="utf-8") as fh:
-        fh.writelines(lines)
-    os.replace(tmp, path)
+    from .writers._atomic import atomic_file
+
+    with atomic_file(path) as fh:
+        for line in lines:
+            fh.write(line.encode("utf-8"))
 
 
 def _progress_bar(total: int, enabled: bool, stream: TextIO) -> Any:

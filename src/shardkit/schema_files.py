@@ -16,7 +16,6 @@ import argparse
 import json
 import os
 import sys
-import tempfile
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
@@ -26,6 +25,7 @@ from typing import Any
 
 from .errors import ShardkitError
 from .render import to_json
+from .writers._atomic import write_bytes_atomic
 
 __all__ = [
     "SCHEMA_OF_FORMAT",
@@ -150,14 +150,7 @@ def write_upload_files(name: str, outdir: str | os.PathLike[str]) -> list[Path]:
     for filename in info.upload:
         data = schema_bytes(filename)
         target = out / filename
-        fd, tmp = tempfile.mkstemp(prefix=f".{filename}.", suffix=".tmp", dir=out)
-        try:
-            with os.fdopen(fd, "wb") as fh:
-                fh.write(data)
-            os.replace(tmp, target)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
+        write_bytes_atomic(target, data)  # temporary name, then rename
         written.append(target)
     return written
 

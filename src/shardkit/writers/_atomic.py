@@ -32,7 +32,8 @@ def atomic_file(target: str | os.PathLike[str]) -> Iterator[IO[bytes]]:
         fh.close()
         os.replace(tmp, path)
     except BaseException:
-        fh.close()
+        with contextlib.suppress(OSError):  # closing flushes: on a full disk it fails again
+            fh.close()
         with contextlib.suppress(OSError):
             os.unlink(tmp)
         raise

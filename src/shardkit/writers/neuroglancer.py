@@ -23,11 +23,9 @@ object is written in one PUT, which is already all-or-nothing.
 
 from __future__ import annotations
 
-import contextlib
 import gzip
 import json
 import os
-import tempfile
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -36,6 +34,7 @@ import numpy as np
 
 from ..formats.neuroglancer import ShardingSpec, compressed_morton_code
 from ..formats.neuroglancer.store import check_relative
+from ._atomic import write_bytes_atomic
 
 __all__ = [
     "build_shard",
@@ -113,21 +112,12 @@ def build_shards(items: Mapping[int, bytes],
 
 
 def write_atomic(path: str | os.PathLike[str], data: bytes) -> None:
-    """Write ``data`` to a local ``path`` through a temporary file in the same folder and an
-    atomic rename: ``path`` is either absent (or its old content) or complete."""
+    """Write ``data`` to a local ``path`` (its folder made if needed) through a temporary file
+    in the same folder and an atomic rename: ``path`` is either absent (or its old content) or
+    complete."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.tmp-", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
+    write_bytes_atomic(path, data)
 
 
 def _writer(dest: str | os.PathLike[str], storage_options: Mapping[str, Any] | None) -> Any:

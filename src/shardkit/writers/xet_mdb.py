@@ -21,9 +21,7 @@ instead, and the tests check both give the same bytes).
 
 from __future__ import annotations
 
-import contextlib
 import os
-import tempfile
 from collections.abc import Iterable, Sequence
 from typing import Any, BinaryIO, Protocol
 
@@ -43,6 +41,7 @@ from ..formats.xet_mdb import (
     XetHash,
     XorbInfo,
 )
+from ._atomic import write_bytes_atomic
 
 __all__ = [
     "Bookend",
@@ -473,25 +472,7 @@ def write_mdb(target: str | os.PathLike[str] | BinaryIO, files: Iterable[Any] = 
     """
     data = build_mdb(files, xorbs, **options)
     if isinstance(target, (str, os.PathLike)):
-        _write_atomic(target, data)
+        write_bytes_atomic(target, data)
     else:
         target.write(data)
     return len(data)
-
-
-def _write_atomic(path: str | os.PathLike[str], data: bytes) -> None:
-    """``data`` to ``path`` through a temporary file in the same folder, then a rename."""
-    final = os.fspath(path)
-    folder = os.path.dirname(os.path.abspath(final))
-    fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(final)}.", suffix=".tmp",
-                               dir=folder)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, final)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
