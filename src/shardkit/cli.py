@@ -369,6 +369,23 @@ def _load_spec(text: str) -> Any:
         raise ShardkitError(f"--spec: not a JSON object or file: {exc}") from exc
 
 
+def report_error(args: argparse.Namespace, exc: BaseException, msg: str) -> int:
+    """One line on stderr (and the error as JSON on stdout with ``--json``); exit code 2."""
+    if args.json:
+        sys.stdout.write(to_json({"error": type(exc).__name__, "message": msg,
+                                  "offset": getattr(exc, "offset", None),
+                                  "field": getattr(exc, "field", None)}) + "\n")
+    sys.stderr.write(f"shardkit: error: {msg}\n")
+    return EXIT_ERROR
+
+
+def report_internal_error(exc: BaseException) -> int:
+    """A bug of ours, said in one line instead of a traceback; exit code 2."""
+    sys.stderr.write(f"shardkit: internal error: {type(exc).__name__}: {exc} "
+                     "(rerun with --debug for the traceback, and please report it)\n")
+    return EXIT_ERROR
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the CLI; returns the exit code."""
     parser = build_parser()
@@ -429,18 +446,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             msg = f"{exc.filename}: {exc.strerror or exc}"
         else:
             msg = f"{args.file}: {exc}"
-        if args.json:
-            sys.stdout.write(to_json({"error": type(exc).__name__, "message": msg,
-                                      "offset": getattr(exc, "offset", None),
-                                      "field": getattr(exc, "field", None)}) + "\n")
-        sys.stderr.write(f"shardkit: error: {msg}\n")
-        return EXIT_ERROR
+        return report_error(args, exc, msg)
     except Exception as exc:  # last line of defence: never a raw traceback
         if args.debug:
             raise
-        sys.stderr.write(f"shardkit: internal error: {type(exc).__name__}: {exc} "
-                         "(rerun with --debug for the traceback, and please report it)\n")
-        return EXIT_ERROR
+        return report_internal_error(exc)
 
 
 if __name__ == "__main__":  # pragma: no cover

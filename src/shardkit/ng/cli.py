@@ -210,6 +210,8 @@ def _cmd_convert(args: argparse.Namespace) -> int:
 
 def run_ng(args: argparse.Namespace) -> int:
     """Run ``shardkit ng ...``; returns the exit code."""
+    from ..cli import report_error, report_internal_error  # the CLI's one way to say errors
+
     try:
         if args.ng_command == "spec":
             return _cmd_spec(args)
@@ -219,16 +221,8 @@ def run_ng(args: argparse.Namespace) -> int:
     except (ShardkitError, OSError) as exc:
         if args.debug:
             raise
-        msg = str(exc)
-        if args.json:
-            sys.stdout.write(to_json({"error": type(exc).__name__, "message": msg,
-                                      "offset": getattr(exc, "offset", None),
-                                      "field": getattr(exc, "field", None)}) + "\n")
-        sys.stderr.write(f"shardkit: error: {msg}\n")
-        return EXIT_ERROR
+        return report_error(args, exc, str(exc))
     except Exception as exc:  # last line of defence: never a raw traceback
         if args.debug:
             raise
-        sys.stderr.write(f"shardkit: internal error: {type(exc).__name__}: {exc} "
-                         "(rerun with --debug for the traceback, and please report it)\n")
-        return EXIT_ERROR
+        return report_internal_error(exc)
