@@ -50,31 +50,14 @@ SPEC = {"@type": "neuroglancer_uint64_sharded_v1", "hash": "murmurhash3_x86_128"
         "minishard_index_encoding": "gzip", "data_encoding": "raw"}
 
 
-def _big_mdb(n_files: int = 20_000, n_xorbs: int = 2_000, per_xorb: int = 8) -> bytes:
-    """A full MDB shard (footer and lookup tables) of ``n_files`` files, by shardkit's writer."""
-    from shardkit.formats.xet_mdb import (
-        FILE_FLAG_VERIFICATION,
-        ChunkEntry,
-        FileInfo,
-        Term,
-        XetHash,
-        XorbInfo,
-    )
+def _big_mdb(n_files: int = 20_000, n_chunks: int = 16_000, per_xorb: int = 8) -> bytes:
+    """A full MDB shard (footer and lookup tables) of ``n_files`` files, by shardkit's writer,
+    from ``bench_mdb``'s generator."""
+    from bench_mdb import make_inputs
+
     from shardkit.writers.xet_mdb import build_mdb
 
-    rnd = random.Random(5)
-    xorbs = []
-    for _ in range(n_xorbs):
-        chunks, pos = [], 0
-        for _ in range(per_xorb):
-            size = rnd.randint(1000, 9000)
-            chunks.append(ChunkEntry(XetHash(rnd.randbytes(32)), pos, size, 0))
-            pos += size
-        xorbs.append(XorbInfo(XetHash(rnd.randbytes(32)), 0, tuple(chunks), pos, 0))
-    files = [FileInfo(XetHash(rnd.randbytes(32)), FILE_FLAG_VERIFICATION,
-                      (Term(x.hash, 0, x.num_bytes_in_xorb, 0, len(x.chunks)),),
-                      (XetHash(rnd.randbytes(32)),), None)
-             for x in (xorbs[i % n_xorbs] for i in range(n_files))]
+    files, xorbs = make_inputs(n_files, n_chunks, per_xorb, seed=5)
     return build_mdb(files, xorbs)
 
 
