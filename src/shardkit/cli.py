@@ -263,7 +263,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_remote_options(common)
     parser = argparse.ArgumentParser(
         prog="shardkit",
-        description="Read, verify and inspect binary shard files: Software Heritage read "
+        description="Read, verify, inspect and write binary shard files: Software Heritage read "
                     "shards, Xet MDB shards, ZSS sorted sets, Neuroglancer sharded datasets and "
                     "Amudai shards. FILE is a path, a dataset folder or an fsspec URL.",
         epilog="exit codes: 0 ok, 1 problems found (verify) or key not found (get), "
