@@ -213,3 +213,29 @@ def test_file_info_is_a_slotted_frozen_dataclass_either_way_built(tmp_path: Path
     for t in threads:
         t.join()
     assert len(seen) == 8 and all(t == want.terms for t in seen)
+
+
+def test_looked_up_file_is_a_frozen_file_info(tmp_path: Path) -> None:
+    """A lookup fills FileInfoSlots and then assigns the class: what comes back is a plain
+    frozen FileInfo (no setting, pickles and copies through its constructor, equal)."""
+    import copy
+    import dataclasses
+    import pickle
+
+    files, xorbs = _inputs(300, 10, 3)
+    path = tmp_path / "f.mdb"
+    path.write_bytes(build_mdb(files, xorbs))
+    s = MdbShard(FileSource(path))
+    want = files[7]
+    got = s.file(want.hash)
+    assert s._fast_file.__qualname__.startswith("file_lookup")
+    assert type(got) is FileInfo and got.__slots__ == FileInfo.__slots__
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        got.flags = 0  # type: ignore[misc]
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        del got.hash  # type: ignore[misc]
+    assert got.terms == want.terms and got.sha256 == want.sha256
+    again = pickle.loads(pickle.dumps(got))
+    assert again == got and type(again) is FileInfo and again.terms == want.terms
+    assert copy.copy(got) == got == s._file_general(want.hash)
+    assert not hasattr(got, "__dict__")

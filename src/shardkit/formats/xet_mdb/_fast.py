@@ -11,7 +11,8 @@ lookup.
 The lookups themselves are closures over everything they read (the mapping, the table, the
 bounds, bound methods), as the SWH reader does for ``s[key]``: no attribute lookups and no
 copies of the key per call. What they return is built exactly as the reader's other paths
-build it, so both compare equal. Anything unusual (a key of all one bits, no mapping) goes to
+build it, so both compare equal (a file through :class:`~.model.FileInfoSlots`: plain slot
+stores, then the class). Anything unusual (a key of all one bits, no mapping) goes to
 the reader's general path.
 """
 
@@ -29,12 +30,12 @@ from .model import (
     _U64,
     FILE_FLAG_METADATA_EXT,
     FILE_FLAG_VERIFICATION,
-    FILE_SETTERS,
     HEADER_SIZE,
     RECORD_SIZE,
     ChunkEntry,
     ChunkRef,
     FileInfo,
+    FileInfoSlots,
     XetHash,
     _as_raw,
     _new_hash,
@@ -95,8 +96,7 @@ def file_lookup(table: np.ndarray, mem: Any, slicer: Any, limit: int,
     slots, shift = probe.slots, probe.shift
     unpack, key_of, same = _FILE_HEAD.unpack_from, _U64.unpack_from, bytes.__eq__
     new, new_hash, as_raw = object.__new__, _new_hash, _as_raw
-    set_hash, set_flags, set_records, set_reserved, set_index, set_offset = FILE_SETTERS
-    hash_type, info_type = XetHash, FileInfo
+    hash_type, info_type, slots_type = XetHash, FileInfo, FileInfoSlots
     ver, ext, rec, head, empty = (FILE_FLAG_VERIFICATION, FILE_FLAG_METADATA_EXT, RECORD_SIZE,
                                   HEADER_SIZE, _EMPTY)
 
@@ -119,14 +119,15 @@ def file_lookup(table: np.ndarray, mem: Any, slicer: Any, limit: int,
                                  + (1 if flags & ext else 0)) * rec
                     if end <= limit:  # else a block that overruns: not a match, as xet-core
                         block = slicer[pos + rec : end]  # the records after the header
-                        info = new(info_type)  # slots filled as the reader's _new_file does
-                        set_hash(info, raw if type(raw) is hash_type else new_hash(fh))
-                        set_flags(info, flags)
-                        set_records(info, block if type(block) is bytes else bytes(block))
-                        set_reserved(info, reserved)
-                        set_index(info, (pos - head) // rec)
-                        set_offset(info, pos)
-                        return info
+                        info = new(slots_type)  # filled as the reader's _new_file does
+                        info.hash = raw if type(raw) is hash_type else new_hash(fh)
+                        info.flags = flags
+                        info._terms = block if type(block) is bytes else bytes(block)
+                        info.reserved = reserved
+                        info.record_index = (pos - head) // rec
+                        info.offset = pos
+                        info.__class__ = info_type  # type: ignore[assignment]
+                        return info  # type: ignore[return-value]
             j += 2
             k = slots[j]
         return default

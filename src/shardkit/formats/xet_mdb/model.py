@@ -391,24 +391,39 @@ class FileInfo:
 
 
 _get_terms = FileInfo.__dict__["_terms"].__get__
-#: Slot setters of :class:`FileInfo` (for the reader's bulk construction): hash, flags,
-#: the block's records (in the ``_terms`` slot until decoded), reserved, record_index, offset.
-FILE_SETTERS = tuple(FileInfo.__dict__[name].__set__ for name in (
-    "hash", "flags", "_terms", "reserved", "record_index", "offset"))
+class FileInfoSlots:
+    """The slots of :class:`FileInfo` without its frozen ``__setattr__``: the reader's hot
+    paths fill one with plain attribute stores, which the interpreter specializes (a frozen
+    class's stores each go through ``object.__setattr__``, three times slower), then make it
+    a :class:`FileInfo` by assigning ``__class__``. Python allows that between classes of the
+    same slots; the object is from then on a frozen :class:`FileInfo` like any other.
+
+    Fill ``hash``, ``flags``, ``_terms`` (the block's records after its header, decoded on
+    first read), ``reserved``, ``record_index`` and ``offset``, then assign the class.
+    """
+
+    __slots__ = FileInfo.__slots__
+
+    hash: XetHash
+    flags: int
+    _terms: bytes
+    reserved: int
+    record_index: int
+    offset: int
 
 
 def _new_file(h: XetHash, flags: int, block: bytes, reserved: int, record_index: int,
               offset: int) -> FileInfo:
     """A :class:`FileInfo` whose terms and hashes decode from ``block`` when first read."""
-    info = object.__new__(FileInfo)
-    sh, sf, sb, sr, si, so = FILE_SETTERS
-    sh(info, h)
-    sf(info, flags)
-    sb(info, block)
-    sr(info, reserved)
-    si(info, record_index)
-    so(info, offset)
-    return info
+    info = object.__new__(FileInfoSlots)
+    info.hash = h
+    info.flags = flags
+    info._terms = block
+    info.reserved = reserved
+    info.record_index = record_index
+    info.offset = offset
+    info.__class__ = FileInfo  # type: ignore[assignment]
+    return info  # type: ignore[return-value]
 
 
 def _chunks_from_records(recs: np.ndarray) -> tuple[ChunkEntry, ...]:
