@@ -34,15 +34,12 @@ import glob as _glob
 import json
 import os
 import signal
-import subprocess
 import sys
 import threading
 import time
-import uuid
 from collections import deque
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from multiprocessing.connection import wait as _wait_ready
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -430,6 +427,7 @@ class _Worker:
     caller's ``__main__``) talking over two pipes; its death shows up as end of file."""
 
     def __init__(self) -> None:
+        import subprocess  # here, not at import: `shardkit verify FILE` never starts one
         from multiprocessing.connection import Connection
 
         req_r, req_w = os.pipe()
@@ -464,6 +462,8 @@ class _Worker:
         else:
             with contextlib.suppress(OSError, ValueError):
                 self.requests.send(None)
+        import subprocess
+
         try:
             code = self.proc.wait(2.0)
         except subprocess.TimeoutExpired:
@@ -484,6 +484,8 @@ def _exit_text(code: int | None) -> str:
 def _run_local(jobs: list[tuple[int, Target]], task: Any, options: Mapping[str, Any],
                workers: int, timeout: float | None, retries: int,
                emit: Callable[[int, dict[str, Any]], None]) -> None:
+    from multiprocessing.connection import wait as wait_ready
+
     pending: deque[tuple[int, Target, int]] = deque((i, t, 0) for i, t in jobs)
     pool = [_Worker() for _ in range(max(1, min(workers, len(pending))))]
 
@@ -518,7 +520,7 @@ def _run_local(jobs: list[tuple[int, Target]], task: Any, options: Mapping[str, 
             if timeout:
                 now = time.monotonic()
                 wait_for = max(0.0, min([wait_for] + [w.started + timeout - now for w in busy]))
-            ready = set(_wait_ready([w.conn for w in busy], wait_for))
+            ready = set(wait_ready([w.conn for w in busy], wait_for))
             for w in busy:
                 assert w.job is not None
                 index, target, attempt = w.job
@@ -557,6 +559,8 @@ def _run_dask(client: Any, jobs: list[tuple[int, Target]], task: Any,
         except Exception:  # noqa: BLE001 - an unreachable scheduler shows up below
             threads = 1
         window = max(256, 16 * threads)
+    import uuid
+
     run_id = uuid.uuid4().hex[:12]
     todo = iter(jobs)
     where: dict[Any, tuple[int, Target]] = {}

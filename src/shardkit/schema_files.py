@@ -18,14 +18,15 @@ import os
 import sys
 from dataclasses import dataclass
 from functools import cache
-from importlib import resources
-from importlib.resources.abc import Traversable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .errors import ShardkitError
 from .render import to_json
 from .writers._atomic import write_bytes_atomic
+
+if TYPE_CHECKING:
+    from importlib.resources.abc import Traversable
 
 __all__ = [
     "SCHEMA_OF_FORMAT",
@@ -80,6 +81,8 @@ def _schema_dir() -> Traversable:
     """The shipped ``.ksy`` files: the package ``shardkit.schemas`` (the repository's
     ``schemas/`` folder), or that folder itself in a source tree installed before the package
     existed."""
+    from importlib import resources  # here: every CLI start builds this module's parser
+
     try:
         folder = resources.files("shardkit.schemas")
     except ModuleNotFoundError:
@@ -95,6 +98,8 @@ def _schema_dir() -> Traversable:
 @cache
 def schemas() -> dict[str, SchemaInfo]:
     """Every shipped schema by id: the format schemas, then the shared types they import."""
+    from importlib import resources
+
     try:
         text = resources.files("shardkit.generated").joinpath("schemas.json").read_text("utf-8")
         index = json.loads(text)

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from typing import IO
@@ -23,7 +22,7 @@ __all__ = ["atomic_file", "write_bytes_atomic"]
 def atomic_file(target: str | os.PathLike[str]) -> Iterator[IO[bytes]]:
     """A binary file to write ``target`` through (temporary name, then rename)."""
     path = Path(target)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.{uuid.uuid4().hex[:12]}.tmp")
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.{os.urandom(6).hex()}.tmp")
     fh = open(tmp, "xb")  # noqa: SIM115 - closed below on every path
     try:
         yield fh

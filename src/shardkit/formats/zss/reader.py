@@ -11,8 +11,7 @@ import zlib
 from bisect import bisect_left
 from collections import OrderedDict
 from collections.abc import Generator, Iterator
-from concurrent.futures import Future, ThreadPoolExecutor
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..._kaitai import kaitai_errors, parse
 from ...errors import (
@@ -48,6 +47,9 @@ from .model import (
     prefix_successor,
 )
 from .verify import ZssVerify
+
+if TYPE_CHECKING:
+    from concurrent.futures import Future
 
 _INFLATE_STEP = 16 << 20
 
@@ -433,6 +435,8 @@ class ZssFile(ZssVerify, Reader):
             for info, payload in frames:
                 yield self.records_of(info, self.decode_payload(info, payload))
             return
+        from concurrent.futures import ThreadPoolExecutor
+
         pool = ThreadPoolExecutor(max_workers=readahead, thread_name_prefix="zss-inflate")
         pending: list[tuple[BlockInfo, Future[bytes]]] = []
         try:
