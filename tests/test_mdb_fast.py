@@ -216,7 +216,7 @@ def test_file_info_is_a_slotted_frozen_dataclass_either_way_built(tmp_path: Path
 
 
 def test_looked_up_file_is_a_frozen_file_info(tmp_path: Path) -> None:
-    """A lookup fills FileInfoSlots and then assigns the class: what comes back is a plain
+    """A lookup fills _FileInfoSlots and then assigns the class: what comes back is a plain
     frozen FileInfo (no setting, pickles and copies through its constructor, equal)."""
     import copy
     import dataclasses

@@ -11,7 +11,7 @@ lookup.
 The lookups themselves are closures over everything they read (the mapping, the table, the
 bounds, bound methods), as the SWH reader does for ``s[key]``: no attribute lookups and no
 copies of the key per call. What they return is built exactly as the reader's other paths
-build it, so both compare equal (a file through :class:`~.model.FileInfoSlots`: plain slot
+build it, so both compare equal (a file through :class:`~.model._FileInfoSlots`: plain slot
 stores, then the class). Anything unusual (a key of all one bits, no mapping) goes to
 the reader's general path.
 """
@@ -35,9 +35,9 @@ from .model import (
     ChunkEntry,
     ChunkRef,
     FileInfo,
-    FileInfoSlots,
     XetHash,
     _as_raw,
+    _FileInfoSlots,
     _new_hash,
 )
 
@@ -96,7 +96,7 @@ def file_lookup(table: np.ndarray, mem: Any, slicer: Any, limit: int,
     slots, shift = probe.slots, probe.shift
     unpack, key_of, same = _FILE_HEAD.unpack_from, _U64.unpack_from, bytes.__eq__
     new, new_hash, as_raw = object.__new__, _new_hash, _as_raw
-    hash_type, info_type, slots_type = XetHash, FileInfo, FileInfoSlots
+    hash_type, info_type, slots_type = XetHash, FileInfo, _FileInfoSlots
     ver, ext, rec, head, empty = (FILE_FLAG_VERIFICATION, FILE_FLAG_METADATA_EXT, RECORD_SIZE,
                                   HEADER_SIZE, _EMPTY)
 

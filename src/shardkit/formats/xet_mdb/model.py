@@ -391,7 +391,7 @@ class FileInfo:
 
 
 _get_terms = FileInfo.__dict__["_terms"].__get__
-class FileInfoSlots:
+class _FileInfoSlots:
     """The slots of :class:`FileInfo` without its frozen ``__setattr__``: the reader's hot
     paths fill one with plain attribute stores, which the interpreter specializes (a frozen
     class's stores each go through ``object.__setattr__``, three times slower), then make it
@@ -415,7 +415,7 @@ class FileInfoSlots:
 def _new_file(h: XetHash, flags: int, block: bytes, reserved: int, record_index: int,
               offset: int) -> FileInfo:
     """A :class:`FileInfo` whose terms and hashes decode from ``block`` when first read."""
-    info = object.__new__(FileInfoSlots)
+    info = object.__new__(_FileInfoSlots)
     info.hash = h
     info.flags = flags
     info._terms = block
