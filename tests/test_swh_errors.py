@@ -836,6 +836,56 @@ def test_every_hash_function_flip_names_a_location_inside_the_dump(name: str) ->
     assert unlocated == []
 
 
+def dump_of_ones(data: bytes, nbits: int) -> bytes:
+    """``data`` with a hash function of one bucket whose select bit vector is all ones.
+
+    ``nbits`` zeros are declared (``cs.sel.m``, ``cs.total_length``), so the sizes agree and
+    the dump parses; only the content of the bit vector is wrong. Decoding a select block
+    one set bit at a time used to take time quadratic in ``nbits``.
+    """
+    h = header(data)
+    n = h["index_size"] // SLOT
+    bits = b"\xff" * ((1 + nbits + 31) // 32 * 4)
+    sel = struct.pack("<2I", 1, nbits) + bits + struct.pack("<I", 0)
+    cs = struct.pack("<4I", 1, 0, nbits, len(sel)) + sel + bytes((nbits + 31) // 32 * 4)
+    hl = b"jenkins\0" + U32.pack(1)
+    dump = (b"chd_ph\0" + struct.pack("<II", n, len(hl)) + hl + U32.pack(len(cs)) + cs
+            + struct.pack("<II", n, 1))
+    return data[: h["hash_position"]] + dump
+
+
+_LOOKUP_ONES = """
+import sys, shardkit
+with shardkit.open(sys.argv[1]) as s:
+    try:
+        s[bytes(32)]
+    except shardkit.LayoutError as exc:
+        print(exc.field)
+"""
+
+
+def test_select_block_of_ones_fails_fast(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    path = tmp_path / "ones.shard"
+    path.write_bytes(dump_of_ones(shard_bytes("tiny"), 4_000_000))  # about 1 MB
+    field = "/hash_function/compressed_seq/select/bits_vec"
+    # in a child with a deadline: a regression fails here instead of hanging the suite
+    run = subprocess.run([sys.executable, "-c", _LOOKUP_ONES, str(path)], capture_output=True,
+                         text=True, timeout=60, check=False)
+    assert (run.returncode, run.stdout.strip(), run.stderr) == (0, field, "")
+    with open_bytes(path.read_bytes()) as shard:
+        for key in [*all_keys("tiny"), bytes(32)]:
+            with pytest.raises(LayoutError) as info:
+                shard[key]
+            assert info.value.field == field
+        with pytest.raises(LayoutError) as info:
+            _ = shard.hash_function
+        assert info.value.field == field
+        assert checks(shard.verify()) == {"hash_function"}
+
+
 @pytest.mark.parametrize("name", NAMES)
 def test_zero_key_is_never_found(name: str) -> None:
     """The zero key is stored in every empty slot and tombstone; looking it up finds nothing."""
