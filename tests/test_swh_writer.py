@@ -125,6 +125,41 @@ def test_errors_leave_no_file(tmp_path: Path) -> None:
     assert target.read_bytes() == b"keep"
 
 
+def test_value_is_checked_before_anything_is_written(tmp_path: Path) -> None:
+    path = tmp_path / "v.shard"
+    good = {hashlib.sha256(b"a").digest(): b"a", hashlib.sha256(b"b").digest(): b"b"}
+    with SwhShardWriter(path) as w:
+        w.write(hashlib.sha256(b"a").digest(), b"a")
+        for bad in ("text", 7, None, [1, 2]):
+            with pytest.raises(shardkit.ShardkitError, match="bytes-like") as info:
+                w.write(hashlib.sha256(b"c").digest(), bad)  # type: ignore[arg-type]
+            assert not isinstance(info.value, TypeError)
+        assert len(w) == 1
+        w.write(hashlib.sha256(b"b").digest(), b"b")
+    with shardkit.open(path) as s:
+        assert s.verify(content_hash="sha256") == []
+        assert dict(s.items()) == good
+        assert s.header.objects_size == sum(8 + len(v) for v in good.values())
+
+
+def test_values_of_wide_items_store_every_byte(tmp_path: Path) -> None:
+    path = tmp_path / "w.shard"
+    arr = np.arange(10, dtype=np.uint32)
+    values = {
+        b"\x01" * 32: memoryview(arr),  # itemsize 4: 40 bytes, len() 10
+        b"\x02" * 32: arr.reshape(2, 5),  # two dimensions
+        b"\x03" * 32: memoryview(b"abcdef")[::2],  # not contiguous
+        b"\x04" * 32: bytearray(b"xyz"),
+        b"\x05" * 32: memoryview(b""),
+    }
+    write_swh(path, values.items())
+    with shardkit.open(path) as s:
+        assert s.verify() == []
+        for k, v in values.items():
+            assert s[k] == (v.tobytes() if hasattr(v, "tobytes") else bytes(v))
+        assert s[b"\x01" * 32] == arr.tobytes() and len(arr.tobytes()) == 40
+
+
 def test_full_disk_is_a_clear_error(tmp_path: Path) -> None:
     target = tmp_path / "full.shard"
     w = SwhShardWriter(target)

@@ -80,6 +80,22 @@ def _write_error(path: Path, exc: OSError) -> ShardkitError:
     return ShardkitError(f"cannot write {path}: {what}")
 
 
+def _as_bytes(value: object) -> memoryview:
+    """A value's bytes as a flat memoryview of unsigned bytes (its ``len`` is ``nbytes``).
+
+    Raises:
+        ShardkitError: ``value`` is not a bytes-like object (a ``str``, an ``int``...).
+    """
+    try:
+        view = memoryview(value)  # type: ignore[arg-type]
+    except TypeError:
+        raise ShardkitError(f"SWH values are bytes-like objects, not "
+                            f"{type(value).__name__}") from None
+    if not view.c_contiguous:
+        view = memoryview(view.tobytes())
+    return view.cast("B") if view.format != "B" or view.ndim != 1 else view
+
+
 class SwhShardWriter:
     """Builds a shard: ``write(key, value)`` for each object, then ``close()`` (or ``with``).
 
@@ -120,11 +136,19 @@ class SwhShardWriter:
         return len(self._offsets)
 
     def write(self, key: bytes | str, value: bytes | bytearray | memoryview) -> None:
-        """Append one object (key: 32 bytes or 64 hex characters)."""
+        """Append one object (key: 32 bytes or 64 hex characters; value: any bytes-like object).
+
+        Raises:
+            InvalidKeyError: A malformed key.
+            ShardkitError: The value is not bytes-like, or the shard is closed. Nothing is
+                written then.
+        """
         if self._done:
             raise ShardkitError("the shard is already closed")
         if type(key) is not bytes or len(key) != KEY_LEN:
             key = normalize_key(key)
+        if type(value) is not bytes:
+            value = _as_bytes(value)
         size = len(value)
         buf = self._buf
         buf += _SIZE.pack(size)
