@@ -478,6 +478,24 @@ def test_huge_objects_count_is_a_verify_problem(name: str, count: int) -> None:
     assert peak < 8 * MiB
 
 
+@pytest.mark.parametrize("name", NAMES)
+@pytest.mark.parametrize("extra", [1, 2**32, 2**63, None])
+def test_deleted_keys_refuses_objects_count_above_the_slots(name: str, extra: int | None
+                                                             ) -> None:
+    data = shard_bytes(name)
+    slots = header(data)["index_size"] // SLOT
+    count = 2**64 - 1 if extra is None else slots + extra
+    live, deleted = manifest_keys(name)
+    with open_bytes(with_header(data, objects_count=count)) as shard:
+        with pytest.raises(LayoutError) as info:
+            shard.deleted_keys()
+        assert (info.value.offset, info.value.field) == (40, "/header/num_objects")
+        assert sorted(shard.deleted_keys(live + deleted)) == sorted(deleted)
+        assert checks(shard.verify()) == {"count"}
+    with open_bytes(with_header(data, objects_count=slots)) as shard:
+        assert len(shard.deleted_keys()) == slots - len(live)
+
+
 # counts and lengths inside the cmph dump, set to huge values
 HUGE_CMPH = ["len_hash_state", "len_compressed_seq", "cs_num_values", "cs_rem_r",
              "cs_total_length", "cs_len_select", "select_num_ones", "select_num_zeros",

@@ -432,8 +432,16 @@ class SwhShard(Reader):
         on a tombstone (with swh-shard >= 2, also on an unused slot). Without candidates, the
         result has one zeroed key per deleted object (``objects_count`` minus the live
         entries), so ``len(s.deleted_keys())`` is the number of deletions.
+
+        Raises:
+            LayoutError: Without candidates, when ``objects_count`` exceeds the index slots
+                (``verify`` reports it as a ``count`` problem): it cannot size the list.
         """
         if candidates is None:
+            count = self.header.objects_count
+            if count > self.num_slots:
+                raise LayoutError(f"objects_count {count} exceeds the {self.num_slots} index "
+                                  "slots", offset=40, field="/header/num_objects")
             return [_ZERO_KEY] * max(0, self.deleted_count)
         cands = [normalize_key(k) for k in candidates if _is_key(k)]
         if not cands:
