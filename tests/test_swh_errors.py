@@ -569,6 +569,47 @@ def test_flip_padding_names_offset_and_field(name: str, pos: int, field: str) ->
     assert (problem.offset, problem.field) == (pos, field)
 
 
+def write_padded(path: Path, data: bytes, objects_position: int, dirty: list[int]) -> None:
+    """``data`` rewritten with its objects at ``objects_position`` (a sparse file of zeros
+    before them), with byte ``p`` of the file set to 1 for each ``p`` in ``dirty``."""
+    h = header(data)
+    opos, ipos, hpos = h["objects_position"], h["index_position"], h["hash_position"]
+    shift = objects_position - opos
+    index = bytearray(data[ipos:hpos])
+    for slot, _, ofs in entries(data):
+        if ofs not in (0, TOMBSTONE):
+            U64.pack_into(index, slot * SLOT + 32, ofs + shift)
+    head = with_header(data[:opos], objects_position=objects_position,
+                       index_position=ipos + shift, hash_position=hpos + shift)
+    with open(path, "wb") as fh:
+        fh.write(head)
+        fh.seek(objects_position)
+        fh.write(data[opos:ipos] + index + data[hpos:])
+        for p in dirty:
+            fh.seek(p)
+            fh.write(b"\x01")
+
+
+@pytest.mark.parametrize("name", NAMES)
+@pytest.mark.parametrize("dirty", [None, 88, (3 << 20) + 7, (48 << 20) - 1])
+def test_huge_header_padding_is_read_in_bounded_chunks(tmp_path: Path, name: str,
+                                                       dirty: int | None) -> None:
+    path = tmp_path / "padded.shard"
+    write_padded(path, shard_bytes(name), 48 << 20, [] if dirty is None else [dirty])
+    live, _ = manifest_keys(name)
+    with shardkit.open(path) as shard:
+        assert shard[live[0]] is not None
+        tracemalloc.start()
+        try:
+            problems = shard.verify()
+            _, peak = tracemalloc.get_traced_memory()
+        finally:
+            tracemalloc.stop()
+    assert peak < 8 * MiB
+    want = [] if dirty is None else [("padding", dirty, "/header_padding")]
+    assert [(p.check, p.offset, p.field) for p in problems] == want
+
+
 def biggest_object(data: bytes) -> tuple[int, bytes, int]:
     return max(live_entries(data), key=lambda e: (object_size(data, e[2]), -e[2]))
 

@@ -268,6 +268,22 @@ def test_truncate(tmp_path: Path) -> None:
         truncate(path)
 
 
+def test_truncate_and_verify_find_a_byte_far_after_the_dump(tmp_path: Path) -> None:
+    path = tmp_path / "far.shard"
+    write_swh(path, values_for(20, 5).items())
+    size = path.stat().st_size
+    bad = size + (3 << 20) + 11  # in the fourth 1 MiB chunk of the zeros
+    with open(path, "r+b") as fh:
+        fh.truncate(size + (4 << 20))
+        fh.seek(bad)
+        fh.write(b"\x01")
+    with shardkit.open(path) as s:
+        assert [(p.offset, p.field) for p in s.verify()] == [(bad, "/preallocated")]
+    with pytest.raises(shardkit.ShardkitError, match="not zeros"):
+        truncate(path)
+    assert path.stat().st_size == size + (4 << 20)
+
+
 def test_cli_create_delete_truncate(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     files = []
     for i in range(5):

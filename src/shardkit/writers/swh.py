@@ -44,6 +44,7 @@ from ..formats.swh import (
     SwhShard,
     normalize_key,
 )
+from ..formats.swh.verify import first_nonzero
 from ..hashing.cmph_build import BuildError, build_chd_ph
 from ..sources import FileSource
 
@@ -342,10 +343,9 @@ def truncate(path: str | os.PathLike[str]) -> tuple[int, int]:
     with SwhShard(FileSource(path)) as shard:
         end = shard.content_end
         size = shard.source.size
-        for lo in range(end, size, 1 << 20):
-            if any(shard.source.read_range(lo, min(size, lo + (1 << 20)))):
-                raise ShardkitError(f"{path}: bytes after the hash function (from {end}) are "
-                                    "not zeros; not truncating")
+        if first_nonzero(shard.source.read_range, end, size) is not None:
+            raise ShardkitError(f"{path}: bytes after the hash function (from {end}) are "
+                                "not zeros; not truncating")
     if size > end:
         try:
             os.truncate(path, end)
