@@ -23,7 +23,14 @@ from shardkit.cli import main as cli_main
 from shardkit.hashing.cmph_build import build_chd_ph, next_prime
 from shardkit.hashing.cmph_chd import ChdPh
 from shardkit.sources import BytesSource, as_stream
-from shardkit.writers.swh import SwhShardWriter, delete, truncate, write_swh, write_swh_files
+from shardkit.writers.swh import (
+    KeysNotFoundError,
+    SwhShardWriter,
+    delete,
+    truncate,
+    write_swh,
+    write_swh_files,
+)
 
 TOMBSTONE = 2**64 - 1
 
@@ -336,3 +343,74 @@ def test_cli_write_commands_errors(tmp_path: Path, capsys: pytest.CaptureFixture
     assert json.loads(capsys.readouterr().out)["missing"] == [absent.hex()]
     assert path.read_bytes() == before
     assert cli_main(["delete", "--yes", str(path), "00" * 31]) == 2
+
+
+def absent_key(path: Path, values: dict[bytes, bytes], offset: int) -> bytes:
+    """A key never written whose slot holds ``offset`` (TOMBSTONE) or a live entry (None)."""
+    with shardkit.open(path) as s:
+        for i in range(100_000):
+            k = hashlib.sha256(b"absent %d" % i).digest()
+            ofs = s._entry(s.slot_of(k))[1]
+            if k not in values and (ofs == offset if offset is not None
+                                    else ofs not in (0, TOMBSTONE)):
+                return k
+    raise AssertionError("no such key")
+
+
+def test_cli_delete_refuses_a_key_on_an_unused_tombstone(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    values = values_for(200, 12)
+    path = tmp_path / "t.shard"
+    write_swh(path, values.items())  # unused slots are tombstones (swh-shard >= 2)
+    with shardkit.open(path) as s:
+        assert s.counts().unused > 0 and not s._tombstones_are_deletions()
+    absent = absent_key(path, values, TOMBSTONE)
+    live = next(iter(values))
+    before = path.read_bytes()
+    capsys.readouterr()
+    assert cli_main(["delete", "--yes", "--json", str(path), live.hex(), absent.hex()]) == 1
+    assert json.loads(capsys.readouterr().out)["missing"] == [absent.hex()]
+    assert path.read_bytes() == before
+    # without --yes and without a terminal the missing key is still reported first
+    assert cli_main(["delete", str(path), absent.hex()]) == 1
+    assert path.read_bytes() == before
+    # an object deleted earlier is refused the same way: its tombstone tells nothing more
+    assert cli_main(["delete", "--yes", str(path), live.hex()]) == 0
+    deleted = path.read_bytes()
+    assert cli_main(["delete", "--yes", str(path), live.hex()]) == 1
+    assert path.read_bytes() == deleted
+    # the library keeps the lenient answer unless asked to be strict
+    assert delete(path, [absent]) == {absent.hex(): "deleted or absent"}
+    other = absent_key(path, values, None)
+    with pytest.raises(KeysNotFoundError) as info:
+        delete(path, [other, absent, list(values)[1]], strict=True)
+    assert info.value.missing == [other, absent]
+    assert isinstance(info.value, shardkit.EntryNotFoundError)
+    assert "2 keys not found" in str(info.value)
+    assert path.read_bytes() == deleted
+
+
+def test_cli_delete_of_an_already_deleted_key_where_tombstones_are_deletions(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    values = values_for(200, 13)
+    path = tmp_path / "z.shard"
+    write_swh(path, values.items(), index_init="zeros")  # unused slots are zeros
+    first, second = list(values)[:2]
+    assert cli_main(["delete", "--yes", str(path), first.hex()]) == 0
+    capsys.readouterr()
+    assert cli_main(["delete", "--yes", "--json", str(path), first.hex(), second.hex()]) == 0
+    assert json.loads(capsys.readouterr().out)["deleted"] == {first.hex(): "already deleted",
+                                                             second.hex(): "deleted"}
+    with shardkit.open(path) as s:
+        assert s.verify() == [] and s.deleted_count == 2
+
+
+@pytest.mark.parametrize(("command", "has_1"), [("create", False), ("delete", True),
+                                                ("truncate", False)])
+def test_write_commands_list_their_own_exit_codes(capsys: pytest.CaptureFixture[str],
+                                                  command: str, has_1: bool) -> None:
+    with pytest.raises(SystemExit):
+        cli_main([command, "--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    assert "exit codes: 0 done" in text
+    assert ("1 a key to delete is not in the shard" in text) is has_1

@@ -48,8 +48,8 @@ from ..formats.swh.verify import first_nonzero
 from ..hashing.cmph_build import BuildError, build_chd_ph
 from ..sources import FileSource
 
-__all__ = ["HEADER", "INDEX_ENTRY", "OBJECT_SIZE", "SwhShardWriter", "delete", "truncate",
-           "write_swh", "write_swh_files"]
+__all__ = ["HEADER", "INDEX_ENTRY", "OBJECT_SIZE", "KeysNotFoundError", "SwhShardWriter",
+           "delete", "truncate", "write_swh", "write_swh_files"]
 
 OBJECTS_POSITION = 512  # SHARD_OFFSET_HEADER
 #: magic, padding to 32, then the seven big-endian header integers (shard.h shard_header_t)
@@ -282,24 +282,32 @@ def write_swh_files(path: str | os.PathLike[str], files: Iterable[str | os.PathL
     return added
 
 
-def delete(path: str | os.PathLike[str], keys: Iterable[bytes | str]) -> dict[str, str]:
-    """Delete objects in place, as swh-shard does: zero the object, tombstone its slot.
+class KeysNotFoundError(EntryNotFoundError):
+    """Keys to delete that are not in the shard; nothing was deleted.
 
-    Every key is checked first: if one is absent, nothing is changed and
-    :class:`EntryNotFoundError` is raised. Deleting an already deleted key does nothing.
+    Attributes:
+        missing: Every such key (32 bytes each), in the order given; ``key`` is the first.
+    """
 
-    Returns:
-        hex key -> ``"deleted"``, ``"already deleted"``, or ``"deleted or absent"`` (its slot
-        is a tombstone, which with swh-shard >= 2 may also be a slot no object used).
+    def __init__(self, missing: list[bytes]) -> None:
+        self.missing = list(missing)
+        first = missing[0].hex()
+        super().__init__(missing[0], f"key not found: {first} (nothing deleted)"
+                         if len(missing) == 1 else f"{len(missing)} keys not found, the first "
+                         f"{first} (nothing deleted)")
+
+
+def _plan_delete(path: Path, wanted: list[bytes], strict: bool
+                 ) -> tuple[list[tuple[bytes, int, int, int]], dict[str, str]]:
+    """What :func:`delete` changes: (key, entry position, object offset, size) per object to
+    delete, and the status of the keys that need nothing.
 
     Raises:
-        EntryNotFoundError: A key is not in the shard (nothing was changed).
-        ShardkitError: The file cannot be written (read-only, permissions).
+        KeysNotFoundError: Keys that are not in the shard (every one of them).
     """
-    path = Path(path)
-    wanted = [normalize_key(k) for k in keys]
-    plan: list[tuple[bytes, int, int, int]] = []  # key, entry position, object offset, size
+    plan: list[tuple[bytes, int, int, int]] = []
     status: dict[str, str] = {}
+    missing: list[bytes] = []
     with SwhShard(FileSource(path)) as shard:
         certain = shard._tombstones_are_deletions()
         for key in wanted:
@@ -308,11 +316,50 @@ def delete(path: str | os.PathLike[str], keys: Iterable[bytes | str]) -> dict[st
             stored, ofs = shard._entry(slot)
             if ofs == TOMBSTONE:
                 # with swh-shard >= 2 an unused slot is a tombstone too
-                status[key.hex()] = "already deleted" if certain else "deleted or absent"
+                if certain:
+                    status[key.hex()] = "already deleted"
+                elif strict:
+                    missing.append(key)
+                else:
+                    status[key.hex()] = "deleted or absent"
                 continue
             if stored != key or ofs == 0:
-                raise EntryNotFoundError(key, f"key not found: {key.hex()} (nothing deleted)")
+                missing.append(key)
+                continue
             plan.append((key, entry, ofs, shard._object_size(ofs, slot)))
+    if missing:
+        raise KeysNotFoundError(missing)
+    return plan, status
+
+
+def delete(path: str | os.PathLike[str], keys: Iterable[bytes | str], *,
+           strict: bool = False) -> dict[str, str]:
+    """Delete objects in place, as swh-shard does: zero the object, tombstone its slot.
+
+    Every key is checked first: if one is absent, nothing is changed and
+    :class:`KeysNotFoundError` (an :class:`EntryNotFoundError`) is raised, naming every absent
+    key. Deleting an already deleted key does nothing.
+
+    A key whose slot holds a tombstone is "already deleted" when the header tells tombstones
+    can only be deletions (no unused slot, or a zero-initialised index). Otherwise (swh-shard
+    >= 2 writes every unused slot as a tombstone) it may also be a key never written: it is
+    ``"deleted or absent"``, or with ``strict`` not in the shard, as for ``swh-shard delete``
+    (whose lookup raises ``KeyError`` for it).
+
+    Args:
+        path: The shard, changed in place.
+        keys: 32-byte keys or 64 hex characters.
+        strict: Count a key on a tombstone that may be an unused slot as absent.
+
+    Returns:
+        hex key -> ``"deleted"``, ``"already deleted"``, or ``"deleted or absent"``.
+
+    Raises:
+        KeysNotFoundError: Keys not in the shard (nothing was changed).
+        ShardkitError: The file cannot be written (read-only, permissions).
+    """
+    path = Path(path)
+    plan, status = _plan_delete(path, [normalize_key(k) for k in keys], strict)
     try:
         fd = os.open(path, os.O_RDWR)
     except OSError as exc:
