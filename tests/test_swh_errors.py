@@ -1147,3 +1147,41 @@ def test_cli_corrupted_index_and_value(tmp_path: Path, capsys: pytest.CaptureFix
 def test_cli_bad_key_text(capsys: pytest.CaptureFixture[str], key: str) -> None:
     code, _, err = run_cli(capsys, "get", str(DATA / "tiny.shard"), key)
     assert code == 2 and err.startswith("shardkit: error: ")
+
+
+# -- verify(content_hash=...) takes only fixed 32-byte digests ---------------------------------
+
+
+@pytest.mark.parametrize(("algo", "why"), [
+    ("shake_128", "variable-length digest"),
+    ("shake_256", "variable-length digest"),
+    ("sha1", "gives 20-byte digests"),
+    ("md5", "gives 16-byte digests"),
+    ("sha512", "gives 64-byte digests"),
+    ("blake2b", "gives 64-byte digests"),
+    ("no-such-hash", "unknown content hash"),
+])
+def test_verify_refuses_a_content_hash_that_cannot_give_a_key(algo: str, why: str) -> None:
+    with open_bytes(shard_bytes("tiny")) as shard, pytest.raises(ShardkitError) as info:
+        shard.verify(content_hash=algo)
+    assert type(info.value) is ShardkitError
+    assert why in str(info.value)
+    assert "use one of " in str(info.value) and "sha256" in str(info.value)
+
+
+@pytest.mark.parametrize("algo", ["sha256", "SHA256", "blake2s", "sha3_256"])
+def test_verify_takes_any_32_byte_content_hash(algo: str) -> None:
+    with open_bytes(shard_bytes("tiny")) as shard:
+        problems = shard.verify(content_hash=algo)
+    # the sample's keys are sha256 digests: another function reports every live entry
+    expected = set() if algo.lower() == "sha256" else {"content_hash"}
+    assert checks(problems) == expected
+
+
+@pytest.mark.parametrize("algo", ["sha1", "sha512", "blake2b"])
+def test_cli_verify_unusable_content_hash_is_one_error_line(
+        capsys: pytest.CaptureFixture[str], algo: str) -> None:
+    code, out, err = run_cli(capsys, "verify", "--content-hash", algo,
+                             str(DATA / "tiny.shard"))
+    assert_cli_error(code, out, err, json_mode=False)
+    assert f"content hash {algo!r} gives" in err
