@@ -414,3 +414,48 @@ def test_write_commands_list_their_own_exit_codes(capsys: pytest.CaptureFixture[
     text = " ".join(capsys.readouterr().out.split())
     assert "exit codes: 0 done" in text
     assert ("1 a key to delete is not in the shard" in text) is has_1
+
+
+def test_killed_or_failed_writer_keeps_the_old_shard(tmp_path: Path) -> None:
+    import signal
+    import subprocess
+    import sys
+
+    target = tmp_path / "k.shard"
+    old = values_for(5, 21)
+    write_swh(target, old.items())
+    before = target.read_bytes()
+    script = f"""
+import os, signal
+import shardkit.writers.swh as w
+real = w.SwhShardWriter._flush
+count = [0]
+def flush(self):
+    count[0] += 1
+    if count[0] == 3:
+        os.kill(os.getpid(), signal.SIGKILL)
+    return real(self)
+w.SwhShardWriter._flush = flush
+w.write_swh({str(target)!r}, ((bytes([i % 256, i // 256]) * 16, bytes(100_000))
+                             for i in range(100)), overwrite=True)
+"""
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, timeout=60,
+                         check=False)
+    assert out.returncode == -signal.SIGKILL, out.stderr
+    assert target.read_bytes() == before
+    leftovers = [p.name for p in tmp_path.iterdir() if p.name != "k.shard"]
+    assert leftovers and all(p.startswith(".k.shard.") and p.endswith(".tmp")
+                             for p in leftovers)
+    for p in leftovers:
+        (tmp_path / p).unlink()
+    # a build that fails (a duplicate key) or is aborted leaves the old shard and no temporary
+    k = next(iter(old))
+    with pytest.raises(shardkit.ShardkitError, match="duplicate key"):
+        write_swh(target, [(k, b"a"), (k, b"a")], overwrite=True)
+    w = SwhShardWriter(target, overwrite=True)
+    w.write(k, b"new")
+    w.abort()
+    w.abort()
+    assert w.close() == target  # closed by abort: nothing more happens
+    assert [p.name for p in tmp_path.iterdir()] == ["k.shard"]
+    assert target.read_bytes() == before

@@ -20,16 +20,16 @@ that declaration and the index is laid out as a numpy array of the same 40-byte 
 
 from __future__ import annotations
 
-import contextlib
 import errno
 import hashlib
 import os
 import struct
 from array import array
 from collections.abc import Iterable
+from contextlib import AbstractContextManager
 from pathlib import Path
 from types import TracebackType
-from typing import Literal
+from typing import IO, Literal
 
 import numpy as np
 from construct import Bytes, Const, Int64ub, Padding, Struct
@@ -47,6 +47,7 @@ from ..formats.swh import (
 from ..formats.swh.verify import first_nonzero
 from ..hashing.cmph_build import BuildError, build_chd_ph
 from ..sources import FileSource
+from ._atomic import atomic_file
 
 __all__ = ["HEADER", "INDEX_ENTRY", "OBJECT_SIZE", "KeysNotFoundError", "SwhShardWriter",
            "delete", "truncate", "write_swh", "write_swh_files"]
@@ -97,6 +98,10 @@ def _as_bytes(value: object) -> memoryview:
     return view.cast("B") if view.format != "B" or view.ndim != 1 else view
 
 
+class _Aborted(Exception):
+    """Thrown into :func:`atomic_file` to make it discard the temporary file."""
+
+
 class SwhShardWriter:
     """Builds a shard: ``write(key, value)`` for each object, then ``close()`` (or ``with``).
 
@@ -120,12 +125,16 @@ class SwhShardWriter:
             raise ShardkitError(f"{self.path} already exists")
         self.index_init = index_init
         self.seed = seed
-        self._tmp = self.path.with_name(f".{self.path.name}.{os.getpid()}.{id(self):x}.tmp")
+        # a hidden temporary file beside the target, renamed over it by close() (abort() and
+        # every failure remove it): the final name only ever holds a complete shard
+        self._sink: AbstractContextManager[IO[bytes]] | None = None
         try:
-            self._fh = open(self._tmp, "wb")  # noqa: SIM115 - closed in close()/abort()
+            sink = atomic_file(self.path)
+            self._fh = sink.__enter__()
+            self._sink = sink
             self._fh.write(bytes(OBJECTS_POSITION))
         except OSError as exc:
-            self._discard()
+            self.abort()
             raise _write_error(self.path, exc) from exc
         self._keys = bytearray()
         self._buf = bytearray()  # objects not yet written (flushed every _FLUSH bytes)
@@ -222,25 +231,18 @@ class SwhShardWriter:
             self._fh.write(built.dump)
             self._fh.seek(0)
             self._fh.write(header)
-            self._fh.flush()
-            os.fsync(self._fh.fileno())
-            self._fh.close()
-            os.replace(self._tmp, self.path)
+            sink, self._sink = self._sink, None
+            assert sink is not None
+            sink.__exit__(None, None, None)  # flush, fsync, close, rename into place
         except OSError as exc:
             raise _write_error(self.path, exc) from exc
-
-    def _discard(self) -> None:
-        with contextlib.suppress(OSError):
-            self._tmp.unlink()
 
     def abort(self) -> None:
         """Stop and remove the partial file."""
         self._done = True
-        fh = getattr(self, "_fh", None)
-        if fh is not None and not fh.closed:
-            with contextlib.suppress(OSError):
-                fh.close()
-        self._discard()
+        sink, self._sink = self._sink, None
+        if sink is not None:  # atomic_file closes and removes the temporary file
+            sink.__exit__(_Aborted, _Aborted(), None)
 
     def __enter__(self) -> SwhShardWriter:
         return self
