@@ -478,6 +478,24 @@ def test_huge_objects_count_is_a_verify_problem(name: str, count: int) -> None:
     assert peak < 8 * MiB
 
 
+@pytest.mark.parametrize("name", NAMES)
+@pytest.mark.parametrize("extra", [1, 2**32, 2**63, None])
+def test_deleted_keys_refuses_objects_count_above_the_slots(name: str, extra: int | None
+                                                             ) -> None:
+    data = shard_bytes(name)
+    slots = header(data)["index_size"] // SLOT
+    count = 2**64 - 1 if extra is None else slots + extra
+    live, deleted = manifest_keys(name)
+    with open_bytes(with_header(data, objects_count=count)) as shard:
+        with pytest.raises(LayoutError) as info:
+            shard.deleted_keys()
+        assert (info.value.offset, info.value.field) == (40, "/header/num_objects")
+        assert sorted(shard.deleted_keys(live + deleted)) == sorted(deleted)
+        assert checks(shard.verify()) == {"count"}
+    with open_bytes(with_header(data, objects_count=slots)) as shard:
+        assert len(shard.deleted_keys()) == slots - len(live)
+
+
 # counts and lengths inside the cmph dump, set to huge values
 HUGE_CMPH = ["len_hash_state", "len_compressed_seq", "cs_num_values", "cs_rem_r",
              "cs_total_length", "cs_len_select", "select_num_ones", "select_num_zeros",
@@ -549,6 +567,47 @@ def test_flip_padding_names_offset_and_field(name: str, pos: int, field: str) ->
     with open_bytes(flip(shard_bytes(name), pos)) as shard:
         (problem,) = shard.verify()
     assert (problem.offset, problem.field) == (pos, field)
+
+
+def write_padded(path: Path, data: bytes, objects_position: int, dirty: list[int]) -> None:
+    """``data`` rewritten with its objects at ``objects_position`` (a sparse file of zeros
+    before them), with byte ``p`` of the file set to 1 for each ``p`` in ``dirty``."""
+    h = header(data)
+    opos, ipos, hpos = h["objects_position"], h["index_position"], h["hash_position"]
+    shift = objects_position - opos
+    index = bytearray(data[ipos:hpos])
+    for slot, _, ofs in entries(data):
+        if ofs not in (0, TOMBSTONE):
+            U64.pack_into(index, slot * SLOT + 32, ofs + shift)
+    head = with_header(data[:opos], objects_position=objects_position,
+                       index_position=ipos + shift, hash_position=hpos + shift)
+    with open(path, "wb") as fh:
+        fh.write(head)
+        fh.seek(objects_position)
+        fh.write(data[opos:ipos] + index + data[hpos:])
+        for p in dirty:
+            fh.seek(p)
+            fh.write(b"\x01")
+
+
+@pytest.mark.parametrize("name", NAMES)
+@pytest.mark.parametrize("dirty", [None, 88, (3 << 20) + 7, (48 << 20) - 1])
+def test_huge_header_padding_is_read_in_bounded_chunks(tmp_path: Path, name: str,
+                                                       dirty: int | None) -> None:
+    path = tmp_path / "padded.shard"
+    write_padded(path, shard_bytes(name), 48 << 20, [] if dirty is None else [dirty])
+    live, _ = manifest_keys(name)
+    with shardkit.open(path) as shard:
+        assert shard[live[0]] is not None
+        tracemalloc.start()
+        try:
+            problems = shard.verify()
+            _, peak = tracemalloc.get_traced_memory()
+        finally:
+            tracemalloc.stop()
+    assert peak < 8 * MiB
+    want = [] if dirty is None else [("padding", dirty, "/header_padding")]
+    assert [(p.check, p.offset, p.field) for p in problems] == want
 
 
 def biggest_object(data: bytes) -> tuple[int, bytes, int]:
@@ -836,6 +895,56 @@ def test_every_hash_function_flip_names_a_location_inside_the_dump(name: str) ->
     assert unlocated == []
 
 
+def dump_of_ones(data: bytes, nbits: int) -> bytes:
+    """``data`` with a hash function of one bucket whose select bit vector is all ones.
+
+    ``nbits`` zeros are declared (``cs.sel.m``, ``cs.total_length``), so the sizes agree and
+    the dump parses; only the content of the bit vector is wrong. Decoding a select block
+    one set bit at a time used to take time quadratic in ``nbits``.
+    """
+    h = header(data)
+    n = h["index_size"] // SLOT
+    bits = b"\xff" * ((1 + nbits + 31) // 32 * 4)
+    sel = struct.pack("<2I", 1, nbits) + bits + struct.pack("<I", 0)
+    cs = struct.pack("<4I", 1, 0, nbits, len(sel)) + sel + bytes((nbits + 31) // 32 * 4)
+    hl = b"jenkins\0" + U32.pack(1)
+    dump = (b"chd_ph\0" + struct.pack("<II", n, len(hl)) + hl + U32.pack(len(cs)) + cs
+            + struct.pack("<II", n, 1))
+    return data[: h["hash_position"]] + dump
+
+
+_LOOKUP_ONES = """
+import sys, shardkit
+with shardkit.open(sys.argv[1]) as s:
+    try:
+        s[bytes(32)]
+    except shardkit.LayoutError as exc:
+        print(exc.field)
+"""
+
+
+def test_select_block_of_ones_fails_fast(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    path = tmp_path / "ones.shard"
+    path.write_bytes(dump_of_ones(shard_bytes("tiny"), 4_000_000))  # about 1 MB
+    field = "/hash_function/compressed_seq/select/bits_vec"
+    # in a child with a deadline: a regression fails here instead of hanging the suite
+    run = subprocess.run([sys.executable, "-c", _LOOKUP_ONES, str(path)], capture_output=True,
+                         text=True, timeout=60, check=False)
+    assert (run.returncode, run.stdout.strip(), run.stderr) == (0, field, "")
+    with open_bytes(path.read_bytes()) as shard:
+        for key in [*all_keys("tiny"), bytes(32)]:
+            with pytest.raises(LayoutError) as info:
+                shard[key]
+            assert info.value.field == field
+        with pytest.raises(LayoutError) as info:
+            _ = shard.hash_function
+        assert info.value.field == field
+        assert checks(shard.verify()) == {"hash_function"}
+
+
 @pytest.mark.parametrize("name", NAMES)
 def test_zero_key_is_never_found(name: str) -> None:
     """The zero key is stored in every empty slot and tombstone; looking it up finds nothing."""
@@ -1038,3 +1147,41 @@ def test_cli_corrupted_index_and_value(tmp_path: Path, capsys: pytest.CaptureFix
 def test_cli_bad_key_text(capsys: pytest.CaptureFixture[str], key: str) -> None:
     code, _, err = run_cli(capsys, "get", str(DATA / "tiny.shard"), key)
     assert code == 2 and err.startswith("shardkit: error: ")
+
+
+# -- verify(content_hash=...) takes only fixed 32-byte digests ---------------------------------
+
+
+@pytest.mark.parametrize(("algo", "why"), [
+    ("shake_128", "variable-length digest"),
+    ("shake_256", "variable-length digest"),
+    ("sha1", "gives 20-byte digests"),
+    ("md5", "gives 16-byte digests"),
+    ("sha512", "gives 64-byte digests"),
+    ("blake2b", "gives 64-byte digests"),
+    ("no-such-hash", "unknown content hash"),
+])
+def test_verify_refuses_a_content_hash_that_cannot_give_a_key(algo: str, why: str) -> None:
+    with open_bytes(shard_bytes("tiny")) as shard, pytest.raises(ShardkitError) as info:
+        shard.verify(content_hash=algo)
+    assert type(info.value) is ShardkitError
+    assert why in str(info.value)
+    assert "use one of " in str(info.value) and "sha256" in str(info.value)
+
+
+@pytest.mark.parametrize("algo", ["sha256", "SHA256", "blake2s", "sha3_256"])
+def test_verify_takes_any_32_byte_content_hash(algo: str) -> None:
+    with open_bytes(shard_bytes("tiny")) as shard:
+        problems = shard.verify(content_hash=algo)
+    # the sample's keys are sha256 digests: another function reports every live entry
+    expected = set() if algo.lower() == "sha256" else {"content_hash"}
+    assert checks(problems) == expected
+
+
+@pytest.mark.parametrize("algo", ["sha1", "sha512", "blake2b"])
+def test_cli_verify_unusable_content_hash_is_one_error_line(
+        capsys: pytest.CaptureFixture[str], algo: str) -> None:
+    code, out, err = run_cli(capsys, "verify", "--content-hash", algo,
+                             str(DATA / "tiny.shard"))
+    assert_cli_error(code, out, err, json_mode=False)
+    assert f"content hash {algo!r} gives" in err

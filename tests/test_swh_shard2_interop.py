@@ -100,11 +100,22 @@ def test_counts_from_the_header(made) -> None:
 
 
 def test_verify_clean_and_reference_check_agrees(made) -> None:
-    path, *_ = made
+    path, _, deleted, _ = made
     with shardkit.open(path) as s:
         assert s.verify() == []
         assert s.verify(content_hash="sha256") == []
     assert cli_main(["verify", str(path)]) == 0
+    if deleted:
+        # swh-shard check walks the objects section by their size fields, and Shard.delete()
+        # zeroes a deleted object's size and bytes: the walk then reads the zeros as empty
+        # objects and reports a mismatch on any shard with deletions, however sound. Our
+        # verify() above is the only judge of those cases.
+        return
+    from click.testing import CliRunner
+    from swh.shard.cli import shard_cli_group
+
+    result = CliRunner().invoke(shard_cli_group, ["check", "--with-hash", str(path)])
+    assert (result.exit_code, result.exception) == (0, None), result.output
 
 
 def test_lookups_match_reference(made) -> None:

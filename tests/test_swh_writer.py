@@ -23,7 +23,14 @@ from shardkit.cli import main as cli_main
 from shardkit.hashing.cmph_build import build_chd_ph, next_prime
 from shardkit.hashing.cmph_chd import ChdPh
 from shardkit.sources import BytesSource, as_stream
-from shardkit.writers.swh import SwhShardWriter, delete, truncate, write_swh, write_swh_files
+from shardkit.writers.swh import (
+    KeysNotFoundError,
+    SwhShardWriter,
+    delete,
+    truncate,
+    write_swh,
+    write_swh_files,
+)
 
 TOMBSTONE = 2**64 - 1
 
@@ -123,6 +130,41 @@ def test_errors_leave_no_file(tmp_path: Path) -> None:
     with pytest.raises(shardkit.ShardkitError, match="already exists"):
         write_swh(target, [(k, b"a")])
     assert target.read_bytes() == b"keep"
+
+
+def test_value_is_checked_before_anything_is_written(tmp_path: Path) -> None:
+    path = tmp_path / "v.shard"
+    good = {hashlib.sha256(b"a").digest(): b"a", hashlib.sha256(b"b").digest(): b"b"}
+    with SwhShardWriter(path) as w:
+        w.write(hashlib.sha256(b"a").digest(), b"a")
+        for bad in ("text", 7, None, [1, 2]):
+            with pytest.raises(shardkit.ShardkitError, match="bytes-like") as info:
+                w.write(hashlib.sha256(b"c").digest(), bad)  # type: ignore[arg-type]
+            assert not isinstance(info.value, TypeError)
+        assert len(w) == 1
+        w.write(hashlib.sha256(b"b").digest(), b"b")
+    with shardkit.open(path) as s:
+        assert s.verify(content_hash="sha256") == []
+        assert dict(s.items()) == good
+        assert s.header.objects_size == sum(8 + len(v) for v in good.values())
+
+
+def test_values_of_wide_items_store_every_byte(tmp_path: Path) -> None:
+    path = tmp_path / "w.shard"
+    arr = np.arange(10, dtype=np.uint32)
+    values = {
+        b"\x01" * 32: memoryview(arr),  # itemsize 4: 40 bytes, len() 10
+        b"\x02" * 32: arr.reshape(2, 5),  # two dimensions
+        b"\x03" * 32: memoryview(b"abcdef")[::2],  # not contiguous
+        b"\x04" * 32: bytearray(b"xyz"),
+        b"\x05" * 32: memoryview(b""),
+    }
+    write_swh(path, values.items())
+    with shardkit.open(path) as s:
+        assert s.verify() == []
+        for k, v in values.items():
+            assert s[k] == (v.tobytes() if hasattr(v, "tobytes") else bytes(v))
+        assert s[b"\x01" * 32] == arr.tobytes() and len(arr.tobytes()) == 40
 
 
 def test_full_disk_is_a_clear_error(tmp_path: Path) -> None:
@@ -233,6 +275,22 @@ def test_truncate(tmp_path: Path) -> None:
         truncate(path)
 
 
+def test_truncate_and_verify_find_a_byte_far_after_the_dump(tmp_path: Path) -> None:
+    path = tmp_path / "far.shard"
+    write_swh(path, values_for(20, 5).items())
+    size = path.stat().st_size
+    bad = size + (3 << 20) + 11  # in the fourth 1 MiB chunk of the zeros
+    with open(path, "r+b") as fh:
+        fh.truncate(size + (4 << 20))
+        fh.seek(bad)
+        fh.write(b"\x01")
+    with shardkit.open(path) as s:
+        assert [(p.offset, p.field) for p in s.verify()] == [(bad, "/preallocated")]
+    with pytest.raises(shardkit.ShardkitError, match="not zeros"):
+        truncate(path)
+    assert path.stat().st_size == size + (4 << 20)
+
+
 def test_cli_create_delete_truncate(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     files = []
     for i in range(5):
@@ -285,3 +343,119 @@ def test_cli_write_commands_errors(tmp_path: Path, capsys: pytest.CaptureFixture
     assert json.loads(capsys.readouterr().out)["missing"] == [absent.hex()]
     assert path.read_bytes() == before
     assert cli_main(["delete", "--yes", str(path), "00" * 31]) == 2
+
+
+def absent_key(path: Path, values: dict[bytes, bytes], offset: int) -> bytes:
+    """A key never written whose slot holds ``offset`` (TOMBSTONE) or a live entry (None)."""
+    with shardkit.open(path) as s:
+        for i in range(100_000):
+            k = hashlib.sha256(b"absent %d" % i).digest()
+            ofs = s._entry(s.slot_of(k))[1]
+            if k not in values and (ofs == offset if offset is not None
+                                    else ofs not in (0, TOMBSTONE)):
+                return k
+    raise AssertionError("no such key")
+
+
+def test_cli_delete_refuses_a_key_on_an_unused_tombstone(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    values = values_for(200, 12)
+    path = tmp_path / "t.shard"
+    write_swh(path, values.items())  # unused slots are tombstones (swh-shard >= 2)
+    with shardkit.open(path) as s:
+        assert s.counts().unused > 0 and not s._tombstones_are_deletions()
+    absent = absent_key(path, values, TOMBSTONE)
+    live = next(iter(values))
+    before = path.read_bytes()
+    capsys.readouterr()
+    assert cli_main(["delete", "--yes", "--json", str(path), live.hex(), absent.hex()]) == 1
+    assert json.loads(capsys.readouterr().out)["missing"] == [absent.hex()]
+    assert path.read_bytes() == before
+    # without --yes and without a terminal the missing key is still reported first
+    assert cli_main(["delete", str(path), absent.hex()]) == 1
+    assert path.read_bytes() == before
+    # an object deleted earlier is refused the same way: its tombstone tells nothing more
+    assert cli_main(["delete", "--yes", str(path), live.hex()]) == 0
+    deleted = path.read_bytes()
+    assert cli_main(["delete", "--yes", str(path), live.hex()]) == 1
+    assert path.read_bytes() == deleted
+    # the library keeps the lenient answer unless asked to be strict
+    assert delete(path, [absent]) == {absent.hex(): "deleted or absent"}
+    other = absent_key(path, values, None)
+    with pytest.raises(KeysNotFoundError) as info:
+        delete(path, [other, absent, list(values)[1]], strict=True)
+    assert info.value.missing == [other, absent]
+    assert isinstance(info.value, shardkit.EntryNotFoundError)
+    assert "2 keys not found" in str(info.value)
+    assert path.read_bytes() == deleted
+
+
+def test_cli_delete_of_an_already_deleted_key_where_tombstones_are_deletions(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    values = values_for(200, 13)
+    path = tmp_path / "z.shard"
+    write_swh(path, values.items(), index_init="zeros")  # unused slots are zeros
+    first, second = list(values)[:2]
+    assert cli_main(["delete", "--yes", str(path), first.hex()]) == 0
+    capsys.readouterr()
+    assert cli_main(["delete", "--yes", "--json", str(path), first.hex(), second.hex()]) == 0
+    assert json.loads(capsys.readouterr().out)["deleted"] == {first.hex(): "already deleted",
+                                                             second.hex(): "deleted"}
+    with shardkit.open(path) as s:
+        assert s.verify() == [] and s.deleted_count == 2
+
+
+@pytest.mark.parametrize(("command", "has_1"), [("create", False), ("delete", True),
+                                                ("truncate", False)])
+def test_write_commands_list_their_own_exit_codes(capsys: pytest.CaptureFixture[str],
+                                                  command: str, has_1: bool) -> None:
+    with pytest.raises(SystemExit):
+        cli_main([command, "--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    assert "exit codes: 0 done" in text
+    assert ("1 a key to delete is not in the shard" in text) is has_1
+
+
+def test_killed_or_failed_writer_keeps_the_old_shard(tmp_path: Path) -> None:
+    import signal
+    import subprocess
+    import sys
+
+    target = tmp_path / "k.shard"
+    old = values_for(5, 21)
+    write_swh(target, old.items())
+    before = target.read_bytes()
+    script = f"""
+import os, signal
+import shardkit.writers.swh as w
+real = w.SwhShardWriter._flush
+count = [0]
+def flush(self):
+    count[0] += 1
+    if count[0] == 3:
+        os.kill(os.getpid(), signal.SIGKILL)
+    return real(self)
+w.SwhShardWriter._flush = flush
+w.write_swh({str(target)!r}, ((bytes([i % 256, i // 256]) * 16, bytes(100_000))
+                             for i in range(100)), overwrite=True)
+"""
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, timeout=60,
+                         check=False)
+    assert out.returncode == -signal.SIGKILL, out.stderr
+    assert target.read_bytes() == before
+    leftovers = [p.name for p in tmp_path.iterdir() if p.name != "k.shard"]
+    assert leftovers and all(p.startswith(".k.shard.") and p.endswith(".tmp")
+                             for p in leftovers)
+    for p in leftovers:
+        (tmp_path / p).unlink()
+    # a build that fails (a duplicate key) or is aborted leaves the old shard and no temporary
+    k = next(iter(old))
+    with pytest.raises(shardkit.ShardkitError, match="duplicate key"):
+        write_swh(target, [(k, b"a"), (k, b"a")], overwrite=True)
+    w = SwhShardWriter(target, overwrite=True)
+    w.write(k, b"new")
+    w.abort()
+    w.abort()
+    assert w.close() == target  # closed by abort: nothing more happens
+    assert [p.name for p in tmp_path.iterdir()] == ["k.shard"]
+    assert target.read_bytes() == before

@@ -17,12 +17,15 @@
  * 
  * Layout: magic and header in the first 512 bytes, then the objects (each a u8 size followed by
  * its bytes, in write order), then the index (one 40-byte entry per slot of the hash function),
- * then the hash function up to the end of the file.
+ * then the hash function: a cmph dump, which a pre-allocated file follows with zero bytes up
+ * to the end of the file (the hash_function instance spans both; the dump's own fields say
+ * where it ends).
  * 
- * An index slot holds either a live entry (key, absolute offset of the object's size field), an
- * empty slot (all zeros: the function has more slots than keys), or a tombstone (zero key and
- * offset 2**64-1) left by Shard.delete(), which also zeroes the object's size and data but keeps
- * objects_count unchanged.
+ * Structurally an index slot holds a live entry (key, absolute offset of the object's size
+ * field), an empty slot (offset 0, zero key) or a tombstone (offset 2**64-1, zero key). What an
+ * empty slot or a tombstone means (a slot no object used, or a deleted object) depends on the
+ * writer's generation and on the header's counts; the semantic layer reading the file decides,
+ * not this schema.
  * @see {@link https://gitlab.softwareheritage.org/swh/devel/swh-perfecthash/-/blob/v1.3.2/swh/perfecthash/hash.h|Source}
  * @see {@link https://gitlab.softwareheritage.org/swh/devel/swh-perfecthash/-/blob/v1.3.2/swh/perfecthash/hash.c|Source}
  */
@@ -196,7 +199,8 @@ var SwhReadShard = (function() {
   })();
 
   /**
-   * The minimal perfect hash function mapping a key to its index slot.
+   * The minimal perfect hash function mapping a key to its index slot, and the zero bytes
+   * that follow it in a pre-allocated file.
    */
   Object.defineProperty(SwhReadShard.prototype, 'hashFunction', {
     get: function() {

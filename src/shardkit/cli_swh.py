@@ -3,8 +3,9 @@
 Shaped like ``swh-shard create|delete|truncate``. Each asks before changing anything when
 stdin is a terminal; ``--yes`` answers for scripts (without a terminal and without ``--yes``
 nothing is changed and the exit code is 2). ``--json`` prints one JSON object.
-Exit codes: 0 done, 1 a key to delete is not in the shard (nothing deleted), 2 bad usage or
-a file that cannot be read or written.
+Exit codes: 0 done; 1 (``delete`` only) a key to delete is not in the shard, nothing
+deleted; 2 bad usage or a file that cannot be read or written (``truncate``: or bytes after
+the hash function that are not zeros).
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
-from .errors import EntryNotFoundError, ShardkitError
+from .errors import ShardkitError
 from .render import to_json
 
 __all__ = ["COMMANDS", "add_parsers"]
@@ -70,9 +71,10 @@ def cmd_create(args: argparse.Namespace) -> int:
 
 def cmd_delete(args: argparse.Namespace) -> int:
     """``shardkit delete SHARD KEY...``: delete objects in place (zeroed, tombstoned)."""
-    from .formats.swh import SwhShard, normalize_key
-    from .sources import FileSource
-    from .writers.swh import delete
+    from pathlib import Path
+
+    from .formats.swh import normalize_key
+    from .writers.swh import KeysNotFoundError, _plan_delete, delete
 
     keys = list(args.keys)
     if keys == ["-"]:
@@ -84,31 +86,25 @@ def cmd_delete(args: argparse.Namespace) -> int:
         raise ShardkitError(f"delete: {exc}") from exc
     if len(set(wanted)) < len(wanted):
         raise ShardkitError("delete: duplicate keys")
-    with SwhShard(FileSource(args.shard)) as shard:
-        missing = [k.hex() for k in wanted if k not in shard and not _is_deleted(shard, k)]
-    if missing:
+    # As swh-shard delete: a key on a tombstone that may be an unused slot is not in the
+    # shard. Every key is checked before asking, and again by delete() itself.
+    try:
+        _plan_delete(Path(args.shard), wanted, strict=True)
+        if not _confirm(args, f"delete {len(wanted)} object(s) from {args.shard}?"):
+            _out(args, "skipped", {"shard": args.shard, "deleted": {}})
+            return EXIT_OK
+        status = delete(args.shard, wanted, strict=True)
+    except KeysNotFoundError as exc:
+        missing = [k.hex() for k in exc.missing]
         msg = f"{len(missing)} key(s) not in {args.shard}, nothing deleted: {missing[0]}"
         if args.json:
             sys.stdout.write(to_json({"shard": args.shard, "error": "EntryNotFoundError",
                                       "missing": missing}) + "\n")
         sys.stderr.write(f"shardkit: {msg}\n")
         return EXIT_PROBLEMS
-    if not _confirm(args, f"delete {len(wanted)} object(s) from {args.shard}?"):
-        _out(args, "skipped", {"shard": args.shard, "deleted": {}})
-        return EXIT_OK
-    try:
-        status = delete(args.shard, wanted)
-    except EntryNotFoundError as exc:  # pragma: no cover - checked above
-        sys.stderr.write(f"shardkit: {exc}\n")
-        return EXIT_PROBLEMS
     _out(args, "\n".join(f"{k}: {v}" for k, v in status.items()),
          {"shard": args.shard, "deleted": status})
     return EXIT_OK
-
-
-def _is_deleted(shard: Any, key: bytes) -> bool:
-    _, ofs = shard._entry(shard.slot_of(key))
-    return bool(ofs == 2**64 - 1)
 
 
 def cmd_truncate(args: argparse.Namespace) -> int:
@@ -138,6 +134,17 @@ def cmd_truncate(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+_EPILOGS = {
+    "create": "exit codes: 0 done (or skipped when answered no), 2 usage error or a file that "
+              "cannot be read or written",
+    "delete": "exit codes: 0 done (or skipped when answered no), 1 a key to delete is not in "
+              "the shard (nothing deleted), 2 usage error or a file that cannot be read or "
+              "written",
+    "truncate": "exit codes: 0 done (or nothing to cut, or skipped when answered no), 2 usage "
+                "error, a file that cannot be read or written, or bytes after the hash "
+                "function that are not zeros (not truncated)",
+}
+
 COMMANDS: dict[str, tuple[Callable[[argparse.Namespace], int], str]] = {
     "create": (_guarded(cmd_create),
                "write an SWH shard of files, keyed by the sha256 of their content"),
@@ -157,9 +164,7 @@ def add_parsers(sub: Any, common: argparse.ArgumentParser | None = None) -> None
     own.add_argument("--debug", action="store_true", help="show tracebacks")
     for name, (_, help_text) in COMMANDS.items():
         p = sub.add_parser(name, parents=[own], help=help_text, description=help_text,
-                           epilog="exit codes: 0 done (or skipped when answered no), 1 a key "
-                                  "to delete is not in the shard, 2 usage error or a file "
-                                  "that cannot be read or written")
+                           epilog=_EPILOGS[name])
         p.set_defaults(file=None, spec=None)
         p.add_argument("--yes", "-y", action="store_true",
                        help="do not ask for confirmation (for scripts)")

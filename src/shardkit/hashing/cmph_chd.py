@@ -902,6 +902,16 @@ class LazyChdPh:
         if not p0 < p_end <= nbits:
             raise CmphError("cs.sel.select_table", lay.select_table + 4 * k,
                             f"entry {k} is {p0}, not below the next sample or end {p_end}")
+        # One of the block's ones is at (end(i) >> rem_r) + i, and a value is at most 31 bits
+        # long, so consecutive ones are at most (31 >> rem_r) + 2 bits apart: a longer span is
+        # refused before it is read (else a crafted bit vector of ones costs time quadratic in
+        # its length below).
+        span_max = count * ((_MAX_FIELD_BITS >> lay.rem_r) + 2)
+        if p_end - p0 > span_max:
+            raise CmphError("cs.sel.bits_vec", bits + (p0 >> 3),
+                            f"select block {k} spans bits [{p0}, {p_end}), {p_end - p0} bits; "
+                            f"{count} values of at most {_MAX_FIELD_BITS} bits span at most "
+                            f"{span_max}")
         # Positions of ones first - 1 .. first + count - 1 (the one before the block lies at
         # most 32 bits before its sample: a value is at most 31 bits long).
         positions: list[int] = []
@@ -916,6 +926,10 @@ class LazyChdPh:
         if not x & 1:
             raise CmphError("cs.sel.select_table", lay.select_table + 4 * k,
                             f"entry {k} is {p0}, which is not a one of the bit vector")
+        ones = x.bit_count()
+        if ones != count:  # checked before the loop below, which takes count steps
+            raise CmphError("cs.sel.bits_vec", bits + (p0 >> 3),
+                            f"select block {k} holds {ones} ones, expected {count}")
         while x:
             low = x & -x
             positions.append(p0 + low.bit_length() - 1)

@@ -20,16 +20,16 @@ that declaration and the index is laid out as a numpy array of the same 40-byte 
 
 from __future__ import annotations
 
-import contextlib
 import errno
 import hashlib
 import os
 import struct
 from array import array
 from collections.abc import Iterable
+from contextlib import AbstractContextManager
 from pathlib import Path
 from types import TracebackType
-from typing import Literal
+from typing import IO, Literal
 
 import numpy as np
 from construct import Bytes, Const, Int64ub, Padding, Struct
@@ -44,11 +44,13 @@ from ..formats.swh import (
     SwhShard,
     normalize_key,
 )
+from ..formats.swh.verify import first_nonzero
 from ..hashing.cmph_build import BuildError, build_chd_ph
 from ..sources import FileSource
+from ._atomic import atomic_file
 
-__all__ = ["HEADER", "INDEX_ENTRY", "OBJECT_SIZE", "SwhShardWriter", "delete", "truncate",
-           "write_swh", "write_swh_files"]
+__all__ = ["HEADER", "INDEX_ENTRY", "OBJECT_SIZE", "KeysNotFoundError", "SwhShardWriter",
+           "delete", "truncate", "write_swh", "write_swh_files"]
 
 OBJECTS_POSITION = 512  # SHARD_OFFSET_HEADER
 #: magic, padding to 32, then the seven big-endian header integers (shard.h shard_header_t)
@@ -80,6 +82,26 @@ def _write_error(path: Path, exc: OSError) -> ShardkitError:
     return ShardkitError(f"cannot write {path}: {what}")
 
 
+def _as_bytes(value: object) -> memoryview:
+    """A value's bytes as a flat memoryview of unsigned bytes (its ``len`` is ``nbytes``).
+
+    Raises:
+        ShardkitError: ``value`` is not a bytes-like object (a ``str``, an ``int``...).
+    """
+    try:
+        view = memoryview(value)  # type: ignore[arg-type]
+    except TypeError:
+        raise ShardkitError(f"SWH values are bytes-like objects, not "
+                            f"{type(value).__name__}") from None
+    if not view.c_contiguous:
+        view = memoryview(view.tobytes())
+    return view.cast("B") if view.format != "B" or view.ndim != 1 else view
+
+
+class _Aborted(Exception):
+    """Thrown into :func:`atomic_file` to make it discard the temporary file."""
+
+
 class SwhShardWriter:
     """Builds a shard: ``write(key, value)`` for each object, then ``close()`` (or ``with``).
 
@@ -103,12 +125,16 @@ class SwhShardWriter:
             raise ShardkitError(f"{self.path} already exists")
         self.index_init = index_init
         self.seed = seed
-        self._tmp = self.path.with_name(f".{self.path.name}.{os.getpid()}.{id(self):x}.tmp")
+        # a hidden temporary file beside the target, renamed over it by close() (abort() and
+        # every failure remove it): the final name only ever holds a complete shard
+        self._sink: AbstractContextManager[IO[bytes]] | None = None
         try:
-            self._fh = open(self._tmp, "wb")  # noqa: SIM115 - closed in close()/abort()
+            sink = atomic_file(self.path)
+            self._fh = sink.__enter__()
+            self._sink = sink
             self._fh.write(bytes(OBJECTS_POSITION))
         except OSError as exc:
-            self._discard()
+            self.abort()
             raise _write_error(self.path, exc) from exc
         self._keys = bytearray()
         self._buf = bytearray()  # objects not yet written (flushed every _FLUSH bytes)
@@ -120,11 +146,19 @@ class SwhShardWriter:
         return len(self._offsets)
 
     def write(self, key: bytes | str, value: bytes | bytearray | memoryview) -> None:
-        """Append one object (key: 32 bytes or 64 hex characters)."""
+        """Append one object (key: 32 bytes or 64 hex characters; value: any bytes-like object).
+
+        Raises:
+            InvalidKeyError: A malformed key.
+            ShardkitError: The value is not bytes-like, or the shard is closed. Nothing is
+                written then.
+        """
         if self._done:
             raise ShardkitError("the shard is already closed")
         if type(key) is not bytes or len(key) != KEY_LEN:
             key = normalize_key(key)
+        if type(value) is not bytes:
+            value = _as_bytes(value)
         size = len(value)
         buf = self._buf
         buf += _SIZE.pack(size)
@@ -197,25 +231,18 @@ class SwhShardWriter:
             self._fh.write(built.dump)
             self._fh.seek(0)
             self._fh.write(header)
-            self._fh.flush()
-            os.fsync(self._fh.fileno())
-            self._fh.close()
-            os.replace(self._tmp, self.path)
+            sink, self._sink = self._sink, None
+            assert sink is not None
+            sink.__exit__(None, None, None)  # flush, fsync, close, rename into place
         except OSError as exc:
             raise _write_error(self.path, exc) from exc
-
-    def _discard(self) -> None:
-        with contextlib.suppress(OSError):
-            self._tmp.unlink()
 
     def abort(self) -> None:
         """Stop and remove the partial file."""
         self._done = True
-        fh = getattr(self, "_fh", None)
-        if fh is not None and not fh.closed:
-            with contextlib.suppress(OSError):
-                fh.close()
-        self._discard()
+        sink, self._sink = self._sink, None
+        if sink is not None:  # atomic_file closes and removes the temporary file
+            sink.__exit__(_Aborted, _Aborted(), None)
 
     def __enter__(self) -> SwhShardWriter:
         return self
@@ -257,24 +284,32 @@ def write_swh_files(path: str | os.PathLike[str], files: Iterable[str | os.PathL
     return added
 
 
-def delete(path: str | os.PathLike[str], keys: Iterable[bytes | str]) -> dict[str, str]:
-    """Delete objects in place, as swh-shard does: zero the object, tombstone its slot.
+class KeysNotFoundError(EntryNotFoundError):
+    """Keys to delete that are not in the shard; nothing was deleted.
 
-    Every key is checked first: if one is absent, nothing is changed and
-    :class:`EntryNotFoundError` is raised. Deleting an already deleted key does nothing.
+    Attributes:
+        missing: Every such key (32 bytes each), in the order given; ``key`` is the first.
+    """
 
-    Returns:
-        hex key -> ``"deleted"``, ``"already deleted"``, or ``"deleted or absent"`` (its slot
-        is a tombstone, which with swh-shard >= 2 may also be a slot no object used).
+    def __init__(self, missing: list[bytes]) -> None:
+        self.missing = list(missing)
+        first = missing[0].hex()
+        super().__init__(missing[0], f"key not found: {first} (nothing deleted)"
+                         if len(missing) == 1 else f"{len(missing)} keys not found, the first "
+                         f"{first} (nothing deleted)")
+
+
+def _plan_delete(path: Path, wanted: list[bytes], strict: bool
+                 ) -> tuple[list[tuple[bytes, int, int, int]], dict[str, str]]:
+    """What :func:`delete` changes: (key, entry position, object offset, size) per object to
+    delete, and the status of the keys that need nothing.
 
     Raises:
-        EntryNotFoundError: A key is not in the shard (nothing was changed).
-        ShardkitError: The file cannot be written (read-only, permissions).
+        KeysNotFoundError: Keys that are not in the shard (every one of them).
     """
-    path = Path(path)
-    wanted = [normalize_key(k) for k in keys]
-    plan: list[tuple[bytes, int, int, int]] = []  # key, entry position, object offset, size
+    plan: list[tuple[bytes, int, int, int]] = []
     status: dict[str, str] = {}
+    missing: list[bytes] = []
     with SwhShard(FileSource(path)) as shard:
         certain = shard._tombstones_are_deletions()
         for key in wanted:
@@ -283,11 +318,50 @@ def delete(path: str | os.PathLike[str], keys: Iterable[bytes | str]) -> dict[st
             stored, ofs = shard._entry(slot)
             if ofs == TOMBSTONE:
                 # with swh-shard >= 2 an unused slot is a tombstone too
-                status[key.hex()] = "already deleted" if certain else "deleted or absent"
+                if certain:
+                    status[key.hex()] = "already deleted"
+                elif strict:
+                    missing.append(key)
+                else:
+                    status[key.hex()] = "deleted or absent"
                 continue
             if stored != key or ofs == 0:
-                raise EntryNotFoundError(key, f"key not found: {key.hex()} (nothing deleted)")
+                missing.append(key)
+                continue
             plan.append((key, entry, ofs, shard._object_size(ofs, slot)))
+    if missing:
+        raise KeysNotFoundError(missing)
+    return plan, status
+
+
+def delete(path: str | os.PathLike[str], keys: Iterable[bytes | str], *,
+           strict: bool = False) -> dict[str, str]:
+    """Delete objects in place, as swh-shard does: zero the object, tombstone its slot.
+
+    Every key is checked first: if one is absent, nothing is changed and
+    :class:`KeysNotFoundError` (an :class:`EntryNotFoundError`) is raised, naming every absent
+    key. Deleting an already deleted key does nothing.
+
+    A key whose slot holds a tombstone is "already deleted" when the header tells tombstones
+    can only be deletions (no unused slot, or a zero-initialised index). Otherwise (swh-shard
+    >= 2 writes every unused slot as a tombstone) it may also be a key never written: it is
+    ``"deleted or absent"``, or with ``strict`` not in the shard, as for ``swh-shard delete``
+    (whose lookup raises ``KeyError`` for it).
+
+    Args:
+        path: The shard, changed in place.
+        keys: 32-byte keys or 64 hex characters.
+        strict: Count a key on a tombstone that may be an unused slot as absent.
+
+    Returns:
+        hex key -> ``"deleted"``, ``"already deleted"``, or ``"deleted or absent"``.
+
+    Raises:
+        KeysNotFoundError: Keys not in the shard (nothing was changed).
+        ShardkitError: The file cannot be written (read-only, permissions).
+    """
+    path = Path(path)
+    plan, status = _plan_delete(path, [normalize_key(k) for k in keys], strict)
     try:
         fd = os.open(path, os.O_RDWR)
     except OSError as exc:
@@ -318,10 +392,9 @@ def truncate(path: str | os.PathLike[str]) -> tuple[int, int]:
     with SwhShard(FileSource(path)) as shard:
         end = shard.content_end
         size = shard.source.size
-        for lo in range(end, size, 1 << 20):
-            if any(shard.source.read_range(lo, min(size, lo + (1 << 20)))):
-                raise ShardkitError(f"{path}: bytes after the hash function (from {end}) are "
-                                    "not zeros; not truncating")
+        if first_nonzero(shard.source.read_range, end, size) is not None:
+            raise ShardkitError(f"{path}: bytes after the hash function (from {end}) are "
+                                "not zeros; not truncating")
     if size > end:
         try:
             os.truncate(path, end)

@@ -60,6 +60,27 @@ from .model import (
 __all__ = ["SwhShard"]
 
 
+def _digest_size(name: str) -> int | None:
+    """The digest size of hashlib's ``name`` (0 for variable-length), ``None`` if unknown."""
+    try:
+        return int(hashlib.new(name).digest_size)
+    except (ValueError, TypeError):
+        return None
+
+
+def _check_content_hash(name: object) -> None:
+    """Refuse a ``verify(content_hash=...)`` that cannot give a 32-byte key."""
+    size = _digest_size(name) if isinstance(name, str) else None
+    if size == KEY_LEN:
+        return
+    usable = sorted(n for n in hashlib.algorithms_available if _digest_size(n) == KEY_LEN)
+    what = (f"unknown content hash {name!r}" if size is None else
+            f"content hash {name!r} has a variable-length digest" if size == 0 else
+            f"content hash {name!r} gives {size}-byte digests")
+    raise ShardkitError(f"{what}; SWH keys are {KEY_LEN} bytes: use one of "
+                        f"{', '.join(usable)}")
+
+
 class _Blocks:
     """Reads a source in large aligned blocks, keeping the last few (for sequential passes).
 
@@ -432,8 +453,16 @@ class SwhShard(Reader):
         on a tombstone (with swh-shard >= 2, also on an unused slot). Without candidates, the
         result has one zeroed key per deleted object (``objects_count`` minus the live
         entries), so ``len(s.deleted_keys())`` is the number of deletions.
+
+        Raises:
+            LayoutError: Without candidates, when ``objects_count`` exceeds the index slots
+                (``verify`` reports it as a ``count`` problem): it cannot size the list.
         """
         if candidates is None:
+            count = self.header.objects_count
+            if count > self.num_slots:
+                raise LayoutError(f"objects_count {count} exceeds the {self.num_slots} index "
+                                  "slots", offset=40, field="/header/num_objects")
             return [_ZERO_KEY] * max(0, self.deleted_count)
         cands = [normalize_key(k) for k in candidates if _is_key(k)]
         if not cands:
@@ -646,14 +675,16 @@ class SwhShard(Reader):
         sequential blocks (:data:`VERIFY_BLOCK`), each byte about once.
 
         Args:
-            content_hash: ``"sha256"`` (or another hashlib name) to also check key == H(value).
+            content_hash: ``"sha256"`` (or another hashlib name of a fixed 32-byte digest:
+                ``blake2s``, ``sha3_256``...) to also check key == H(value).
             progress: Called as ``progress(done, total)`` while live entries are checked.
+
+        Raises:
+            ShardkitError: ``content_hash`` is not a hashlib name, or its digest is not
+                32 bytes (a key could never equal it); the message names the usable ones.
         """
         if content_hash is not None:
-            try:
-                hashlib.new(content_hash)
-            except ValueError as exc:
-                raise ShardkitError(f"unknown content hash {content_hash!r}") from exc
+            _check_content_hash(content_hash)
         src: Any = (self.source if self._mem is not None else
                     _Blocks(self.source, limit=self.header.index_position))
         try:

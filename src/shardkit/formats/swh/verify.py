@@ -14,7 +14,29 @@ from .model import _U64, HEADER_END, KEY_LEN, SLOT_SIZE, TOMBSTONE
 if TYPE_CHECKING:
     from .reader import SwhShard
 
-__all__ = ["check"]
+__all__ = ["ZERO_SCAN_CHUNK", "check", "first_nonzero"]
+
+#: ``first_nonzero`` reads this many bytes at a time (a crafted offset never sizes one read).
+ZERO_SCAN_CHUNK = 1 << 20
+
+
+def first_nonzero(read: Callable[[int, int], bytes], lo: int, hi: int) -> int | None:
+    """Offset of the first non-zero byte of ``[lo, hi)``, or ``None`` when all are zeros.
+
+    Args:
+        read: ``read(start, end)`` gives the bytes ``[start, end)`` (a source's ``read_range``).
+        lo: First offset to look at.
+        hi: End of the range (exclusive).
+
+    Reads :data:`ZERO_SCAN_CHUNK` bytes at a time and stops at the first chunk with a non-zero
+    byte, so memory stays bounded however large the range.
+    """
+    for start in range(lo, hi, ZERO_SCAN_CHUNK):
+        chunk = read(start, min(hi, start + ZERO_SCAN_CHUNK))
+        rest = chunk.lstrip(b"\0")
+        if rest:
+            return start + len(chunk) - len(rest)
+    return None
 
 
 def check(shard: SwhShard, src: Any, hasher: str | None,
@@ -29,9 +51,8 @@ def check(shard: SwhShard, src: Any, hasher: str | None,
     h = shard.header
     for name, lo, hi in (("/reserved", 9, 32), ("/header_padding", HEADER_END,
                                                  h.objects_position)):
-        pad = src.read_range(lo, hi)
-        if any(pad):
-            first = lo + len(pad) - len(pad.lstrip(b"\0"))
+        first = first_nonzero(src.read_range, lo, hi)
+        if first is not None:
             add(Problem("padding", "reserved header bytes are not zero", first, name))
     try:
         chd = shard.hash_function
@@ -45,15 +66,12 @@ def check(shard: SwhShard, src: Any, hasher: str | None,
     elif chd.dump_size < hf_len:
         # a pre-allocated file: only zeros may follow the dump
         dump_end = h.hash_position + chd.dump_size
-        for lo in range(dump_end, shard.source.size, 1 << 20):
-            chunk = src.read_range(lo, min(shard.source.size, lo + (1 << 20)))
-            if any(chunk):
-                first = lo + len(chunk) - len(chunk.lstrip(b"\0"))
-                add(Problem("hash_function", f"cmph dump is {chd.dump_size} bytes but "
-                            f"{hf_len} bytes follow hash_position: the bytes after it "
-                            f"must be zeros (pre-allocated), byte {first} is not",
-                            offset=first, field="/preallocated"))
-                break
+        first = first_nonzero(src.read_range, dump_end, shard.source.size)
+        if first is not None:
+            add(Problem("hash_function", f"cmph dump is {chd.dump_size} bytes but "
+                        f"{hf_len} bytes follow hash_position: the bytes after it "
+                        f"must be zeros (pre-allocated), byte {first} is not",
+                        offset=first, field="/preallocated"))
 
     slots_all, keys_all, ofs_all = [], [], []
     tombstones = empty = 0
@@ -118,12 +136,10 @@ def check(shard: SwhShard, src: Any, hasher: str | None,
     lo_obj, hi_obj = h.objects_position, h.index_position
 
     def check_hole(lo: int, hi: int) -> None:
-        for chunk in range(lo, hi, 1 << 20):
-            if any(read(chunk, min(hi, chunk + (1 << 20)))):
-                add(Problem("unreferenced_data", f"bytes [{lo}, {hi}) of the objects "
-                            "section belong to no live entry and are not zeroed", lo,
-                            "/objects"))
-                return
+        if first_nonzero(read, lo, hi) is not None:
+            add(Problem("unreferenced_data", f"bytes [{lo}, {hi}) of the objects "
+                        "section belong to no live entry and are not zeroed", lo,
+                        "/objects"))
 
     for n_done, j in enumerate(order.tolist()):
         s, off = int(slots[j]), int(offsets[j])
