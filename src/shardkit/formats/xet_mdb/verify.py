@@ -123,7 +123,7 @@ def _report_unchecked(u: _Unchecked, f: MdbFooter | None,
             what += f" and the verification and file hashes of {u.keyed_files} file(s)"
         note(Problem("keyed_hashes", f"chunk hashes are HMAC-keyed (the footer's key is set): "
                      f"{what} cannot be recomputed from them and were not checked",
-                     None if f is None else f.footer_offset + 120,
+                     None if f is None else f.footer_offset + 72,
                      "/footer/chunk_hash_hmac_key"))
 
 
