@@ -156,8 +156,10 @@ class ZssFile(ZssVerify, Reader):
                 field="/header/codec")
         try:
             metadata = json.loads(h.metadata)
-        except ValueError as exc:
-            raise LayoutError(f"metadata is not JSON: {exc}", offset=12 + HEADER_FIXED,
+        except (ValueError, RecursionError) as exc:
+            why = ("nested too deeply to decode" if isinstance(exc, RecursionError)
+                   else str(exc))
+            raise LayoutError(f"metadata is not JSON: {why}", offset=12 + HEADER_FIXED,
                               field="/header/metadata") from exc
         if not isinstance(metadata, dict):
             raise LayoutError(f"metadata is a JSON {type(metadata).__name__}, not an object",
