@@ -21,6 +21,7 @@ from shardkit.formats.xet_mdb import (
 )
 from shardkit.hashing import xet as xh
 from shardkit.sources import BytesSource, FileSource
+from shardkit.writers.xet_mdb import build_mdb
 
 DATA = Path(__file__).parent / "data" / "mdb"
 MANIFEST = json.loads((DATA / "real" / "manifest.json").read_text())
@@ -395,3 +396,50 @@ def test_open_reads_only_header_and_footer():
             assert src.stats.bytes_read < 600
             assert isinstance(s.files, Sequence) and len(list(s.files)) == len(s.files)  # reads
             assert src.stats.bytes_read > size
+
+
+@pytest.mark.parametrize("engine", ["numpy", "kaitai"])
+@pytest.mark.parametrize("warm", [False, True], ids=["cold", "warm"])
+@pytest.mark.parametrize("source", ["file", "bytes"])
+def test_a_closed_shard_refuses_every_read(engine: str, warm: bool, source: str,
+                                           tmp_path: Path) -> None:
+    # before, content_hash() gave the hash of no bytes, lookups raised struct.error or found
+    # nothing, keys() gave zero hashes and verify() reported problems of a released mapping
+    files, xorbs = [], []
+    for e in MANIFEST["shards"]:  # one shard of the session shards' files and xorbs
+        if e["role"] == "session":
+            with shardkit.open(real_path(e)) as one:
+                files += one.files
+                xorbs += one.xorbs
+    path = tmp_path / "joined.mdb"
+    path.write_bytes(build_mdb(files, xorbs))
+    src = FileSource(path) if source == "file" else BytesSource(path.read_bytes())
+    s = MdbShard(src, engine=engine)
+    fh, x = next(iter(s.keys())), s.xorbs[0]
+    files, xorbs = s.files, s.xorbs
+    assert len(xorbs) > 1
+    with MdbShard(FileSource(path)) as other:
+        i, want = next((i, f.terms) for i, f in enumerate(other.files) if f.terms)
+    kept = s.files[i]  # its terms not read yet
+    if warm:  # every cache and lookup made before close()
+        assert s.file(fh) is not None and s.find_chunk(x.chunks[0].hash) is not None
+        assert s.xorb(x.hash) is not None and len(s) and s.summary()
+        s.verify()
+    s.close()
+    s.close()  # twice is fine
+    reads = {
+        "content_hash": s.content_hash, "file": lambda: s.file(fh),
+        "find_chunk": lambda: s.find_chunk(x.chunks[0].hash), "xorb": lambda: s.xorb(x.hash),
+        "verify": s.verify, "files": lambda: s.files[0].terms, "xorbs": lambda: s.xorbs[0],
+        "getitem": lambda: s[fh], "contains": lambda: fh in s, "len": lambda: len(s),
+        "keys": lambda: list(s.keys()), "summary": s.summary, "sections": s.sections,
+        "to_dict": s.to_dict, "iter_chunks": lambda: next(s.iter_chunks()),
+    }
+    if engine == "numpy" and not warm:  # items not built yet of sequences taken before
+        reads.update({"files before": lambda: files[0 if i else 1],
+                      "xorbs before": lambda: xorbs[-1]})
+    for name, read in reads.items():
+        with pytest.raises(ValueError, match="the MdbShard is closed") as info:
+            read()
+        assert type(info.value) is ValueError, name  # not a lookup failure or a parse error
+    assert kept.terms == want and s.footer is not None  # what was returned stays usable

@@ -65,6 +65,10 @@ from .verify import VerifyReport
 
 _WALK = struct.Struct("<Q24xII")  # word 0 of the hash, then the two u32 after it
 _ALL_ONES = 2**64 - 1
+#: The cached attributes that hold views of the file (dropped by close()).
+_MAPPED = ("_layout", "files", "xorbs", "_xorb_records", "_kaitai_objects", "file_lookup",
+           "xorb_lookup", "chunk_lookup", "_file_index", "_xorb_index", "_chunk_index",
+           "_chunk_rows", "_files_by_hash", "_xorbs_by_hash", "file", "find_chunk")
 
 
 def _footer_from_ks(f: Any) -> MdbFooter:
@@ -126,6 +130,7 @@ class MdbShard(Reader):
 
     def __init__(self, source: ByteSource, *, engine: str = "numpy") -> None:
         super().__init__(source)
+        self._closed = False
         if engine not in ("numpy", "kaitai"):
             raise ShardkitError(f"unknown engine {engine!r} (numpy or kaitai)")
         self.engine = engine
@@ -177,6 +182,8 @@ class MdbShard(Reader):
         Opening and lookups through lookup tables do not need it; the section walks, lookups
         without tables and hashes of the whole file use it.
         """
+        if self._closed:
+            raise self._closed_error()
         mem = self._mem_data
         if mem is None:
             if self._whole is not None:
@@ -205,14 +212,20 @@ class MdbShard(Reader):
         return self
 
     def close(self) -> None:
-        """Release the file mapping."""
+        """Release the file mapping. From then on, whatever needs the shard's bytes (lookups,
+        ``files``, ``xorbs``, ``verify``, ``content_hash``...) raises ``ValueError``; objects
+        already returned stay usable."""
+        self._closed = True
         if isinstance(self._mem_data, memoryview) and self._whole is None:
             self._mem_data.release()
         self._mem_data = self._all = b""
         self._fast_file = self._fast_chunk = None
-        self.__dict__.pop("file", None)
-        self.__dict__.pop("find_chunk", None)
+        for name in _MAPPED:  # what holds views of the mapping is built again, and refused
+            self.__dict__.pop(name, None)
         super().close()
+
+    def _closed_error(self) -> ValueError:
+        return ValueError(f"{self.source.name}: the MdbShard is closed")
 
     # -- header, footer, layout ---------------------------------------------------------------
 
@@ -347,6 +360,8 @@ class MdbShard(Reader):
         mem = self._mem
 
         def make(i: int) -> FileInfo:
+            if self._closed:  # a sequence taken before close()
+                raise self._closed_error()
             info = self._file_at(mem, 0, int(pos[i]))
             if info is None:  # the walk checked every block fits: not reached
                 raise LayoutError(f"file block {i} does not fit the sections",
@@ -380,6 +395,8 @@ class MdbShard(Reader):
         mem = self._mem
 
         def make(i: int) -> XorbInfo:
+            if self._closed:  # a sequence taken before close()
+                raise self._closed_error()
             pos = int(positions[i])
             h, fl, cnt, in_xorb, on_disk = _XORB_HEAD.unpack_from(mem, pos)
             r = (pos - base) // RECORD_SIZE
@@ -578,9 +595,11 @@ class MdbShard(Reader):
         return fast(h, default)
 
     def _make_fast_file(self) -> Callable[..., FileInfo | None]:
+        if self._closed:  # close() dropped the lookup made before: every call comes here
+            raise self._closed_error()
         if self.file_lookup is None:  # no table: a dict of the objects
             return _fast.dict_lookup(self._files_by_hash)
-        if not self._local or not self._all:  # ranged reads, or closed
+        if not self._local:  # ranged reads
             return self._file_general
         return _fast.file_lookup(self.file_lookup, self._all, self._slicer, self._limit,
                                  self._file_general)
@@ -633,6 +652,8 @@ class MdbShard(Reader):
 
     def xorb(self, h: XetHash | bytes | str, default: Any = None) -> XorbInfo | None:
         """The xorb with hash ``h`` (through the xorb lookup table when present)."""
+        if self._closed:
+            raise self._closed_error()
         raw = h if type(h) is XetHash or (type(h) is bytes and len(h) == 32) else _as_raw(h)
         idx = self._xorb_index
         if idx is None:
@@ -686,7 +707,9 @@ class MdbShard(Reader):
         return fast(h, keyed=keyed)
 
     def _make_fast_chunk(self) -> Callable[..., ChunkRef | None]:
-        if not self._local or not self._all:  # ranged reads, or closed
+        if self._closed:  # close() dropped the lookup made before: every call comes here
+            raise self._closed_error()
+        if not self._local:  # ranged reads
             return self._find_chunk_general
         f = self.footer
         t = self.chunk_lookup
@@ -758,6 +781,8 @@ class MdbShard(Reader):
         try:
             found = self.file(key)
         except ValueError as exc:
+            if self._closed:
+                raise
             raise EntryNotFoundError(key, str(exc)) from exc
         if found is None:
             raise EntryNotFoundError(key, f"no file {XetHash(key)} in this shard")
@@ -767,6 +792,8 @@ class MdbShard(Reader):
         try:
             return self.file(key) is not None  # type: ignore[arg-type]
         except (ValueError, TypeError):
+            if self._closed:
+                raise
             return False
 
     def __len__(self) -> int:
@@ -968,6 +995,8 @@ class MdbShard(Reader):
             A :class:`VerifyReport`: a list of :class:`~shardkit.errors.Problem` with a
             ``notes`` attribute (one note per kind of check not made, with counts).
         """
+        if self._closed:
+            raise self._closed_error()
         return _verify.verify(self, progress, name_check=name_check, other_shards=other_shards,
                               strict=strict)
 
