@@ -617,20 +617,13 @@ class MdbShard(Reader):
         n, index, mem = idx.n, idx.cols[0], self._all
         if mem is None:
             return self._file_remote(raw, key, i, idx, default)
-        rawb = bytes(raw)
-        limit, unpack, slicer = self._limit, _FILE_HEAD.unpack_from, self._slicer
+        rawb, limit = bytes(raw), self._limit
         while i < n and keys[i] == key:
             pos = HEADER_SIZE + index[i] * RECORD_SIZE
-            if pos + RECORD_SIZE <= limit:
-                fh, flags, nt, reserved = unpack(mem, pos)
-                if fh == rawb:
-                    end = pos + (1 + nt + (nt if flags & FILE_FLAG_VERIFICATION else 0)
-                                 + (1 if flags & FILE_FLAG_METADATA_EXT else 0)) * RECORD_SIZE
-                    if end <= limit:  # else a block that overruns: not a match, as xet-core
-                        block = slicer[pos + RECORD_SIZE : end]
-                        return _new_file(raw if type(raw) is XetHash else _new_hash(fh),
-                                         flags, block if type(block) is bytes else bytes(block),
-                                         reserved, index[i], pos)
+            if pos + RECORD_SIZE <= limit and mem[pos : pos + 32] == rawb:
+                found = self._file_at(mem, 0, pos)  # None: a block that overruns, as xet-core
+                if found is not None:
+                    return found
             i += 1
         return default
 
@@ -737,18 +730,12 @@ class MdbShard(Reader):
         i, n = bisect_left(keys, key, starts[b], starts[b + 1]), len(keys)
         xorbs, chunks, limit, mem = idx.cols[0], idx.cols[1], self._limit, self._all
         if mem is not None:
-            rawb, unpack, slicer = bytes(raw), _TERM.unpack_from, self._slicer
+            rawb = bytes(raw)
             while i < n and keys[i] == key:
                 xr, ci = xorbs[i], chunks[i]
                 pos = base0 + (xr + 1 + ci) * RECORD_SIZE
-                if pos + RECORD_SIZE <= limit:
-                    chash, start, size, fl, res = unpack(mem, pos)
-                    if chash == rawb:
-                        xpos = base0 + xr * RECORD_SIZE
-                        return _new_ref((
-                            _new_hash(slicer[xpos : xpos + 32]), xr, ci,
-                            _new_chunk((raw if type(raw) is XetHash else _new_hash(chash),
-                                        start, size, fl, res))))
+                if pos + RECORD_SIZE <= limit and mem[pos : pos + 32] == rawb:
+                    return self._chunk_ref(mem, pos, mem, base0 + xr * RECORD_SIZE, xr, ci)
                 i += 1
             return None
         while i < n and keys[i] == key:  # through ranged requests
