@@ -8,17 +8,14 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from mdb_inputs import random_inputs
 
 from shardkit.formats.xet_mdb import (
-    FILE_FLAG_METADATA_EXT,
-    FILE_FLAG_VERIFICATION,
     ChunkEntry,
     ChunkRef,
     FileInfo,
     MdbShard,
-    Term,
     XetHash,
-    XorbInfo,
 )
 from shardkit.formats.xet_mdb._fast import ProbeTable
 from shardkit.sources import FileSource
@@ -94,35 +91,11 @@ def test_global_dedup_sample_keys_plain_hashes() -> None:
     assert s.find_chunk(stored) is None
 
 
-def _inputs(n_files: int, per_xorb: int, seed: int,
-            prefixes: dict[int, bytes] | None = None) -> tuple[list[FileInfo], list[XorbInfo]]:
-    rnd = random.Random(seed)
-    xorbs = []
-    for _ in range(max(1, n_files // per_xorb)):
-        chunks, pos = [], 0
-        for _ in range(per_xorb):
-            size = rnd.randint(1000, 9000)
-            chunks.append(ChunkEntry(XetHash(rnd.randbytes(32)), pos, size, 0))
-            pos += size
-        xorbs.append(XorbInfo(XetHash(rnd.randbytes(32)), 0, tuple(chunks), pos, 0))
-    files = []
-    for i in range(n_files):
-        x = xorbs[i % len(xorbs)]
-        h = rnd.randbytes(32)
-        if prefixes and i in prefixes:
-            h = prefixes[i] + h[len(prefixes[i]):]
-        flags = (FILE_FLAG_VERIFICATION | FILE_FLAG_METADATA_EXT) if i % 3 else 0
-        ver = (XetHash(rnd.randbytes(32)),) if i % 3 else ()
-        files.append(FileInfo(XetHash(h), flags,
-                              (Term(x.hash, 0, x.num_bytes_in_xorb, 0, len(x.chunks)),),
-                              ver, XetHash(rnd.randbytes(32)) if i % 3 else None))
-    return files, xorbs
-
-
 def test_generated_10k_files_fast_equals_general(tmp_path: Path) -> None:
     # files 1..3 share a truncated key, file 4's key is all one bits (the general path's)
     same = bytes.fromhex("0123456789abcdef")
-    files, xorbs = _inputs(10_000, 10, 11, {1: same, 2: same, 3: same, 4: b"\xff" * 8})
+    files, xorbs = random_inputs(10_000, 1000, 10, 11, plain_every=3,
+                                 prefixes={1: same, 2: same, 3: same, 4: b"\xff" * 8})
     path = tmp_path / "gen.mdb"
     path.write_bytes(build_mdb(files, xorbs))
     s = MdbShard(FileSource(path))
@@ -178,7 +151,7 @@ def test_file_info_is_a_slotted_frozen_dataclass_either_way_built(tmp_path: Path
     import pickle
     import threading
 
-    files, xorbs = _inputs(30, 5, 12)
+    files, xorbs = random_inputs(30, 6, 5, 12, plain_every=3)
     path = tmp_path / "small.mdb"
     path.write_bytes(build_mdb(files, xorbs))
     s = MdbShard(FileSource(path))
@@ -222,7 +195,7 @@ def test_looked_up_file_is_a_frozen_file_info(tmp_path: Path) -> None:
     import dataclasses
     import pickle
 
-    files, xorbs = _inputs(300, 10, 3)
+    files, xorbs = random_inputs(300, 30, 10, 3, plain_every=3)
     path = tmp_path / "f.mdb"
     path.write_bytes(build_mdb(files, xorbs))
     s = MdbShard(FileSource(path))
