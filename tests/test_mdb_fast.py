@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import random
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -18,6 +19,7 @@ from shardkit.formats.xet_mdb import (
     XetHash,
 )
 from shardkit.formats.xet_mdb._fast import ProbeTable
+from shardkit.formats.xet_mdb.model import _FileInfoSlots, _get_terms
 from shardkit.sources import FileSource
 from shardkit.writers.xet_mdb import build_mdb
 
@@ -146,6 +148,9 @@ def test_probe_table_finds_every_value_in_order() -> None:
 
 
 def test_file_info_is_a_slotted_frozen_dataclass_either_way_built(tmp_path: Path) -> None:
+    """A lookup fills _FileInfoSlots and then assigns the class: what comes back is a plain
+    frozen FileInfo (no setting, pickles and copies through its constructor, equal to one
+    built by the constructor and to the general path's)."""
     import copy
     import dataclasses
     import pickle
@@ -157,6 +162,8 @@ def test_file_info_is_a_slotted_frozen_dataclass_either_way_built(tmp_path: Path
     s = MdbShard(FileSource(path))
     want = next(f for f in files if f.sha256 is not None)
     got = s.file(want.hash)
+    assert s._fast_file.__qualname__.startswith("file_lookup")  # the probe table's lookup
+    assert type(got) is FileInfo and _FileInfoSlots.__slots__ == FileInfo.__slots__
     assert got is not None and not hasattr(got, "__dict__")
     assert [f.name for f in dataclasses.fields(FileInfo)] == [
         "hash", "flags", "terms", "verification_hashes", "sha256", "reserved", "record_index",
@@ -166,10 +173,12 @@ def test_file_info_is_a_slotted_frozen_dataclass_either_way_built(tmp_path: Path
     fresh = s.file(want.hash)  # terms not decoded yet: equality and hash decode them
     assert fresh == built and built == fresh and hash(fresh) == hash(built)
     assert repr(built) == repr(got) and got.num_records == built.num_records == 4
+    assert got.terms == want.terms and got.sha256 == want.sha256
+    assert got == s._file_general(want.hash)
     assert FileInfo(want.hash, 0, (), (), None).reserved == 0
     for clone in (pickle.loads(pickle.dumps(s.file(want.hash))), copy.copy(s.file(want.hash)),
                   copy.deepcopy(got)):
-        assert clone == got and type(clone) is FileInfo
+        assert clone == got and type(clone) is FileInfo and clone.terms == want.terms
     assert dataclasses.replace(got, flags=0) != got
     assert dataclasses.replace(got, flags=0).terms == got.terms
     assert dataclasses.asdict(got)["sha256"] == want.sha256
@@ -186,29 +195,37 @@ def test_file_info_is_a_slotted_frozen_dataclass_either_way_built(tmp_path: Path
     for t in threads:
         t.join()
     assert len(seen) == 8 and all(t == want.terms for t in seen)
+    # the first decode of fresh lookups, raced: threads released at once read the lazy
+    # fields of the same undecoded object (each thread in its own field order), with a tiny
+    # switch interval so that they interleave within a decode
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)
+    try:
+        for f in files * 20:
+            _race_first_decode(s, f)
+    finally:
+        sys.setswitchinterval(interval)
 
 
-def test_looked_up_file_is_a_frozen_file_info(tmp_path: Path) -> None:
-    """A lookup fills _FileInfoSlots and then assigns the class: what comes back is a plain
-    frozen FileInfo (no setting, pickles and copies through its constructor, equal)."""
-    import copy
-    import dataclasses
-    import pickle
+def _race_first_decode(s: MdbShard, want: FileInfo, n: int = 6) -> None:
+    import threading
 
-    files, xorbs = random_inputs(300, 30, 10, 3, plain_every=3)
-    path = tmp_path / "f.mdb"
-    path.write_bytes(build_mdb(files, xorbs))
-    s = MdbShard(FileSource(path))
-    want = files[7]
-    got = s.file(want.hash)
-    assert s._fast_file.__qualname__.startswith("file_lookup")
-    assert type(got) is FileInfo and got.__slots__ == FileInfo.__slots__
-    with pytest.raises(dataclasses.FrozenInstanceError):
-        got.flags = 0  # type: ignore[misc]
-    with pytest.raises(dataclasses.FrozenInstanceError):
-        del got.hash  # type: ignore[misc]
-    assert got.terms == want.terms and got.sha256 == want.sha256
-    again = pickle.loads(pickle.dumps(got))
-    assert again == got and type(again) is FileInfo and again.terms == want.terms
-    assert copy.copy(got) == got == s._file_general(want.hash)
-    assert not hasattr(got, "__dict__")
+    fresh = s.file(want.hash)
+    assert fresh is not None and type(_get_terms(fresh)) is bytes  # nothing decoded yet
+    names = ("terms", "verification_hashes", "sha256")
+    start = threading.Barrier(n)
+    read: list[tuple[object, ...]] = []
+
+    def decode(k: int) -> None:
+        start.wait()
+        order = names[k % 3:] + names[:k % 3]
+        got = {name: getattr(fresh, name) for name in order}
+        read.append(tuple(got[name] for name in names))
+
+    threads = [threading.Thread(target=decode, args=(k,)) for k in range(n)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    expect = (want.terms, want.verification_hashes, want.sha256)
+    assert len(read) == n and all(r == expect for r in read), want.hash
