@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import hashlib
+import io
 import json
 import struct
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 
 import shardkit
@@ -445,3 +447,45 @@ def test_a_closed_shard_refuses_every_read(engine: str, warm: bool, source: str,
             read()
         assert type(info.value) is ValueError, name  # not a lookup failure or a parse error
     assert kept.terms == want and s.footer is not None  # what was returned stays usable
+
+
+def test_header_and_footer_field_offsets_are_the_schemas() -> None:
+    """The offsets the reader and verify name (model._HEADER_AT, _FOOTER_AT) and the lookup
+    entry widths, against the generated parser of schemas/xet_mdb_shard.ksy: structures whose
+    every 8-byte word differs are parsed, and each field's value must be the bytes at the
+    offset the table gives."""
+    from kaitaistruct import KaitaiStream
+    from shardkit.generated.xet_mdb_shard import XetMdbShard
+
+    from shardkit.formats.xet_mdb.model import (
+        _CHUNK_LOOKUP_DTYPE,
+        _FOOTER_AT,
+        _HEADER_AT,
+        _LOOKUP_DTYPE,
+        FOOTER_SIZE,
+        HEADER_SIZE,
+        MDB_TAG,
+    )
+
+    def check(cls: type, data: bytes, table: dict[str, int], size: int) -> None:
+        ks = cls(KaitaiStream(io.BytesIO(data)), None, None)
+        fields = [k for k in vars(ks) if not k.startswith("_")]
+        assert fields == list(table), "the table lists the schema's fields, in order"
+        end = 0
+        for name, at in table.items():
+            value = getattr(ks, name)
+            raw = value if isinstance(value, bytes) else value.to_bytes(8, "little")
+            assert at == end and data[at : at + len(raw)] == raw, name
+            end = at + len(raw)
+        assert end == ks._io.pos() == size
+
+    check(XetMdbShard.Header, MDB_TAG + struct.pack("<QQ", 2, 200), _HEADER_AT, HEADER_SIZE)
+    words = [1] + [1000 + 8 * w for w in range(1, FOOTER_SIZE // 8)]  # version 1, then distinct
+    check(XetMdbShard.Footer, struct.pack(f"<{len(words)}Q", *words), _FOOTER_AT, FOOTER_SIZE)
+    for cls, dtype in ((XetMdbShard.FileLookupTable, _LOOKUP_DTYPE),
+                       (XetMdbShard.ChunkLookupTable, _CHUNK_LOOKUP_DTYPE)):
+        data = bytes(range(3 * dtype.itemsize))
+        entries = cls(KaitaiStream(io.BytesIO(data)), None, None).entries
+        assert len(entries) == 3
+        keys = np.frombuffer(data, dtype)["key"].tolist()
+        assert [e.truncated_hash for e in entries] == keys

@@ -29,6 +29,8 @@ from .model import (
     _BOOKEND_HASH,
     _CHUNK_LOOKUP_DTYPE,
     _FILE_HEAD,
+    _FOOTER_AT,
+    _HEADER_AT,
     _KEY_DTYPE,
     _LOOKUP_DTYPE,
     _TERM,
@@ -152,7 +154,7 @@ class MdbShard(Reader):
             if head.startswith(tag):
                 raise UnsupportedVersionError(
                     f"{source.name}: an MDB shard of {what}; only header v2 is supported",
-                    offset=0, field="/header/tag")
+                    offset=_HEADER_AT["tag"], field="/header/tag")
         self._mem_data: memoryview | bytes | None = None  # the whole file, on first need
         #: The whole file when at hand (a local view at once; a remote file once fetched).
         self._all: memoryview | bytes | None = None
@@ -263,7 +265,7 @@ class MdbShard(Reader):
                 raise error
             assert footer is not None
             raise LayoutError(f"footer_offset {footer.footer_offset} != file length - "
-                              f"{FOOTER_SIZE} ({pos})", offset=pos + 192,
+                              f"{FOOTER_SIZE} ({pos})", offset=pos + _FOOTER_AT["ofs_footer"],
                               field="/footer/ofs_footer")
         self._footer_note = ("the header announces a footer but the file ends "
                              f"{size - layout.xorb_info_end} bytes after the xorb bookend")
@@ -936,9 +938,12 @@ class MdbShard(Reader):
         ]
         if f is not None:
             for name, ofs, n, width in (
-                    ("file", f.file_lookup_offset, f.file_lookup_num_entry, 12),
-                    ("xorb", f.xorb_lookup_offset, f.xorb_lookup_num_entry, 12),
-                    ("chunk", f.chunk_lookup_offset, f.chunk_lookup_num_entry, 16)):
+                    ("file", f.file_lookup_offset, f.file_lookup_num_entry,
+                     _LOOKUP_DTYPE.itemsize),
+                    ("xorb", f.xorb_lookup_offset, f.xorb_lookup_num_entry,
+                     _LOOKUP_DTYPE.itemsize),
+                    ("chunk", f.chunk_lookup_offset, f.chunk_lookup_num_entry,
+                     _CHUNK_LOOKUP_DTYPE.itemsize)):
                 if n:
                     out.append(Section(f"/{name}_lookup", ofs, ofs + n * width,
                                        f"{n} entries x {width} bytes"))
