@@ -489,3 +489,27 @@ def test_header_and_footer_field_offsets_are_the_schemas() -> None:
         assert len(entries) == 3
         keys = np.frombuffer(data, dtype)["key"].tolist()
         assert [e.truncated_hash for e in entries] == keys
+
+
+def test_xet_hash_takes_only_bytes_or_hex() -> None:
+    # bytes(32) is 32 zero bytes, bytes([...]) the list's values: XetHash(32) was the zero
+    # hash (an empty file's), so `32 in s` was True and s.file(32) gave the empty file
+    raw = bytes(range(32))
+    for ok in (raw, bytearray(raw), memoryview(raw), XetHash(raw), str(XetHash(raw))):
+        assert XetHash(ok) == raw
+    for bad in (32, 0, list(raw), tuple(raw), iter(raw), 3.0, None, object()):
+        with pytest.raises(shardkit.InvalidKeyError, match="not a xet hash"):
+            XetHash(bad)  # type: ignore[arg-type]
+    path = real_path(next(e for e in MANIFEST["shards"] if e["role"] == "session"))
+    with shardkit.open(path) as s:
+        assert any(f.hash.is_zero for f in s.files)  # an empty file: the zero hash
+        for bad in (32, list(bytes(32))):
+            assert bad not in s
+            with pytest.raises(shardkit.InvalidKeyError):
+                s.file(bad)  # type: ignore[arg-type]
+            with pytest.raises(shardkit.EntryNotFoundError):
+                s[bad]  # type: ignore[index]
+            with pytest.raises(shardkit.InvalidKeyError):
+                s.xorb(bad)  # type: ignore[arg-type]
+            with pytest.raises(shardkit.InvalidKeyError):
+                s.find_chunk(bad)  # type: ignore[arg-type]

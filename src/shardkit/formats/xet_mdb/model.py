@@ -96,10 +96,9 @@ class XetHash(bytes):
             except ValueError as exc:
                 raise InvalidKeyError(f"not a xet hash (64 hex digits): {value!r}") from exc
             return super().__new__(cls, raw)
-        try:
-            raw = bytes(value)
-        except TypeError as exc:
-            raise InvalidKeyError(f"not a xet hash: {value!r}") from exc
+        if not isinstance(value, (bytes, bytearray, memoryview)):  # bytes(32) is 32 zeros
+            raise InvalidKeyError(f"not a xet hash (32 bytes or 64 hex digits): {value!r}")
+        raw = bytes(value)
         if len(raw) != xh.HASH_LEN:
             raise InvalidKeyError(f"a xet hash is {xh.HASH_LEN} bytes, got {len(raw)}")
         return super().__new__(cls, raw)
