@@ -34,7 +34,7 @@ VERIFY_BLOCK = 8 << 20
 SUMMARY_SCAN_LIMIT = 64 << 20
 #: Over a remote source, an object is read with this much read-ahead (one request for most).
 OBJECT_READAHEAD = 64 << 10
-# cmph's names (as CmphError reports them) -> field paths of schemas/common/cmph_chd_ph.ksy
+# cmph's names (as CmphError reports them) -> field paths of schemas/cmph_chd_ph.ksy
 _CMPH_FIELDS = {
     "cs": "compressed_seq",
     "cs.n": "compressed_seq/num_values",

@@ -401,6 +401,8 @@ class FileInfo:
 
 
 _get_terms = FileInfo.__dict__["_terms"].__get__
+
+
 class _FileInfoSlots:
     """The slots of :class:`FileInfo` without its frozen ``__setattr__``: the reader's hot
     paths fill one with plain attribute stores, which the interpreter specializes (a frozen
