@@ -51,16 +51,11 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from shardkit.formats.xet_mdb import (
-    FILE_FLAG_METADATA_EXT,
-    FILE_FLAG_VERIFICATION,
-    ChunkEntry,
-    FileInfo,
-    MdbShard,
-    Term,
-    XetHash,
-    XorbInfo,
-)
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
+
+from mdb_inputs import random_inputs
+
+from shardkit.formats.xet_mdb import FileInfo, MdbShard, XetHash, XorbInfo
 from shardkit.sources import FileSource
 from shardkit.writers.xet_mdb import build_mdb
 
@@ -82,25 +77,10 @@ def _timed(fn: Callable[[], Any]) -> tuple[float, Any]:
 
 def make_inputs(n_files: int, n_chunks: int, per_xorb: int,
                 seed: int) -> tuple[list[FileInfo], list[XorbInfo]]:
-    """Random (not content-derived) hashes: the reader does not recompute them here."""
-    rnd = random.Random(seed)
-    n_xorbs = max(1, n_chunks // per_xorb)
-    xorbs = []
-    for _ in range(n_xorbs):
-        chunks, pos = [], 0
-        for _ in range(per_xorb):
-            size = rnd.randint(8192, 131072)
-            chunks.append(ChunkEntry(XetHash(rnd.randbytes(32)), pos, size, 0))
-            pos += size
-        xorbs.append(XorbInfo(XetHash(rnd.randbytes(32)), 0, tuple(chunks), pos, 0))
-    files = []
-    flags = FILE_FLAG_VERIFICATION | FILE_FLAG_METADATA_EXT
-    for i in range(n_files):
-        x = xorbs[i % n_xorbs]
-        files.append(FileInfo(XetHash(rnd.randbytes(32)), flags,
-                              (Term(x.hash, 0, x.num_bytes_in_xorb, 0, len(x.chunks)),),
-                              (XetHash(rnd.randbytes(32)),), XetHash(rnd.randbytes(32))))
-    return files, xorbs
+    """Random (not content-derived) hashes: the reader does not recompute them here. Chunks
+    of 8 to 128 KiB; every file one term over a whole xorb, with verification and sha256."""
+    return random_inputs(n_files, max(1, n_chunks // per_xorb), per_xorb, seed,
+                         chunk_sizes=(8192, 131072))
 
 
 def parse(path: Path) -> MdbShard:

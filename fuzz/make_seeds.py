@@ -16,8 +16,6 @@ missing, without writing.
 from __future__ import annotations
 
 import argparse
-import hashlib
-import random
 import sys
 import uuid
 from collections.abc import Callable, Iterator
@@ -27,15 +25,9 @@ from typing import Any
 
 from shardkit.formats.neuroglancer import ShardingSpec
 from shardkit.formats.xet_mdb import (
-    FILE_FLAG_METADATA_EXT,
-    FILE_FLAG_VERIFICATION,
-    ChunkEntry,
     FileInfo,
-    Term,
-    XetHash,
     XorbInfo,
 )
-from shardkit.hashing import xet as xh
 from shardkit.writers.amudai import build_amudai, field
 from shardkit.writers.neuroglancer import build_shard
 from shardkit.writers.xet_mdb import build_mdb
@@ -44,8 +36,10 @@ from shardkit.writers.zss import build_zss
 HERE = Path(__file__).resolve().parent
 SEEDS = HERE / "seeds"
 sys.path.insert(0, str(HERE))
+sys.path.insert(0, str(HERE.parent / "tests"))  # mdb_inputs: the tests' MDB content generator
 
 import targets  # noqa: E402
+from mdb_inputs import hashed_inputs  # noqa: E402
 
 CREATED = (datetime(2024, 5, 6, 7, 8, 9), datetime(2024, 5, 6, 7, 8, 10))
 UUID = bytes(range(16))
@@ -145,35 +139,10 @@ def zss_seeds() -> Iterator[tuple[str, bytes]]:
 
 def _mdb_content(seed: int, n_xorbs: int, n_files: int,
                  sha: bool = True) -> tuple[list[FileInfo], list[XorbInfo]]:
-    """Xorbs of random chunks with real hashes and files cut from them (all hashes right)."""
-    rnd = random.Random(seed)
-    xorbs, pieces_of = [], {}
-    for _ in range(n_xorbs):
-        pieces = [rnd.randbytes(rnd.randint(1, 64)) for _ in range(rnd.randint(1, 5))]
-        chunks, pos = [], 0
-        for p in pieces:
-            chunks.append(ChunkEntry(XetHash(xh.chunk_hash(p)), pos, len(p), 0))
-            pos += len(p)
-        h = XetHash(xh.xorb_hash((c.hash, c.size) for c in chunks))
-        xorbs.append(XorbInfo(h, 0, tuple(chunks), pos, 0))
-        pieces_of[bytes(h)] = pieces
-    files = []
-    for i in range(n_files):
-        terms, ver, pairs, content = [], [], [], b""
-        for _ in range(rnd.randint(0 if i == 0 else 1, 2)):
-            x = rnd.choice(xorbs)
-            a = rnd.randrange(len(x.chunks))
-            b = rnd.randint(a + 1, len(x.chunks))
-            sel = x.chunks[a:b]
-            terms.append(Term(x.hash, 0, sum(c.size for c in sel), a, b))
-            ver.append(XetHash(xh.verification_hash(c.hash for c in sel)))
-            pairs += [(c.hash, c.size) for c in sel]
-            content += b"".join(pieces_of[bytes(x.hash)][a:b])
-        digest = XetHash(xh.parse_display_hex(hashlib.sha256(content).hexdigest())) \
-            if sha and i % 2 else None
-        flags = FILE_FLAG_VERIFICATION | (FILE_FLAG_METADATA_EXT if digest is not None else 0)
-        files.append(FileInfo(XetHash(xh.file_hash(pairs)), flags, tuple(terms), tuple(ver),
-                              digest))
+    """Xorbs of random chunks with real hashes and files cut from them (all hashes right):
+    chunks of 1..64 bytes, 1..5 a xorb, 1..2 terms a file."""
+    files, xorbs, _ = hashed_inputs(seed, n_xorbs, n_files, max_piece=64, max_pieces=5,
+                                    max_terms=2, sha=sha)
     return files, xorbs
 
 

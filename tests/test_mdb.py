@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import hashlib
+import io
 import json
 import struct
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 
 import shardkit
@@ -21,6 +23,7 @@ from shardkit.formats.xet_mdb import (
 )
 from shardkit.hashing import xet as xh
 from shardkit.sources import BytesSource, FileSource
+from shardkit.writers.xet_mdb import build_mdb
 
 DATA = Path(__file__).parent / "data" / "mdb"
 MANIFEST = json.loads((DATA / "real" / "manifest.json").read_text())
@@ -393,5 +396,120 @@ def test_open_reads_only_header_and_footer():
             assert s.footer is not None
             assert all(end <= 64 or start >= size - 200 for start, end in src.stats.ranges), path
             assert src.stats.bytes_read < 600
-            assert isinstance(s.files, Sequence) and len(list(s.files)) == len(s.files)  # reads
+            assert isinstance(s.files, Sequence)
+            assert [str(f.hash) for f in s.files] == [  # reads the sections
+                f["file_hash"] for f in SHARDS[path.name]["files"]]
             assert src.stats.bytes_read > size
+
+
+@pytest.mark.parametrize("engine", ["numpy", "kaitai"])
+@pytest.mark.parametrize("warm", [False, True], ids=["cold", "warm"])
+@pytest.mark.parametrize("source", ["file", "bytes"])
+def test_a_closed_shard_refuses_every_read(engine: str, warm: bool, source: str,
+                                           tmp_path: Path) -> None:
+    # before, content_hash() gave the hash of no bytes, lookups raised struct.error or found
+    # nothing, keys() gave zero hashes and verify() reported problems of a released mapping
+    files, xorbs = [], []
+    for e in MANIFEST["shards"]:  # one shard of the session shards' files and xorbs
+        if e["role"] == "session":
+            with shardkit.open(real_path(e)) as one:
+                files += one.files
+                xorbs += one.xorbs
+    path = tmp_path / "joined.mdb"
+    path.write_bytes(build_mdb(files, xorbs))
+    src = FileSource(path) if source == "file" else BytesSource(path.read_bytes())
+    s = MdbShard(src, engine=engine)
+    fh, x = next(iter(s.keys())), s.xorbs[0]
+    files, xorbs = s.files, s.xorbs
+    assert len(xorbs) > 1
+    with MdbShard(FileSource(path)) as other:
+        i, want = next((i, f.terms) for i, f in enumerate(other.files) if f.terms)
+    kept = s.files[i]  # its terms not read yet
+    if warm:  # every cache and lookup made before close()
+        assert s.file(fh) is not None and s.find_chunk(x.chunks[0].hash) is not None
+        assert s.xorb(x.hash) is not None and len(s) and s.summary()
+        s.verify()
+    s.close()
+    s.close()  # twice is fine
+    reads = {
+        "content_hash": s.content_hash, "file": lambda: s.file(fh),
+        "find_chunk": lambda: s.find_chunk(x.chunks[0].hash), "xorb": lambda: s.xorb(x.hash),
+        "verify": s.verify, "files": lambda: s.files[0].terms, "xorbs": lambda: s.xorbs[0],
+        "getitem": lambda: s[fh], "contains": lambda: fh in s, "len": lambda: len(s),
+        "keys": lambda: list(s.keys()), "summary": s.summary, "sections": s.sections,
+        "to_dict": s.to_dict, "iter_chunks": lambda: next(s.iter_chunks()),
+    }
+    if engine == "numpy" and not warm:  # items not built yet of sequences taken before
+        reads.update({"files before": lambda: files[0 if i else 1],
+                      "xorbs before": lambda: xorbs[-1]})
+    for name, read in reads.items():
+        with pytest.raises(ValueError, match="the MdbShard is closed") as info:
+            read()
+        assert type(info.value) is ValueError, name  # not a lookup failure or a parse error
+    assert kept.terms == want and s.footer is not None  # what was returned stays usable
+
+
+def test_header_and_footer_field_offsets_are_the_schemas() -> None:
+    """The offsets the reader and verify name (model._HEADER_AT, _FOOTER_AT) and the lookup
+    entry widths, against the generated parser of schemas/xet_mdb_shard.ksy: structures whose
+    every 8-byte word differs are parsed, and each field's value must be the bytes at the
+    offset the table gives."""
+    from kaitaistruct import KaitaiStream
+    from shardkit.generated.xet_mdb_shard import XetMdbShard
+
+    from shardkit.formats.xet_mdb.model import (
+        _CHUNK_LOOKUP_DTYPE,
+        _FOOTER_AT,
+        _HEADER_AT,
+        _LOOKUP_DTYPE,
+        FOOTER_SIZE,
+        HEADER_SIZE,
+        MDB_TAG,
+    )
+
+    def check(cls: type, data: bytes, table: dict[str, int], size: int) -> None:
+        ks = cls(KaitaiStream(io.BytesIO(data)), None, None)
+        fields = [k for k in vars(ks) if not k.startswith("_")]
+        assert fields == list(table), "the table lists the schema's fields, in order"
+        end = 0
+        for name, at in table.items():
+            value = getattr(ks, name)
+            raw = value if isinstance(value, bytes) else value.to_bytes(8, "little")
+            assert at == end and data[at : at + len(raw)] == raw, name
+            end = at + len(raw)
+        assert end == ks._io.pos() == size
+
+    check(XetMdbShard.Header, MDB_TAG + struct.pack("<QQ", 2, 200), _HEADER_AT, HEADER_SIZE)
+    words = [1] + [1000 + 8 * w for w in range(1, FOOTER_SIZE // 8)]  # version 1, then distinct
+    check(XetMdbShard.Footer, struct.pack(f"<{len(words)}Q", *words), _FOOTER_AT, FOOTER_SIZE)
+    for cls, dtype in ((XetMdbShard.FileLookupTable, _LOOKUP_DTYPE),
+                       (XetMdbShard.ChunkLookupTable, _CHUNK_LOOKUP_DTYPE)):
+        data = bytes(range(3 * dtype.itemsize))
+        entries = cls(KaitaiStream(io.BytesIO(data)), None, None).entries
+        assert len(entries) == 3
+        keys = np.frombuffer(data, dtype)["key"].tolist()
+        assert [e.truncated_hash for e in entries] == keys
+
+
+def test_xet_hash_takes_only_bytes_or_hex() -> None:
+    # bytes(32) is 32 zero bytes, bytes([...]) the list's values: XetHash(32) was the zero
+    # hash (an empty file's), so `32 in s` was True and s.file(32) gave the empty file
+    raw = bytes(range(32))
+    for ok in (raw, bytearray(raw), memoryview(raw), XetHash(raw), str(XetHash(raw))):
+        assert XetHash(ok) == raw
+    for bad in (32, 0, list(raw), tuple(raw), iter(raw), 3.0, None, object()):
+        with pytest.raises(shardkit.InvalidKeyError, match="not a xet hash"):
+            XetHash(bad)  # type: ignore[arg-type]
+    path = real_path(next(e for e in MANIFEST["shards"] if e["role"] == "session"))
+    with shardkit.open(path) as s:
+        assert any(f.hash.is_zero for f in s.files)  # an empty file: the zero hash
+        for bad in (32, list(bytes(32))):
+            assert bad not in s
+            with pytest.raises(shardkit.InvalidKeyError):
+                s.file(bad)  # type: ignore[arg-type]
+            with pytest.raises(shardkit.EntryNotFoundError):
+                s[bad]  # type: ignore[index]
+            with pytest.raises(shardkit.InvalidKeyError):
+                s.xorb(bad)  # type: ignore[arg-type]
+            with pytest.raises(shardkit.InvalidKeyError):
+                s.find_chunk(bad)  # type: ignore[arg-type]

@@ -4,23 +4,22 @@
 from __future__ import annotations
 
 import random
+import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
+from mdb_inputs import random_inputs
 
 from shardkit.formats.xet_mdb import (
-    FILE_FLAG_METADATA_EXT,
-    FILE_FLAG_VERIFICATION,
     ChunkEntry,
     ChunkRef,
     FileInfo,
     MdbShard,
-    Term,
     XetHash,
-    XorbInfo,
 )
 from shardkit.formats.xet_mdb._fast import ProbeTable
+from shardkit.formats.xet_mdb.model import _FileInfoSlots, _get_terms
 from shardkit.sources import FileSource
 from shardkit.writers.xet_mdb import build_mdb
 
@@ -94,35 +93,11 @@ def test_global_dedup_sample_keys_plain_hashes() -> None:
     assert s.find_chunk(stored) is None
 
 
-def _inputs(n_files: int, per_xorb: int, seed: int,
-            prefixes: dict[int, bytes] | None = None) -> tuple[list[FileInfo], list[XorbInfo]]:
-    rnd = random.Random(seed)
-    xorbs = []
-    for _ in range(max(1, n_files // per_xorb)):
-        chunks, pos = [], 0
-        for _ in range(per_xorb):
-            size = rnd.randint(1000, 9000)
-            chunks.append(ChunkEntry(XetHash(rnd.randbytes(32)), pos, size, 0))
-            pos += size
-        xorbs.append(XorbInfo(XetHash(rnd.randbytes(32)), 0, tuple(chunks), pos, 0))
-    files = []
-    for i in range(n_files):
-        x = xorbs[i % len(xorbs)]
-        h = rnd.randbytes(32)
-        if prefixes and i in prefixes:
-            h = prefixes[i] + h[len(prefixes[i]):]
-        flags = (FILE_FLAG_VERIFICATION | FILE_FLAG_METADATA_EXT) if i % 3 else 0
-        ver = (XetHash(rnd.randbytes(32)),) if i % 3 else ()
-        files.append(FileInfo(XetHash(h), flags,
-                              (Term(x.hash, 0, x.num_bytes_in_xorb, 0, len(x.chunks)),),
-                              ver, XetHash(rnd.randbytes(32)) if i % 3 else None))
-    return files, xorbs
-
-
 def test_generated_10k_files_fast_equals_general(tmp_path: Path) -> None:
     # files 1..3 share a truncated key, file 4's key is all one bits (the general path's)
     same = bytes.fromhex("0123456789abcdef")
-    files, xorbs = _inputs(10_000, 10, 11, {1: same, 2: same, 3: same, 4: b"\xff" * 8})
+    files, xorbs = random_inputs(10_000, 1000, 10, 11, plain_every=3,
+                                 prefixes={1: same, 2: same, 3: same, 4: b"\xff" * 8})
     path = tmp_path / "gen.mdb"
     path.write_bytes(build_mdb(files, xorbs))
     s = MdbShard(FileSource(path))
@@ -173,17 +148,22 @@ def test_probe_table_finds_every_value_in_order() -> None:
 
 
 def test_file_info_is_a_slotted_frozen_dataclass_either_way_built(tmp_path: Path) -> None:
+    """A lookup fills _FileInfoSlots and then assigns the class: what comes back is a plain
+    frozen FileInfo (no setting, pickles and copies through its constructor, equal to one
+    built by the constructor and to the general path's)."""
     import copy
     import dataclasses
     import pickle
     import threading
 
-    files, xorbs = _inputs(30, 5, 12)
+    files, xorbs = random_inputs(30, 6, 5, 12, plain_every=3)
     path = tmp_path / "small.mdb"
     path.write_bytes(build_mdb(files, xorbs))
     s = MdbShard(FileSource(path))
     want = next(f for f in files if f.sha256 is not None)
     got = s.file(want.hash)
+    assert s._fast_file.__qualname__.startswith("file_lookup")  # the probe table's lookup
+    assert type(got) is FileInfo and _FileInfoSlots.__slots__ == FileInfo.__slots__
     assert got is not None and not hasattr(got, "__dict__")
     assert [f.name for f in dataclasses.fields(FileInfo)] == [
         "hash", "flags", "terms", "verification_hashes", "sha256", "reserved", "record_index",
@@ -193,10 +173,12 @@ def test_file_info_is_a_slotted_frozen_dataclass_either_way_built(tmp_path: Path
     fresh = s.file(want.hash)  # terms not decoded yet: equality and hash decode them
     assert fresh == built and built == fresh and hash(fresh) == hash(built)
     assert repr(built) == repr(got) and got.num_records == built.num_records == 4
+    assert got.terms == want.terms and got.sha256 == want.sha256
+    assert got == s._file_general(want.hash)
     assert FileInfo(want.hash, 0, (), (), None).reserved == 0
     for clone in (pickle.loads(pickle.dumps(s.file(want.hash))), copy.copy(s.file(want.hash)),
                   copy.deepcopy(got)):
-        assert clone == got and type(clone) is FileInfo
+        assert clone == got and type(clone) is FileInfo and clone.terms == want.terms
     assert dataclasses.replace(got, flags=0) != got
     assert dataclasses.replace(got, flags=0).terms == got.terms
     assert dataclasses.asdict(got)["sha256"] == want.sha256
@@ -213,29 +195,37 @@ def test_file_info_is_a_slotted_frozen_dataclass_either_way_built(tmp_path: Path
     for t in threads:
         t.join()
     assert len(seen) == 8 and all(t == want.terms for t in seen)
+    # the first decode of fresh lookups, raced: threads released at once read the lazy
+    # fields of the same undecoded object (each thread in its own field order), with a tiny
+    # switch interval so that they interleave within a decode
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)
+    try:
+        for f in files * 20:
+            _race_first_decode(s, f)
+    finally:
+        sys.setswitchinterval(interval)
 
 
-def test_looked_up_file_is_a_frozen_file_info(tmp_path: Path) -> None:
-    """A lookup fills _FileInfoSlots and then assigns the class: what comes back is a plain
-    frozen FileInfo (no setting, pickles and copies through its constructor, equal)."""
-    import copy
-    import dataclasses
-    import pickle
+def _race_first_decode(s: MdbShard, want: FileInfo, n: int = 6) -> None:
+    import threading
 
-    files, xorbs = _inputs(300, 10, 3)
-    path = tmp_path / "f.mdb"
-    path.write_bytes(build_mdb(files, xorbs))
-    s = MdbShard(FileSource(path))
-    want = files[7]
-    got = s.file(want.hash)
-    assert s._fast_file.__qualname__.startswith("file_lookup")
-    assert type(got) is FileInfo and got.__slots__ == FileInfo.__slots__
-    with pytest.raises(dataclasses.FrozenInstanceError):
-        got.flags = 0  # type: ignore[misc]
-    with pytest.raises(dataclasses.FrozenInstanceError):
-        del got.hash  # type: ignore[misc]
-    assert got.terms == want.terms and got.sha256 == want.sha256
-    again = pickle.loads(pickle.dumps(got))
-    assert again == got and type(again) is FileInfo and again.terms == want.terms
-    assert copy.copy(got) == got == s._file_general(want.hash)
-    assert not hasattr(got, "__dict__")
+    fresh = s.file(want.hash)
+    assert fresh is not None and type(_get_terms(fresh)) is bytes  # nothing decoded yet
+    names = ("terms", "verification_hashes", "sha256")
+    start = threading.Barrier(n)
+    read: list[tuple[object, ...]] = []
+
+    def decode(k: int) -> None:
+        start.wait()
+        order = names[k % 3:] + names[:k % 3]
+        got = {name: getattr(fresh, name) for name in order}
+        read.append(tuple(got[name] for name in names))
+
+    threads = [threading.Thread(target=decode, args=(k,)) for k in range(n)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    expect = (want.terms, want.verification_hashes, want.sha256)
+    assert len(read) == n and all(r == expect for r in read), want.hash

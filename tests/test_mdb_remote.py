@@ -8,22 +8,18 @@ from __future__ import annotations
 
 import itertools
 import math
-import random
 import shutil
 from pathlib import Path
 
 import pytest
+from mdb_inputs import random_inputs
 
 import shardkit
 from shardkit.formats.xet_mdb import (
-    FILE_FLAG_METADATA_EXT,
-    FILE_FLAG_VERIFICATION,
     FOOTER_SIZE,
     HEADER_SIZE,
-    ChunkEntry,
     FileInfo,
     MdbShard,
-    Term,
     XetHash,
     XorbInfo,
     _io,
@@ -37,31 +33,10 @@ SESSION = DATA / "real" / "session" / (
 UPLOAD = next((DATA / "real" / "upload_body").glob("*.mdb"))
 
 
-def _big_inputs(n_files: int = 3000, n_xorbs: int = 300, per_xorb: int = 8,
-                seed: int = 7) -> tuple[list[FileInfo], list[XorbInfo]]:
-    rnd = random.Random(seed)
-    xorbs = []
-    for _ in range(n_xorbs):
-        chunks, pos = [], 0
-        for _ in range(per_xorb):
-            size = rnd.randint(1000, 9000)
-            chunks.append(ChunkEntry(XetHash(rnd.randbytes(32)), pos, size, 0))
-            pos += size
-        xorbs.append(XorbInfo(XetHash(rnd.randbytes(32)), 0, tuple(chunks), pos, 0))
-    files = []
-    for i in range(n_files):
-        x = xorbs[i % n_xorbs]
-        files.append(FileInfo(XetHash(rnd.randbytes(32)),
-                              FILE_FLAG_VERIFICATION | FILE_FLAG_METADATA_EXT,
-                              (Term(x.hash, 0, x.num_bytes_in_xorb, 0, len(x.chunks)),),
-                              (XetHash(rnd.randbytes(32)),), XetHash(rnd.randbytes(32))))
-    return files, xorbs
-
-
 @pytest.fixture(scope="module")
 def big(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[FileInfo], list[XorbInfo]]:
     folder = tmp_path_factory.mktemp("mdb_remote")
-    files, xorbs = _big_inputs()
+    files, xorbs = random_inputs(3000, 300, 8, 7)
     (folder / "big.mdb").write_bytes(build_mdb(files, xorbs))
     (folder / "server.mdb").write_bytes(build_mdb(files, xorbs, form="server"))
     shutil.copy(SESSION, folder / SESSION.name)

@@ -2,24 +2,19 @@
 
 from __future__ import annotations
 
-import random
 from pathlib import Path
 
 import pytest
+from mdb_inputs import hashed_inputs
 from shardkit.generated.xet_mdb_shard import XetMdbShard
 
 import shardkit
 from shardkit.formats.xet_mdb import (
-    FILE_FLAG_METADATA_EXT,
-    FILE_FLAG_VERIFICATION,
-    ChunkEntry,
     FileInfo,
     MdbShard,
-    Term,
     XetHash,
     XorbInfo,
 )
-from shardkit.hashing import xet as xh
 from shardkit.sources import BytesSource
 from shardkit.writers import xet_mdb as w
 
@@ -54,35 +49,7 @@ def test_records_match_the_construct_declarations() -> None:
 
 def _synthetic(seed: int, n_xorbs: int = 4, n_files: int = 6) -> tuple[list, list, dict]:
     """Xorbs of random chunk data with real hashes, files cut from them, all hashes computed."""
-    rnd = random.Random(seed)
-    xorbs, data = [], {}
-    for _ in range(n_xorbs):
-        pieces = [rnd.randbytes(rnd.randint(1, 300)) for _ in range(rnd.randint(1, 12))]
-        chunks, pos = [], 0
-        for p in pieces:
-            chunks.append(ChunkEntry(XetHash(xh.chunk_hash(p)), pos, len(p), 0))
-            pos += len(p)
-        h = XetHash(xh.xorb_hash((c.hash, c.size) for c in chunks))
-        xorbs.append(XorbInfo(h, 0, tuple(chunks), pos, 0))
-        data[bytes(h)] = pieces
-    files = []
-    for i in range(n_files):
-        terms, ver, pairs, content = [], [], [], b""
-        for _ in range(rnd.randint(0 if i == 0 else 1, 3)):
-            x = rnd.choice(xorbs)
-            a = rnd.randrange(len(x.chunks))
-            b = rnd.randint(a + 1, len(x.chunks))
-            sel = x.chunks[a:b]
-            terms.append(Term(x.hash, 0, sum(c.size for c in sel), a, b))
-            ver.append(XetHash(xh.verification_hash(c.hash for c in sel)))
-            pairs += [(c.hash, c.size) for c in sel]
-            content += b"".join(data[bytes(x.hash)][a:b])
-        sha = XetHash(xh.parse_display_hex(__import__("hashlib").sha256(content).hexdigest())) \
-            if i % 2 else None
-        flags = FILE_FLAG_VERIFICATION | (FILE_FLAG_METADATA_EXT if sha is not None else 0)
-        files.append(FileInfo(XetHash(xh.file_hash(pairs)), flags, tuple(terms), tuple(ver),
-                              sha))
-    return files, xorbs, data
+    return hashed_inputs(seed, n_xorbs, n_files, max_piece=300, max_pieces=12, max_terms=3)
 
 
 @pytest.mark.parametrize("form", ["full", "server", "upload"])

@@ -89,7 +89,8 @@ def test_keyed_shards_say_which_hashes_were_not_recomputed() -> None:
     assert report == []
     [note] = report.notes
     assert note.check == "keyed_hashes" and f"the hashes of {len(s.xorbs)} xorb(s)" in note.message
-    assert note.offset == s.footer.footer_offset + 120
+    assert note.offset == s.footer.footer_offset + 72  # chunk_hash_hmac_key
+    assert note.field == "/footer/chunk_hash_hmac_key"
     assert [p.check for p in MdbShard(FileSource(DEDUP)).verify(strict=True)] == ["keyed_hashes"]
 
 

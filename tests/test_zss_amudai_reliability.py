@@ -23,7 +23,8 @@ from shardkit.generated import amudai_shard_pb2 as spb
 import shardkit
 from shardkit.formats.amudai.blocks import MAX_DECOMPRESSED, decode_binary_values
 from shardkit.formats.amudai.wire import MAX_ITEMS, check_items
-from shardkit.sources import BytesSource
+from shardkit.formats.zss import ZssFile
+from shardkit.sources import BytesSource, CountingSource
 from shardkit.writers.amudai import build_amudai, field, write_amudai
 from shardkit.writers.zss import ZssWriter, build_zss, write_zss
 
@@ -82,6 +83,35 @@ def test_zss_big_legitimate_block_still_reads() -> None:
     assert list(z) == records and z.verify() == []
     bz = shardkit.open(build_zss(records[:3000], codec="bz2", approx_block_size=64 << 20))
     assert list(bz) == records[:3000]
+
+
+def test_zss_stored_block_over_the_cap_refused_without_reading_it() -> None:
+    # none+crc32c: the framing gives the body's size, so a block over max_block_size is refused
+    # before its payload is read (it used to be read, CRC-checked and copied first)
+    records = [b"%08d" % i + b"x" * 200 for i in range(10_000)]  # 2 MB in one block
+    data = build_zss(records, codec="none+crc32c", approx_block_size=64 << 20)
+    cap = 64 << 10
+    ops: list[Callable[[ZssFile], Any]] = [
+        lambda z: list(z.search(prefix=b"0000")), list, lambda z: list(z.iter_blocks()), len,
+        lambda z: z.summary(counts=True), lambda z: z.decode_payload(z.frame(0), b"")]
+    for block_size in (0, 4096):  # 4096: the one-request block reads of remote sources
+        for op in ops:
+            src = CountingSource(BytesSource(data), block_size=block_size)
+            z = ZssFile(src, max_block_size=cap)
+            before = src.stats.bytes_read
+            with pytest.raises(shardkit.LimitExceededError, match="exceeds the 65536-byte cap"
+                               ) as info:
+                op(z)
+            assert src.stats.bytes_read - before < cap + 3 * 4096, (block_size, op)
+            assert info.value.field == "/blocks/@0/payload"
+            assert info.value.offset == z.frame(0).offset
+        src = CountingSource(BytesSource(data), block_size=block_size)
+        z = ZssFile(src, max_block_size=cap)
+        before = src.stats.bytes_read
+        problems = z.verify()
+        assert src.stats.bytes_read - before < cap
+        assert problems[0].check == "codec" and "exceeds" in problems[0].message
+    assert list(ZssFile(BytesSource(data), max_block_size=len(data))) == records
 
 
 def test_amudai_lz4_and_zstd_bombs_refused_before_allocating() -> None:

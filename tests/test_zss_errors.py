@@ -103,6 +103,13 @@ def test_bad_header_fields(tiny):
         h = header[:40] + struct.pack("<I", len(meta)) + meta
         with pytest.raises(CorruptShardError, match="metadata"):
             open_bytes(rehead(tiny, h))
+    # nested past the interpreter's recursion limit: a LayoutError, not a RecursionError
+    deep = b'{"a":' + b"[" * 100_000 + b"]" * 100_000 + b"}"
+    h = header[:40] + struct.pack("<I", len(deep)) + deep
+    with pytest.raises(shardkit.LayoutError, match="metadata is not JSON: nested too deeply"
+                       ) as info:
+        open_bytes(rehead(tiny, h))
+    assert info.value.offset == 12 + 44 and info.value.field == "/header/metadata"
     with pytest.raises(shardkit.LayoutError, match="root voffset"):
         open_bytes(rehead(tiny, struct.pack("<Q", 10**6) + header[8:]))
     with pytest.raises(shardkit.BadMagicError):

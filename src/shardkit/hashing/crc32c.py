@@ -57,6 +57,10 @@ def crc32c_le(data: bytes | bytearray | memoryview) -> bytes:
     return struct.pack("<I", _impl(data, 0))
 
 
+#: Largest piece of a view copied at once for an implementation that takes bytes only.
+_PIECE = 1 << 20
+
+
 def _pick() -> tuple[str, Any]:
     try:
         import google_crc32c
@@ -66,8 +70,11 @@ def _pick() -> tuple[str, Any]:
         return "crcmod", crc32c_crcmod
 
     def fast(data: bytes | bytearray | memoryview, crc: int = 0) -> int:
-        if type(data) is not bytes:  # the C extension takes read-only bytes only
-            data = bytes(data)
+        if type(data) is not bytes:  # the C extension takes bytes only: a view goes in
+            view = memoryview(data).cast("B")  # pieces, so no whole copy is made
+            for i in range(0, len(view), _PIECE):
+                crc = google_crc32c.extend(crc, bytes(view[i : i + _PIECE]))
+            return crc
         return google_crc32c.extend(crc, data) if crc else google_crc32c.value(data)
 
     if any(fast(data) != want for data, want in KNOWN_ANSWERS.items()):

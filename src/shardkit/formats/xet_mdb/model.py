@@ -31,6 +31,17 @@ FOOTER_VERSION = 1
 HEADER_SIZE = 48
 FOOTER_SIZE = 200
 RECORD_SIZE = 48
+#: Where each field of the header and of the footer starts within it, by its name in
+#: schemas/xet_mdb_shard.ksy (which defines the layout; tests/test_mdb.py parses a header and
+#: a footer of distinct field values with the generated types and checks every offset).
+_HEADER_AT = {"tag": 0, "version": 32, "len_footer": 40}
+_FOOTER_AT = {
+    "version": 0, "ofs_file_info": 8, "ofs_xorb_info": 16, "ofs_file_lookup": 24,
+    "num_file_lookup": 32, "ofs_xorb_lookup": 40, "num_xorb_lookup": 48,
+    "ofs_chunk_lookup": 56, "num_chunk_lookup": 64, "chunk_hash_hmac_key": 72,
+    "creation_timestamp": 104, "key_expiry": 112, "reserved": 120, "len_stored_on_disk": 168,
+    "len_materialized": 176, "len_stored": 184, "ofs_footer": 192,
+}
 BOOKEND = b"\xff" * 32 + bytes(16)
 _BOOKEND_HASH = BOOKEND[:32]
 FILE_FLAG_VERIFICATION = 0x8000_0000
@@ -85,10 +96,9 @@ class XetHash(bytes):
             except ValueError as exc:
                 raise InvalidKeyError(f"not a xet hash (64 hex digits): {value!r}") from exc
             return super().__new__(cls, raw)
-        try:
-            raw = bytes(value)
-        except TypeError as exc:
-            raise InvalidKeyError(f"not a xet hash: {value!r}") from exc
+        if not isinstance(value, (bytes, bytearray, memoryview)):  # bytes(32) is 32 zeros
+            raise InvalidKeyError(f"not a xet hash (32 bytes or 64 hex digits): {value!r}")
+        raw = bytes(value)
         if len(raw) != xh.HASH_LEN:
             raise InvalidKeyError(f"a xet hash is {xh.HASH_LEN} bytes, got {len(raw)}")
         return super().__new__(cls, raw)
@@ -391,6 +401,8 @@ class FileInfo:
 
 
 _get_terms = FileInfo.__dict__["_terms"].__get__
+
+
 class _FileInfoSlots:
     """The slots of :class:`FileInfo` without its frozen ``__setattr__``: the reader's hot
     paths fill one with plain attribute stores, which the interpreter specializes (a frozen

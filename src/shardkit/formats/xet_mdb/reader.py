@@ -29,6 +29,8 @@ from .model import (
     _BOOKEND_HASH,
     _CHUNK_LOOKUP_DTYPE,
     _FILE_HEAD,
+    _FOOTER_AT,
+    _HEADER_AT,
     _KEY_DTYPE,
     _LOOKUP_DTYPE,
     _TERM,
@@ -65,6 +67,10 @@ from .verify import VerifyReport
 
 _WALK = struct.Struct("<Q24xII")  # word 0 of the hash, then the two u32 after it
 _ALL_ONES = 2**64 - 1
+#: The cached attributes that hold views of the file (dropped by close()).
+_MAPPED = ("_layout", "files", "xorbs", "_xorb_records", "_kaitai_objects", "file_lookup",
+           "xorb_lookup", "chunk_lookup", "_file_index", "_xorb_index", "_chunk_index",
+           "_chunk_rows", "_files_by_hash", "_xorbs_by_hash", "file", "find_chunk")
 
 
 def _footer_from_ks(f: Any) -> MdbFooter:
@@ -126,6 +132,7 @@ class MdbShard(Reader):
 
     def __init__(self, source: ByteSource, *, engine: str = "numpy") -> None:
         super().__init__(source)
+        self._closed = False
         if engine not in ("numpy", "kaitai"):
             raise ShardkitError(f"unknown engine {engine!r} (numpy or kaitai)")
         self.engine = engine
@@ -147,7 +154,7 @@ class MdbShard(Reader):
             if head.startswith(tag):
                 raise UnsupportedVersionError(
                     f"{source.name}: an MDB shard of {what}; only header v2 is supported",
-                    offset=0, field="/header/tag")
+                    offset=_HEADER_AT["tag"], field="/header/tag")
         self._mem_data: memoryview | bytes | None = None  # the whole file, on first need
         #: The whole file when at hand (a local view at once; a remote file once fetched).
         self._all: memoryview | bytes | None = None
@@ -177,6 +184,8 @@ class MdbShard(Reader):
         Opening and lookups through lookup tables do not need it; the section walks, lookups
         without tables and hashes of the whole file use it.
         """
+        if self._closed:
+            raise self._closed_error()
         mem = self._mem_data
         if mem is None:
             if self._whole is not None:
@@ -205,14 +214,20 @@ class MdbShard(Reader):
         return self
 
     def close(self) -> None:
-        """Release the file mapping."""
+        """Release the file mapping. From then on, whatever needs the shard's bytes (lookups,
+        ``files``, ``xorbs``, ``verify``, ``content_hash``...) raises ``ValueError``; objects
+        already returned stay usable."""
+        self._closed = True
         if isinstance(self._mem_data, memoryview) and self._whole is None:
             self._mem_data.release()
         self._mem_data = self._all = b""
         self._fast_file = self._fast_chunk = None
-        self.__dict__.pop("file", None)
-        self.__dict__.pop("find_chunk", None)
+        for name in _MAPPED:  # what holds views of the mapping is built again, and refused
+            self.__dict__.pop(name, None)
         super().close()
+
+    def _closed_error(self) -> ValueError:
+        return ValueError(f"{self.source.name}: the MdbShard is closed")
 
     # -- header, footer, layout ---------------------------------------------------------------
 
@@ -250,7 +265,7 @@ class MdbShard(Reader):
                 raise error
             assert footer is not None
             raise LayoutError(f"footer_offset {footer.footer_offset} != file length - "
-                              f"{FOOTER_SIZE} ({pos})", offset=pos + 192,
+                              f"{FOOTER_SIZE} ({pos})", offset=pos + _FOOTER_AT["ofs_footer"],
                               field="/footer/ofs_footer")
         self._footer_note = ("the header announces a footer but the file ends "
                              f"{size - layout.xorb_info_end} bytes after the xorb bookend")
@@ -347,6 +362,8 @@ class MdbShard(Reader):
         mem = self._mem
 
         def make(i: int) -> FileInfo:
+            if self._closed:  # a sequence taken before close()
+                raise self._closed_error()
             info = self._file_at(mem, 0, int(pos[i]))
             if info is None:  # the walk checked every block fits: not reached
                 raise LayoutError(f"file block {i} does not fit the sections",
@@ -380,6 +397,8 @@ class MdbShard(Reader):
         mem = self._mem
 
         def make(i: int) -> XorbInfo:
+            if self._closed:  # a sequence taken before close()
+                raise self._closed_error()
             pos = int(positions[i])
             h, fl, cnt, in_xorb, on_disk = _XORB_HEAD.unpack_from(mem, pos)
             r = (pos - base) // RECORD_SIZE
@@ -578,9 +597,11 @@ class MdbShard(Reader):
         return fast(h, default)
 
     def _make_fast_file(self) -> Callable[..., FileInfo | None]:
+        if self._closed:  # close() dropped the lookup made before: every call comes here
+            raise self._closed_error()
         if self.file_lookup is None:  # no table: a dict of the objects
             return _fast.dict_lookup(self._files_by_hash)
-        if not self._local or not self._all:  # ranged reads, or closed
+        if not self._local:  # ranged reads
             return self._file_general
         return _fast.file_lookup(self.file_lookup, self._all, self._slicer, self._limit,
                                  self._file_general)
@@ -598,20 +619,13 @@ class MdbShard(Reader):
         n, index, mem = idx.n, idx.cols[0], self._all
         if mem is None:
             return self._file_remote(raw, key, i, idx, default)
-        rawb = bytes(raw)
-        limit, unpack, slicer = self._limit, _FILE_HEAD.unpack_from, self._slicer
+        rawb, limit = bytes(raw), self._limit
         while i < n and keys[i] == key:
             pos = HEADER_SIZE + index[i] * RECORD_SIZE
-            if pos + RECORD_SIZE <= limit:
-                fh, flags, nt, reserved = unpack(mem, pos)
-                if fh == rawb:
-                    end = pos + (1 + nt + (nt if flags & FILE_FLAG_VERIFICATION else 0)
-                                 + (1 if flags & FILE_FLAG_METADATA_EXT else 0)) * RECORD_SIZE
-                    if end <= limit:  # else a block that overruns: not a match, as xet-core
-                        block = slicer[pos + RECORD_SIZE : end]
-                        return _new_file(raw if type(raw) is XetHash else _new_hash(fh),
-                                         flags, block if type(block) is bytes else bytes(block),
-                                         reserved, index[i], pos)
+            if pos + RECORD_SIZE <= limit and mem[pos : pos + 32] == rawb:
+                found = self._file_at(mem, 0, pos)  # None: a block that overruns, as xet-core
+                if found is not None:
+                    return found
             i += 1
         return default
 
@@ -633,6 +647,8 @@ class MdbShard(Reader):
 
     def xorb(self, h: XetHash | bytes | str, default: Any = None) -> XorbInfo | None:
         """The xorb with hash ``h`` (through the xorb lookup table when present)."""
+        if self._closed:
+            raise self._closed_error()
         raw = h if type(h) is XetHash or (type(h) is bytes and len(h) == 32) else _as_raw(h)
         idx = self._xorb_index
         if idx is None:
@@ -686,7 +702,9 @@ class MdbShard(Reader):
         return fast(h, keyed=keyed)
 
     def _make_fast_chunk(self) -> Callable[..., ChunkRef | None]:
-        if not self._local or not self._all:  # ranged reads, or closed
+        if self._closed:  # close() dropped the lookup made before: every call comes here
+            raise self._closed_error()
+        if not self._local:  # ranged reads
             return self._find_chunk_general
         f = self.footer
         t = self.chunk_lookup
@@ -714,18 +732,12 @@ class MdbShard(Reader):
         i, n = bisect_left(keys, key, starts[b], starts[b + 1]), len(keys)
         xorbs, chunks, limit, mem = idx.cols[0], idx.cols[1], self._limit, self._all
         if mem is not None:
-            rawb, unpack, slicer = bytes(raw), _TERM.unpack_from, self._slicer
+            rawb = bytes(raw)
             while i < n and keys[i] == key:
                 xr, ci = xorbs[i], chunks[i]
                 pos = base0 + (xr + 1 + ci) * RECORD_SIZE
-                if pos + RECORD_SIZE <= limit:
-                    chash, start, size, fl, res = unpack(mem, pos)
-                    if chash == rawb:
-                        xpos = base0 + xr * RECORD_SIZE
-                        return _new_ref((
-                            _new_hash(slicer[xpos : xpos + 32]), xr, ci,
-                            _new_chunk((raw if type(raw) is XetHash else _new_hash(chash),
-                                        start, size, fl, res))))
+                if pos + RECORD_SIZE <= limit and mem[pos : pos + 32] == rawb:
+                    return self._chunk_ref(mem, pos, mem, base0 + xr * RECORD_SIZE, xr, ci)
                 i += 1
             return None
         while i < n and keys[i] == key:  # through ranged requests
@@ -758,6 +770,8 @@ class MdbShard(Reader):
         try:
             found = self.file(key)
         except ValueError as exc:
+            if self._closed:
+                raise
             raise EntryNotFoundError(key, str(exc)) from exc
         if found is None:
             raise EntryNotFoundError(key, f"no file {XetHash(key)} in this shard")
@@ -767,6 +781,8 @@ class MdbShard(Reader):
         try:
             return self.file(key) is not None  # type: ignore[arg-type]
         except (ValueError, TypeError):
+            if self._closed:
+                raise
             return False
 
     def __len__(self) -> int:
@@ -922,9 +938,12 @@ class MdbShard(Reader):
         ]
         if f is not None:
             for name, ofs, n, width in (
-                    ("file", f.file_lookup_offset, f.file_lookup_num_entry, 12),
-                    ("xorb", f.xorb_lookup_offset, f.xorb_lookup_num_entry, 12),
-                    ("chunk", f.chunk_lookup_offset, f.chunk_lookup_num_entry, 16)):
+                    ("file", f.file_lookup_offset, f.file_lookup_num_entry,
+                     _LOOKUP_DTYPE.itemsize),
+                    ("xorb", f.xorb_lookup_offset, f.xorb_lookup_num_entry,
+                     _LOOKUP_DTYPE.itemsize),
+                    ("chunk", f.chunk_lookup_offset, f.chunk_lookup_num_entry,
+                     _CHUNK_LOOKUP_DTYPE.itemsize)):
                 if n:
                     out.append(Section(f"/{name}_lookup", ofs, ofs + n * width,
                                        f"{n} entries x {width} bytes"))
@@ -968,6 +987,8 @@ class MdbShard(Reader):
             A :class:`VerifyReport`: a list of :class:`~shardkit.errors.Problem` with a
             ``notes`` attribute (one note per kind of check not made, with counts).
         """
+        if self._closed:
+            raise self._closed_error()
         return _verify.verify(self, progress, name_check=name_check, other_shards=other_shards,
                               strict=strict)
 

@@ -13,6 +13,9 @@ import numpy as np
 from ...errors import Problem, ShardkitError
 from ...hashing import xet as xh
 from .model import (
+    _CHUNK_LOOKUP_DTYPE,
+    _FOOTER_AT,
+    _HEADER_AT,
     _LOOKUP_DTYPE,
     _NAME,
     CHUNK_FLAG_GLOBAL_DEDUP,
@@ -123,14 +126,15 @@ def _report_unchecked(u: _Unchecked, f: MdbFooter | None,
             what += f" and the verification and file hashes of {u.keyed_files} file(s)"
         note(Problem("keyed_hashes", f"chunk hashes are HMAC-keyed (the footer's key is set): "
                      f"{what} cannot be recomputed from them and were not checked",
-                     None if f is None else f.footer_offset + 120,
+                     None if f is None else f.footer_offset + _FOOTER_AT["chunk_hash_hmac_key"],
                      "/footer/chunk_hash_hmac_key"))
 
 
 def _verify_frame(shard: MdbShard, lay: _Layout, f: MdbFooter | None, size: int,
                   add: Callable[[Problem], None]) -> None:
     if shard._footer_note:
-        add(Problem("footer", shard._footer_note, 40, "/header/len_footer"))
+        add(Problem("footer", shard._footer_note, _HEADER_AT["len_footer"],
+                    "/header/len_footer"))
     if f is None:
         if lay.xorb_info_end != size:
             add(Problem("layout", f"{size - lay.xorb_info_end} bytes follow the xorb "
@@ -142,40 +146,39 @@ def _verify_frame(shard: MdbShard, lay: _Layout, f: MdbFooter | None, size: int,
             and not (f.file_lookup_num_entry or f.xorb_lookup_num_entry
                      or f.chunk_lookup_num_entry))
     expect = [
-        ("ofs_file_info", 8, f.file_info_offset, HEADER_SIZE),
-        ("ofs_xorb_info", 16, f.xorb_info_offset, lay.xorb_info_offset),
+        ("ofs_file_info", f.file_info_offset, HEADER_SIZE),
+        ("ofs_xorb_info", f.xorb_info_offset, lay.xorb_info_offset),
     ]
     if not hfjs:
         flo = lay.xorb_info_end
-        xlo = flo + 12 * f.file_lookup_num_entry
-        clo = xlo + 12 * f.xorb_lookup_num_entry
+        xlo = flo + _LOOKUP_DTYPE.itemsize * f.file_lookup_num_entry
+        clo = xlo + _LOOKUP_DTYPE.itemsize * f.xorb_lookup_num_entry
         expect += [
-            ("ofs_file_lookup", 24, f.file_lookup_offset, flo),
-            ("ofs_xorb_lookup", 40, f.xorb_lookup_offset, xlo),
-            ("ofs_chunk_lookup", 56, f.chunk_lookup_offset, clo),
-            ("ofs_footer", 192, fo, clo + 16 * f.chunk_lookup_num_entry),
+            ("ofs_file_lookup", f.file_lookup_offset, flo),
+            ("ofs_xorb_lookup", f.xorb_lookup_offset, xlo),
+            ("ofs_chunk_lookup", f.chunk_lookup_offset, clo),
+            ("ofs_footer", fo, clo + _CHUNK_LOOKUP_DTYPE.itemsize * f.chunk_lookup_num_entry),
         ]
     elif lay.xorb_info_end != fo:
         add(Problem("layout", f"{fo - lay.xorb_info_end} bytes lie between the xorb "
                     "bookend and the footer, but the footer lists no lookup table",
                     lay.xorb_info_end, "/footer"))
-    for field, rel, found, want in expect:
+    for field, found, want in expect:
         if found != want:
             add(Problem("footer", f"{field} is {found}, the sections say {want}",
-                        fo + rel, f"/footer/{field}"))
+                        fo + _FOOTER_AT[field], f"/footer/{field}"))
     if any(f.reserved):
-        add(Problem("footer", "reserved footer words are not zero", fo + 120,
+        add(Problem("footer", "reserved footer words are not zero", fo + _FOOTER_AT["reserved"],
                     "/footer/reserved"))
     if not hfjs:  # huggingface.js writes totals of its own (FORMAT_NOTES section 9)
-        for field, rel, found, want in (
-                ("len_stored_on_disk", 168, f.stored_bytes_on_disk,
+        for field, found, want in (
+                ("len_stored_on_disk", f.stored_bytes_on_disk,
                  sum(b[5] for b in lay.xorb_blocks)),
-                ("len_materialized", 176, f.materialized_bytes,
-                 sum(fi.size for fi in shard.files)),
-                ("len_stored", 184, f.stored_bytes, sum(b[4] for b in lay.xorb_blocks))):
+                ("len_materialized", f.materialized_bytes, sum(fi.size for fi in shard.files)),
+                ("len_stored", f.stored_bytes, sum(b[4] for b in lay.xorb_blocks))):
             if found != want:
                 add(Problem("totals", f"{field} is {found}, the sections sum to {want}",
-                            fo + rel, f"/footer/{field}"))
+                            fo + _FOOTER_AT[field], f"/footer/{field}"))
 
 
 def _verify_tables(shard: MdbShard, lay: _Layout, f: MdbFooter | None,
@@ -203,14 +206,15 @@ def _verify_tables(shard: MdbShard, lay: _Layout, f: MdbFooter | None,
             continue
         bad = np.flatnonzero((table["key"] != want["key"])
                              | (table["index"] != want["index"]))
-        at = f.file_lookup_offset if name == "file" else f.xorb_lookup_offset
+        at, width = (f.file_lookup_offset if name == "file" else f.xorb_lookup_offset,
+                     _LOOKUP_DTYPE.itemsize)
         for i in bad[:20].tolist():
             add(Problem("lookup_table", f"{name} table entry {i} is "
                         f"({int(table['key'][i])}, {int(table['index'][i])}), expected "
                         f"({int(want['key'][i])}, {int(want['index'][i])})",
-                        at + 12 * i, f"/{name}_lookup/entries/{i}"))
-        _verify_ascending(table["key"], f"the {name} table", at, 12, f"/{name}_lookup",
-                               add)
+                        at + width * i, f"/{name}_lookup/entries/{i}"))
+        _verify_ascending(table["key"], f"the {name} table", at, width, f"/{name}_lookup",
+                          add)
     if ct is not None:
         want_rows = np.sort(shard._chunk_rows, order=["key", "xorb", "chunk"])
         if len(ct) != len(want_rows) or not bool(
@@ -219,8 +223,8 @@ def _verify_tables(shard: MdbShard, lay: _Layout, f: MdbFooter | None,
                         "(truncated chunk hash, xorb record, chunk) triples of the xorb "
                         f"section ({len(ct)} entries, {len(want_rows)} chunks)",
                         f.chunk_lookup_offset, "/chunk_lookup"))
-        _verify_ascending(ct["key"], "the chunk table", f.chunk_lookup_offset, 16,
-                               "/chunk_lookup", add)
+        _verify_ascending(ct["key"], "the chunk table", f.chunk_lookup_offset,
+                          _CHUNK_LOOKUP_DTYPE.itemsize, "/chunk_lookup", add)
 
 
 def _verify_ascending(keys: np.ndarray, what: str, at: int, width: int, field: str,

@@ -4,7 +4,7 @@ Modules: :mod:`.model` (constants, errors, value types), :mod:`.blocks` (body de
 :mod:`.reader` (:class:`ZssFile`), :mod:`.verify` (fsck).
 
 Layout: ``schemas/zss.ksy`` (generated class :class:`Zss`; the unsigned LEB128 type is
-``schemas/common/uleb128.ksy``); the full description is FORMAT.md of the corpus. This module
+``schemas/uleb128.ksy``); the full description is FORMAT.md of the corpus. This module
 adds the meaning: codec dispatch (``zlib``, ``bz2``/``bzip2``, ``none+crc32c``) with a size cap,
 CRC-32C checks, the index tree (an entry's key is the first record of its child's subtree),
 search with exact multiset semantics, and :meth:`ZssFile.verify`.

@@ -156,8 +156,10 @@ class ZssFile(ZssVerify, Reader):
                 field="/header/codec")
         try:
             metadata = json.loads(h.metadata)
-        except ValueError as exc:
-            raise LayoutError(f"metadata is not JSON: {exc}", offset=12 + HEADER_FIXED,
+        except (ValueError, RecursionError) as exc:
+            why = ("nested too deeply to decode" if isinstance(exc, RecursionError)
+                   else str(exc))
+            raise LayoutError(f"metadata is not JSON: {why}", offset=12 + HEADER_FIXED,
                               field="/header/metadata") from exc
         if not isinstance(metadata, dict):
             raise LayoutError(f"metadata is a JSON {type(metadata).__name__}, not an object",
@@ -218,7 +220,23 @@ class ZssFile(ZssVerify, Reader):
         head = self.source.read_range(offset, min(offset + _FRAME_PEEK, self.source.size))
         return self._frame_from(voffset, head)
 
+    def _over_cap(self, info: BlockInfo) -> bool:
+        """A ``none+crc32c`` block whose body (the payload less its CRC-32C) is larger than
+        ``max_block_size``: its framing says so, before any byte of the payload is read.
+        (A compressed payload's length does not bound its body: those are capped while they
+        are decompressed.)"""
+        return self._codec == "none+crc32c" and info.len_payload - 4 > self.max_block_size
+
+    def _cap_error(self, info: BlockInfo) -> LimitExceededError:
+        v = info.voffset
+        return LimitExceededError(f"block at {self._where(v)}: body of {info.len_payload - 4} "
+                                  f"bytes exceeds the {self.max_block_size}-byte cap",
+                                  offset=info.offset, field=f"/blocks/@{v}/payload")
+
     def _payload(self, info: BlockInfo) -> bytes:
+        """The payload of a block, refused from its framing when over the cap."""
+        if self._over_cap(info):
+            raise self._cap_error(info)
         return self.source.read_range(info.payload_offset, info.payload_offset + info.len_payload)
 
     def _frames(self, voffset: int = 0, data_only: bool = False
@@ -227,7 +245,9 @@ class ZssFile(ZssVerify, Reader):
 
         Each read fetches a payload together with the next block's framing: one request per
         block on remote sources. With ``data_only``, index blocks are skipped without reading
-        their payloads.
+        their payloads. A ``none+crc32c`` payload over the cap is not read either: ``b""``
+        stands in for it, and :meth:`decode_payload` refuses the block from its framing (so
+        ``verify`` reports it and goes on to the next block).
         """
         size = self.source.size
         offset = self.data_offset + voffset
@@ -236,9 +256,12 @@ class ZssFile(ZssVerify, Reader):
             info = self._frame_from(offset - self.data_offset, head)
             p0 = info.payload_offset
             p1 = p0 + info.len_payload
-            if data_only and info.level:
+            skip = data_only and info.level
+            if skip or self._over_cap(info):
                 head = self.source.read_range(p1, min(p1 + _FRAME_PEEK, size))
                 offset = p1
+                if not skip:
+                    yield info, b""  # not read: decode_payload raises the cap error
                 continue
             chunk = self.source.read_range(p0, min(p1 + _FRAME_PEEK, size))
             yield info, chunk[: info.len_payload]
@@ -258,21 +281,19 @@ class ZssFile(ZssVerify, Reader):
         cap = self.max_block_size
         codec = self._codec
         if codec == "none+crc32c":
+            if self._over_cap(info) or len(payload) - 4 > cap:  # refused before the CRC
+                raise self._cap_error(info)
             if len(payload) < 4:
                 raise CorruptBlockError(f"block at {self._where(v)}: payload of {len(payload)} "
                                         "bytes has no room for its CRC-32C", voffset=v,
                                         offset=info.payload_offset, field=field)
-            body = payload[:-4]
-            stored = int.from_bytes(payload[-4:], "little")
-            computed = _body_crc32c(body)
+            n = len(payload) - 4
+            stored = int.from_bytes(payload[n:], "little")
+            computed = _body_crc32c(memoryview(payload)[:n])  # no copy for a bad body
             if stored != computed:
-                raise BlockChecksumError(v, stored, computed, offset=info.payload_offset
-                                         + len(body), field=field + "/body_crc32c")
-            if len(body) > cap:
-                raise LimitExceededError(f"block at {self._where(v)}: body of {len(body)} bytes "
-                                         f"exceeds the {cap}-byte cap", offset=info.offset,
-                                         field=field)
-            return body
+                raise BlockChecksumError(v, stored, computed, offset=info.payload_offset + n,
+                                         field=field + "/body_crc32c")
+            return payload[:n]
         try:
             body, done, rest = _inflate(codec, payload, cap)
         except (zlib.error, OSError, ValueError, EOFError, MemoryError) as exc:
@@ -350,6 +371,8 @@ class ZssFile(ZssVerify, Reader):
         offset = self.data_offset + voffset
         size = self.source.size
         stop = min(self.data_offset + end_hint, size, offset + _MAX_HINTED_READ)
+        if self._codec == "none+crc32c":  # no more than a payload the cap lets through
+            stop = min(stop, offset + _FRAME_PEEK + self.max_block_size + 4)
         chunk = self.source.read_range(offset, max(stop, min(offset + _FRAME_PEEK, size)))
         info = self._frame_from(voffset, chunk[:_FRAME_PEEK])
         end = info.len_frame + info.len_payload
