@@ -270,3 +270,81 @@ def test_opening_a_stripe_file_says_to_open_the_root() -> None:
     stripe = next((Path(__file__).parent / "data" / "amudai").glob("*.amudai.stripe"))
     with pytest.raises(shardkit.FormatError, match="stripe data file"):
         shardkit.open(stripe)
+
+
+def _record(msg: object) -> bytes:
+    payload = msg.SerializeToString()  # type: ignore[attr-defined]
+    return struct.pack("<I", len(payload)) + payload + struct.pack("<I", checksum(payload))
+
+
+def restripe(data: bytes, stripes: int, positions: int, total: int | None = None) -> bytes:
+    """``data`` (one stripe, column 0 constant) as ``stripes`` copies of its stripe, each of
+    ``positions`` records sharing one descriptor, and a directory claiming ``total`` records
+    (default: what the stripes hold). Every record is framed and checksummed."""
+    from shardkit.generated import amudai_common_pb2 as cpb
+
+    s = shardkit.open(data)
+    d = spb.ShardDirectory()
+    d.CopyFrom(s.directory)
+    body = bytearray(data[: s.directory_ref.start])
+
+    def append(msg: object) -> tuple[int, int]:
+        start = len(body)
+        body.extend(_record(msg))
+        return start, len(body)
+
+    def read(ref: object, cls: type) -> object:
+        msg = cls()
+        msg.ParseFromString(bytes(body[ref.range.start + 4 : ref.range.end - 4]))
+        return msg
+
+    sl = read(d.stripe_list_ref, spb.StripeList)
+    st0 = sl.stripes[0]
+    fl = read(st0.field_list_ref, cpb.DataRefArray)
+    sfd = spb.StripeFieldDescriptor()
+    sfd.ParseFromString(bytes(body[fl.start[0] + 4 : fl.end[0] - 4]))
+    assert sfd.field.HasField("constant_value")
+    sfd.field.position_count = positions
+    fl.start[0], fl.end[0] = append(sfd)
+    fl_range = append(fl)
+    new = spb.StripeList()
+    for k in range(stripes):
+        x = new.stripes.add()
+        x.CopyFrom(st0)
+        x.field_list_ref.range.start, x.field_list_ref.range.end = fl_range
+        x.total_record_count = positions
+        x.shard_position = k * positions
+    d.stripe_list_ref.range.start, d.stripe_list_ref.range.end = append(new)
+    d.total_record_count = stripes * positions if total is None else total
+    d.stripe_count = stripes
+    payload = d.SerializeToString()
+    return (bytes(body) + _record(d) + struct.pack("<I", len(payload)) + FRAME)
+
+
+def test_unbacked_positions_are_counted_across_stripes() -> None:
+    """40 stripes sharing one constant descriptor of 16 Mi positions: a ~1 KB file once made
+    read_column fill 671M values (each stripe was within the cap on its own)."""
+    import time
+
+    data = restripe(build_amudai([field("c", "Int64")], [{"c": [7, 7]}]), 40, 1 << 24)
+    assert len(data) < 4096
+    s = shardkit.open(data)
+    for read in (lambda: s.read_column("c"), lambda: s.read_array("c")):
+        t = time.monotonic()
+        with pytest.raises(LimitExceededError, match="one read") as info:
+            read()
+        assert info.value.field == "/stripes/1/fields/c"
+        assert time.monotonic() - t < 10
+    small = shardkit.open(restripe(build_amudai([field("c", "Int64")], [{"c": [7, 7]}]), 3, 5))
+    assert small.read_column("c") == [7] * 15 and small.rows(4, 6) == [{"c": 7}, {"c": 7}]
+
+
+def test_rows_count_unbacked_positions_across_stripes(monkeypatch: pytest.MonkeyPatch) -> None:
+    import shardkit.formats.amudai.columns as columns
+
+    monkeypatch.setattr(columns, "MAX_UNBACKED_POSITIONS", 100)
+    s = shardkit.open(restripe(build_amudai([field("c", "Int64")], [{"c": [7, 7]}]), 5, 30))
+    assert s.rows(0, 100) == [{"c": 7}] * 100
+    with pytest.raises(LimitExceededError, match="one read") as info:
+        s.rows(0, 150)
+    assert info.value.field == "/stripes/3/fields/c"

@@ -47,13 +47,26 @@ from .model import (
 from .refs import _ks_stream
 
 
-def _check_unbacked(count: int, field: str) -> None:
-    """Refuse to fill more positions from nothing than :data:`MAX_UNBACKED_POSITIONS`."""
-    if count > MAX_UNBACKED_POSITIONS:
-        raise LimitExceededError(
-            f"{count} positions of an absent or constant column, which no bytes of the file "
-            f"back (the cap is {MAX_UNBACKED_POSITIONS}); its descriptor gives the constant",
-            field=field)
+class _Unbacked:
+    """Positions one read (a :meth:`~AmudaiColumns.read_column`, ``read_array`` or ``rows``
+    call) fills from nothing: absent and constant columns, which no bytes of the file back.
+    The running total over every stripe and child column of the call is capped at
+    :data:`MAX_UNBACKED_POSITIONS`, so many stripes sharing one constant descriptor cannot
+    multiply the cap."""
+
+    __slots__ = ("used",)
+
+    def __init__(self) -> None:
+        self.used = 0
+
+    def add(self, count: int, field: str) -> None:
+        """Count ``count`` more positions; LimitExceededError past the cap."""
+        self.used += count
+        if self.used > MAX_UNBACKED_POSITIONS:
+            raise LimitExceededError(
+                f"{self.used} positions of absent or constant columns in one read, which no "
+                f"bytes of the file back (the cap is {MAX_UNBACKED_POSITIONS}); the "
+                "descriptors give the constants", field=field)
 
 
 class AmudaiColumns:
@@ -258,10 +271,23 @@ class AmudaiColumns:
         (DateTime), dict (Struct, Map), list (List, FixedSizeList).
         """
         node = self.field(path)
+        self._stripe_records()
+        unbacked = _Unbacked()
         out: list[Any] = []
         for k, stripe in enumerate(self.stripes):
-            out.extend(self._column_in_stripe(k, node, self._positions(k, node, stripe)))
+            out.extend(self._column_in_stripe(k, node, self._positions(k, node, stripe),
+                                              unbacked))
         return out
+
+    def _stripe_records(self) -> int:
+        """Records the stripes hold; LayoutError when the directory's ``total_record_count``
+        says otherwise (checked before anything is sized by either count)."""
+        total = sum(s.record_count for s in self.stripes)
+        if total != self.directory.total_record_count:
+            raise LayoutError(f"directory says {self.directory.total_record_count} records, "
+                              f"the stripes hold {total}", offset=self.directory_ref.start,
+                              field="/directory/total_record_count")
+        return total
 
     def _positions(self, k: int, node: AmudaiField, stripe: AmudaiStripe) -> int:
         """Positions of ``node`` in stripe ``k``: the stripe's records for a top-level field;
@@ -277,9 +303,12 @@ class AmudaiColumns:
         node = self.field(path)
         if _dtype_of(node) is None:
             raise ShardkitError(f"column {path!r} ({node.type}) is not fixed-width numeric")
+        self._stripe_records()
+        unbacked = _Unbacked()
         parts, masks, any_null = [], [], False
         for k, stripe in enumerate(self.stripes):
-            arr, mask = self._primitive_array(k, node, self._positions(k, node, stripe))
+            arr, mask = self._primitive_array(k, node, self._positions(k, node, stripe),
+                                              unbacked)
             parts.append(arr)
             masks.append(mask)
             any_null |= mask is not None
@@ -291,20 +320,15 @@ class AmudaiColumns:
                                for a, m in zip(parts, masks, strict=True)])
         return np.ma.MaskedArray(values, ~mask)
 
-    def _primitive_array(self, k: int, node: AmudaiField, count: int
+    def _primitive_array(self, k: int, node: AmudaiField, count: int,
+                         unbacked: _Unbacked | None = None
                          ) -> tuple[np.ndarray, np.ndarray | None]:
         dtype = _dtype_of(node)
         assert dtype is not None
         field = f"/stripes/{k}/fields/{node.path}"
-        if count > MAX_POSITIONS:
-            raise LimitExceededError(f"{count} positions (the cap is {MAX_POSITIONS})",
-                                     field=field)
-        sfd = self.stripe_field(k, node.schema_id)
-        if sfd is None or sfd.field.HasField("constant_value"):
-            _check_unbacked(count, field)
+        sfd = self._sized_field(k, node, count, field, unbacked)
         if sfd is None:
             return np.zeros(count, dtype), np.zeros(count, bool)
-        self._check_count(sfd, count, field)
         if sfd.field.HasField("constant_value"):
             value = self._constant(sfd, node, field)
             if value is None:
@@ -322,6 +346,21 @@ class AmudaiColumns:
                               field=field + "/data")
         return values, mask
 
+    def _sized_field(self, k: int, node: AmudaiField, count: int, field: str,
+                     unbacked: _Unbacked | None) -> spb.StripeFieldDescriptor | None:
+        """The descriptor of ``node`` in stripe ``k`` (None: absent), once ``count`` positions
+        are known to be allowed: within :data:`MAX_POSITIONS`, counted in ``unbacked`` (the
+        call's running total) when nothing backs them, and the descriptor's own count."""
+        if count > MAX_POSITIONS:
+            raise LimitExceededError(f"{count} positions (the cap is {MAX_POSITIONS})",
+                                     field=field)
+        sfd = self.stripe_field(k, node.schema_id)
+        if sfd is None or sfd.field.HasField("constant_value"):
+            (_Unbacked() if unbacked is None else unbacked).add(count, field)
+        if sfd is not None:
+            self._check_count(sfd, count, field)
+        return sfd
+
     def _check_count(self, sfd: spb.StripeFieldDescriptor, count: int, field: str) -> None:
         if sfd.field.position_count != count:
             raise LayoutError(f"field descriptor says {sfd.field.position_count} positions, "
@@ -336,17 +375,14 @@ class AmudaiColumns:
             value = value.decode("utf-8", "replace")
         return value
 
-    def _column_in_stripe(self, k: int, node: AmudaiField, count: int) -> list[Any]:
+    def _column_in_stripe(self, k: int, node: AmudaiField, count: int,
+                          unbacked: _Unbacked | None = None) -> list[Any]:
         field = f"/stripes/{k}/fields/{node.path}"
-        if count > MAX_POSITIONS:
-            raise LimitExceededError(f"{count} positions (the cap is {MAX_POSITIONS})",
-                                     field=field)
-        sfd = self.stripe_field(k, node.schema_id)
-        if sfd is None or sfd.field.HasField("constant_value"):
-            _check_unbacked(count, field)
+        if unbacked is None:
+            unbacked = _Unbacked()
+        sfd = self._sized_field(k, node, count, field, unbacked)
         if sfd is None:
             return [None] * count
-        self._check_count(sfd, count, field)
         t = node.type
         if sfd.field.HasField("constant_value"):
             return [self._constant(sfd, node, field)] * count
@@ -355,7 +391,8 @@ class AmudaiColumns:
         if spb.PRESENCE in bufs:
             valid = self._bits(bufs[spb.PRESENCE], count, field + "/presence")
         if t == "Struct":
-            kids = {c.name: self._column_in_stripe(k, c, count) for c in node.children}
+            kids = {c.name: self._column_in_stripe(k, c, count, unbacked)
+                    for c in node.children}
             rows = [{name: col[i] for name, col in kids.items()} for i in range(count)]
             return _apply(rows, valid)
         if t in ("List", "Map"):
@@ -366,7 +403,7 @@ class AmudaiColumns:
             self._check_offsets(offs, count, bufs[spb.OFFSETS], field)
             total = int(offs[-1])
             bounds = offs.tolist()
-            kids = [self._column_in_stripe(k, c, total) for c in node.children]
+            kids = [self._column_in_stripe(k, c, total, unbacked) for c in node.children]
             if t == "List":
                 if len(kids) != 1:
                     raise LayoutError(f"List field with {len(kids)} children (expected 1)",
@@ -384,7 +421,7 @@ class AmudaiColumns:
             if len(node.children) != 1 or size <= 0:
                 raise LayoutError("FixedSizeList needs one child and a positive size",
                                   field=field)
-            child = self._column_in_stripe(k, node.children[0], count * size)
+            child = self._column_in_stripe(k, node.children[0], count * size, unbacked)
             rows = [child[i * size : (i + 1) * size] for i in range(count)]
             return _apply(rows, valid)
         if t == "Boolean":
@@ -393,7 +430,7 @@ class AmudaiColumns:
             bits = self._bits(bufs[spb.DATA], count, field + "/data")
             return _apply(bits.tolist(), valid)
         if _dtype_of(node) is not None:
-            values, mask = self._primitive_array(k, node, count)
+            values, mask = self._primitive_array(k, node, count, unbacked)
             items = values.tolist()
             if t == "DateTime":
                 items = [ticks_to_datetime(x, field=field) for x in items]

@@ -21,6 +21,7 @@ from ...errors import LayoutError, LimitExceededError, ShardkitError
 from ...generated import amudai_shard_pb2 as spb
 from ...sources import read_ranges
 from .blocks import decode_binary_values, decode_numeric_values, decode_presence, split_block
+from .columns import _Unbacked
 from .model import (
     _BYTES_TYPES,
     HOPS_BUFFER,
@@ -67,6 +68,7 @@ class AmudaiRows:
                                      f"{MAX_ROWS})", field="/rows")
         nodes = [self.field(c) for c in columns] if columns is not None else list(self.schema)
         out: list[dict[str, Any]] = [{} for _ in range(max(0, stop - start))]
+        unbacked = _Unbacked()
         pos = 0
         for k, stripe in enumerate(self.stripes):
             lo, hi = max(start, pos), min(stop, pos + stripe.record_count)
@@ -74,17 +76,20 @@ class AmudaiRows:
                 self._prefetch(k, nodes, lo - pos, hi - pos)
                 for node in nodes:
                     values = self._rows_in_stripe(k, node, stripe.record_count, lo - pos,
-                                                  hi - pos)
+                                                  hi - pos, unbacked)
                     for j, v in enumerate(values):
                         out[lo - start + j][node.name] = v
             pos += stripe.record_count
         return _plain(out)
 
     def _rows_in_stripe(self: AmudaiShard, k: int, node: AmudaiField,  # type: ignore[misc]
-                        count: int, lo: int, hi: int) -> list[Any]:
-        """Values ``[lo, hi)`` of ``node`` (``count`` positions) in stripe ``k``."""
+                        count: int, lo: int, hi: int, unbacked: _Unbacked) -> list[Any]:
+        """Values ``[lo, hi)`` of ``node`` (``count`` positions) in stripe ``k``; positions
+        filled from nothing are counted in ``unbacked``, the ``rows`` call's running total."""
         field = f"/stripes/{k}/fields/{node.path}"
         sfd = self.stripe_field(k, node.schema_id)
+        if sfd is None or sfd.field.HasField("constant_value"):
+            unbacked.add(hi - lo, field)
         if sfd is None:
             return [None] * (hi - lo)
         self._check_count(sfd, count, field)
@@ -95,10 +100,10 @@ class AmudaiRows:
         if spb.PRESENCE in bufs or spb.DATA not in bufs or t in ("List", "Map",
                                                                  "FixedSizeList", "Boolean"):
             if t == "Struct" and spb.PRESENCE not in bufs:
-                kids = {c.name: self._rows_in_stripe(k, c, count, lo, hi)
+                kids = {c.name: self._rows_in_stripe(k, c, count, lo, hi, unbacked)
                         for c in node.children}
                 return [{name: col[i] for name, col in kids.items()} for i in range(hi - lo)]
-            return self._column_in_stripe(k, node, count)[lo:hi]
+            return self._column_in_stripe(k, node, count, unbacked)[lo:hi]
         if _dtype_of(node) is not None:
             dtype = _dtype_of(node)
             assert dtype is not None
@@ -137,7 +142,7 @@ class AmudaiRows:
                     raise LayoutError(f"String value is not UTF-8: {exc}",
                                       field=field) from exc
             return _apply(items, valid)
-        return self._column_in_stripe(k, node, count)[lo:hi]
+        return self._column_in_stripe(k, node, count, unbacked)[lo:hi]
 
     def _prefetch(self: AmudaiShard, k: int, nodes: list[AmudaiField],  # type: ignore[misc]
                   lo: int, hi: int) -> None:
