@@ -348,3 +348,17 @@ def test_rows_count_unbacked_positions_across_stripes(monkeypatch: pytest.Monkey
     with pytest.raises(LimitExceededError, match="one read") as info:
         s.rows(0, 150)
     assert info.value.field == "/stripes/3/fields/c"
+
+
+@pytest.mark.parametrize("total", [16_000_000, 1, 0])
+def test_rows_refuse_a_directory_count_the_stripes_do_not_hold(total: int) -> None:
+    """A directory claiming 16M records over a 3-record stripe once gave 16M rows of {}."""
+    s = shardkit.open(rewrite_directory(shard(), lambda d: setattr(d, "total_record_count",
+                                                                    total)))
+    for read in (lambda: s.rows(), lambda: s[100], lambda: s[0], lambda: s[0:2],
+                 lambda: s.read_column("a"), lambda: s.read_array("a")):
+        with pytest.raises(LayoutError, match="the stripes hold 3") as info:
+            read()
+        assert info.value.field == "/directory/total_record_count"
+    assert [p.field for p in s.verify() if p.check == "count"] == \
+        ["/directory/total_record_count"]

@@ -213,7 +213,9 @@ class AmudaiShard(AmudaiColumns, AmudaiRows, AmudaiVerify, Reader):
 
     @property
     def record_count(self) -> int:
-        """Records in the shard (``total_record_count``)."""
+        """Records in the shard, as the directory says (``total_record_count``); reading
+        rows or columns first checks it against the stripes' counts (LayoutError if they
+        differ), and ``verify`` reports the difference."""
         return int(self.directory.total_record_count)
 
     @property

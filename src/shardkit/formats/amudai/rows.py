@@ -46,7 +46,7 @@ class AmudaiRows:
 
     def row(self: AmudaiShard, index: int) -> dict[str, Any]:  # type: ignore[misc]
         """Record ``index`` (negative counts from the end) as ``{column: value}``."""
-        n = self.record_count
+        n = self._stripe_records()
         i = index + n if index < 0 else index
         if not 0 <= i < n:
             raise IndexError(f"row {index} of {n}")
@@ -60,8 +60,11 @@ class AmudaiRows:
             start: First record (clamped to the shard, as a slice is).
             stop: One past the last record (None: the end).
             columns: Top-level column names to read (None: all).
+
+        The records are the stripes'; LayoutError when the directory's
+        ``total_record_count`` says otherwise.
         """
-        n = self.record_count
+        n = self._stripe_records()
         start, stop, _ = slice(start, stop).indices(n)
         if stop - start > MAX_ROWS:
             raise LimitExceededError(f"{stop - start} rows asked at once (the cap is "
