@@ -362,3 +362,17 @@ def test_rows_refuse_a_directory_count_the_stripes_do_not_hold(total: int) -> No
         assert info.value.field == "/directory/total_record_count"
     assert [p.field for p in s.verify() if p.check == "count"] == \
         ["/directory/total_record_count"]
+
+
+@pytest.mark.parametrize("url", ["x\x00y.amudai.stripe", "x\ny", "\x7f"])
+def test_control_characters_in_a_dataref_url(tmp_path: Path, url: str) -> None:
+    """A NUL byte in a url once escaped as a raw ValueError ("embedded null byte")."""
+    path = tmp_path / "c.amudai.shard"
+    path.write_bytes(rewrite_directory(shard(), lambda d: setattr(d.stripe_list_ref, "url",
+                                                                  url)))
+    s = shardkit.open(path)
+    with pytest.raises(LayoutError, match="control characters") as info:
+        s.stripes  # noqa: B018
+    assert info.value.field == "/stripe_list"
+    problems = s.verify()
+    assert [(p.check, p.field) for p in problems] == [("stripe_list", "/stripe_list")]

@@ -88,6 +88,8 @@ class _Blobs:
             return self._open(url, field)
 
     def _open(self, url: str, field: str) -> ByteSource:
+        if any(c < " " or c == "\x7f" for c in url):
+            raise LayoutError(f"DataRef url {url!r} holds control characters", field=field)
         parts = url.replace("\\", "/").split("/")
         external = bool(_SCHEME.match(url)) or url.startswith(("/", "\\")) or ".." in parts
         if external and not self.allow_external:
