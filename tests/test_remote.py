@@ -286,3 +286,38 @@ def test_dataset_urls_cost_no_wasted_request(range_server) -> None:
     paths = [r.path for r in srv.requests]
     first_info = paths.index("/cv_identity_raw/info")
     assert set(paths[:first_info]) <= {"/cv_identity_raw", "/cv_identity_raw/"}  # the listing
+
+
+# -- verify: a network failure makes a shard unreadable, never unsound --------------------------
+
+
+def test_amudai_verify_lets_network_failures_through(range_server, capsys) -> None:
+    from shardkit.cli import main
+
+    data = Path(__file__).parent / "data" / "amudai"
+    srv = range_server(data)
+    url = srv.url("twolevel.amudai.shard")
+    stripes = [f"/{p.name}" for p in data.glob("*.amudai.stripe")]
+
+    def fail_stripes() -> None:
+        srv.clear_faults()
+        for path in stripes:
+            srv.add_fault(Fault(status=503, path=path))
+
+    with shardkit.open(url, retries=0) as s:  # stripe files failing when first opened
+        s.schema  # noqa: B018
+        fail_stripes()
+        with pytest.raises(RemoteError, match="503"):
+            s.verify()
+    srv.clear_faults()
+    with shardkit.open(url, retries=0, cache=0) as s:  # failing once open
+        assert s.verify() == []
+        fail_stripes()
+        with pytest.raises(RemoteError, match="503"):
+            s.verify()
+    assert main(["verify", "--retries", "0", url]) == 2
+    assert "HTTP 503" in capsys.readouterr().err
+    srv.clear_faults()
+    srv.add_fault(Fault(status=404, path=stripes[0]))  # a missing stripe file: unsound
+    with shardkit.open(url, retries=0) as s:
+        assert any("cannot open DataRef url" in p.message for p in s.verify())

@@ -117,6 +117,8 @@ class _Blobs:
         try:  # a remote stripe file is read as its root is (same block size, cache, ...)
             src = open_source(target, io_options=io_options or None, **self.storage_options)
         except ShardkitError as exc:
+            if getattr(exc, "transient", False):
+                raise  # a network failure (RemoteError, retried): unreadable, not corrupt
             raise LayoutError(f"cannot open DataRef url {url!r}: {exc.message}",
                               field=field) from exc
         except OSError as exc:
