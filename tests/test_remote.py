@@ -321,3 +321,24 @@ def test_amudai_verify_lets_network_failures_through(range_server, capsys) -> No
     srv.add_fault(Fault(status=404, path=stripes[0]))  # a missing stripe file: unsound
     with shardkit.open(url, retries=0) as s:
         assert any("cannot open DataRef url" in p.message for p in s.verify())
+
+
+def test_amudai_stripe_files_behind_a_wrapped_remote_root(range_server) -> None:
+    """bulk wraps the root in a CountingSource, whose block_size 0 once went to the stripe
+    files as an I/O option: every stripe of a remote two-level shard failed to open."""
+    from shardkit import bulk
+    from shardkit.sources import CountingSource
+
+    data = Path(__file__).parent / "data" / "amudai"
+    srv = range_server(data)
+    url = srv.url("twolevel.amudai.shard")
+    with shardkit.open(CountingSource(RemoteSource(url, block_size=8192, retries=0))) as s:
+        assert s.verify() == []
+        assert {(src.block_size, src.retries) for src in s._blobs.opened.values()} == {(8192, 0)}
+    result = bulk.run_one(url, "verify")
+    assert result["status"] == "sound", result
+    for p in data.glob("*.amudai.stripe"):
+        srv.add_fault(Fault(status=503, path=f"/{p.name}"))
+    result = bulk.run_one(url, "verify")
+    assert result["status"] == "unreadable" and result["problems"] == []
+    assert result["error"]["type"] == "RemoteError"

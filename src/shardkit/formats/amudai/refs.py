@@ -110,6 +110,8 @@ class _Blobs:
         else:
             target = os.path.join(os.path.dirname(self.root.name), *parts)
         root = self.root
+        while not hasattr(root, "cache_bytes") and hasattr(root, "inner"):
+            root = root.inner  # through wrappers (a CountingSource, a _Window) to the remote
         io_options = {k: getattr(root, attr) for k, attr in (
             ("block_size", "block_size"), ("cache", "cache_bytes"),
             ("concurrency", "concurrency"), ("retries", "retries"))
