@@ -14,6 +14,7 @@ import shardkit
 from shardkit.errors import (
     BadMagicError,
     ChecksumError,
+    InvalidKeyError,
     LayoutError,
     LimitExceededError,
     ShardkitError,
@@ -376,3 +377,21 @@ def test_control_characters_in_a_dataref_url(tmp_path: Path, url: str) -> None:
     assert info.value.field == "/stripe_list"
     problems = s.verify()
     assert [(p.check, p.field) for p in problems] == [("stripe_list", "/stripe_list")]
+
+
+@pytest.mark.parametrize("stripe", [5, -1, 1, "0", 0.0, True, None])
+def test_stripe_numbers_out_of_range_are_invalid_keys(stripe: object) -> None:
+    """descriptor("a", 5) and stripe_properties(5) once raised a raw IndexError, and
+    descriptor("a", -1) quietly answered for the last stripe."""
+    s = shardkit.open(shard())  # one stripe
+    assert len(s.stripes) == 1 and s.descriptor("a", 0) is not None
+    calls = [lambda: s.stripe_properties(stripe), lambda: s.stripe_indexes(stripe),
+             lambda: s.stripe_field(stripe, 0)]
+    if stripe is not None:  # descriptor(path, None) is the shard-level descriptor
+        calls.append(lambda: s.descriptor("a", stripe))
+    for call in calls:
+        with pytest.raises(InvalidKeyError, match="no stripe"):
+            call()
+    import numpy as np
+
+    assert s.descriptor("a", np.int64(0)) == s.descriptor("a", 0)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import operator
 import struct
 from collections.abc import Iterator
 from functools import cached_property
@@ -346,8 +347,21 @@ class AmudaiShard(AmudaiColumns, AmudaiRows, AmudaiVerify, Reader):
                 DataRefInfo.of(sd.indexes_ref), self.stripe_indexes))
         return tuple(out)
 
+    def _stripe_number(self, stripe: Any) -> int:
+        """``stripe`` as an int; InvalidKeyError unless ``0 <= stripe < len(stripes)``."""
+        n = len(self.stripes)
+        try:
+            i = -1 if isinstance(stripe, bool) else operator.index(stripe)
+        except TypeError:
+            i = -1
+        if not 0 <= i < n:
+            raise InvalidKeyError(f"no stripe {stripe!r}: the shard has {n} (0 to {n - 1})"
+                                  if n else f"no stripe {stripe!r}: the shard has none")
+        return i
+
     def stripe_properties(self, stripe: int) -> dict[str, Any]:
         """StripeProperties of stripe ``stripe`` ({} when there are none)."""
+        stripe = self._stripe_number(stripe)
         ref = self.stripes[stripe].properties_ref
         field = f"/stripes/{stripe}/properties"
         msg = self._record(ref, field, spb.StripeProperties, f"stripe {stripe} properties",
@@ -375,6 +389,7 @@ class AmudaiShard(AmudaiColumns, AmudaiRows, AmudaiVerify, Reader):
                                 "shard field list", HOPS_TOP)
 
     def _stripe_field_list(self, stripe: int) -> list[DataRefInfo]:
+        stripe = self._stripe_number(stripe)
         cache = self.__dict__.setdefault("_sfl_cache", {})
         if stripe not in cache:
             cache[stripe] = self._field_list(self.stripes[stripe].field_list,
@@ -456,6 +471,7 @@ class AmudaiShard(AmudaiColumns, AmudaiRows, AmudaiVerify, Reader):
 
     def stripe_indexes(self, stripe: int) -> tuple[AmudaiIndex, ...]:
         """Index descriptors of stripe ``stripe`` (its ``indexes_ref``; () when absent)."""
+        stripe = self._stripe_number(stripe)
         cache = self.__dict__.setdefault("_sidx_cache", {})
         if stripe not in cache:
             coll = self._record(self.stripes[stripe].indexes_ref, f"/stripes/{stripe}/indexes",
