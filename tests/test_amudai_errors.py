@@ -21,7 +21,7 @@ from shardkit.errors import (
     TruncatedError,
     UnsupportedVersionError,
 )
-from shardkit.formats.amudai import AmudaiShard
+from shardkit.formats.amudai import AmudaiShard, DataRefInfo
 from shardkit.hashing.amudai import checksum
 from shardkit.writers.amudai import FRAME, AnyValueBytes, build_amudai, field, write_amudai
 
@@ -320,6 +320,52 @@ def restripe(data: bytes, stripes: int, positions: int, total: int | None = None
     d.stripe_count = stripes
     payload = d.SerializeToString()
     return (bytes(body) + _record(d) + struct.pack("<I", len(payload)) + FRAME)
+
+
+def rewrite_stripe_field(data: bytes, sid: int,
+                         change: Callable[[spb.StripeFieldDescriptor], None]) -> bytes:
+    """``data`` (one stripe) with stripe 0's descriptor of schema id ``sid`` re-encoded after
+    ``change``: new descriptor, field list, stripe list and directory records appended."""
+    from shardkit.generated import amudai_common_pb2 as cpb
+
+    s = shardkit.open(data)
+    d = spb.ShardDirectory()
+    d.CopyFrom(s.directory)
+    body = bytearray(data[: s.directory_ref.start])
+
+    def append(msg: object) -> tuple[int, int]:
+        start = len(body)
+        body.extend(_record(msg))
+        return start, len(body)
+
+    sl = s._record(DataRefInfo.of(d.stripe_list_ref), "", spb.StripeList, "", 0)
+    fl = s._record(s.stripes[0].field_list, "", cpb.DataRefArray, "", 0)
+    sfd = s.stripe_field(0, sid)
+    change(sfd)
+    fl.start[sid], fl.end[sid] = append(sfd)
+    ref = sl.stripes[0].field_list_ref.range
+    ref.start, ref.end = append(fl)
+    d.stripe_list_ref.range.start, d.stripe_list_ref.range.end = append(sl)
+    payload = d.SerializeToString()
+    return bytes(body) + _record(d) + struct.pack("<I", len(payload)) + FRAME
+
+
+def test_block_stream_checks_agree_for_columns_and_rows() -> None:
+    """A missing block_map was UnsupportedVersionError for read_column but LayoutError for a
+    row; a wrong block_count was refused by read_column, while s[0] read the value."""
+    data = build_amudai([field("a", "Int64")], [{"a": [5, 6, 7]}])
+    nomap = shardkit.open(rewrite_stripe_field(data, 0, lambda f: f.encodings[0].native
+                                               .buffers[0].ClearField("block_map")))
+    count = shardkit.open(rewrite_stripe_field(data, 0, lambda f: setattr(
+        f.encodings[0].native.buffers[0], "block_count", 7)))
+    for s, cls, field_path in ((nomap, UnsupportedVersionError, "/data/block_map"),
+                               (count, LayoutError, "/data/block_count")):
+        for read in (lambda s=s: s.read_column("a"), lambda s=s: s[0],
+                     lambda s=s: s.rows(1, 2), lambda s=s: s.read_array("a")):
+            with pytest.raises(cls) as info:
+                read()
+            assert info.value.field == "/stripes/0/fields/a" + field_path
+        assert s.verify()
 
 
 def test_unbacked_positions_are_counted_across_stripes() -> None:

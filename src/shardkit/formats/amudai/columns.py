@@ -84,9 +84,13 @@ class AmudaiColumns:
                                           field=field + "/encodings/0")
         return {b.kind: b for b in enc.native.buffers}
 
-    def _blocks(self, buf: spb.EncodedBuffer, field: str) -> Iterator[tuple[int, memoryview,
-                                                                            int]]:
-        """``(logical_size, block bytes, absolute offset)`` of each block of a block stream."""
+    def _block_map(self, buf: spb.EncodedBuffer, field: str,
+                   raw: bytes | memoryview | None = None
+                   ) -> tuple[DataRefInfo, DataRefInfo, list[tuple[int, int, int]]]:
+        """A block stream's buffer and block map DataRefs and, given the map's bytes ``raw``,
+        its table (``[]`` without them), with every check the readers of block streams share:
+        UnsupportedVersionError without a block_map; LayoutError when the map is not inside
+        its buffer, when the table is corrupt, or when ``block_count`` disagrees with it."""
         ref = DataRefInfo.of(buf.buffer)
         if not buf.HasField("block_map"):
             raise UnsupportedVersionError("block stream without a block_map DataRef",
@@ -96,13 +100,22 @@ class AmudaiColumns:
             raise LayoutError(f"block map [{mref.start}, {mref.end}) is not inside its buffer "
                               f"[{ref.start}, {ref.end})", offset=mref.start,
                               field=field + "/block_map")
-        self._hop(HOPS_BUFFER, field + "/buffer")
-        data = self._blobs.read(ref, field + "/buffer")
-        table = self.block_table(data[mref.start - ref.start : mref.end - ref.start],
-                                 mref.start, field + "/block_map")
+        if raw is None:
+            return ref, mref, []
+        table = self.block_table(raw, mref.start, field + "/block_map")
         if buf.HasField("block_count") and buf.block_count != len(table):
             raise LayoutError(f"EncodedBuffer says {buf.block_count} blocks, the block map "
                               f"{len(table)}", offset=mref.start, field=field + "/block_count")
+        return ref, mref, table
+
+    def _blocks(self, buf: spb.EncodedBuffer, field: str) -> Iterator[tuple[int, memoryview,
+                                                                            int]]:
+        """``(logical_size, block bytes, absolute offset)`` of each block of a block stream."""
+        ref, mref, _ = self._block_map(buf, field)
+        self._hop(HOPS_BUFFER, field + "/buffer")
+        data = self._blobs.read(ref, field + "/buffer")
+        _, _, table = self._block_map(buf, field,
+                                      data[mref.start - ref.start : mref.end - ref.start])
         limit = mref.start - ref.start
         for logical, ofs, size in table:
             if ofs + size > limit:

@@ -153,7 +153,7 @@ class AmudaiRows:
         at once: the block maps in one batch, then the chosen blocks in another (each batch
         one request per run of neighbouring blocks), so a row costs two round trips, not two
         per column. Anything unexpected is left for the reads themselves to report."""
-        streams: list[tuple[Any, DataRefInfo, DataRefInfo, str]] = []
+        streams: list[tuple[Any, spb.EncodedBuffer, DataRefInfo, DataRefInfo, str]] = []
         todo = list(nodes)
         while todo:
             node = todo.pop()
@@ -167,29 +167,27 @@ class AmudaiRows:
             except ShardkitError:
                 continue
             buf = bufs.get(spb.DATA)
-            if buf is None or not buf.HasField("block_map"):
+            if buf is None:
                 continue
-            ref, mref = DataRefInfo.of(buf.buffer), DataRefInfo.of(buf.block_map)
             try:
+                ref, mref, _ = self._block_map(buf, node.path)
                 src = self._blobs.locate(ref, "")
             except ShardkitError:
                 continue
-            if not getattr(src, "block_size", 0) or not ref.start <= mref.start <= mref.end \
-                    <= ref.end:
+            if not getattr(src, "block_size", 0):
                 return  # local or uncached sources gain nothing from this
-            streams.append((src, ref, mref, node.path))
+            streams.append((src, buf, ref, mref, node.path))
         if not streams:
             return
         by_source: dict[int, tuple[Any, list[tuple[int, int]]]] = {}
-        for src, _, mref, _ in streams:
+        for src, _, _, mref, _ in streams:
             by_source.setdefault(id(src), (src, []))[1].append((mref.start, mref.end))
         maps = {id(src): dict(zip(ranges, read_ranges(src, ranges), strict=True))
                 for src, ranges in by_source.values()}
         wanted: dict[int, tuple[Any, list[tuple[int, int]]]] = {}
-        for src, ref, mref, path in streams:
+        for src, buf, ref, mref, path in streams:
             try:
-                table = self.block_table(maps[id(src)][(mref.start, mref.end)], mref.start,
-                                         path)
+                _, _, table = self._block_map(buf, path, maps[id(src)][(mref.start, mref.end)])
             except ShardkitError:
                 continue
             pos = 0
@@ -204,19 +202,10 @@ class AmudaiRows:
     def _window(self: AmudaiShard, buf: spb.EncodedBuffer, field: str,  # type: ignore[misc]
                 lo: int, hi: int, decode: Any) -> tuple[list[Any], np.ndarray | None]:
         """Values ``[lo, hi)`` of a block stream, reading only the blocks that hold them."""
-        ref = DataRefInfo.of(buf.buffer)
-        if not buf.HasField("block_map"):
-            raise LayoutError("block stream without a block_map DataRef", offset=ref.start,
-                              field=field + "/block_map")
-        mref = DataRefInfo.of(buf.block_map)
-        if mref.url != ref.url or not ref.start <= mref.start <= mref.end <= ref.end:
-            raise LayoutError(f"block map [{mref.start}, {mref.end}) is not inside its buffer "
-                              f"[{ref.start}, {ref.end})", offset=mref.start,
-                              field=field + "/block_map")
+        ref, mref, _ = self._block_map(buf, field)
         self._hop(HOPS_BUFFER, field + "/buffer")
         src = self._blobs.locate(ref, field + "/buffer")
-        table = self.block_table(src.read_range(mref.start, mref.end), mref.start,
-                                 field + "/block_map")
+        _, _, table = self._block_map(buf, field, src.read_range(mref.start, mref.end))
         limit = mref.start - ref.start
         chosen: list[tuple[int, int, int, int]] = []  # (index, first position, offset, size)
         pos = 0
