@@ -441,3 +441,16 @@ def test_stripe_numbers_out_of_range_are_invalid_keys(stripe: object) -> None:
     import numpy as np
 
     assert s.descriptor("a", np.int64(0)) == s.descriptor("a", 0)
+
+
+@pytest.mark.parametrize("length", [1 << 24, 0xFFFFFFFF])
+def test_directory_length_past_the_format_cap(length: int) -> None:
+    """len_directory is read, and capped, by the generated parser (schemas/amudai_shard.ksy)."""
+    data = bytearray(shard())
+    struct.pack_into("<I", data, len(data) - 12, length)
+    with pytest.raises(LimitExceededError, match=f"directory length {length} exceeds") as info:
+        shardkit.open(bytes(data))
+    assert (info.value.offset, info.value.field) == (len(data) - 12, "/len_directory")
+    struct.pack_into("<I", data, len(data) - 12, (1 << 24) - 1)  # within the cap, too long
+    with pytest.raises(LayoutError, match="does not fit"):
+        shardkit.open(bytes(data))

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import itertools
 import re
-import struct
 from collections.abc import Callable
 from dataclasses import dataclass
 from dataclasses import field as dc_field
@@ -30,7 +29,6 @@ BUFFER_KINDS = {v: k for k, v in spb.BufferKind.items()}
 _INT_WIDTH = {"Int8": 1, "Int16": 2, "Int32": 4, "Int64": 8}
 _FLOATS = {"Float32": "<f4", "Float64": "<f8"}
 _BYTES_TYPES = {"String", "Binary", "FixedSizeBinary", "Guid"}
-MAX_DIRECTORY = 16 * 1024 * 1024
 MAX_RECORD = 256 * 1024 * 1024
 MAX_BUFFER = 1 << 34
 #: Most positions one stripe's column may have when its values are materialised (a count read
@@ -47,7 +45,6 @@ MAX_HOPS = 16
 # list -> descriptor is 3; descriptor -> encoded buffer is 4 (its block map is a slice of it).
 HOPS_TOP, HOPS_STRIPE, HOPS_STRIPE_FIELD, HOPS_BUFFER = 1, 2, 3, 4
 _SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:")
-_U32 = struct.Struct("<I")
 
 
 @dataclass(frozen=True)

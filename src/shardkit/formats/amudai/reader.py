@@ -8,6 +8,7 @@ from collections.abc import Iterator
 from functools import cached_property
 from typing import Any, overload
 
+import kaitaistruct  # type: ignore[import-untyped]
 from google.protobuf.message import DecodeError
 
 from ..._kaitai import kaitai_errors, parse
@@ -28,7 +29,7 @@ from ...generated import amudai_shard_pb2 as spb
 from ...generated.amudai_shard import AmudaiShard as KsAmudai
 from ...hashing.amudai import checksum
 from ...render import to_jsonable
-from ...sources import ByteSource
+from ...sources import ByteSource, as_stream
 from ..base import Reader, Section
 from .blocks import (
     any_value_to_python,
@@ -36,13 +37,11 @@ from .blocks import (
 )
 from .columns import AmudaiColumns
 from .model import (
-    _U32,
     BASIC_TYPES,
     BUFFER_KINDS,
     HOPS_STRIPE,
     HOPS_STRIPE_FIELD,
     HOPS_TOP,
-    MAX_DIRECTORY,
     MAX_HOPS,
     MAX_RECORD,
     AmudaiBuffer,
@@ -57,7 +56,7 @@ from .model import (
     _msg_dict,
     _plain,
 )
-from .refs import _Blobs, _ks_stream, _Window
+from .refs import _Blobs, _Known, _ks_stream, _Window
 from .rows import AmudaiRows
 from .verify import AmudaiVerify
 from .wire import WALK_FROM, check_items
@@ -99,8 +98,10 @@ class AmudaiShard(AmudaiColumns, AmudaiRows, AmudaiVerify, Reader):
         # One read of the tail: footer, L, and (usually) the whole directory record.
         tail_len = min(size, 4096)
         tail = source.read_range(size - tail_len, size)
-        self._ks = parse(KsAmudai, _ks_stream(source.read_range(0, 8) if tail_len < size
-                                              else tail[:8]),
+        known = [(size - tail_len, tail)]
+        if tail_len < size:
+            known.append((0, source.read_range(0, 8)))  # the header frame, in one read
+        self._ks = parse(KsAmudai, as_stream(_Known(source, known)),
                          magic_fields=("/header/magic",),
                          version_fields=("/header/version_major",))
         if not tail.endswith(b"amud", 0, tail_len - 4):
@@ -122,11 +123,17 @@ class AmudaiShard(AmudaiColumns, AmudaiRows, AmudaiVerify, Reader):
 
     def _read_directory(self, source: ByteSource, size: int, tail: bytes, tail_len: int) -> None:
         """Read and check the directory record that ends the root file."""
-        (length,) = _U32.unpack_from(tail, tail_len - 12)
-        if length >= MAX_DIRECTORY:
-            raise LimitExceededError(f"directory length {length} is 16 MiB or more",
-                                     offset=size - 12, field="/len_directory")
-        start = size - 12 - (length + 8)
+        try:  # read from the tail already in memory; the .ksy caps it
+            with kaitai_errors():
+                length = self._ks.len_directory
+        except LayoutError as exc:
+            cause = exc.__cause__
+            if not isinstance(cause, kaitaistruct.ValidationGreaterThanError):
+                raise
+            raise LimitExceededError(f"directory length {cause.actual} exceeds the format's "
+                                     f"cap of {cause.max} bytes", offset=size - 12,
+                                     field="/len_directory") from exc
+        start = size - 12 - (length + 8)  # the .ksy's `directory` instance
         if start < 8:
             raise LayoutError(f"directory of {length} bytes does not fit in the file",
                               offset=size - 12, field="/len_directory")

@@ -54,6 +54,30 @@ class _Window:
         """Nothing to release: the source underneath belongs to the parent shard."""
 
 
+class _Known:
+    """A source some of whose ranges were already read (``known``: ``(start, bytes)``
+    pairs): reads inside one are served from memory, any other from ``inner``. The generated
+    parser reads the frame and ``len_directory`` of a root file through it at no extra I/O."""
+
+    def __init__(self, inner: ByteSource, known: list[tuple[int, bytes]]) -> None:
+        self.inner = inner
+        self.name = inner.name
+        self.known = known
+
+    @property
+    def size(self) -> int:
+        return self.inner.size
+
+    def read_range(self, start: int, end: int) -> bytes:
+        for lo, data in self.known:
+            if lo <= start <= end <= lo + len(data):
+                return data[start - lo : end - lo]
+        return self.inner.read_range(start, end)
+
+    def close(self) -> None:
+        """Nothing to release: the source underneath belongs to the shard."""
+
+
 class _Blobs:
     """Opens the blobs DataRefs name, safely, and reads checked ranges from them.
 
