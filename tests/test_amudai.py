@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import itertools
 import json
 import math
 import struct
@@ -119,6 +120,16 @@ def test_block_map_wide_sizes_match_kaitai() -> None:
     assert got == blocks
     assert parsed.segments[0].block_size_bits == 32  # sizes span 71992 > 65535
     assert parsed.segments[0].logical_size_bits == 16
+
+
+@pytest.mark.parametrize("span", [1, 200, 60_000, 100_000])
+def test_segment_len_record_matches_the_record_offsets(span: int) -> None:
+    """block_map_segment.len_record (a .ksy value instance) is where the next record starts."""
+    blocks = [(i % span + 1, 8 * (i * 97 % span + 1)) for i in range(2100)]
+    parsed = Ks.BlockMap(KaitaiStream(io.BytesIO(block_map(blocks))))
+    assert parsed.footer.num_segments == 3
+    ends = list(itertools.accumulate(seg.len_record for seg in parsed.segments))
+    assert parsed.ofs_segment_records == [0, *ends]
 
 
 def test_value_dictionary_by_hand() -> None:

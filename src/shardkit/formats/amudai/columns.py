@@ -42,7 +42,6 @@ from .model import (
     _dtype_of,
     _map_value,
     _section_len,
-    _seg_offset,
 )
 from .refs import _ks_stream
 
@@ -140,11 +139,12 @@ class AmudaiColumns:
             segments = bm.segments
             logical_offsets = bm.segment_logical_offsets
         out: list[tuple[int, int, int]] = []
-        pos = 0
+        pos = record = 0
         for i, seg in enumerate(segments):
-            if starts[i] != _seg_offset(segments, i):
+            if starts[i] != record:
                 raise LayoutError(f"segment {i} record offset {starts[i]} does not follow the "
                                   "previous segment", offset=base, field=field)
+            record += seg.len_record
             if seg.first_logical_pos != pos or logical_offsets[i] != pos:
                 raise LayoutError(f"segment {i} starts at position {seg.first_logical_pos}, "
                                   f"expected {pos}", offset=base + starts[i], field=field)

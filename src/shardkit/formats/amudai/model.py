@@ -373,22 +373,6 @@ def _lookup_issue(buckets: list[int], entries: list[int], names: list[bytes]) ->
     return None
 
 
-def _seg_offset(segments: list[Any], i: int) -> int:
-    """Byte offset of segment ``i``'s record (sum of the previous records' sizes)."""
-    total = 0
-    for seg in segments[:i]:
-        total += _seg_size(seg)
-    return total
-
-
-def _seg_size(seg: Any) -> int:
-    n = seg.num_blocks
-    size = 28 + n * seg.logical_size_bits // 8
-    size += (-size) % 4
-    size += n * seg.block_size_bits // 8
-    return size + (-size) % 8
-
-
 def _section_len(h: Any, name: str) -> int:
     lo, hi = {"values": (h.ofs_values, h.ofs_values_end),
               "offsets": (h.ofs_offsets, h.ofs_offsets_end),
