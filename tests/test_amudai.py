@@ -122,6 +122,19 @@ def test_block_map_wide_sizes_match_kaitai() -> None:
     assert parsed.segments[0].logical_size_bits == 16
 
 
+def test_basic_types_agree_everywhere() -> None:
+    """The reader's names come from schema.fbs; the .ksy and the writer must agree with it."""
+    from shardkit.generated import amudai_schema_fb as fb
+
+    from shardkit.formats.amudai import BASIC_TYPES
+    from shardkit.writers.amudai import BASIC_TYPES as WRITER_TYPES
+
+    assert [getattr(fb.BasicType, name) for name in BASIC_TYPES] == list(range(18))
+    assert {e.value: e.name.replace("_", "") for e in Ks.BasicType} == \
+        {i: name.lower() for i, name in enumerate(BASIC_TYPES)}
+    assert {name: i for i, name in enumerate(BASIC_TYPES)} == WRITER_TYPES
+
+
 @pytest.mark.parametrize("span", [1, 200, 60_000, 100_000])
 def test_segment_len_record_matches_the_record_offsets(span: int) -> None:
     """block_map_segment.len_record (a .ksy value instance) is where the next record starts."""

@@ -16,15 +16,17 @@ from ...errors import (
     LimitExceededError,
 )
 from ...generated import amudai_common_pb2 as cpb
+from ...generated import amudai_schema_fb as fb
 from ...generated import amudai_shard_pb2 as spb
 from ...hashing.amudai import name_hash
 from .blocks import (
     any_value_to_python,
 )
 
-BASIC_TYPES = ["Unit", "Boolean", "Int8", "Int16", "Int32", "Int64", "Float32", "Float64",
-               "Binary", "FixedSizeBinary", "String", "Guid", "DateTime", "List",
-               "FixedSizeList", "Struct", "Map", "Union"]
+#: BasicType names by number, as the FlatBuffers schema (schemas/amudai/schema.fbs) has them.
+BASIC_TYPES = [name for name, _ in sorted(
+    ((k, v) for k, v in vars(fb.BasicType).items() if not k.startswith("_")),
+    key=lambda item: item[1])]
 BUFFER_KINDS = {v: k for k, v in spb.BufferKind.items()}
 _INT_WIDTH = {"Int8": 1, "Int16": 2, "Int32": 4, "Int64": 8}
 _FLOATS = {"Float32": "<f4", "Float64": "<f8"}
