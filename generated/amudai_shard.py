@@ -301,6 +301,17 @@ class AmudaiShard(KaitaiStruct):
                     pass
 
 
+        @property
+        def len_record(self):
+            """Bytes of this segment record, paddings included (the 28-byte head, the logical
+            sizes padded to 4, the block sizes padded to 8): the next record starts this far on.
+            """
+            if hasattr(self, '_m_len_record'):
+                return self._m_len_record
+
+            self._m_len_record = ((((((28 + (self.num_blocks * self.logical_size_bits) // 8) + 3) // 4) * 4 + (self.num_blocks * self.block_size_bits) // 8) + 7) // 8) * 8
+            return getattr(self, '_m_len_record', None)
+
 
     class DictionarySection(KaitaiStruct):
         """u8 payload length, the payload, 64 zero bytes, zero padding so that the bytes before the

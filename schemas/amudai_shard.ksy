@@ -220,6 +220,14 @@ types:
         repeat-expr: num_blocks
       - id: block_sizes_padding
         size: (8 - _io.pos % 8) % 8
+    instances:
+      len_record:
+        value: >-
+          ((28 + num_blocks * logical_size_bits / 8 + 3) / 4 * 4
+          + num_blocks * block_size_bits / 8 + 7) / 8 * 8
+        doc: |
+          Bytes of this segment record, paddings included (the 28-byte head, the logical
+          sizes padded to 4, the block sizes padded to 8): the next record starts this far on.
   value_dictionary:
     doc: |
       A VALUE_DICTIONARY buffer (no block map): a fixed 128-byte header, then the values, offsets

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import itertools
 import json
 import math
 import struct
@@ -119,6 +120,29 @@ def test_block_map_wide_sizes_match_kaitai() -> None:
     assert got == blocks
     assert parsed.segments[0].block_size_bits == 32  # sizes span 71992 > 65535
     assert parsed.segments[0].logical_size_bits == 16
+
+
+def test_basic_types_agree_everywhere() -> None:
+    """The reader's names come from schema.fbs; the .ksy and the writer must agree with it."""
+    from shardkit.generated import amudai_schema_fb as fb
+
+    from shardkit.formats.amudai import BASIC_TYPES
+    from shardkit.writers.amudai import BASIC_TYPES as WRITER_TYPES
+
+    assert [getattr(fb.BasicType, name) for name in BASIC_TYPES] == list(range(18))
+    assert {e.value: e.name.replace("_", "") for e in Ks.BasicType} == \
+        {i: name.lower() for i, name in enumerate(BASIC_TYPES)}
+    assert {name: i for i, name in enumerate(BASIC_TYPES)} == WRITER_TYPES
+
+
+@pytest.mark.parametrize("span", [1, 200, 60_000, 100_000])
+def test_segment_len_record_matches_the_record_offsets(span: int) -> None:
+    """block_map_segment.len_record (a .ksy value instance) is where the next record starts."""
+    blocks = [(i % span + 1, 8 * (i * 97 % span + 1)) for i in range(2100)]
+    parsed = Ks.BlockMap(KaitaiStream(io.BytesIO(block_map(blocks))))
+    assert parsed.footer.num_segments == 3
+    ends = list(itertools.accumulate(seg.len_record for seg in parsed.segments))
+    assert parsed.ofs_segment_records == [0, *ends]
 
 
 def test_value_dictionary_by_hand() -> None:

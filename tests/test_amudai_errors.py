@@ -14,13 +14,14 @@ import shardkit
 from shardkit.errors import (
     BadMagicError,
     ChecksumError,
+    InvalidKeyError,
     LayoutError,
     LimitExceededError,
     ShardkitError,
     TruncatedError,
     UnsupportedVersionError,
 )
-from shardkit.formats.amudai import AmudaiShard
+from shardkit.formats.amudai import AmudaiShard, DataRefInfo
 from shardkit.hashing.amudai import checksum
 from shardkit.writers.amudai import FRAME, AnyValueBytes, build_amudai, field, write_amudai
 
@@ -270,3 +271,186 @@ def test_opening_a_stripe_file_says_to_open_the_root() -> None:
     stripe = next((Path(__file__).parent / "data" / "amudai").glob("*.amudai.stripe"))
     with pytest.raises(shardkit.FormatError, match="stripe data file"):
         shardkit.open(stripe)
+
+
+def _record(msg: object) -> bytes:
+    payload = msg.SerializeToString()  # type: ignore[attr-defined]
+    return struct.pack("<I", len(payload)) + payload + struct.pack("<I", checksum(payload))
+
+
+def restripe(data: bytes, stripes: int, positions: int, total: int | None = None) -> bytes:
+    """``data`` (one stripe, column 0 constant) as ``stripes`` copies of its stripe, each of
+    ``positions`` records sharing one descriptor, and a directory claiming ``total`` records
+    (default: what the stripes hold). Every record is framed and checksummed."""
+    from shardkit.generated import amudai_common_pb2 as cpb
+
+    s = shardkit.open(data)
+    d = spb.ShardDirectory()
+    d.CopyFrom(s.directory)
+    body = bytearray(data[: s.directory_ref.start])
+
+    def append(msg: object) -> tuple[int, int]:
+        start = len(body)
+        body.extend(_record(msg))
+        return start, len(body)
+
+    def read(ref: object, cls: type) -> object:
+        msg = cls()
+        msg.ParseFromString(bytes(body[ref.range.start + 4 : ref.range.end - 4]))
+        return msg
+
+    sl = read(d.stripe_list_ref, spb.StripeList)
+    st0 = sl.stripes[0]
+    fl = read(st0.field_list_ref, cpb.DataRefArray)
+    sfd = spb.StripeFieldDescriptor()
+    sfd.ParseFromString(bytes(body[fl.start[0] + 4 : fl.end[0] - 4]))
+    assert sfd.field.HasField("constant_value")
+    sfd.field.position_count = positions
+    fl.start[0], fl.end[0] = append(sfd)
+    fl_range = append(fl)
+    new = spb.StripeList()
+    for k in range(stripes):
+        x = new.stripes.add()
+        x.CopyFrom(st0)
+        x.field_list_ref.range.start, x.field_list_ref.range.end = fl_range
+        x.total_record_count = positions
+        x.shard_position = k * positions
+    d.stripe_list_ref.range.start, d.stripe_list_ref.range.end = append(new)
+    d.total_record_count = stripes * positions if total is None else total
+    d.stripe_count = stripes
+    payload = d.SerializeToString()
+    return (bytes(body) + _record(d) + struct.pack("<I", len(payload)) + FRAME)
+
+
+def rewrite_stripe_field(data: bytes, sid: int,
+                         change: Callable[[spb.StripeFieldDescriptor], None]) -> bytes:
+    """``data`` (one stripe) with stripe 0's descriptor of schema id ``sid`` re-encoded after
+    ``change``: new descriptor, field list, stripe list and directory records appended."""
+    from shardkit.generated import amudai_common_pb2 as cpb
+
+    s = shardkit.open(data)
+    d = spb.ShardDirectory()
+    d.CopyFrom(s.directory)
+    body = bytearray(data[: s.directory_ref.start])
+
+    def append(msg: object) -> tuple[int, int]:
+        start = len(body)
+        body.extend(_record(msg))
+        return start, len(body)
+
+    sl = s._record(DataRefInfo.of(d.stripe_list_ref), "", spb.StripeList, "", 0)
+    fl = s._record(s.stripes[0].field_list, "", cpb.DataRefArray, "", 0)
+    sfd = s.stripe_field(0, sid)
+    change(sfd)
+    fl.start[sid], fl.end[sid] = append(sfd)
+    ref = sl.stripes[0].field_list_ref.range
+    ref.start, ref.end = append(fl)
+    d.stripe_list_ref.range.start, d.stripe_list_ref.range.end = append(sl)
+    payload = d.SerializeToString()
+    return bytes(body) + _record(d) + struct.pack("<I", len(payload)) + FRAME
+
+
+def test_block_stream_checks_agree_for_columns_and_rows() -> None:
+    """A missing block_map was UnsupportedVersionError for read_column but LayoutError for a
+    row; a wrong block_count was refused by read_column, while s[0] read the value."""
+    data = build_amudai([field("a", "Int64")], [{"a": [5, 6, 7]}])
+    nomap = shardkit.open(rewrite_stripe_field(data, 0, lambda f: f.encodings[0].native
+                                               .buffers[0].ClearField("block_map")))
+    count = shardkit.open(rewrite_stripe_field(data, 0, lambda f: setattr(
+        f.encodings[0].native.buffers[0], "block_count", 7)))
+    for s, cls, field_path in ((nomap, UnsupportedVersionError, "/data/block_map"),
+                               (count, LayoutError, "/data/block_count")):
+        for read in (lambda s=s: s.read_column("a"), lambda s=s: s[0],
+                     lambda s=s: s.rows(1, 2), lambda s=s: s.read_array("a")):
+            with pytest.raises(cls) as info:
+                read()
+            assert info.value.field == "/stripes/0/fields/a" + field_path
+        assert s.verify()
+
+
+def test_unbacked_positions_are_counted_across_stripes() -> None:
+    """40 stripes sharing one constant descriptor of 16 Mi positions: a ~1 KB file once made
+    read_column fill 671M values (each stripe was within the cap on its own)."""
+    import time
+
+    data = restripe(build_amudai([field("c", "Int64")], [{"c": [7, 7]}]), 40, 1 << 24)
+    assert len(data) < 4096
+    s = shardkit.open(data)
+    for read in (lambda: s.read_column("c"), lambda: s.read_array("c")):
+        t = time.monotonic()
+        with pytest.raises(LimitExceededError, match="one read") as info:
+            read()
+        assert info.value.field == "/stripes/1/fields/c"
+        assert time.monotonic() - t < 10
+    small = shardkit.open(restripe(build_amudai([field("c", "Int64")], [{"c": [7, 7]}]), 3, 5))
+    assert small.read_column("c") == [7] * 15 and small.rows(4, 6) == [{"c": 7}, {"c": 7}]
+
+
+def test_rows_count_unbacked_positions_across_stripes(monkeypatch: pytest.MonkeyPatch) -> None:
+    import shardkit.formats.amudai.columns as columns
+
+    monkeypatch.setattr(columns, "MAX_UNBACKED_POSITIONS", 100)
+    s = shardkit.open(restripe(build_amudai([field("c", "Int64")], [{"c": [7, 7]}]), 5, 30))
+    assert s.rows(0, 100) == [{"c": 7}] * 100
+    with pytest.raises(LimitExceededError, match="one read") as info:
+        s.rows(0, 150)
+    assert info.value.field == "/stripes/3/fields/c"
+
+
+@pytest.mark.parametrize("total", [16_000_000, 1, 0])
+def test_rows_refuse_a_directory_count_the_stripes_do_not_hold(total: int) -> None:
+    """A directory claiming 16M records over a 3-record stripe once gave 16M rows of {}."""
+    s = shardkit.open(rewrite_directory(shard(), lambda d: setattr(d, "total_record_count",
+                                                                    total)))
+    for read in (lambda: s.rows(), lambda: s[100], lambda: s[0], lambda: s[0:2],
+                 lambda: s.read_column("a"), lambda: s.read_array("a")):
+        with pytest.raises(LayoutError, match="the stripes hold 3") as info:
+            read()
+        assert info.value.field == "/directory/total_record_count"
+    assert [p.field for p in s.verify() if p.check == "count"] == \
+        ["/directory/total_record_count"]
+
+
+@pytest.mark.parametrize("url", ["x\x00y.amudai.stripe", "x\ny", "\x7f"])
+def test_control_characters_in_a_dataref_url(tmp_path: Path, url: str) -> None:
+    """A NUL byte in a url once escaped as a raw ValueError ("embedded null byte")."""
+    path = tmp_path / "c.amudai.shard"
+    path.write_bytes(rewrite_directory(shard(), lambda d: setattr(d.stripe_list_ref, "url",
+                                                                  url)))
+    s = shardkit.open(path)
+    with pytest.raises(LayoutError, match="control characters") as info:
+        s.stripes  # noqa: B018
+    assert info.value.field == "/stripe_list"
+    problems = s.verify()
+    assert [(p.check, p.field) for p in problems] == [("stripe_list", "/stripe_list")]
+
+
+@pytest.mark.parametrize("stripe", [5, -1, 1, "0", 0.0, True, None])
+def test_stripe_numbers_out_of_range_are_invalid_keys(stripe: object) -> None:
+    """descriptor("a", 5) and stripe_properties(5) once raised a raw IndexError, and
+    descriptor("a", -1) quietly answered for the last stripe."""
+    s = shardkit.open(shard())  # one stripe
+    assert len(s.stripes) == 1 and s.descriptor("a", 0) is not None
+    calls = [lambda: s.stripe_properties(stripe), lambda: s.stripe_indexes(stripe),
+             lambda: s.stripe_field(stripe, 0)]
+    if stripe is not None:  # descriptor(path, None) is the shard-level descriptor
+        calls.append(lambda: s.descriptor("a", stripe))
+    for call in calls:
+        with pytest.raises(InvalidKeyError, match="no stripe"):
+            call()
+    import numpy as np
+
+    assert s.descriptor("a", np.int64(0)) == s.descriptor("a", 0)
+
+
+@pytest.mark.parametrize("length", [1 << 24, 0xFFFFFFFF])
+def test_directory_length_past_the_format_cap(length: int) -> None:
+    """len_directory is read, and capped, by the generated parser (schemas/amudai_shard.ksy)."""
+    data = bytearray(shard())
+    struct.pack_into("<I", data, len(data) - 12, length)
+    with pytest.raises(LimitExceededError, match=f"directory length {length} exceeds") as info:
+        shardkit.open(bytes(data))
+    assert (info.value.offset, info.value.field) == (len(data) - 12, "/len_directory")
+    struct.pack_into("<I", data, len(data) - 12, (1 << 24) - 1)  # within the cap, too long
+    with pytest.raises(LayoutError, match="does not fit"):
+        shardkit.open(bytes(data))

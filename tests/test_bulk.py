@@ -343,6 +343,47 @@ def test_cli_usage_errors(tmp_path, capsys):
     assert exc.value.code == 2
 
 
+def test_cli_many_targets_take_the_remote_options_and_all(range_server, tmp_path, capsys):
+    """verify --help offers --block-size, --cache, --concurrency, --retries and --all; with
+    several targets they were ignored, and --block-size 0 was accepted."""
+    from httpserver import Fault
+
+    data = Path(__file__).parent / "data" / "amudai"
+    srv = range_server(data)
+    urls = [srv.url("lz4.amudai.shard"), srv.url("single.amudai.shard")]
+    assert main(["verify", *urls, "--block-size", "1K", "--cache", "0", "--concurrency", "1",
+                 "-j", "1", "--no-progress"]) == 0
+    starts = [int(r.range.removeprefix("bytes=").split("-")[0]) for r in srv.requests]
+    assert srv.requests[0].range == "bytes=0-1023" and all(s % 1024 == 0 for s in starts)
+    srv.reset()
+    srv.add_fault(Fault(status=503))
+    assert main(["verify", *urls, "--retries", "0", "-j", "1", "--no-progress"]) == 2
+    assert srv.count() == 2  # one attempt per target: --retries 0 reached the workers
+    assert capsys.readouterr().out.count("ERROR ") == 2
+    for bad in (["--block-size", "0"], ["--cache", "-1"], ["--concurrency", "0"],
+                ["--retries", "-1"]):
+        assert main(["verify", *urls, *bad]) == 2
+        assert f"{bad[0]} must be at least" in capsys.readouterr().err
+    with pytest.raises(shardkit.ShardkitError, match="--block-size must be at least 1"):
+        bulk.run(urls, io_options={"block_size": 0})
+    # --all: every problem of an unsound shard, not just the first
+    raw = bytearray((data / "single.amudai.shard").read_bytes())
+    with shardkit.open(bytes(raw)) as s:
+        start = next(sec.start for sec in s.sections() if sec.name == "/stripes/0/fields/id/data")
+    raw[start + 1] ^= 0x40
+    (tmp_path / "bad.amudai.shard").write_bytes(bytes(raw))
+    with shardkit.open(tmp_path / "bad.amudai.shard") as s:
+        problems = [str(p) for p in s.verify()]
+    assert len(problems) >= 2
+    targets = [str(tmp_path / "bad.amudai.shard"), str(data / "lz4.amudai.shard")]
+    assert main(["verify", *targets, "-j", "1", "--no-progress"]) == 1
+    assert "PROBLEM" not in capsys.readouterr().out
+    assert main(["verify", *targets, "-j", "1", "--no-progress", "--all"]) == 1
+    out = capsys.readouterr().out
+    assert [line.strip().removeprefix("PROBLEM ") for line in out.splitlines()
+            if line.strip().startswith("PROBLEM ")] == problems
+
+
 def test_a_run_never_reports_a_target_twice(tmp_path):
     sample = Path(__file__).parent / "data" / "swh" / "tiny.shard"
     summary = bulk.run([str(sample), str(sample), str(sample.parent / "tiny.*")], jobs=1,

@@ -286,3 +286,59 @@ def test_dataset_urls_cost_no_wasted_request(range_server) -> None:
     paths = [r.path for r in srv.requests]
     first_info = paths.index("/cv_identity_raw/info")
     assert set(paths[:first_info]) <= {"/cv_identity_raw", "/cv_identity_raw/"}  # the listing
+
+
+# -- verify: a network failure makes a shard unreadable, never unsound --------------------------
+
+
+def test_amudai_verify_lets_network_failures_through(range_server, capsys) -> None:
+    from shardkit.cli import main
+
+    data = Path(__file__).parent / "data" / "amudai"
+    srv = range_server(data)
+    url = srv.url("twolevel.amudai.shard")
+    stripes = [f"/{p.name}" for p in data.glob("*.amudai.stripe")]
+
+    def fail_stripes() -> None:
+        srv.clear_faults()
+        for path in stripes:
+            srv.add_fault(Fault(status=503, path=path))
+
+    with shardkit.open(url, retries=0) as s:  # stripe files failing when first opened
+        s.schema  # noqa: B018
+        fail_stripes()
+        with pytest.raises(RemoteError, match="503"):
+            s.verify()
+    srv.clear_faults()
+    with shardkit.open(url, retries=0, cache=0) as s:  # failing once open
+        assert s.verify() == []
+        fail_stripes()
+        with pytest.raises(RemoteError, match="503"):
+            s.verify()
+    assert main(["verify", "--retries", "0", url]) == 2
+    assert "HTTP 503" in capsys.readouterr().err
+    srv.clear_faults()
+    srv.add_fault(Fault(status=404, path=stripes[0]))  # a missing stripe file: unsound
+    with shardkit.open(url, retries=0) as s:
+        assert any("cannot open DataRef url" in p.message for p in s.verify())
+
+
+def test_amudai_stripe_files_behind_a_wrapped_remote_root(range_server) -> None:
+    """bulk wraps the root in a CountingSource, whose block_size 0 once went to the stripe
+    files as an I/O option: every stripe of a remote two-level shard failed to open."""
+    from shardkit import bulk
+    from shardkit.sources import CountingSource
+
+    data = Path(__file__).parent / "data" / "amudai"
+    srv = range_server(data)
+    url = srv.url("twolevel.amudai.shard")
+    with shardkit.open(CountingSource(RemoteSource(url, block_size=8192, retries=0))) as s:
+        assert s.verify() == []
+        assert {(src.block_size, src.retries) for src in s._blobs.opened.values()} == {(8192, 0)}
+    result = bulk.run_one(url, "verify")
+    assert result["status"] == "sound", result
+    for p in data.glob("*.amudai.stripe"):
+        srv.add_fault(Fault(status=503, path=f"/{p.name}"))
+    result = bulk.run_one(url, "verify")
+    assert result["status"] == "unreadable" and result["problems"] == []
+    assert result["error"]["type"] == "RemoteError"

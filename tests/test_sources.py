@@ -100,6 +100,14 @@ def test_missing_file(tmp_path):
         shardkit.open(tmp_path / "nope.shard")
 
 
+def test_nul_byte_in_path_is_a_shardkit_error(tmp_path):
+    for target in (str(tmp_path / "a\x00b.shard"), tmp_path / "a\x00b.shard"):
+        with pytest.raises(shardkit.ShardkitError, match="null byte"):
+            FileSource(target)
+        with pytest.raises(shardkit.ShardkitError, match="cannot open"):
+            shardkit.open(target)
+
+
 def test_unknown_format_says_what_was_tried(tmp_path):
     path = tmp_path / "junk.bin"
     path.write_bytes(b"PK\x03\x04" + bytes(100))

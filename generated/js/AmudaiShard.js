@@ -292,6 +292,19 @@ var AmudaiShard = (function() {
       this.blockSizesPadding = this._io.readBytes(KaitaiStream.mod(8 - KaitaiStream.mod(this._io.pos, 8), 8));
     }
 
+    /**
+     * Bytes of this segment record, paddings included (the 28-byte head, the logical
+     * sizes padded to 4, the block sizes padded to 8): the next record starts this far on.
+     */
+    Object.defineProperty(BlockMapSegment.prototype, 'lenRecord', {
+      get: function() {
+        if (this._m_lenRecord !== undefined)
+          return this._m_lenRecord;
+        this._m_lenRecord = Math.floor(((Math.floor(((28 + Math.floor((this.numBlocks * this.logicalSizeBits) / 8)) + 3) / 4) * 4 + Math.floor((this.numBlocks * this.blockSizeBits) / 8)) + 7) / 8) * 8;
+        return this._m_lenRecord;
+      }
+    });
+
     return BlockMapSegment;
   })();
 

@@ -254,6 +254,28 @@ def expand_targets(items: Iterable[str | Target], *, format: str | None = None,
 
 # -- the per-shard task ------------------------------------------------------------------------
 
+#: Smallest value of each remote I/O option (what :class:`~shardkit.remote.RemoteSource`
+#: accepts), and its command-line spelling.
+_IO_MINIMA = {"block_size": (1, "--block-size"), "cache": (0, "--cache"),
+              "concurrency": (1, "--concurrency"), "retries": (0, "--retries")}
+
+
+def _check_io_options(io_options: Mapping[str, Any] | None) -> dict[str, Any]:
+    """``io_options`` checked before any shard is opened (a value RemoteSource would refuse
+    fails the whole run once, as it does for one target, not every URL target on its own)."""
+    from .errors import ShardkitError
+
+    out = dict(io_options or {})
+    for key, value in out.items():
+        if key not in _IO_MINIMA and key != "backoff":
+            raise ShardkitError(f"unknown I/O option {key!r}; known: "
+                                f"{', '.join([*_IO_MINIMA, 'backoff'])}")
+        low, flag = _IO_MINIMA.get(key, (0, key))
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or value < low:
+            raise ShardkitError(f"{flag} must be at least {low}, not {value!r}")
+    return out
+
+
 
 def _problem_dicts(problems: Iterable[Any]) -> list[dict[str, Any]]:
     return [p.to_dict() if hasattr(p, "to_dict") else {"message": str(p)} for p in problems]
@@ -325,6 +347,7 @@ def run_one(target: Target | str, task: str | Callable[[Any], Mapping[str, Any]]
     counter = None
     try:
         source = shardkit.open_source(target.location or target.name,
+                                      io_options=dict(options.get("io_options") or {}) or None,
                                       **dict(options.get("storage_options") or {}))
         counter = shardkit.CountingSource(source)
         kwargs: dict[str, Any] = {}
@@ -692,7 +715,8 @@ def run(targets: Iterable[str | Target], task: str | Callable[[Any], Mapping[str
         = None, resume: str | os.PathLike[str] | None = None, timeout: float | None = None,
         retries: int = 2, content_hash: str | None = None, name_check: bool = False,
         strict: bool = False, format: str | None = None, spec: Mapping[str, Any] | None = None,
-        storage_options: Mapping[str, Any] | None = None, progress: bool | None = None,
+        storage_options: Mapping[str, Any] | None = None,
+        io_options: Mapping[str, Any] | None = None, progress: bool | None = None,
         on_result: Callable[[dict[str, Any]], None] | None = None,
         keep_results: bool = True) -> BulkSummary:
     """Run ``task`` over every shard of ``targets`` (see the module doc).
@@ -711,12 +735,16 @@ def run(targets: Iterable[str | Target], task: str | Callable[[Any], Mapping[str
         content_hash, name_check, strict: ``verify`` options, for the formats that take them.
         format, spec: Force a format / give the sharding spec of bare Neuroglancer shards.
         storage_options: For fsspec URLs (expansion and reading).
+        io_options: How URLs are read (``block_size``, ``cache``, ``concurrency``,
+            ``retries``; see :class:`~shardkit.remote.RemoteSource`); ShardkitError when one
+            is out of range.
         progress: A progress bar on stderr (default: when stderr is a terminal).
         on_result: Called with each result dict as it arrives (carried-over ones excluded).
         keep_results: Keep every result in the returned summary.
     """
     if not callable(task) and task not in TASKS:
         raise ValueError(f"unknown task {task!r}; known: {', '.join(TASKS)}")
+    io = _check_io_options(io_options)
     t0 = time.perf_counter()
     so = dict(storage_options or {})
     items = expand_targets(targets, format=format, spec=spec, storage_options=so)
@@ -762,7 +790,7 @@ def run(targets: Iterable[str | Target], task: str | Callable[[Any], Mapping[str
         bar.update(1)
 
     options = {"content_hash": content_hash, "name_check": name_check, "strict": strict,
-               "storage_options": so}
+               "storage_options": so, "io_options": io}
     # errors found while expanding need no worker
     ready = [(i, t) for i, t in todo if t.error is not None]
     todo = [(i, t) for i, t in todo if t.error is None]
@@ -830,6 +858,14 @@ def format_line(result: Mapping[str, Any]) -> str:
     return f"ERROR {name}: {err.get('type')}: {err.get('message')}"
 
 
+def _problem_text(problem: Mapping[str, Any]) -> str:
+    """A problem dict as ``shardkit verify --all`` prints a Problem."""
+    from .errors import Problem
+
+    return str(Problem(str(problem.get("check") or "problem"), str(problem.get("message", "")),
+                       problem.get("offset"), problem.get("field")))
+
+
 # -- the command line (``shardkit verify A B C``, globs, --from-file) --------------------------
 
 #: ``verify`` options that only make sense for many targets.
@@ -888,10 +924,16 @@ def cli_verify(args: Any, spec: Mapping[str, Any] | None) -> int:
         raise ShardkitError("--jobs must be at least 1")
     if args.timeout is not None and args.timeout <= 0:
         raise ShardkitError("--timeout must be positive")
+    from .cli import _io_options
+
+    io_options = _check_io_options(_io_options(args))
+    show_all = getattr(args, "all", False)
     from tqdm import tqdm
 
     def show(result: dict[str, Any]) -> None:
         line = json.dumps(result) if args.json else format_line(result)
+        if show_all and not args.json and result.get("status") == "unsound":
+            line += "".join(f"\n  PROBLEM {_problem_text(p)}" for p in result["problems"])
         tqdm.write(line, file=sys.stdout)
         sys.stdout.flush()
 
@@ -904,7 +946,7 @@ def cli_verify(args: Any, spec: Mapping[str, Any] | None) -> int:
                       report=args.report or args.resume, resume=args.resume,
                       timeout=args.timeout, content_hash=args.content_hash,
                       name_check=args.name_check, strict=getattr(args, "strict", False),
-                      format=args.format, spec=spec,
+                      format=args.format, spec=spec, io_options=io_options,
                       progress=args.progress, on_result=show, keep_results=False)
     finally:
         close()

@@ -135,6 +135,8 @@ class FileSource:
             self._fh = open(self.path, "rb")  # noqa: SIM115 - kept open for the mmap's lifetime
         except OSError as exc:
             raise ShardkitError(f"cannot open {self.name}: {exc.strerror or exc}") from exc
+        except ValueError as exc:  # a NUL byte in the path
+            raise ShardkitError(f"cannot open {self.name!r}: {exc}") from exc
         self._size = os.fstat(self._fh.fileno()).st_size
         self._mm: mmap.mmap | None = None
         if self._size:

@@ -42,18 +42,30 @@ from .model import (
     _dtype_of,
     _map_value,
     _section_len,
-    _seg_offset,
 )
 from .refs import _ks_stream
 
 
-def _check_unbacked(count: int, field: str) -> None:
-    """Refuse to fill more positions from nothing than :data:`MAX_UNBACKED_POSITIONS`."""
-    if count > MAX_UNBACKED_POSITIONS:
-        raise LimitExceededError(
-            f"{count} positions of an absent or constant column, which no bytes of the file "
-            f"back (the cap is {MAX_UNBACKED_POSITIONS}); its descriptor gives the constant",
-            field=field)
+class _Unbacked:
+    """Positions one read (a :meth:`~AmudaiColumns.read_column`, ``read_array`` or ``rows``
+    call) fills from nothing: absent and constant columns, which no bytes of the file back.
+    The running total over every stripe and child column of the call is capped at
+    :data:`MAX_UNBACKED_POSITIONS`, so many stripes sharing one constant descriptor cannot
+    multiply the cap."""
+
+    __slots__ = ("used",)
+
+    def __init__(self) -> None:
+        self.used = 0
+
+    def add(self, count: int, field: str) -> None:
+        """Count ``count`` more positions; LimitExceededError past the cap."""
+        self.used += count
+        if self.used > MAX_UNBACKED_POSITIONS:
+            raise LimitExceededError(
+                f"{self.used} positions of absent or constant columns in one read, which no "
+                f"bytes of the file back (the cap is {MAX_UNBACKED_POSITIONS}); the "
+                "descriptors give the constants", field=field)
 
 
 class AmudaiColumns:
@@ -71,9 +83,13 @@ class AmudaiColumns:
                                           field=field + "/encodings/0")
         return {b.kind: b for b in enc.native.buffers}
 
-    def _blocks(self, buf: spb.EncodedBuffer, field: str) -> Iterator[tuple[int, memoryview,
-                                                                            int]]:
-        """``(logical_size, block bytes, absolute offset)`` of each block of a block stream."""
+    def _block_map(self, buf: spb.EncodedBuffer, field: str,
+                   raw: bytes | memoryview | None = None
+                   ) -> tuple[DataRefInfo, DataRefInfo, list[tuple[int, int, int]]]:
+        """A block stream's buffer and block map DataRefs and, given the map's bytes ``raw``,
+        its table (``[]`` without them), with every check the readers of block streams share:
+        UnsupportedVersionError without a block_map; LayoutError when the map is not inside
+        its buffer, when the table is corrupt, or when ``block_count`` disagrees with it."""
         ref = DataRefInfo.of(buf.buffer)
         if not buf.HasField("block_map"):
             raise UnsupportedVersionError("block stream without a block_map DataRef",
@@ -83,13 +99,22 @@ class AmudaiColumns:
             raise LayoutError(f"block map [{mref.start}, {mref.end}) is not inside its buffer "
                               f"[{ref.start}, {ref.end})", offset=mref.start,
                               field=field + "/block_map")
-        self._hop(HOPS_BUFFER, field + "/buffer")
-        data = self._blobs.read(ref, field + "/buffer")
-        table = self.block_table(data[mref.start - ref.start : mref.end - ref.start],
-                                 mref.start, field + "/block_map")
+        if raw is None:
+            return ref, mref, []
+        table = self.block_table(raw, mref.start, field + "/block_map")
         if buf.HasField("block_count") and buf.block_count != len(table):
             raise LayoutError(f"EncodedBuffer says {buf.block_count} blocks, the block map "
                               f"{len(table)}", offset=mref.start, field=field + "/block_count")
+        return ref, mref, table
+
+    def _blocks(self, buf: spb.EncodedBuffer, field: str) -> Iterator[tuple[int, memoryview,
+                                                                            int]]:
+        """``(logical_size, block bytes, absolute offset)`` of each block of a block stream."""
+        ref, mref, _ = self._block_map(buf, field)
+        self._hop(HOPS_BUFFER, field + "/buffer")
+        data = self._blobs.read(ref, field + "/buffer")
+        _, _, table = self._block_map(buf, field,
+                                      data[mref.start - ref.start : mref.end - ref.start])
         limit = mref.start - ref.start
         for logical, ofs, size in table:
             if ofs + size > limit:
@@ -114,11 +139,12 @@ class AmudaiColumns:
             segments = bm.segments
             logical_offsets = bm.segment_logical_offsets
         out: list[tuple[int, int, int]] = []
-        pos = 0
+        pos = record = 0
         for i, seg in enumerate(segments):
-            if starts[i] != _seg_offset(segments, i):
+            if starts[i] != record:
                 raise LayoutError(f"segment {i} record offset {starts[i]} does not follow the "
                                   "previous segment", offset=base, field=field)
+            record += seg.len_record
             if seg.first_logical_pos != pos or logical_offsets[i] != pos:
                 raise LayoutError(f"segment {i} starts at position {seg.first_logical_pos}, "
                                   f"expected {pos}", offset=base + starts[i], field=field)
@@ -258,10 +284,23 @@ class AmudaiColumns:
         (DateTime), dict (Struct, Map), list (List, FixedSizeList).
         """
         node = self.field(path)
+        self._stripe_records()
+        unbacked = _Unbacked()
         out: list[Any] = []
         for k, stripe in enumerate(self.stripes):
-            out.extend(self._column_in_stripe(k, node, self._positions(k, node, stripe)))
+            out.extend(self._column_in_stripe(k, node, self._positions(k, node, stripe),
+                                              unbacked))
         return out
+
+    def _stripe_records(self) -> int:
+        """Records the stripes hold; LayoutError when the directory's ``total_record_count``
+        says otherwise (checked before anything is sized by either count)."""
+        total = sum(s.record_count for s in self.stripes)
+        if total != self.directory.total_record_count:
+            raise LayoutError(f"directory says {self.directory.total_record_count} records, "
+                              f"the stripes hold {total}", offset=self.directory_ref.start,
+                              field="/directory/total_record_count")
+        return total
 
     def _positions(self, k: int, node: AmudaiField, stripe: AmudaiStripe) -> int:
         """Positions of ``node`` in stripe ``k``: the stripe's records for a top-level field;
@@ -277,9 +316,12 @@ class AmudaiColumns:
         node = self.field(path)
         if _dtype_of(node) is None:
             raise ShardkitError(f"column {path!r} ({node.type}) is not fixed-width numeric")
+        self._stripe_records()
+        unbacked = _Unbacked()
         parts, masks, any_null = [], [], False
         for k, stripe in enumerate(self.stripes):
-            arr, mask = self._primitive_array(k, node, self._positions(k, node, stripe))
+            arr, mask = self._primitive_array(k, node, self._positions(k, node, stripe),
+                                              unbacked)
             parts.append(arr)
             masks.append(mask)
             any_null |= mask is not None
@@ -291,20 +333,15 @@ class AmudaiColumns:
                                for a, m in zip(parts, masks, strict=True)])
         return np.ma.MaskedArray(values, ~mask)
 
-    def _primitive_array(self, k: int, node: AmudaiField, count: int
+    def _primitive_array(self, k: int, node: AmudaiField, count: int,
+                         unbacked: _Unbacked | None = None
                          ) -> tuple[np.ndarray, np.ndarray | None]:
         dtype = _dtype_of(node)
         assert dtype is not None
         field = f"/stripes/{k}/fields/{node.path}"
-        if count > MAX_POSITIONS:
-            raise LimitExceededError(f"{count} positions (the cap is {MAX_POSITIONS})",
-                                     field=field)
-        sfd = self.stripe_field(k, node.schema_id)
-        if sfd is None or sfd.field.HasField("constant_value"):
-            _check_unbacked(count, field)
+        sfd = self._sized_field(k, node, count, field, unbacked)
         if sfd is None:
             return np.zeros(count, dtype), np.zeros(count, bool)
-        self._check_count(sfd, count, field)
         if sfd.field.HasField("constant_value"):
             value = self._constant(sfd, node, field)
             if value is None:
@@ -322,6 +359,21 @@ class AmudaiColumns:
                               field=field + "/data")
         return values, mask
 
+    def _sized_field(self, k: int, node: AmudaiField, count: int, field: str,
+                     unbacked: _Unbacked | None) -> spb.StripeFieldDescriptor | None:
+        """The descriptor of ``node`` in stripe ``k`` (None: absent), once ``count`` positions
+        are known to be allowed: within :data:`MAX_POSITIONS`, counted in ``unbacked`` (the
+        call's running total) when nothing backs them, and the descriptor's own count."""
+        if count > MAX_POSITIONS:
+            raise LimitExceededError(f"{count} positions (the cap is {MAX_POSITIONS})",
+                                     field=field)
+        sfd = self.stripe_field(k, node.schema_id)
+        if sfd is None or sfd.field.HasField("constant_value"):
+            (_Unbacked() if unbacked is None else unbacked).add(count, field)
+        if sfd is not None:
+            self._check_count(sfd, count, field)
+        return sfd
+
     def _check_count(self, sfd: spb.StripeFieldDescriptor, count: int, field: str) -> None:
         if sfd.field.position_count != count:
             raise LayoutError(f"field descriptor says {sfd.field.position_count} positions, "
@@ -336,17 +388,14 @@ class AmudaiColumns:
             value = value.decode("utf-8", "replace")
         return value
 
-    def _column_in_stripe(self, k: int, node: AmudaiField, count: int) -> list[Any]:
+    def _column_in_stripe(self, k: int, node: AmudaiField, count: int,
+                          unbacked: _Unbacked | None = None) -> list[Any]:
         field = f"/stripes/{k}/fields/{node.path}"
-        if count > MAX_POSITIONS:
-            raise LimitExceededError(f"{count} positions (the cap is {MAX_POSITIONS})",
-                                     field=field)
-        sfd = self.stripe_field(k, node.schema_id)
-        if sfd is None or sfd.field.HasField("constant_value"):
-            _check_unbacked(count, field)
+        if unbacked is None:
+            unbacked = _Unbacked()
+        sfd = self._sized_field(k, node, count, field, unbacked)
         if sfd is None:
             return [None] * count
-        self._check_count(sfd, count, field)
         t = node.type
         if sfd.field.HasField("constant_value"):
             return [self._constant(sfd, node, field)] * count
@@ -355,7 +404,8 @@ class AmudaiColumns:
         if spb.PRESENCE in bufs:
             valid = self._bits(bufs[spb.PRESENCE], count, field + "/presence")
         if t == "Struct":
-            kids = {c.name: self._column_in_stripe(k, c, count) for c in node.children}
+            kids = {c.name: self._column_in_stripe(k, c, count, unbacked)
+                    for c in node.children}
             rows = [{name: col[i] for name, col in kids.items()} for i in range(count)]
             return _apply(rows, valid)
         if t in ("List", "Map"):
@@ -366,7 +416,7 @@ class AmudaiColumns:
             self._check_offsets(offs, count, bufs[spb.OFFSETS], field)
             total = int(offs[-1])
             bounds = offs.tolist()
-            kids = [self._column_in_stripe(k, c, total) for c in node.children]
+            kids = [self._column_in_stripe(k, c, total, unbacked) for c in node.children]
             if t == "List":
                 if len(kids) != 1:
                     raise LayoutError(f"List field with {len(kids)} children (expected 1)",
@@ -384,7 +434,7 @@ class AmudaiColumns:
             if len(node.children) != 1 or size <= 0:
                 raise LayoutError("FixedSizeList needs one child and a positive size",
                                   field=field)
-            child = self._column_in_stripe(k, node.children[0], count * size)
+            child = self._column_in_stripe(k, node.children[0], count * size, unbacked)
             rows = [child[i * size : (i + 1) * size] for i in range(count)]
             return _apply(rows, valid)
         if t == "Boolean":
@@ -393,7 +443,7 @@ class AmudaiColumns:
             bits = self._bits(bufs[spb.DATA], count, field + "/data")
             return _apply(bits.tolist(), valid)
         if _dtype_of(node) is not None:
-            values, mask = self._primitive_array(k, node, count)
+            values, mask = self._primitive_array(k, node, count, unbacked)
             items = values.tolist()
             if t == "DateTime":
                 items = [ticks_to_datetime(x, field=field) for x in items]

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import itertools
 import re
-import struct
 from collections.abc import Callable
 from dataclasses import dataclass
 from dataclasses import field as dc_field
@@ -17,20 +16,21 @@ from ...errors import (
     LimitExceededError,
 )
 from ...generated import amudai_common_pb2 as cpb
+from ...generated import amudai_schema_fb as fb
 from ...generated import amudai_shard_pb2 as spb
 from ...hashing.amudai import name_hash
 from .blocks import (
     any_value_to_python,
 )
 
-BASIC_TYPES = ["Unit", "Boolean", "Int8", "Int16", "Int32", "Int64", "Float32", "Float64",
-               "Binary", "FixedSizeBinary", "String", "Guid", "DateTime", "List",
-               "FixedSizeList", "Struct", "Map", "Union"]
+#: BasicType names by number, as the FlatBuffers schema (schemas/amudai/schema.fbs) has them.
+BASIC_TYPES = [name for name, _ in sorted(
+    ((k, v) for k, v in vars(fb.BasicType).items() if not k.startswith("_")),
+    key=lambda item: item[1])]
 BUFFER_KINDS = {v: k for k, v in spb.BufferKind.items()}
 _INT_WIDTH = {"Int8": 1, "Int16": 2, "Int32": 4, "Int64": 8}
 _FLOATS = {"Float32": "<f4", "Float64": "<f8"}
 _BYTES_TYPES = {"String", "Binary", "FixedSizeBinary", "Guid"}
-MAX_DIRECTORY = 16 * 1024 * 1024
 MAX_RECORD = 256 * 1024 * 1024
 MAX_BUFFER = 1 << 34
 #: Most positions one stripe's column may have when its values are materialised (a count read
@@ -47,7 +47,6 @@ MAX_HOPS = 16
 # list -> descriptor is 3; descriptor -> encoded buffer is 4 (its block map is a slice of it).
 HOPS_TOP, HOPS_STRIPE, HOPS_STRIPE_FIELD, HOPS_BUFFER = 1, 2, 3, 4
 _SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:")
-_U32 = struct.Struct("<I")
 
 
 @dataclass(frozen=True)
@@ -374,22 +373,6 @@ def _lookup_issue(buckets: list[int], entries: list[int], names: list[bytes]) ->
             if want != b:
                 return f"puts {names[e]!r} in bucket {b}, its hash in bucket {want}"
     return None
-
-
-def _seg_offset(segments: list[Any], i: int) -> int:
-    """Byte offset of segment ``i``'s record (sum of the previous records' sizes)."""
-    total = 0
-    for seg in segments[:i]:
-        total += _seg_size(seg)
-    return total
-
-
-def _seg_size(seg: Any) -> int:
-    n = seg.num_blocks
-    size = 28 + n * seg.logical_size_bits // 8
-    size += (-size) % 4
-    size += n * seg.block_size_bits // 8
-    return size + (-size) % 8
 
 
 def _section_len(h: Any, name: str) -> int:

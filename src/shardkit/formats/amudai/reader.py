@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import operator
 import struct
 from collections.abc import Iterator
 from functools import cached_property
 from typing import Any, overload
 
+import kaitaistruct  # type: ignore[import-untyped]
 from google.protobuf.message import DecodeError
 
 from ..._kaitai import kaitai_errors, parse
@@ -27,7 +29,7 @@ from ...generated import amudai_shard_pb2 as spb
 from ...generated.amudai_shard import AmudaiShard as KsAmudai
 from ...hashing.amudai import checksum
 from ...render import to_jsonable
-from ...sources import ByteSource
+from ...sources import ByteSource, as_stream
 from ..base import Reader, Section
 from .blocks import (
     any_value_to_python,
@@ -35,13 +37,11 @@ from .blocks import (
 )
 from .columns import AmudaiColumns
 from .model import (
-    _U32,
     BASIC_TYPES,
     BUFFER_KINDS,
     HOPS_STRIPE,
     HOPS_STRIPE_FIELD,
     HOPS_TOP,
-    MAX_DIRECTORY,
     MAX_HOPS,
     MAX_RECORD,
     AmudaiBuffer,
@@ -56,7 +56,7 @@ from .model import (
     _msg_dict,
     _plain,
 )
-from .refs import _Blobs, _ks_stream, _Window
+from .refs import _Blobs, _Known, _ks_stream, _Window
 from .rows import AmudaiRows
 from .verify import AmudaiVerify
 from .wire import WALK_FROM, check_items
@@ -98,8 +98,10 @@ class AmudaiShard(AmudaiColumns, AmudaiRows, AmudaiVerify, Reader):
         # One read of the tail: footer, L, and (usually) the whole directory record.
         tail_len = min(size, 4096)
         tail = source.read_range(size - tail_len, size)
-        self._ks = parse(KsAmudai, _ks_stream(source.read_range(0, 8) if tail_len < size
-                                              else tail[:8]),
+        known = [(size - tail_len, tail)]
+        if tail_len < size:
+            known.append((0, source.read_range(0, 8)))  # the header frame, in one read
+        self._ks = parse(KsAmudai, as_stream(_Known(source, known)),
                          magic_fields=("/header/magic",),
                          version_fields=("/header/version_major",))
         if not tail.endswith(b"amud", 0, tail_len - 4):
@@ -121,11 +123,17 @@ class AmudaiShard(AmudaiColumns, AmudaiRows, AmudaiVerify, Reader):
 
     def _read_directory(self, source: ByteSource, size: int, tail: bytes, tail_len: int) -> None:
         """Read and check the directory record that ends the root file."""
-        (length,) = _U32.unpack_from(tail, tail_len - 12)
-        if length >= MAX_DIRECTORY:
-            raise LimitExceededError(f"directory length {length} is 16 MiB or more",
-                                     offset=size - 12, field="/len_directory")
-        start = size - 12 - (length + 8)
+        try:  # read from the tail already in memory; the .ksy caps it
+            with kaitai_errors():
+                length = self._ks.len_directory
+        except LayoutError as exc:
+            cause = exc.__cause__
+            if not isinstance(cause, kaitaistruct.ValidationGreaterThanError):
+                raise
+            raise LimitExceededError(f"directory length {cause.actual} exceeds the format's "
+                                     f"cap of {cause.max} bytes", offset=size - 12,
+                                     field="/len_directory") from exc
+        start = size - 12 - (length + 8)  # the .ksy's `directory` instance
         if start < 8:
             raise LayoutError(f"directory of {length} bytes does not fit in the file",
                               offset=size - 12, field="/len_directory")
@@ -213,7 +221,9 @@ class AmudaiShard(AmudaiColumns, AmudaiRows, AmudaiVerify, Reader):
 
     @property
     def record_count(self) -> int:
-        """Records in the shard (``total_record_count``)."""
+        """Records in the shard, as the directory says (``total_record_count``); reading
+        rows or columns first checks it against the stripes' counts (LayoutError if they
+        differ), and ``verify`` reports the difference."""
         return int(self.directory.total_record_count)
 
     @property
@@ -344,8 +354,21 @@ class AmudaiShard(AmudaiColumns, AmudaiRows, AmudaiVerify, Reader):
                 DataRefInfo.of(sd.indexes_ref), self.stripe_indexes))
         return tuple(out)
 
+    def _stripe_number(self, stripe: Any) -> int:
+        """``stripe`` as an int; InvalidKeyError unless ``0 <= stripe < len(stripes)``."""
+        n = len(self.stripes)
+        try:
+            i = -1 if isinstance(stripe, bool) else operator.index(stripe)
+        except TypeError:
+            i = -1
+        if not 0 <= i < n:
+            raise InvalidKeyError(f"no stripe {stripe!r}: the shard has {n} (0 to {n - 1})"
+                                  if n else f"no stripe {stripe!r}: the shard has none")
+        return i
+
     def stripe_properties(self, stripe: int) -> dict[str, Any]:
         """StripeProperties of stripe ``stripe`` ({} when there are none)."""
+        stripe = self._stripe_number(stripe)
         ref = self.stripes[stripe].properties_ref
         field = f"/stripes/{stripe}/properties"
         msg = self._record(ref, field, spb.StripeProperties, f"stripe {stripe} properties",
@@ -373,6 +396,7 @@ class AmudaiShard(AmudaiColumns, AmudaiRows, AmudaiVerify, Reader):
                                 "shard field list", HOPS_TOP)
 
     def _stripe_field_list(self, stripe: int) -> list[DataRefInfo]:
+        stripe = self._stripe_number(stripe)
         cache = self.__dict__.setdefault("_sfl_cache", {})
         if stripe not in cache:
             cache[stripe] = self._field_list(self.stripes[stripe].field_list,
@@ -454,6 +478,7 @@ class AmudaiShard(AmudaiColumns, AmudaiRows, AmudaiVerify, Reader):
 
     def stripe_indexes(self, stripe: int) -> tuple[AmudaiIndex, ...]:
         """Index descriptors of stripe ``stripe`` (its ``indexes_ref``; () when absent)."""
+        stripe = self._stripe_number(stripe)
         cache = self.__dict__.setdefault("_sidx_cache", {})
         if stripe not in cache:
             coll = self._record(self.stripes[stripe].indexes_ref, f"/stripes/{stripe}/indexes",

@@ -54,6 +54,30 @@ class _Window:
         """Nothing to release: the source underneath belongs to the parent shard."""
 
 
+class _Known:
+    """A source some of whose ranges were already read (``known``: ``(start, bytes)``
+    pairs): reads inside one are served from memory, any other from ``inner``. The generated
+    parser reads the frame and ``len_directory`` of a root file through it at no extra I/O."""
+
+    def __init__(self, inner: ByteSource, known: list[tuple[int, bytes]]) -> None:
+        self.inner = inner
+        self.name = inner.name
+        self.known = known
+
+    @property
+    def size(self) -> int:
+        return self.inner.size
+
+    def read_range(self, start: int, end: int) -> bytes:
+        for lo, data in self.known:
+            if lo <= start <= end <= lo + len(data):
+                return data[start - lo : end - lo]
+        return self.inner.read_range(start, end)
+
+    def close(self) -> None:
+        """Nothing to release: the source underneath belongs to the shard."""
+
+
 class _Blobs:
     """Opens the blobs DataRefs name, safely, and reads checked ranges from them.
 
@@ -88,6 +112,8 @@ class _Blobs:
             return self._open(url, field)
 
     def _open(self, url: str, field: str) -> ByteSource:
+        if any(c < " " or c == "\x7f" for c in url):
+            raise LayoutError(f"DataRef url {url!r} holds control characters", field=field)
         parts = url.replace("\\", "/").split("/")
         external = bool(_SCHEME.match(url)) or url.startswith(("/", "\\")) or ".." in parts
         if external and not self.allow_external:
@@ -108,6 +134,8 @@ class _Blobs:
         else:
             target = os.path.join(os.path.dirname(self.root.name), *parts)
         root = self.root
+        while not hasattr(root, "cache_bytes") and hasattr(root, "inner"):
+            root = root.inner  # through wrappers (a CountingSource, a _Window) to the remote
         io_options = {k: getattr(root, attr) for k, attr in (
             ("block_size", "block_size"), ("cache", "cache_bytes"),
             ("concurrency", "concurrency"), ("retries", "retries"))
@@ -115,6 +143,8 @@ class _Blobs:
         try:  # a remote stripe file is read as its root is (same block size, cache, ...)
             src = open_source(target, io_options=io_options or None, **self.storage_options)
         except ShardkitError as exc:
+            if getattr(exc, "transient", False):
+                raise  # a network failure (RemoteError, retried): unreadable, not corrupt
             raise LayoutError(f"cannot open DataRef url {url!r}: {exc.message}",
                               field=field) from exc
         except OSError as exc:

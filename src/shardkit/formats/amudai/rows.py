@@ -21,6 +21,7 @@ from ...errors import LayoutError, LimitExceededError, ShardkitError
 from ...generated import amudai_shard_pb2 as spb
 from ...sources import read_ranges
 from .blocks import decode_binary_values, decode_numeric_values, decode_presence, split_block
+from .columns import _Unbacked
 from .model import (
     _BYTES_TYPES,
     HOPS_BUFFER,
@@ -45,7 +46,7 @@ class AmudaiRows:
 
     def row(self: AmudaiShard, index: int) -> dict[str, Any]:  # type: ignore[misc]
         """Record ``index`` (negative counts from the end) as ``{column: value}``."""
-        n = self.record_count
+        n = self._stripe_records()
         i = index + n if index < 0 else index
         if not 0 <= i < n:
             raise IndexError(f"row {index} of {n}")
@@ -59,14 +60,18 @@ class AmudaiRows:
             start: First record (clamped to the shard, as a slice is).
             stop: One past the last record (None: the end).
             columns: Top-level column names to read (None: all).
+
+        The records are the stripes'; LayoutError when the directory's
+        ``total_record_count`` says otherwise.
         """
-        n = self.record_count
+        n = self._stripe_records()
         start, stop, _ = slice(start, stop).indices(n)
         if stop - start > MAX_ROWS:
             raise LimitExceededError(f"{stop - start} rows asked at once (the cap is "
                                      f"{MAX_ROWS})", field="/rows")
         nodes = [self.field(c) for c in columns] if columns is not None else list(self.schema)
         out: list[dict[str, Any]] = [{} for _ in range(max(0, stop - start))]
+        unbacked = _Unbacked()
         pos = 0
         for k, stripe in enumerate(self.stripes):
             lo, hi = max(start, pos), min(stop, pos + stripe.record_count)
@@ -74,17 +79,20 @@ class AmudaiRows:
                 self._prefetch(k, nodes, lo - pos, hi - pos)
                 for node in nodes:
                     values = self._rows_in_stripe(k, node, stripe.record_count, lo - pos,
-                                                  hi - pos)
+                                                  hi - pos, unbacked)
                     for j, v in enumerate(values):
                         out[lo - start + j][node.name] = v
             pos += stripe.record_count
         return _plain(out)
 
     def _rows_in_stripe(self: AmudaiShard, k: int, node: AmudaiField,  # type: ignore[misc]
-                        count: int, lo: int, hi: int) -> list[Any]:
-        """Values ``[lo, hi)`` of ``node`` (``count`` positions) in stripe ``k``."""
+                        count: int, lo: int, hi: int, unbacked: _Unbacked) -> list[Any]:
+        """Values ``[lo, hi)`` of ``node`` (``count`` positions) in stripe ``k``; positions
+        filled from nothing are counted in ``unbacked``, the ``rows`` call's running total."""
         field = f"/stripes/{k}/fields/{node.path}"
         sfd = self.stripe_field(k, node.schema_id)
+        if sfd is None or sfd.field.HasField("constant_value"):
+            unbacked.add(hi - lo, field)
         if sfd is None:
             return [None] * (hi - lo)
         self._check_count(sfd, count, field)
@@ -95,10 +103,10 @@ class AmudaiRows:
         if spb.PRESENCE in bufs or spb.DATA not in bufs or t in ("List", "Map",
                                                                  "FixedSizeList", "Boolean"):
             if t == "Struct" and spb.PRESENCE not in bufs:
-                kids = {c.name: self._rows_in_stripe(k, c, count, lo, hi)
+                kids = {c.name: self._rows_in_stripe(k, c, count, lo, hi, unbacked)
                         for c in node.children}
                 return [{name: col[i] for name, col in kids.items()} for i in range(hi - lo)]
-            return self._column_in_stripe(k, node, count)[lo:hi]
+            return self._column_in_stripe(k, node, count, unbacked)[lo:hi]
         if _dtype_of(node) is not None:
             dtype = _dtype_of(node)
             assert dtype is not None
@@ -137,7 +145,7 @@ class AmudaiRows:
                     raise LayoutError(f"String value is not UTF-8: {exc}",
                                       field=field) from exc
             return _apply(items, valid)
-        return self._column_in_stripe(k, node, count)[lo:hi]
+        return self._column_in_stripe(k, node, count, unbacked)[lo:hi]
 
     def _prefetch(self: AmudaiShard, k: int, nodes: list[AmudaiField],  # type: ignore[misc]
                   lo: int, hi: int) -> None:
@@ -145,7 +153,7 @@ class AmudaiRows:
         at once: the block maps in one batch, then the chosen blocks in another (each batch
         one request per run of neighbouring blocks), so a row costs two round trips, not two
         per column. Anything unexpected is left for the reads themselves to report."""
-        streams: list[tuple[Any, DataRefInfo, DataRefInfo, str]] = []
+        streams: list[tuple[Any, spb.EncodedBuffer, DataRefInfo, DataRefInfo, str]] = []
         todo = list(nodes)
         while todo:
             node = todo.pop()
@@ -159,29 +167,27 @@ class AmudaiRows:
             except ShardkitError:
                 continue
             buf = bufs.get(spb.DATA)
-            if buf is None or not buf.HasField("block_map"):
+            if buf is None:
                 continue
-            ref, mref = DataRefInfo.of(buf.buffer), DataRefInfo.of(buf.block_map)
             try:
+                ref, mref, _ = self._block_map(buf, node.path)
                 src = self._blobs.locate(ref, "")
             except ShardkitError:
                 continue
-            if not getattr(src, "block_size", 0) or not ref.start <= mref.start <= mref.end \
-                    <= ref.end:
+            if not getattr(src, "block_size", 0):
                 return  # local or uncached sources gain nothing from this
-            streams.append((src, ref, mref, node.path))
+            streams.append((src, buf, ref, mref, node.path))
         if not streams:
             return
         by_source: dict[int, tuple[Any, list[tuple[int, int]]]] = {}
-        for src, _, mref, _ in streams:
+        for src, _, _, mref, _ in streams:
             by_source.setdefault(id(src), (src, []))[1].append((mref.start, mref.end))
         maps = {id(src): dict(zip(ranges, read_ranges(src, ranges), strict=True))
                 for src, ranges in by_source.values()}
         wanted: dict[int, tuple[Any, list[tuple[int, int]]]] = {}
-        for src, ref, mref, path in streams:
+        for src, buf, ref, mref, path in streams:
             try:
-                table = self.block_table(maps[id(src)][(mref.start, mref.end)], mref.start,
-                                         path)
+                _, _, table = self._block_map(buf, path, maps[id(src)][(mref.start, mref.end)])
             except ShardkitError:
                 continue
             pos = 0
@@ -196,19 +202,10 @@ class AmudaiRows:
     def _window(self: AmudaiShard, buf: spb.EncodedBuffer, field: str,  # type: ignore[misc]
                 lo: int, hi: int, decode: Any) -> tuple[list[Any], np.ndarray | None]:
         """Values ``[lo, hi)`` of a block stream, reading only the blocks that hold them."""
-        ref = DataRefInfo.of(buf.buffer)
-        if not buf.HasField("block_map"):
-            raise LayoutError("block stream without a block_map DataRef", offset=ref.start,
-                              field=field + "/block_map")
-        mref = DataRefInfo.of(buf.block_map)
-        if mref.url != ref.url or not ref.start <= mref.start <= mref.end <= ref.end:
-            raise LayoutError(f"block map [{mref.start}, {mref.end}) is not inside its buffer "
-                              f"[{ref.start}, {ref.end})", offset=mref.start,
-                              field=field + "/block_map")
+        ref, mref, _ = self._block_map(buf, field)
         self._hop(HOPS_BUFFER, field + "/buffer")
         src = self._blobs.locate(ref, field + "/buffer")
-        table = self.block_table(src.read_range(mref.start, mref.end), mref.start,
-                                 field + "/block_map")
+        _, _, table = self._block_map(buf, field, src.read_range(mref.start, mref.end))
         limit = mref.start - ref.start
         chosen: list[tuple[int, int, int, int]] = []  # (index, first position, offset, size)
         pos = 0

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import struct
+import sys
 from collections.abc import Callable
 from typing import Any
 
@@ -32,6 +33,15 @@ from .model import (
 )
 
 
+def _unreadable(exc: ShardkitError) -> bool:
+    """A file could not be read (a :class:`~shardkit.remote.RemoteError`: network, server):
+    the shard is unreadable, not unsound, so verify lets the error through instead of calling
+    it a problem. (A RemoteError exists only once shardkit.remote is loaded; looking it up
+    there keeps verifying local files from importing it.)"""
+    remote = sys.modules.get(__name__.split(".")[0] + ".remote")
+    return remote is not None and isinstance(exc, remote.RemoteError)
+
+
 class AmudaiVerify:
     """The verify method of :class:`~shardkit.formats.amudai.AmudaiShard`."""
 
@@ -52,6 +62,8 @@ class AmudaiVerify:
             try:
                 return fn()
             except ShardkitError as exc:
+                if _unreadable(exc):
+                    raise
                 name = ("checksum" if isinstance(exc, ChecksumError) else
                         "unsupported" if isinstance(exc, UnsupportedVersionError) else
                         "hops" if isinstance(exc, HopLimitError) else check)
@@ -172,6 +184,8 @@ class AmudaiVerify:
             self._hop(art.hops + HOPS_BUFFER, art.path)
             child = self.open_artifact(art)
         except ShardkitError as exc:
+            if _unreadable(exc):
+                raise
             check = "hops" if isinstance(exc, HopLimitError) else \
                 "checksum" if isinstance(exc, ChecksumError) else "index"
             problems.append(Problem(check, exc.message, exc.offset, exc.field))
@@ -179,6 +193,10 @@ class AmudaiVerify:
         try:
             found = child.verify()
         except ShardkitError as exc:
+            if _unreadable(exc):
+                child.close()
+                self._children.remove(child)
+                raise
             found = [Problem("index", exc.message, exc.offset, exc.field)]
         try:
             for p in found:
@@ -224,6 +242,8 @@ class AmudaiVerify:
         try:
             return self._shard_field_list
         except ShardkitError as exc:
+            if _unreadable(exc):
+                raise
             problems.append(Problem("field_list", exc.message, exc.offset, exc.field))
             return []
 
@@ -254,6 +274,8 @@ class AmudaiVerify:
                             has_checksum=buf.block_checksums, base=base,
                             field=f"{field}/blocks/{i}", region=f"block {i} of {field}")
         except ShardkitError as exc:
+            if _unreadable(exc):
+                raise
             check = "checksum" if isinstance(exc, ChecksumError) else \
                 "hops" if isinstance(exc, HopLimitError) else "buffer"
             problems.append(Problem(check, exc.message, exc.offset, exc.field))
