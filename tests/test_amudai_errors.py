@@ -390,11 +390,29 @@ def test_rows_count_unbacked_positions_across_stripes(monkeypatch: pytest.Monkey
     import shardkit.formats.amudai.columns as columns
 
     monkeypatch.setattr(columns, "MAX_UNBACKED_POSITIONS", 100)
+    monkeypatch.setattr(columns, "UNBACKED_PER_BYTE", 0)
     s = shardkit.open(restripe(build_amudai([field("c", "Int64")], [{"c": [7, 7]}]), 5, 30))
     assert s.rows(0, 100) == [{"c": 7}] * 100
     with pytest.raises(LimitExceededError, match="one read") as info:
         s.rows(0, 150)
     assert info.value.field == "/stripes/3/fields/c"
+
+
+def test_unbacked_positions_allowed_per_byte_of_the_file(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Past the fixed cap, a shard may fill UNBACKED_PER_BYTE positions per byte of its file:
+    a large real shard with all-null or constant columns still reads them whole."""
+    import shardkit.formats.amudai.columns as columns
+
+    data = restripe(build_amudai([field("c", "Int64")], [{"c": [7, 7]}]), 5, 30)
+    monkeypatch.setattr(columns, "MAX_UNBACKED_POSITIONS", 100)
+    monkeypatch.setattr(columns, "UNBACKED_PER_BYTE", 1)
+    s = shardkit.open(data)
+    assert len(data) >= 150
+    assert s.rows(0, 150) == [{"c": 7}] * 150 and s.read_column("c") == [7] * 150
+    monkeypatch.setattr(columns, "UNBACKED_PER_BYTE", 0)
+    with pytest.raises(LimitExceededError, match="one read"):
+        s.read_column("c")
 
 
 @pytest.mark.parametrize("total", [16_000_000, 1, 0])

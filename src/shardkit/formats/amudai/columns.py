@@ -35,6 +35,7 @@ from .model import (
     MAX_BUFFER,
     MAX_POSITIONS,
     MAX_UNBACKED_POSITIONS,
+    UNBACKED_PER_BYTE,
     AmudaiField,
     AmudaiStripe,
     DataRefInfo,
@@ -49,27 +50,36 @@ from .refs import _ks_stream
 class _Unbacked:
     """Positions one read (a :meth:`~AmudaiColumns.read_column`, ``read_array`` or ``rows``
     call) fills from nothing: absent and constant columns, which no bytes of the file back.
-    The running total over every stripe and child column of the call is capped at
-    :data:`MAX_UNBACKED_POSITIONS`, so many stripes sharing one constant descriptor cannot
-    multiply the cap."""
+    The running total over every stripe and child column of the call is capped at ``limit``
+    (see :meth:`AmudaiColumns._unbacked`), so many stripes sharing one constant descriptor
+    cannot multiply the cap."""
 
-    __slots__ = ("used",)
+    __slots__ = ("limit", "used")
 
-    def __init__(self) -> None:
+    def __init__(self, limit: int | None = None) -> None:
         self.used = 0
+        self.limit = MAX_UNBACKED_POSITIONS if limit is None else limit
 
     def add(self, count: int, field: str) -> None:
         """Count ``count`` more positions; LimitExceededError past the cap."""
         self.used += count
-        if self.used > MAX_UNBACKED_POSITIONS:
+        if self.used > self.limit:
             raise LimitExceededError(
                 f"{self.used} positions of absent or constant columns in one read, which no "
-                f"bytes of the file back (the cap is {MAX_UNBACKED_POSITIONS}); the "
-                "descriptors give the constants", field=field)
+                f"bytes of the file back (the cap is {self.limit}: {MAX_UNBACKED_POSITIONS}, "
+                f"or {UNBACKED_PER_BYTE} per byte of the file); the descriptors give the "
+                "constants", field=field)
 
 
 class AmudaiColumns:
     """Column reading for :class:`~shardkit.formats.amudai.AmudaiShard`."""
+
+    def _unbacked(self) -> _Unbacked:
+        """A read's count of positions filled from nothing: up to
+        :data:`MAX_UNBACKED_POSITIONS`, or :data:`UNBACKED_PER_BYTE` per byte of the shard's
+        file when that is more."""
+        size = self.source.size  # type: ignore[attr-defined]
+        return _Unbacked(max(MAX_UNBACKED_POSITIONS, UNBACKED_PER_BYTE * size))
 
     # -- encoded buffers ----------------------------------------------------------------------
 
@@ -285,7 +295,7 @@ class AmudaiColumns:
         """
         node = self.field(path)
         self._stripe_records()
-        unbacked = _Unbacked()
+        unbacked = self._unbacked()
         out: list[Any] = []
         for k, stripe in enumerate(self.stripes):
             out.extend(self._column_in_stripe(k, node, self._positions(k, node, stripe),
@@ -317,7 +327,7 @@ class AmudaiColumns:
         if _dtype_of(node) is None:
             raise ShardkitError(f"column {path!r} ({node.type}) is not fixed-width numeric")
         self._stripe_records()
-        unbacked = _Unbacked()
+        unbacked = self._unbacked()
         parts, masks, any_null = [], [], False
         for k, stripe in enumerate(self.stripes):
             arr, mask = self._primitive_array(k, node, self._positions(k, node, stripe),
@@ -369,7 +379,7 @@ class AmudaiColumns:
                                      field=field)
         sfd = self.stripe_field(k, node.schema_id)
         if sfd is None or sfd.field.HasField("constant_value"):
-            (_Unbacked() if unbacked is None else unbacked).add(count, field)
+            (self._unbacked() if unbacked is None else unbacked).add(count, field)
         if sfd is not None:
             self._check_count(sfd, count, field)
         return sfd
@@ -392,7 +402,7 @@ class AmudaiColumns:
                           unbacked: _Unbacked | None = None) -> list[Any]:
         field = f"/stripes/{k}/fields/{node.path}"
         if unbacked is None:
-            unbacked = _Unbacked()
+            unbacked = self._unbacked()
         sfd = self._sized_field(k, node, count, field, unbacked)
         if sfd is None:
             return [None] * count

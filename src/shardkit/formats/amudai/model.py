@@ -36,10 +36,15 @@ MAX_BUFFER = 1 << 34
 #: Most positions one stripe's column may have when its values are materialised (a count read
 #: from protobuf, with no bytes to check it against: absent and constant columns fill lists).
 MAX_POSITIONS = 1 << 28
-#: Most positions filled from nothing (an absent or constant column: no bytes in the file back
-#: the count, which comes from protobuf or from a parent's offsets): 16 Mi positions, a 128 MiB
-#: list or array at most, so a 1 KB file cannot make the reader allocate gigabytes.
+#: Positions one read may fill from nothing (absent and constant columns: no bytes in the file
+#: back the count, which comes from protobuf or from a parent's offsets), whatever the file's
+#: size: 16 Mi, a 128 MiB list or array, so a 1 KB file cannot make the reader allocate
+#: gigabytes. A larger shard may fill :data:`UNBACKED_PER_BYTE` positions per byte of its
+#: file: a real shard with millions of rows and all-null columns reads them whole.
 MAX_UNBACKED_POSITIONS = 1 << 24
+#: Positions filled from nothing allowed per byte of the shard's file, past
+#: :data:`MAX_UNBACKED_POSITIONS`.
+UNBACKED_PER_BYTE = 64
 MAX_HOPS = 16
 # DataRef hops from the directory, inside one shard: directory -> X (schema, properties, url
 # list, stripe list, shard field list, shard indexes) is 1; stripe list -> stripe field list,

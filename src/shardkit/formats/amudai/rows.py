@@ -71,7 +71,7 @@ class AmudaiRows:
                                      f"{MAX_ROWS})", field="/rows")
         nodes = [self.field(c) for c in columns] if columns is not None else list(self.schema)
         out: list[dict[str, Any]] = [{} for _ in range(max(0, stop - start))]
-        unbacked = _Unbacked()
+        unbacked = self._unbacked()
         pos = 0
         for k, stripe in enumerate(self.stripes):
             lo, hi = max(start, pos), min(stop, pos + stripe.record_count)
