@@ -81,6 +81,67 @@ def test_chunk_name_and_morton_decode():
                                                  for z in range(2)]
 
 
+def test_morton_decode_many_refuses_bits_beyond_the_grid():
+    from shardkit.errors import InvalidKeyError
+
+    grid = (7, 6, 3)  # 3 + 3 + 2 = 8 bits
+    assert morton_decode_many(np.array([255], dtype=np.uint64), grid).tolist() == [[7, 7, 3]]
+    for code in (1 << 8 | 1, 2**63, 2**64 - 1):
+        with pytest.raises(InvalidKeyError, match=f"chunk id {code} has bits beyond") as exc:
+            morton_decode_many(np.array([0, code], dtype=np.uint64), grid)
+        assert exc.value.field == f"/chunks/{code}"
+    with pytest.raises(InvalidKeyError):
+        morton_decode_many(np.array([1], dtype=np.uint64), (1, 1, 1))  # a grid of one chunk
+    assert morton_decode_many(np.array([2**64 - 1], dtype=np.uint64),
+                              (2**22, 2**21, 2**21)).tolist() == [[2**22 - 1, 2**21 - 1,
+                                                                   2**21 - 1]]
+
+
+def _with_extra_high_bit_chunk(dst: Path) -> tuple[int, int]:
+    """A copy of the tensorstore image sample whose shard also holds a chunk id with a bit
+    beyond the grid's: it would decode to the position of the chunk it was made from."""
+    import shutil
+
+    shutil.copytree(Path(__file__).parent / "data" / "neuroglancer" /
+                    "ts_image_identity_gzipindex", dst)
+    ds = open_dataset(dst)
+    scale = ds.scales["8_8_40"]
+    items = {k: bytes(scale[k]) for k in scale.shard(0).keys()}
+    good = sorted(items)[1]
+    bad = good | 1 << sum(max(0, g - 1).bit_length() for g in scale.grid_shape)
+    assert scale.spec.locate(bad).shard == 0
+    items[bad] = b"\xff" * len(items[good])
+    spec = scale.spec
+    ds.close()
+    (dst / "8_8_40" / "0.shard").write_bytes(build_shard(items, spec))
+    return good, bad
+
+
+def test_chunk_ids_beyond_the_grid_are_refused(tmp_path):
+    from shardkit.errors import InvalidKeyError
+
+    good, bad = _with_extra_high_bit_chunk(tmp_path / "src")
+    ds = open_dataset(tmp_path / "src")
+    scale = ds.scales["8_8_40"]
+    assert scale.position(good) == (1, 0, 0)
+    with pytest.raises(InvalidKeyError, match=f"chunk id {bad} is not a position"):
+        scale.position(bad)
+    with pytest.raises(InvalidKeyError):
+        scale.position(-1)
+    problems = ds.verify()
+    assert [(p.check, p.field) for p in problems] == [("chunk_id", "/minishards/0/index")]
+    assert f"chunk {bad}: not the id of a position of the grid" in problems[0].message
+    ds.close()
+    # unsharding refuses the shard before writing any of its chunk files
+    with pytest.raises(ShardkitError, match=f"chunk id {bad} has bits beyond") as exc:
+        unshard_layer(tmp_path / "src", tmp_path / "back")
+    assert exc.value.field == f"/chunks/{bad}"
+    assert not list((tmp_path / "back").rglob("*-*_*"))
+    assert main(["ng", "unshard", str(tmp_path / "src"), str(tmp_path / "back2"),
+                 "--jobs", "2"]) == 2  # other shards may be written, never the bad chunk
+    assert all(set(p.read_bytes()) != {0xFF} for p in (tmp_path / "back2").rglob("*-*_*"))
+
+
 @pytest.mark.parametrize(("hash_", "minishard_bits", "index_encoding"), [
     ("identity", 0, "raw"), ("identity", 3, "gzip"), ("murmurhash3_x86_128", 4, "raw")])
 def test_shard_pieces_are_the_writers_bytes(hash_, minishard_bits, index_encoding):

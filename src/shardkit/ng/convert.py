@@ -40,6 +40,7 @@ from ..formats.neuroglancer import (
     gunzip_capped,
     open_dataset,
 )
+from ..formats.neuroglancer.decode import morton_decode_many, morton_schedule
 from .chooser import (
     DEFAULT_MINISHARD_INDEX_BYTES,
     DEFAULT_SHARD_BYTES,
@@ -275,22 +276,7 @@ def chunk_name(position: Sequence[int], size: Sequence[int], chunk_size: Sequenc
 
 def _bit_schedule(grid_shape: Sequence[int]) -> list[tuple[int, int]]:
     """For each code bit, lowest first, the (dimension, bit) of the position it holds."""
-    bits = morton_bits(grid_shape)
-    schedule = []
-    for i in range(max(bits, default=0)):
-        for d, b in enumerate(bits):
-            if i < b:
-                schedule.append((d, i))
-    return schedule
-
-
-def morton_decode_many(codes: np.ndarray, grid_shape: Sequence[int]) -> np.ndarray:
-    """Grid positions ``[n, 3]`` of compressed Morton codes (vectorised)."""
-    codes = np.asarray(codes, dtype=np.uint64)
-    out = np.zeros((len(codes), len(grid_shape)), dtype=np.int64)
-    for j, (d, i) in enumerate(_bit_schedule(grid_shape)):
-        out[:, d] |= ((codes >> np.uint64(j)) & np.uint64(1)).astype(np.int64) << i
-    return out
+    return morton_schedule(grid_shape)
 
 
 def _image_shard_codes(spec: ShardingSpec, grid: Sequence[int], shard: int) -> np.ndarray:
@@ -672,20 +658,14 @@ def _unshard_task(task: ShardTask) -> dict[str, int]:
                   "bytes_in": int(reader.source.size), "bytes_out": 0}
         if part.meshes:
             return _unshard_meshes(task, reader, counts)
+        names: dict[int, str] | None = None
         if part.scale is not None:
-            grid = part.grid
-            size, chunk = part.scale["size"], part.scale["chunk_sizes"][0]
-            offset = part.scale.get("voxel_offset", [0, 0, 0])
+            # every id of the shard is checked before any file is written: an id with bits
+            # beyond the grid's would decode to another chunk's position, and its file name
+            names = _chunk_names(part, task.shard,
+                                 np.fromiter(reader.keys(), dtype=np.uint64))
         for key, value in reader.items():
-            if part.scale is not None:
-                pos = morton_decode_many(np.array([key], dtype=np.uint64), grid)[0]
-                if any(int(p) >= g for p, g in zip(pos, grid, strict=True)):
-                    raise ShardkitError(f"chunk id {key} in shard {task.shard} of "
-                                        f"{part.folder} is outside the grid {grid}",
-                                        field=f"/chunks/{key}")
-                name = chunk_name(pos.tolist(), size, chunk, offset)
-            else:
-                name = str(key)
+            name = str(key) if names is None else names[key]
             path = _join(part.folder, name)
             counts["chunks"] += 1
             if task.check_existing and task.dst.exists(path):
@@ -696,6 +676,30 @@ def _unshard_task(task: ShardTask) -> dict[str, int]:
         return counts
     finally:
         ds.close()
+
+
+def _chunk_names(part: _Part, shard: int, keys: np.ndarray) -> dict[int, str]:
+    """Chunk id -> file name of an image scale's ids, refusing ids that are not positions of
+    the grid."""
+    assert part.scale is not None
+    grid = part.grid
+    where = f"shard {shard} of scale {part.folder}"
+    try:
+        positions = morton_decode_many(keys, grid)
+    except ShardkitError as exc:
+        raise LayoutError(f"{where}: {exc.message}", field=exc.field) from exc
+    outside = np.flatnonzero(np.any(positions >= np.asarray(grid, dtype=np.int64), axis=1))
+    if len(outside):
+        key = int(keys[outside[0]])
+        raise LayoutError(f"{where}: chunk id {key} is outside the grid {grid}",
+                          field=f"/chunks/{key}")
+    size, chunk = part.scale["size"], part.scale["chunk_sizes"][0]
+    offset = part.scale.get("voxel_offset", [0, 0, 0])
+    names = {int(k): chunk_name(p, size, chunk, offset)
+             for k, p in zip(keys.tolist(), positions.tolist(), strict=True)}
+    if len(names) != len(keys):
+        raise LayoutError(f"{where}: a chunk id is stored twice")
+    return names
 
 
 def _unshard_meshes(task: ShardTask, reader: Any, counts: dict[str, int]) -> dict[str, int]:

@@ -12,7 +12,7 @@ import numpy as np
 
 from ...errors import EntryNotFoundError, InvalidKeyError, LayoutError, UnsupportedVersionError
 from .dataset import EncodedChunk, NgDataset
-from .decode import compressed_morton_code, morton_decode
+from .decode import compressed_morton_code, morton_decode, morton_invalid
 from .kv import ShardedKV
 from .spec import DEFAULT_MAX_DECODED_SIZE, ShardingSpec, SpecError
 from .store import _Store, check_relative
@@ -73,8 +73,18 @@ class NgScale(ShardedKV):
         return compressed_morton_code(position, self.grid_shape)
 
     def position(self, chunk_id: int) -> tuple[int, ...]:
-        """Grid position ``(x, y, z)`` of a chunk id."""
+        """Grid position ``(x, y, z)`` of a chunk id.
+
+        Raises:
+            InvalidKeyError: ``chunk_id`` is not the id of a position of the grid (bits
+                beyond the grid's, or past its edge).
+        """
         return morton_decode(chunk_id, self.grid_shape)
+
+    def _id_check(self, ids: np.ndarray) -> tuple[np.ndarray, str]:  # type: ignore[override]
+        """For :meth:`verify`: the ids that are not positions of the grid."""
+        return (morton_invalid(ids, self.grid_shape),
+                f"not the id of a position of the grid {list(self.grid_shape)}")
 
     def chunk_box(self, position: Sequence[int]) -> tuple[tuple[int, ...], tuple[int, ...]]:
         """Voxel box ``(start, stop)`` (x, y, z; relative to ``voxel_offset``), edge-clipped."""
