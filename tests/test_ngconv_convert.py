@@ -221,6 +221,51 @@ def test_auto_spec_resume_and_no_temp_files(tmp_path):
     assert (back / "s0" / victim).exists()
 
 
+def test_resume_with_another_spec_is_refused(tmp_path):
+    vol = _volume()
+    src, dst = tmp_path / "src", tmp_path / "dst"
+    _write_unsharded(src, vol)
+    spec = {"@type": "neuroglancer_uint64_sharded_v1", "hash": "identity", "preshift_bits": 1,
+            "minishard_bits": 1, "shard_bits": 3}
+    other = dict(spec, preshift_bits=0, minishard_bits=2)
+    shard_layer(src, dst, spec=spec)
+    assert not [p for p in dst.rglob("*") if "shardkit" in p.name]  # the record is gone
+    before = {p.name: p.read_bytes() for p in (dst / "s0").iterdir()}
+    # a finished run: its info says the spec
+    with pytest.raises(ShardkitError, match="another sharding spec") as exc:
+        shard_layer(src, dst, spec=other)
+    assert exc.value.field == "/sharding"
+    # an interrupted run (no info yet): the record in the folder says it
+    (dst / "info").unlink()
+    (dst / "s0" / ".shardkit-sharding.json").write_text(json.dumps(spec))
+    with pytest.raises(ShardkitError, match="another sharding spec"):
+        shard_layer(src, dst, spec=other)
+    assert main(["ng", "shard", str(src), str(dst), "--spec", json.dumps(other)]) == 2
+    assert {p.name: p.read_bytes() for p in (dst / "s0").iterdir()} == {
+        **before, ".shardkit-sharding.json": json.dumps(spec).encode()}
+    assert not (dst / "info").exists()
+    (dst / "s0" / ".shardkit-sharding.json").write_text("[" * 100000)
+    with pytest.raises(ShardkitError, match="not JSON"):
+        shard_layer(src, dst, spec=spec)
+    (dst / "s0" / ".shardkit-sharding.json").write_text(json.dumps(spec))
+    report = shard_layer(src, dst, spec=spec)  # the same spec: resumed
+    assert report.shards_written == 0 and report.shards_skipped == len(before)
+    assert {p.name: p.read_bytes() for p in (dst / "s0").iterdir()} == before
+    ds = open_dataset(dst)
+    assert ds.verify() == [] and ds.scales["s0"].spec.to_dict() == \
+        ShardingSpec.from_dict(spec).to_dict()
+    ds.close()
+    # skeletons: the record is in the layer's own folder
+    skel = tmp_path / "skel"
+    skel.mkdir()
+    for seg in range(1, 40):
+        (skel / str(seg)).write_bytes(bytes([seg]) * seg)
+    (skel / "info").write_text(json.dumps({"@type": "neuroglancer_skeletons"}))
+    shard_layer(skel, tmp_path / "skel-sh", minishard_index_bytes=24 * 4)
+    with pytest.raises(ShardkitError, match="another sharding spec"):
+        shard_layer(skel, tmp_path / "skel-sh", minishard_index_bytes=24 * 64)
+
+
 def test_scales_selected_and_jobs(tmp_path):
     vol = _volume()
     src = tmp_path / "src"

@@ -101,7 +101,8 @@ def add_ng_parser(sub: Any) -> None:
         "shard", help="write the sharded form of an unsharded layer",
         description="Read an unsharded layer (image scales of any encoding, or skeletons by "
                     "segment id) and write it sharded, with the info updated. Rerun to resume: "
-                    "shard files already written are kept.")
+                    "shard files already written are kept (a rerun with another spec is "
+                    "refused).")
     _add_common(p)
     _add_runner(p)
     p.add_argument("--spec", default="auto", metavar="auto|JSON",

@@ -13,11 +13,15 @@ direction), so a task holds at most one shard's worth of data. Tasks run in this
 Every file is written under a temporary name and renamed (object stores, whose uploads appear
 whole, are written directly), and the ``info`` file last, so an interrupted conversion is
 resumed by running it again: shard files already present are kept, chunk files already
-present are not written again.
+present are not written again. A resumed ``shard_layer`` keeps shard files only when they were
+written with the same sharding spec: each output folder holds a hidden record of the spec
+(``.shardkit-sharding.json``, written before its first shard file, removed once the ``info`` is
+written), and a finished output's ``info`` says it; another spec is refused.
 """
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import gzip
 import json
@@ -68,6 +72,11 @@ _ID_NAME = re.compile(r"^(\d+)(\.gz)?$")
 _MANIFEST_NAME = re.compile(r"^(\d+)\.index(\.gz)?$")
 _ATOMIC_PUT = ("s3", "s3a", "gs", "gcs", "az", "abfs", "abfss", "memory", "http", "https")
 _READ_BATCH = 256  # names per remote cat() call
+# In each output folder while `ng shard` runs: the sharding spec its shard files are written
+# with, so that a rerun with another spec refuses to keep them. Removed once the info is
+# written (the info says the spec from then on).
+_SPEC_RECORD = ".shardkit-sharding.json"
+_MAX_RECORD_BYTES = 1 << 20
 _ENCODE_BATCH = 64  # chunks read, then encoded, at a time
 
 
@@ -217,6 +226,15 @@ class LayerStore:
         if not atomic:
             fs.mv(target, path)
 
+    def remove(self, name: str) -> None:
+        """Delete file ``name`` if it exists."""
+        path = self.path(name)
+        with contextlib.suppress(FileNotFoundError):
+            if self.remote:
+                self.fs.rm_file(path)
+            else:
+                os.unlink(path)
+
     def list(self, folder: str = "") -> dict[str, int]:
         """``file name -> size`` of the files directly in ``folder`` (empty if it is absent)."""
         if folder:
@@ -331,6 +349,14 @@ class ShardTask:
     check_existing: bool = True
     threads: int = 1  # encoding threads inside the task
     gzip_level: int = 6
+
+    def write_shard(self, spec: ShardingSpec, pieces: Sequence[bytes]) -> None:
+        """Write the task's shard file, the folder's record of the spec first (see
+        ``_SPEC_RECORD``; every task writes the same bytes)."""
+        record = _join(self.part.folder, _SPEC_RECORD)
+        if not self.dst.exists(record):
+            self.dst.write(record, json.dumps(spec.to_dict()).encode())
+        self.dst.write(_join(self.part.folder, spec.shard_name(self.shard)), pieces)
 
 
 @dataclass
@@ -562,7 +588,7 @@ def _shard_task(task: ShardTask) -> dict[str, int]:
     built = ShardingSpec(spec.hash, spec.preshift_bits, spec.minishard_bits, spec.shard_bits,
                          spec.minishard_index_encoding, "raw")
     pieces = shard_pieces(items, built)
-    task.dst.write(_join(part.folder, spec.shard_name(task.shard)), pieces)
+    task.write_shard(spec, pieces)
     return {"shards_written": 1, "files_in": count, "files_out": 1, "chunks": count,
             "bytes_in": bytes_in, "bytes_out": sum(len(p) for p in pieces)}
 
@@ -592,7 +618,7 @@ def _shard_meshes(task: ShardTask, spec: ShardingSpec) -> dict[str, int]:
     if not items:
         return {"files_in": 0}
     pieces = shard_pieces(items, spec, prefixes)
-    task.dst.write(spec.shard_name(task.shard), pieces)
+    task.write_shard(spec, pieces)
     return {"shards_written": 1, "files_in": files_in, "files_out": 1, "chunks": len(items),
             "bytes_in": bytes_in, "bytes_out": sum(len(p) for p in pieces)}
 
@@ -829,9 +855,15 @@ def shard_layer(src: str | os.PathLike[str], dst: str | os.PathLike[str], *,
     report = ConversionReport("shard")
     report.choices = {k: c.to_dict() for k, c in choices.items()}
     tasks: list[ShardTask] = []
+    listings = {part.folder: dst_store.list(part.folder) for part, _, _ in parts}
+    dst_info: dict[str, Any] | None = None
+    if any(listings.values()) and dst_store.exists("info"):
+        dst_info = dst_store.read_info()
+    for part, part_spec, _ in parts:  # refuse before writing anything
+        _check_resumed_spec(dst_store, part, part_spec, listings[part.folder], dst_info)
     for part, part_spec, keys in parts:
         report.specs[part.folder] = part_spec.to_dict()
-        existing = {n for n in dst_store.list(part.folder)
+        existing = {n for n in listings[part.folder]
                     if part_spec.parse_shard_name(n) is not None and n.endswith(".shard")}
         if part.scale is not None and part_spec.hash == "identity":
             grid = part.grid
@@ -862,8 +894,58 @@ def shard_layer(src: str | os.PathLike[str], dst: str | os.PathLike[str], *,
     else:
         out["sharding"] = parts[0][0].spec
     dst_store.write("info", json.dumps(out, indent=1).encode())
+    for part, _, _ in parts:  # the info says the spec now
+        dst_store.remove(_join(part.folder, _SPEC_RECORD))
     report.files_out += 1
     return report
+
+
+def _check_resumed_spec(dst: LayerStore, part: _Part, spec: ShardingSpec,
+                        listing: Mapping[str, int], dst_info: Mapping[str, Any] | None) -> None:
+    """Refuse to resume a conversion whose kept shard files were written with another spec.
+
+    The spec of an earlier run is the one recorded in the folder (a run that stopped before
+    writing the info), else the one of the output's ``info`` (a finished run). Shard files
+    with neither are kept as before: nothing says how they were written.
+    """
+    where = f"{dst.target}/{part.folder}" if part.folder else dst.target
+    if not any(n.endswith((".shard", ".shard.gz")) for n in listing):
+        return
+    recorded: Any = None
+    source = ""
+    if _SPEC_RECORD in listing:
+        source = f"{where}/{_SPEC_RECORD}"
+        if listing[_SPEC_RECORD] > _MAX_RECORD_BYTES:
+            raise ShardkitError(f"{source}: {listing[_SPEC_RECORD]} bytes, not a record of a "
+                                f"sharding spec; remove {where} to start again")
+        raw = dst.read(_join(part.folder, _SPEC_RECORD)) or b""
+        try:
+            recorded = json.loads(raw)
+        except (ValueError, RecursionError) as exc:
+            raise ShardkitError(f"{source}: not JSON ({exc}); remove {where} to start "
+                                "again") from exc
+    elif dst_info is not None:
+        source = f"{dst.target}/info"
+        if part.scale is not None:
+            for scale in dst_info.get("scales") or []:
+                if isinstance(scale, Mapping) and str(scale.get("key")) == part.folder:
+                    recorded = scale.get("sharding")
+        else:
+            recorded = dst_info.get("sharding")
+        if recorded is None:
+            return
+    else:
+        return
+    try:
+        earlier = ShardingSpec.from_dict(recorded).to_dict()
+    except (ShardkitError, ValueError, TypeError, RecursionError) as exc:
+        raise ShardkitError(f"{source}: not a sharding spec ({exc}); remove {where} to start "
+                            "again") from exc
+    if earlier != spec.to_dict():
+        raise ShardkitError(f"{where} holds shard files written with another sharding spec "
+                            f"({json.dumps(earlier)}, from {source}); this run's is "
+                            f"{json.dumps(spec.to_dict())}: remove {where} to start again, or "
+                            "rerun with the earlier spec", field="/sharding")
 
 
 def unshard_layer(src: str | os.PathLike[str], dst: str | os.PathLike[str], *,
