@@ -13,7 +13,12 @@ import pytest
 
 from shardkit import ShardkitError
 from shardkit.cli import main
-from shardkit.formats.neuroglancer import ShardingSpec, compressed_morton_code, open_dataset
+from shardkit.formats.neuroglancer import (
+    ShardingSpec,
+    SpecError,
+    compressed_morton_code,
+    open_dataset,
+)
 from shardkit.ng.convert import (
     LayerStore,
     chunk_name,
@@ -245,7 +250,7 @@ def test_resume_with_another_spec_is_refused(tmp_path):
         **before, ".shardkit-sharding.json": json.dumps(spec).encode()}
     assert not (dst / "info").exists()
     (dst / "s0" / ".shardkit-sharding.json").write_text("[" * 100000)
-    with pytest.raises(ShardkitError, match="not JSON"):
+    with pytest.raises(ShardkitError, match="nested deeper"):
         shard_layer(src, dst, spec=spec)
     (dst / "s0" / ".shardkit-sharding.json").write_text(json.dumps(spec))
     report = shard_layer(src, dst, spec=spec)  # the same spec: resumed
@@ -478,6 +483,42 @@ def test_refusals(tmp_path):
     with pytest.raises(ShardkitError, match="gzip"):
         shard_layer(skel, tmp_path / "out10")
     assert not any((tmp_path / f"out{i}").exists() for i in range(5, 11))
+
+
+def test_bad_info_json_is_a_shardkit_error(tmp_path, capsys):
+    from shardkit.errors import LimitExceededError
+
+    src = tmp_path / "src"
+    src.mkdir()
+    for text in ("[" * 100000 + "]" * 100000, "[" * 100 + "]" * 100):
+        (src / "info").write_text(text)
+        with pytest.raises(SpecError, match="nested") as exc:
+            shard_layer(src, tmp_path / "out")
+        assert exc.value.field == "/"
+        assert main(["ng", "shard", str(src), str(tmp_path / "out")]) == 2
+        assert "nested" in capsys.readouterr().err
+    (src / "info").write_bytes(b" " * (1 << 24) + b"{}")
+    with pytest.raises(LimitExceededError, match="cap of an info file"):
+        shard_layer(src, tmp_path / "out")
+    (src / "info").unlink()
+    (src / "info.gz").write_bytes(gzip.compress(b" " * (1 << 24) + b"{}"))
+    with pytest.raises(LimitExceededError):
+        shard_layer(src, tmp_path / "out")
+    (src / "info.gz").unlink()
+    (src / "info").write_text(json.dumps({"@type": ["x"]}))
+    with pytest.raises(ShardkitError, match="@type"):
+        shard_layer(src, tmp_path / "out")
+    spec_file = tmp_path / "spec.json"
+    spec_file.write_text("[" * 100000)
+    _write_unsharded(tmp_path / "img", _volume())
+    for given in (str(spec_file), "[" * 100000):
+        assert main(["ng", "shard", str(tmp_path / "img"), str(tmp_path / "out"),
+                     "--spec", given]) == 2
+        err = capsys.readouterr().err
+        assert "--spec" in err and "nested" in err and "internal error" not in err
+    with pytest.raises(ShardkitError, match="nested"):
+        shard_layer(tmp_path / "img", tmp_path / "out", spec="[" * 100000)
+    assert not (tmp_path / "out").exists()
 
 
 def test_dask_missing_is_a_clear_error(tmp_path, monkeypatch):

@@ -83,6 +83,22 @@ def test_skeleton_errors_name_offset_and_field():
             {"id": "x", "data_type": "uint8", "num_components": 0}]})
 
 
+def test_bad_vertex_attributes_are_shardkit_errors():
+    data = _encode([[1, 2, 3]], [[0, 0]])
+    for kind in (["float32"], {"a": 1}, 5, None):
+        with pytest.raises(LayoutError, match="data_type") as exc:
+            decode_skeleton(data, [{"id": "x", "data_type": kind}])
+        assert exc.value.field == "/vertex_attributes/0/data_type"
+    empty = struct.pack("<II", 0, 0)  # no vertex: no bytes would check the component count
+    for comps in (2**62, 2**33, 2**16 + 1):
+        with pytest.raises(ShardkitError, match="num_components") as exc:
+            decode_skeleton(empty, [{"id": "r", "data_type": "float32",
+                                     "num_components": comps}])
+        assert exc.value.field == "/vertex_attributes/0/num_components"
+    got = decode_skeleton(empty, [{"id": "r", "data_type": "float32", "num_components": 2**16}])
+    assert got.attributes["r"].shape == (0, 2**16)
+
+
 @pytest.mark.parametrize("seg", SKELETON_IDS)
 def test_cloudvolume_skeleton_samples(seg):
     skel = decode_skeleton(_skeleton_bytes(seg), _info())

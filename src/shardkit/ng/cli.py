@@ -123,15 +123,19 @@ def add_ng_parser(sub: Any) -> None:
 
 
 def _load_json(text: str) -> Any:
+    from ..formats.neuroglancer.spec import MAX_INFO_BYTES, parse_json
+
     if text == "auto":
         return text
     try:
         if not text.lstrip().startswith(("{", "[")) and os.path.exists(text):
-            with open(text, encoding="utf-8") as fh:
-                return json.load(fh)
-        return json.loads(text)
-    except (OSError, ValueError) as exc:
+            with open(text, "rb") as fh:
+                return parse_json(fh.read(MAX_INFO_BYTES + 1), f"--spec {text}")
+        return parse_json(text, "--spec")
+    except OSError as exc:
         raise ShardkitError(f"--spec: not 'auto', JSON or a JSON file: {exc}") from exc
+    except ShardkitError as exc:
+        raise ShardkitError(f"{exc.message} (give 'auto', JSON or a JSON file)") from exc
 
 
 def _targets(args: argparse.Namespace) -> dict[str, int]:

@@ -36,7 +36,7 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import LayoutError, ShardkitError
+from ..errors import LayoutError, LimitExceededError, ShardkitError
 from ..formats.neuroglancer import (
     DEFAULT_MAX_DECODED_SIZE,
     ShardingSpec,
@@ -45,6 +45,7 @@ from ..formats.neuroglancer import (
     open_dataset,
 )
 from ..formats.neuroglancer.decode import morton_decode_many, morton_schedule
+from ..formats.neuroglancer.spec import MAX_INFO_BYTES, parse_json
 from .chooser import (
     DEFAULT_MINISHARD_INDEX_BYTES,
     DEFAULT_SHARD_BYTES,
@@ -257,14 +258,22 @@ class LayerStore:
                 for e in entries if e.get("type") != "directory"}
 
     def read_info(self) -> dict[str, Any]:
-        """The layer's ``info`` as a dict."""
-        raw = self.read("info")
+        """The layer's ``info`` as a dict (at most ``MAX_INFO_BYTES``)."""
+        if not self.remote:  # refused unread when too long
+            for name in ("info", "info.gz"):
+                try:
+                    size = os.path.getsize(self.path(name))
+                except OSError:
+                    continue
+                if size > MAX_INFO_BYTES:
+                    raise LimitExceededError(f"{self.target}/{name}: {size} bytes, more than "
+                                             f"the {MAX_INFO_BYTES}-byte cap of an info file",
+                                             field="/")
+                break
+        raw = self.read_many(["info"], MAX_INFO_BYTES).get("info")
         if raw is None:
             raise ShardkitError(f"{self.target}/info: not found")
-        try:
-            info = json.loads(raw)
-        except ValueError as exc:
-            raise SpecError(f"{self.target}/info: not JSON: {exc}", field="/") from exc
+        info = parse_json(raw, f"{self.target}/info")
         if not isinstance(info, dict):
             raise SpecError(f"{self.target}/info: not a JSON object", field="/")
         return info
@@ -432,10 +441,7 @@ def _spec_for(given: Any, folder: str, index: int) -> ShardingSpec | None:
     if isinstance(given, ShardingSpec):
         return given
     if isinstance(given, str):
-        try:
-            given = json.loads(given)
-        except ValueError as exc:
-            raise SpecError(f"sharding spec is not JSON: {exc}", field="/sharding") from exc
+        given = parse_json(given, "sharding spec", field="/sharding")
     if isinstance(given, list):
         if index >= len(given):
             raise SpecError(f"{len(given)} sharding spec(s) given for more scales",
@@ -920,10 +926,9 @@ def _check_resumed_spec(dst: LayerStore, part: _Part, spec: ShardingSpec,
                                 f"sharding spec; remove {where} to start again")
         raw = dst.read(_join(part.folder, _SPEC_RECORD)) or b""
         try:
-            recorded = json.loads(raw)
-        except (ValueError, RecursionError) as exc:
-            raise ShardkitError(f"{source}: not JSON ({exc}); remove {where} to start "
-                                "again") from exc
+            recorded = parse_json(raw, source)
+        except ShardkitError as exc:
+            raise ShardkitError(f"{exc.message}; remove {where} to start again") from exc
     elif dst_info is not None:
         source = f"{dst.target}/info"
         if part.scale is not None:

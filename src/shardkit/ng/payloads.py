@@ -29,7 +29,13 @@ import numpy as np
 from kaitaistruct import BytesIO, KaitaiStream
 
 from .._kaitai import kaitai_errors
-from ..errors import EntryNotFoundError, LayoutError, ShardkitError, TruncatedError
+from ..errors import (
+    EntryNotFoundError,
+    LayoutError,
+    LimitExceededError,
+    ShardkitError,
+    TruncatedError,
+)
 from ..generated.ng_mesh_manifest import NgMeshManifest
 from ..generated.ng_skeleton import NgSkeleton
 
@@ -43,6 +49,7 @@ __all__ = [
     "mesh_fragments",
 ]
 
+MAX_COMPONENTS = 1 << 16  # components of one vertex attribute (real layers have 1 to 4)
 ATTRIBUTE_TYPES = {"float32": "<f4", "int8": "i1", "uint8": "u1", "int16": "<i2",
                    "uint16": "<u2", "int32": "<i4", "uint32": "<u4"}
 
@@ -83,13 +90,16 @@ def _attribute_list(info: Mapping[str, Any] | Sequence[Mapping[str, Any]] | None
         if not isinstance(attr, Mapping):
             raise LayoutError("info: a vertex attribute must be an object", field=where)
         kind = attr.get("data_type")
-        if kind not in ATTRIBUTE_TYPES:
+        if not isinstance(kind, str) or kind not in ATTRIBUTE_TYPES:
             raise LayoutError(f"info: vertex attribute data_type {kind!r} is not one of "
-                              f"{', '.join(ATTRIBUTE_TYPES)}", field=f"{where}/data_type")
+                              f"{', '.join(ATTRIBUTE_TYPES)}"[:300], field=f"{where}/data_type")
         comps = attr.get("num_components", 1)
         if type(comps) is not int or comps < 1:
             raise LayoutError(f"info: num_components must be a positive integer, got "
-                              f"{comps!r}", field=f"{where}/num_components")
+                              f"{comps!r}"[:300], field=f"{where}/num_components")
+        if comps > MAX_COMPONENTS:
+            raise LimitExceededError(f"info: num_components {comps} is more than "
+                                     f"{MAX_COMPONENTS}", field=f"{where}/num_components")
         out.append((str(attr.get("id", f"attribute_{i}")), np.dtype(ATTRIBUTE_TYPES[kind]),
                     comps))
     return out
