@@ -21,17 +21,11 @@ EXIT_OK, EXIT_ERROR = 0, 2
 
 
 def _size(text: str) -> int:
-    """A byte count: ``1073741824``, ``512M``, ``1G``, ``64KiB``..."""
-    units = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
-    t = text.strip().upper().removesuffix("B").removesuffix("I")
-    unit = t[-1] if t and t[-1] in "KMGT" else ""
-    try:
-        value = float(t[: len(t) - len(unit)]) * units[unit]
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a size: {text!r}") from None
-    if value <= 0:
-        raise argparse.ArgumentTypeError(f"must be positive: {text!r}")
-    return int(value)
+    """A byte count of at least 1: ``1073741824``, ``512M``, ``1G``, ``64KiB``... (the
+    CLI's one parser, :func:`shardkit.cli.byte_count`)."""
+    from ..cli import byte_count  # loaded already: this module is the CLI's
+
+    return byte_count(text, positive=True)
 
 
 def _add_common(p: argparse.ArgumentParser) -> None:
