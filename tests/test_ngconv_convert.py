@@ -605,3 +605,36 @@ def test_http_source_one_request_per_stored_chunk(tmp_path, range_server):
     ds = open_dataset(tmp_path / "dst")
     assert ds.verify() == [] and len(ds.scales["s0"]) == len(files)
     ds.close()
+
+
+def test_shard_index_too_large_to_write_is_refused_before_allocating(tmp_path):
+    from shardkit.writers.neuroglancer import (
+        MAX_SHARD_INDEX_BYTES,
+        build_shards,
+        write_sharded_dataset,
+    )
+
+    def spec(bits):
+        return ShardingSpec("identity", 0, bits, 0, "raw", "raw")
+
+    assert spec(26).shard_index_size == MAX_SHARD_INDEX_BYTES
+    for bits in (27, 40, 64):
+        with pytest.raises(SpecError, match="shard index") as exc:
+            build_shard({1: b"x"}, spec(bits))
+        assert exc.value.field == "/sharding/minishard_bits"
+        with pytest.raises(SpecError, match="shard index"):
+            shard_pieces({1: b"x"}, spec(bits))
+        with pytest.raises(SpecError, match="shard index"):
+            build_shards({}, spec(bits))
+        with pytest.raises(SpecError, match="shard index"):
+            write_sharded_dataset(tmp_path / f"kv{bits}", {1: b"x"}, spec(bits))
+        assert not (tmp_path / f"kv{bits}").exists()
+    src = tmp_path / "src"
+    _write_unsharded(src, _volume())
+    big = {"@type": "neuroglancer_uint64_sharded_v1", "hash": "identity", "preshift_bits": 0,
+           "minishard_bits": 60, "shard_bits": 0}
+    with pytest.raises(SpecError, match="shard index"):
+        shard_layer(src, tmp_path / "out", spec=big)
+    assert main(["ng", "shard", str(src), str(tmp_path / "out"), "--spec",
+                 json.dumps(big)]) == 2
+    assert not (tmp_path / "out").exists()

@@ -46,6 +46,7 @@ from ..formats.neuroglancer import (
 )
 from ..formats.neuroglancer.decode import morton_decode_many, morton_schedule
 from ..formats.neuroglancer.spec import MAX_INFO_BYTES, parse_json
+from ..writers.neuroglancer import check_writable
 from .chooser import (
     DEFAULT_MINISHARD_INDEX_BYTES,
     DEFAULT_SHARD_BYTES,
@@ -488,6 +489,7 @@ def _plan(store: LayerStore, info: dict[str, Any], scales: Iterable[str] | None,
                     raise SpecError(f"info: scale {key}: {exc}", field=f"/scales/{i}") from exc
                 choices[key] = choice
                 spec = choice.spec
+            check_writable(spec)
             parts.append((_Part(key, scale, spec.to_dict()), spec, None))
         return parts, choices
     kind = info.get("@type")
@@ -521,6 +523,7 @@ def _plan(store: LayerStore, info: dict[str, Any], scales: Iterable[str] | None,
         raise SpecError("multi-resolution meshes need data_encoding raw: readers fetch the "
                         "fragments before a manifest by byte range", field="/sharding/"
                         "data_encoding")
+    check_writable(spec)
     parts.append((_Part("", None, spec.to_dict(), meshes), spec, keys))
     return parts, choices
 
@@ -639,6 +642,7 @@ def shard_pieces(items: Mapping[int, bytes], spec: ShardingSpec,
     ``prefixes[key]`` (multi-resolution mesh fragments) is stored just before the value of
     ``key``, outside the range the minishard index gives.
     """
+    check_writable(spec)
     prefixes = prefixes or {}
     by_minishard: dict[int, list[int]] = {}
     if items:

@@ -32,18 +32,36 @@ from typing import Any
 
 import numpy as np
 
-from ..formats.neuroglancer import ShardingSpec, compressed_morton_code
+from ..formats.neuroglancer import ShardingSpec, SpecError, compressed_morton_code
 from ..formats.neuroglancer.store import check_relative
 from ._atomic import write_bytes_atomic
 
 __all__ = [
+    "MAX_SHARD_INDEX_BYTES",
     "build_shard",
     "build_shards",
+    "check_writable",
     "write_image_volume",
     "write_sharded_dataset",
 ]
 
 _MASK64 = (1 << 64) - 1
+MAX_SHARD_INDEX_BYTES = 1 << 30  # largest shard index written: minishard_bits up to 26
+
+
+def check_writable(spec: ShardingSpec) -> None:
+    """Refuse a spec whose shard index (``16 * 2**minishard_bits`` bytes, in every shard
+    file) is larger than :data:`MAX_SHARD_INDEX_BYTES`, before anything is allocated.
+
+    Raises:
+        SpecError: The shard index is too large (also a ``ValueError``).
+    """
+    if spec.shard_index_size > MAX_SHARD_INDEX_BYTES:
+        raise SpecError(f"sharding spec: minishard_bits {spec.minishard_bits} makes every shard "
+                        f"file start with a {spec.shard_index_size}-byte shard index; shardkit "
+                        f"writes at most {MAX_SHARD_INDEX_BYTES} bytes (minishard_bits "
+                        f"<= {MAX_SHARD_INDEX_BYTES.bit_length() - 5})",
+                        field="/sharding/minishard_bits")
 
 
 def _gzip(data: bytes) -> bytes:
@@ -59,8 +77,10 @@ def build_shard(items: Mapping[int, bytes], spec: ShardingSpec | Mapping[str, An
 
     Raises:
         ValueError: A key is not a uint64, or two keys belong to different shards.
+        SpecError: The spec's shard index is larger than :data:`MAX_SHARD_INDEX_BYTES`.
     """
     spec = ShardingSpec.coerce(spec)
+    check_writable(spec)
     by_minishard: dict[int, list[int]] = {}
     shard = None
     for key in items:
@@ -105,6 +125,7 @@ def build_shards(items: Mapping[int, bytes],
                  spec: ShardingSpec | Mapping[str, Any]) -> dict[str, bytes]:
     """Shard file name -> bytes for every non-empty shard of ``items``."""
     spec = ShardingSpec.coerce(spec)
+    check_writable(spec)
     groups: dict[int, dict[int, bytes]] = {}
     for key, value in items.items():
         groups.setdefault(spec.locate(int(key)).shard, {})[int(key)] = value
