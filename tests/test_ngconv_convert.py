@@ -638,3 +638,12 @@ def test_shard_index_too_large_to_write_is_refused_before_allocating(tmp_path):
     assert main(["ng", "shard", str(src), str(tmp_path / "out"), "--spec",
                  json.dumps(big)]) == 2
     assert not (tmp_path / "out").exists()
+
+
+def test_shard_help_names_every_layer_kind_converted(capsys):
+    with pytest.raises(SystemExit) as exc:
+        main(["ng", "shard", "--help"])
+    assert exc.value.code == 0
+    text = " ".join(capsys.readouterr().out.split()).replace("- ", "-")  # argparse wraps
+    assert "image scales of any encoding" in text and "skeletons" in text
+    assert "multi-resolution meshes" in text

@@ -93,8 +93,9 @@ def add_ng_parser(sub: Any) -> None:
 
     p = ngsub.add_parser(
         "shard", help="write the sharded form of an unsharded layer",
-        description="Read an unsharded layer (image scales of any encoding, or skeletons by "
-                    "segment id) and write it sharded, with the info updated. Rerun to resume: "
+        description="Read an unsharded layer (image scales of any encoding, skeletons, or "
+                    "multi-resolution meshes, by segment id) and write it sharded, with the "
+                    "info updated. Rerun to resume: "
                     "shard files already written are kept (a rerun with another spec is "
                     "refused).")
     _add_common(p)
