@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import contextlib
 import copy
-import gzip
 import json
 import os
 import posixpath
@@ -46,7 +45,7 @@ from ..formats.neuroglancer import (
 )
 from ..formats.neuroglancer.decode import morton_decode_many, morton_schedule
 from ..formats.neuroglancer.spec import MAX_INFO_BYTES, parse_json
-from ..writers.neuroglancer import check_writable
+from ..writers.neuroglancer import _gzip, check_writable, shard_pieces
 from .chooser import (
     DEFAULT_MINISHARD_INDEX_BYTES,
     DEFAULT_SHARD_BYTES,
@@ -630,56 +629,6 @@ def _shard_meshes(task: ShardTask, spec: ShardingSpec) -> dict[str, int]:
     task.write_shard(spec, pieces)
     return {"shards_written": 1, "files_in": files_in, "files_out": 1, "chunks": len(items),
             "bytes_in": bytes_in, "bytes_out": sum(len(p) for p in pieces)}
-
-
-def shard_pieces(items: Mapping[int, bytes], spec: ShardingSpec,
-                 prefixes: Mapping[int, bytes] | None = None) -> list[bytes]:
-    """One shard file as a list of byte strings to write one after the other.
-
-    The layout is :func:`shardkit.writers.neuroglancer.build_shard`'s (shard index, data by
-    minishard then by id, the minishard indices last), without joining the values into one
-    string: a task writing a large shard holds its values once, not three times.
-    ``prefixes[key]`` (multi-resolution mesh fragments) is stored just before the value of
-    ``key``, outside the range the minishard index gives.
-    """
-    check_writable(spec)
-    prefixes = prefixes or {}
-    by_minishard: dict[int, list[int]] = {}
-    if items:
-        keys = np.fromiter(items.keys(), dtype=np.uint64, count=len(items))
-        _, minis = spec.locate_many(keys)
-        order = np.lexsort((keys, minis))
-        for key, mini in zip(keys[order].tolist(), minis[order].tolist(), strict=True):
-            by_minishard.setdefault(int(mini), []).append(int(key))
-    data: list[bytes] = []
-    tables: list[tuple[int, bytes]] = []
-    pos = 0
-    for mini, ids in by_minishard.items():
-        sizes = np.array([len(items[k]) for k in ids], dtype=np.uint64)
-        # offset deltas: from the end of the previous value to the start of this one
-        gaps = np.array([len(prefixes.get(k, b"")) for k in ids], dtype=np.uint64)
-        offsets = gaps.copy()
-        offsets[0] += np.uint64(pos)
-        table = np.stack([np.diff(np.array(ids, dtype=np.uint64), prepend=np.uint64(0)),
-                          offsets, sizes]).astype("<u8").tobytes()
-        if spec.minishard_index_encoding == "gzip":
-            table = _gzip(table)
-        tables.append((mini, table))
-        for k in ids:
-            if k in prefixes:
-                data.append(prefixes[k])
-            data.append(items[k])
-        pos += int(gaps.sum()) + int(sizes.sum())
-    entries = np.zeros((spec.num_minishards, 2), dtype="<u8")
-    for mini, table in tables:
-        entries[mini] = (pos, pos + len(table))
-        pos += len(table)
-    return [entries.tobytes(), *data, *(t for _, t in tables)]
-
-
-def _gzip(data: bytes, level: int = 6) -> bytes:
-    """The encoding ``gzip`` (no timestamp; level 6 is what shardkit's writer makes)."""
-    return gzip.compress(data, compresslevel=level, mtime=0)
 
 
 def _unshard_task(task: ShardTask) -> dict[str, int]:
