@@ -647,3 +647,25 @@ def test_shard_help_names_every_layer_kind_converted(capsys):
     text = " ".join(capsys.readouterr().out.split()).replace("- ", "-")  # argparse wraps
     assert "image scales of any encoding" in text and "skeletons" in text
     assert "multi-resolution meshes" in text
+
+
+def test_one_shard_builder_and_atomic_local_writes(tmp_path, monkeypatch):
+    import shardkit.writers._atomic as atomic
+    import shardkit.writers.neuroglancer as writer
+
+    assert shard_pieces is writer.shard_pieces  # ng.convert uses the writer's builder
+    synced = []
+    real_fsync = os.fsync
+    monkeypatch.setattr(atomic.os, "fsync", lambda fd: (synced.append(fd), real_fsync(fd)))
+    store = LayerStore(tmp_path / "layer")
+    store.write("s0/0.shard", [b"ab", b"cd"])
+    assert (tmp_path / "layer" / "s0" / "0.shard").read_bytes() == b"abcd" and synced
+
+    def failing():
+        yield b"new"
+        raise OSError("disk full")
+
+    with pytest.raises(OSError, match="disk full"):
+        store.write("s0/0.shard", failing())
+    assert (tmp_path / "layer" / "s0" / "0.shard").read_bytes() == b"abcd"
+    assert os.listdir(tmp_path / "layer" / "s0") == ["0.shard"]

@@ -192,24 +192,21 @@ class LayerStore:
         return os.path.exists(path) if not self.remote else bool(self.fs.exists(path))
 
     def write(self, name: str, data: bytes | Sequence[bytes]) -> None:
-        """Write ``name`` whole: a temporary name then a rename (object stores: one upload).
+        """Write ``name`` whole: locally through :func:`~shardkit.writers._atomic.atomic_file`
+        (a hidden temporary name, flushed to disk, then renamed); on object stores one upload;
+        on other fsspec filesystems a temporary name then a move.
 
         ``data`` is the content, or a list of byte strings to write one after the other.
         """
         path = self.path(name)
         pieces = [data] if isinstance(data, (bytes, bytearray, memoryview)) else data
         if not self.remote:
+            from ..writers._atomic import atomic_file
+
             os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
-            tmp = f"{path}.tmp-{uuid.uuid4().hex}"
-            try:
-                with open(tmp, "wb") as fh:
-                    for piece in pieces:
-                        fh.write(piece)
-                os.replace(tmp, path)
-            except BaseException:
-                if os.path.exists(tmp):
-                    os.unlink(tmp)
-                raise
+            with atomic_file(path) as fh:
+                for piece in pieces:
+                    fh.write(piece)
             return
         fs = self.fs
         protocol = fs.protocol if isinstance(fs.protocol, str) else fs.protocol[0]
