@@ -669,3 +669,65 @@ def test_one_shard_builder_and_atomic_local_writes(tmp_path, monkeypatch):
         store.write("s0/0.shard", failing())
     assert (tmp_path / "layer" / "s0" / "0.shard").read_bytes() == b"abcd"
     assert os.listdir(tmp_path / "layer" / "s0") == ["0.shard"]
+
+
+@pytest.mark.parametrize("key", ["./s0", "s0/", "s0"])
+def test_scale_keys_are_read_as_the_reader_reads_them(tmp_path, key):
+    src = tmp_path / "src"
+    files = _write_unsharded(src, _volume())
+    info = json.loads((src / "info").read_text())
+    info["scales"][0]["key"] = key
+    (src / "info").write_text(json.dumps(info))
+    report = shard_layer(src, tmp_path / "sh", scales=[key])
+    assert list(report.specs) == ["s0"] and report.chunks == len(files)
+    ds = open_dataset(tmp_path / "sh")
+    assert len(ds.scales["s0"]) == len(files) and ds.verify() == []
+    ds.close()
+    assert json.loads((tmp_path / "sh" / "info").read_text())["scales"][0]["key"] == key
+    unshard_layer(tmp_path / "sh", tmp_path / "back")
+    assert _files(tmp_path / "back" / "s0") == files
+
+
+def test_converter_refuses_what_the_reader_refuses(tmp_path):
+    from shardkit.errors import LimitExceededError
+
+    src = tmp_path / "src"
+    _write_unsharded(src, _volume())
+    base = json.loads((src / "info").read_text())
+    for change, field in [
+            (lambda s: s.update(size=[100.0, 90, 20]), "/scales/0/size"),
+            (lambda s: s.update(size=["100", 90, 20]), "/scales/0/size"),
+            (lambda s: s.update(chunk_sizes=[[32, True, 8]]), "/scales/0/chunk_sizes/0"),
+            (lambda s: s.update(voxel_offset=[0, "x", 0]), "/scales/0/voxel_offset"),
+            (lambda s: s.update(size=[2**40, 16, 8]), "/scales/0/size"),
+            (lambda s: s.update(size=[2**32, 2**32, 2**32], chunk_sizes=[[1, 1, 1]]),
+             "/scales/0/size"),
+            (lambda s: s.update(key="/abs"), "/scales/0/key"),
+            (lambda s: s.update(key="s0\x00"), "/scales/0/key")]:
+        info = json.loads(json.dumps(base))
+        change(info["scales"][0])
+        (src / "info").write_text(json.dumps(info))
+        with pytest.raises(SpecError) as exc:
+            shard_layer(src, tmp_path / "out")
+        assert exc.value.field == field
+        sharded = json.loads(json.dumps(info))
+        sharded["scales"][0]["sharding"] = {"@type": "neuroglancer_uint64_sharded_v1",
+                                            "hash": "identity", "preshift_bits": 0,
+                                            "minishard_bits": 0, "shard_bits": 0}
+        (src / "info").write_text(json.dumps(sharded))
+        with pytest.raises(SpecError) as exc:
+            open_dataset(src)
+        assert exc.value.field == field
+    # a grid of 2**40 chunks: refused before its chunk ids are listed
+    info = json.loads(json.dumps(base))
+    info["scales"][0].update(size=[2**14, 2**13, 2**13], chunk_sizes=[[1, 1, 1]])
+    (src / "info").write_text(json.dumps(info))
+    for hash_ in ("identity", "murmurhash3_x86_128"):
+        with pytest.raises(LimitExceededError, match="at most 16777216") as exc:
+            shard_layer(src, tmp_path / "out", spec={
+                "@type": "neuroglancer_uint64_sharded_v1", "hash": hash_,
+                "preshift_bits": 0, "minishard_bits": 0, "shard_bits": 0})
+        assert exc.value.field == "/scales/0/sharding"
+    with pytest.raises(LimitExceededError):
+        shard_layer(src, tmp_path / "out")
+    assert not (tmp_path / "out").exists()

@@ -44,7 +44,9 @@ from ..formats.neuroglancer import (
     open_dataset,
 )
 from ..formats.neuroglancer.decode import morton_decode_many, morton_schedule
+from ..formats.neuroglancer.image import scale_geometry
 from ..formats.neuroglancer.spec import MAX_INFO_BYTES, parse_json
+from ..formats.neuroglancer.store import check_relative
 from ..writers.neuroglancer import _gzip, check_writable, shard_pieces
 from .chooser import (
     DEFAULT_MINISHARD_INDEX_BYTES,
@@ -78,6 +80,7 @@ _READ_BATCH = 256  # names per remote cat() call
 # written (the info says the spec from then on).
 _SPEC_RECORD = ".shardkit-sharding.json"
 _MAX_RECORD_BYTES = 1 << 20
+MAX_CODES_PER_TASK = 1 << 24  # chunk ids one task lists in numpy arrays (~50 bytes each)
 _ENCODE_BATCH = 64  # chunks read, then encoded, at a time
 
 
@@ -119,7 +122,7 @@ class LayerStore:
 
     def path(self, name: str) -> str:
         """The full path (local) or fsspec path (remote) of ``name``."""
-        _check_name(name)
+        name = _check_name(name, "/")
         if not self.remote:
             return os.path.join(self.local_root, *name.split("/"))
         _ = self.fs
@@ -236,7 +239,7 @@ class LayerStore:
     def list(self, folder: str = "") -> dict[str, int]:
         """``file name -> size`` of the files directly in ``folder`` (empty if it is absent)."""
         if folder:
-            _check_name(folder)
+            folder = _check_name(folder, "/")
         if not self.remote:
             path = os.path.join(self.local_root, *folder.split("/")) if folder \
                 else self.local_root
@@ -276,13 +279,20 @@ class LayerStore:
         return info
 
 
-def _check_name(name: str) -> None:
-    """Refuse names that would leave the layer's folder (a scale key comes from a file)."""
-    parts = name.split("/")
-    if (not name or name.startswith("/") or "\\" in name or ":" in parts[0]
-            or any(p in ("", ".", "..") for p in parts)):
-        raise ShardkitError(f"refusing the path {name!r}: it would leave the layer's folder",
-                            field="/scales/key")
+def _check_name(name: Any, field: str = "/scales/key") -> str:
+    """The normalised form of a path inside the layer's folder (a scale key comes from a
+    file); the reader's rule (:func:`~shardkit.formats.neuroglancer.store.check_relative`),
+    without ``..`` paths that climb out (the reader follows them on request only)."""
+    try:
+        return check_relative(name, field)
+    except SpecError as exc:
+        raise SpecError(f"refusing the path {name!r}: it would leave the layer's folder "
+                        f"({exc.message})", field=field) from exc
+
+
+def _scale_key(scale: Mapping[str, Any], index: int) -> str:
+    """The folder of scale ``index``: its key, checked and normalised as the reader does."""
+    return _check_name(scale.get("key"), f"/scales/{index}/key")
 
 
 # -- chunk geometry -----------------------------------------------------------------------------
@@ -404,28 +414,23 @@ def _is_image(info: Mapping[str, Any]) -> bool:
 
 
 def _scales(info: Mapping[str, Any], wanted: Iterable[str] | None) -> list[tuple[int, dict]]:
+    """``(index, scale)`` of the wanted scales (default all), every scale checked as the
+    reader checks it (:func:`~shardkit.formats.neuroglancer.image.scale_geometry`); each
+    returned scale is a copy whose ``key`` is normalised (``./s0/`` is ``s0``)."""
     scales = info.get("scales")
     if not isinstance(scales, list) or not scales:
         raise SpecError("info: scales must be a non-empty list", field="/scales")
     chosen = []
-    keys = set(wanted) if wanted else None
+    keys = {posixpath.normpath(str(w)) for w in wanted} if wanted else None
     for i, scale in enumerate(scales):
         if not isinstance(scale, dict) or "key" not in scale:
             raise SpecError(f"info: scale {i} is not an object with a key", field=f"/scales/{i}")
-        _check_name(str(scale["key"]))
-        try:
-            grid = [-(-int(s) // int(c)) for s, c in zip(scale["size"], scale["chunk_sizes"][0],
-                                                         strict=True)]
-        except (KeyError, IndexError, TypeError, ValueError, ZeroDivisionError) as exc:
-            raise SpecError(f"info: scale {i} lacks a valid size or chunk_sizes: {exc}",
-                            field=f"/scales/{i}") from exc
-        if len(grid) != 3 or min(grid) < 1:
-            raise SpecError(f"info: scale {i} has a bad size or chunk size",
-                            field=f"/scales/{i}/size")
-        if keys is None or str(scale["key"]) in keys:
-            chosen.append((i, scale))
+        key = _scale_key(scale, i)
+        scale_geometry(scale, i)
+        if keys is None or key in keys:
+            chosen.append((i, dict(scale, key=key)))
     if keys is not None:
-        missing = keys - {str(s["key"]) for _, s in chosen}
+        missing = keys - {s["key"] for _, s in chosen}
         if missing:
             raise ShardkitError(f"no scale {', '.join(sorted(missing))} in the info file")
     return chosen
@@ -486,6 +491,7 @@ def _plan(store: LayerStore, info: dict[str, Any], scales: Iterable[str] | None,
                 choices[key] = choice
                 spec = choice.spec
             check_writable(spec)
+            _check_codes_per_task(spec, scale, i)
             parts.append((_Part(key, scale, spec.to_dict()), spec, None))
         return parts, choices
     kind = info.get("@type")
@@ -522,6 +528,25 @@ def _plan(store: LayerStore, info: dict[str, Any], scales: Iterable[str] | None,
     check_writable(spec)
     parts.append((_Part("", None, spec.to_dict(), meshes), spec, keys))
     return parts, choices
+
+
+def _check_codes_per_task(spec: ShardingSpec, scale: Mapping[str, Any], index: int) -> None:
+    """Refuse, before allocating, a scale whose chunk ids a task would list in arrays too
+    large: an identity-hashed shard's whole code range, or a hashed scale's whole grid."""
+    grid = scale_geometry(scale, index)[3]
+    total = len(morton_schedule(grid))
+    if spec.hash == "identity":
+        region = spec.preshift_bits + spec.minishard_bits
+        count = 1 << (total if region >= total else total - min(spec.shard_bits, total - region))
+        what = "chunk ids in each shard's range"
+    else:
+        count = grid[0] * grid[1] * grid[2]
+        what = "chunks in its grid (hashed specs list them all)"
+    if count > MAX_CODES_PER_TASK:
+        raise LimitExceededError(f"scale {scale['key']}: {count} {what} with sharding "
+                                 f"{json.dumps(spec.to_dict())}; the converter lists at most "
+                                 f"{MAX_CODES_PER_TASK} at a time (more shard_bits, or larger "
+                                 "chunks)", field=f"/scales/{index}/sharding")
 
 
 # -- tasks ----------------------------------------------------------------------------------------
@@ -845,8 +870,8 @@ def shard_layer(src: str | os.PathLike[str], dst: str | os.PathLike[str], *,
     out = copy.deepcopy(info)
     if _is_image(info):
         converted = {p.folder: p.spec for p, _, _ in parts}
-        out["scales"] = [dict(s, sharding=converted[str(s["key"])]) for s in out["scales"]
-                         if str(s.get("key")) in converted]
+        out["scales"] = [dict(s, sharding=converted[_scale_key(s, i)])
+                         for i, s in enumerate(out["scales"]) if _scale_key(s, i) in converted]
     else:
         out["sharding"] = parts[0][0].spec
     dst_store.write("info", json.dumps(out, indent=1).encode())
@@ -954,7 +979,7 @@ def unshard_layer(src: str | os.PathLike[str], dst: str | os.PathLike[str], *,
     if _is_image(info):
         done = {p.folder for p in parts}  # as for shard_layer: only the scales written
         out["scales"] = [{k: v for k, v in s.items() if k != "sharding"}
-                         for s in out["scales"] if str(s.get("key")) in done]
+                         for i, s in enumerate(out["scales"]) if _scale_key(s, i) in done]
     else:
         out.pop("sharding", None)
     dst_store.write("info", json.dumps(out, indent=1).encode())
