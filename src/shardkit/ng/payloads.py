@@ -34,7 +34,6 @@ from ..errors import (
     LayoutError,
     LimitExceededError,
     ShardkitError,
-    TruncatedError,
 )
 from ..generated.ng_mesh_manifest import NgMeshManifest
 from ..generated.ng_skeleton import NgSkeleton
@@ -222,13 +221,6 @@ def decode_mesh_manifest(data: bytes, *, offset: int = 0) -> MeshManifest:
         LayoutError: Bytes are left over after the last level of detail.
     """
     data = bytes(data)
-    if len(data) >= 28:  # refuse a level count the bytes cannot hold before looping over it
-        num_lods = int.from_bytes(data[24:28], "little")
-        if 28 + num_lods * 20 > len(data):
-            raise TruncatedError(f"truncated: {num_lods} levels of detail need "
-                                 f"{num_lods * 20} bytes, {len(data) - 28} remain",
-                                 needed=num_lods * 20, available=len(data) - 28,
-                                 offset=offset + 28, field="/lod_scales")
     with kaitai_errors(base=offset):
         root = NgMeshManifest(KaitaiStream(BytesIO(data)))
     end = root._io.pos()
@@ -244,10 +236,11 @@ def decode_mesh_manifest(data: bytes, *, offset: int = 0) -> MeshManifest:
     return MeshManifest(
         chunk_shape=np.array(_vec(root.chunk_shape), dtype=np.float32),
         grid_origin=np.array(_vec(root.grid_origin), dtype=np.float32),
-        lod_scales=np.array(root.lod_scales, dtype=np.float32),
-        vertex_offsets=np.array([_vec(v) for v in root.vertex_offsets],
-                                dtype=np.float32).reshape(-1, 3),
-        num_fragments_per_lod=np.array(root.num_fragments_per_lod, dtype=np.uint32),
+        lod_scales=np.frombuffer(root._raw_lod_scales, dtype="<f4").astype(np.float32),
+        vertex_offsets=np.frombuffer(root._raw_vertex_offsets, dtype="<f4")
+        .reshape(-1, 3).astype(np.float32),
+        num_fragments_per_lod=np.frombuffer(root._raw_num_fragments_per_lod, dtype="<u4")
+        .astype(np.uint32),
         fragment_positions=positions, fragment_sizes=sizes)
 
 
