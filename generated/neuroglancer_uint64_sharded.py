@@ -29,9 +29,10 @@ class NeuroglancerUint64Sharded(KaitaiStruct):
     the furthest range of the first 2**b entries ends (16 * 2**b + max(end)), and no smaller
     candidate can satisfy that. Files with trailing bytes are not recognised by the inference.
     
-    Host code (src/shardkit/formats/neuroglancer.py) undoes the delta encoding with cumulative
-    sums, decompresses gzip-encoded minishard indices and chunks, and checks the hashes; with
-    "minishard_index_encoding": "gzip" the root's minishards show the compressed bytes only.
+    Host code (the package src/shardkit/formats/neuroglancer/: decode.py, verify.py) undoes the
+    delta encoding with cumulative sums, decompresses gzip-encoded minishard indices and chunks,
+    and checks the hashes; with "minishard_index_encoding": "gzip" the root's minishards show
+    the compressed bytes only.
     
     .. seealso::
        Source - https://github.com/google/neuroglancer/blob/v2.40.1/src/datasource/precomputed/sharded.md

@@ -24,6 +24,9 @@ class NgMeshManifest(KaitaiStruct):
     bytes (u4), in the order the fragment data is stored (level 0 first). Sizes may be 0: such
     a fragment only marks that the octree node exists.
     
+    Every array is a byte range of the exact size its count gives (so a count larger than the
+    file fails at once, before anything is allocated), read value by value by its type.
+    
     .. seealso::
        Source - https://github.com/google/neuroglancer/blob/v2.40.1/src/datasource/precomputed/meshes.md
     """
@@ -37,21 +40,18 @@ class NgMeshManifest(KaitaiStruct):
         self.chunk_shape = NgMeshManifest.Vec3f(self._io, self, self._root)
         self.grid_origin = NgMeshManifest.Vec3f(self._io, self, self._root)
         self.num_lods = self._io.read_u4le()
-        self.lod_scales = []
-        for i in range(self.num_lods):
-            self.lod_scales.append(self._io.read_f4le())
-
-        self.vertex_offsets = []
-        for i in range(self.num_lods):
-            self.vertex_offsets.append(NgMeshManifest.Vec3f(self._io, self, self._root))
-
-        self.num_fragments_per_lod = []
-        for i in range(self.num_lods):
-            self.num_fragments_per_lod.append(self._io.read_u4le())
-
+        self._raw_lod_scales = self._io.read_bytes(self.num_lods * 4)
+        _io__raw_lod_scales = KaitaiStream(BytesIO(self._raw_lod_scales))
+        self.lod_scales = NgMeshManifest.F4Array(self.num_lods, _io__raw_lod_scales, self, self._root)
+        self._raw_vertex_offsets = self._io.read_bytes(self.num_lods * 12)
+        _io__raw_vertex_offsets = KaitaiStream(BytesIO(self._raw_vertex_offsets))
+        self.vertex_offsets = NgMeshManifest.Vec3fArray(self.num_lods, _io__raw_vertex_offsets, self, self._root)
+        self._raw_num_fragments_per_lod = self._io.read_bytes(self.num_lods * 4)
+        _io__raw_num_fragments_per_lod = KaitaiStream(BytesIO(self._raw_num_fragments_per_lod))
+        self.num_fragments_per_lod = NgMeshManifest.U4Array(self.num_lods, _io__raw_num_fragments_per_lod, self, self._root)
         self.lods = []
         for i in range(self.num_lods):
-            self.lods.append(NgMeshManifest.Lod(self.num_fragments_per_lod[i], self._io, self, self._root))
+            self.lods.append(NgMeshManifest.Lod(self.num_fragments_per_lod.values[i], self._io, self, self._root))
 
 
 
@@ -59,19 +59,34 @@ class NgMeshManifest(KaitaiStruct):
         pass
         self.chunk_shape._fetch_instances()
         self.grid_origin._fetch_instances()
-        for i in range(len(self.lod_scales)):
-            pass
-
-        for i in range(len(self.vertex_offsets)):
-            pass
-            self.vertex_offsets[i]._fetch_instances()
-
-        for i in range(len(self.num_fragments_per_lod)):
-            pass
-
+        self.lod_scales._fetch_instances()
+        self.vertex_offsets._fetch_instances()
+        self.num_fragments_per_lod._fetch_instances()
         for i in range(len(self.lods)):
             pass
             self.lods[i]._fetch_instances()
+
+
+    class F4Array(KaitaiStruct):
+        def __init__(self, num_values, _io, _parent=None, _root=None):
+            super(NgMeshManifest.F4Array, self).__init__(_io)
+            self._parent = _parent
+            self._root = _root
+            self.num_values = num_values
+            self._read()
+
+        def _read(self):
+            self.values = []
+            for i in range(self.num_values):
+                self.values.append(self._io.read_f4le())
+
+
+
+        def _fetch_instances(self):
+            pass
+            for i in range(len(self.values)):
+                pass
+
 
 
     class FragmentPositions(KaitaiStruct):
@@ -170,6 +185,29 @@ class NgMeshManifest(KaitaiStruct):
 
         def _fetch_instances(self):
             pass
+
+
+    class Vec3fArray(KaitaiStruct):
+        def __init__(self, num_values, _io, _parent=None, _root=None):
+            super(NgMeshManifest.Vec3fArray, self).__init__(_io)
+            self._parent = _parent
+            self._root = _root
+            self.num_values = num_values
+            self._read()
+
+        def _read(self):
+            self.values = []
+            for i in range(self.num_values):
+                self.values.append(NgMeshManifest.Vec3f(self._io, self, self._root))
+
+
+
+        def _fetch_instances(self):
+            pass
+            for i in range(len(self.values)):
+                pass
+                self.values[i]._fetch_instances()
+
 
 
 

@@ -19,6 +19,9 @@ doc: |
   level's grid (three arrays of u4: every x, then every y, then every z) and their sizes in
   bytes (u4), in the order the fragment data is stored (level 0 first). Sizes may be 0: such
   a fragment only marks that the octree node exists.
+
+  Every array is a byte range of the exact size its count gives (so a count larger than the
+  file fails at once, before anything is allocated), read value by value by its type.
 doc-ref:
   - https://github.com/google/neuroglancer/blob/v2.40.1/src/datasource/precomputed/meshes.md
 seq:
@@ -29,19 +32,16 @@ seq:
   - id: num_lods
     type: u4
   - id: lod_scales
-    type: f4
-    repeat: expr
-    repeat-expr: num_lods
+    size: num_lods * 4
+    type: f4_array(num_lods)
   - id: vertex_offsets
-    type: vec3f
-    repeat: expr
-    repeat-expr: num_lods
+    size: num_lods * 12
+    type: vec3f_array(num_lods)
   - id: num_fragments_per_lod
-    type: u4
-    repeat: expr
-    repeat-expr: num_lods
+    size: num_lods * 4
+    type: u4_array(num_lods)
   - id: lods
-    type: lod(num_fragments_per_lod[_index])
+    type: lod(num_fragments_per_lod.values[_index])
     repeat: expr
     repeat-expr: num_lods
 types:
@@ -82,6 +82,24 @@ types:
         type: u4
         repeat: expr
         repeat-expr: num_fragments
+  f4_array:
+    params:
+      - id: num_values
+        type: u4
+    seq:
+      - id: values
+        type: f4
+        repeat: expr
+        repeat-expr: num_values
+  vec3f_array:
+    params:
+      - id: num_values
+        type: u4
+    seq:
+      - id: values
+        type: vec3f
+        repeat: expr
+        repeat-expr: num_values
   u4_array:
     params:
       - id: num_values

@@ -378,3 +378,31 @@ def test_demo_fits_one_screen_per_format():
         assert len(lines) <= 50, lines[0]
         assert sum(line.startswith("$ shardkit ") for line in lines) >= 4, lines[0]
     assert "Traceback" not in proc.stdout + proc.stderr
+
+
+def test_byte_count_one_parser_for_every_size_option(capsys):
+    import argparse
+
+    from shardkit.cli import byte_count
+
+    assert byte_count("65536") == 65536
+    assert byte_count("64K") == byte_count("64KiB") == byte_count("64kb") == 65536
+    assert byte_count("1.5G") == 3 << 29 and byte_count("2T") == 2 << 40
+    assert byte_count("0") == 0 and byte_count("0.5") == 0
+    for bad, positive in [("inf", False), ("infK", False), ("-inf", True), ("nan", True),
+                          ("1e400", True), ("lots", False), ("", False), ("-3", False),
+                          ("0", True), ("0.5", True), ("1e30", True)]:
+        with pytest.raises(argparse.ArgumentTypeError):
+            byte_count(bad, positive=positive)
+    assert byte_count("0.5K", positive=True) == 512
+    for argv in (["info", "--cache", "infK", "x"], ["info", "--cache", "-1", "x"],
+                 ["info", "--block-size", "0", "x"],
+                 ["ng", "spec", "--keys", "10", "--shard-bytes", "inf"],
+                 ["ng", "spec", "--keys", "10", "--shard-bytes", "0.5"],
+                 ["ng", "spec", "--keys", "10", "--total-bytes", "1e400"],
+                 ["ng", "shard", "a", "b", "--minishard-index-bytes", "nan"]):
+        with pytest.raises(SystemExit) as info:
+            main(argv)
+        assert info.value.code == 2, argv
+        err = capsys.readouterr().err
+        assert "error: argument" in err and "Traceback" not in err, argv

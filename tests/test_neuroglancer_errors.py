@@ -183,6 +183,33 @@ def test_fuzzed_shards_never_escape(tmp_path: Path) -> None:
         s.verify()
 
 
+def test_info_json_that_is_too_deep_too_long_or_oddly_typed(tmp_path: Path) -> None:
+    from shardkit.cli import main
+
+    ds = tmp_path / "ds"
+    ds.mkdir()
+    for text in ("[" * 100000 + "]" * 100000, '{"a":' * 50000 + "1" + "}" * 50000,
+                 "[" * 100 + "]" * 100):
+        (ds / "info").write_text(text)
+        with pytest.raises(SpecError, match="nested deeper than 64 levels") as exc:
+            shardkit.open(ds)
+        assert exc.value.field == "/"
+        assert main(["info", str(ds)]) == 2
+    (ds / "info").write_bytes(b" " * (1 << 24) + b"{}")
+    with pytest.raises(LimitExceededError, match="more than 16777216"):
+        shardkit.open(ds)
+    (ds / "info").write_bytes(b"\xff\xfe{")
+    with pytest.raises(SpecError, match="not JSON"):
+        shardkit.open(ds)
+    for kind in (["x"], {"a": 1}, 5):
+        (ds / "info").write_text(json.dumps({"@type": kind, "sharding": None}))
+        with pytest.raises(SpecError, match="@type must be a string") as exc:
+            shardkit.open(ds)
+        assert exc.value.field == "/@type"
+    with pytest.raises(SpecError, match="nested"):
+        ShardingSpec.coerce("[" * 100000)
+
+
 def test_bad_info_files(tmp_path: Path) -> None:
     ds = tmp_path / "ds"
     ds.mkdir()

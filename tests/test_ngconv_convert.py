@@ -13,7 +13,12 @@ import pytest
 
 from shardkit import ShardkitError
 from shardkit.cli import main
-from shardkit.formats.neuroglancer import ShardingSpec, compressed_morton_code, open_dataset
+from shardkit.formats.neuroglancer import (
+    ShardingSpec,
+    SpecError,
+    compressed_morton_code,
+    open_dataset,
+)
 from shardkit.ng.convert import (
     LayerStore,
     chunk_name,
@@ -79,6 +84,67 @@ def test_chunk_name_and_morton_decode():
     pos = morton_decode_many(np.array(codes, dtype=np.uint64), grid)
     assert [tuple(p) for p in pos.tolist()] == [(x, y, z) for x in range(4) for y in range(3)
                                                  for z in range(2)]
+
+
+def test_morton_decode_many_refuses_bits_beyond_the_grid():
+    from shardkit.errors import InvalidKeyError
+
+    grid = (7, 6, 3)  # 3 + 3 + 2 = 8 bits
+    assert morton_decode_many(np.array([255], dtype=np.uint64), grid).tolist() == [[7, 7, 3]]
+    for code in (1 << 8 | 1, 2**63, 2**64 - 1):
+        with pytest.raises(InvalidKeyError, match=f"chunk id {code} has bits beyond") as exc:
+            morton_decode_many(np.array([0, code], dtype=np.uint64), grid)
+        assert exc.value.field == f"/chunks/{code}"
+    with pytest.raises(InvalidKeyError):
+        morton_decode_many(np.array([1], dtype=np.uint64), (1, 1, 1))  # a grid of one chunk
+    assert morton_decode_many(np.array([2**64 - 1], dtype=np.uint64),
+                              (2**22, 2**21, 2**21)).tolist() == [[2**22 - 1, 2**21 - 1,
+                                                                   2**21 - 1]]
+
+
+def _with_extra_high_bit_chunk(dst: Path) -> tuple[int, int]:
+    """A copy of the tensorstore image sample whose shard also holds a chunk id with a bit
+    beyond the grid's: it would decode to the position of the chunk it was made from."""
+    import shutil
+
+    shutil.copytree(Path(__file__).parent / "data" / "neuroglancer" /
+                    "ts_image_identity_gzipindex", dst)
+    ds = open_dataset(dst)
+    scale = ds.scales["8_8_40"]
+    items = {k: bytes(scale[k]) for k in scale.shard(0).keys()}
+    good = sorted(items)[1]
+    bad = good | 1 << sum(max(0, g - 1).bit_length() for g in scale.grid_shape)
+    assert scale.spec.locate(bad).shard == 0
+    items[bad] = b"\xff" * len(items[good])
+    spec = scale.spec
+    ds.close()
+    (dst / "8_8_40" / "0.shard").write_bytes(build_shard(items, spec))
+    return good, bad
+
+
+def test_chunk_ids_beyond_the_grid_are_refused(tmp_path):
+    from shardkit.errors import InvalidKeyError
+
+    good, bad = _with_extra_high_bit_chunk(tmp_path / "src")
+    ds = open_dataset(tmp_path / "src")
+    scale = ds.scales["8_8_40"]
+    assert scale.position(good) == (1, 0, 0)
+    with pytest.raises(InvalidKeyError, match=f"chunk id {bad} is not a position"):
+        scale.position(bad)
+    with pytest.raises(InvalidKeyError):
+        scale.position(-1)
+    problems = ds.verify()
+    assert [(p.check, p.field) for p in problems] == [("chunk_id", "/minishards/0/index")]
+    assert f"chunk {bad}: not the id of a position of the grid" in problems[0].message
+    ds.close()
+    # unsharding refuses the shard before writing any of its chunk files
+    with pytest.raises(ShardkitError, match=f"chunk id {bad} has bits beyond") as exc:
+        unshard_layer(tmp_path / "src", tmp_path / "back")
+    assert exc.value.field == f"/chunks/{bad}"
+    assert not list((tmp_path / "back").rglob("*-*_*"))
+    assert main(["ng", "unshard", str(tmp_path / "src"), str(tmp_path / "back2"),
+                 "--jobs", "2"]) == 2  # other shards may be written, never the bad chunk
+    assert all(set(p.read_bytes()) != {0xFF} for p in (tmp_path / "back2").rglob("*-*_*"))
 
 
 @pytest.mark.parametrize(("hash_", "minishard_bits", "index_encoding"), [
@@ -158,6 +224,51 @@ def test_auto_spec_resume_and_no_temp_files(tmp_path):
     again = unshard_layer(dst, back)
     assert again.files_out == 2  # the chunk file and the info
     assert (back / "s0" / victim).exists()
+
+
+def test_resume_with_another_spec_is_refused(tmp_path):
+    vol = _volume()
+    src, dst = tmp_path / "src", tmp_path / "dst"
+    _write_unsharded(src, vol)
+    spec = {"@type": "neuroglancer_uint64_sharded_v1", "hash": "identity", "preshift_bits": 1,
+            "minishard_bits": 1, "shard_bits": 3}
+    other = dict(spec, preshift_bits=0, minishard_bits=2)
+    shard_layer(src, dst, spec=spec)
+    assert not [p for p in dst.rglob("*") if "shardkit" in p.name]  # the record is gone
+    before = {p.name: p.read_bytes() for p in (dst / "s0").iterdir()}
+    # a finished run: its info says the spec
+    with pytest.raises(ShardkitError, match="another sharding spec") as exc:
+        shard_layer(src, dst, spec=other)
+    assert exc.value.field == "/sharding"
+    # an interrupted run (no info yet): the record in the folder says it
+    (dst / "info").unlink()
+    (dst / "s0" / ".shardkit-sharding.json").write_text(json.dumps(spec))
+    with pytest.raises(ShardkitError, match="another sharding spec"):
+        shard_layer(src, dst, spec=other)
+    assert main(["ng", "shard", str(src), str(dst), "--spec", json.dumps(other)]) == 2
+    assert {p.name: p.read_bytes() for p in (dst / "s0").iterdir()} == {
+        **before, ".shardkit-sharding.json": json.dumps(spec).encode()}
+    assert not (dst / "info").exists()
+    (dst / "s0" / ".shardkit-sharding.json").write_text("[" * 100000)
+    with pytest.raises(ShardkitError, match="nested deeper"):
+        shard_layer(src, dst, spec=spec)
+    (dst / "s0" / ".shardkit-sharding.json").write_text(json.dumps(spec))
+    report = shard_layer(src, dst, spec=spec)  # the same spec: resumed
+    assert report.shards_written == 0 and report.shards_skipped == len(before)
+    assert {p.name: p.read_bytes() for p in (dst / "s0").iterdir()} == before
+    ds = open_dataset(dst)
+    assert ds.verify() == [] and ds.scales["s0"].spec.to_dict() == \
+        ShardingSpec.from_dict(spec).to_dict()
+    ds.close()
+    # skeletons: the record is in the layer's own folder
+    skel = tmp_path / "skel"
+    skel.mkdir()
+    for seg in range(1, 40):
+        (skel / str(seg)).write_bytes(bytes([seg]) * seg)
+    (skel / "info").write_text(json.dumps({"@type": "neuroglancer_skeletons"}))
+    shard_layer(skel, tmp_path / "skel-sh", minishard_index_bytes=24 * 4)
+    with pytest.raises(ShardkitError, match="another sharding spec"):
+        shard_layer(skel, tmp_path / "skel-sh", minishard_index_bytes=24 * 64)
 
 
 def test_scales_selected_and_jobs(tmp_path):
@@ -374,6 +485,42 @@ def test_refusals(tmp_path):
     assert not any((tmp_path / f"out{i}").exists() for i in range(5, 11))
 
 
+def test_bad_info_json_is_a_shardkit_error(tmp_path, capsys):
+    from shardkit.errors import LimitExceededError
+
+    src = tmp_path / "src"
+    src.mkdir()
+    for text in ("[" * 100000 + "]" * 100000, "[" * 100 + "]" * 100):
+        (src / "info").write_text(text)
+        with pytest.raises(SpecError, match="nested") as exc:
+            shard_layer(src, tmp_path / "out")
+        assert exc.value.field == "/"
+        assert main(["ng", "shard", str(src), str(tmp_path / "out")]) == 2
+        assert "nested" in capsys.readouterr().err
+    (src / "info").write_bytes(b" " * (1 << 24) + b"{}")
+    with pytest.raises(LimitExceededError, match="cap of an info file"):
+        shard_layer(src, tmp_path / "out")
+    (src / "info").unlink()
+    (src / "info.gz").write_bytes(gzip.compress(b" " * (1 << 24) + b"{}"))
+    with pytest.raises(LimitExceededError):
+        shard_layer(src, tmp_path / "out")
+    (src / "info.gz").unlink()
+    (src / "info").write_text(json.dumps({"@type": ["x"]}))
+    with pytest.raises(ShardkitError, match="@type"):
+        shard_layer(src, tmp_path / "out")
+    spec_file = tmp_path / "spec.json"
+    spec_file.write_text("[" * 100000)
+    _write_unsharded(tmp_path / "img", _volume())
+    for given in (str(spec_file), "[" * 100000):
+        assert main(["ng", "shard", str(tmp_path / "img"), str(tmp_path / "out"),
+                     "--spec", given]) == 2
+        err = capsys.readouterr().err
+        assert "--spec" in err and "nested" in err and "internal error" not in err
+    with pytest.raises(ShardkitError, match="nested"):
+        shard_layer(tmp_path / "img", tmp_path / "out", spec="[" * 100000)
+    assert not (tmp_path / "out").exists()
+
+
 def test_dask_missing_is_a_clear_error(tmp_path, monkeypatch):
     import sys
 
@@ -458,3 +605,129 @@ def test_http_source_one_request_per_stored_chunk(tmp_path, range_server):
     ds = open_dataset(tmp_path / "dst")
     assert ds.verify() == [] and len(ds.scales["s0"]) == len(files)
     ds.close()
+
+
+def test_shard_index_too_large_to_write_is_refused_before_allocating(tmp_path):
+    from shardkit.writers.neuroglancer import (
+        MAX_SHARD_INDEX_BYTES,
+        build_shards,
+        write_sharded_dataset,
+    )
+
+    def spec(bits):
+        return ShardingSpec("identity", 0, bits, 0, "raw", "raw")
+
+    assert spec(26).shard_index_size == MAX_SHARD_INDEX_BYTES
+    for bits in (27, 40, 64):
+        with pytest.raises(SpecError, match="shard index") as exc:
+            build_shard({1: b"x"}, spec(bits))
+        assert exc.value.field == "/sharding/minishard_bits"
+        with pytest.raises(SpecError, match="shard index"):
+            shard_pieces({1: b"x"}, spec(bits))
+        with pytest.raises(SpecError, match="shard index"):
+            build_shards({}, spec(bits))
+        with pytest.raises(SpecError, match="shard index"):
+            write_sharded_dataset(tmp_path / f"kv{bits}", {1: b"x"}, spec(bits))
+        assert not (tmp_path / f"kv{bits}").exists()
+    src = tmp_path / "src"
+    _write_unsharded(src, _volume())
+    big = {"@type": "neuroglancer_uint64_sharded_v1", "hash": "identity", "preshift_bits": 0,
+           "minishard_bits": 60, "shard_bits": 0}
+    with pytest.raises(SpecError, match="shard index"):
+        shard_layer(src, tmp_path / "out", spec=big)
+    assert main(["ng", "shard", str(src), str(tmp_path / "out"), "--spec",
+                 json.dumps(big)]) == 2
+    assert not (tmp_path / "out").exists()
+
+
+def test_shard_help_names_every_layer_kind_converted(capsys):
+    with pytest.raises(SystemExit) as exc:
+        main(["ng", "shard", "--help"])
+    assert exc.value.code == 0
+    text = " ".join(capsys.readouterr().out.split()).replace("- ", "-")  # argparse wraps
+    assert "image scales of any encoding" in text and "skeletons" in text
+    assert "multi-resolution meshes" in text
+
+
+def test_one_shard_builder_and_atomic_local_writes(tmp_path, monkeypatch):
+    import shardkit.writers._atomic as atomic
+    import shardkit.writers.neuroglancer as writer
+
+    assert shard_pieces is writer.shard_pieces  # ng.convert uses the writer's builder
+    synced = []
+    real_fsync = os.fsync
+    monkeypatch.setattr(atomic.os, "fsync", lambda fd: (synced.append(fd), real_fsync(fd)))
+    store = LayerStore(tmp_path / "layer")
+    store.write("s0/0.shard", [b"ab", b"cd"])
+    assert (tmp_path / "layer" / "s0" / "0.shard").read_bytes() == b"abcd" and synced
+
+    def failing():
+        yield b"new"
+        raise OSError("disk full")
+
+    with pytest.raises(OSError, match="disk full"):
+        store.write("s0/0.shard", failing())
+    assert (tmp_path / "layer" / "s0" / "0.shard").read_bytes() == b"abcd"
+    assert os.listdir(tmp_path / "layer" / "s0") == ["0.shard"]
+
+
+@pytest.mark.parametrize("key", ["./s0", "s0/", "s0"])
+def test_scale_keys_are_read_as_the_reader_reads_them(tmp_path, key):
+    src = tmp_path / "src"
+    files = _write_unsharded(src, _volume())
+    info = json.loads((src / "info").read_text())
+    info["scales"][0]["key"] = key
+    (src / "info").write_text(json.dumps(info))
+    report = shard_layer(src, tmp_path / "sh", scales=[key])
+    assert list(report.specs) == ["s0"] and report.chunks == len(files)
+    ds = open_dataset(tmp_path / "sh")
+    assert len(ds.scales["s0"]) == len(files) and ds.verify() == []
+    ds.close()
+    assert json.loads((tmp_path / "sh" / "info").read_text())["scales"][0]["key"] == key
+    unshard_layer(tmp_path / "sh", tmp_path / "back")
+    assert _files(tmp_path / "back" / "s0") == files
+
+
+def test_converter_refuses_what_the_reader_refuses(tmp_path):
+    from shardkit.errors import LimitExceededError
+
+    src = tmp_path / "src"
+    _write_unsharded(src, _volume())
+    base = json.loads((src / "info").read_text())
+    for change, field in [
+            (lambda s: s.update(size=[100.0, 90, 20]), "/scales/0/size"),
+            (lambda s: s.update(size=["100", 90, 20]), "/scales/0/size"),
+            (lambda s: s.update(chunk_sizes=[[32, True, 8]]), "/scales/0/chunk_sizes/0"),
+            (lambda s: s.update(voxel_offset=[0, "x", 0]), "/scales/0/voxel_offset"),
+            (lambda s: s.update(size=[2**40, 16, 8]), "/scales/0/size"),
+            (lambda s: s.update(size=[2**32, 2**32, 2**32], chunk_sizes=[[1, 1, 1]]),
+             "/scales/0/size"),
+            (lambda s: s.update(key="/abs"), "/scales/0/key"),
+            (lambda s: s.update(key="s0\x00"), "/scales/0/key")]:
+        info = json.loads(json.dumps(base))
+        change(info["scales"][0])
+        (src / "info").write_text(json.dumps(info))
+        with pytest.raises(SpecError) as exc:
+            shard_layer(src, tmp_path / "out")
+        assert exc.value.field == field
+        sharded = json.loads(json.dumps(info))
+        sharded["scales"][0]["sharding"] = {"@type": "neuroglancer_uint64_sharded_v1",
+                                            "hash": "identity", "preshift_bits": 0,
+                                            "minishard_bits": 0, "shard_bits": 0}
+        (src / "info").write_text(json.dumps(sharded))
+        with pytest.raises(SpecError) as exc:
+            open_dataset(src)
+        assert exc.value.field == field
+    # a grid of 2**40 chunks: refused before its chunk ids are listed
+    info = json.loads(json.dumps(base))
+    info["scales"][0].update(size=[2**14, 2**13, 2**13], chunk_sizes=[[1, 1, 1]])
+    (src / "info").write_text(json.dumps(info))
+    for hash_ in ("identity", "murmurhash3_x86_128"):
+        with pytest.raises(LimitExceededError, match="at most 16777216") as exc:
+            shard_layer(src, tmp_path / "out", spec={
+                "@type": "neuroglancer_uint64_sharded_v1", "hash": hash_,
+                "preshift_bits": 0, "minishard_bits": 0, "shard_bits": 0})
+        assert exc.value.field == "/scales/0/sharding"
+    with pytest.raises(LimitExceededError):
+        shard_layer(src, tmp_path / "out")
+    assert not (tmp_path / "out").exists()

@@ -83,6 +83,22 @@ def test_skeleton_errors_name_offset_and_field():
             {"id": "x", "data_type": "uint8", "num_components": 0}]})
 
 
+def test_bad_vertex_attributes_are_shardkit_errors():
+    data = _encode([[1, 2, 3]], [[0, 0]])
+    for kind in (["float32"], {"a": 1}, 5, None):
+        with pytest.raises(LayoutError, match="data_type") as exc:
+            decode_skeleton(data, [{"id": "x", "data_type": kind}])
+        assert exc.value.field == "/vertex_attributes/0/data_type"
+    empty = struct.pack("<II", 0, 0)  # no vertex: no bytes would check the component count
+    for comps in (2**62, 2**33, 2**16 + 1):
+        with pytest.raises(ShardkitError, match="num_components") as exc:
+            decode_skeleton(empty, [{"id": "r", "data_type": "float32",
+                                     "num_components": comps}])
+        assert exc.value.field == "/vertex_attributes/0/num_components"
+    got = decode_skeleton(empty, [{"id": "r", "data_type": "float32", "num_components": 2**16}])
+    assert got.attributes["r"].shape == (0, 2**16)
+
+
 @pytest.mark.parametrize("seg", SKELETON_IDS)
 def test_cloudvolume_skeleton_samples(seg):
     skel = decode_skeleton(_skeleton_bytes(seg), _info())
@@ -168,6 +184,29 @@ def test_mesh_manifest_by_hand():
     assert exc.value.offset == 28
     with pytest.raises(TruncatedError):
         decode_mesh_manifest(b"\0" * 10)
+
+
+def test_mesh_manifest_counts_are_byte_ranges_of_the_schema():
+    """Each per-level array is a sized range of the .ksy: a count the bytes cannot hold fails
+    at that array, before anything is read value by value."""
+    head = struct.pack("<3f3fI", 0, 0, 0, 0, 0, 0, 3)
+    with pytest.raises(TruncatedError) as exc:
+        decode_mesh_manifest(head + b"\0" * 12 + b"\0" * 20, offset=100)
+    assert (exc.value.field, exc.value.offset) == ("/vertex_offsets", 140)
+    with pytest.raises(TruncatedError) as exc:
+        decode_mesh_manifest(head + b"\0" * 48 + b"\0" * 8)
+    assert (exc.value.field, exc.value.offset) == ("/num_fragments_per_lod", 76)
+    with pytest.raises(TruncatedError) as exc:
+        decode_mesh_manifest(struct.pack("<3f3fI", 0, 0, 0, 0, 0, 0, 2**32 - 1) + b"\0" * 64)
+    assert exc.value.field == "/lod_scales" and exc.value.needed == 4 * (2**32 - 1)
+    m = decode_mesh_manifest(head + struct.pack("<3f", 1, 2, 4) + np.arange(9, dtype="<f4")
+                             .tobytes() + struct.pack("<3I", 0, 1, 0)
+                             + struct.pack("<4I", 7, 8, 9, 5))
+    assert m.lod_scales.dtype == np.float32 and m.lod_scales.tolist() == [1, 2, 4]
+    assert m.vertex_offsets.shape == (3, 3) and m.vertex_offsets[2].tolist() == [6, 7, 8]
+    assert m.num_fragments_per_lod.tolist() == [0, 1, 0]
+    assert [p.tolist() for p in m.fragment_positions] == [[], [[7, 8, 9]], []]
+    assert [s.tolist() for s in m.fragment_sizes] == [[], [5], []]
 
 
 def test_mesh_sample_fragments_are_draco():

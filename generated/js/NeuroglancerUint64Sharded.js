@@ -30,9 +30,10 @@
  * the furthest range of the first 2**b entries ends (16 * 2**b + max(end)), and no smaller
  * candidate can satisfy that. Files with trailing bytes are not recognised by the inference.
  * 
- * Host code (src/shardkit/formats/neuroglancer.py) undoes the delta encoding with cumulative
- * sums, decompresses gzip-encoded minishard indices and chunks, and checks the hashes; with
- * "minishard_index_encoding": "gzip" the root's minishards show the compressed bytes only.
+ * Host code (the package src/shardkit/formats/neuroglancer/: decode.py, verify.py) undoes the
+ * delta encoding with cumulative sums, decompresses gzip-encoded minishard indices and chunks,
+ * and checks the hashes; with "minishard_index_encoding": "gzip" the root's minishards show
+ * the compressed bytes only.
  * @see {@link https://github.com/google/neuroglancer/blob/v2.40.1/src/datasource/precomputed/sharded.md|Source}
  * @see {@link https://github.com/google/tensorstore/blob/v0.1.86/tensorstore/kvstore/neuroglancer_uint64_sharded/uint64_sharded_decoder.cc|Source}
  */

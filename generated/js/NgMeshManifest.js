@@ -24,6 +24,9 @@
  * level's grid (three arrays of u4: every x, then every y, then every z) and their sizes in
  * bytes (u4), in the order the fragment data is stored (level 0 first). Sizes may be 0: such
  * a fragment only marks that the octree node exists.
+ * 
+ * Every array is a byte range of the exact size its count gives (so a count larger than the
+ * file fails at once, before anything is allocated), read value by value by its type.
  * @see {@link https://github.com/google/neuroglancer/blob/v2.40.1/src/datasource/precomputed/meshes.md|Source}
  */
 
@@ -39,23 +42,39 @@ var NgMeshManifest = (function() {
     this.chunkShape = new Vec3f(this._io, this, this._root);
     this.gridOrigin = new Vec3f(this._io, this, this._root);
     this.numLods = this._io.readU4le();
-    this.lodScales = [];
-    for (var i = 0; i < this.numLods; i++) {
-      this.lodScales.push(this._io.readF4le());
-    }
-    this.vertexOffsets = [];
-    for (var i = 0; i < this.numLods; i++) {
-      this.vertexOffsets.push(new Vec3f(this._io, this, this._root));
-    }
-    this.numFragmentsPerLod = [];
-    for (var i = 0; i < this.numLods; i++) {
-      this.numFragmentsPerLod.push(this._io.readU4le());
-    }
+    this._raw_lodScales = this._io.readBytes(this.numLods * 4);
+    var _io__raw_lodScales = new KaitaiStream(this._raw_lodScales);
+    this.lodScales = new F4Array(_io__raw_lodScales, this, this._root, this.numLods);
+    this._raw_vertexOffsets = this._io.readBytes(this.numLods * 12);
+    var _io__raw_vertexOffsets = new KaitaiStream(this._raw_vertexOffsets);
+    this.vertexOffsets = new Vec3fArray(_io__raw_vertexOffsets, this, this._root, this.numLods);
+    this._raw_numFragmentsPerLod = this._io.readBytes(this.numLods * 4);
+    var _io__raw_numFragmentsPerLod = new KaitaiStream(this._raw_numFragmentsPerLod);
+    this.numFragmentsPerLod = new U4Array(_io__raw_numFragmentsPerLod, this, this._root, this.numLods);
     this.lods = [];
     for (var i = 0; i < this.numLods; i++) {
-      this.lods.push(new Lod(this._io, this, this._root, this.numFragmentsPerLod[i]));
+      this.lods.push(new Lod(this._io, this, this._root, this.numFragmentsPerLod.values[i]));
     }
   }
+
+  var F4Array = NgMeshManifest.F4Array = (function() {
+    function F4Array(_io, _parent, _root, numValues) {
+      this._io = _io;
+      this._parent = _parent;
+      this._root = _root;
+      this.numValues = numValues;
+
+      this._read();
+    }
+    F4Array.prototype._read = function() {
+      this.values = [];
+      for (var i = 0; i < this.numValues; i++) {
+        this.values.push(this._io.readF4le());
+      }
+    }
+
+    return F4Array;
+  })();
 
   var FragmentPositions = NgMeshManifest.FragmentPositions = (function() {
     function FragmentPositions(_io, _parent, _root, numFragments) {
@@ -143,6 +162,25 @@ var NgMeshManifest = (function() {
     }
 
     return Vec3f;
+  })();
+
+  var Vec3fArray = NgMeshManifest.Vec3fArray = (function() {
+    function Vec3fArray(_io, _parent, _root, numValues) {
+      this._io = _io;
+      this._parent = _parent;
+      this._root = _root;
+      this.numValues = numValues;
+
+      this._read();
+    }
+    Vec3fArray.prototype._read = function() {
+      this.values = [];
+      for (var i = 0; i < this.numValues; i++) {
+        this.values.push(new Vec3f(this._io, this, this._root));
+      }
+    }
+
+    return Vec3fArray;
   })();
 
   return NgMeshManifest;

@@ -328,16 +328,48 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _byte_count(text: str) -> int:
-    """A size such as ``65536``, ``64K``, ``32M`` or ``1G``."""
-    units = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
-    value = text.strip().upper().removesuffix("B").removesuffix("I")
+_BYTE_UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
+_MAX_BYTE_COUNT = (1 << 63) - 1
+
+
+def byte_count(text: str, *, positive: bool = False) -> int:
+    """A size option: ``65536``, ``64K``, ``1.5G``, ``32MiB``, ``2TB`` (units of 1024).
+
+    The command line's one parser of sizes (an ``argparse`` type through
+    :func:`_byte_count` and :func:`_positive_byte_count`). Fractions are rounded down to
+    whole bytes before the range is checked: at least 0 bytes, or 1 with ``positive``, and
+    below 2**63.
+
+    Raises:
+        argparse.ArgumentTypeError: Not a size (``inf`` and ``nan`` included), or out of range.
+    """
+    t = text.strip().upper().removesuffix("B").removesuffix("I")
+    unit = t[-1] if t and t[-1] in "KMGT" else ""
+    number = t[: len(t) - len(unit)].strip()
     try:
-        if value and value[-1] in units:
-            return int(float(value[:-1]) * units[value[-1]])
-        return int(value)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a size: {text!r} (e.g. 65536, 64K, 32M)") from None
+        if number.isdigit():
+            value = int(number) * _BYTE_UNITS[unit]
+        else:
+            value = int(float(number) * _BYTE_UNITS[unit])
+    except (ValueError, OverflowError):  # inf: OverflowError; nan: ValueError
+        raise argparse.ArgumentTypeError(f"not a size: {text!r} (e.g. 65536, 64K, 32M, "
+                                         "1.5G)") from None
+    if value < (1 if positive else 0):
+        least = "at least 1 byte" if positive else "at least 0"
+        raise argparse.ArgumentTypeError(f"must be {least}: {text!r}")
+    if value > _MAX_BYTE_COUNT:
+        raise argparse.ArgumentTypeError(f"too large: {text!r} (at most 2**63 - 1 bytes)")
+    return value
+
+
+def _byte_count(text: str) -> int:
+    """``--cache``-style sizes: 0 or more bytes."""
+    return byte_count(text)
+
+
+def _positive_byte_count(text: str) -> int:
+    """Sizes that must be at least one byte."""
+    return byte_count(text, positive=True)
 
 
 def _add_remote_options(parser: argparse.ArgumentParser) -> None:
@@ -345,7 +377,7 @@ def _add_remote_options(parser: argparse.ArgumentParser) -> None:
     group = parser.add_argument_group("remote files (URLs)")
     group.add_argument("--cache", metavar="BYTES", type=_byte_count,
                        help="bytes of remote blocks kept in memory (default 32M; 0: none)")
-    group.add_argument("--block-size", metavar="BYTES", type=_byte_count,
+    group.add_argument("--block-size", metavar="BYTES", type=_positive_byte_count,
                        help="alignment and smallest remote request (default 64K)")
     group.add_argument("--concurrency", metavar="N", type=int,
                        help="remote requests in flight at once (default 8)")

@@ -21,17 +21,11 @@ EXIT_OK, EXIT_ERROR = 0, 2
 
 
 def _size(text: str) -> int:
-    """A byte count: ``1073741824``, ``512M``, ``1G``, ``64KiB``..."""
-    units = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
-    t = text.strip().upper().removesuffix("B").removesuffix("I")
-    unit = t[-1] if t and t[-1] in "KMGT" else ""
-    try:
-        value = float(t[: len(t) - len(unit)]) * units[unit]
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a size: {text!r}") from None
-    if value <= 0:
-        raise argparse.ArgumentTypeError(f"must be positive: {text!r}")
-    return int(value)
+    """A byte count of at least 1: ``1073741824``, ``512M``, ``1G``, ``64KiB``... (the
+    CLI's one parser, :func:`shardkit.cli.byte_count`)."""
+    from ..cli import byte_count  # loaded already: this module is the CLI's
+
+    return byte_count(text, positive=True)
 
 
 def _add_common(p: argparse.ArgumentParser) -> None:
@@ -99,9 +93,11 @@ def add_ng_parser(sub: Any) -> None:
 
     p = ngsub.add_parser(
         "shard", help="write the sharded form of an unsharded layer",
-        description="Read an unsharded layer (image scales of any encoding, or skeletons by "
-                    "segment id) and write it sharded, with the info updated. Rerun to resume: "
-                    "shard files already written are kept.")
+        description="Read an unsharded layer (image scales of any encoding, skeletons, or "
+                    "multi-resolution meshes, by segment id) and write it sharded, with the "
+                    "info updated. Rerun to resume: "
+                    "shard files already written are kept (a rerun with another spec is "
+                    "refused).")
     _add_common(p)
     _add_runner(p)
     p.add_argument("--spec", default="auto", metavar="auto|JSON",
@@ -122,15 +118,19 @@ def add_ng_parser(sub: Any) -> None:
 
 
 def _load_json(text: str) -> Any:
+    from ..formats.neuroglancer.spec import MAX_INFO_BYTES, parse_json
+
     if text == "auto":
         return text
     try:
         if not text.lstrip().startswith(("{", "[")) and os.path.exists(text):
-            with open(text, encoding="utf-8") as fh:
-                return json.load(fh)
-        return json.loads(text)
-    except (OSError, ValueError) as exc:
+            with open(text, "rb") as fh:
+                return parse_json(fh.read(MAX_INFO_BYTES + 1), f"--spec {text}")
+        return parse_json(text, "--spec")
+    except OSError as exc:
         raise ShardkitError(f"--spec: not 'auto', JSON or a JSON file: {exc}") from exc
+    except ShardkitError as exc:
+        raise ShardkitError(f"{exc.message} (give 'auto', JSON or a JSON file)") from exc
 
 
 def _targets(args: argparse.Namespace) -> dict[str, int]:

@@ -13,13 +13,16 @@ direction), so a task holds at most one shard's worth of data. Tasks run in this
 Every file is written under a temporary name and renamed (object stores, whose uploads appear
 whole, are written directly), and the ``info`` file last, so an interrupted conversion is
 resumed by running it again: shard files already present are kept, chunk files already
-present are not written again.
+present are not written again. A resumed ``shard_layer`` keeps shard files only when they were
+written with the same sharding spec: each output folder holds a hidden record of the spec
+(``.shardkit-sharding.json``, written before its first shard file, removed once the ``info`` is
+written), and a finished output's ``info`` says it; another spec is refused.
 """
 
 from __future__ import annotations
 
+import contextlib
 import copy
-import gzip
 import json
 import os
 import posixpath
@@ -32,7 +35,7 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import LayoutError, ShardkitError
+from ..errors import LayoutError, LimitExceededError, ShardkitError
 from ..formats.neuroglancer import (
     DEFAULT_MAX_DECODED_SIZE,
     ShardingSpec,
@@ -40,6 +43,11 @@ from ..formats.neuroglancer import (
     gunzip_capped,
     open_dataset,
 )
+from ..formats.neuroglancer.decode import morton_decode_many, morton_schedule
+from ..formats.neuroglancer.image import scale_geometry
+from ..formats.neuroglancer.spec import MAX_INFO_BYTES, parse_json
+from ..formats.neuroglancer.store import check_relative
+from ..writers.neuroglancer import _gzip, check_writable, shard_pieces
 from .chooser import (
     DEFAULT_MINISHARD_INDEX_BYTES,
     DEFAULT_SHARD_BYTES,
@@ -67,6 +75,12 @@ _ID_NAME = re.compile(r"^(\d+)(\.gz)?$")
 _MANIFEST_NAME = re.compile(r"^(\d+)\.index(\.gz)?$")
 _ATOMIC_PUT = ("s3", "s3a", "gs", "gcs", "az", "abfs", "abfss", "memory", "http", "https")
 _READ_BATCH = 256  # names per remote cat() call
+# In each output folder while `ng shard` runs: the sharding spec its shard files are written
+# with, so that a rerun with another spec refuses to keep them. Removed once the info is
+# written (the info says the spec from then on).
+_SPEC_RECORD = ".shardkit-sharding.json"
+_MAX_RECORD_BYTES = 1 << 20
+MAX_CODES_PER_TASK = 1 << 24  # chunk ids one task lists in numpy arrays (~50 bytes each)
 _ENCODE_BATCH = 64  # chunks read, then encoded, at a time
 
 
@@ -108,7 +122,7 @@ class LayerStore:
 
     def path(self, name: str) -> str:
         """The full path (local) or fsspec path (remote) of ``name``."""
-        _check_name(name)
+        name = _check_name(name, "/")
         if not self.remote:
             return os.path.join(self.local_root, *name.split("/"))
         _ = self.fs
@@ -181,24 +195,21 @@ class LayerStore:
         return os.path.exists(path) if not self.remote else bool(self.fs.exists(path))
 
     def write(self, name: str, data: bytes | Sequence[bytes]) -> None:
-        """Write ``name`` whole: a temporary name then a rename (object stores: one upload).
+        """Write ``name`` whole: locally through :func:`~shardkit.writers._atomic.atomic_file`
+        (a hidden temporary name, flushed to disk, then renamed); on object stores one upload;
+        on other fsspec filesystems a temporary name then a move.
 
         ``data`` is the content, or a list of byte strings to write one after the other.
         """
         path = self.path(name)
         pieces = [data] if isinstance(data, (bytes, bytearray, memoryview)) else data
         if not self.remote:
+            from ..writers._atomic import atomic_file
+
             os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
-            tmp = f"{path}.tmp-{uuid.uuid4().hex}"
-            try:
-                with open(tmp, "wb") as fh:
-                    for piece in pieces:
-                        fh.write(piece)
-                os.replace(tmp, path)
-            except BaseException:
-                if os.path.exists(tmp):
-                    os.unlink(tmp)
-                raise
+            with atomic_file(path) as fh:
+                for piece in pieces:
+                    fh.write(piece)
             return
         fs = self.fs
         protocol = fs.protocol if isinstance(fs.protocol, str) else fs.protocol[0]
@@ -216,10 +227,19 @@ class LayerStore:
         if not atomic:
             fs.mv(target, path)
 
+    def remove(self, name: str) -> None:
+        """Delete file ``name`` if it exists."""
+        path = self.path(name)
+        with contextlib.suppress(FileNotFoundError):
+            if self.remote:
+                self.fs.rm_file(path)
+            else:
+                os.unlink(path)
+
     def list(self, folder: str = "") -> dict[str, int]:
         """``file name -> size`` of the files directly in ``folder`` (empty if it is absent)."""
         if folder:
-            _check_name(folder)
+            folder = _check_name(folder, "/")
         if not self.remote:
             path = os.path.join(self.local_root, *folder.split("/")) if folder \
                 else self.local_root
@@ -238,26 +258,41 @@ class LayerStore:
                 for e in entries if e.get("type") != "directory"}
 
     def read_info(self) -> dict[str, Any]:
-        """The layer's ``info`` as a dict."""
-        raw = self.read("info")
+        """The layer's ``info`` as a dict (at most ``MAX_INFO_BYTES``)."""
+        if not self.remote:  # refused unread when too long
+            for name in ("info", "info.gz"):
+                try:
+                    size = os.path.getsize(self.path(name))
+                except OSError:
+                    continue
+                if size > MAX_INFO_BYTES:
+                    raise LimitExceededError(f"{self.target}/{name}: {size} bytes, more than "
+                                             f"the {MAX_INFO_BYTES}-byte cap of an info file",
+                                             field="/")
+                break
+        raw = self.read_many(["info"], MAX_INFO_BYTES).get("info")
         if raw is None:
             raise ShardkitError(f"{self.target}/info: not found")
-        try:
-            info = json.loads(raw)
-        except ValueError as exc:
-            raise SpecError(f"{self.target}/info: not JSON: {exc}", field="/") from exc
+        info = parse_json(raw, f"{self.target}/info")
         if not isinstance(info, dict):
             raise SpecError(f"{self.target}/info: not a JSON object", field="/")
         return info
 
 
-def _check_name(name: str) -> None:
-    """Refuse names that would leave the layer's folder (a scale key comes from a file)."""
-    parts = name.split("/")
-    if (not name or name.startswith("/") or "\\" in name or ":" in parts[0]
-            or any(p in ("", ".", "..") for p in parts)):
-        raise ShardkitError(f"refusing the path {name!r}: it would leave the layer's folder",
-                            field="/scales/key")
+def _check_name(name: Any, field: str = "/scales/key") -> str:
+    """The normalised form of a path inside the layer's folder (a scale key comes from a
+    file); the reader's rule (:func:`~shardkit.formats.neuroglancer.store.check_relative`),
+    without ``..`` paths that climb out (the reader follows them on request only)."""
+    try:
+        return check_relative(name, field)
+    except SpecError as exc:
+        raise SpecError(f"refusing the path {name!r}: it would leave the layer's folder "
+                        f"({exc.message})", field=field) from exc
+
+
+def _scale_key(scale: Mapping[str, Any], index: int) -> str:
+    """The folder of scale ``index``: its key, checked and normalised as the reader does."""
+    return _check_name(scale.get("key"), f"/scales/{index}/key")
 
 
 # -- chunk geometry -----------------------------------------------------------------------------
@@ -275,22 +310,7 @@ def chunk_name(position: Sequence[int], size: Sequence[int], chunk_size: Sequenc
 
 def _bit_schedule(grid_shape: Sequence[int]) -> list[tuple[int, int]]:
     """For each code bit, lowest first, the (dimension, bit) of the position it holds."""
-    bits = morton_bits(grid_shape)
-    schedule = []
-    for i in range(max(bits, default=0)):
-        for d, b in enumerate(bits):
-            if i < b:
-                schedule.append((d, i))
-    return schedule
-
-
-def morton_decode_many(codes: np.ndarray, grid_shape: Sequence[int]) -> np.ndarray:
-    """Grid positions ``[n, 3]`` of compressed Morton codes (vectorised)."""
-    codes = np.asarray(codes, dtype=np.uint64)
-    out = np.zeros((len(codes), len(grid_shape)), dtype=np.int64)
-    for j, (d, i) in enumerate(_bit_schedule(grid_shape)):
-        out[:, d] |= ((codes >> np.uint64(j)) & np.uint64(1)).astype(np.int64) << i
-    return out
+    return morton_schedule(grid_shape)
 
 
 def _image_shard_codes(spec: ShardingSpec, grid: Sequence[int], shard: int) -> np.ndarray:
@@ -346,6 +366,14 @@ class ShardTask:
     threads: int = 1  # encoding threads inside the task
     gzip_level: int = 6
 
+    def write_shard(self, spec: ShardingSpec, pieces: Sequence[bytes]) -> None:
+        """Write the task's shard file, the folder's record of the spec first (see
+        ``_SPEC_RECORD``; every task writes the same bytes)."""
+        record = _join(self.part.folder, _SPEC_RECORD)
+        if not self.dst.exists(record):
+            self.dst.write(record, json.dumps(spec.to_dict()).encode())
+        self.dst.write(_join(self.part.folder, spec.shard_name(self.shard)), pieces)
+
 
 @dataclass
 class ConversionReport:
@@ -386,28 +414,23 @@ def _is_image(info: Mapping[str, Any]) -> bool:
 
 
 def _scales(info: Mapping[str, Any], wanted: Iterable[str] | None) -> list[tuple[int, dict]]:
+    """``(index, scale)`` of the wanted scales (default all), every scale checked as the
+    reader checks it (:func:`~shardkit.formats.neuroglancer.image.scale_geometry`); each
+    returned scale is a copy whose ``key`` is normalised (``./s0/`` is ``s0``)."""
     scales = info.get("scales")
     if not isinstance(scales, list) or not scales:
         raise SpecError("info: scales must be a non-empty list", field="/scales")
     chosen = []
-    keys = set(wanted) if wanted else None
+    keys = {posixpath.normpath(str(w)) for w in wanted} if wanted else None
     for i, scale in enumerate(scales):
         if not isinstance(scale, dict) or "key" not in scale:
             raise SpecError(f"info: scale {i} is not an object with a key", field=f"/scales/{i}")
-        _check_name(str(scale["key"]))
-        try:
-            grid = [-(-int(s) // int(c)) for s, c in zip(scale["size"], scale["chunk_sizes"][0],
-                                                         strict=True)]
-        except (KeyError, IndexError, TypeError, ValueError, ZeroDivisionError) as exc:
-            raise SpecError(f"info: scale {i} lacks a valid size or chunk_sizes: {exc}",
-                            field=f"/scales/{i}") from exc
-        if len(grid) != 3 or min(grid) < 1:
-            raise SpecError(f"info: scale {i} has a bad size or chunk size",
-                            field=f"/scales/{i}/size")
-        if keys is None or str(scale["key"]) in keys:
-            chosen.append((i, scale))
+        key = _scale_key(scale, i)
+        scale_geometry(scale, i)
+        if keys is None or key in keys:
+            chosen.append((i, dict(scale, key=key)))
     if keys is not None:
-        missing = keys - {str(s["key"]) for _, s in chosen}
+        missing = keys - {s["key"] for _, s in chosen}
         if missing:
             raise ShardkitError(f"no scale {', '.join(sorted(missing))} in the info file")
     return chosen
@@ -420,10 +443,7 @@ def _spec_for(given: Any, folder: str, index: int) -> ShardingSpec | None:
     if isinstance(given, ShardingSpec):
         return given
     if isinstance(given, str):
-        try:
-            given = json.loads(given)
-        except ValueError as exc:
-            raise SpecError(f"sharding spec is not JSON: {exc}", field="/sharding") from exc
+        given = parse_json(given, "sharding spec", field="/sharding")
     if isinstance(given, list):
         if index >= len(given):
             raise SpecError(f"{len(given)} sharding spec(s) given for more scales",
@@ -470,6 +490,8 @@ def _plan(store: LayerStore, info: dict[str, Any], scales: Iterable[str] | None,
                     raise SpecError(f"info: scale {key}: {exc}", field=f"/scales/{i}") from exc
                 choices[key] = choice
                 spec = choice.spec
+            check_writable(spec)
+            _check_codes_per_task(spec, scale, i)
             parts.append((_Part(key, scale, spec.to_dict()), spec, None))
         return parts, choices
     kind = info.get("@type")
@@ -503,8 +525,28 @@ def _plan(store: LayerStore, info: dict[str, Any], scales: Iterable[str] | None,
         raise SpecError("multi-resolution meshes need data_encoding raw: readers fetch the "
                         "fragments before a manifest by byte range", field="/sharding/"
                         "data_encoding")
+    check_writable(spec)
     parts.append((_Part("", None, spec.to_dict(), meshes), spec, keys))
     return parts, choices
+
+
+def _check_codes_per_task(spec: ShardingSpec, scale: Mapping[str, Any], index: int) -> None:
+    """Refuse, before allocating, a scale whose chunk ids a task would list in arrays too
+    large: an identity-hashed shard's whole code range, or a hashed scale's whole grid."""
+    grid = scale_geometry(scale, index)[3]
+    total = len(morton_schedule(grid))
+    if spec.hash == "identity":
+        region = spec.preshift_bits + spec.minishard_bits
+        count = 1 << (total if region >= total else total - min(spec.shard_bits, total - region))
+        what = "chunk ids in each shard's range"
+    else:
+        count = grid[0] * grid[1] * grid[2]
+        what = "chunks in its grid (hashed specs list them all)"
+    if count > MAX_CODES_PER_TASK:
+        raise LimitExceededError(f"scale {scale['key']}: {count} {what} with sharding "
+                                 f"{json.dumps(spec.to_dict())}; the converter lists at most "
+                                 f"{MAX_CODES_PER_TASK} at a time (more shard_bits, or larger "
+                                 "chunks)", field=f"/scales/{index}/sharding")
 
 
 # -- tasks ----------------------------------------------------------------------------------------
@@ -576,7 +618,7 @@ def _shard_task(task: ShardTask) -> dict[str, int]:
     built = ShardingSpec(spec.hash, spec.preshift_bits, spec.minishard_bits, spec.shard_bits,
                          spec.minishard_index_encoding, "raw")
     pieces = shard_pieces(items, built)
-    task.dst.write(_join(part.folder, spec.shard_name(task.shard)), pieces)
+    task.write_shard(spec, pieces)
     return {"shards_written": 1, "files_in": count, "files_out": 1, "chunks": count,
             "bytes_in": bytes_in, "bytes_out": sum(len(p) for p in pieces)}
 
@@ -606,58 +648,9 @@ def _shard_meshes(task: ShardTask, spec: ShardingSpec) -> dict[str, int]:
     if not items:
         return {"files_in": 0}
     pieces = shard_pieces(items, spec, prefixes)
-    task.dst.write(spec.shard_name(task.shard), pieces)
+    task.write_shard(spec, pieces)
     return {"shards_written": 1, "files_in": files_in, "files_out": 1, "chunks": len(items),
             "bytes_in": bytes_in, "bytes_out": sum(len(p) for p in pieces)}
-
-
-def shard_pieces(items: Mapping[int, bytes], spec: ShardingSpec,
-                 prefixes: Mapping[int, bytes] | None = None) -> list[bytes]:
-    """One shard file as a list of byte strings to write one after the other.
-
-    The layout is :func:`shardkit.writers.neuroglancer.build_shard`'s (shard index, data by
-    minishard then by id, the minishard indices last), without joining the values into one
-    string: a task writing a large shard holds its values once, not three times.
-    ``prefixes[key]`` (multi-resolution mesh fragments) is stored just before the value of
-    ``key``, outside the range the minishard index gives.
-    """
-    prefixes = prefixes or {}
-    by_minishard: dict[int, list[int]] = {}
-    if items:
-        keys = np.fromiter(items.keys(), dtype=np.uint64, count=len(items))
-        _, minis = spec.locate_many(keys)
-        order = np.lexsort((keys, minis))
-        for key, mini in zip(keys[order].tolist(), minis[order].tolist(), strict=True):
-            by_minishard.setdefault(int(mini), []).append(int(key))
-    data: list[bytes] = []
-    tables: list[tuple[int, bytes]] = []
-    pos = 0
-    for mini, ids in by_minishard.items():
-        sizes = np.array([len(items[k]) for k in ids], dtype=np.uint64)
-        # offset deltas: from the end of the previous value to the start of this one
-        gaps = np.array([len(prefixes.get(k, b"")) for k in ids], dtype=np.uint64)
-        offsets = gaps.copy()
-        offsets[0] += np.uint64(pos)
-        table = np.stack([np.diff(np.array(ids, dtype=np.uint64), prepend=np.uint64(0)),
-                          offsets, sizes]).astype("<u8").tobytes()
-        if spec.minishard_index_encoding == "gzip":
-            table = _gzip(table)
-        tables.append((mini, table))
-        for k in ids:
-            if k in prefixes:
-                data.append(prefixes[k])
-            data.append(items[k])
-        pos += int(gaps.sum()) + int(sizes.sum())
-    entries = np.zeros((spec.num_minishards, 2), dtype="<u8")
-    for mini, table in tables:
-        entries[mini] = (pos, pos + len(table))
-        pos += len(table)
-    return [entries.tobytes(), *data, *(t for _, t in tables)]
-
-
-def _gzip(data: bytes, level: int = 6) -> bytes:
-    """The encoding ``gzip`` (no timestamp; level 6 is what shardkit's writer makes)."""
-    return gzip.compress(data, compresslevel=level, mtime=0)
 
 
 def _unshard_task(task: ShardTask) -> dict[str, int]:
@@ -672,20 +665,14 @@ def _unshard_task(task: ShardTask) -> dict[str, int]:
                   "bytes_in": int(reader.source.size), "bytes_out": 0}
         if part.meshes:
             return _unshard_meshes(task, reader, counts)
+        names: dict[int, str] | None = None
         if part.scale is not None:
-            grid = part.grid
-            size, chunk = part.scale["size"], part.scale["chunk_sizes"][0]
-            offset = part.scale.get("voxel_offset", [0, 0, 0])
+            # every id of the shard is checked before any file is written: an id with bits
+            # beyond the grid's would decode to another chunk's position, and its file name
+            names = _chunk_names(part, task.shard,
+                                 np.fromiter(reader.keys(), dtype=np.uint64))
         for key, value in reader.items():
-            if part.scale is not None:
-                pos = morton_decode_many(np.array([key], dtype=np.uint64), grid)[0]
-                if any(int(p) >= g for p, g in zip(pos, grid, strict=True)):
-                    raise ShardkitError(f"chunk id {key} in shard {task.shard} of "
-                                        f"{part.folder} is outside the grid {grid}",
-                                        field=f"/chunks/{key}")
-                name = chunk_name(pos.tolist(), size, chunk, offset)
-            else:
-                name = str(key)
+            name = str(key) if names is None else names[key]
             path = _join(part.folder, name)
             counts["chunks"] += 1
             if task.check_existing and task.dst.exists(path):
@@ -696,6 +683,30 @@ def _unshard_task(task: ShardTask) -> dict[str, int]:
         return counts
     finally:
         ds.close()
+
+
+def _chunk_names(part: _Part, shard: int, keys: np.ndarray) -> dict[int, str]:
+    """Chunk id -> file name of an image scale's ids, refusing ids that are not positions of
+    the grid."""
+    assert part.scale is not None
+    grid = part.grid
+    where = f"shard {shard} of scale {part.folder}"
+    try:
+        positions = morton_decode_many(keys, grid)
+    except ShardkitError as exc:
+        raise LayoutError(f"{where}: {exc.message}", field=exc.field) from exc
+    outside = np.flatnonzero(np.any(positions >= np.asarray(grid, dtype=np.int64), axis=1))
+    if len(outside):
+        key = int(keys[outside[0]])
+        raise LayoutError(f"{where}: chunk id {key} is outside the grid {grid}",
+                          field=f"/chunks/{key}")
+    size, chunk = part.scale["size"], part.scale["chunk_sizes"][0]
+    offset = part.scale.get("voxel_offset", [0, 0, 0])
+    names = {int(k): chunk_name(p, size, chunk, offset)
+             for k, p in zip(keys.tolist(), positions.tolist(), strict=True)}
+    if len(names) != len(keys):
+        raise LayoutError(f"{where}: a chunk id is stored twice")
+    return names
 
 
 def _unshard_meshes(task: ShardTask, reader: Any, counts: dict[str, int]) -> dict[str, int]:
@@ -825,9 +836,15 @@ def shard_layer(src: str | os.PathLike[str], dst: str | os.PathLike[str], *,
     report = ConversionReport("shard")
     report.choices = {k: c.to_dict() for k, c in choices.items()}
     tasks: list[ShardTask] = []
+    listings = {part.folder: dst_store.list(part.folder) for part, _, _ in parts}
+    dst_info: dict[str, Any] | None = None
+    if any(listings.values()) and dst_store.exists("info"):
+        dst_info = dst_store.read_info()
+    for part, part_spec, _ in parts:  # refuse before writing anything
+        _check_resumed_spec(dst_store, part, part_spec, listings[part.folder], dst_info)
     for part, part_spec, keys in parts:
         report.specs[part.folder] = part_spec.to_dict()
-        existing = {n for n in dst_store.list(part.folder)
+        existing = {n for n in listings[part.folder]
                     if part_spec.parse_shard_name(n) is not None and n.endswith(".shard")}
         if part.scale is not None and part_spec.hash == "identity":
             grid = part.grid
@@ -853,13 +870,62 @@ def shard_layer(src: str | os.PathLike[str], dst: str | os.PathLike[str], *,
     out = copy.deepcopy(info)
     if _is_image(info):
         converted = {p.folder: p.spec for p, _, _ in parts}
-        out["scales"] = [dict(s, sharding=converted[str(s["key"])]) for s in out["scales"]
-                         if str(s.get("key")) in converted]
+        out["scales"] = [dict(s, sharding=converted[_scale_key(s, i)])
+                         for i, s in enumerate(out["scales"]) if _scale_key(s, i) in converted]
     else:
         out["sharding"] = parts[0][0].spec
     dst_store.write("info", json.dumps(out, indent=1).encode())
+    for part, _, _ in parts:  # the info says the spec now
+        dst_store.remove(_join(part.folder, _SPEC_RECORD))
     report.files_out += 1
     return report
+
+
+def _check_resumed_spec(dst: LayerStore, part: _Part, spec: ShardingSpec,
+                        listing: Mapping[str, int], dst_info: Mapping[str, Any] | None) -> None:
+    """Refuse to resume a conversion whose kept shard files were written with another spec.
+
+    The spec of an earlier run is the one recorded in the folder (a run that stopped before
+    writing the info), else the one of the output's ``info`` (a finished run). Shard files
+    with neither are kept as before: nothing says how they were written.
+    """
+    where = f"{dst.target}/{part.folder}" if part.folder else dst.target
+    if not any(n.endswith((".shard", ".shard.gz")) for n in listing):
+        return
+    recorded: Any = None
+    source = ""
+    if _SPEC_RECORD in listing:
+        source = f"{where}/{_SPEC_RECORD}"
+        if listing[_SPEC_RECORD] > _MAX_RECORD_BYTES:
+            raise ShardkitError(f"{source}: {listing[_SPEC_RECORD]} bytes, not a record of a "
+                                f"sharding spec; remove {where} to start again")
+        raw = dst.read(_join(part.folder, _SPEC_RECORD)) or b""
+        try:
+            recorded = parse_json(raw, source)
+        except ShardkitError as exc:
+            raise ShardkitError(f"{exc.message}; remove {where} to start again") from exc
+    elif dst_info is not None:
+        source = f"{dst.target}/info"
+        if part.scale is not None:
+            for scale in dst_info.get("scales") or []:
+                if isinstance(scale, Mapping) and str(scale.get("key")) == part.folder:
+                    recorded = scale.get("sharding")
+        else:
+            recorded = dst_info.get("sharding")
+        if recorded is None:
+            return
+    else:
+        return
+    try:
+        earlier = ShardingSpec.from_dict(recorded).to_dict()
+    except (ShardkitError, ValueError, TypeError, RecursionError) as exc:
+        raise ShardkitError(f"{source}: not a sharding spec ({exc}); remove {where} to start "
+                            "again") from exc
+    if earlier != spec.to_dict():
+        raise ShardkitError(f"{where} holds shard files written with another sharding spec "
+                            f"({json.dumps(earlier)}, from {source}); this run's is "
+                            f"{json.dumps(spec.to_dict())}: remove {where} to start again, or "
+                            "rerun with the earlier spec", field="/sharding")
 
 
 def unshard_layer(src: str | os.PathLike[str], dst: str | os.PathLike[str], *,
@@ -913,7 +979,7 @@ def unshard_layer(src: str | os.PathLike[str], dst: str | os.PathLike[str], *,
     if _is_image(info):
         done = {p.folder for p in parts}  # as for shard_layer: only the scales written
         out["scales"] = [{k: v for k, v in s.items() if k != "sharding"}
-                         for s in out["scales"] if str(s.get("key")) in done]
+                         for i, s in enumerate(out["scales"]) if _scale_key(s, i) in done]
     else:
         out.pop("sharding", None)
     dst_store.write("info", json.dumps(out, indent=1).encode())

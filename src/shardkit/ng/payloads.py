@@ -29,7 +29,12 @@ import numpy as np
 from kaitaistruct import BytesIO, KaitaiStream
 
 from .._kaitai import kaitai_errors
-from ..errors import EntryNotFoundError, LayoutError, ShardkitError, TruncatedError
+from ..errors import (
+    EntryNotFoundError,
+    LayoutError,
+    LimitExceededError,
+    ShardkitError,
+)
 from ..generated.ng_mesh_manifest import NgMeshManifest
 from ..generated.ng_skeleton import NgSkeleton
 
@@ -43,6 +48,7 @@ __all__ = [
     "mesh_fragments",
 ]
 
+MAX_COMPONENTS = 1 << 16  # components of one vertex attribute (real layers have 1 to 4)
 ATTRIBUTE_TYPES = {"float32": "<f4", "int8": "i1", "uint8": "u1", "int16": "<i2",
                    "uint16": "<u2", "int32": "<i4", "uint32": "<u4"}
 
@@ -83,13 +89,16 @@ def _attribute_list(info: Mapping[str, Any] | Sequence[Mapping[str, Any]] | None
         if not isinstance(attr, Mapping):
             raise LayoutError("info: a vertex attribute must be an object", field=where)
         kind = attr.get("data_type")
-        if kind not in ATTRIBUTE_TYPES:
+        if not isinstance(kind, str) or kind not in ATTRIBUTE_TYPES:
             raise LayoutError(f"info: vertex attribute data_type {kind!r} is not one of "
-                              f"{', '.join(ATTRIBUTE_TYPES)}", field=f"{where}/data_type")
+                              f"{', '.join(ATTRIBUTE_TYPES)}"[:300], field=f"{where}/data_type")
         comps = attr.get("num_components", 1)
         if type(comps) is not int or comps < 1:
             raise LayoutError(f"info: num_components must be a positive integer, got "
-                              f"{comps!r}", field=f"{where}/num_components")
+                              f"{comps!r}"[:300], field=f"{where}/num_components")
+        if comps > MAX_COMPONENTS:
+            raise LimitExceededError(f"info: num_components {comps} is more than "
+                                     f"{MAX_COMPONENTS}", field=f"{where}/num_components")
         out.append((str(attr.get("id", f"attribute_{i}")), np.dtype(ATTRIBUTE_TYPES[kind]),
                     comps))
     return out
@@ -212,13 +221,6 @@ def decode_mesh_manifest(data: bytes, *, offset: int = 0) -> MeshManifest:
         LayoutError: Bytes are left over after the last level of detail.
     """
     data = bytes(data)
-    if len(data) >= 28:  # refuse a level count the bytes cannot hold before looping over it
-        num_lods = int.from_bytes(data[24:28], "little")
-        if 28 + num_lods * 20 > len(data):
-            raise TruncatedError(f"truncated: {num_lods} levels of detail need "
-                                 f"{num_lods * 20} bytes, {len(data) - 28} remain",
-                                 needed=num_lods * 20, available=len(data) - 28,
-                                 offset=offset + 28, field="/lod_scales")
     with kaitai_errors(base=offset):
         root = NgMeshManifest(KaitaiStream(BytesIO(data)))
     end = root._io.pos()
@@ -234,10 +236,11 @@ def decode_mesh_manifest(data: bytes, *, offset: int = 0) -> MeshManifest:
     return MeshManifest(
         chunk_shape=np.array(_vec(root.chunk_shape), dtype=np.float32),
         grid_origin=np.array(_vec(root.grid_origin), dtype=np.float32),
-        lod_scales=np.array(root.lod_scales, dtype=np.float32),
-        vertex_offsets=np.array([_vec(v) for v in root.vertex_offsets],
-                                dtype=np.float32).reshape(-1, 3),
-        num_fragments_per_lod=np.array(root.num_fragments_per_lod, dtype=np.uint32),
+        lod_scales=np.frombuffer(root._raw_lod_scales, dtype="<f4").astype(np.float32),
+        vertex_offsets=np.frombuffer(root._raw_vertex_offsets, dtype="<f4")
+        .reshape(-1, 3).astype(np.float32),
+        num_fragments_per_lod=np.frombuffer(root._raw_num_fragments_per_lod, dtype="<u4")
+        .astype(np.uint32),
         fragment_positions=positions, fragment_sizes=sizes)
 
 

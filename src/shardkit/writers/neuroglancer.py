@@ -32,22 +32,92 @@ from typing import Any
 
 import numpy as np
 
-from ..formats.neuroglancer import ShardingSpec, compressed_morton_code
+from ..formats.neuroglancer import ShardingSpec, SpecError, compressed_morton_code
 from ..formats.neuroglancer.store import check_relative
 from ._atomic import write_bytes_atomic
 
 __all__ = [
+    "MAX_SHARD_INDEX_BYTES",
     "build_shard",
     "build_shards",
+    "check_writable",
+    "shard_pieces",
     "write_image_volume",
     "write_sharded_dataset",
 ]
 
 _MASK64 = (1 << 64) - 1
+MAX_SHARD_INDEX_BYTES = 1 << 30  # largest shard index written: minishard_bits up to 26
 
 
-def _gzip(data: bytes) -> bytes:
-    return gzip.compress(data, compresslevel=6, mtime=0)
+def check_writable(spec: ShardingSpec) -> None:
+    """Refuse a spec whose shard index (``16 * 2**minishard_bits`` bytes, in every shard
+    file) is larger than :data:`MAX_SHARD_INDEX_BYTES`, before anything is allocated.
+
+    Raises:
+        SpecError: The shard index is too large (also a ``ValueError``).
+    """
+    if spec.shard_index_size > MAX_SHARD_INDEX_BYTES:
+        raise SpecError(f"sharding spec: minishard_bits {spec.minishard_bits} makes every shard "
+                        f"file start with a {spec.shard_index_size}-byte shard index; shardkit "
+                        f"writes at most {MAX_SHARD_INDEX_BYTES} bytes (minishard_bits "
+                        f"<= {MAX_SHARD_INDEX_BYTES.bit_length() - 5})",
+                        field="/sharding/minishard_bits")
+
+
+def _gzip(data: bytes, level: int = 6) -> bytes:
+    """The encoding ``gzip`` (no timestamp, so the same input gives the same bytes)."""
+    return gzip.compress(data, compresslevel=level, mtime=0)
+
+
+def shard_pieces(items: Mapping[int, bytes], spec: ShardingSpec,
+                 prefixes: Mapping[int, bytes] | None = None) -> list[bytes]:
+    """One shard file as a list of byte strings to write one after the other.
+
+    The layout of :func:`build_shard` (the shard index, the values minishard by minishard and
+    by ascending id, the minishard indices last), without joining the values into one string:
+    a caller writing a large shard holds its values once, not three times. The values are
+    stored as given: ``data_encoding`` is the caller's to apply (``build_shard`` does).
+    ``prefixes[key]`` (multi-resolution mesh fragments) is stored just before the value of
+    ``key``, outside the range the minishard index gives. The keys are trusted to be uint64s
+    of one shard (``build_shard`` checks them).
+
+    Raises:
+        SpecError: The spec's shard index is larger than :data:`MAX_SHARD_INDEX_BYTES`.
+    """
+    check_writable(spec)
+    prefixes = prefixes or {}
+    by_minishard: dict[int, list[int]] = {}
+    if items:
+        keys = np.fromiter(items.keys(), dtype=np.uint64, count=len(items))
+        _, minis = spec.locate_many(keys)
+        order = np.lexsort((keys, minis))
+        for key, mini in zip(keys[order].tolist(), minis[order].tolist(), strict=True):
+            by_minishard.setdefault(int(mini), []).append(int(key))
+    data: list[bytes] = []
+    tables: list[tuple[int, bytes]] = []
+    pos = 0
+    for mini, ids in by_minishard.items():
+        sizes = np.array([len(items[k]) for k in ids], dtype=np.uint64)
+        # offset deltas: from the end of the previous value to the start of this one
+        gaps = np.array([len(prefixes.get(k, b"")) for k in ids], dtype=np.uint64)
+        offsets = gaps.copy()
+        offsets[0] += np.uint64(pos)
+        table = np.stack([np.diff(np.array(ids, dtype=np.uint64), prepend=np.uint64(0)),
+                          offsets, sizes]).astype("<u8").tobytes()
+        if spec.minishard_index_encoding == "gzip":
+            table = _gzip(table)
+        tables.append((mini, table))
+        for k in ids:
+            if k in prefixes:
+                data.append(prefixes[k])
+            data.append(items[k])
+        pos += int(gaps.sum()) + int(sizes.sum())
+    entries = np.zeros((spec.num_minishards, 2), dtype="<u8")
+    for mini, table in tables:
+        entries[mini] = (pos, pos + len(table))
+        pos += len(table)
+    return [entries.tobytes(), *data, *(t for _, t in tables)]
 
 
 def build_shard(items: Mapping[int, bytes], spec: ShardingSpec | Mapping[str, Any]) -> bytes:
@@ -59,11 +129,13 @@ def build_shard(items: Mapping[int, bytes], spec: ShardingSpec | Mapping[str, An
 
     Raises:
         ValueError: A key is not a uint64, or two keys belong to different shards.
+        SpecError: The spec's shard index is larger than :data:`MAX_SHARD_INDEX_BYTES`.
     """
     spec = ShardingSpec.coerce(spec)
-    by_minishard: dict[int, list[int]] = {}
+    check_writable(spec)
+    stored: dict[int, bytes] = {}
     shard = None
-    for key in items:
+    for key, value in items.items():
         if isinstance(key, bool) or not 0 <= int(key) <= _MASK64:
             raise ValueError(f"chunk id {key!r} is not a uint64")
         loc = spec.locate(int(key))
@@ -71,40 +143,16 @@ def build_shard(items: Mapping[int, bytes], spec: ShardingSpec | Mapping[str, An
             shard = loc.shard
         elif loc.shard != shard:
             raise ValueError(f"chunk {key} belongs to shard {loc.shard}, not {shard}")
-        by_minishard.setdefault(loc.minishard, []).append(int(key))
-    data = bytearray()
-    indices: list[tuple[int, bytes]] = []
-    for m in sorted(by_minishard):
-        ids = sorted(by_minishard[m])
-        starts, sizes = [], []
-        for key in ids:
-            value = bytes(items[key])
-            if spec.data_encoding == "gzip":
-                value = _gzip(value)
-            starts.append(len(data))
-            sizes.append(len(value))
-            data += value
-        id_deltas = np.diff(np.array(ids, dtype=np.uint64), prepend=np.uint64(0))
-        ends = [s + n for s, n in zip(starts, sizes, strict=True)]
-        ofs_deltas = [starts[0]] + [s - e for s, e in zip(starts[1:], ends[:-1], strict=True)]
-        table = np.stack([id_deltas, np.array(ofs_deltas, dtype=np.uint64),
-                          np.array(sizes, dtype=np.uint64)]).astype("<u8").tobytes()
-        if spec.minishard_index_encoding == "gzip":
-            table = _gzip(table)
-        indices.append((m, table))
-    entries = np.zeros((spec.num_minishards, 2), dtype="<u8")
-    tail = bytearray()
-    for m, table in indices:
-        start = len(data) + len(tail)
-        tail += table
-        entries[m] = (start, start + len(table))
-    return entries.tobytes() + bytes(data) + bytes(tail)
+        value = bytes(value)
+        stored[int(key)] = _gzip(value) if spec.data_encoding == "gzip" else value
+    return b"".join(shard_pieces(stored, spec))
 
 
 def build_shards(items: Mapping[int, bytes],
                  spec: ShardingSpec | Mapping[str, Any]) -> dict[str, bytes]:
     """Shard file name -> bytes for every non-empty shard of ``items``."""
     spec = ShardingSpec.coerce(spec)
+    check_writable(spec)
     groups: dict[int, dict[int, bytes]] = {}
     for key, value in items.items():
         groups.setdefault(spec.locate(int(key)).shard, {})[int(key)] = value

@@ -9,7 +9,7 @@ from functools import cached_property
 
 import numpy as np
 
-from ...errors import CorruptShardError, LayoutError, LimitExceededError
+from ...errors import CorruptShardError, InvalidKeyError, LayoutError, LimitExceededError
 from ...sources import ByteSource
 from .spec import _MASK64, _MAX_GAP, _MAX_REQUEST, DEFAULT_MAX_DECODED_SIZE
 
@@ -165,8 +165,13 @@ def morton_decode(code: int, grid_shape: Sequence[int]) -> tuple[int, ...]:
     """The grid position of a compressed Morton code (inverse of :func:`compressed_morton_code`).
 
     Raises:
-        ValueError: ``code`` has bits beyond the grid's, or decodes outside the grid.
+        InvalidKeyError: ``code`` is not a uint64, has bits beyond the grid's, or decodes
+            outside the grid (also a ``ValueError``).
     """
+    if isinstance(code, bool) or not isinstance(code, (int, np.integer)) \
+            or not 0 <= int(code) <= 0xFFFF_FFFF_FFFF_FFFF:
+        raise InvalidKeyError(f"chunk id {code!r} is not a uint64")
+    code = int(code)
     bits = [max(0, int(g) - 1).bit_length() for g in grid_shape]
     pos = [0] * len(bits)
     j = 0
@@ -176,8 +181,61 @@ def morton_decode(code: int, grid_shape: Sequence[int]) -> tuple[int, ...]:
                 pos[d] |= ((code >> j) & 1) << i
                 j += 1
     if code >> j or any(p >= g for p, g in zip(pos, grid_shape, strict=True)):
-        raise ValueError(f"chunk id {code} is not a position of the grid {tuple(grid_shape)}")
+        raise InvalidKeyError(f"chunk id {code} is not a position of the grid "
+                              f"{tuple(grid_shape)}", field=f"/chunks/{code}")
     return tuple(pos)
+
+
+def morton_schedule(grid_shape: Sequence[int]) -> list[tuple[int, int]]:
+    """For each bit of a compressed Morton code, lowest first, the ``(dimension, bit)`` of
+    the grid position it holds (its length is the number of bits a chunk id may have)."""
+    bits = [max(0, int(g) - 1).bit_length() for g in grid_shape]
+    return [(d, i) for i in range(max(bits, default=0)) for d, b in enumerate(bits) if i < b]
+
+
+def _beyond(codes: np.ndarray, nbits: int) -> np.ndarray:
+    """Which codes have a bit set at or above bit ``nbits``."""
+    if nbits >= 64:
+        return np.zeros(codes.shape, dtype=bool)
+    return (codes >> np.uint64(nbits)) != 0
+
+
+def morton_decode_many(codes: np.ndarray | Sequence[int],
+                       grid_shape: Sequence[int]) -> np.ndarray:
+    """Grid positions ``[n, len(grid_shape)]`` (int64) of compressed Morton codes, vectorised.
+
+    Positions past the grid's edge (the code of a grid of 3 chunks along x has room for 4)
+    are returned as they decode: callers that list the codes of a region filter them.
+
+    Raises:
+        InvalidKeyError: A code has bits beyond the grid's (it would decode to the position
+            of another code); the first such code is named.
+    """
+    codes = np.asarray(codes, dtype=np.uint64).reshape(-1)
+    schedule = morton_schedule(grid_shape)
+    extra = np.flatnonzero(_beyond(codes, len(schedule)))
+    if len(extra):
+        bad = int(codes[extra[0]])
+        raise InvalidKeyError(f"chunk id {bad} has bits beyond the {len(schedule)}-bit chunk "
+                              f"ids of the grid {tuple(int(g) for g in grid_shape)}"
+                              + (f" ({len(extra)} such ids)" if len(extra) > 1 else ""),
+                              field=f"/chunks/{bad}")
+    out = np.zeros((len(codes), len(grid_shape)), dtype=np.int64)
+    for j, (d, i) in enumerate(schedule):
+        out[:, d] |= ((codes >> np.uint64(j)) & np.uint64(1)).astype(np.int64) << i
+    return out
+
+
+def morton_invalid(codes: np.ndarray, grid_shape: Sequence[int]) -> np.ndarray:
+    """Which codes are not chunk ids of the grid: bits beyond its own, or a position past
+    its edge (a boolean mask)."""
+    codes = np.asarray(codes, dtype=np.uint64).reshape(-1)
+    bad = _beyond(codes, len(morton_schedule(grid_shape)))
+    ok = np.flatnonzero(~bad)
+    if len(ok):
+        pos = morton_decode_many(codes[ok], grid_shape)
+        bad[ok] = np.any(pos >= np.asarray(grid_shape, dtype=np.int64), axis=1)
+    return bad
 
 
 def _coalesce(ranges: Sequence[tuple[int, int]], max_gap: int = _MAX_GAP,

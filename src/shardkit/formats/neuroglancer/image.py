@@ -12,7 +12,7 @@ import numpy as np
 
 from ...errors import EntryNotFoundError, InvalidKeyError, LayoutError, UnsupportedVersionError
 from .dataset import EncodedChunk, NgDataset
-from .decode import compressed_morton_code, morton_decode
+from .decode import compressed_morton_code, morton_decode, morton_invalid
 from .kv import ShardedKV
 from .spec import DEFAULT_MAX_DECODED_SIZE, ShardingSpec, SpecError
 from .store import _Store, check_relative
@@ -40,32 +40,19 @@ class NgScale(ShardedKV):
         where = f"/scales/{index}"
         if "key" not in scale:
             raise SpecError(f"info: scale {index} lacks 'key'", field=f"{where}/key")
+        self.key = check_relative(scale["key"], f"{where}/key", allow_external=allow_external)
+        (self.size, self.chunk_size, self.voxel_offset,
+         self.grid_shape) = scale_geometry(scale, index)
         try:
-            self.key = check_relative(scale["key"], f"{where}/key",
-                                      allow_external=allow_external)
-            self.size = _triple(scale["size"], f"{where}/size", 1)
-            sizes = scale["chunk_sizes"]
-            self.chunk_size = _triple(sizes[0], f"{where}/chunk_sizes/0", 1)
-            self.voxel_offset = _triple(scale.get("voxel_offset", [0, 0, 0]),
-                                        f"{where}/voxel_offset", None)
             self.encoding = str(scale.get("encoding", "raw"))
             self.resolution = list(scale.get("resolution", [1, 1, 1]))
-        except (KeyError, IndexError, TypeError) as exc:
-            raise SpecError(f"info: scale {index} lacks {exc}", field=where) from exc
+        except TypeError as exc:
+            raise SpecError(f"info: scale {index}: bad resolution: {exc}",
+                            field=f"{where}/resolution") from exc
         try:
             spec = ShardingSpec.from_dict(scale["sharding"])
         except SpecError as exc:
             raise SpecError(exc.message, field=f"{where}{exc.field}") from exc
-        for name, values in (("size", self.size), ("chunk_sizes/0", self.chunk_size)):
-            if any(v > _MAX_EXTENT for v in values):
-                raise SpecError(f"info: {where}/{name} {list(values)} exceeds 2**32 voxels "
-                                "along an axis", field=f"{where}/{name}")
-        self.grid_shape = tuple(-(-s // c) for s, c in zip(self.size, self.chunk_size,
-                                                           strict=True))
-        bits = sum(max(0, g - 1).bit_length() for g in self.grid_shape)
-        if bits > 64:
-            raise SpecError(f"info: {where}: a grid of {list(self.grid_shape)} chunks needs "
-                            f"{bits}-bit chunk ids (at most 64)", field=f"{where}/size")
         super().__init__(store.sub(self.key), spec, **shard_options)
 
     def morton_code(self, position: Sequence[int]) -> int:
@@ -73,8 +60,18 @@ class NgScale(ShardedKV):
         return compressed_morton_code(position, self.grid_shape)
 
     def position(self, chunk_id: int) -> tuple[int, ...]:
-        """Grid position ``(x, y, z)`` of a chunk id."""
+        """Grid position ``(x, y, z)`` of a chunk id.
+
+        Raises:
+            InvalidKeyError: ``chunk_id`` is not the id of a position of the grid (bits
+                beyond the grid's, or past its edge).
+        """
         return morton_decode(chunk_id, self.grid_shape)
+
+    def _id_check(self, ids: np.ndarray) -> tuple[np.ndarray, str]:  # type: ignore[override]
+        """For :meth:`verify`: the ids that are not positions of the grid."""
+        return (morton_invalid(ids, self.grid_shape),
+                f"not the id of a position of the grid {list(self.grid_shape)}")
 
     def chunk_box(self, position: Sequence[int]) -> tuple[tuple[int, ...], tuple[int, ...]]:
         """Voxel box ``(start, stop)`` (x, y, z; relative to ``voxel_offset``), edge-clipped."""
@@ -89,6 +86,41 @@ class NgScale(ShardedKV):
                 "voxel_offset": list(self.voxel_offset), "resolution": self.resolution,
                 "encoding": self.encoding, "grid_shape": list(self.grid_shape),
                 "sharding": self.spec.to_dict()}
+
+
+Triple = tuple[int, int, int]
+
+
+def scale_geometry(scale: Mapping[str, Any], index: int) -> tuple[Triple, Triple, Triple,
+                                                                  Triple]:
+    """``(size, chunk_size, voxel_offset, grid_shape)`` of scale ``index`` of an ``info``,
+    validated as the reader (and the converter, sharded or not) takes it.
+
+    Sizes and chunk sizes are 3 integers from 1 to 2**32, the voxel offset 3 integers, and
+    the grid's chunk ids fit 64 bits.
+
+    Raises:
+        SpecError: Naming the field.
+    """
+    where = f"/scales/{index}"
+    try:
+        size = _triple(scale["size"], f"{where}/size", 1)
+        chunk_size = _triple(scale["chunk_sizes"][0], f"{where}/chunk_sizes/0", 1)
+        voxel_offset = _triple(scale.get("voxel_offset", [0, 0, 0]), f"{where}/voxel_offset",
+                               None)
+    except (KeyError, IndexError, TypeError) as exc:
+        raise SpecError(f"info: scale {index} lacks {exc}", field=where) from exc
+    for name, values in (("size", size), ("chunk_sizes/0", chunk_size)):
+        if any(v > _MAX_EXTENT for v in values):
+            raise SpecError(f"info: {where}/{name} {list(values)} exceeds 2**32 voxels "
+                            "along an axis", field=f"{where}/{name}")
+    grid = (-(-size[0] // chunk_size[0]), -(-size[1] // chunk_size[1]),
+            -(-size[2] // chunk_size[2]))
+    bits = sum(max(0, g - 1).bit_length() for g in grid)
+    if bits > 64:
+        raise SpecError(f"info: {where}: a grid of {list(grid)} chunks needs {bits}-bit chunk "
+                        "ids (at most 64)", field=f"{where}/size")
+    return size, chunk_size, voxel_offset, grid
 
 
 def _triple(value: Any, field_: str, minimum: int | None) -> tuple[int, int, int]:

@@ -16,6 +16,7 @@ from .cache import ByteLRU
 from .shard import _MISSING, NgShard, _as_key
 from .spec import _MASK64, DEFAULT_CACHE_BYTES, DEFAULT_MAX_DECODED_SIZE, ShardingSpec
 from .store import _Store
+from .verify import IdCheck
 
 # -- every shard of one spec ------------------------------------------------------------------
 
@@ -35,6 +36,8 @@ class ShardedKV(Mapping[int, bytes]):
         name: The folder's path or URL.
         cache: The :class:`~shardkit.formats.neuroglancer.cache.ByteLRU` of its shards.
     """
+
+    _id_check: IdCheck | None = None  # an image scale's: ids that are not grid positions
 
     def __init__(self, store: _Store, spec: ShardingSpec, *, cache: ByteLRU | None = None,
                  cache_bytes: int = DEFAULT_CACHE_BYTES, max_open_shards: int = 256,
@@ -220,7 +223,7 @@ class ShardedKV(Mapping[int, bytes]):
             name = self.spec.shard_name(number)
             try:  # opening can fail too (a bad N.shard.gz is decompressed when opened)
                 reader = self.shard(number)
-                found = [] if reader is None else reader.verify()
+                found = [] if reader is None else reader.verify(id_check=self._id_check)
             except FileNotFoundError:
                 self._forget(number)
                 found = []

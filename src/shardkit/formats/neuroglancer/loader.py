@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Mapping
 from typing import Any
@@ -11,7 +10,7 @@ from ...errors import UnsupportedVersionError
 from .cache import ByteLRU
 from .dataset import NgDataset, NgKeyValueDataset
 from .image import NgImageDataset
-from .spec import DEFAULT_CACHE_BYTES, ShardingSpec, SpecError
+from .spec import DEFAULT_CACHE_BYTES, MAX_INFO_BYTES, ShardingSpec, SpecError, parse_json
 from .store import _Store, check_relative
 
 _KV_TYPES = {"neuroglancer_skeletons", "neuroglancer_multilod_draco", "neuroglancer_legacy_mesh"}
@@ -43,11 +42,8 @@ def open_dataset(target: str | os.PathLike[str], storage_options: Mapping[str, A
     """
     store = _Store(target, storage_options)
     if info is None or isinstance(info, (bytes, bytearray)):
-        raw = store.read_bytes("info") if info is None else bytes(info)
-        try:
-            info = json.loads(raw)
-        except ValueError as exc:
-            raise SpecError(f"{store.name}/info: not JSON: {exc}", field="/") from exc
+        raw = store.read_bytes("info", MAX_INFO_BYTES) if info is None else bytes(info)
+        info = parse_json(raw, f"{store.name}/info")
     if not isinstance(info, dict):
         if not isinstance(info, Mapping):
             raise SpecError(f"{store.name}/info: not a JSON object", field="/")
@@ -55,6 +51,9 @@ def open_dataset(target: str | os.PathLike[str], storage_options: Mapping[str, A
     options["cache"] = ByteLRU(cache_bytes)
     options["allow_external"] = allow_external
     kind = info.get("@type")
+    if kind is not None and not isinstance(kind, str):
+        raise SpecError(f"{store.name}/info: @type must be a string, got {kind!r}"[:300],
+                        field="/@type")
     if kind == "neuroglancer_multiscale_volume" or (kind is None and "scales" in info):
         return NgImageDataset(store, info, **options)
     if kind == "neuroglancer_annotations_v1":
@@ -134,7 +133,7 @@ def _read_json(path: str, storage_options: Mapping[str, Any] | None) -> Any:
                 return None
             with open(path, "rb") as fh:
                 raw = fh.read(1 << 20)
-        return json.loads(raw)
+        return parse_json(raw, path, limit=1 << 20)
     except Exception:  # noqa: BLE001 - no usable info there: the caller reports the shard
         return None
 

@@ -27,7 +27,7 @@ from .spec import (
     ENTRY_SIZE,
     ShardingSpec,
 )
-from .verify import verify_shard
+from .verify import IdCheck, verify_shard
 
 # -- one shard ----------------------------------------------------------------------------------
 
@@ -453,16 +453,17 @@ class NgShard(Reader):
     # -- verify -------------------------------------------------------------------------------
 
     def verify(self, progress: Callable[[int, int], None] | None = None,
-               check_data: bool = True) -> list[Problem]:
+               check_data: bool = True, id_check: IdCheck | None = None) -> list[Problem]:
         """Every check; returns the problems found (``[]`` when sound).
 
         Checks: the shard index fits; every entry is ordered, inside the file and does not
         overlap another minishard index; every minishard index decodes (gzip included); every
         chunk id hashes to this shard (when its number is known) and to the minishard whose
         index lists it; no id appears twice; every data range lies inside the file and off the
-        indices; with ``check_data``, every gzip chunk decompresses.
+        indices; with ``check_data``, every gzip chunk decompresses; with ``id_check``
+        (``ids -> (mask, why)``), every chunk id is one the dataset can hold.
         """
-        return verify_shard(self, progress, check_data, self.block_size)
+        return verify_shard(self, progress, check_data, self.block_size, id_check)
 
 
 def _as_key(key: Any) -> int:

@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from ...errors import FormatError
+from ...errors import FormatError, LimitExceededError
 from ...hashing.murmur import hash_uint64, hash_uint64_array
 
 SHARDED_TYPE = "neuroglancer_uint64_sharded_v1"
@@ -28,10 +28,43 @@ _ENTRY = struct.Struct("<QQ")
 _MAX_GAP = 1 << 16  # coalesce ranges closer than this
 _MAX_REQUEST = 1 << 26  # ... into requests of at most this many bytes
 _SHARD_NAME = re.compile(r"^([0-9a-f]+)\.shard(?:\.gz)?$")
+MAX_INFO_BYTES = 1 << 24  # cap on an info file (or any JSON a dataset or the user gives)
+MAX_INFO_DEPTH = 64  # ... and on its nesting (an info is a few levels deep)
 
 
 class SpecError(FormatError, ValueError):
     """A sharding spec (or an ``info`` file) with a missing or invalid field."""
+
+
+def parse_json(raw: bytes | bytearray | str, what: str, *, field: str = "/",
+               limit: int = MAX_INFO_BYTES) -> Any:
+    """JSON text of an ``info`` file (or a sharding spec) as Python values.
+
+    Raises:
+        LimitExceededError: ``raw`` is longer than ``limit`` bytes.
+        SpecError: It is not JSON, or it is nested deeper than :data:`MAX_INFO_DEPTH` levels.
+    """
+    if len(raw) > limit:
+        raise LimitExceededError(f"{what}: {len(raw)} bytes, more than the {limit}-byte cap "
+                                 "of an info file", field=field)
+    try:
+        value = json.loads(raw)
+    except RecursionError as exc:
+        raise SpecError(f"{what}: JSON nested deeper than {MAX_INFO_DEPTH} levels",
+                        field=field) from exc
+    except ValueError as exc:  # JSONDecodeError, and UnicodeDecodeError of bad bytes
+        raise SpecError(f"{what}: not JSON: {exc}", field=field) from exc
+    stack = [(value, 0)]
+    while stack:  # iteratively: later steps (copies, rendering) recurse
+        node, depth = stack.pop()
+        if depth > MAX_INFO_DEPTH:
+            raise SpecError(f"{what}: JSON nested deeper than {MAX_INFO_DEPTH} levels",
+                            field=field)
+        if isinstance(node, dict):
+            stack.extend((v, depth + 1) for v in node.values())
+        elif isinstance(node, list):
+            stack.extend((v, depth + 1) for v in node)
+    return value
 
 
 # -- the sharding spec ------------------------------------------------------------------------
@@ -135,10 +168,7 @@ class ShardingSpec:
         if isinstance(spec, ShardingSpec):
             return spec
         if isinstance(spec, str):
-            try:
-                spec = json.loads(spec)
-            except ValueError as exc:
-                raise SpecError(f"sharding spec is not JSON: {exc}", field="/sharding") from exc
+            spec = parse_json(spec, "sharding spec", field="/sharding")
         if isinstance(spec, Mapping) and spec.get("@type") != SHARDED_TYPE:
             if isinstance(spec.get("sharding"), Mapping):
                 spec = spec["sharding"]

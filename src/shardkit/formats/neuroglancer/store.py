@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ...errors import ShardkitError, TruncatedError
+from ...errors import LimitExceededError, ShardkitError, TruncatedError
 from ...sources import ByteSource, BytesSource, FileSource
 from .decode import gunzip_capped
 from .spec import DEFAULT_MAX_DECODED_SIZE
@@ -193,16 +193,23 @@ class _Store:
     def _path(self, name: str) -> str:
         return f"{self.root}/{name}" if self.fs is not None else os.path.join(self.root, name)
 
-    def read_bytes(self, name: str) -> bytes:
+    def read_bytes(self, name: str, limit: int | None = None) -> bytes:
+        """The whole file ``name``; a local file longer than ``limit`` is refused unread (a
+        remote one once fetched)."""
         path = self._path(name)
         try:
             if self.fs is None:
-                return Path(path).read_bytes()
-            return bytes(self.fs.cat_file(path))
+                with open(path, "rb") as fh:
+                    data = fh.read() if limit is None else fh.read(limit + 1)
+            else:
+                data = bytes(self.fs.cat_file(path))
         except FileNotFoundError as exc:
             raise ShardkitError(f"{self.name}/{name}: not found") from exc
         except Exception as exc:
             raise ShardkitError(f"cannot read {self.name}/{name}: {exc}") from exc
+        if limit is not None and len(data) > limit:
+            raise LimitExceededError(f"{self.name}/{name}: more than {limit} bytes")
+        return data
 
     def open(self, name: str, max_decoded_size: int = DEFAULT_MAX_DECODED_SIZE
              ) -> ByteSource | None:

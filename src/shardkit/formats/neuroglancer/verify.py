@@ -15,6 +15,9 @@ from .spec import _MAX_GAP, DEFAULT_BLOCK_SIZE, ENTRY_SIZE
 if TYPE_CHECKING:
     from .shard import NgShard
 
+IdCheck = Callable[[np.ndarray], "tuple[np.ndarray, str]"]
+"""``ids -> (mask of the ids the dataset cannot hold, why)`` (see :func:`verify_shard`)."""
+
 _KEEP_LIMIT = 1 << 26  # bytes a verify pass keeps to avoid asking for any byte twice
 
 
@@ -108,14 +111,16 @@ class _Blocks:
 
 
 def verify_shard(reader: NgShard, progress: Callable[[int, int], None] | None = None,
-                 check_data: bool = True, block_size: int = DEFAULT_BLOCK_SIZE) -> list[Problem]:
+                 check_data: bool = True, block_size: int = DEFAULT_BLOCK_SIZE,
+                 id_check: IdCheck | None = None) -> list[Problem]:
     """Every check; returns the problems found (``[]`` when sound).
 
     Checks: the shard index fits; every entry is ordered, inside the file and does not
     overlap another minishard index; every minishard index decodes (gzip included); every
     chunk id hashes to this shard (when its number is known) and to the minishard whose
     index lists it; no id appears twice; every data range lies inside the file and off the
-    indices; with ``check_data``, every gzip chunk decompresses.
+    indices; with ``check_data``, every gzip chunk decompresses; with ``id_check`` (an image
+    scale's), every chunk id is one the dataset can hold.
 
     A remote shard is read in one pass: the first ``block_size`` bytes (the whole of a small
     shard: one request, no ``HEAD``), the minishard indices, then the gzip chunk data, each
@@ -195,6 +200,15 @@ def verify_shard(reader: NgShard, progress: Callable[[int, int], None] | None = 
                         f"{spec.shard_name(int(shard[i]))}, is stored in "
                         f"{spec.shard_name(reader.shard_number)}", lo,
                         f"/minishards/{m}/index"))
+        if id_check is not None and len(ids):
+            mask, why = id_check(ids)
+            bad = np.flatnonzero(mask)
+            for i in bad[:20].tolist():
+                problems.append(Problem("chunk_id", f"chunk {int(ids[i])}: {why}", lo,
+                                        f"/minishards/{m}/index"))
+            if len(bad) > 20:
+                problems.append(Problem("chunk_id", f"... and {len(bad) - 20} more in "
+                                        f"minishard {m}", lo, f"/minishards/{m}/index"))
         for cid, s, e in zip(ids.tolist(), index.starts.tolist(), index.ends.tolist(),
                              strict=True):
             if cid in seen:
