@@ -298,9 +298,10 @@ def build_parser() -> argparse.ArgumentParser:
         if name == "verify":
             p.add_argument("--all", action="store_true",
                            help="print every problem (repeats are folded by default)")
-            p.add_argument("--content-hash", metavar="ALGO", choices=["sha256", "sha1",
-                           "blake2b", "blake2s", "sha512"],
-                           help="also check key == ALGO(value) (SWH: sha256)")
+            p.add_argument("--content-hash", metavar="ALGO",
+                           help="also check key == ALGO(value): a hashlib name with a 32-byte "
+                                "digest, like the keys (sha256, sha3_256, blake2s; SWH: "
+                                "sha256)")
             p.add_argument("--progress", dest="progress", action="store_true", default=None,
                            help="show progress on stderr (default: when stderr is a terminal)")
             p.add_argument("--no-progress", dest="progress", action="store_false",
