@@ -4,7 +4,7 @@ VENV   ?= .venv
 PY     := $(VENV)/bin/python
 export PATH := $(CURDIR)/$(VENV)/bin:$(PATH)
 
-.PHONY: install generate check-generated test test-fast demo bench lint wheel-check clean fuzz fuzz-smoke
+.PHONY: install generate check-generated test test-fast demo bench lint wheel-check clean fuzz fuzz-smoke docs
 
 install:                       ## venv + package with dev extras + pinned Kaitai compiler
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -14,6 +14,9 @@ install:                       ## venv + package with dev extras + pinned Kaitai
 	@command -v flatc >/dev/null || { [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null && \
 	  apt-get update -qq && apt-get install -y -qq flatbuffers-compiler >/dev/null; } || \
 	  echo "warning: flatc is missing (Debian: apt-get install flatbuffers-compiler); make generate needs it"
+	@command -v dot >/dev/null || { [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null && \
+	  apt-get update -qq && apt-get install -y -qq graphviz >/dev/null; } || \
+	  echo "warning: Graphviz's dot is missing (Debian: apt-get install graphviz); make docs needs it"
 
 generate:                      ## schemas -> generated/ (Kaitai -> Python + JS; protoc; flatc)
 	node tools/ksc.js --outdir generated
@@ -53,6 +56,9 @@ fuzz-smoke:                    ## every fuzz target for a few seconds (CI); a fi
 	  { tail -40 .fuzz/$$f.log; exit 1; }; \
 	  grep -E '^stat::(number_of_executed_units|average_exec_per_sec)' .fuzz/$$f.log; done
 
+docs:                          ## the docs site into site/, warnings as errors (diagrams made here)
+	NO_MKDOCS_2_WARNING=1 $(PY) -m mkdocs build --strict --site-dir site
+
 lint:                          ## ruff
 	$(PY) -m ruff check src tests tools benchmarks fuzz
 
@@ -60,4 +66,4 @@ wheel-check:                   ## build the wheel, install it in a fresh venv ou
 	tools/wheel_check.sh
 
 clean:
-	rm -rf build dist .check-generated .pytest_cache src/*.egg-info
+	rm -rf build dist .check-generated .pytest_cache src/*.egg-info site .docs-build

@@ -732,8 +732,11 @@ def run(targets: Iterable[str | Target], task: str | Callable[[Any], Mapping[str
         timeout: Seconds per shard before it is given up and reported as a timeout.
         retries: Local engine: how often a shard whose worker died is tried again before it is
             reported as a crash (on Dask the scheduler's ``allowed-failures`` decides).
-        content_hash, name_check, strict: ``verify`` options, for the formats that take them.
-        format, spec: Force a format / give the sharding spec of bare Neuroglancer shards.
+        content_hash: ``verify`` option (SWH): also check key == this hash of the value.
+        name_check: ``verify`` option (Xet MDB): compare a ``<hash>.mdb`` name with the content.
+        strict: ``verify`` option (Xet MDB): count what cannot be checked as problems.
+        format: Force a format id instead of detecting each file's.
+        spec: The sharding spec of bare Neuroglancer shards.
         storage_options: For fsspec URLs (expansion and reading).
         io_options: How URLs are read (``block_size``, ``cache``, ``concurrency``,
             ``retries``; see :class:`~shardkit.remote.RemoteSource`); ShardkitError when one

@@ -1,0 +1,41 @@
+"""mkdocs hook: the docs' pictures are made at build time, never committed.
+
+``mkdocs.yml`` names this file under ``hooks:``. Before the pages are read, it runs
+``tools/docs_images.py`` into ``.docs-build/`` (gitignored) and adds what it made to the site as
+``diagrams/<schema id>.svg`` and ``layouts/<format id>.svg``, so pages link to them like any file
+and ``mkdocs build --strict`` fails on a link to a picture that was not made.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+from typing import Any
+
+from mkdocs.config.defaults import MkDocsConfig
+from mkdocs.exceptions import PluginError
+from mkdocs.structure.files import File, Files
+
+ROOT = Path(__file__).resolve().parent.parent
+OUT = ROOT / ".docs-build"
+
+
+def _docs_images() -> Any:
+    spec = importlib.util.spec_from_file_location("docs_images", ROOT / "tools" / "docs_images.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def on_files(files: Files, config: MkDocsConfig) -> Files:
+    """Make the pictures and add them to the site's files."""
+    images = _docs_images()
+    try:
+        made = images.build(OUT)
+    except images.ImageError as e:
+        raise PluginError(f"docs pictures: {e}") from e
+    for path in made:
+        uri = path.relative_to(OUT).as_posix()
+        files.append(File.generated(config, uri, abs_src_path=str(path)))
+    return files
