@@ -156,10 +156,10 @@ def test_cli_unwritable_folder_exit_2(tmp_path: Path, capsys: pytest.CaptureFixt
     assert "cannot create" in capsys.readouterr().err
 
 
-def test_readme_upload_table_matches_the_index() -> None:
-    """The README's Web IDE table names, per format, the files `shardkit schema` writes, and
+def test_webide_upload_table_matches_the_index() -> None:
+    """The Web IDE page's table names, per format, the files `shardkit schema` writes, and
     sample files that exist."""
-    readme = (ROOT / "README.md").read_text()
+    readme = (ROOT / "docs" / "tasks" / "webide.md").read_text()
     rows = re.findall(r"^\| (SWH|Xet MDB|ZSS|Neuroglancer|Amudai) \| (.+?) \| (.+?) \|", readme,
                       re.M)
     fmt_of = {"SWH": "swh", "Xet MDB": "mdb", "ZSS": "zss", "Neuroglancer": "neuroglancer",

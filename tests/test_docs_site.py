@@ -1,0 +1,157 @@
+"""The docs site: what it must hold, and the pictures `make docs` generates.
+
+The build itself (`make docs`: mkdocs build --strict) runs in CI after the tests; these tests
+check the parts a build would not notice: a public name without a reference entry or a
+docstring, a format page without its pictures, a format without a sample to draw, a README
+grown past 12 KB or without its two commands.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import inspect
+import re
+import shutil
+import subprocess
+import xml.etree.ElementTree as ET
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import pytest
+
+import shardkit
+from shardkit.formats import FORMATS
+
+ROOT = Path(__file__).resolve().parent.parent
+DOCS = ROOT / "docs"
+WRITERS = ["amudai", "neuroglancer", "swh", "xet_mdb", "zss"]
+#: format id -> its page (ZS's page is written separately; it joins when it exists)
+PAGES = {"swh": "swh", "mdb": "mdb", "zss": "zss", "neuroglancer": "neuroglancer",
+         "amudai": "amudai", "zs": "zs"}
+HEADINGS = ["## What it is", "## Layout", "## A real file, byte by byte", "## Command line",
+            "## Python API", "## What `verify` checks", "## Remote costs", "## Tested against"]
+SVG = "{http://www.w3.org/2000/svg}"
+
+
+def _images() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("docs_images", ROOT / "tools" / "docs_images.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _entries() -> list[str]:
+    """Every ``::: dotted.name`` of the API pages."""
+    return [m for page in sorted((DOCS / "api").glob("*.md"))
+            for m in re.findall(r"^::: ([\w.]+)\s*$", page.read_text(), re.M)]
+
+
+def _resolve(dotted: str) -> Any:
+    parts = dotted.split(".")
+    for i in range(len(parts), 0, -1):
+        try:
+            obj: Any = importlib.import_module(".".join(parts[:i]))
+        except ImportError:
+            continue
+        for name in parts[i:]:
+            obj = getattr(obj, name)
+        return obj
+    raise ImportError(dotted)
+
+
+def test_readme_is_short_and_keeps_the_two_commands() -> None:
+    readme = (ROOT / "README.md").read_bytes()
+    assert len(readme) <= 12 * 1024, f"README.md is {len(readme)} bytes, over 12 KB"
+    text = readme.decode()
+    assert ("make install demo    # venv + shardkit + pinned Kaitai compiler, then shardkit on "
+            "the bundled samples\n") in text
+    assert ("make test            # the whole test suite (unit, real-file, reference interop, "
+            "remote, Web IDE parity)\n") in text
+    for link in re.findall(r"\]\((docs/[^)#]+)", text):
+        assert (ROOT / link).exists(), link
+
+
+def test_every_public_name_has_a_reference_entry() -> None:
+    entries = _entries()
+    assert len(entries) == len(set(entries)), "an API entry is listed twice"
+    documented = [_resolve(e) for e in entries]
+    missing = [name for name in shardkit.__all__
+               if not any(obj is getattr(shardkit, name) for obj in documented)]
+    assert missing == []
+    for module in WRITERS:
+        assert f"shardkit.writers.{module}" in entries
+
+
+def test_every_public_name_has_a_docstring() -> None:
+    names = [(f"shardkit.{n}", getattr(shardkit, n)) for n in shardkit.__all__]
+    for module in WRITERS:
+        mod = importlib.import_module(f"shardkit.writers.{module}")
+        assert inspect.getdoc(mod), mod.__name__
+        names += [(f"{mod.__name__}.{n}", getattr(mod, n)) for n in mod.__all__]
+    bare = [name for name, obj in names
+            if (inspect.isclass(obj) or inspect.isfunction(obj)) and not inspect.getdoc(obj)]
+    assert bare == []
+
+
+@pytest.mark.parametrize("fmt", sorted(FORMATS))
+def test_every_format_has_a_page_with_its_pictures(fmt: str) -> None:
+    page = DOCS / "formats" / f"{PAGES[fmt]}.md"
+    if fmt == "zs" and not page.exists():
+        pytest.skip("docs/formats/zs.md is written with the ZS reader")
+    text = page.read_text()
+    positions = [text.find(h) for h in HEADINGS]
+    assert -1 not in positions, [h for h, p in zip(HEADINGS, positions, strict=True) if p < 0]
+    assert positions == sorted(positions), "the headings are out of order"
+    assert f"](../layouts/{fmt}.svg)" in text
+    diagrams = re.findall(r"\]\(\.\./diagrams/(\w+)\.svg\)", text)
+    assert diagrams, "no schema diagram"
+    for schema in diagrams:
+        assert (ROOT / "schemas" / f"{schema}.ksy").exists(), schema
+
+
+def test_every_format_has_a_sample_to_draw() -> None:
+    images = _images()
+    assert set(FORMATS) <= set(images.SAMPLES)
+    for fmt in FORMATS:
+        if fmt == "zs" and images.sample(fmt) is None:
+            continue  # the ZS samples come with the ZS reader
+        assert images.sample(fmt) is not None, fmt
+
+
+@pytest.mark.parametrize("fmt", ["swh", "amudai"])
+def test_layout_picture_draws_what_map_lists(fmt: str) -> None:
+    images = _images()
+    path = images.sample(fmt)
+    sections = images.shardkit_map(path)
+    root = ET.fromstring(images.layout_svg(fmt, path, sections))
+    bars = [r for r in root.iter(f"{SVG}rect") if r.find(f"{SVG}title") is not None]
+    # the whole-file bar has one rectangle per section, titled with its name, placed to scale
+    assert [b.find(f"{SVG}title").text for b in bars] == [s["name"] for s in sections]
+    size = path.stat().st_size
+    for bar, s in zip(bars, sections, strict=True):
+        assert float(bar.get("x")) == pytest.approx(310 + 420 * s["start"] / size, abs=0.01)
+    if fmt == "swh":
+        assert [s["name"] for s in sections][:3] == ["/magic", "/reserved", "/header"]
+        assert sum(s["size"] for s in sections) == size  # an SWH shard has no gaps
+
+
+@pytest.mark.node
+def test_schema_diagrams_come_from_the_kaitai_compiler(tmp_path: Path) -> None:
+    if shutil.which("node") is None:
+        pytest.skip("node is not installed")
+    subprocess.run(["node", str(ROOT / "tools" / "ksy_graphviz.js"), "--outdir", str(tmp_path)],
+                   check=True, capture_output=True)
+    schemas = sorted(p.stem for p in (ROOT / "schemas").glob("*.ksy"))
+    assert sorted(p.stem for p in tmp_path.glob("*.dot")) == schemas
+    dot = (tmp_path / "swh_read_shard.dot").read_text()
+    assert dot.startswith("digraph {") and "num_objects" in dot and "ofs_index" in dot
+    if shutil.which("dot") is None:
+        pytest.skip("Graphviz's dot is not installed (make install installs it as root)")
+    made = _images().diagrams(tmp_path / "svg")
+    assert sorted(p.stem for p in made) == schemas
+    svg = ET.parse(made[schemas.index("zss")]).getroot()
+    assert svg.tag == f"{SVG}svg"
+    assert "len_header" in "".join(svg.itertext())
