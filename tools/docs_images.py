@@ -5,7 +5,7 @@ alone: ``python tools/docs_images.py --outdir DIR``. Nothing it makes is committ
 
 - ``diagrams/<schema id>.svg`` for every ``schemas/*.ksy``: the Kaitai compiler's own graphviz
   output (``tools/ksy_graphviz.js``, the npm compiler in node_modules) rendered by Graphviz's
-  ``dot``.
+  ``dot``, top to bottom.
 - ``layouts/<format id>.svg`` for every format with a sample in ``tests/data``: the sections that
   ``shardkit map --json`` lists, drawn to scale on one bar and one row each.
 """
@@ -65,6 +65,12 @@ def diagrams(outdir: Path) -> list[Path]:
     made = []
     for dot in sorted(dotdir.glob("*.dot")):
         svg = outdir / f"{dot.stem}.svg"
+        # The compiler's graph as it is, laid out top to bottom: its left-to-right layout puts
+        # every type of a format side by side (up to 10,000 pt wide), unreadable on a page.
+        text = dot.read_text(encoding="utf-8")
+        if "\trankdir=LR;" not in text:
+            raise ImageError(f"{dot.name}: the compiler's graph no longer sets rankdir=LR")
+        dot.write_text(text.replace("\trankdir=LR;", "\trankdir=TB;", 1), encoding="utf-8")
         # dot warns about ports the compiler names but does not draw; the picture is whole
         _run(["dot", "-Tsvg", str(dot), "-o", str(svg)])
         made.append(svg)

@@ -9,15 +9,19 @@ and ``mkdocs build --strict`` fails on a link to a picture that was not made.
 from __future__ import annotations
 
 import importlib.util
+import re
 from pathlib import Path
 from typing import Any
 
 from mkdocs.config.defaults import MkDocsConfig
 from mkdocs.exceptions import PluginError
 from mkdocs.structure.files import File, Files
+from mkdocs.structure.pages import Page
 
 ROOT = Path(__file__).resolve().parent.parent
 OUT = ROOT / ".docs-build"
+# Sphinx roles in the docstrings (:class:`~a.b.C`), as mkdocstrings renders them
+ROLE = re.compile(r":(?:py:)?(?:class|func|meth|mod|data|attr|exc|obj):<code>(~?)([^<]+)</code>")
 
 
 def _docs_images() -> Any:
@@ -39,3 +43,11 @@ def on_files(files: Files, config: MkDocsConfig) -> Files:
         uri = path.relative_to(OUT).as_posix()
         files.append(File.generated(config, uri, abs_src_path=str(path)))
     return files
+
+
+def on_page_content(html: str, page: Page, config: MkDocsConfig, files: Files) -> str:
+    """Docstrings are written for Sphinx too: show ``:class:`~a.B``` as ``B`` and end an
+    ``Example::`` paragraph with one colon."""
+    html = ROLE.sub(lambda m: f"<code>{m.group(2).rsplit('.', 1)[-1] if m.group(1) else m.group(2)}"
+                    "</code>", html)
+    return html.replace("::</p>", ":</p>")
