@@ -93,6 +93,16 @@ def test_every_public_name_has_a_docstring() -> None:
         names += [(f"{mod.__name__}.{n}", getattr(mod, n)) for n in mod.__all__]
     bare = [name for name, obj in names
             if (inspect.isclass(obj) or inspect.isfunction(obj)) and not inspect.getdoc(obj)]
+    # and their public methods and properties, wherever in shardkit they are defined
+    for _name, obj in names:
+        for klass in getattr(obj, "__mro__", ()) if inspect.isclass(obj) else ():
+            if not klass.__module__.startswith("shardkit"):
+                continue
+            for attr, member in vars(klass).items():
+                fn = getattr(member, "__func__", None) or getattr(member, "fget", None) or \
+                    getattr(member, "func", None) or member
+                if not attr.startswith("_") and inspect.isfunction(fn) and not fn.__doc__:
+                    bare.append(f"{klass.__module__}.{klass.__qualname__}.{attr}")
     assert bare == []
 
 

@@ -106,9 +106,11 @@ class BytesSource:
 
     @property
     def size(self) -> int:
+        """Total number of bytes."""
         return len(self._data)
 
     def read_range(self, start: int, end: int) -> bytes:
+        """Return bytes ``[start, end)``; raise :class:`TruncatedError` past the end."""
         _check_range(self, start, end)
         return bytes(self._data[start:end])
 
@@ -122,7 +124,7 @@ class BytesSource:
         return self._data[start:end]
 
     def close(self) -> None:
-        pass
+        """Nothing to release."""
 
 
 class FileSource:
@@ -147,9 +149,11 @@ class FileSource:
 
     @property
     def size(self) -> int:
+        """Total number of bytes."""
         return self._size
 
     def read_range(self, start: int, end: int) -> bytes:
+        """Return bytes ``[start, end)``; raise :class:`TruncatedError` past the end."""
         if 0 <= start <= end <= self._size:  # fast path for hot lookups
             return self._view[start:end].tobytes()
         _check_range(self, start, end)
@@ -165,6 +169,7 @@ class FileSource:
         return self._view[start:end]
 
     def close(self) -> None:
+        """Release the underlying resources."""
         self._view.release()
         if self._mm is not None:
             # a caller may still hold a view; then the GC unmaps it later
@@ -193,9 +198,11 @@ class FsspecSource:
 
     @property
     def size(self) -> int:
+        """Total number of bytes."""
         return self._size
 
     def read_range(self, start: int, end: int) -> bytes:
+        """Return bytes ``[start, end)``; raise :class:`TruncatedError` past the end."""
         _check_range(self, start, end)
         if start == end:
             return b""
@@ -210,7 +217,7 @@ class FsspecSource:
         return bytes(data)
 
     def close(self) -> None:
-        pass
+        """Nothing to release."""
 
 
 @dataclass
@@ -240,6 +247,7 @@ class CountingSource:
 
     @property
     def size(self) -> int:
+        """Total number of bytes."""
         return self.inner.size
 
     def _fetch(self, start: int, end: int) -> bytes:
@@ -250,6 +258,7 @@ class CountingSource:
         return self.inner.read_range(start, end)
 
     def read_range(self, start: int, end: int) -> bytes:
+        """Return bytes ``[start, end)``; raise :class:`TruncatedError` past the end."""
         _check_range(self, start, end)
         if not self.block_size:
             return self._fetch(start, end)
@@ -284,6 +293,7 @@ class CountingSource:
         return read_ranges(self.inner, ranges)
 
     def close(self) -> None:
+        """Release the underlying resources."""
         self.inner.close()
 
 
