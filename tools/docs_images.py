@@ -38,7 +38,8 @@ SAMPLES: dict[str, list[str]] = {
 
 MAX_ROWS = 22
 PALETTE = ["#4e79a7", "#f28e2b", "#59a14f", "#e15759", "#76b7b2", "#edc948", "#b07aa1",
-           "#ff9da7", "#9c755f", "#bab0ac"]
+           "#ff9da7", "#9c755f", "#bab0ac", "#a0cbe8", "#ffbe7d", "#8cd17d", "#ff9d9a",
+           "#499894", "#f1ce63", "#d4a6c8", "#fabfd2", "#d7b5a6", "#79706e"]  # Tableau 20
 
 
 class ImageError(RuntimeError):
@@ -123,16 +124,26 @@ def layout_svg(fmt: str, path: Path, sections: list[dict[str, Any]]) -> str:
     """An SVG of ``sections`` (``shardkit map --json``) over the file ``path``, to scale."""
     size = max(max(s["end"] for s in sections), path.stat().st_size)
     rows = _rows(sections)
-    tops = list(dict.fromkeys(s["name"].strip("/").split("/")[0] for s in sections))
-    colour = {t: PALETTE[i % len(PALETTE)] for i, t in enumerate(tops)}
+    def kind(s: dict[str, Any]) -> str:
+        """Sections of one kind share a colour: the first and the last named part of the path
+        (``/minishards/6/chunks/422`` -> minishards/chunks, ``/minishards/6/index`` ->
+        minishards/index), numbers and ``@offsets`` left out."""
+        named = [p for p in s["name"].strip("/").split("/") if not p.isdigit()
+                 and not p.startswith("@")] or [s["name"]]
+        return named[0] if len(named) == 1 else f"{named[0]}/{named[-1]}"
+
+    kinds = list(dict.fromkeys(kind(s) for s in sections))
+    colour = {k: PALETTE[i % len(PALETTE)] for i, k in enumerate(kinds)}
 
     def col(s: dict[str, Any]) -> str:
-        return colour[s["name"].strip("/").split("/")[0]]
+        return colour[kind(s)]
 
     label_w, bar_x, bar_w, row_h = 300, 310, 420, 22
     width = bar_x + bar_w + 170
     top = 78
-    height = top + row_h * len(rows) + 30
+    per_line = 4
+    legend_y = top + row_h * len(rows) + 34
+    height = legend_y + 20 * ((len(kinds) + per_line - 1) // per_line) + 24
 
     def x(offset: int) -> float:
         return bar_x + bar_w * offset / size
@@ -181,8 +192,12 @@ def layout_svg(fmt: str, path: Path, sections: list[dict[str, Any]]) -> str:
                    f'{_size(span)}</text></g>')
     shown = sum(len(m) for _, m in rows)
     if shown < len(sections):
-        out.append(f'<text x="10" y="{height - 10}" fill="#555">… and {len(sections) - shown} '
+        out.append(f'<text x="10" y="{legend_y - 12}" fill="#555">… and {len(sections) - shown} '
                    'more sections (shardkit map lists them all)</text>')
+    for i, k in enumerate(kinds):  # the legend: one swatch per kind of section
+        lx, ly = 10 + (i % per_line) * (width - 20) // per_line, legend_y + 20 * (i // per_line)
+        out.append(f'<rect x="{lx}" y="{ly}" width="12" height="12" fill="{colour[k]}"/>'
+                   f'<text x="{lx + 18}" y="{ly + 11}" font-size="11">{esc(k)}</text>')
     out.append("</svg>")
     return "\n".join(out) + "\n"
 
