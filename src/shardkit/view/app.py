@@ -153,8 +153,7 @@ class ViewApp(App[int]):
     #bar { height: auto; margin: 1 0; }
     #help { width: 90; height: auto; border: round $accent; background: $surface; padding: 1; }
     """
-    BINDINGS: ClassVar[_Bindings] = [Binding(k, a, d.split(":")[0].split(" (")[0][:24])
-                                     for k, a, d in KEYS]
+    BINDINGS: ClassVar[_Bindings] = [Binding(k, a, label) for k, a, label, _ in KEYS]
 
     def __init__(self, reader: Any, *, offset: int | None = None) -> None:
         super().__init__()

@@ -4,15 +4,16 @@ from __future__ import annotations
 
 __all__ = ["HELP", "KEYS"]
 
-#: ``(key, action, what it does)``; ``action`` names an ``action_*`` method of the app.
-KEYS: list[tuple[str, str, str]] = [
-    ("g", "goto", "go to a byte offset (decimal, or 0x... hex)"),
-    ("slash", "lookup", "look a key up with the format's own lookup; jump to its value"),
-    ("v", "verify", "run verify: list the problems; Enter jumps to one"),
-    ("m", "map", "the map: sections as coloured spans; Enter jumps to one"),
-    ("tab", "switch", "move between the tree and the hex pane"),
-    ("question_mark", "help", "these keys"),
-    ("q", "quit", "quit"),
+#: ``(key, action, footer label, what it does)``; ``action`` names an ``action_*`` method.
+KEYS: list[tuple[str, str, str, str]] = [
+    ("g", "goto", "go to offset", "go to a byte offset (decimal, or 0x... hex)"),
+    ("slash", "lookup", "look up key", "look a key up with the format's own lookup; jump to "
+     "its value"),
+    ("v", "verify", "verify", "run verify: list the problems; Enter jumps to one"),
+    ("m", "map", "map", "the map: sections as coloured spans; Enter jumps to one"),
+    ("tab", "switch", "tree/hex", "move between the tree and the hex pane"),
+    ("question_mark", "help", "keys", "these keys"),
+    ("q", "quit", "quit", "quit"),
 ]
 
 #: Keys handled by the panes themselves.
@@ -32,5 +33,5 @@ def key_name(key: str) -> str:
     return _NAMES.get(key, key)
 
 
-HELP = "\n".join([f"{key_name(k):>6}  {what}" for k, _, what in KEYS]
+HELP = "\n".join([f"{key_name(k):>6}  {what}" for k, _, _, what in KEYS]
                  + [""] + [f"{k}: {what}" for k, what in PANE_KEYS])
