@@ -272,7 +272,28 @@ def test_slash_finds_an_mdb_file_record() -> None:
         await pilot.pause()
         assert target is not None and target.start == info.offset
         assert app.hex.cursor == info.offset
-        assert app.selected().covers(info.offset)
+        node = app.selected()
+        i = [f.offset for f in reader.files].index(info.offset)
+        assert node.path == f"/file_info/{i}" and node.value == str(info.hash)
+        sec = next(s for s in reader.sections() if s.name == "/file_info")
+        end = reader.files[i + 1].offset if i + 1 < len(reader.files) else sec.end - 48
+        assert (node.start, node.end) == (info.offset, end)
+        assert app.hex.highlight == (node.start, node.end)
+
+    drive(MDB, script)
+
+
+def test_mdb_sections_list_their_record_blocks() -> None:
+    async def script(app: ViewApp, pilot: Any, reader: Any) -> None:
+        sec = {s.name: s for s in reader.sections()}
+        files = list(reader.files)
+        for i, f in enumerate(files):
+            tnode = app.reveal_path(f"/file_info/{i}")
+            await pilot.pause()
+            assert tnode is not None
+            end = files[i + 1].offset if i + 1 < len(files) else sec["/file_info"].end - 48
+            assert app.hex.highlight == (f.offset, end)
+            assert app.selected().value == str(f.hash)
 
     drive(MDB, script)
 

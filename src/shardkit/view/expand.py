@@ -10,6 +10,7 @@ slots, an index tree of blocks...), not by their format id, so a new reader with
 
 from __future__ import annotations
 
+import bisect
 import struct
 from collections.abc import Callable
 from typing import Any
@@ -32,6 +33,10 @@ def _is_slot_index(reader: Any) -> bool:
 
 def _is_block_tree(reader: Any) -> bool:
     return all(hasattr(reader, a) for a in ("index_block", "frame", "root"))
+
+
+def _is_record_sections(reader: Any) -> bool:
+    return all(hasattr(reader, a) for a in ("files", "xorbs", "file", "find_chunk"))
 
 
 def _is_ng_shard(reader: Any) -> bool:
@@ -57,6 +62,8 @@ def expander_for(reader: Any, source: ByteSource | None, base: str = ""
         return lambda node: _block_tree(reader, src, node, base)
     if _is_ng_shard(reader):
         return lambda node: _ng_shard(reader, src, node, base)
+    if _is_record_sections(reader):
+        return lambda node: _record_blocks(reader, node, base)
     return None
 
 
@@ -168,6 +175,39 @@ def _records(reader: Any, voffset: int) -> Any:
         return
 
 
+# -- sections of variable-size record blocks (Xet MDB files and xorbs) --------------------------
+
+_BOOKEND = 48  # the all-ones record that ends an MDB section
+
+
+def _record_blocks(reader: Any, node: Node, base: str) -> None:
+    what = {f"{base}/file_info": "files", f"{base}/xorb_info": "xorbs"}.get(node.path)
+    if what is None or node.end is None:
+        return
+    end = node.end - _BOOKEND
+    path = node.path
+
+    def kids() -> Children:
+        blocks = getattr(reader, what)  # a sequence whose items are built when read
+
+        def make(lo: int, hi: int) -> list[Node]:
+            out = []
+            for i in range(lo, hi):
+                b = blocks[i]
+                stop = blocks[i + 1].offset if i + 1 < len(blocks) else end
+                out.append(Node(str(i), f"{path}/{i}", str(b.hash), b.offset, stop,
+                                f"{what[:-1]} block"))
+            return out
+
+        def at(offset: int) -> int | None:  # a binary search: log2(n) blocks are built
+            i = bisect.bisect_right(blocks, offset, key=lambda b: b.offset) - 1
+            return i if i >= 0 and offset < end else None
+
+        return FuncChildren(len(blocks), make, offset_to_index=at)
+
+    node.children = guarded(kids, path)
+
+
 # -- a Neuroglancer shard: its shard index ------------------------------------------------------
 
 
@@ -212,7 +252,12 @@ def dataset_parts(reader: Any) -> list[Node] | None:
                                 kv, prefix), f"/scales/{key}")))
     else:
         for prefix, kv in parts:
-            out.extend(_shard_files(kv, prefix).nodes(0, PAGE))
+            files = _shard_files(kv, prefix)
+            if len(files) <= PAGE:
+                out.extend(files.nodes(0, len(files)))
+            else:  # thousands of shard files: pages of them
+                out.append(Node("shard files", prefix.rstrip("/"), f"[{len(files)}]",
+                                children=lambda files=files: files))
     return out
 
 
