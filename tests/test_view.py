@@ -264,6 +264,39 @@ def test_slash_jumps_to_the_section_holding_the_value(path: Path, key: str,
     drive(path, script)
 
 
+def test_zss_lookup_and_goto_read_no_more_than_their_path(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Above SCAN_LIMIT a block tree is not walked: `/` descends from the root, `g` reads the
+    rows shown; the layout (every block) waits until it is opened."""
+    monkeypatch.setattr("shardkit.view.expand.SCAN_LIMIT", 0)
+    source = CountingSource(FileSource(str(DATA / "zss" / "medium_zlib.zss")))
+    record = "fic yuk gwrhezm hqrfkuqob\\t1825\\t5913175"
+
+    async def script(app: ViewApp, pilot: Any, reader: Any) -> None:
+        target = app.jump_to_key(record)
+        await pilot.pause()
+        assert target is not None
+        assert reader.parse_key(record) in reader.records_of(
+            *next(iter(reader.iter_blocks(int(target.path.split("@")[1])))))
+        assert app.hex.highlight == (target.start, target.end)
+        # the block holding the record was found through the index tree
+        assert app.selected().path == target.path
+        assert app.selected().note == "level 0 data block"
+        middle = source.size // 2
+        app.goto(middle)
+        await pilot.pause()
+        node = app.selected()
+        assert node.covers(middle) and node.path.startswith("/blocks/@")
+        layout = next(t for t in app.tree.root.children if t.data.node.key == "layout")
+        assert not layout.data.populated
+        assert source.stats.bytes_read < source.size // 4
+        # the layout, opened, lists the same block with the same range (map's)
+        sec = next(s for s in reader.sections() if s.name == node.path)
+        assert (sec.start, sec.end) == (node.start, node.end)
+
+    drive(source, script, format="zss")
+
+
 def test_slash_finds_an_mdb_file_record() -> None:
     async def script(app: ViewApp, pilot: Any, reader: Any) -> None:
         first = next(iter(reader.keys()))
@@ -316,6 +349,10 @@ def test_v_lists_the_problems_of_a_corrupt_sample_and_enter_jumps() -> None:
         assert not isinstance(app.screen, ListScreen)
         assert app.hex.cursor == expected[0].offset
         assert expected[0].message in status(app)
+        # the map cannot be read past the bad block: the index tree finds the block
+        node = app.selected()
+        assert node.covers(expected[0].offset)
+        assert expected[0].field.startswith(node.path + "/") and node.path.startswith("/blocks/@")
 
     drive(ZSS_CORRUPT, script)
 

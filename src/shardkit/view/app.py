@@ -99,7 +99,9 @@ class ListScreen(ModalScreen[int | None]):
             yield OptionList(*[Option(i) for i in (self.items or [])], id="items")
 
     def fill(self, title: str, items: list[Text | str], bar: Text | None = None) -> None:
-        """Show ``items`` (a worker's result)."""
+        """Show ``items`` (a worker's result; nothing if the screen was closed meanwhile)."""
+        if not self.is_attached or not self.query("#items"):
+            return
         self.query_one("#list-title", Label).update(title)
         if bar is not None:
             self.query_one("#bar", Static).update(bar)
@@ -163,6 +165,7 @@ class ViewApp(App[int]):
         self.main_source: ByteSource | None = None if self.model.path == "" and hasattr(
             reader, "store") else reader.source
         self.layouts: dict[int, TreeNode[Entry]] = {}  # id(source) -> its layout tree node
+        self.trees: dict[int, TreeNode[Entry]] = {}  # id(source) -> its index tree node
         # the next highlight of this node keeps the hex cursor, or shows this range instead
         self._pending: tuple[TreeNode[Entry], bool, tuple[int, int] | None] | None = None
         self.problems: list[Any] | None = None
@@ -225,6 +228,8 @@ class ViewApp(App[int]):
         child = parent.add(self._label(node), data=Entry(node), allow_expand=node.expandable)
         if node.key == "layout" and node.owner is not None:
             self.layouts[id(node.source or self.main_source)] = child
+        elif node.key == "index tree":
+            self.trees[id(node.source or self.main_source)] = child
         return child
 
     def populate(self, tnode: TreeNode[Entry]) -> None:
@@ -264,9 +269,9 @@ class ViewApp(App[int]):
         entry = event.node.data
         if entry is None or event.node is self.tree.root:
             return
-        for child in list(event.node.children):
-            if child in self.layouts.values():
-                return  # keep a file's layout (the hex cursor searches it)
+        kept = [*self.layouts.values(), *self.trees.values()]
+        if any(child in kept for child in event.node.children):
+            return  # keep a file's layout and index tree (the hex cursor searches them)
         event.node.remove_children()
         entry.populated = False
         if not entry.group:
@@ -370,14 +375,37 @@ class ViewApp(App[int]):
     def innermost(self, offset: int, source: ByteSource | None = None) -> TreeNode[Entry] | None:
         """The innermost tree node whose range holds ``offset`` in the file shown."""
         src = source or self.hex.source
-        tnode = self.layouts.get(id(src)) if src is not None else None
-        if tnode is None:
+        if src is None:
             return None
-        while True:
-            child = self._child_for(tnode, lambda kids: kids.index_at(offset))
-            if child is None:
-                return tnode
-            tnode = child
+        starts = []
+        layout = self.layouts.get(id(src))
+        if layout is not None and self._may_open(layout):
+            starts.append(layout)
+        if id(src) in self.trees:  # a block tree, from the root down (a large or corrupt map)
+            starts.append(self.trees[id(src)])
+        found = None
+        for tnode in starts:
+            top = tnode
+            while True:
+                child = self._child_for(tnode, lambda kids: kids.index_at(offset))
+                if child is None:
+                    break
+                tnode = child
+            node = tnode.data.node if tnode.data is not None else None
+            if node is not None and node.covers(offset):
+                found = tnode
+                if tnode is not top:
+                    break
+        return found
+
+    def _may_open(self, layout: TreeNode[Entry]) -> bool:
+        """Whether a search may open ``layout``: it is open already, or its sections cost a
+        few reads (a ZSS file's map reads every block: only the user opens that)."""
+        from .expand import sections_are_cheap
+
+        entry = layout.data
+        return entry is not None and (entry.populated or entry.node.owner is None
+                                      or sections_are_cheap(entry.node.owner))
 
     def reveal_offset(self, offset: int, *, keep_cursor: bool = False) -> bool:
         """Select the innermost node covering ``offset``; False when none does."""
@@ -410,7 +438,8 @@ class ViewApp(App[int]):
                 return None
 
             child = self._child_for(tnode, pick)
-            if child is None:
+            if child is None or (child.data is not None and child.data.node.key == "layout"
+                                 and not self._may_open(child)):
                 break
             tnode = child
         if tnode is self.tree.root:

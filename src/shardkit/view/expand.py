@@ -19,7 +19,7 @@ from ..errors import ShardkitError
 from ..sources import ByteSource
 from .model import PAGE, Children, FuncChildren, ListChildren, Node, file_nodes, guarded
 
-__all__ = ["dataset_parts", "expander_for", "sections_are_cheap"]
+__all__ = ["SCAN_LIMIT", "dataset_parts", "expander_for", "index_tree", "sections_are_cheap"]
 
 _SLOT = struct.Struct(">32sQ")  # an SWH index slot: key, then the object's offset (u64 BE)
 _TOMBSTONE = (1 << 64) - 1
@@ -43,13 +43,21 @@ def _is_ng_shard(reader: Any) -> bool:
     return all(hasattr(reader, a) for a in ("shard_index", "minishard", "index_size", "spec"))
 
 
+#: Files up to this size have their ``layout`` opened at start (and searched by ``g``, ``/``
+#: and the hex cursor) even where ``sections()`` reads every block or index.
+SCAN_LIMIT = 64 << 20
+
+
 def sections_are_cheap(reader: Any) -> bool:
     """Whether ``sections()`` costs a few reads, not a scan of the file's blocks or indices.
 
-    ZSS-like block trees list every block, Neuroglancer shards every chunk: those are left
-    until the ``layout`` node is opened.
+    ZSS-like block trees list every block, Neuroglancer shards every chunk: above
+    :data:`SCAN_LIMIT` those are left until the user opens the ``layout`` node.
     """
-    return not (_is_block_tree(reader) or _is_ng_shard(reader))
+    if not (_is_block_tree(reader) or _is_ng_shard(reader)):
+        return True
+    size = getattr(reader.source, "size", None)
+    return isinstance(size, int) and size <= SCAN_LIMIT
 
 
 def expander_for(reader: Any, source: ByteSource | None, base: str = ""
@@ -135,8 +143,36 @@ def _block_tree(reader: Any, src: ByteSource, node: Node, base: str) -> None:
         voffset = int(node.key[1:])
     except ValueError:
         return
-    node.children = guarded(lambda: _block_children(reader, voffset, node.path),
-                            node.path)
+    node.children = guarded(lambda: _block_children(reader, voffset, base), node.path)
+
+
+def index_tree(reader: Any, base: str = "") -> Node | None:
+    """For a block-tree reader: the blocks from the root down, each read when opened.
+
+    Unlike ``layout`` (``map``: every block, so a read of the whole file) this reads only the
+    blocks on the way, so it is what ``g``, ``/`` and the hex cursor search in a large file.
+    """
+    if not _is_block_tree(reader):
+        return None
+    root = reader.frame(reader.root)
+    first = reader.frame(0).offset  # the first block: the blocks' subtrees start there
+
+    def kids() -> Children:
+        return FuncChildren(1, lambda lo, hi: [_block_node(reader, reader.root, base, root)],
+                            offset_to_index=lambda off: 0 if off >= first else None)
+
+    return Node("index tree", f"{base}/blocks", "the blocks from the root, each read when "
+                "opened", root.offset, root.offset + root.size,
+                children=guarded(kids, f"{base}/blocks"))
+
+
+def _block_node(reader: Any, voffset: int, base: str, info: Any, label: str | None = None
+                ) -> Node:
+    path = f"{base}/blocks/@{voffset}"
+    kind = "data" if info.level == 0 else "index"
+    return Node(label or f"@{voffset}", path, f"level {info.level} {kind} block @{voffset}",
+                info.offset, info.offset + info.size, f"level {info.level} {kind} block",
+                children=guarded(lambda: _block_children(reader, voffset, base), path))
 
 
 def _escape(record: bytes, limit: int = 80) -> str:
@@ -145,8 +181,15 @@ def _escape(record: bytes, limit: int = 80) -> str:
     return text + ("…" if len(record) > limit else "")
 
 
-def _block_children(reader: Any, voffset: int, path: str) -> Children:
+def _block_children(reader: Any, voffset: int, base: str) -> Children:
+    """An index block's entries (each its child block, expandable) or a data block's records.
+
+    The blocks below entry ``i`` lie between the end of entry ``i - 1``'s block and the end of
+    entry ``i``'s (a writer puts children before their parent), so the entry whose subtree
+    holds a byte is found by a binary search over a few of the children's frames.
+    """
     info = reader.frame(voffset)
+    path = f"{base}/blocks/@{voffset}"
     if info.level > 0:
         block = reader.index_block(voffset)
         keys, kids = list(block.keys), list(block.children)
@@ -154,13 +197,20 @@ def _block_children(reader: Any, voffset: int, path: str) -> Children:
         def make(lo: int, hi: int) -> list[Node]:
             out = []
             for i in range(lo, hi):
-                child = reader.frame(kids[i])
-                out.append(Node(str(i), f"{path}/entries/{i}",
-                                f'"{_escape(keys[i], 40)}" -> @{kids[i]}', child.offset,
-                                child.offset + child.size, f"level {child.level} block"))
+                node = _block_node(reader, kids[i], base, reader.frame(kids[i]), str(i))
+                node.value = f'"{_escape(keys[i], 40)}" -> @{kids[i]}'
+                out.append(node)
             return out
 
-        return FuncChildren(len(keys), make)
+        def end(i: int) -> int:
+            f = reader.frame(kids[i])
+            return int(f.offset + f.size)
+
+        def at(offset: int) -> int | None:
+            i = bisect.bisect_right(range(len(kids)), offset, key=end)
+            return i if i < len(kids) else None
+
+        return FuncChildren(len(keys), make, offset_to_index=at)
     records: list[bytes] = list(next(iter(_records(reader, voffset))))
 
     def make_records(lo: int, hi: int) -> list[Node]:

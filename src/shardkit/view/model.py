@@ -367,6 +367,15 @@ def file_nodes(reader: Any, source: ByteSource | None = None, base: str = "") ->
            Node("layout", base or "/", "the byte ranges of `shardkit map`",
                 0 if isinstance(size, int) else None, size if isinstance(size, int) else None,
                 source=source, children=guarded(layout_kids, base or "/"), owner=reader)]
+    from .expand import index_tree
+
+    try:
+        tree = index_tree(reader, base)
+    except ShardkitError as exc:
+        tree = _error_node(f"{base}/blocks", exc)
+    if tree is not None:
+        tree.source = source
+        out.append(tree)
     if isinstance(size, int) and size <= DUMP_LIMIT and hasattr(reader, "to_dict"):
         out.append(Node("dump", f"{base}/dump", "the tree of `shardkit dump`", source=source,
                         children=guarded(dump_kids, f"{base}/dump")))
