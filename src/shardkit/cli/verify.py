@@ -131,7 +131,7 @@ def wanted(args: Any) -> bool:
 
 def cli_verify(args: Any, spec: Mapping[str, Any] | None) -> int:
     """``shardkit verify`` over many targets; returns the exit code."""
-    from tqdm import tqdm
+    from tqdm import tqdm  # type: ignore[import-untyped,unused-ignore]
 
     from ..bulk import _check_io_options, _problem_text, connect, format_line, read_target_list
     from ..bulk import run as bulk_run
