@@ -197,7 +197,7 @@ def test_hex_cursor_selects_innermost_node() -> None:
 @pytest.mark.parametrize("dataset", [NG_KV, NG_IMAGE], ids=["kv", "image"])
 def test_dataset_lists_shard_files_and_highlights_map_range(dataset: Path) -> None:
     async def script(app: ViewApp, pilot: Any, reader: Any) -> None:
-        top = [c.data.node for c in app.tree.root.children]
+        top = [c.data.node for c in app.tree_view.root.children]
         assert top[0].key == "info"
         if dataset == NG_KV:
             assert [n.key for n in top[1:]] == ["0.shard", "1.shard", "2.shard", "3.shard"]
@@ -287,7 +287,7 @@ def test_zss_lookup_and_goto_read_no_more_than_their_path(
         await pilot.pause()
         node = app.selected()
         assert node.covers(middle) and node.path.startswith("/blocks/@")
-        layout = next(t for t in app.tree.root.children if t.data.node.key == "layout")
+        layout = next(t for t in app.tree_view.root.children if t.data.node.key == "layout")
         assert not layout.data.populated
         assert source.stats.bytes_read < source.size // 4
         # the layout, opened, lists the same block with the same range (map's)

@@ -2,8 +2,8 @@
 
 One module per command group, each with ``add_parser(sub, common)``: :mod:`.read` (info, ls,
 get, dump, map, formats), :mod:`.verify` (one shard or many), :mod:`.create` (create,
-delete, truncate), :mod:`.ng` (Neuroglancer conversion) and :mod:`.schema`; what they share
-is in :mod:`.common`. The library never imports from here.
+delete, truncate), :mod:`.ng` (Neuroglancer conversion), :mod:`.schema` and :mod:`.view` (the
+terminal viewer); what they share is in :mod:`.common`. The library never imports from here.
 
 Exit codes: 0 success; 1 ``verify`` found problems or ``get`` found no such key; 2 bad usage,
 or a file that cannot be read (unknown format, truncated, corrupt). Errors print one line on
@@ -42,7 +42,7 @@ __all__ = [
 ]
 
 #: The command modules, in the order their commands are listed by ``shardkit --help``.
-MODULES = ["read", "verify", "schema", "ng", "create"]
+MODULES = ["read", "verify", "schema", "ng", "create", "view"]
 
 
 def build_parser() -> argparse.ArgumentParser:

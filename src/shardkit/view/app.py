@@ -184,7 +184,7 @@ class ViewApp(App[int]):
         yield Footer()
 
     @property
-    def tree(self) -> Tree[Entry]:
+    def tree_view(self) -> Tree[Entry]:
         """The tree widget."""
         return self.query_one("#tree", Tree)
 
@@ -194,7 +194,7 @@ class ViewApp(App[int]):
         return self.query_one("#hex", HexPane)
 
     def on_mount(self) -> None:
-        tree = self.tree
+        tree = self.tree_view
         self.populate(tree.root)
         tree.root.expand()
         for child in tree.root.children:
@@ -267,7 +267,7 @@ class ViewApp(App[int]):
     def _collapsed(self, event: Tree.NodeCollapsed[Entry]) -> None:
         # drop what was made below: memory stays bounded by what is open on screen
         entry = event.node.data
-        if entry is None or event.node is self.tree.root:
+        if entry is None or event.node is self.tree_view.root:
             return
         kept = [*self.layouts.values(), *self.trees.values()]
         if any(child in kept for child in event.node.children):
@@ -300,7 +300,7 @@ class ViewApp(App[int]):
 
     def selected(self) -> Node | None:
         """The model node under the tree's cursor."""
-        t = self.tree.cursor_node
+        t = self.tree_view.cursor_node
         return None if t is None or t.data is None or t.data.group else t.data.node
 
     def update_status(self) -> None:
@@ -328,7 +328,7 @@ class ViewApp(App[int]):
 
     def _select(self, tnode: TreeNode[Entry], keep_cursor: bool,
                 rng: tuple[int, int] | None = None) -> None:
-        tree = self.tree
+        tree = self.tree_view
         parent = tnode.parent
         while parent is not None:
             parent.expand()
@@ -418,10 +418,10 @@ class ViewApp(App[int]):
     def reveal_path(self, path: str, rng: tuple[int, int] | None = None
                     ) -> TreeNode[Entry] | None:
         """Select the node with field path ``path`` (opening what leads to it)."""
-        tnode = self.tree.root
+        tnode = self.tree_view.root
         while True:
             here = tnode.data.node.path if tnode.data is not None else ""
-            if here == path and tnode is not self.tree.root:
+            if here == path and tnode is not self.tree_view.root:
                 break
             rest = path[len(here):] if here and path.startswith(here) else path
             comp = rest.lstrip("/").split("/")[0]
@@ -442,7 +442,7 @@ class ViewApp(App[int]):
                                  and not self._may_open(child)):
                 break
             tnode = child
-        if tnode is self.tree.root:
+        if tnode is self.tree_view.root:
             return None
         self._select(tnode, False, rng)
         return tnode
@@ -460,7 +460,7 @@ class ViewApp(App[int]):
     # -- keys ---------------------------------------------------------------------------------
 
     def action_switch(self) -> None:
-        (self.hex if self.tree.has_focus else self.tree).focus()
+        (self.hex if self.tree_view.has_focus else self.tree_view).focus()
 
     def action_help(self) -> None:
         self.push_screen(HelpScreen())

@@ -11,6 +11,7 @@ slots, an index tree of blocks...), not by their format id, so a new reader with
 from __future__ import annotations
 
 import bisect
+import functools
 import struct
 from collections.abc import Callable
 from typing import Any
@@ -298,8 +299,8 @@ def dataset_parts(reader: Any) -> list[Node] | None:
         for (prefix, kv), key in zip(parts, scales, strict=True):
             # the path is the prefix `map` gives the scale's sections ("" for a lone scale)
             out.append(Node(str(key), prefix.rstrip("/"), "scale: its shard files",
-                            children=guarded(lambda kv=kv, prefix=prefix: _shard_files(
-                                kv, prefix), f"/scales/{key}")))
+                            children=guarded(functools.partial(_shard_files, kv, prefix),
+                                             f"/scales/{key}")))
     else:
         for prefix, kv in parts:
             files = _shard_files(kv, prefix)
@@ -307,8 +308,12 @@ def dataset_parts(reader: Any) -> list[Node] | None:
                 out.extend(files.nodes(0, len(files)))
             else:  # thousands of shard files: pages of them
                 out.append(Node("shard files", prefix.rstrip("/"), f"[{len(files)}]",
-                                children=lambda files=files: files))
+                                children=functools.partial(_same, files)))
     return out
+
+
+def _same(children: Children) -> Children:
+    return children
 
 
 def _shard_files(kv: Any, prefix: str) -> Children:
@@ -325,8 +330,8 @@ def _shard_files(kv: Any, prefix: str) -> Children:
             src = shard.source
             kids = file_nodes(shard, src, f"{prefix}{name}")
             out.append(Node(name, f"{prefix}{name}", f"shard file, {src.size} bytes", 0,
-                            src.size, source=src, children=lambda kids=kids: ListChildren(
-                                kids)))
+                            src.size, source=src,
+                            children=functools.partial(ListChildren, kids)))
         return out
 
     if len(numbers) <= PAGE:

@@ -174,7 +174,7 @@ class HexPane(Widget, can_focus=True):
         self.top = max(0, self.top - 3 * ROW)
         event.stop()
 
-    def _on_click(self, event: events.Click) -> None:
+    async def _on_click(self, event: events.Click) -> None:
         size = self.size_bytes
         width = max(8, len(f"{size:x}"))
         at = event.get_content_offset(self)
