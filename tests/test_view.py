@@ -15,6 +15,7 @@ import shutil
 import struct
 import subprocess
 import sys
+import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
@@ -381,6 +382,33 @@ def test_v_on_a_corrupt_swh_index_jumps_to_the_slot(tmp_path: Path) -> None:
         assert app.hex.highlight == (at, at + 8)
 
     drive(bad, script)
+
+
+def test_v_shows_progress_and_closing_the_list_stops_verify() -> None:
+    reached: list[int] = []
+
+    def slow_verify(progress: Any = None) -> list[Any]:
+        for i in range(100_000):
+            reached.append(i)
+            progress(i, 100_000)
+            time.sleep(0.001)
+        return []
+
+    async def script(app: ViewApp, pilot: Any, reader: Any) -> None:
+        reader.verify = slow_verify
+        await pilot.press("v")
+        title = app.screen.query_one("#list-title")
+        for _ in range(10_000):  # until the first progress report is shown
+            await pilot.pause()
+            if "%" in str(title.render()):
+                break
+        assert "verify: running…" in str(title.render()) and " of 100000)" in str(title.render())
+        await pilot.press("escape")
+        await app.workers.wait_for_complete()
+        assert len(reached) < 100_000  # stopped at the next report after the list closed
+        assert app.problems is None
+
+    drive(SWH_TINY, script)
 
 
 def test_v_on_a_sound_file_says_ok() -> None:

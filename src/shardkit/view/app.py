@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import bisect
+import inspect
+import time
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -111,12 +113,21 @@ class ListScreen(ModalScreen[int | None]):
         options.highlighted = 0 if items else None
         options.focus()
 
+    def set_title(self, title: str) -> None:
+        """Say how far the work is (while the list is open)."""
+        if self.is_attached and self.query("#list-title"):
+            self.query_one("#list-title", Label).update(title)
+
     @on(OptionList.OptionSelected)
     def _picked(self, event: OptionList.OptionSelected) -> None:
         self.dismiss(event.option_index)
 
     def action_cancel(self) -> None:
         self.dismiss(None)
+
+
+class _Closed(Exception):
+    """The list a worker reports to was closed: stop the work."""
 
 
 class HelpScreen(ModalScreen[None]):
@@ -524,9 +535,27 @@ class ViewApp(App[int]):
                         exclusive=True)
 
     def _verify(self, screen: ListScreen) -> None:
+        """Run ``verify`` (a worker thread), its progress in the list's title; closing the list
+        stops it at the reader's next progress report."""
+        last = [0.0]
+
+        def progress(done: int, total: int) -> None:
+            if not screen.is_attached:
+                raise _Closed
+            now = time.monotonic()
+            if now - last[0] >= 0.25 and total:
+                last[0] = now
+                pct = 100 * done / total
+                self.call_from_thread(screen.set_title,
+                                      f"verify: running… {pct:.0f}% ({done} of {total})")
+
+        options = {"progress": progress} if "progress" in inspect.signature(
+            self.reader.verify).parameters else {}
         try:
-            problems = list(self.reader.verify())
+            problems = list(self.reader.verify(**options))
             error = None
+        except _Closed:
+            return
         except ShardkitError as exc:
             problems, error = [], str(exc)
         self.problems = problems
