@@ -227,7 +227,8 @@ class ViewApp(App[int]):
     def _label(node: Node) -> Text:
         text = Text(node.key, style="bold")
         if node.value is not None:
-            v = node.value if len(node.value) <= 70 else node.value[:69] + "…"
+            width = 70 if node.start is None else 46  # room left for the range
+            v = node.value if len(node.value) <= width else node.value[: width - 1] + "…"
             text.append(f": {v}", style="bold red" if node.key == "error" else "")
         if node.start is not None and node.end is not None:
             text.append(f"  [{node.start}, {node.end})", style="dim")
