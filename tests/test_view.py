@@ -493,6 +493,27 @@ def test_collapsing_drops_what_was_made() -> None:
     drive(SWH_TINY, script)
 
 
+def test_scrolling_reads_only_the_rows_on_screen() -> None:
+    source = CountingSource(FileSource(str(SWH_MEDIUM)))
+
+    async def script(app: ViewApp, pilot: Any, reader: Any) -> None:
+        app.hex.focus()
+        await pilot.pause()
+        seen = len(source.stats.ranges)
+        window = app.hex.rows * 16
+        for _ in range(20):
+            await pilot.press("pagedown")
+        await pilot.pause()
+        assert app.hex.cursor == 20 * window
+        new = source.stats.ranges[seen:]
+        assert new  # the pane read what it showed...
+        assert all(end - start <= window for start, end in new)  # ...and only that
+        assert all(start <= app.hex.cursor + window for start, _ in new)
+        assert app.hex._window is not None and len(app.hex._window[2]) <= window
+
+    drive(source, script, format="swh")
+
+
 def test_remote_file_reads_only_the_visible_window(range_server: Any) -> None:
     srv = range_server(DATA / "swh")
     url = srv.url("medium.shard")
