@@ -1,0 +1,648 @@
+"""The ``shardkit view`` application: the object tree beside the hex pane, linked both ways."""
+
+from __future__ import annotations
+
+import bisect
+import inspect
+import time
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+from rich.text import Text
+from textual import on
+from textual.app import App, ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical
+from textual.screen import ModalScreen
+from textual.widgets import Footer, Input, Label, OptionList, Static, Tree
+from textual.widgets.option_list import Option
+from textual.widgets.tree import TreeNode
+
+from ..errors import EntryNotFoundError, ShardkitError
+from ..sources import ByteSource
+from .hexpane import HexPane
+from .keys import HELP, KEYS
+from .locate import Target, lookup
+from .model import PAGE, Node, build_root, group_spans
+
+__all__ = ["ViewApp"]
+
+_Bindings = list[Binding | tuple[str, str] | tuple[str, str, str]]
+
+#: Colours of the map's spans, in turn.
+PALETTE = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2",
+           "#7f7f7f", "#bcbd22", "#17becf"]
+
+
+@dataclass
+class Entry:
+    """What a tree line stands for: a model node, or a page of its parent's children."""
+
+    node: Node
+    lo: int = 0
+    hi: int = 0
+    group: bool = False
+    populated: bool = False
+
+
+def parse_offset(text: str) -> int:
+    """``1234``, ``0x4d2`` or ``4d2h``: a byte offset.
+
+    Raises:
+        ValueError: Not a number.
+    """
+    t = text.strip().lower().replace("_", "")
+    if t.startswith("0x"):
+        return int(t[2:], 16)
+    if t.endswith("h"):
+        return int(t[:-1], 16)
+    return int(t, 10)
+
+
+class AskScreen(ModalScreen[str | None]):
+    """One line of input (``g``, ``/``); Esc cancels."""
+
+    BINDINGS: ClassVar[_Bindings] = [Binding("escape", "cancel", "cancel")]
+
+    def __init__(self, prompt: str) -> None:
+        super().__init__()
+        self.prompt = prompt
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="ask"):
+            yield Label(self.prompt)
+            yield Input(id="answer")
+
+    @on(Input.Submitted)
+    def _submitted(self, event: Input.Submitted) -> None:
+        self.dismiss(event.value)
+
+    def action_cancel(self) -> None:
+        self.dismiss(None)
+
+
+class ListScreen(ModalScreen[int | None]):
+    """A list to pick from (verify's problems, the map's sections); Enter picks, Esc closes."""
+
+    BINDINGS: ClassVar[_Bindings] = [Binding("escape", "cancel", "close")]
+
+    def __init__(self, title: str, items: list[Text | str] | None = None,
+                 bar: Text | None = None) -> None:
+        super().__init__()
+        self.title_text = title
+        self.items = items
+        self.bar = bar
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="list"):
+            yield Label(self.title_text, id="list-title")
+            if self.bar is not None:
+                yield Static(self.bar, id="bar")
+            yield OptionList(*[Option(i) for i in (self.items or [])], id="items")
+
+    def fill(self, title: str, items: list[Text | str], bar: Text | None = None) -> None:
+        """Show ``items`` (a worker's result; nothing if the screen was closed meanwhile)."""
+        if not self.is_attached or not self.query("#items"):
+            return
+        self.query_one("#list-title", Label).update(title)
+        if bar is not None:
+            self.query_one("#bar", Static).update(bar)
+        options = self.query_one("#items", OptionList)
+        options.clear_options()
+        options.add_options([Option(i) for i in items])
+        options.highlighted = 0 if items else None
+        options.focus()
+
+    def set_title(self, title: str) -> None:
+        """Say how far the work is (while the list is open)."""
+        if self.is_attached and self.query("#list-title"):
+            self.query_one("#list-title", Label).update(title)
+
+    @on(OptionList.OptionSelected)
+    def _picked(self, event: OptionList.OptionSelected) -> None:
+        self.dismiss(event.option_index)
+
+    def action_cancel(self) -> None:
+        self.dismiss(None)
+
+
+class _Closed(Exception):
+    """The list a worker reports to was closed: stop the work."""
+
+
+class HelpScreen(ModalScreen[None]):
+    """The keys (``?``); any of Esc, q or ? closes it."""
+
+    BINDINGS: ClassVar[_Bindings] = [Binding("escape,q,question_mark", "close", "close")]
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="help"):
+            yield Label("shardkit view: keys", id="help-title")
+            yield Static(HELP, id="help-text")
+
+    def action_close(self) -> None:
+        self.dismiss(None)
+
+
+class ViewApp(App[int]):
+    """Look inside a shard: the tree of ``dump`` beside the file's bytes.
+
+    Args:
+        reader: An open reader (``shardkit.open``'s result; a dataset included). The app does
+            not close it.
+        offset: Start with the hex cursor (and the tree's selection) at this byte.
+    """
+
+    TITLE = "shardkit view"
+    CSS = """
+    #main { height: 1fr; }
+    #tree { width: 1fr; border: round $secondary; }
+    #tree:focus { border: round $accent; }
+    #status { height: 1; background: $boost; color: $text; padding: 0 1; }
+    AskScreen, ListScreen, HelpScreen { align: center middle; }
+    #ask { width: 70; height: auto; border: round $accent; background: $surface; padding: 1; }
+    #list { width: 90%; height: 80%; border: round $accent; background: $surface; }
+    #items { height: 1fr; }
+    #bar { height: auto; margin: 1 0; }
+    #help { width: 90; height: auto; border: round $accent; background: $surface; padding: 1; }
+    """
+    BINDINGS: ClassVar[_Bindings] = [Binding(k, a, label) for k, a, label, _ in KEYS]
+
+    def __init__(self, reader: Any, *, offset: int | None = None) -> None:
+        super().__init__()
+        self.reader = reader
+        self.start_offset = offset
+        self.model = build_root(reader)
+        self.main_source: ByteSource | None = None if self.model.path == "" and hasattr(
+            reader, "store") else reader.source
+        self.layouts: dict[int, TreeNode[Entry]] = {}  # id(source) -> its layout tree node
+        self.trees: dict[int, TreeNode[Entry]] = {}  # id(source) -> its index tree node
+        # the next highlight of this node keeps the hex cursor, or shows this range instead
+        self._pending: tuple[TreeNode[Entry], bool, tuple[int, int] | None] | None = None
+        self.problems: list[Any] | None = None
+        self.last_target: Target | None = None
+        self.message = ""
+
+    # -- building the tree --------------------------------------------------------------------
+
+    def compose(self) -> ComposeResult:
+        tree: Tree[Entry] = Tree(self._label(self.model), data=Entry(self.model), id="tree")
+        tree.guide_depth = 2
+        with Horizontal(id="main"):
+            yield tree
+            yield HexPane(self.main_source, id="hex")
+        yield Static("", id="status")
+        yield Footer()
+
+    @property
+    def tree_view(self) -> Tree[Entry]:
+        """The tree widget."""
+        return self.query_one("#tree", Tree)
+
+    @property
+    def hex(self) -> HexPane:
+        """The hex pane."""
+        return self.query_one("#hex", HexPane)
+
+    def on_mount(self) -> None:
+        tree = self.tree_view
+        self.populate(tree.root)
+        tree.root.expand()
+        for child in tree.root.children:
+            if child.data is not None and child.data.node.key == "layout" and self._cheap():
+                self.populate(child)
+                child.expand()
+        tree.focus()
+        if self.start_offset is not None:
+            self.goto(self.start_offset)
+        else:
+            self.update_status()
+
+    def _cheap(self) -> bool:
+        from .expand import sections_are_cheap
+
+        return sections_are_cheap(self.reader)
+
+    @staticmethod
+    def _label(node: Node) -> Text:
+        text = Text(node.key, style="bold")
+        if node.value is not None:
+            width = 70 if node.start is None else 46  # room left for the range
+            v = node.value if len(node.value) <= width else node.value[: width - 1] + "…"
+            text.append(f": {v}", style="bold red" if node.key == "error" else "")
+        if node.start is not None and node.end is not None:
+            text.append(f"  [{node.start}, {node.end})", style="dim")
+        elif node.start is not None:
+            text.append(f"  @{node.start}", style="dim")
+        return text
+
+    def _add(self, parent: TreeNode[Entry], node: Node) -> TreeNode[Entry]:
+        child = parent.add(self._label(node), data=Entry(node), allow_expand=node.expandable)
+        if node.key == "layout" and node.owner is not None:
+            self.layouts[id(node.source or self.main_source)] = child
+        elif node.key == "index tree":
+            self.trees[id(node.source or self.main_source)] = child
+        return child
+
+    def populate(self, tnode: TreeNode[Entry]) -> None:
+        """Add ``tnode``'s children (a page, or pages of pages, for long lists), once."""
+        entry = tnode.data
+        if entry is None or entry.populated:
+            return
+        entry.populated = True
+        node = entry.node
+        try:
+            kids = node.kids()
+            lo, hi = (entry.lo, entry.hi) if entry.group else (0, len(kids))
+            if hi - lo <= PAGE:
+                for child in kids.nodes(lo, hi):
+                    self._add(tnode, self._inherit(child, node))
+                return
+            for a, b in group_spans(lo, hi):
+                tnode.add(Text(f"[{a} … {b - 1}]", style="italic"),
+                          data=Entry(node, a, b, group=True), allow_expand=True)
+        except (ShardkitError, OSError) as exc:
+            tnode.add_leaf(Text(f"error: {exc}", style="bold red"),
+                           data=Entry(Node("error", node.path, str(exc))))
+
+    @staticmethod
+    def _inherit(child: Node, parent: Node) -> Node:
+        if child.source is None and parent.source is not None:
+            child.source = parent.source
+        return child
+
+    @on(Tree.NodeExpanded)
+    def _expanded(self, event: Tree.NodeExpanded[Entry]) -> None:
+        self.populate(event.node)
+
+    @on(Tree.NodeCollapsed)
+    def _collapsed(self, event: Tree.NodeCollapsed[Entry]) -> None:
+        # drop what was made below: memory stays bounded by what is open on screen
+        entry = event.node.data
+        if entry is None or event.node is self.tree_view.root:
+            return
+        kept = [*self.layouts.values(), *self.trees.values()]
+        if any(child in kept for child in event.node.children):
+            return  # keep a file's layout and index tree (the hex cursor searches them)
+        event.node.remove_children()
+        entry.populated = False
+        if not entry.group:
+            entry.node.forget()
+
+    # -- linking the tree and the bytes -------------------------------------------------------
+
+    @on(Tree.NodeHighlighted)
+    def _highlighted(self, event: Tree.NodeHighlighted[Entry]) -> None:
+        entry = event.node.data
+        if entry is None or entry.group or not self.query("#hex"):
+            return  # (or the app is closing: its widgets are gone)
+        node = entry.node
+        pending, self._pending = self._pending, None
+        keep, rng = (pending[1], pending[2]) if pending and pending[0] is event.node else \
+            (False, None)
+        source = node.source or self.main_source
+        if source is not None and source is not self.hex.source:
+            self.hex.set_source(source)
+        if rng is not None:
+            self.hex.show_range(*rng, move_cursor=not keep)
+        elif node.start is not None and source is not None:
+            end = node.end if node.end is not None else node.start + 1
+            self.hex.show_range(node.start, end, move_cursor=not keep)
+        self.update_status()
+
+    def selected(self) -> Node | None:
+        """The model node under the tree's cursor."""
+        t = self.tree_view.cursor_node
+        return None if t is None or t.data is None or t.data.group else t.data.node
+
+    def update_status(self) -> None:
+        """The status line: offset, size and field path of the selection."""
+        hexp = self.hex
+        node = self.selected()
+        parts = []
+        if hexp.source is not None:
+            parts.append(f"{hexp.source.name}  byte {hexp.cursor} (0x{hexp.cursor:x}) of "
+                         f"{hexp.size_bytes}")
+        if node is not None:
+            where = node.path or node.key
+            if node.start is not None and node.end is not None:
+                where += f"  [{node.start}, {node.end}) {node.end - node.start} bytes"
+            parts.append(where)
+        if self.message:
+            parts.append(self.message)
+        self.query_one("#status", Static).update(Text("  |  ".join(parts), no_wrap=True,
+                                                      overflow="ellipsis"))
+
+    @on(HexPane.CursorMoved)
+    def _cursor_moved(self, event: HexPane.CursorMoved) -> None:
+        self.reveal_offset(event.offset, keep_cursor=True)
+        self.update_status()
+
+    def _select(self, tnode: TreeNode[Entry], keep_cursor: bool,
+                rng: tuple[int, int] | None = None) -> None:
+        tree = self.tree_view
+        parent = tnode.parent
+        while parent is not None:
+            parent.expand()
+            parent = parent.parent
+        _ = tree.last_line  # lay the lines out again so the node's line is known
+        self._pending = (tnode, keep_cursor, rng) if tree.cursor_node is not tnode else None
+        tree.move_cursor(tnode)
+        tree.scroll_to_node(tnode, animate=False)
+
+    def _child_for(self, tnode: TreeNode[Entry], pick: Any) -> TreeNode[Entry] | None:
+        """Descend one level: ``pick(children) -> index`` among the model's children, with
+        pages opened on the way."""
+        self.populate(tnode)
+        entry = tnode.data
+        assert entry is not None
+        try:
+            i = pick(entry.node.kids())
+        except (ShardkitError, OSError, ValueError):
+            return None
+        if i is None:
+            return None
+        node = tnode
+        while True:
+            for child in node.children:
+                d = child.data
+                if d is None:
+                    continue
+                if d.group and d.lo <= i < d.hi:
+                    self.populate(child)
+                    node = child
+                    break
+                if not d.group and d.node is not None and node.data is not None and \
+                        self._index_of(node, child) == i:
+                    return child
+            else:
+                return None
+
+    @staticmethod
+    def _index_of(parent: TreeNode[Entry], child: TreeNode[Entry]) -> int:
+        d = parent.data
+        assert d is not None
+        return (d.lo if d.group else 0) + list(parent.children).index(child)
+
+    def innermost(self, offset: int, source: ByteSource | None = None) -> TreeNode[Entry] | None:
+        """The innermost tree node whose range holds ``offset`` in the file shown."""
+        src = source or self.hex.source
+        if src is None:
+            return None
+        starts = []
+        layout = self.layouts.get(id(src))
+        if layout is not None and self._may_open(layout):
+            starts.append(layout)
+        if id(src) in self.trees:  # a block tree, from the root down (a large or corrupt map)
+            starts.append(self.trees[id(src)])
+        found = None
+        for tnode in starts:
+            top = tnode
+            while True:
+                child = self._child_for(tnode, lambda kids: kids.index_at(offset))
+                if child is None:
+                    break
+                tnode = child
+            node = tnode.data.node if tnode.data is not None else None
+            if node is not None and node.covers(offset):
+                found = tnode
+                if tnode is not top:
+                    break
+        return found
+
+    def _may_open(self, layout: TreeNode[Entry]) -> bool:
+        """Whether a search may open ``layout``: it is open already, or its sections cost a
+        few reads (a ZSS file's map reads every block: only the user opens that)."""
+        from .expand import sections_are_cheap
+
+        entry = layout.data
+        return entry is not None and (entry.populated or entry.node.owner is None
+                                      or sections_are_cheap(entry.node.owner))
+
+    def reveal_offset(self, offset: int, *, keep_cursor: bool = False) -> bool:
+        """Select the innermost node covering ``offset``; False when none does."""
+        tnode = self.innermost(offset)
+        if tnode is None:
+            return False
+        self._select(tnode, keep_cursor)
+        return True
+
+    def reveal_path(self, path: str, rng: tuple[int, int] | None = None
+                    ) -> TreeNode[Entry] | None:
+        """Select the node with field path ``path`` (opening what leads to it)."""
+        tnode = self.tree_view.root
+        while True:
+            here = tnode.data.node.path if tnode.data is not None else ""
+            if here == path and tnode is not self.tree_view.root:
+                break
+            rest = path[len(here):] if here and path.startswith(here) else path
+            comp = rest.lstrip("/").split("/")[0]
+
+            def pick(kids: Any, comp: str = comp) -> int | None:
+                i = kids.index_of_key(comp)
+                if i is not None:
+                    return int(i)
+                for j in range(min(len(kids), PAGE)):  # a prefix node (a file, a scale)
+                    n = kids.nodes(j, j + 1)[0]
+                    if (n.path == "" or path == n.path or path.startswith(
+                            n.path.rstrip("/") + "/")) and n.key not in ("summary", "dump"):
+                        return j
+                return None
+
+            child = self._child_for(tnode, pick)
+            if child is None or (child.data is not None and child.data.node.key == "layout"
+                                 and not self._may_open(child)):
+                break
+            tnode = child
+        if tnode is self.tree_view.root:
+            return None
+        self._select(tnode, False, rng)
+        return tnode
+
+    def goto(self, offset: int) -> None:
+        """Move the hex cursor to ``offset`` and select the innermost node there."""
+        if self.hex.source is None:
+            self.message = "no file shown: select a shard file first"
+            self.update_status()
+            return
+        self.hex.set_cursor(offset, notify=False)
+        self.reveal_offset(self.hex.cursor, keep_cursor=True)
+        self.update_status()
+
+    # -- keys ---------------------------------------------------------------------------------
+
+    def action_switch(self) -> None:
+        (self.hex if self.tree_view.has_focus else self.tree_view).focus()
+
+    def action_help(self) -> None:
+        self.push_screen(HelpScreen())
+
+    def action_goto(self) -> None:
+        def done(answer: str | None) -> None:
+            if not answer:
+                return
+            try:
+                offset = parse_offset(answer)
+            except ValueError:
+                self.message = f"not an offset: {answer!r}"
+                self.update_status()
+                return
+            self.message = ""
+            self.goto(offset)
+
+        self.push_screen(AskScreen("Go to byte offset (decimal, or 0x... hex):"), done)
+
+    def action_lookup(self) -> None:
+        def done(answer: str | None) -> None:
+            if answer:
+                self.jump_to_key(answer)
+
+        self.push_screen(AskScreen("Look up a key (as `shardkit get` takes it):"), done)
+
+    def jump_to_key(self, text: str) -> Target | None:
+        """Look ``text`` up; select its value's node and bytes. The status line says why not."""
+        try:
+            target = lookup(self.reader, text)
+        except EntryNotFoundError as exc:
+            self.message = str(exc) if "not found" in str(exc) else f"not found: {exc}"
+            self.update_status()
+            return None
+        except ShardkitError as exc:
+            self.message = f"lookup: {exc}"
+            self.update_status()
+            return None
+        self.last_target = target
+        self.message = target.note
+        if target.source is not None:
+            self.hex.set_source(target.source)
+        end = target.end if target.end is not None else target.start + 1
+        tnode = self.reveal_path(target.path, (target.start, end)) if target.path else None
+        if tnode is None:
+            self.hex.set_cursor(target.start, notify=False)
+            self.reveal_offset(target.start)
+        self.hex.show_range(target.start, end)
+        self.update_status()
+        return target
+
+    def action_verify(self) -> None:
+        screen = ListScreen("verify: running…")
+
+        def done(index: int | None) -> None:
+            if index is not None and self.problems:
+                self.jump_to_problem(self.problems[index])
+
+        self.push_screen(screen, done)
+        self.run_worker(lambda: self._verify(screen), thread=True, group="verify",
+                        exclusive=True)
+
+    def _verify(self, screen: ListScreen) -> None:
+        """Run ``verify`` (a worker thread), its progress in the list's title; closing the list
+        stops it at the reader's next progress report."""
+        last = [0.0]
+
+        def progress(done: int, total: int) -> None:
+            if not screen.is_attached:
+                raise _Closed
+            now = time.monotonic()
+            if now - last[0] >= 0.25 and total:
+                last[0] = now
+                pct = 100 * done / total
+                self.call_from_thread(screen.set_title,
+                                      f"verify: running… {pct:.0f}% ({done} of {total})")
+
+        options = {"progress": progress} if "progress" in inspect.signature(
+            self.reader.verify).parameters else {}
+        try:
+            problems = list(self.reader.verify(**options))
+            error = None
+        except _Closed:
+            return
+        except ShardkitError as exc:
+            problems, error = [], str(exc)
+        self.problems = problems
+        if error is not None:
+            title, items = f"verify stopped: {error}", []
+        elif problems:
+            title = f"verify: {len(problems)} problem(s); Enter jumps to one"
+            items = [Text(str(p)) for p in problems]
+        else:
+            title, items = "verify: OK, no problems", []
+        self.call_from_thread(screen.fill, title, items)
+
+    def jump_to_problem(self, problem: Any) -> None:
+        """Select where a verify problem is: its byte offset, else its field path."""
+        self.message = f"{problem.check}: {problem.message}"
+        if problem.offset is not None and self.hex.source is not None:
+            self.hex.set_cursor(problem.offset, notify=False)
+            if self.reveal_offset(problem.offset, keep_cursor=True):
+                self.hex.show_range(problem.offset, problem.offset + 1, move_cursor=False)
+            self.update_status()
+            return
+        if problem.field:
+            self.reveal_path(problem.field)
+        self.update_status()
+
+    def _map_owner(self) -> Any:
+        tnode = self.layouts.get(id(self.hex.source)) if self.hex.source is not None else None
+        if tnode is not None and tnode.data is not None and tnode.data.node.owner is not None:
+            return tnode.data.node.owner
+        return None if hasattr(self.reader, "store") else self.reader
+
+    def action_map(self) -> None:
+        owner = self._map_owner()
+        if owner is None:
+            self.message = "map: open a shard file first"
+            self.update_status()
+            return
+        screen = ListScreen("map: reading the sections…", bar=Text(""))
+        holder: dict[str, Any] = {}
+
+        def done(index: int | None) -> None:
+            sections = holder.get("sections")
+            if index is not None and sections:
+                s = sections[index]
+                self.hex.set_cursor(s.start, notify=False)
+                self.reveal_offset(s.start, keep_cursor=True)
+                self.hex.show_range(s.start, max(s.end, s.start + 1), move_cursor=False)
+                self.update_status()
+
+        self.push_screen(screen, done)
+
+        def work() -> None:
+            try:
+                sections = owner.sections()
+            except ShardkitError as exc:
+                self.call_from_thread(screen.fill, f"map: {exc}", [])
+                return
+            holder["sections"] = sections
+            size = owner.source.size
+            bar = map_bar(sections, size, 120)
+            items = []
+            for i, s in enumerate(sections):
+                t = Text("██ ", style=PALETTE[i % len(PALETTE)])
+                t.append(f"{s.start:>12} {s.end:>12} {s.size:>10}  {s.name}")
+                if s.note:
+                    t.append(f"  ({s.note})", style="dim")
+                items.append(t)
+            self.call_from_thread(screen.fill, f"map: {len(sections)} sections of "
+                                  f"{owner.source.name} ({size} bytes)", items, bar)
+
+        self.run_worker(work, thread=True, group="map", exclusive=True)
+
+    async def action_quit(self) -> None:
+        self.exit(0)
+
+
+def map_bar(sections: list[Any], size: int, width: int) -> Text:
+    """``width`` cells across the file, each coloured as the section at its middle byte."""
+    text = Text()
+    if size <= 0 or not sections:
+        return text
+    starts = [s.start for s in sections]
+    for c in range(width):
+        mid = int((c + 0.5) * size / width)
+        k = bisect.bisect_right(starts, mid) - 1
+        if k >= 0 and not sections[k].start <= mid < sections[k].end:
+            k = -1  # a gap between sections
+        text.append("█" if k >= 0 else "·", style=PALETTE[k % len(PALETTE)] if k >= 0 else "dim")
+    return text

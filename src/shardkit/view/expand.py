@@ -1,0 +1,339 @@
+"""Lazy children for the sections that hold large arrays, found by the reader's API.
+
+The viewer is format-generic: every reader gives ``summary()``, ``sections()`` and
+``to_dict()``. Where a section is an array too large to list (an SWH index of 50M slots, a ZSS
+index tree, a Neuroglancer shard index), the reader's own public accessors are used to read
+one page of it at a time. Readers are recognised by what they offer (an index of fixed-size
+slots, an index tree of blocks...), not by their format id, so a new reader with the same API
+(the ZS format has ZSS's) is served as well.
+"""
+
+from __future__ import annotations
+
+import bisect
+import functools
+import struct
+from collections.abc import Callable
+from typing import Any
+
+from ..errors import ShardkitError
+from ..sources import ByteSource
+from .model import PAGE, Children, FuncChildren, ListChildren, Node, file_nodes, guarded
+
+__all__ = ["SCAN_LIMIT", "dataset_parts", "expander_for", "index_tree", "sections_are_cheap"]
+
+_SLOT = struct.Struct(">32sQ")  # an SWH index slot: key, then the object's offset (u64 BE)
+_TOMBSTONE = (1 << 64) - 1
+_SHARD_ENTRY = struct.Struct("<QQ")  # a Neuroglancer shard index entry: start, end (u64 LE)
+
+
+def _is_slot_index(reader: Any) -> bool:
+    return all(hasattr(reader, a) for a in ("slot_of", "num_slots", "header")) and hasattr(
+        reader.header, "index_position")
+
+
+def _is_block_tree(reader: Any) -> bool:
+    return all(hasattr(reader, a) for a in ("index_block", "frame", "root"))
+
+
+def _is_record_sections(reader: Any) -> bool:
+    return all(hasattr(reader, a) for a in ("files", "xorbs", "file", "find_chunk"))
+
+
+def _is_ng_shard(reader: Any) -> bool:
+    return all(hasattr(reader, a) for a in ("shard_index", "minishard", "index_size", "spec"))
+
+
+#: Files up to this size have their ``layout`` opened at start (and searched by ``g``, ``/``
+#: and the hex cursor) even where ``sections()`` reads every block or index.
+SCAN_LIMIT = 64 << 20
+
+
+def sections_are_cheap(reader: Any) -> bool:
+    """Whether ``sections()`` costs a few reads, not a scan of the file's blocks or indices.
+
+    ZSS-like block trees list every block, Neuroglancer shards every chunk: above
+    :data:`SCAN_LIMIT` those are left until the user opens the ``layout`` node.
+    """
+    if not (_is_block_tree(reader) or _is_ng_shard(reader)):
+        return True
+    size = getattr(reader.source, "size", None)
+    return isinstance(size, int) and size <= SCAN_LIMIT
+
+
+def expander_for(reader: Any, source: ByteSource | None, base: str = ""
+                 ) -> Callable[[Node], None] | None:
+    """A function that gives ``layout`` section nodes lazy children, or None."""
+    src = source or reader.source
+    if _is_slot_index(reader):
+        return lambda node: _slot_index(reader, src, node, base)
+    if _is_block_tree(reader):
+        return lambda node: _block_tree(reader, src, node, base)
+    if _is_ng_shard(reader):
+        return lambda node: _ng_shard(reader, src, node, base)
+    if _is_record_sections(reader):
+        return lambda node: _record_blocks(reader, node, base)
+    return None
+
+
+# -- an index of fixed-size slots (SWH read shards) ---------------------------------------------
+
+
+def _slot_index(reader: Any, src: ByteSource, node: Node, base: str) -> None:
+    if node.path != f"{base}/index" or node.start is None:
+        return
+    first = node.start
+    n = int(reader.num_slots)
+    size = _SLOT.size
+    path = node.path
+
+    def make(lo: int, hi: int) -> list[Node]:
+        raw = src.read_range(first + lo * size, first + hi * size)  # one read per page
+        out = []
+        for i in range(lo, hi):
+            key, ofs = _SLOT.unpack_from(raw, (i - lo) * size)
+            out.append(_slot_node(reader, src, path, first, i, key, ofs))
+        return out
+
+    def entries() -> Children:
+        return FuncChildren(n, make, offset_to_index=lambda off: (off - first) // size)
+
+    node.children = lambda: ListChildren([Node(
+        "entries", f"{path}/entries", f"[{n}] {size}-byte slots: key, offset", first,
+        first + n * size, source=node.source, children=guarded(entries, f"{path}/entries"))])
+
+
+def _slot_node(reader: Any, src: ByteSource, path: str, first: int, i: int, key: bytes,
+               ofs: int) -> Node:
+    at = first + i * _SLOT.size
+    p = f"{path}/entries/{i}"
+    if ofs == 0:
+        state = "empty"
+    elif ofs == _TOMBSTONE:
+        state = "tombstone"
+    else:
+        state = f"-> {ofs}"
+    kids = [Node("key", f"{p}/key", key.hex(), at, at + 32),
+            Node("ofs", f"{p}/ofs", str(ofs), at + 32, at + 40)]
+    if state.startswith("->"):
+        lo, hi = reader.header.objects_position, reader.header.index_position
+
+        def obj() -> Children:
+            if not lo <= ofs <= hi - 8:
+                raise ShardkitError(f"slot {i} points to {ofs}, outside the objects section "
+                                    f"[{lo}, {hi})")
+            (length,) = struct.unpack(">Q", src.read_range(ofs, ofs + 8))
+            end = min(ofs + 8 + length, hi)
+            return ListChildren([
+                Node("len_data", f"{p}/object/len_data", str(length), ofs, ofs + 8),
+                Node("data", f"{p}/object/data", f"{length} bytes", ofs + 8, end)])
+
+        kids.append(Node("object", f"{p}/object", "u64 size + data", ofs, None,
+                         children=guarded(obj, f"{p}/object")))
+    return Node(str(i), p, f"{key.hex()[:16]}… {state}", at, at + _SLOT.size,
+                children=lambda: ListChildren(kids))
+
+
+# -- an index tree of blocks (ZSS, and readers with its API) ------------------------------------
+
+
+def _block_tree(reader: Any, src: ByteSource, node: Node, base: str) -> None:
+    if not node.path.startswith(f"{base}/blocks/@") or node.start is None:
+        return
+    try:
+        voffset = int(node.key[1:])
+    except ValueError:
+        return
+    node.children = guarded(lambda: _block_children(reader, voffset, base), node.path)
+
+
+def index_tree(reader: Any, base: str = "") -> Node | None:
+    """For a block-tree reader: the blocks from the root down, each read when opened.
+
+    Unlike ``layout`` (``map``: every block, so a read of the whole file) this reads only the
+    blocks on the way, so it is what ``g``, ``/`` and the hex cursor search in a large file.
+    """
+    if not _is_block_tree(reader):
+        return None
+    root = reader.frame(reader.root)
+    first = reader.frame(0).offset  # the first block: the blocks' subtrees start there
+
+    def kids() -> Children:
+        return FuncChildren(1, lambda lo, hi: [_block_node(reader, reader.root, base, root)],
+                            offset_to_index=lambda off: 0 if off >= first else None)
+
+    return Node("index tree", f"{base}/blocks", "the blocks from the root, each read when "
+                "opened", root.offset, root.offset + root.size,
+                children=guarded(kids, f"{base}/blocks"))
+
+
+def _block_node(reader: Any, voffset: int, base: str, info: Any, label: str | None = None
+                ) -> Node:
+    path = f"{base}/blocks/@{voffset}"
+    kind = "data" if info.level == 0 else "index"
+    return Node(label or f"@{voffset}", path, f"level {info.level} {kind} block @{voffset}",
+                info.offset, info.offset + info.size, f"level {info.level} {kind} block",
+                children=guarded(lambda: _block_children(reader, voffset, base), path))
+
+
+def _escape(record: bytes, limit: int = 80) -> str:
+    text = "".join(chr(b) if 32 <= b < 127 and b != 92 else f"\\x{b:02x}"
+                   for b in record[:limit])
+    return text + ("…" if len(record) > limit else "")
+
+
+def _block_children(reader: Any, voffset: int, base: str) -> Children:
+    """An index block's entries (each its child block, expandable) or a data block's records.
+
+    The blocks below entry ``i`` lie between the end of entry ``i - 1``'s block and the end of
+    entry ``i``'s (a writer puts children before their parent), so the entry whose subtree
+    holds a byte is found by a binary search over a few of the children's frames.
+    """
+    info = reader.frame(voffset)
+    path = f"{base}/blocks/@{voffset}"
+    if info.level > 0:
+        block = reader.index_block(voffset)
+        keys, kids = list(block.keys), list(block.children)
+
+        def make(lo: int, hi: int) -> list[Node]:
+            out = []
+            for i in range(lo, hi):
+                node = _block_node(reader, kids[i], base, reader.frame(kids[i]), str(i))
+                node.value = f'"{_escape(keys[i], 40)}" -> @{kids[i]}'
+                out.append(node)
+            return out
+
+        def end(i: int) -> int:
+            f = reader.frame(kids[i])
+            return int(f.offset + f.size)
+
+        def at(offset: int) -> int | None:
+            i = bisect.bisect_right(range(len(kids)), offset, key=end)
+            return i if i < len(kids) else None
+
+        return FuncChildren(len(keys), make, offset_to_index=at)
+    records: list[bytes] = list(next(iter(_records(reader, voffset))))
+
+    def make_records(lo: int, hi: int) -> list[Node]:
+        return [Node(str(i), f"{path}/records/{i}", _escape(records[i])) for i in range(lo, hi)]
+
+    return FuncChildren(len(records), make_records)
+
+
+def _records(reader: Any, voffset: int) -> Any:
+    for info, body in reader.iter_blocks(voffset):
+        yield reader.records_of(info, body)
+        return
+
+
+# -- sections of variable-size record blocks (Xet MDB files and xorbs) --------------------------
+
+_BOOKEND = 48  # the all-ones record that ends an MDB section
+
+
+def _record_blocks(reader: Any, node: Node, base: str) -> None:
+    what = {f"{base}/file_info": "files", f"{base}/xorb_info": "xorbs"}.get(node.path)
+    if what is None or node.end is None:
+        return
+    end = node.end - _BOOKEND
+    path = node.path
+
+    def kids() -> Children:
+        blocks = getattr(reader, what)  # a sequence whose items are built when read
+
+        def make(lo: int, hi: int) -> list[Node]:
+            out = []
+            for i in range(lo, hi):
+                b = blocks[i]
+                stop = blocks[i + 1].offset if i + 1 < len(blocks) else end
+                out.append(Node(str(i), f"{path}/{i}", str(b.hash), b.offset, stop,
+                                f"{what[:-1]} block"))
+            return out
+
+        def at(offset: int) -> int | None:  # a binary search: log2(n) blocks are built
+            i = bisect.bisect_right(blocks, offset, key=lambda b: b.offset) - 1
+            return i if i >= 0 and offset < end else None
+
+        return FuncChildren(len(blocks), make, offset_to_index=at)
+
+    node.children = guarded(kids, path)
+
+
+# -- a Neuroglancer shard: its shard index ------------------------------------------------------
+
+
+def _ng_shard(reader: Any, src: ByteSource, node: Node, base: str) -> None:
+    if node.path != f"{base}/shard_index":
+        return
+    n = int(reader.spec.num_minishards)
+    size = _SHARD_ENTRY.size
+    index_size = int(reader.index_size)
+    path = node.path
+
+    def make(lo: int, hi: int) -> list[Node]:
+        raw = src.read_range(lo * size, hi * size)
+        out = []
+        for m in range(lo, hi):
+            s, e = _SHARD_ENTRY.unpack_from(raw, (m - lo) * size)
+            what = "empty" if s == e else f"index at [{index_size + s}, {index_size + e})"
+            out.append(Node(str(m), f"{path}/{m}", f"minishard {m}: {what}", m * size,
+                            (m + 1) * size, source=node.source))
+        return out
+
+    node.children = lambda: FuncChildren(n, make, offset_to_index=lambda off: off // size)
+
+
+# -- Neuroglancer datasets: scales and shard files ----------------------------------------------
+
+
+def dataset_parts(reader: Any) -> list[Node] | None:
+    """A dataset's top level (its ``info``, then each scale's shard files), or None for a file."""
+    if not (hasattr(reader, "store") and hasattr(reader, "info") and hasattr(reader, "kv")):
+        return None
+    from .model import value_node
+
+    out = [value_node("info", "/info", reader.info)]
+    scales = getattr(reader, "scales", None)
+    parts = reader._all_kvs()  # (the prefix `map` gives its sections, the shards' mapping)
+    if scales:
+        for (prefix, kv), key in zip(parts, scales, strict=True):
+            # the path is the prefix `map` gives the scale's sections ("" for a lone scale)
+            out.append(Node(str(key), prefix.rstrip("/"), "scale: its shard files",
+                            children=guarded(functools.partial(_shard_files, kv, prefix),
+                                             f"/scales/{key}")))
+    else:
+        for prefix, kv in parts:
+            files = _shard_files(kv, prefix)
+            if len(files) <= PAGE:
+                out.extend(files.nodes(0, len(files)))
+            else:  # thousands of shard files: pages of them
+                out.append(Node("shard files", prefix.rstrip("/"), f"[{len(files)}]",
+                                children=functools.partial(_same, files)))
+    return out
+
+
+def _same(children: Children) -> Children:
+    return children
+
+
+def _shard_files(kv: Any, prefix: str) -> Children:
+    numbers = kv.shard_numbers()
+
+    def make(lo: int, hi: int) -> list[Node]:
+        out = []
+        for number in numbers[lo:hi]:
+            name = kv.spec.shard_name(number)
+            shard = kv.shard(number)
+            if shard is None:
+                out.append(Node(name, f"{prefix}{name}", "(no such file)"))
+                continue
+            src = shard.source
+            kids = file_nodes(shard, src, f"{prefix}{name}")
+            out.append(Node(name, f"{prefix}{name}", f"shard file, {src.size} bytes", 0,
+                            src.size, source=src,
+                            children=functools.partial(ListChildren, kids)))
+        return out
+
+    if len(numbers) <= PAGE:
+        return ListChildren(make(0, len(numbers)))
+    return FuncChildren(len(numbers), make)
