@@ -25,6 +25,7 @@ from .common import (
     add_remote_options,
     base_parser,
     byte_count,
+    notices,
     report_error,
     report_internal_error,
 )
@@ -76,7 +77,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     args, extra = parser.parse_known_args(argv)
     if extra:  # name the command's own usage, not the top-level one
         getattr(args, "subparser", parser).error(f"unrecognized arguments: {' '.join(extra)}")
-    return int(args.run(args))
+    with notices():
+        return int(args.run(args))
 
 
 if __name__ == "__main__":  # pragma: no cover
