@@ -3,8 +3,12 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import shutil
+import signal
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -124,3 +128,182 @@ def test_bulk_verify_takes_the_cap_too(ignoring, capsys):
                            "--jobs", "1", "--no-progress"], capsys)
     assert code == 0, out + err
     assert "2 shard(s): 2 sound" in out
+
+
+# -- rough edges -------------------------------------------------------------------------------
+
+def test_a_forced_format_names_the_format_the_file_looks_like(capsys):
+    zss = DATA / "zss" / "medium_zlib.zss"
+    code, _, err = _run(["info", "--format", "swh", str(zss)], capsys)
+    assert code == 2
+    assert err == (f"shardkit: error: {zss}: not a Software Heritage read shard: the file looks "
+                   "like a ZSS compressed sorted set (format 'zss'; leave the format out to "
+                   "detect it) (at byte 0, field /magic)\n")
+
+
+def test_unknown_format_is_one_short_line(tmp_path, capsys):
+    junk = tmp_path / "junk.bin"
+    junk.write_bytes(bytes(range(7, 250)) * 20)
+    code, _, err = _run(["info", str(junk)], capsys)
+    assert code == 2
+    assert err == (f"shardkit: error: {junk}: not a shard shardkit knows (first bytes 07 08 09 "
+                   "0a 0b 0c 0d 0e; it reads swh, mdb, zss, amudai, neuroglancer: see "
+                   "'shardkit formats') (at byte 0)\n")
+    assert len(err) - len(str(junk)) < 170  # was 515 characters and more
+
+
+@pytest.mark.parametrize(("sample", "cut"), [
+    ("swh/medium.shard", 100_000), ("swh/medium.shard", 50), ("zss/medium_zlib.zss", 1000),
+    ("zss/medium_zlib.zss", 10), ("amudai/single.amudai.shard", 20_000),
+    ("mdb/real/cas_stored/23e2110f1bbcf1d9c2de87c42cd1679f91a581ae6112344e838d3c2c43781b01.mdb",
+     2000),
+    ("mdb/real/cas_stored/23e2110f1bbcf1d9c2de87c42cd1679f91a581ae6112344e838d3c2c43781b01.mdb",
+     500),
+])
+def test_a_cut_file_says_truncated(tmp_path, capsys, sample, cut):
+    path = tmp_path / Path(sample).name
+    path.write_bytes((DATA / sample).read_bytes()[:cut])
+    code, _, err = _run(["info", str(path)], capsys)
+    assert code == 2
+    assert err.startswith("shardkit: error: ") and err.count("\n") == 1
+    assert "truncated" in err, err
+
+
+def test_ng_info_names_a_truncated_shard_and_shows_the_rest(tmp_path, capsys):
+    ds = tmp_path / "ds"
+    shutil.copytree(DATA / "neuroglancer" / "cv_identity_raw", ds)
+    code, out, _ = _run(["info", str(ds), "--json"], capsys)
+    whole = json.loads(out)
+    assert code == 0 and whole["shard_files"] == 4
+    with shardkit_open(ds / "1.shard", ds) as shard:
+        in_1 = len(shard)
+    (ds / "1.shard").write_bytes((ds / "1.shard").read_bytes()[:100])
+    code, out, err = _run(["info", str(ds), "--json"], capsys)
+    assert code == 2
+    data = json.loads(out)
+    assert data["chunk_count"] == whole["chunk_count"] - in_1 and data["shard_files"] == 4
+    assert data["unreadable_shards"] == [{
+        "shard": f"{ds}/1.shard",
+        "error": "truncated: the shard index needs 128 bytes, the file has 100 (at byte 0, "
+                 "field /shard_index)"}]
+    assert err == (f"shardkit: error: {ds}/1.shard: truncated: the shard index needs 128 bytes, "
+                   "the file has 100 (at byte 0, field /shard_index)\n")
+
+
+def shardkit_open(path: Path, dataset: Path):
+    import shardkit
+
+    return shardkit.open(path, spec=json.loads((dataset / "info").read_text())["sharding"])
+
+
+def test_bare_shardkit_prints_the_help():
+    proc = subprocess.run([sys.executable, "-m", "shardkit"], capture_output=True, text=True,
+                          check=False)
+    assert proc.returncode == 0 and proc.stderr == ""
+    assert proc.stdout.startswith("usage: shardkit [-h] [--version] COMMAND ...")
+    for command in ("info", "verify", "create", "delete", "ng", "schema"):
+        assert f"\n    {command} " in proc.stdout
+
+
+def test_interrupted_bulk_verify_says_how_to_resume(tmp_path):
+    for i in range(40):
+        shutil.copy(DATA / "swh" / "medium.shard", tmp_path / f"s{i:02d}.shard")
+    report = tmp_path / "r.jsonl"
+    argv = [sys.executable, "-m", "shardkit", "verify", str(tmp_path / "*.shard"), "--jobs",
+            "1", "--no-progress", "--content-hash", "sha256"]
+    proc = subprocess.Popen([*argv, "--report", str(report)], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    assert proc.stdout is not None
+    first = proc.stdout.readline()
+    assert first.startswith("OK ")
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 130
+    done = len(report.read_text().splitlines())
+    assert 1 <= done < 40
+    assert err.strip() == (f"shardkit: interrupted after {done} shard(s); {report} holds their "
+                           f"results: rerun the same command with --resume {report} to check "
+                           "only the rest")
+    again = subprocess.run([*argv, "--resume", str(report)], capture_output=True, text=True,
+                           check=False, timeout=600)
+    assert again.returncode == 0, again.stderr
+    assert again.stdout.count("OK ") == 40 - done
+    assert f"40 shard(s): 40 sound ({done} sound in {report})" in again.stdout
+
+
+def test_make_install_is_quiet():
+    root = Path(__file__).parents[1]
+    proc = subprocess.run(["make", "-n", "-C", str(root), "install", "VENV=/nonexistent"],
+                          capture_output=True, text=True, check=False)
+    line = next(ln for ln in proc.stdout.splitlines() if "pip install --quiet -e" in ln)
+    # setuptools' editable-install warning box is a warning: silenced for that one step
+    assert line.startswith('PYTHONWARNINGS="ignore:Editable installation" ')
+
+
+def test_the_demo_shows_the_od_it_runs():
+    text = (Path(__file__).parents[1] / "tools" / "demo.sh").read_text()
+    line = next(ln for ln in text.splitlines() if ln.startswith("run_hex()"))
+    shown = line.split('echo "\\$ shardkit $* | ', 1)[1].split('"', 1)[0]
+    run = line.split('>"$tmp"; ', 1)[1].split(' "$tmp"', 1)[0]
+    assert shown == run == "od -A d -t x1 -N 32"
+
+
+def test_delete_ignore_missing_exits_0_when_retried(tmp_path, capsys):
+    a, b = tmp_path / "a", tmp_path / "b"
+    a.write_bytes(b"first")
+    b.write_bytes(b"second")
+    shard = tmp_path / "s.shard"
+    assert main(["create", str(shard), str(a), str(b)]) == 0
+    capsys.readouterr()
+    ka, kb = (hashlib.sha256(x).hexdigest() for x in (b"first", b"second"))
+    absent = "00" * 32
+    assert main(["delete", "--yes", str(shard), ka]) == 0
+    capsys.readouterr()
+    # a retried script: ka is gone already
+    code, out, err = _run(["delete", "--yes", str(shard), ka], capsys)
+    assert code == 1 and "1 key(s) not in" in err
+    code, out, err = _run(["delete", "--yes", "--ignore-missing", str(shard), ka, kb, absent,
+                           "--json"], capsys)
+    assert code == 0, err
+    assert json.loads(out)["deleted"] == {kb: "deleted", ka: "not in the shard",
+                                          absent: "not in the shard"}
+    code, out, err = _run(["delete", "--yes", "--ignore-missing", str(shard), kb], capsys)
+    assert code == 0 and out == f"{kb}: not in the shard\n"
+    import shardkit
+
+    with shardkit.open(shard) as s:
+        assert not s.verify()
+
+
+NG_TYPED = '''
+from __future__ import annotations
+
+import shardkit
+
+
+def main(folder: str) -> int:
+    ds = shardkit.open(folder, format="neuroglancer")
+    value: bytes = ds[128]
+    keys: list[int] = sorted(ds.keys())
+    return len(value) + len(keys)
+'''
+
+
+def test_open_format_neuroglancer_is_typed_as_the_dataset(tmp_path):
+    pytest.importorskip("mypy", reason="mypy is in the dev extra")
+    script = tmp_path / "user.py"
+    script.write_text(NG_TYPED)
+    out = subprocess.run(
+        [sys.executable, "-m", "mypy", "--strict", "--follow-imports=silent",
+         "--cache-dir", str(tmp_path / "cache"), str(script)],
+        capture_output=True, text=True, timeout=300, cwd=tmp_path,
+        env={"MYPYPATH": str(Path(__file__).parents[1] / "src"), "PATH": "/usr/bin:/bin"})
+    assert out.returncode == 0, out.stdout + out.stderr
+    namespace: dict[str, object] = {}
+    exec(compile(NG_TYPED, "user.py", "exec"), namespace)
+    folder = DATA / "neuroglancer" / "cv_identity_raw"
+    import shardkit
+
+    with shardkit.open(folder, format="neuroglancer") as ds:
+        expected = len(ds[128]) + len(list(ds.keys()))
+    assert namespace["main"](str(folder)) == expected  # type: ignore[operator]

@@ -152,6 +152,12 @@ def open(target: Target, format: Literal["neuroglancer"] | None = ...,  # noqa: 
          storage_options: FsOptions = ..., *, spec: ShardingSpec | dict[str, Any] | str,
          **options: Any) -> NgShard: ...
 @overload
+def open(target: Target, format: Literal["neuroglancer"],  # noqa: A001
+         storage_options: FsOptions = ..., *, cache: int | None = ...,
+         block_size: int | None = ..., concurrency: int | None = ...,
+         retries: int | None = ..., max_whole_read: int | None = ...,
+         allow_external: bool = ..., cache_bytes: int = ...) -> NgDataset: ...
+@overload
 def open(target: Target, format: type[R], storage_options: FsOptions = ...,  # noqa: A001
          **options: Any) -> R: ...
 @overload

@@ -343,7 +343,7 @@ def iter_records(args: argparse.Namespace) -> Iterator[bytes]:
         ShardkitError: A cut length prefix or record, naming the input, the record number
             and its byte offset.
     """
-    framing = getattr(args, "length_prefixed", None)
+    framing: str | None = getattr(args, "length_prefixed", None)
     sep = None if framing else terminator_bytes(getattr(args, "terminator", None))
     if framing and getattr(args, "terminator", None) is not None:
         raise ShardkitError("give --terminator or --length-prefixed, not both")
@@ -354,7 +354,7 @@ def iter_records(args: argparse.Namespace) -> Iterator[bytes]:
             if sep is not None:
                 yield from _terminated(fh, shown, sep)
             else:
-                yield from _length_prefixed(fh, shown, size, framing)
+                yield from _length_prefixed(fh, shown, size, framing or "uleb128")
         finally:
             if close:
                 fh.close()

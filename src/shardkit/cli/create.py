@@ -78,8 +78,9 @@ def run_create(args: argparse.Namespace) -> int:
 _EPILOGS = {
     "create": "exit codes: 0 done (or skipped when answered no), 2 usage error, bad input (one "
               "line naming the record or field) or a file that cannot be read or written",
-    "delete": "exit codes: 0 done (or skipped when answered no), 1 a key to delete is not in "
-              "the shard (nothing deleted), 2 usage error or a file that cannot be read or "
+    "delete": "exit codes: 0 done (or skipped when answered no; with --ignore-missing, also "
+              "when keys are not in the shard), 1 a key to delete is not in the shard (nothing "
+              "deleted), 2 usage error or a file that cannot be read or "
               "written",
     "truncate": "exit codes: 0 done (or nothing to cut, or skipped when answered no), 2 usage "
                 "error, a file that cannot be read or written, or bytes after the hash "
@@ -160,5 +161,8 @@ def add_parser(sub: Any, common: argparse.ArgumentParser | None = None) -> None:
             p.add_argument("shard", metavar="SHARD", help="the shard to change in place")
             p.add_argument("keys", metavar="KEY", nargs="+",
                            help="hex keys ('-': read keys from stdin, implies --yes)")
+            p.add_argument("--ignore-missing", action="store_true",
+                           help="keys not in the shard are not an error: delete the others "
+                                "and exit 0 (for scripts that may run twice)")
         else:
             p.add_argument("shards", metavar="SHARD", nargs="+", help="shards to truncate")

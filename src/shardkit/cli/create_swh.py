@@ -82,6 +82,17 @@ def cmd_delete(args: argparse.Namespace) -> int:
         raise ShardkitError("delete: duplicate keys")
     # As swh-shard delete: a key on a tombstone that may be an unused slot is not in the
     # shard. Every key is checked before asking, and again by delete() itself.
+    absent: dict[str, str] = {}
+    if args.ignore_missing:  # a retried script: keys gone already are not an error
+        try:
+            _plan_delete(Path(args.shard), wanted, strict=True)
+        except KeysNotFoundError as exc:
+            absent = {k.hex(): "not in the shard" for k in exc.missing}
+            wanted = [k for k in wanted if k.hex() not in absent]
+        if not wanted:
+            _out(args, "\n".join(f"{k}: {v}" for k, v in absent.items()),
+                 {"shard": args.shard, "deleted": absent})
+            return EXIT_OK
     try:
         _plan_delete(Path(args.shard), wanted, strict=True)
         if not _confirm(args, f"delete {len(wanted)} object(s) from {args.shard}?"):
@@ -96,6 +107,7 @@ def cmd_delete(args: argparse.Namespace) -> int:
                                       "missing": missing}) + "\n")
         sys.stderr.write(f"shardkit: {msg}\n")
         return EXIT_PROBLEMS
+    status.update(absent)
     _out(args, "\n".join(f"{k}: {v}" for k, v in status.items()),
          {"shard": args.shard, "deleted": status})
     return EXIT_OK

@@ -143,7 +143,7 @@ def _load_json(text: str) -> Any:
         raise ShardkitError(f"{exc.message} (give 'auto', JSON or a JSON file)") from exc
 
 
-def _targets(args: argparse.Namespace) -> dict[str, int]:
+def _targets(args: argparse.Namespace) -> dict[str, Any]:
     return {"shard_bytes": args.shard_bytes, "shard_index_bytes": args.shard_index_bytes,
             "minishard_index_bytes": args.minishard_index_bytes}
 

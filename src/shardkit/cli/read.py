@@ -16,6 +16,7 @@ from typing import Any
 from ..errors import DeletedEntryError, EntryNotFoundError, ShardkitError
 from ..render import to_json, to_text
 from .common import (
+    EXIT_ERROR,
     EXIT_OK,
     EXIT_PROBLEMS,
     base_parser,
@@ -33,7 +34,13 @@ def cmd_info(args: argparse.Namespace, reader: Any) -> int:
     """``shardkit info``: the reader's summary as ``key: value`` lines (or as JSON)."""
     summary = call_with(reader.summary, "info", reader, counts=args.counts or None)
     print_out(args, "" if args.json else to_text(summary), summary)
-    return EXIT_OK
+    # a dataset's shard files that could not be read: shown above, each named once here
+    unreadable = [*summary.get("unreadable_shards", ()),
+                  *(u for s in summary.get("scales") or () if isinstance(s, dict)
+                    for u in s.get("unreadable_shards", ()))]
+    for bad in unreadable:
+        sys.stderr.write(f"shardkit: error: {bad['shard']}: {bad['error']}\n")
+    return EXIT_ERROR if unreadable else EXIT_OK
 
 
 def cmd_ls(args: argparse.Namespace, reader: Any) -> int:

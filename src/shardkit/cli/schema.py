@@ -24,7 +24,7 @@ def add_parser(sub: Any, common: argparse.ArgumentParser | None = None) -> None:
 def add_schema_parser(sub: Any) -> argparse.ArgumentParser:
     """Add ``shardkit schema`` to the subcommands ``sub`` of the main parser."""
     text = "write a format's Kaitai Struct schemas for the Kaitai Web IDE"
-    p = sub.add_parser(
+    p: argparse.ArgumentParser = sub.add_parser(
         "schema", help=text,
         description=text + ": the schema and every schema it imports, side by side in DIR, "
                     "exactly the files to upload (the IDE finds an imported schema by its base "

@@ -131,7 +131,7 @@ def wanted(args: Any) -> bool:
 
 def cli_verify(args: Any, spec: Mapping[str, Any] | None) -> int:
     """``shardkit verify`` over many targets; returns the exit code."""
-    from tqdm import tqdm
+    from tqdm import tqdm  # type: ignore[import-untyped,unused-ignore]
 
     from ..bulk import _check_io_options, _problem_text, connect, format_line, read_target_list
     from ..bulk import run as bulk_run
@@ -155,7 +155,10 @@ def cli_verify(args: Any, spec: Mapping[str, Any] | None) -> int:
     io = _check_io_options(io_options(args))
     show_all = getattr(args, "all", False)
 
+    done = [0]
+
     def show(result: dict[str, Any]) -> None:
+        done[0] += 1
         line = json.dumps(result) if args.json else format_line(result)
         if show_all and not args.json and result.get("status") == "unsound":
             line += "".join(f"\n  PROBLEM {_problem_text(p)}" for p in result["problems"])
@@ -166,13 +169,23 @@ def cli_verify(args: Any, spec: Mapping[str, Any] | None) -> int:
     client = None
     if args.dask is not None:
         client, close = connect(args.dask, args.jobs)
+    report = args.report or args.resume
     try:
         summary = bulk_run(items, "verify", jobs=args.jobs, client=client,
-                           report=args.report or args.resume, resume=args.resume,
+                           report=report, resume=args.resume,
                            timeout=args.timeout, content_hash=args.content_hash,
                            name_check=args.name_check, strict=getattr(args, "strict", False),
                            format=args.format, spec=spec, io_options=io,
                            progress=args.progress, on_result=show, keep_results=False)
+    except KeyboardInterrupt:
+        if report is not None:
+            how = (f"{report} holds their results: rerun the same command with --resume "
+                   f"{report} to check only the rest")
+        else:
+            how = ("nothing was saved: run with --report r.jsonl, then after an interruption "
+                   "rerun with --resume r.jsonl to check only the rest")
+        sys.stderr.write(f"\nshardkit: interrupted after {done[0]} shard(s); {how}\n")
+        return 130
     finally:
         close()
     data = summary.to_dict()

@@ -15,7 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from ..errors import ShardkitError, UnknownFormatError, UnsupportedVersionError
+from ..errors import BadMagicError, ShardkitError, UnknownFormatError, UnsupportedVersionError
 from ..sources import ByteSource, open_source
 
 __all__ = ["FORMATS", "FormatInfo", "detect", "open_reader"]
@@ -102,17 +102,19 @@ def detect(source: ByteSource) -> FormatInfo:
     """The format of ``source``, from its first and last bytes.
 
     Raises:
-        UnknownFormatError: Nothing matched; the message lists what was tried.
+        UnknownFormatError: Nothing matched: one short line; ``tried`` holds what each format
+            starts with.
     """
     head = source.read_range(0, min(_SNIFF, source.size))
     for info in FORMATS.values():
         if info.sniff(head, source):
             return info
     tried = [f"{info.id}: {info.describe}" for info in FORMATS.values()]
-    shown = head[:16].hex(" ") if head else "(empty file)"
+    shown = f"first bytes {head[:8].hex(' ')}" if head else "an empty file"
+    # one short line: what each format starts with is in `tried` (and `shardkit formats`)
     raise UnknownFormatError(
-        f"{source.name}: not a shard shardkit knows (first bytes: {shown}); tried "
-        + "; ".join(tried),
+        f"{source.name}: not a shard shardkit knows ({shown}; it reads "
+        f"{', '.join(FORMATS)}: see 'shardkit formats')",
         tried,
         offset=0,
     )
@@ -240,10 +242,28 @@ def open_reader(target: Any, format: str | None = None,
 
             warnings.warn(whole_read_notice(source.name, source.size, source.max_whole_read),
                           stacklevel=2)
-        return info.opener(source, **options)
+        if format is None:
+            return info.opener(source, **options)
+        try:
+            return info.opener(source, **options)
+        except BadMagicError as exc:
+            raise _wrong_format(source, info, exc) from exc
     except BaseException:
         source.close()
         raise
+
+
+def _wrong_format(source: Any, asked: FormatInfo, exc: BadMagicError) -> BadMagicError:
+    """A forced format's bad magic, saying which format the file looks like, if any."""
+    try:
+        other = detect(source)
+    except ShardkitError:
+        return exc
+    if other.id == asked.id:
+        return exc
+    return BadMagicError(f"{source.name}: not a {asked.name}: the file looks like a "
+                         f"{other.name} (format {other.id!r}; leave the format out to detect "
+                         "it)", offset=exc.offset, field=exc.field)
 
 
 def _check_info(path: str) -> None:
