@@ -31,6 +31,7 @@ __all__ = ["FORMAT_OPTIONS", "add_parser", "refuse_options", "run_create"]
 _FORMATS: dict[str, str] = {
     "swh": "create_swh",
     "zss": "create_zss",
+    "mdb": "create_mdb",
 }
 
 #: Every format option of ``create`` (its ``dest``) and its flag, for :func:`refuse_options`.
@@ -95,7 +96,8 @@ def _add_create(sub: Any, own: argparse.ArgumentParser) -> None:
         description="Write one shard OUT from INPUT... in the format --format names (default "
                     "swh). swh: INPUTs are files, stored under the sha256 of their content "
                     "('-': file names from stdin). zss: INPUTs hold sorted records, as "
-                    "'zs make' takes them ('-': stdin). OUT is written under a temporary "
+                    "'zs make' takes them ('-': stdin). mdb: INPUT is the JSON 'shardkit dump' "
+                    "prints for an MDB shard. OUT is written under a temporary "
                     "name and renamed when complete.",
         epilog=_EPILOGS["create"])
     p.set_defaults(subparser=p, run=run_create, file=None, spec=None)
@@ -103,7 +105,8 @@ def _add_create(sub: Any, own: argparse.ArgumentParser) -> None:
                    help="the format to write (default swh)")
     p.add_argument("shard", metavar="OUT", help="the shard to write")
     p.add_argument("inputs", metavar="INPUT", nargs="+",
-                   help="what to store: files (swh), record files (zss); '-' for stdin")
+                   help="what to store: files (swh), record files (zss), a dump's JSON "
+                        "(mdb); '-' for stdin")
     p.add_argument("--yes", "-y", action="store_true",
                    help="replace OUT without asking (for scripts)")
     p.add_argument("--progress", dest="progress", action="store_true", default=None,
