@@ -62,13 +62,13 @@ def test_library_modules_load_without_the_cli():
 
 
 def test_every_command_module_registers_through_add_parser():
-    assert shardkit.cli.MODULES == ["read", "verify", "schema", "ng", "create"]
+    assert shardkit.cli.MODULES == ["read", "verify", "diff", "schema", "ng", "create"]
     for name in shardkit.cli.MODULES:
         assert callable(importlib.import_module(f"shardkit.cli.{name}").add_parser)
     sub = next(a for a in shardkit.cli.build_parser()._actions
                if a.dest == "command")
-    assert sorted(sub.choices) == ["create", "delete", "dump", "formats", "get", "info", "ls",
-                                   "map", "ng", "schema", "truncate", "verify"]
+    assert sorted(sub.choices) == ["create", "delete", "diff", "dump", "formats", "get", "info",
+                                   "ls", "map", "ng", "schema", "truncate", "verify"]
 
 
 def test_python_dash_m_and_the_entry_point_run_the_package():

@@ -1,7 +1,7 @@
 """The ``shardkit`` command line.
 
 One module per command group, each with ``add_parser(sub, common)``: :mod:`.read` (info, ls,
-get, dump, map, formats), :mod:`.verify` (one shard or many), :mod:`.create` (create,
+get, dump, map, formats), :mod:`.verify` (one shard or many), :mod:`.diff`, :mod:`.create` (create,
 delete, truncate), :mod:`.ng` (Neuroglancer conversion) and :mod:`.schema`; what they share
 is in :mod:`.common`. The library never imports from here.
 
@@ -43,7 +43,7 @@ __all__ = [
 ]
 
 #: The command modules, in the order their commands are listed by ``shardkit --help``.
-MODULES = ["read", "verify", "schema", "ng", "create"]
+MODULES = ["read", "verify", "diff", "schema", "ng", "create"]
 
 
 def build_parser() -> argparse.ArgumentParser:

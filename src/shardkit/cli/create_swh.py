@@ -13,12 +13,12 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from ..errors import ShardkitError
 from ..render import to_json
-from .common import EXIT_OK, EXIT_PROBLEMS
+from .common import EXIT_OK, EXIT_PROBLEMS, Progress, show_progress
 from .common import confirm as _confirm
 
 __all__ = ["COMMANDS", "run"]
@@ -55,7 +55,19 @@ def cmd_create(args: argparse.Namespace) -> int:
     if os.path.exists(args.shard) and not _confirm(args, f"{args.shard} exists: replace it?"):
         _out(args, "skipped", {"shard": args.shard, "created": False})
         return EXIT_OK
-    added = write_swh_files(args.shard, files, index_init=args.index_init, overwrite=True)
+    progress = Progress(f"create {args.shard}", show_progress(args))
+
+    def counted() -> Iterator[str]:
+        for done, name in enumerate(files):
+            progress(done, len(files))
+            yield name
+        progress(len(files), len(files))
+
+    try:
+        added = write_swh_files(args.shard, counted(), index_init=args.index_init,
+                                overwrite=True)
+    finally:
+        progress.finish()
     data = {"shard": args.shard, "created": True, "files": len(files), "objects": len(added),
             "size": os.path.getsize(args.shard), "index_init": args.index_init}
     _out(args, f"{args.shard}: {len(added)} objects from {len(files)} files "
