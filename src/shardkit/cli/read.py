@@ -43,8 +43,44 @@ def cmd_info(args: argparse.Namespace, reader: Any) -> int:
     return EXIT_ERROR if unreadable else EXIT_OK
 
 
+def _image_scale(reader: Any, key: str | None, what: str) -> Any:
+    """An image dataset's scale by key (or index); a one-line error for anything else."""
+    scales = getattr(reader, "scales", None)
+    if not isinstance(scales, dict) or not hasattr(reader, "cutout"):
+        raise ShardkitError(f"{what}: {reader.source.name} is not a Neuroglancer image dataset "
+                            "(it has no scales)")
+    if key is None:
+        return next(iter(scales.values()))
+    if key in scales:
+        return scales[key]
+    if key.isdigit() and int(key) < len(scales):
+        return list(scales.values())[int(key)]
+    raise ShardkitError(f"{what}: no sharded scale {key!r} in {reader.source.name}; scales: "
+                        f"{', '.join(scales)}")
+
+
+def _ls_scale(args: argparse.Namespace, reader: Any) -> int:
+    """``ls --scale KEY [--coords]``: a scale's chunk ids, sorted, with grid positions."""
+    import numpy as np
+
+    scale = _image_scale(reader, args.scale, "ls")
+    ids = np.fromiter(scale.keys(), dtype=np.uint64)  # 8 bytes a chunk, to sort them
+    ids.sort()
+    if args.json:
+        rows: list[Any] = ids.tolist() if not args.coords else [
+            {"id": i, "position": list(scale.position(i))} for i in ids.tolist()]
+        sys.stdout.write(to_json(rows) + "\n")
+        return EXIT_OK
+    write = sys.stdout.write
+    for i in ids.tolist():
+        write(f"{i}\t{','.join(map(str, scale.position(i)))}\n" if args.coords else f"{i}\n")
+    return EXIT_OK
+
+
 def cmd_ls(args: argparse.Namespace, reader: Any) -> int:
     """``shardkit ls``: every key (or record, or chunk id), one per line."""
+    if args.scale is not None or args.coords:
+        return _ls_scale(args, reader)
     keys = call_with(reader.keys, "ls", reader, prefix=_arg_bytes(args.prefix),
                      start=_arg_bytes(args.start), stop=_arg_bytes(args.stop))
     fmt = reader.format_key
@@ -132,6 +168,38 @@ def _not_found(exc: EntryNotFoundError, reader: Any) -> str:
     return str(exc)
 
 
+def _bbox(text: str) -> tuple[tuple[int, int, int], tuple[int, int, int]]:
+    """``--bbox x0,y0,z0,x1,y1,z1``: six whole numbers."""
+    try:
+        v = [int(p) for p in text.replace(" ", "").split(",")]
+    except ValueError:
+        v = []
+    if len(v) != 6:
+        raise argparse.ArgumentTypeError(f"not x0,y0,z0,x1,y1,z1 (six whole numbers): {text!r}")
+    return (v[0], v[1], v[2]), (v[3], v[4], v[5])
+
+
+def cmd_cutout(args: argparse.Namespace, reader: Any) -> int:
+    """``shardkit cutout``: a box of voxels of one scale saved as ``.npy`` (``ds.cutout``)."""
+    import numpy as np
+
+    from ..writers._atomic import atomic_file
+
+    scale = _image_scale(reader, args.scale, "cutout")
+    try:
+        array = reader.cutout(scale.key, args.bbox, fill_missing=args.fill_missing)
+    except EntryNotFoundError as exc:  # the library's option, as the command spells it
+        raise ShardkitError(str(exc).replace("fill_missing=True", "--fill-missing")) from exc
+    with atomic_file(args.output) as fh:
+        np.save(fh, array, allow_pickle=False)
+    data = {"output": args.output, "scale": scale.key, "bbox": [list(c) for c in args.bbox],
+            "shape": list(array.shape), "dtype": str(array.dtype),
+            "bytes": int(array.nbytes)}
+    print_out(args, f"{args.output}: scale {scale.key}, shape {tuple(array.shape)} (x, y, z, "
+                    f"channels), {array.dtype}, {array.nbytes} bytes", data)
+    return EXIT_OK
+
+
 def cmd_dump(args: argparse.Namespace, reader: Any) -> int:
     """``shardkit dump``: the whole object tree as JSON."""
     sys.stdout.write(to_json(reader.to_dict(), indent=2 if not args.compact else None) + "\n")
@@ -189,6 +257,7 @@ COMMANDS: dict[str, tuple[Callable[[argparse.Namespace, Any], int], str]] = {
     "get": (cmd_get, "write one value to stdout (or -o FILE)"),
     "dump": (cmd_dump, "the whole object tree as JSON"),
     "map": (cmd_map, "byte layout: every section with start, end and size"),
+    "cutout": (cmd_cutout, "Neuroglancer: a box of voxels of one scale saved as .npy"),
 }
 
 
@@ -209,6 +278,22 @@ def add_parser(sub: Any, common: argparse.ArgumentParser) -> None:
                               ("start", "records >= P"), ("stop", "records < P")):
                 p.add_argument(f"--{opt}", metavar="P",
                                help=f"only {what} (ZSS; text, or hex:... for bytes)")
+            p.add_argument("--scale", metavar="KEY",
+                           help="Neuroglancer image dataset: the chunk ids of this scale (key "
+                                "or index), sorted")
+            p.add_argument("--coords", action="store_true",
+                           help="Neuroglancer image dataset: also each chunk's grid position "
+                                "x,y,z (of the first scale without --scale)")
+        if name == "cutout":
+            p.add_argument("--scale", metavar="KEY", required=True,
+                           help="the scale: its key (8_8_40) or index (0)")
+            p.add_argument("--bbox", metavar="x0,y0,z0,x1,y1,z1", type=_bbox, required=True,
+                           help="the box, half-open, in absolute voxel coordinates "
+                                "(voxel_offset included)")
+            p.add_argument("-o", "--output", metavar="OUT.npy", required=True,
+                           help="where to save the array (x, y, z, channels), numpy .npy")
+            p.add_argument("--fill-missing", action="store_true",
+                           help="zeros for chunks that are not stored (default: an error)")
         if name == "get":
             p.add_argument("key", metavar="KEY",
                            help="the key: hex (SWH), display hex (MDB), escaped text or hex:... "
