@@ -67,8 +67,9 @@ def test_every_command_module_registers_through_add_parser():
         assert callable(importlib.import_module(f"shardkit.cli.{name}").add_parser)
     sub = next(a for a in shardkit.cli.build_parser()._actions
                if a.dest == "command")
-    assert sorted(sub.choices) == ["create", "delete", "diff", "dump", "formats", "get", "info",
-                                   "ls", "map", "ng", "schema", "truncate", "verify"]
+    assert sorted(sub.choices) == ["create", "cutout", "delete", "diff", "dump", "formats", "get",
+                                   "head", "info", "ls", "map", "ng", "schema", "truncate",
+                                   "verify"]
 
 
 def test_python_dash_m_and_the_entry_point_run_the_package():

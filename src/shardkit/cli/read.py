@@ -200,6 +200,53 @@ def cmd_cutout(args: argparse.Namespace, reader: Any) -> int:
     return EXIT_OK
 
 
+def _cell(value: Any, width: int = 40) -> str:
+    """A table cell: text as it is, anything else as its JSON; cut at ``width``."""
+    text = value if isinstance(value, str) else to_json(value, indent=None)
+    text = text.replace("\t", " ").replace("\n", " ")
+    return text if len(text) <= width else text[: width - 3] + "..."
+
+
+def cmd_head(args: argparse.Namespace, reader: Any) -> int:
+    """``shardkit head``: the first rows of a table (Amudai), as a table or JSON lines."""
+    rows_of = getattr(reader, "rows", None)
+    if rows_of is None:
+        raise ShardkitError(f"head: {reader.source.name} is a {reader.format_name}, not a "
+                            "table (head shows the rows of an Amudai shard)")
+    if args.n < 0:
+        raise ShardkitError(f"head: -n must be 0 or more, not {args.n}")
+    columns = None
+    if args.columns is not None:
+        columns = [c.strip() for c in args.columns.split(",") if c.strip()]
+        if not columns:
+            raise ShardkitError("head: --columns names no column")
+        names = {n.split(".")[0] for n in reader.keys()}
+        unknown = [c for c in columns if c not in names]
+        if unknown:
+            raise ShardkitError(f"head: no top-level column {unknown[0]!r}; columns: "
+                                f"{', '.join(sorted(names))}")
+    total = min(args.n, int(reader.record_count))
+    write = sys.stdout.write
+    header = False
+    for start in range(0, total, 1000):  # a thousand rows at a time: bounded memory
+        rows = rows_of(start, min(total, start + 1000), columns=columns)
+        if args.json:
+            for row in rows:
+                write(to_json(row, indent=None) + "\n")
+            continue
+        names = columns or (list(rows[0]) if rows else [])
+        cells = [[_cell(r.get(c)) for c in names] for r in rows]
+        widths = [max([len(c)] + [len(row[i]) for row in cells]) for i, c in enumerate(names)]
+        if not header:
+            write("  ".join(c.ljust(w) for c, w in zip(names, widths, strict=True)).rstrip()
+                  + "\n")
+            header = True
+        for row in cells:
+            write("  ".join(v.ljust(w) for v, w in zip(row, widths, strict=True)).rstrip()
+                  + "\n")
+    return EXIT_OK
+
+
 def cmd_dump(args: argparse.Namespace, reader: Any) -> int:
     """``shardkit dump``: the whole object tree as JSON."""
     sys.stdout.write(to_json(reader.to_dict(), indent=2 if not args.compact else None) + "\n")
@@ -258,6 +305,7 @@ COMMANDS: dict[str, tuple[Callable[[argparse.Namespace, Any], int], str]] = {
     "dump": (cmd_dump, "the whole object tree as JSON"),
     "map": (cmd_map, "byte layout: every section with start, end and size"),
     "cutout": (cmd_cutout, "Neuroglancer: a box of voxels of one scale saved as .npy"),
+    "head": (cmd_head, "Amudai: the first rows, as a table (or JSON lines)"),
 }
 
 
@@ -284,6 +332,11 @@ def add_parser(sub: Any, common: argparse.ArgumentParser) -> None:
             p.add_argument("--coords", action="store_true",
                            help="Neuroglancer image dataset: also each chunk's grid position "
                                 "x,y,z (of the first scale without --scale)")
+        if name == "head":
+            p.add_argument("-n", type=int, default=10, metavar="N",
+                           help="how many rows (default 10)")
+            p.add_argument("--columns", metavar="a,b",
+                           help="only these top-level columns, in this order")
         if name == "cutout":
             p.add_argument("--scale", metavar="KEY", required=True,
                            help="the scale: its key (8_8_40) or index (0)")
