@@ -220,11 +220,11 @@ def cmd_head(args: argparse.Namespace, reader: Any) -> int:
         columns = [c.strip() for c in args.columns.split(",") if c.strip()]
         if not columns:
             raise ShardkitError("head: --columns names no column")
-        names = {n.split(".")[0] for n in reader.keys()}
-        unknown = [c for c in columns if c not in names]
+        known = {n.split(".")[0] for n in reader.keys()}
+        unknown = [c for c in columns if c not in known]
         if unknown:
             raise ShardkitError(f"head: no top-level column {unknown[0]!r}; columns: "
-                                f"{', '.join(sorted(names))}")
+                                f"{', '.join(sorted(known))}")
     total = min(args.n, int(reader.record_count))
     write = sys.stdout.write
     header = False
