@@ -77,10 +77,45 @@ def _ls_scale(args: argparse.Namespace, reader: Any) -> int:
     return EXIT_OK
 
 
+def _ls_mdb(args: argparse.Namespace, reader: Any) -> int:
+    """``ls --xorbs`` / ``ls --chunks``: an MDB shard's xorbs, or every chunk, streamed."""
+    if reader.format_id != "mdb":
+        raise ShardkitError(f"ls: --xorbs and --chunks are for MDB shards, not "
+                            f"{reader.format_name}")
+    write = sys.stdout.write
+    rows: list[dict[str, Any]] = []
+    for x in reader.xorbs:
+        if args.xorbs:
+            row = {"hash": str(x.hash), "num_chunks": x.num_chunks,
+                   "num_bytes_in_xorb": x.num_bytes_in_xorb,
+                   "num_bytes_on_disk": x.num_bytes_on_disk}
+            if args.json:
+                rows.append(row)
+            else:
+                write(f"{row['hash']}\t{x.num_chunks} chunks\t{x.num_bytes_in_xorb} bytes\n")
+            continue
+        for i, c in enumerate(x.chunks):
+            d = c.to_dict()
+            if args.json:
+                rows.append({"hash": d["hash"], "xorb": str(x.hash), "index": i,
+                             "offset": d["offset"], "size": d["size"],
+                             "flag_names": d["flag_names"]})
+            else:
+                write(f"{d['hash']}\t{x.hash}\t{i}\t{d['size']}"
+                      + (f"\t{','.join(d['flag_names'])}" if d["flag_names"] else "") + "\n")
+    if args.json:
+        write(to_json(rows) + "\n")
+    return EXIT_OK
+
+
 def cmd_ls(args: argparse.Namespace, reader: Any) -> int:
     """``shardkit ls``: every key (or record, or chunk id), one per line."""
     if args.scale is not None or args.coords:
         return _ls_scale(args, reader)
+    if args.xorbs or args.chunks:
+        if args.xorbs and args.chunks:
+            raise ShardkitError("ls: give --xorbs or --chunks, not both")
+        return _ls_mdb(args, reader)
     keys = call_with(reader.keys, "ls", reader, prefix=_arg_bytes(args.prefix),
                      start=_arg_bytes(args.start), stop=_arg_bytes(args.stop))
     fmt = reader.format_key
@@ -117,7 +152,12 @@ def cmd_get(args: argparse.Namespace, reader: Any) -> int:
     """``shardkit get``: one value, raw to stdout or ``-o``; structured values as JSON."""
     try:
         key = reader.parse_key(args.key)
-        value = reader[key]
+        try:
+            value = reader[key]
+        except EntryNotFoundError:
+            value = _mdb_other(reader, key)  # an MDB xorb or chunk hash
+            if value is None:
+                raise
     except EntryNotFoundError as exc:
         message = _not_found(exc, reader)
         if args.json:
@@ -158,6 +198,20 @@ def cmd_get(args: argparse.Namespace, reader: Any) -> int:
     return EXIT_OK
 
 
+def _mdb_other(reader: Any, key: Any) -> dict[str, Any] | None:
+    """What an MDB shard holds under a hash that is not a file's: a xorb, or a chunk."""
+    if getattr(reader, "format_id", None) != "mdb":
+        return None
+    xorb = reader.xorb(key)
+    if xorb is not None:
+        return {"xorb": xorb.to_dict()}
+    ref = reader.find_chunk(key)
+    if ref is None:
+        return None
+    return {"chunk": ref.chunk.to_dict(), "xorb_hash": str(ref.xorb_hash),
+            "xorb_record_index": ref.xorb_record_index, "chunk_index": ref.chunk_index}
+
+
 def _not_found(exc: EntryNotFoundError, reader: Any) -> str:
     """The message for an absent key. Keys that are arbitrary bytes shown as escaped text (ZSS
     records) are shown once, in that form, never as a Python repr of it."""
@@ -165,6 +219,8 @@ def _not_found(exc: EntryNotFoundError, reader: Any) -> str:
     if isinstance(key, bytes) and not isinstance(exc, DeletedEntryError) \
             and "hex" in inspect.signature(reader.format_key).parameters:
         return f"not found: {reader.format_key(key)}"
+    if getattr(reader, "format_id", None) == "mdb":
+        return f"no file, xorb or chunk {reader.format_key(key)} in this shard"
     return str(exc)
 
 
@@ -329,6 +385,10 @@ def add_parser(sub: Any, common: argparse.ArgumentParser) -> None:
             p.add_argument("--scale", metavar="KEY",
                            help="Neuroglancer image dataset: the chunk ids of this scale (key "
                                 "or index), sorted")
+            p.add_argument("--xorbs", action="store_true",
+                           help="MDB: the xorbs (hash, chunks, bytes) instead of the files")
+            p.add_argument("--chunks", action="store_true",
+                           help="MDB: every chunk (hash, xorb, index, size, flags)")
             p.add_argument("--coords", action="store_true",
                            help="Neuroglancer image dataset: also each chunk's grid position "
                                 "x,y,z (of the first scale without --scale)")
@@ -349,8 +409,9 @@ def add_parser(sub: Any, common: argparse.ArgumentParser) -> None:
                            help="zeros for chunks that are not stored (default: an error)")
         if name == "get":
             p.add_argument("key", metavar="KEY",
-                           help="the key: hex (SWH), display hex (MDB), escaped text or hex:... "
-                                "(ZSS), a decimal chunk id (Neuroglancer), a column path (Amudai)")
+                           help="the key: hex (SWH), display hex (MDB: a file, xorb or chunk "
+                                "hash), escaped text or hex:... (ZSS), a decimal chunk id "
+                                "(Neuroglancer), a column path (Amudai)")
             p.add_argument("-o", "--output", metavar="OUT", help="write the value to OUT")
         if name == "dump":
             p.add_argument("--compact", action="store_true", help="one-line JSON")

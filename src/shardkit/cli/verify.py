@@ -17,6 +17,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from ..errors import Problem, ShardkitError
+from ..formats import open_reader
 from .common import (
     EXIT_OK,
     EXIT_PROBLEMS,
@@ -63,11 +64,21 @@ def group_problems(problems: Sequence[Problem], shown: int = 3) -> list[str]:
 
 def cmd_verify(args: argparse.Namespace, reader: Any) -> int:
     """``shardkit verify FILE``: every check; exit 1 when problems are found."""
-    progress = Progress("verify", show_progress(args))
-    problems = call_with(functools.partial(reader.verify, progress=progress), "verify", reader,
-                         content_hash=args.content_hash, name_check=args.name_check,
-                         strict=args.strict)
-    progress.finish()
+    others: list[Any] = []
+    if args.with_ and reader.format_id != "mdb":
+        raise ShardkitError(f"verify: --with is for MDB shards, not {reader.format_name}")
+    try:
+        for name in args.with_ or ():  # MDB: shards whose xorbs this one's files may use
+            others.append(open_reader(name, "mdb", io_options=io_options(args)))
+        progress = Progress("verify", show_progress(args))
+        problems = call_with(functools.partial(reader.verify, progress=progress), "verify",
+                             reader, content_hash=args.content_hash,
+                             name_check=args.name_check, strict=args.strict,
+                             other_shards=others or None)
+        progress.finish()
+    finally:
+        for other in others:
+            other.close()
     data = {"file": reader.source.name, "format": reader.format_id, "ok": not problems,
             "problems": [p.to_dict() for p in problems]}
     notes = list(getattr(problems, "notes", ()))  # checks a reader could not make here
@@ -203,6 +214,9 @@ def cli_verify(args: Any, spec: Mapping[str, Any] | None) -> int:
 def run_verify(args: argparse.Namespace) -> int:
     """``shardkit verify``: one target opened here, or many through :mod:`shardkit.bulk`."""
     if wanted(args):
+        if args.with_:
+            return run_guarded(args, lambda: _refuse("verify: --with takes one MDB shard to "
+                                                     "verify (not several, globs or a list)"))
         def many() -> int:
             spec = load_spec(args.spec) if args.spec is not None else None
             return cli_verify(args, spec)
@@ -212,6 +226,10 @@ def run_verify(args: argparse.Namespace) -> int:
 
     args.file = args.file[0]
     return open_and_run(args, cmd_verify)
+
+
+def _refuse(message: str) -> int:
+    raise ShardkitError(message)
 
 
 def add_parser(sub: Any, common: argparse.ArgumentParser) -> None:
@@ -234,4 +252,7 @@ def add_parser(sub: Any, common: argparse.ArgumentParser) -> None:
                    help="also check the file's name against its content hash (MDB)")
     p.add_argument("--strict", action="store_true",
                    help="count checks that cannot be made here (NOTE lines) as problems (MDB)")
+    p.add_argument("--with", dest="with_", metavar="OTHER.mdb", nargs="+",
+                   help="MDB: other shards whose xorbs the files' terms may use (their terms "
+                        "and file hashes are then checked too)")
     add_bulk_options(p)
