@@ -79,3 +79,16 @@ def test_python_dash_m_and_the_entry_point_run_the_package():
     pyproject = (SRC.parents[1] / "pyproject.toml").read_text(encoding="utf-8")
     assert 'shardkit = "shardkit.cli:main"' in pyproject
     assert '"shardkit.cli",' in pyproject
+
+
+def test_the_command_reference_covers_every_command_and_option():
+    page = (SRC.parents[1] / "docs" / "cli.md").read_text(encoding="utf-8")
+    parser = shardkit.cli.build_parser()
+    sub = next(a for a in parser._actions if a.dest == "command")
+    for name, p in sub.choices.items():
+        assert f"`shardkit {name}" in page or f"shardkit {name} " in page, name
+        for action in p._actions:
+            for flag in action.option_strings:
+                if flag.startswith("--") and flag not in ("--help", "--version"):
+                    assert f"`{flag}" in page or f"{flag} " in page or f"{flag}`" in page, \
+                        (name, flag)

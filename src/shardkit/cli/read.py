@@ -354,6 +354,16 @@ def open_and_run(args: argparse.Namespace,
     return run_guarded(args, run)
 
 
+_EPILOG = "exit codes: 0 ok, 2 usage error or a file that cannot be read"
+_EPILOGS = {
+    "get": "exit codes: 0 ok, 1 no such key (MDB: no such file, xorb or chunk), 2 usage error "
+           "or a file that cannot be read",
+    "info": "exit codes: 0 ok, 2 usage error or a file that cannot be read (a dataset with "
+            "unreadable shard files: what can be read is shown, each bad file named)",
+    "cutout": "exit codes: 0 ok, 2 usage error, a box outside the scale, a chunk not stored "
+              "(without --fill-missing) or a file that cannot be read",
+}
+
 COMMANDS: dict[str, tuple[Callable[[argparse.Namespace, Any], int], str]] = {
     "info": (cmd_info, "summary: format, header, counts"),
     "ls": (cmd_ls, "list keys, one per line"),
@@ -368,7 +378,8 @@ COMMANDS: dict[str, tuple[Callable[[argparse.Namespace, Any], int], str]] = {
 def add_parser(sub: Any, common: argparse.ArgumentParser) -> None:
     """Register ``info``, ``ls``, ``get``, ``dump``, ``map`` and ``formats``."""
     for name, (handler, help_text) in COMMANDS.items():
-        p = sub.add_parser(name, parents=[common], help=help_text, description=help_text)
+        p = sub.add_parser(name, parents=[common], help=help_text, description=help_text,
+                           epilog=_EPILOGS.get(name, _EPILOG))
         p.set_defaults(subparser=p, run=functools.partial(open_and_run, handler=handler))
         p.add_argument("file", metavar="FILE", help="shard file, dataset folder or URL")
         if name == "info":

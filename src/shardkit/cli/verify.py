@@ -235,7 +235,10 @@ def _refuse(message: str) -> int:
 def add_parser(sub: Any, common: argparse.ArgumentParser) -> None:
     """Register ``verify``."""
     help_text = "run every check; exit 1 if problems are found"
-    p = sub.add_parser("verify", parents=[common], help=help_text, description=help_text)
+    p = sub.add_parser("verify", parents=[common], help=help_text, description=help_text,
+                       epilog="exit codes: 0 sound (every shard), 1 problems found (some shard "
+                              "unsound), 2 usage error or an unreadable file (some shard "
+                              "unreadable); 130 interrupted (the report so far is kept)")
     p.set_defaults(subparser=p, run=run_verify)
     p.add_argument("file", metavar="FILE", nargs="*",
                    help="shard file, dataset folder or URL; several, or globs")
