@@ -128,6 +128,8 @@ def test_bulk_verify_takes_the_cap_too(ignoring, capsys):
                            "--jobs", "1", "--no-progress"], capsys)
     assert code == 0, out + err
     assert "2 shard(s): 2 sound" in out
+    assert err.count("shardkit: note: ") == 1  # two files read whole: said once
+    assert "the server ignores Range requests, so files up to 16 MiB" in err
 
 
 # -- rough edges -------------------------------------------------------------------------------

@@ -335,7 +335,8 @@ def run_one(target: Target | str, task: str | Callable[[Any], Mapping[str, Any]]
     Returns a JSON-ready dict: ``target``, ``format``, ``ok``, ``status`` (``sound``,
     ``unsound`` or ``unreadable``), ``problems``, ``bytes_read`` (through a
     :class:`~shardkit.sources.CountingSource`), ``seconds``, ``error`` (``None``, or
-    ``type``/``message``/``offset``/``field``) and what the task adds (``summary``, ``keys``).
+    ``type``/``message``/``offset``/``field``) and what the task adds (``summary``, ``keys``);
+    ``notices`` when a file had to be read whole (a server that ignores ``Range``).
     """
     import shardkit
 
@@ -364,6 +365,11 @@ def run_one(target: Target | str, task: str | Callable[[Any], Mapping[str, Any]]
             result["format"] = getattr(reader, "format_id", None) or target.format
             result.update(_do_task(reader, task, options))
         result["status"] = "sound" if result["ok"] else "unsound"
+        if getattr(source, "read_whole", False):  # its server ignores Range: read whole
+            from .remote import whole_read_notice
+
+            result["notices"] = [str(whole_read_notice(source.name, source.size,
+                                                       source.max_whole_read))]
     except ShardkitError as exc:
         result["error"] = _error(type(exc).__name__, str(exc), getattr(exc, "offset", None),
                                  getattr(exc, "field", None))

@@ -168,8 +168,13 @@ def cli_verify(args: Any, spec: Mapping[str, Any] | None) -> int:
 
     done = [0]
 
+    noticed: list[str] = []
+
     def show(result: dict[str, Any]) -> None:
         done[0] += 1
+        if result.get("notices") and not noticed:  # said once a run
+            noticed.append(result["notices"][0])
+            tqdm.write(f"shardkit: note: {noticed[0]}", file=sys.stderr)
         line = json.dumps(result) if args.json else format_line(result)
         if show_all and not args.json and result.get("status") == "unsound":
             line += "".join(f"\n  PROBLEM {_problem_text(p)}" for p in result["problems"])
