@@ -152,3 +152,21 @@ def test_diff_help_names_the_exit_codes(capsys):
     out = capsys.readouterr().out
     assert "exit codes: 0 the same, 1 they differ, 2 usage error or unreadable file" in \
         " ".join(out.split())
+
+
+def test_amudai_a_changed_column_is_named(tmp_path, capsys):
+    from shardkit.writers.amudai import field, write_amudai
+
+    schema = [field("id", "Int64"), field("name", "String")]
+    n = 2500  # more than one batch of rows
+    write_amudai(tmp_path / "a.amudai.shard", schema,
+                 [{"id": list(range(n)), "name": [f"n{k}" for k in range(n)]}])
+    names = [f"n{k}" for k in range(n)]
+    names[2200] = "changed"
+    write_amudai(tmp_path / "b.amudai.shard", schema, [{"id": list(range(n)), "name": names}])
+    code, out, _ = _run(["diff", str(tmp_path / "a.amudai.shard"),
+                         str(tmp_path / "b.amudai.shard"), "--json"], capsys)
+    assert code == 1
+    rows = [json.loads(ln) for ln in out.splitlines()[:-1]]
+    assert [r["where"] for r in rows if r["kind"] == "changed"] == ["column name"]
+    assert not any(r["where"] in ("record_count", "schema") for r in rows)
