@@ -220,8 +220,9 @@ def run_verify(args: argparse.Namespace) -> int:
     """``shardkit verify``: one target opened here, or many through :mod:`shardkit.bulk`."""
     if wanted(args):
         if args.with_:
-            return run_guarded(args, lambda: _refuse("verify: --with takes one MDB shard to "
-                                                     "verify (not several, globs or a list)"))
+            return run_guarded(args, lambda: _refuse(
+                "verify: --with takes one MDB shard to verify, named before it (shardkit "
+                "verify A.mdb --with B.mdb C.mdb), not several, globs or a list"))
         def many() -> int:
             spec = load_spec(args.spec) if args.spec is not None else None
             return cli_verify(args, spec)
