@@ -39,7 +39,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from .errors import ShardkitError, TruncatedError
+from .errors import ShardkitError, TruncatedError, WholeFileReadWarning
 
 __all__ = [
     "DEFAULT_BLOCK_SIZE",
@@ -87,13 +87,6 @@ class RemoteError(ShardkitError, OSError):
 
     def __str__(self) -> str:
         return ShardkitError.__str__(self)
-
-
-class WholeFileReadWarning(UserWarning):
-    """A server ignored ``Range`` and a file was read whole (it was within ``max_whole_read``).
-
-    The command line says this once on stderr; a program can filter it with :mod:`warnings`.
-    """
 
 
 def _mib(n: int) -> str:

@@ -19,7 +19,7 @@ import warnings
 from collections.abc import Callable, Iterator
 from typing import IO, Any, TextIO
 
-from ..errors import ShardkitError
+from ..errors import ShardkitError, WholeFileReadWarning
 from ..render import to_json
 
 __all__ = [
@@ -366,8 +366,6 @@ def iter_records(args: argparse.Namespace) -> Iterator[bytes]:
 def notices() -> Iterator[None]:
     """Say the library's notices (a file read whole because its server ignores Range) once
     per run on stderr, as ``shardkit: note: ...``; other warnings as Python shows them."""
-    from ..remote import WholeFileReadWarning
-
     said: set[type[Warning]] = set()
     with warnings.catch_warnings():
         warnings.simplefilter("always", WholeFileReadWarning)
