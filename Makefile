@@ -9,7 +9,7 @@ export PATH := $(CURDIR)/$(VENV)/bin:$(PATH)
 install:                       ## venv + package with dev extras + pinned Kaitai compiler
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e '.[dev]'
+	PYTHONWARNINGS="ignore:Editable installation" $(PY) -m pip install --quiet -e '.[dev]'
 	npm ci --no-audit --no-fund --loglevel=error
 	@command -v flatc >/dev/null || { [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null && \
 	  apt-get update -qq && apt-get install -y -qq flatbuffers-compiler >/dev/null; } || \

@@ -165,3 +165,91 @@ def test_create_refuses_an_unknown_format_with_usage(tmp_path: Path) -> None:
     assert proc.returncode == 2
     assert "argument --format: invalid choice: 'nope'" in proc.stderr
     assert not os.path.exists(tmp_path / "x")
+
+
+# -- create --format mdb (from `shardkit dump --json`) -------------------------------------------
+
+MDB_SAMPLES = sorted((Path(__file__).parent / "data" / "mdb").rglob("*.mdb"))
+
+
+def _dump(path: Path, capsys) -> dict:
+    assert main(["dump", "--compact", str(path)]) == 0
+    return json.loads(capsys.readouterr().out)
+
+
+@pytest.mark.parametrize("sample", MDB_SAMPLES, ids=lambda p: p.parent.name + "/" + p.name[:8])
+def test_dump_then_create_mdb_gives_the_same_bytes(tmp_path: Path, capsys, sample: Path):
+    dump = tmp_path / "d.json"
+    dump.write_text(json.dumps(_dump(sample, capsys)))
+    out = tmp_path / "out.mdb"
+    assert main(["create", "--format", "mdb", str(out), str(dump), "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["same_as_dump"] is True and data["differs"] == []
+    assert out.read_bytes() == sample.read_bytes()
+
+
+def test_create_mdb_names_what_differs_from_the_dump(tmp_path: Path, capsys) -> None:
+    sample = next(p for p in MDB_SAMPLES if "session" in p.parts)
+    dump = _dump(sample, capsys)
+    dump["sections"][0]["note"] = "edited"  # a part the writer makes its own way
+    dump["file_size"] += 1
+    (tmp_path / "d.json").write_text(json.dumps(dump))
+    out = tmp_path / "o.mdb"
+    assert main(["create", "--format", "mdb", str(out), str(tmp_path / "d.json")]) == 0
+    text = capsys.readouterr().out
+    assert text.splitlines()[1].startswith("NOTE the dump describes a shard this writer does "
+                                           "not lay out the same way; it differs in: ")
+    assert f"file_size ({dump['file_size']} in the dump, {dump['file_size'] - 1} written)" in text
+    assert 'sections[0].note ("edited" in the dump' in text
+    assert out.read_bytes() == sample.read_bytes()  # what it wrote is still a valid shard
+
+
+def test_create_mdb_from_stdin_and_by_hand(tmp_path: Path) -> None:
+    from shardkit.hashing.xet import chunk_hash, display_hex, file_hash, xorb_hash
+
+    raw = chunk_hash(b"0123456789")
+    chunk, xorb = display_hex(raw), display_hex(xorb_hash([(raw, 10)]))
+    shard = {"files": [{"hash": display_hex(file_hash([(raw, 10)])), "terms": [
+                 {"xorb_hash": xorb, "chunk_start": 0, "chunk_end": 1,
+                  "unpacked_bytes": 10}]}],
+             "xorbs": [{"hash": xorb, "chunks": [{"hash": chunk, "size": 10}]}]}
+    out = tmp_path / "h.mdb"
+    proc = subprocess.run([sys.executable, "-m", "shardkit", "create", "--format", "mdb",
+                           str(out), "-"], input=json.dumps(shard), capture_output=True,
+                          text=True, check=False)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout == f"{out}: 1 files, 1 xorbs ({out.stat().st_size} bytes)\n"
+    with shardkit.open(out) as mdb:
+        assert mdb.format_id == "mdb" and not mdb.verify()
+        assert [str(f.hash) for f in mdb.files] == [shard["files"][0]["hash"]]
+        assert mdb.footer is not None and mdb.footer.chunk_lookup_num_entry == 1
+
+
+@pytest.mark.parametrize(("edit", "message"), [
+    (lambda d: d["files"][1]["terms"][0].update(chunk_end=-1),
+     "files[1].terms[0].chunk_end: must be a whole number from 0 to 4294967295, not -1"),
+    (lambda d: d["xorbs"][0]["chunks"][2].update(hash="xyz"),
+     "xorbs[0].chunks[2].hash: must be a hash of 64 hex digits, not 'xyz'"),
+    (lambda d: d["files"][0].pop("terms"), "files[0].terms: missing"),
+    (lambda d: d.update(footer=[]), "footer: must be a JSON object or null"),
+    (lambda d: d.update(format="zss"), "a dump of a zss file, not of an MDB shard"),
+])
+def test_create_mdb_refuses_bad_input_in_one_line(tmp_path: Path, capsys, edit, message):
+    sample = next(p for p in MDB_SAMPLES if "session" in p.parts)
+    dump = _dump(sample, capsys)
+    edit(dump)
+    (tmp_path / "d.json").write_text(json.dumps(dump))
+    out = tmp_path / "o.mdb"
+    assert main(["create", "--format", "mdb", str(out), str(tmp_path / "d.json")]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and message in err, err
+    assert not out.exists()
+
+
+def test_create_mdb_refuses_a_shard_that_would_not_verify(tmp_path: Path) -> None:
+    shard = {"files": [], "xorbs": [{"hash": "cd" * 32, "chunks": [{"hash": "ab" * 32,
+                                                                     "size": 10}]}]}
+    (tmp_path / "in.json").write_text(json.dumps(shard))
+    out = tmp_path / "x.mdb"
+    assert main(["create", "--format", "mdb", str(out), str(tmp_path / "in.json")]) == 2
+    assert not out.exists()

@@ -62,13 +62,14 @@ def test_library_modules_load_without_the_cli():
 
 
 def test_every_command_module_registers_through_add_parser():
-    assert shardkit.cli.MODULES == ["read", "verify", "schema", "ng", "create", "view"]
+    assert shardkit.cli.MODULES == ["read", "verify", "diff", "schema", "ng", "create", "view"]
     for name in shardkit.cli.MODULES:
         assert callable(importlib.import_module(f"shardkit.cli.{name}").add_parser)
     sub = next(a for a in shardkit.cli.build_parser()._actions
                if a.dest == "command")
-    assert sorted(sub.choices) == ["create", "delete", "dump", "formats", "get", "info", "ls",
-                                   "map", "ng", "schema", "truncate", "verify", "view"]
+    assert sorted(sub.choices) == ["create", "cutout", "delete", "diff", "dump", "formats", "get",
+                                   "head", "info", "ls", "map", "ng", "schema", "truncate",
+                                   "verify", "view"]
 
 
 def test_python_dash_m_and_the_entry_point_run_the_package():
@@ -78,3 +79,16 @@ def test_python_dash_m_and_the_entry_point_run_the_package():
     pyproject = (SRC.parents[1] / "pyproject.toml").read_text(encoding="utf-8")
     assert 'shardkit = "shardkit.cli:main"' in pyproject
     assert '"shardkit.cli",' in pyproject
+
+
+def test_the_command_reference_covers_every_command_and_option():
+    page = (SRC.parents[1] / "docs" / "cli.md").read_text(encoding="utf-8")
+    parser = shardkit.cli.build_parser()
+    sub = next(a for a in parser._actions if a.dest == "command")
+    for name, p in sub.choices.items():
+        assert f"`shardkit {name}" in page or f"shardkit {name} " in page, name
+        for action in p._actions:
+            for flag in action.option_strings:
+                if flag.startswith("--") and flag not in ("--help", "--version"):
+                    assert f"`{flag}" in page or f"{flag} " in page or f"{flag}`" in page, \
+                        (name, flag)

@@ -158,11 +158,21 @@ def test_retries_are_bounded(served) -> None:
 def test_server_ignoring_range(served) -> None:
     served.add_fault(Fault(ignore_range=True))
     with pytest.raises(RemoteError, match="ignores Range") as info:
-        remote(served)
+        remote(served, max_whole_read=1 << 20)  # above the limit: refused, no more read
     assert info.value.status == 200
+    assert "raise the limit to read it into memory (shardkit --max-whole-read 2M)" in str(
+        info.value)
     # a small file sent whole is simply the file
     small = remote(served, "small.bin")
     assert small.size == 1000 and small.read_range(990, 1000) == DATA[990:1000]
+    # up to max_whole_read (16 MiB by default) the whole body is the file, kept apart from
+    # the cache: later reads cost no request, wherever they are
+    served.reset()
+    whole = remote(served, cache=0)
+    assert whole.read_whole and whole.size == len(DATA)
+    assert whole.read_ranges([(5, 9), (len(DATA) - 3, len(DATA))]) == [DATA[5:9], DATA[-3:]]
+    assert whole.read_range(700_000, 700_100) == DATA[700_000:700_100]
+    assert served.count() == 1
 
 
 def test_file_changing_size_while_read(served) -> None:

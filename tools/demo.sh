@@ -9,7 +9,7 @@ trap 'rm -f "$tmp"' EXIT
 # like run, but shows only the first N lines (or, for binary output, a hex dump of the start)
 run_head() { n=$1; shift; echo; echo "\$ shardkit $* | head -n $n"; shardkit "$@" >"$tmp"
              head -n "$n" "$tmp"; }
-run_hex() { echo; echo "\$ shardkit $* | od | head"; shardkit "$@" >"$tmp"; od -A d -t x1 -N 32 "$tmp"; }
+run_hex() { echo; echo "\$ shardkit $* | od -A d -t x1 -N 32"; shardkit "$@" >"$tmp"; od -A d -t x1 -N 32 "$tmp"; }
 
 echo "== Software Heritage read shards"
 run info tests/data/swh/tiny.shard

@@ -152,6 +152,12 @@ def open(target: Target, format: Literal["neuroglancer"] | None = ...,  # noqa: 
          storage_options: FsOptions = ..., *, spec: ShardingSpec | dict[str, Any] | str,
          **options: Any) -> NgShard: ...
 @overload
+def open(target: Target, format: Literal["neuroglancer"],  # noqa: A001
+         storage_options: FsOptions = ..., *, cache: int | None = ...,
+         block_size: int | None = ..., concurrency: int | None = ...,
+         retries: int | None = ..., max_whole_read: int | None = ...,
+         allow_external: bool = ..., cache_bytes: int = ...) -> NgDataset: ...
+@overload
 def open(target: Target, format: type[R], storage_options: FsOptions = ...,  # noqa: A001
          **options: Any) -> R: ...
 @overload
@@ -160,7 +166,8 @@ def open(target: Target, format: str | None = ..., storage_options: FsOptions = 
 def open(target: Target, format: str | type[Reader] | None = None,  # noqa: A001
          storage_options: FsOptions = None, *, cache: int | None = None,
          block_size: int | None = None, concurrency: int | None = None,
-         retries: int | None = None, **options: Any) -> Any:
+         retries: int | None = None, max_whole_read: int | None = None,
+         **options: Any) -> Any:
     """Open a shard: a local path, an fsspec URL, bytes, or a ByteSource.
 
     The format is detected from the file's magic bytes unless ``format`` names it (an id such
@@ -173,7 +180,9 @@ def open(target: Target, format: str | type[Reader] | None = None,  # noqa: A001
     URLs are read by :class:`~shardkit.remote.RemoteSource`; these set how (``None``: the
     default): ``cache`` (bytes of blocks kept, 32 MiB; 0 for none), ``block_size`` (alignment
     and smallest request, 64 KiB), ``concurrency`` (requests in flight, 8) and ``retries``
-    (further attempts after a transient network failure, 3).
+    (further attempts after a transient network failure, 3). ``max_whole_read`` (16 MiB):
+    a server that ignores ``Range`` has its files up to this size read whole (said with a
+    :class:`~shardkit.remote.WholeFileReadWarning`), larger ones refused.
 
     Raises:
         UnknownFormatError: Nothing matched (the message lists what was tried).
@@ -184,6 +193,7 @@ def open(target: Target, format: str | type[Reader] | None = None,  # noqa: A001
 
     fmt = format.format_id if isinstance(format, type) else format
     io_options = {k: v for k, v in (("cache", cache), ("block_size", block_size),
-                                    ("concurrency", concurrency), ("retries", retries))
+                                    ("concurrency", concurrency), ("retries", retries),
+                                    ("max_whole_read", max_whole_read))
                   if v is not None}
     return open_reader(target, fmt, storage_options, io_options=io_options or None, **options)

@@ -145,9 +145,15 @@ class _Where:
             return False
 
     def shards(self, sub: str | None) -> list[str]:
-        """``*.shard`` files directly in the root (or in its folder ``sub``), sorted."""
+        """``*.shard`` files directly in the root (or in its folder ``sub``), sorted.
+
+        A scale's folder that does not exist holds no shards: a sharded scale with no chunks
+        (an empty scale of ``shardkit ng shard``) has no folder at all.
+        """
         if self.fs is None:
             folder = os.path.join(self.root, sub) if sub else self.root
+            if sub and not os.path.lexists(folder):
+                return []
             return sorted(os.path.join(folder, n) for n in os.listdir(folder)
                           if n.endswith(".shard") and os.path.isfile(os.path.join(folder, n)))
         folder = f"{self.path}/{sub}" if sub else self.path
@@ -257,7 +263,8 @@ def expand_targets(items: Iterable[str | Target], *, format: str | None = None,
 #: Smallest value of each remote I/O option (what :class:`~shardkit.remote.RemoteSource`
 #: accepts), and its command-line spelling.
 _IO_MINIMA = {"block_size": (1, "--block-size"), "cache": (0, "--cache"),
-              "concurrency": (1, "--concurrency"), "retries": (0, "--retries")}
+              "concurrency": (1, "--concurrency"), "retries": (0, "--retries"),
+              "max_whole_read": (0, "--max-whole-read")}
 
 
 def _check_io_options(io_options: Mapping[str, Any] | None) -> dict[str, Any]:
@@ -328,7 +335,8 @@ def run_one(target: Target | str, task: str | Callable[[Any], Mapping[str, Any]]
     Returns a JSON-ready dict: ``target``, ``format``, ``ok``, ``status`` (``sound``,
     ``unsound`` or ``unreadable``), ``problems``, ``bytes_read`` (through a
     :class:`~shardkit.sources.CountingSource`), ``seconds``, ``error`` (``None``, or
-    ``type``/``message``/``offset``/``field``) and what the task adds (``summary``, ``keys``).
+    ``type``/``message``/``offset``/``field``) and what the task adds (``summary``, ``keys``);
+    ``notices`` when a file had to be read whole (a server that ignores ``Range``).
     """
     import shardkit
 
@@ -357,6 +365,11 @@ def run_one(target: Target | str, task: str | Callable[[Any], Mapping[str, Any]]
             result["format"] = getattr(reader, "format_id", None) or target.format
             result.update(_do_task(reader, task, options))
         result["status"] = "sound" if result["ok"] else "unsound"
+        if getattr(source, "read_whole", False):  # its server ignores Range: read whole
+            from .remote import whole_read_notice
+
+            result["notices"] = [str(whole_read_notice(source.name, source.size,
+                                                       source.max_whole_read))]
     except ShardkitError as exc:
         result["error"] = _error(type(exc).__name__, str(exc), getattr(exc, "offset", None),
                                  getattr(exc, "field", None))

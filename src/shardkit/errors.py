@@ -26,6 +26,7 @@ __all__ = [
     "TruncatedError",
     "UnknownFormatError",
     "UnsupportedVersionError",
+    "WholeFileReadWarning",
 ]
 
 
@@ -129,6 +130,14 @@ class TruncatedError(CorruptShardError, EOFError):
         self.needed = needed
         self.available = available
         super().__init__(message, offset=offset, field=field)
+
+
+class WholeFileReadWarning(UserWarning):
+    """A server ignored ``Range`` and a file was read whole (it was within ``max_whole_read``).
+
+    Also :class:`shardkit.remote.WholeFileReadWarning`. The command line says this once on
+    stderr; a program can filter it with :mod:`warnings`.
+    """
 
 
 class EntryNotFoundError(ShardkitError, KeyError):

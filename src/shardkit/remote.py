@@ -16,11 +16,14 @@ HTTP(S) is spoken directly (aiohttp, on fsspec's event loop and session, so fssp
 ``storage_options`` such as headers still apply): the first request ``GET``s the first block
 and learns the size from ``Content-Range``, so opening a file costs no separate ``HEAD``, and
 every answer is checked before its body is read: a server that ignores ``Range`` (200 with the
-whole body) is refused (unless the whole file is small), a file whose size changes while it is
-read is reported, and a 404, 403 or 416 names the URL. Other filesystems go through fsspec's
-``cat_ranges``. Transient failures (connection reset or refused, timeouts, 408, 429, 5xx) are
-retried ``retries`` times with exponential backoff; then they, and every other failure, raise
-:class:`RemoteError` (a :class:`~shardkit.errors.ShardkitError`), which names the URL.
+whole body) is read whole when the file is at most ``max_whole_read`` bytes (16 MiB by
+default; kept apart from the cache; :func:`shardkit.open` says so with a
+:class:`WholeFileReadWarning`) and refused above that with a message saying what to do; a file
+whose size changes while it is read is reported, and a 404, 403 or 416 names the URL. Other
+filesystems go through fsspec's ``cat_ranges``. Transient failures (connection reset or
+refused, timeouts, 408, 429, 5xx) are retried ``retries`` times with exponential backoff; then
+they, and every other failure, raise :class:`RemoteError` (a
+:class:`~shardkit.errors.ShardkitError`), which names the URL.
 
 A source is thread-safe: the cache is shared under a lock, and fetches run outside it.
 """
@@ -36,16 +39,20 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from .errors import ShardkitError, TruncatedError
+from .errors import ShardkitError, TruncatedError, WholeFileReadWarning
 
 __all__ = [
     "DEFAULT_BLOCK_SIZE",
     "DEFAULT_CACHE",
     "DEFAULT_CONCURRENCY",
+    "DEFAULT_MAX_WHOLE_READ",
     "DEFAULT_RETRIES",
     "RemoteError",
     "RemoteSource",
     "RemoteStats",
+    "WholeFileReadWarning",
+    "ignored_range_error",
+    "whole_read_notice",
 ]
 
 DEFAULT_BLOCK_SIZE = 64 * 1024
@@ -54,9 +61,9 @@ DEFAULT_CONCURRENCY = 8
 DEFAULT_RETRIES = 3
 DEFAULT_BACKOFF = 0.2
 DEFAULT_MAX_READAHEAD = 4 * 1024 * 1024
-#: A server that ignores ``Range`` is tolerated for files up to this size (the whole body is
-#: then the file, kept in the cache); above it the reader refuses instead of downloading it all.
-SMALL_WHOLE_FILE = 1024 * 1024
+#: A server that ignores ``Range`` (``python -m http.server``) is tolerated for files up to
+#: this size: the whole body is then the file, kept in memory; above it the reader refuses.
+DEFAULT_MAX_WHOLE_READ = 16 * 1024 * 1024
 _TRANSIENT_STATUS = frozenset({408, 425, 429, 500, 502, 503, 504})
 _CONTENT_RANGE = re.compile(r"^bytes (?:(\d+)-(\d+)|\*)/(\d+|\*)$")
 
@@ -80,6 +87,29 @@ class RemoteError(ShardkitError, OSError):
 
     def __str__(self) -> str:
         return ShardkitError.__str__(self)
+
+
+def _mib(n: int) -> str:
+    return f"{n / (1 << 20):g} MiB" if n >= 1 << 20 else f"{n} bytes"
+
+
+def whole_read_notice(url: str, size: int, cap: int) -> WholeFileReadWarning:
+    """The warning for a file read whole because its server ignores ``Range``."""
+    return WholeFileReadWarning(
+        f"{url}: the server ignores Range requests, so files up to {_mib(cap)} "
+        f"(max_whole_read) are read whole ({size} bytes here)")
+
+
+def ignored_range_error(url: str, start: int, end: int, length: int | None, cap: int,
+                        status: int | None = 200) -> RemoteError:
+    """The error for a server that ignores ``Range`` on a file above ``max_whole_read``."""
+    what = "file" if length is None else f"{length}-byte file"
+    need = -(-max(cap + 1, length or 0) // (1 << 20))  # whole MiB that would do
+    return RemoteError(
+        url, f"the server ignores Range requests (it answered bytes [{start}, {end}) with the "
+        f"whole {what}), and reading it whole is allowed up to {_mib(cap)} (max_whole_read): "
+        f"raise the limit to read it into memory (shardkit --max-whole-read {need}M), or "
+        "serve it from a server that honours Range requests", status=status, offset=start)
 
 
 class _Transient(Exception):
@@ -116,6 +146,8 @@ class RemoteSource:
         retries: Further attempts after a transient failure (0: none).
         backoff: Seconds before the first retry; doubled for each further one.
         max_readahead: Largest fetch a forward-moving read pattern grows to.
+        max_whole_read: Largest file read whole from a server that ignores ``Range``
+            (default 16 MiB; 0: never).
         storage_options: Passed to fsspec (credentials, headers...).
         size: The file's size when the caller knows it (saves nothing over HTTP, where the
             first block's answer carries it; elsewhere it saves a metadata request).
@@ -125,13 +157,16 @@ class RemoteSource:
                  cache: int = DEFAULT_CACHE, concurrency: int = DEFAULT_CONCURRENCY,
                  retries: int = DEFAULT_RETRIES, backoff: float = DEFAULT_BACKOFF,
                  max_readahead: int = DEFAULT_MAX_READAHEAD,
+                 max_whole_read: int = DEFAULT_MAX_WHOLE_READ,
                  storage_options: dict[str, Any] | None = None,
                  size: int | None = None) -> None:
         import fsspec  # lazily: local files never need it
 
-        if block_size < 1 or cache < 0 or concurrency < 1 or retries < 0 or backoff < 0:
+        if block_size < 1 or cache < 0 or concurrency < 1 or retries < 0 or backoff < 0 \
+                or max_whole_read < 0:
             raise ShardkitError(f"{url}: invalid I/O options (block_size {block_size}, cache "
-                                f"{cache}, concurrency {concurrency}, retries {retries})")
+                                f"{cache}, concurrency {concurrency}, retries {retries}, "
+                                f"max_whole_read {max_whole_read})")
         self.name = url
         self.url = url
         self.block_size = int(block_size)
@@ -140,6 +175,8 @@ class RemoteSource:
         self.retries = int(retries)
         self.backoff = float(backoff)
         self.max_readahead = max(int(max_readahead), self.block_size)
+        self.max_whole_read = int(max_whole_read)
+        self._whole: bytes | None = None  # the file, when its server ignored Range
         self.stats = RemoteStats()
         self._lock = threading.Lock()
         self._blocks: OrderedDict[int, bytes] = OrderedDict()
@@ -160,6 +197,11 @@ class RemoteSource:
             else:
                 self._size = self._stat()
 
+    @property
+    def read_whole(self) -> bool:
+        """True when the server ignored ``Range`` and the file was read whole."""
+        return self._whole is not None
+
     # -- ByteSource ------------------------------------------------------------------------------
 
     @property
@@ -171,6 +213,8 @@ class RemoteSource:
 
     def read_range(self, start: int, end: int) -> bytes:
         """Bytes ``[start, end)``; :class:`TruncatedError` past the end."""
+        if self._whole is not None:
+            return self._from_whole([(start, end)])[0]
         bs = self.block_size
         b = start // bs
         if 0 <= start < end <= (self._size or 0) and (end - 1) // bs == b:
@@ -188,6 +232,8 @@ class RemoteSource:
         The blocks that are not cached are grouped in runs of neighbours, and the runs are
         fetched concurrently: one request per run, whatever the number of ranges.
         """
+        if self._whole is not None:
+            return self._from_whole(ranges)
         size = self.size
         bs = self.block_size
         want: set[int] = set()
@@ -228,6 +274,21 @@ class RemoteSource:
                 parts[-1] = parts[-1][:end - last * bs]
                 out.append(b"".join(parts))
         return out
+
+    def _from_whole(self, ranges: Sequence[tuple[int, int]]) -> list[bytes]:
+        """Ranges of the file read whole (its server ignores Range): no request."""
+        whole = self._whole
+        assert whole is not None
+        for start, end in ranges:
+            if start < 0 or end < start:
+                raise ShardkitError(f"invalid byte range [{start}, {end}) of {self.name}")
+            if end > len(whole):
+                raise TruncatedError(f"truncated: needs bytes up to {end}, the file has "
+                                     f"{len(whole)}", needed=end - start,
+                                     available=max(0, len(whole) - start), offset=start)
+        with self._lock:
+            self.stats.cache_hits += len(ranges)
+        return [whole[s:e] for s, e in ranges]
 
     def close(self) -> None:
         """Drop the cache."""
@@ -293,7 +354,8 @@ class RemoteSource:
         out = []
         bs = self.block_size
         for (start, _), data in zip(spans, results, strict=True):
-            self._keep(start // bs, data)
+            if self._whole is None:
+                self._keep(start // bs, data)
             out.append((start // bs, data))
         return out
 
@@ -341,7 +403,17 @@ class RemoteSource:
                                    **kw) as r:
                 status = r.status
                 total = self._check_status(r, start, end, first)
-                body = await r.read()
+                if status == 200:  # the whole file: read no more than the limit allows
+                    parts, got = [], 0
+                    async for part in r.content.iter_chunked(1 << 20):
+                        got += len(part)
+                        if got > self.max_whole_read:
+                            raise ignored_range_error(self.url, start, end, r.content_length,
+                                                      self.max_whole_read)
+                        parts.append(part)
+                    body = b"".join(parts)
+                else:
+                    body = await r.read()
         except (TimeoutError, ConnectionError, aiohttp.ClientConnectionError,
                 aiohttp.ClientPayloadError) as exc:
             raise _Transient(f"connection failed while reading bytes [{start}, {end}): "
@@ -352,9 +424,16 @@ class RemoteSource:
             self.stats.requests += 1
             self.stats.bytes_read += len(body)
             self.stats.ranges.append((start, start + len(body)))
-        if status == 200:  # the whole (small) file from byte 0: checked by _check_status
-            self._size = len(body)
-            return body
+        if status == 200:  # the whole file (within max_whole_read): checked by _check_status
+            with self._lock:
+                if self._size is not None and len(body) != self._size:
+                    raise RemoteError(self.url, f"the file changed size while it was read: "
+                                      f"{self._size} bytes, now {len(body)}", status=status)
+                self._size = len(body)
+                self._whole = body
+                self._blocks.clear()
+                self._cached = 0
+            return body[start:min(end, len(body))]
         if total is not None and self._size is None:
             self._size = total
         want = min(end, self._size if self._size is not None else end) - start
@@ -384,13 +463,9 @@ class RemoteSource:
             if self._size is not None and length is not None and length != self._size:
                 raise RemoteError(self.url, f"the file changed size while it was read: "
                                   f"{self._size} bytes, now {length}", status=status)
-            if start == 0 and length is not None and length <= SMALL_WHOLE_FILE:
-                return length
-            raise RemoteError(self.url, "the server ignores Range requests (it answered "
-                              f"bytes [{start}, {end}) with the whole "
-                              f"{'file' if length is None else f'{length}-byte file'}); "
-                              "shardkit reads remote files only by ranges", status=status,
-                              offset=start)
+            if length is None or length <= self.max_whole_read:
+                return length  # read whole (the body is read up to the limit, then checked)
+            raise ignored_range_error(self.url, start, end, length, self.max_whole_read)
         if status == 416:
             m = _CONTENT_RANGE.match(r.headers.get("Content-Range", "").strip())
             if m and m.group(3) not in (None, "*"):

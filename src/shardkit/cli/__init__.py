@@ -1,7 +1,7 @@
 """The ``shardkit`` command line.
 
 One module per command group, each with ``add_parser(sub, common)``: :mod:`.read` (info, ls,
-get, dump, map, formats), :mod:`.verify` (one shard or many), :mod:`.create` (create,
+get, dump, map, formats), :mod:`.verify` (one shard or many), :mod:`.diff`, :mod:`.create` (create,
 delete, truncate), :mod:`.ng` (Neuroglancer conversion), :mod:`.schema` and :mod:`.view` (the
 terminal viewer); what they share is in :mod:`.common`. The library never imports from here.
 
@@ -25,6 +25,7 @@ from .common import (
     add_remote_options,
     base_parser,
     byte_count,
+    notices,
     report_error,
     report_internal_error,
 )
@@ -42,7 +43,7 @@ __all__ = [
 ]
 
 #: The command modules, in the order their commands are listed by ``shardkit --help``.
-MODULES = ["read", "verify", "schema", "ng", "create", "view"]
+MODULES = ["read", "verify", "diff", "schema", "ng", "create", "view"]
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -73,10 +74,14 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the CLI; returns the exit code."""
     parser = build_parser()
+    if not (sys.argv[1:] if argv is None else list(argv)):  # bare `shardkit`: the help
+        parser.print_help()
+        return EXIT_OK
     args, extra = parser.parse_known_args(argv)
     if extra:  # name the command's own usage, not the top-level one
         getattr(args, "subparser", parser).error(f"unrecognized arguments: {' '.join(extra)}")
-    return int(args.run(args))
+    with notices():
+        return int(args.run(args))
 
 
 if __name__ == "__main__":  # pragma: no cover

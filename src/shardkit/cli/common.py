@@ -9,15 +9,17 @@ from __future__ import annotations
 
 import argparse
 import codecs
+import contextlib
 import inspect
 import json
 import os
 import sys
 import time
+import warnings
 from collections.abc import Callable, Iterator
 from typing import IO, Any, TextIO
 
-from ..errors import ShardkitError
+from ..errors import ShardkitError, WholeFileReadWarning
 from ..render import to_json
 
 __all__ = [
@@ -34,6 +36,7 @@ __all__ = [
     "io_options",
     "iter_records",
     "load_spec",
+    "notices",
     "positive_byte_count",
     "print_out",
     "report_error",
@@ -196,11 +199,15 @@ def add_remote_options(parser: argparse.ArgumentParser) -> None:
                        help="remote requests in flight at once (default 8)")
     group.add_argument("--retries", metavar="N", type=int,
                        help="retries after a transient network failure (default 3)")
+    group.add_argument("--max-whole-read", metavar="BYTES", type=_byte_count,
+                       help="a server that ignores Range requests has its files up to BYTES "
+                            "read whole, larger ones refused (default 16M; 0: never)")
 
 
 def io_options(args: argparse.Namespace) -> dict[str, Any] | None:
     """The remote I/O options the user gave, as ``open_reader(io_options=...)`` takes them."""
-    given = {k: getattr(args, k, None) for k in ("cache", "block_size", "concurrency", "retries")}
+    given = {k: getattr(args, k, None)
+             for k in ("cache", "block_size", "concurrency", "retries", "max_whole_read")}
     return {k: v for k, v in given.items() if v is not None} or None
 
 
@@ -351,6 +358,29 @@ def iter_records(args: argparse.Namespace) -> Iterator[bytes]:
         finally:
             if close:
                 fh.close()
+
+
+# -- notices and errors ------------------------------------------------------------------------
+
+@contextlib.contextmanager
+def notices() -> Iterator[None]:
+    """Say the library's notices (a file read whole because its server ignores Range) once
+    per run on stderr, as ``shardkit: note: ...``; other warnings as Python shows them."""
+    said: set[type[Warning]] = set()
+    with warnings.catch_warnings():
+        warnings.simplefilter("always", WholeFileReadWarning)
+        shown = warnings.showwarning
+
+        def show(message: Warning | str, category: type[Warning], filename: str, lineno: int,
+                 file: TextIO | None = None, line: str | None = None) -> None:
+            if not issubclass(category, WholeFileReadWarning):
+                shown(message, category, filename, lineno, file, line)
+            elif category not in said:
+                said.add(category)
+                sys.stderr.write(f"shardkit: note: {message}\n")
+
+        warnings.showwarning = show
+        yield
 
 
 # -- errors ------------------------------------------------------------------------------------

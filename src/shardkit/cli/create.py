@@ -31,6 +31,7 @@ __all__ = ["FORMAT_OPTIONS", "add_parser", "refuse_options", "run_create"]
 _FORMATS: dict[str, str] = {
     "swh": "create_swh",
     "zss": "create_zss",
+    "mdb": "create_mdb",
 }
 
 #: Every format option of ``create`` (its ``dest``) and its flag, for :func:`refuse_options`.
@@ -78,8 +79,9 @@ def run_create(args: argparse.Namespace) -> int:
 _EPILOGS = {
     "create": "exit codes: 0 done (or skipped when answered no), 2 usage error, bad input (one "
               "line naming the record or field) or a file that cannot be read or written",
-    "delete": "exit codes: 0 done (or skipped when answered no), 1 a key to delete is not in "
-              "the shard (nothing deleted), 2 usage error or a file that cannot be read or "
+    "delete": "exit codes: 0 done (or skipped when answered no; with --ignore-missing, also "
+              "when keys are not in the shard), 1 a key to delete is not in the shard (nothing "
+              "deleted), 2 usage error or a file that cannot be read or "
               "written",
     "truncate": "exit codes: 0 done (or nothing to cut, or skipped when answered no), 2 usage "
                 "error, a file that cannot be read or written, or bytes after the hash "
@@ -94,7 +96,8 @@ def _add_create(sub: Any, own: argparse.ArgumentParser) -> None:
         description="Write one shard OUT from INPUT... in the format --format names (default "
                     "swh). swh: INPUTs are files, stored under the sha256 of their content "
                     "('-': file names from stdin). zss: INPUTs hold sorted records, as "
-                    "'zs make' takes them ('-': stdin). OUT is written under a temporary "
+                    "'zs make' takes them ('-': stdin). mdb: INPUT is the JSON 'shardkit dump' "
+                    "prints for an MDB shard. OUT is written under a temporary "
                     "name and renamed when complete.",
         epilog=_EPILOGS["create"])
     p.set_defaults(subparser=p, run=run_create, file=None, spec=None)
@@ -102,7 +105,8 @@ def _add_create(sub: Any, own: argparse.ArgumentParser) -> None:
                    help="the format to write (default swh)")
     p.add_argument("shard", metavar="OUT", help="the shard to write")
     p.add_argument("inputs", metavar="INPUT", nargs="+",
-                   help="what to store: files (swh), record files (zss); '-' for stdin")
+                   help="what to store: files (swh), record files (zss), a dump's JSON "
+                        "(mdb); '-' for stdin")
     p.add_argument("--yes", "-y", action="store_true",
                    help="replace OUT without asking (for scripts)")
     p.add_argument("--progress", dest="progress", action="store_true", default=None,
@@ -160,5 +164,8 @@ def add_parser(sub: Any, common: argparse.ArgumentParser | None = None) -> None:
             p.add_argument("shard", metavar="SHARD", help="the shard to change in place")
             p.add_argument("keys", metavar="KEY", nargs="+",
                            help="hex keys ('-': read keys from stdin, implies --yes)")
+            p.add_argument("--ignore-missing", action="store_true",
+                           help="keys not in the shard are not an error: delete the others "
+                                "and exit 0 (for scripts that may run twice)")
         else:
             p.add_argument("shards", metavar="SHARD", nargs="+", help="shards to truncate")

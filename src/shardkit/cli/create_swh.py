@@ -13,12 +13,12 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from ..errors import ShardkitError
 from ..render import to_json
-from .common import EXIT_OK, EXIT_PROBLEMS
+from .common import EXIT_OK, EXIT_PROBLEMS, Progress, show_progress
 from .common import confirm as _confirm
 
 __all__ = ["COMMANDS", "run"]
@@ -55,7 +55,19 @@ def cmd_create(args: argparse.Namespace) -> int:
     if os.path.exists(args.shard) and not _confirm(args, f"{args.shard} exists: replace it?"):
         _out(args, "skipped", {"shard": args.shard, "created": False})
         return EXIT_OK
-    added = write_swh_files(args.shard, files, index_init=args.index_init, overwrite=True)
+    progress = Progress(f"create {args.shard}", show_progress(args))
+
+    def counted() -> Iterator[str]:
+        for done, name in enumerate(files):
+            progress(done, len(files))
+            yield name
+        progress(len(files), len(files))
+
+    try:
+        added = write_swh_files(args.shard, counted(), index_init=args.index_init,
+                                overwrite=True)
+    finally:
+        progress.finish()
     data = {"shard": args.shard, "created": True, "files": len(files), "objects": len(added),
             "size": os.path.getsize(args.shard), "index_init": args.index_init}
     _out(args, f"{args.shard}: {len(added)} objects from {len(files)} files "
@@ -82,6 +94,17 @@ def cmd_delete(args: argparse.Namespace) -> int:
         raise ShardkitError("delete: duplicate keys")
     # As swh-shard delete: a key on a tombstone that may be an unused slot is not in the
     # shard. Every key is checked before asking, and again by delete() itself.
+    absent: dict[str, str] = {}
+    if args.ignore_missing:  # a retried script: keys gone already are not an error
+        try:
+            _plan_delete(Path(args.shard), wanted, strict=True)
+        except KeysNotFoundError as exc:
+            absent = {k.hex(): "not in the shard" for k in exc.missing}
+            wanted = [k for k in wanted if k.hex() not in absent]
+        if not wanted:
+            _out(args, "\n".join(f"{k}: {v}" for k, v in absent.items()),
+                 {"shard": args.shard, "deleted": absent})
+            return EXIT_OK
     try:
         _plan_delete(Path(args.shard), wanted, strict=True)
         if not _confirm(args, f"delete {len(wanted)} object(s) from {args.shard}?"):
@@ -96,6 +119,7 @@ def cmd_delete(args: argparse.Namespace) -> int:
                                       "missing": missing}) + "\n")
         sys.stderr.write(f"shardkit: {msg}\n")
         return EXIT_PROBLEMS
+    status.update(absent)
     _out(args, "\n".join(f"{k}: {v}" for k, v in status.items()),
          {"shard": args.shard, "deleted": status})
     return EXIT_OK

@@ -205,6 +205,10 @@ def _cmd_convert(args: argparse.Namespace) -> int:
     lines = []
     for key, spec in report.specs.items():
         lines.append(f"{key or 'sharding'}: " + json.dumps(spec))
+    for key, count in report.shards.items():
+        if not count:
+            lines.append(f"{key or 'sharding'}: no chunks, so no shard file written "
+                         "(an empty scale: readers and verify see 0 shards)")
     lines.append(f"{report.direction}: {report.chunks} chunks, {report.files_in} files in "
                  f"({report.bytes_in} bytes), {report.files_out} files out "
                  f"({report.bytes_out} bytes)"

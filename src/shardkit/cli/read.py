@@ -16,6 +16,7 @@ from typing import Any
 from ..errors import DeletedEntryError, EntryNotFoundError, ShardkitError
 from ..render import to_json, to_text
 from .common import (
+    EXIT_ERROR,
     EXIT_OK,
     EXIT_PROBLEMS,
     base_parser,
@@ -33,11 +34,88 @@ def cmd_info(args: argparse.Namespace, reader: Any) -> int:
     """``shardkit info``: the reader's summary as ``key: value`` lines (or as JSON)."""
     summary = call_with(reader.summary, "info", reader, counts=args.counts or None)
     print_out(args, "" if args.json else to_text(summary), summary)
+    # a dataset's shard files that could not be read: shown above, each named once here
+    unreadable = [*summary.get("unreadable_shards", ()),
+                  *(u for s in summary.get("scales") or () if isinstance(s, dict)
+                    for u in s.get("unreadable_shards", ()))]
+    for bad in unreadable:
+        sys.stderr.write(f"shardkit: error: {bad['shard']}: {bad['error']}\n")
+    return EXIT_ERROR if unreadable else EXIT_OK
+
+
+def _image_scale(reader: Any, key: str | None, what: str) -> Any:
+    """An image dataset's scale by key (or index); a one-line error for anything else."""
+    scales = getattr(reader, "scales", None)
+    if not isinstance(scales, dict) or not hasattr(reader, "cutout"):
+        raise ShardkitError(f"{what}: {reader.source.name} is not a Neuroglancer image dataset "
+                            "(it has no scales)")
+    if key is None:
+        return next(iter(scales.values()))
+    if key in scales:
+        return scales[key]
+    if key.isdigit() and int(key) < len(scales):
+        return list(scales.values())[int(key)]
+    raise ShardkitError(f"{what}: no sharded scale {key!r} in {reader.source.name}; scales: "
+                        f"{', '.join(scales)}")
+
+
+def _ls_scale(args: argparse.Namespace, reader: Any) -> int:
+    """``ls --scale KEY [--coords]``: a scale's chunk ids, sorted, with grid positions."""
+    import numpy as np
+
+    scale = _image_scale(reader, args.scale, "ls")
+    ids = np.fromiter(scale.keys(), dtype=np.uint64)  # 8 bytes a chunk, to sort them
+    ids.sort()
+    if args.json:
+        rows: list[Any] = ids.tolist() if not args.coords else [
+            {"id": i, "position": list(scale.position(i))} for i in ids.tolist()]
+        sys.stdout.write(to_json(rows) + "\n")
+        return EXIT_OK
+    write = sys.stdout.write
+    for i in ids.tolist():
+        write(f"{i}\t{','.join(map(str, scale.position(i)))}\n" if args.coords else f"{i}\n")
+    return EXIT_OK
+
+
+def _ls_mdb(args: argparse.Namespace, reader: Any) -> int:
+    """``ls --xorbs`` / ``ls --chunks``: an MDB shard's xorbs, or every chunk, streamed."""
+    if reader.format_id != "mdb":
+        raise ShardkitError(f"ls: --xorbs and --chunks are for MDB shards, not "
+                            f"{reader.format_name}")
+    write = sys.stdout.write
+    rows: list[dict[str, Any]] = []
+    for x in reader.xorbs:
+        if args.xorbs:
+            row = {"hash": str(x.hash), "num_chunks": x.num_chunks,
+                   "num_bytes_in_xorb": x.num_bytes_in_xorb,
+                   "num_bytes_on_disk": x.num_bytes_on_disk}
+            if args.json:
+                rows.append(row)
+            else:
+                write(f"{row['hash']}\t{x.num_chunks} chunks\t{x.num_bytes_in_xorb} bytes\n")
+            continue
+        for i, c in enumerate(x.chunks):
+            d = c.to_dict()
+            if args.json:
+                rows.append({"hash": d["hash"], "xorb": str(x.hash), "index": i,
+                             "offset": d["offset"], "size": d["size"],
+                             "flag_names": d["flag_names"]})
+            else:
+                write(f"{d['hash']}\t{x.hash}\t{i}\t{d['size']}"
+                      + (f"\t{','.join(d['flag_names'])}" if d["flag_names"] else "") + "\n")
+    if args.json:
+        write(to_json(rows) + "\n")
     return EXIT_OK
 
 
 def cmd_ls(args: argparse.Namespace, reader: Any) -> int:
     """``shardkit ls``: every key (or record, or chunk id), one per line."""
+    if args.scale is not None or args.coords:
+        return _ls_scale(args, reader)
+    if args.xorbs or args.chunks:
+        if args.xorbs and args.chunks:
+            raise ShardkitError("ls: give --xorbs or --chunks, not both")
+        return _ls_mdb(args, reader)
     keys = call_with(reader.keys, "ls", reader, prefix=_arg_bytes(args.prefix),
                      start=_arg_bytes(args.start), stop=_arg_bytes(args.stop))
     fmt = reader.format_key
@@ -74,7 +152,12 @@ def cmd_get(args: argparse.Namespace, reader: Any) -> int:
     """``shardkit get``: one value, raw to stdout or ``-o``; structured values as JSON."""
     try:
         key = reader.parse_key(args.key)
-        value = reader[key]
+        try:
+            value = reader[key]
+        except EntryNotFoundError:
+            value = _mdb_other(reader, key)  # an MDB xorb or chunk hash
+            if value is None:
+                raise
     except EntryNotFoundError as exc:
         message = _not_found(exc, reader)
         if args.json:
@@ -115,6 +198,20 @@ def cmd_get(args: argparse.Namespace, reader: Any) -> int:
     return EXIT_OK
 
 
+def _mdb_other(reader: Any, key: Any) -> dict[str, Any] | None:
+    """What an MDB shard holds under a hash that is not a file's: a xorb, or a chunk."""
+    if getattr(reader, "format_id", None) != "mdb":
+        return None
+    xorb = reader.xorb(key)
+    if xorb is not None:
+        return {"xorb": xorb.to_dict()}
+    ref = reader.find_chunk(key)
+    if ref is None:
+        return None
+    return {"chunk": ref.chunk.to_dict(), "xorb_hash": str(ref.xorb_hash),
+            "xorb_record_index": ref.xorb_record_index, "chunk_index": ref.chunk_index}
+
+
 def _not_found(exc: EntryNotFoundError, reader: Any) -> str:
     """The message for an absent key. Keys that are arbitrary bytes shown as escaped text (ZSS
     records) are shown once, in that form, never as a Python repr of it."""
@@ -122,7 +219,88 @@ def _not_found(exc: EntryNotFoundError, reader: Any) -> str:
     if isinstance(key, bytes) and not isinstance(exc, DeletedEntryError) \
             and "hex" in inspect.signature(reader.format_key).parameters:
         return f"not found: {reader.format_key(key)}"
+    if getattr(reader, "format_id", None) == "mdb":
+        return f"no file, xorb or chunk {reader.format_key(key)} in this shard"
     return str(exc)
+
+
+def _bbox(text: str) -> tuple[tuple[int, int, int], tuple[int, int, int]]:
+    """``--bbox x0,y0,z0,x1,y1,z1``: six whole numbers."""
+    try:
+        v = [int(p) for p in text.replace(" ", "").split(",")]
+    except ValueError:
+        v = []
+    if len(v) != 6:
+        raise argparse.ArgumentTypeError(f"not x0,y0,z0,x1,y1,z1 (six whole numbers): {text!r}")
+    return (v[0], v[1], v[2]), (v[3], v[4], v[5])
+
+
+def cmd_cutout(args: argparse.Namespace, reader: Any) -> int:
+    """``shardkit cutout``: a box of voxels of one scale saved as ``.npy`` (``ds.cutout``)."""
+    import numpy as np
+
+    from ..writers._atomic import atomic_file
+
+    scale = _image_scale(reader, args.scale, "cutout")
+    try:
+        array = reader.cutout(scale.key, args.bbox, fill_missing=args.fill_missing)
+    except EntryNotFoundError as exc:  # the library's option, as the command spells it
+        raise ShardkitError(str(exc).replace("fill_missing=True", "--fill-missing")) from exc
+    with atomic_file(args.output) as fh:
+        np.save(fh, array, allow_pickle=False)
+    data = {"output": args.output, "scale": scale.key, "bbox": [list(c) for c in args.bbox],
+            "shape": list(array.shape), "dtype": str(array.dtype),
+            "bytes": int(array.nbytes)}
+    print_out(args, f"{args.output}: scale {scale.key}, shape {tuple(array.shape)} (x, y, z, "
+                    f"channels), {array.dtype}, {array.nbytes} bytes", data)
+    return EXIT_OK
+
+
+def _cell(value: Any, width: int = 40) -> str:
+    """A table cell: text as it is, anything else as its JSON; cut at ``width``."""
+    text = value if isinstance(value, str) else to_json(value, indent=None)
+    text = text.replace("\t", " ").replace("\n", " ")
+    return text if len(text) <= width else text[: width - 3] + "..."
+
+
+def cmd_head(args: argparse.Namespace, reader: Any) -> int:
+    """``shardkit head``: the first rows of a table (Amudai), as a table or JSON lines."""
+    rows_of = getattr(reader, "rows", None)
+    if rows_of is None:
+        raise ShardkitError(f"head: {reader.source.name} is a {reader.format_name}, not a "
+                            "table (head shows the rows of an Amudai shard)")
+    if args.n < 0:
+        raise ShardkitError(f"head: -n must be 0 or more, not {args.n}")
+    columns = None
+    if args.columns is not None:
+        columns = [c.strip() for c in args.columns.split(",") if c.strip()]
+        if not columns:
+            raise ShardkitError("head: --columns names no column")
+        known = {n.split(".")[0] for n in reader.keys()}
+        unknown = [c for c in columns if c not in known]
+        if unknown:
+            raise ShardkitError(f"head: no top-level column {unknown[0]!r}; columns: "
+                                f"{', '.join(sorted(known))}")
+    total = min(args.n, int(reader.record_count))
+    write = sys.stdout.write
+    header = False
+    for start in range(0, total, 1000):  # a thousand rows at a time: bounded memory
+        rows = rows_of(start, min(total, start + 1000), columns=columns)
+        if args.json:
+            for row in rows:
+                write(to_json(row, indent=None) + "\n")
+            continue
+        names = columns or (list(rows[0]) if rows else [])
+        cells = [[_cell(r.get(c)) for c in names] for r in rows]
+        widths = [max([len(c)] + [len(row[i]) for row in cells]) for i, c in enumerate(names)]
+        if not header:
+            write("  ".join(c.ljust(w) for c, w in zip(names, widths, strict=True)).rstrip()
+                  + "\n")
+            header = True
+        for row in cells:
+            write("  ".join(v.ljust(w) for v, w in zip(row, widths, strict=True)).rstrip()
+                  + "\n")
+    return EXIT_OK
 
 
 def cmd_dump(args: argparse.Namespace, reader: Any) -> int:
@@ -176,19 +354,32 @@ def open_and_run(args: argparse.Namespace,
     return run_guarded(args, run)
 
 
+_EPILOG = "exit codes: 0 ok, 2 usage error or a file that cannot be read"
+_EPILOGS = {
+    "get": "exit codes: 0 ok, 1 no such key (MDB: no such file, xorb or chunk), 2 usage error "
+           "or a file that cannot be read",
+    "info": "exit codes: 0 ok, 2 usage error or a file that cannot be read (a dataset with "
+            "unreadable shard files: what can be read is shown, each bad file named)",
+    "cutout": "exit codes: 0 ok, 2 usage error, a box outside the scale, a chunk not stored "
+              "(without --fill-missing) or a file that cannot be read",
+}
+
 COMMANDS: dict[str, tuple[Callable[[argparse.Namespace, Any], int], str]] = {
     "info": (cmd_info, "summary: format, header, counts"),
     "ls": (cmd_ls, "list keys, one per line"),
     "get": (cmd_get, "write one value to stdout (or -o FILE)"),
     "dump": (cmd_dump, "the whole object tree as JSON"),
     "map": (cmd_map, "byte layout: every section with start, end and size"),
+    "cutout": (cmd_cutout, "Neuroglancer: a box of voxels of one scale saved as .npy"),
+    "head": (cmd_head, "Amudai: the first rows, as a table (or JSON lines)"),
 }
 
 
 def add_parser(sub: Any, common: argparse.ArgumentParser) -> None:
     """Register ``info``, ``ls``, ``get``, ``dump``, ``map`` and ``formats``."""
     for name, (handler, help_text) in COMMANDS.items():
-        p = sub.add_parser(name, parents=[common], help=help_text, description=help_text)
+        p = sub.add_parser(name, parents=[common], help=help_text, description=help_text,
+                           epilog=_EPILOGS.get(name, _EPILOG))
         p.set_defaults(subparser=p, run=functools.partial(open_and_run, handler=handler))
         p.add_argument("file", metavar="FILE", help="shard file, dataset folder or URL")
         if name == "info":
@@ -202,10 +393,36 @@ def add_parser(sub: Any, common: argparse.ArgumentParser) -> None:
                               ("start", "records >= P"), ("stop", "records < P")):
                 p.add_argument(f"--{opt}", metavar="P",
                                help=f"only {what} (ZSS; text, or hex:... for bytes)")
+            p.add_argument("--scale", metavar="KEY",
+                           help="Neuroglancer image dataset: the chunk ids of this scale (key "
+                                "or index), sorted")
+            p.add_argument("--xorbs", action="store_true",
+                           help="MDB: the xorbs (hash, chunks, bytes) instead of the files")
+            p.add_argument("--chunks", action="store_true",
+                           help="MDB: every chunk (hash, xorb, index, size, flags)")
+            p.add_argument("--coords", action="store_true",
+                           help="Neuroglancer image dataset: also each chunk's grid position "
+                                "x,y,z (of the first scale without --scale)")
+        if name == "head":
+            p.add_argument("-n", type=int, default=10, metavar="N",
+                           help="how many rows (default 10)")
+            p.add_argument("--columns", metavar="a,b",
+                           help="only these top-level columns, in this order")
+        if name == "cutout":
+            p.add_argument("--scale", metavar="KEY", required=True,
+                           help="the scale: its key (8_8_40) or index (0)")
+            p.add_argument("--bbox", metavar="x0,y0,z0,x1,y1,z1", type=_bbox, required=True,
+                           help="the box, half-open, in absolute voxel coordinates "
+                                "(voxel_offset included)")
+            p.add_argument("-o", "--output", metavar="OUT.npy", required=True,
+                           help="where to save the array (x, y, z, channels), numpy .npy")
+            p.add_argument("--fill-missing", action="store_true",
+                           help="zeros for chunks that are not stored (default: an error)")
         if name == "get":
             p.add_argument("key", metavar="KEY",
-                           help="the key: hex (SWH), display hex (MDB), escaped text or hex:... "
-                                "(ZSS), a decimal chunk id (Neuroglancer), a column path (Amudai)")
+                           help="the key: hex (SWH), display hex (MDB: a file, xorb or chunk "
+                                "hash), escaped text or hex:... (ZSS), a decimal chunk id "
+                                "(Neuroglancer), a column path (Amudai)")
             p.add_argument("-o", "--output", metavar="OUT", help="write the value to OUT")
         if name == "dump":
             p.add_argument("--compact", action="store_true", help="one-line JSON")

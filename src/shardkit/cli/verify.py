@@ -17,6 +17,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from ..errors import Problem, ShardkitError
+from ..formats import open_reader
 from .common import (
     EXIT_OK,
     EXIT_PROBLEMS,
@@ -63,11 +64,21 @@ def group_problems(problems: Sequence[Problem], shown: int = 3) -> list[str]:
 
 def cmd_verify(args: argparse.Namespace, reader: Any) -> int:
     """``shardkit verify FILE``: every check; exit 1 when problems are found."""
-    progress = Progress("verify", show_progress(args))
-    problems = call_with(functools.partial(reader.verify, progress=progress), "verify", reader,
-                         content_hash=args.content_hash, name_check=args.name_check,
-                         strict=args.strict)
-    progress.finish()
+    others: list[Any] = []
+    if args.with_ and reader.format_id != "mdb":
+        raise ShardkitError(f"verify: --with is for MDB shards, not {reader.format_name}")
+    try:
+        for name in args.with_ or ():  # MDB: shards whose xorbs this one's files may use
+            others.append(open_reader(name, "mdb", io_options=io_options(args)))
+        progress = Progress("verify", show_progress(args))
+        problems = call_with(functools.partial(reader.verify, progress=progress), "verify",
+                             reader, content_hash=args.content_hash,
+                             name_check=args.name_check, strict=args.strict,
+                             other_shards=others or None)
+        progress.finish()
+    finally:
+        for other in others:
+            other.close()
     data = {"file": reader.source.name, "format": reader.format_id, "ok": not problems,
             "problems": [p.to_dict() for p in problems]}
     notes = list(getattr(problems, "notes", ()))  # checks a reader could not make here
@@ -155,7 +166,15 @@ def cli_verify(args: Any, spec: Mapping[str, Any] | None) -> int:
     io = _check_io_options(io_options(args))
     show_all = getattr(args, "all", False)
 
+    done = [0]
+
+    noticed: list[str] = []
+
     def show(result: dict[str, Any]) -> None:
+        done[0] += 1
+        if result.get("notices") and not noticed:  # said once a run
+            noticed.append(result["notices"][0])
+            tqdm.write(f"shardkit: note: {noticed[0]}", file=sys.stderr)
         line = json.dumps(result) if args.json else format_line(result)
         if show_all and not args.json and result.get("status") == "unsound":
             line += "".join(f"\n  PROBLEM {_problem_text(p)}" for p in result["problems"])
@@ -166,13 +185,23 @@ def cli_verify(args: Any, spec: Mapping[str, Any] | None) -> int:
     client = None
     if args.dask is not None:
         client, close = connect(args.dask, args.jobs)
+    report = args.report or args.resume
     try:
         summary = bulk_run(items, "verify", jobs=args.jobs, client=client,
-                           report=args.report or args.resume, resume=args.resume,
+                           report=report, resume=args.resume,
                            timeout=args.timeout, content_hash=args.content_hash,
                            name_check=args.name_check, strict=getattr(args, "strict", False),
                            format=args.format, spec=spec, io_options=io,
                            progress=args.progress, on_result=show, keep_results=False)
+    except KeyboardInterrupt:
+        if report is not None:
+            how = (f"{report} holds their results: rerun the same command with --resume "
+                   f"{report} to check only the rest")
+        else:
+            how = ("nothing was saved: run with --report r.jsonl, then after an interruption "
+                   "rerun with --resume r.jsonl to check only the rest")
+        sys.stderr.write(f"\nshardkit: interrupted after {done[0]} shard(s); {how}\n")
+        return 130
     finally:
         close()
     data = summary.to_dict()
@@ -190,6 +219,10 @@ def cli_verify(args: Any, spec: Mapping[str, Any] | None) -> int:
 def run_verify(args: argparse.Namespace) -> int:
     """``shardkit verify``: one target opened here, or many through :mod:`shardkit.bulk`."""
     if wanted(args):
+        if args.with_:
+            return run_guarded(args, lambda: _refuse(
+                "verify: --with takes one MDB shard to verify, named before it (shardkit "
+                "verify A.mdb --with B.mdb C.mdb), not several, globs or a list"))
         def many() -> int:
             spec = load_spec(args.spec) if args.spec is not None else None
             return cli_verify(args, spec)
@@ -201,10 +234,17 @@ def run_verify(args: argparse.Namespace) -> int:
     return open_and_run(args, cmd_verify)
 
 
+def _refuse(message: str) -> int:
+    raise ShardkitError(message)
+
+
 def add_parser(sub: Any, common: argparse.ArgumentParser) -> None:
     """Register ``verify``."""
     help_text = "run every check; exit 1 if problems are found"
-    p = sub.add_parser("verify", parents=[common], help=help_text, description=help_text)
+    p = sub.add_parser("verify", parents=[common], help=help_text, description=help_text,
+                       epilog="exit codes: 0 sound (every shard), 1 problems found (some shard "
+                              "unsound), 2 usage error or an unreadable file (some shard "
+                              "unreadable); 130 interrupted (the report so far is kept)")
     p.set_defaults(subparser=p, run=run_verify)
     p.add_argument("file", metavar="FILE", nargs="*",
                    help="shard file, dataset folder or URL; several, or globs")
@@ -221,4 +261,7 @@ def add_parser(sub: Any, common: argparse.ArgumentParser) -> None:
                    help="also check the file's name against its content hash (MDB)")
     p.add_argument("--strict", action="store_true",
                    help="count checks that cannot be made here (NOTE lines) as problems (MDB)")
+    p.add_argument("--with", dest="with_", metavar="OTHER.mdb", nargs="+",
+                   help="MDB: other shards whose xorbs the files' terms may use (their terms "
+                        "and file hashes are then checked too)")
     add_bulk_options(p)

@@ -15,7 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from ..errors import ShardkitError, UnknownFormatError, UnsupportedVersionError
+from ..errors import BadMagicError, ShardkitError, UnknownFormatError, UnsupportedVersionError
 from ..sources import ByteSource, open_source
 
 __all__ = ["FORMATS", "FormatInfo", "detect", "open_reader"]
@@ -102,17 +102,19 @@ def detect(source: ByteSource) -> FormatInfo:
     """The format of ``source``, from its first and last bytes.
 
     Raises:
-        UnknownFormatError: Nothing matched; the message lists what was tried.
+        UnknownFormatError: Nothing matched: one short line; ``tried`` holds what each format
+            starts with.
     """
     head = source.read_range(0, min(_SNIFF, source.size))
     for info in FORMATS.values():
         if info.sniff(head, source):
             return info
     tried = [f"{info.id}: {info.describe}" for info in FORMATS.values()]
-    shown = head[:16].hex(" ") if head else "(empty file)"
+    shown = f"first bytes {head[:8].hex(' ')}" if head else "an empty file"
+    # one short line: what each format starts with is in `tried` (and `shardkit formats`)
     raise UnknownFormatError(
-        f"{source.name}: not a shard shardkit knows (first bytes: {shown}); tried "
-        + "; ".join(tried),
+        f"{source.name}: not a shard shardkit knows ({shown}; it reads "
+        f"{', '.join(FORMATS)}: see 'shardkit formats')",
         tried,
         offset=0,
     )
@@ -184,8 +186,9 @@ def open_reader(target: Any, format: str | None = None,
         target: What to open: a shard file, or a Neuroglancer dataset folder or URL.
         format: Force a format id instead of detecting it.
         storage_options: Passed to fsspec for URLs.
-        io_options: Remote reads (``block_size``, ``cache``, ``concurrency``, ``retries``):
-            see :class:`~shardkit.remote.RemoteSource`.
+        io_options: Remote reads (``block_size``, ``cache``, ``concurrency``, ``retries``,
+            ``max_whole_read``): see :class:`~shardkit.remote.RemoteSource`;
+            ``max_whole_read`` applies to Neuroglancer datasets too.
         options: Passed to the format's reader (e.g. ``spec=`` for a bare Neuroglancer shard).
     """
     storage_options = storage_options or {}
@@ -193,17 +196,19 @@ def open_reader(target: Any, format: str | None = None,
         raise ShardkitError(f"unknown format {format!r}; known: {', '.join(FORMATS)}")
     is_url = isinstance(target, (str, os.PathLike)) and "://" in os.fspath(target)
     kind = _url_kind(os.fspath(target)) if is_url else "file"
+    whole = (io_options or {}).get("max_whole_read")
+    ds_options = dict(options) if whole is None else {**options, "max_whole_read": whole}
     if format in (None, "neuroglancer") and "spec" not in options and (
             _is_dataset(target, **storage_options)
             or (is_url and format == "neuroglancer" and kind != "file")):
-        return _open_dataset(target, storage_options, **options)
+        return _open_dataset(target, storage_options, **ds_options)
     maybe_dataset = is_url and kind == "unknown" and format is None and "spec" not in options
     try:
         source = open_source(target, io_options=io_options, **storage_options)
     except ShardkitError:
         raw = _fetch_info(os.fspath(target), storage_options) if maybe_dataset else None
         if raw is not None:
-            return _open_dataset(target, storage_options, raw, **options)
+            return _open_dataset(target, storage_options, raw, **ds_options)
         raise
     try:
         fmt = format
@@ -219,7 +224,7 @@ def open_reader(target: Any, format: str | None = None,
             raw = _fetch_info(os.fspath(target), storage_options) if maybe_dataset else None
             if raw is not None:
                 source.close()
-                return _open_dataset(target, storage_options, raw, **options)
+                return _open_dataset(target, storage_options, raw, **ds_options)
             # a bare Neuroglancer .shard beside its dataset's info file: read it with that spec
             from .neuroglancer.loader import sibling_spec
 
@@ -230,10 +235,35 @@ def open_reader(target: Any, format: str | None = None,
         if not info.readable:
             raise UnsupportedVersionError(f"{source.name}: recognised as a {info.name}, but "
                                           "this version of shardkit cannot read it yet")
-        return info.opener(source, **options)
+        if getattr(source, "read_whole", False):  # its server ignores Range: read whole
+            import warnings
+
+            from ..remote import whole_read_notice
+
+            warnings.warn(whole_read_notice(source.name, source.size, source.max_whole_read),
+                          stacklevel=2)
+        if format is None:
+            return info.opener(source, **options)
+        try:
+            return info.opener(source, **options)
+        except BadMagicError as exc:
+            raise _wrong_format(source, info, exc) from exc
     except BaseException:
         source.close()
         raise
+
+
+def _wrong_format(source: Any, asked: FormatInfo, exc: BadMagicError) -> BadMagicError:
+    """A forced format's bad magic, saying which format the file looks like, if any."""
+    try:
+        other = detect(source)
+    except ShardkitError:
+        return exc
+    if other.id == asked.id:
+        return exc
+    return BadMagicError(f"{source.name}: not a {asked.name}: the file looks like a "
+                         f"{other.name} (format {other.id!r}; leave the format out to detect "
+                         "it)", offset=exc.offset, field=exc.field)
 
 
 def _check_info(path: str) -> None:

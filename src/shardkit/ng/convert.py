@@ -387,6 +387,8 @@ class ConversionReport:
         chunks: Chunks (or objects) moved.
         bytes_in, bytes_out: Bytes read and written.
         choices: Folder -> the chooser's reasoning, when ``spec="auto"``.
+        shards: Folder -> the shard files it holds after the run (written or kept); 0 for an
+            empty scale (no chunks: no shard file, and no folder, is written for it).
     """
 
     direction: str
@@ -399,6 +401,7 @@ class ConversionReport:
     bytes_in: int = 0
     bytes_out: int = 0
     choices: dict[str, dict[str, Any]] = field(default_factory=dict)
+    shards: dict[str, int] = field(default_factory=dict)
 
     def add(self, result: Mapping[str, int]) -> None:
         for name, value in result.items():
@@ -875,8 +878,11 @@ def shard_layer(src: str | os.PathLike[str], dst: str | os.PathLike[str], *,
     else:
         out["sharding"] = parts[0][0].spec
     dst_store.write("info", json.dumps(out, indent=1).encode())
-    for part, _, _ in parts:  # the info says the spec now
+    for part, part_spec, _ in parts:  # the info says the spec now
         dst_store.remove(_join(part.folder, _SPEC_RECORD))
+        report.shards[part.folder] = sum(
+            1 for n in dst_store.list(part.folder)
+            if n.endswith(".shard") and part_spec.parse_shard_name(n) is not None)
     report.files_out += 1
     return report
 

@@ -138,7 +138,8 @@ class _Blobs:
             root = root.inner  # through wrappers (a CountingSource, a _Window) to the remote
         io_options = {k: getattr(root, attr) for k, attr in (
             ("block_size", "block_size"), ("cache", "cache_bytes"),
-            ("concurrency", "concurrency"), ("retries", "retries"))
+            ("concurrency", "concurrency"), ("retries", "retries"),
+            ("max_whole_read", "max_whole_read"))
             if isinstance(getattr(root, attr, None), int)} if "://" in target else None
         try:  # a remote stripe file is read as its root is (same block size, cache, ...)
             src = open_source(target, io_options=io_options or None, **self.storage_options)

@@ -6,7 +6,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from ...errors import Problem
+from ...errors import Problem, ShardkitError
 from ..base import Section
 from .kv import ShardedKV
 from .shard import _MISSING, NgShard
@@ -127,9 +127,22 @@ class NgDataset:
         out: dict[str, Any] = {"sharding": kv.spec.to_dict(), "num_shards": kv.spec.num_shards,
                                "shard_files": None, "chunk_count": None}
         if count:
-            numbers = kv.shard_numbers()
-            out["shard_files"] = len([n for n in numbers if kv.shard(n) is not None])
-            out["chunk_count"] = len(kv)
+            files = chunks = 0
+            unreadable = []
+            for number in kv.shard_numbers():
+                try:  # one bad shard file is named; the others are still counted
+                    reader = kv.shard(number)
+                    if reader is None:
+                        continue
+                    chunks += len(reader)
+                    files += 1
+                except ShardkitError as exc:
+                    name = f"{kv.store.name}/{kv.spec.shard_name(number)}"
+                    unreadable.append({"shard": name, "error": str(exc)})
+            out["shard_files"] = files + len(unreadable)
+            out["chunk_count"] = chunks
+            if unreadable:
+                out["unreadable_shards"] = unreadable
         return out
 
     def summary(self, count_chunks: bool | None = None) -> dict[str, Any]:

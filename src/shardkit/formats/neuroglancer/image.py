@@ -342,17 +342,19 @@ class NgImageDataset(NgDataset):
         return NgVolume(self, self._scale(scale).key, fill_missing)
 
     def summary(self, count_chunks: bool | None = None) -> dict[str, Any]:
-        """Type, data type, and per scale its geometry, spec, shard and chunk counts (counts
-        as in :meth:`NgDataset.summary`: by default for a local dataset only)."""
+        """Type, data type, dataset totals (``num_shards``, ``shard_files``, ``chunk_count``
+        over every sharded scale), and per scale its geometry, spec, shard and chunk counts
+        (counts as in :meth:`NgDataset.summary`: by default for a local dataset only)."""
         count = self._counting(count_chunks)
         scales = []
         for s in self.scales.values():
             scales.append({**s.to_dict(), **self._kv_summary(s, count)})
-        first = scales[0]
+        # dataset totals at the top, every per-scale value (sharding spec...) in its scale
         out = {"format": self.format_name, "dataset": self.store.name,
                "type": self.info.get("type"), "data_type": self.data_type,
-               "num_channels": self.num_channels, "sharding": first["sharding"],
-               "num_shards": first["num_shards"],
+               "num_channels": self.num_channels, "scale_count": len(scales),
+               "num_shards": sum(s["num_shards"] for s in scales),
+               "shard_files": sum(s["shard_files"] for s in scales) if count else None,
                "chunk_count": sum(s["chunk_count"] for s in scales) if count else None,
                "scales": scales, "unsharded_scales": self.unsharded_scales}
         if not count:

@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ...errors import UnsupportedVersionError
+from ...remote import DEFAULT_MAX_WHOLE_READ
 from .cache import ByteLRU
 from .dataset import NgDataset, NgKeyValueDataset
 from .image import NgImageDataset
@@ -19,7 +20,7 @@ _KV_TYPES = {"neuroglancer_skeletons", "neuroglancer_multilod_draco", "neuroglan
 def open_dataset(target: str | os.PathLike[str], storage_options: Mapping[str, Any] | None = None,
                  *, info: Mapping[str, Any] | bytes | None = None,
                  allow_external: bool = False, cache_bytes: int = DEFAULT_CACHE_BYTES,
-                 **options: Any) -> NgDataset:
+                 max_whole_read: int | None = None, **options: Any) -> NgDataset:
     """Open a Neuroglancer precomputed dataset folder or URL holding an ``info`` file.
 
     Args:
@@ -33,6 +34,8 @@ def open_dataset(target: str | os.PathLike[str], storage_options: Mapping[str, A
             are always refused.
         cache_bytes: Budget of the dataset's cache of decoded minishard indices and shard
             indices, shared by every shard and scale (default 64 MiB).
+        max_whole_read: Largest file read whole from a server that ignores ``Range``
+            (default 16 MiB, :data:`shardkit.remote.DEFAULT_MAX_WHOLE_READ`).
         options: Passed to every :class:`NgShard` (``max_decoded_size``, ``max_index_size``,
             ``block_size``) or :class:`ShardedKV` (``max_open_shards``).
 
@@ -40,7 +43,8 @@ def open_dataset(target: str | os.PathLike[str], storage_options: Mapping[str, A
         SpecError: The ``info`` file or its sharding spec is invalid.
         UnsupportedVersionError: A valid dataset shardkit does not read (unsharded).
     """
-    store = _Store(target, storage_options)
+    store = _Store(target, storage_options, max_whole_read=DEFAULT_MAX_WHOLE_READ
+                   if max_whole_read is None else max_whole_read)
     if info is None or isinstance(info, (bytes, bytearray)):
         raw = store.read_bytes("info", MAX_INFO_BYTES) if info is None else bytes(info)
         info = parse_json(raw, f"{store.name}/info")

@@ -7,12 +7,14 @@ import os
 import posixpath
 import re
 import threading
+import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from ...errors import LimitExceededError, ShardkitError, TruncatedError
+from ...remote import DEFAULT_MAX_WHOLE_READ, ignored_range_error, whole_read_notice
 from ...sources import ByteSource, BytesSource, FileSource
 from .decode import gunzip_capped
 from .spec import DEFAULT_MAX_DECODED_SIZE
@@ -28,16 +30,30 @@ class RangeSource:
     A missing file raises ``FileNotFoundError`` from the first read.
     :meth:`read_ranges` fetches many ranges at once (concurrently on async filesystems such as
     HTTP, S3 and GCS, through fsspec's ``cat_ranges``).
+
+    A server that ignores ``Range`` (``python -m http.server``) answers with the whole file:
+    up to ``max_whole_read`` bytes it is kept and every later read is served from it
+    (:attr:`read_whole`); above that the read is refused with a message saying what to do.
     """
 
-    def __init__(self, fs: Any, path: str, name: str) -> None:
+    def __init__(self, fs: Any, path: str, name: str,
+                 max_whole_read: int = DEFAULT_MAX_WHOLE_READ) -> None:
         self.fs = fs
         self.path = path
         self.name = name
+        self.max_whole_read = max_whole_read
         self._size: int | None = None
+        self._whole: bytes | None = None
+
+    @property
+    def read_whole(self) -> bool:
+        """True when the server ignored ``Range`` and the file was read whole."""
+        return self._whole is not None
 
     @property
     def size(self) -> int:
+        if self._whole is not None:
+            return len(self._whole)
         if self._size is None:
             try:
                 self._size = int(self.fs.size(self.path))
@@ -61,6 +77,16 @@ class RangeSource:
         if isinstance(data, BaseException):
             raise TruncatedError(f"cannot read bytes [{start}, {end}) of {self.name}: {data}",
                                  needed=end - start, offset=start) from data
+        if len(data) > end - start:  # the whole file: the server ignores Range
+            if len(data) > self.max_whole_read:
+                raise ignored_range_error(self.name, start, end, len(data),
+                                          self.max_whole_read, status=None)
+            self._whole = bytes(data)
+            self._size = len(data)
+            warnings.warn(whole_read_notice(self.name, len(data), self.max_whole_read),
+                          stacklevel=3)
+            self._check(start, end)
+            return self._whole[start:end]
         if len(data) != end - start:
             raise TruncatedError(f"truncated: needs bytes up to {end}, got "
                                  f"{start + len(data)}", needed=end - start,
@@ -71,6 +97,8 @@ class RangeSource:
         self._check(start, end)
         if start == end:
             return b""
+        if self._whole is not None:
+            return self._whole[start:end]
         try:
             data = self.fs.cat_file(self.path, start=start, end=end)
         except FileNotFoundError:
@@ -84,7 +112,7 @@ class RangeSource:
         for s, e in ranges:
             self._check(s, e)
         wanted = [(s, e) for s, e in ranges if e > s]
-        if len(wanted) <= 1:
+        if len(wanted) <= 1 or self._whole is not None:
             return [self.read_range(s, e) for s, e in ranges]
         try:
             datas = self.fs.cat_ranges([self.path] * len(wanted), [s for s, _ in wanted],
@@ -103,6 +131,8 @@ class RangeSource:
             return self.read_range(0, min(n, self._size))
         try:
             data = bytes(self.fs.cat_file(self.path, start=0, end=n))
+            if len(data) > n:  # the whole file: the server ignores Range
+                return self._got(0, n, data)
         except FileNotFoundError:
             raise
         except Exception:  # noqa: BLE001 - e.g. 416 for an empty file: ask for the size
@@ -156,8 +186,10 @@ class _Store:
     """
 
     def __init__(self, target: str | os.PathLike[str],
-                 storage_options: Mapping[str, Any] | None = None) -> None:
+                 storage_options: Mapping[str, Any] | None = None, *,
+                 max_whole_read: int = DEFAULT_MAX_WHOLE_READ) -> None:
         text = os.fspath(target)
+        self.max_whole_read = max_whole_read
         self.name = text.rstrip("/") or text
         self.fs: Any = None
         self.root = self.name
@@ -188,6 +220,7 @@ class _Store:
             child.root = os.path.normpath(os.path.join(self.root, name))
         child._listing = False
         child._lock = threading.Lock()
+        child.max_whole_read = self.max_whole_read
         return child
 
     def _path(self, name: str) -> str:
@@ -229,7 +262,7 @@ class _Store:
                                      what=f"{self.name}/{name}.gz")
                 return BytesSource(data, f"{self.name}/{name}.gz")
             return None
-        return RangeSource(self.fs, path, f"{self.name}/{name}")
+        return RangeSource(self.fs, path, f"{self.name}/{name}", self.max_whole_read)
 
     def list(self) -> list[str] | None:
         """Names of the files in the folder, or ``None`` when it cannot be listed (made once)."""

@@ -206,7 +206,8 @@ class SwhShard(Reader):
              f"hash_position {h.hash_position} != index_position + index_size "
              f"({h.index_position + h.index_size})"),
             (h.hash_position <= size, "/header/ofs_hash", 80,
-             f"hash_position {h.hash_position} is past the end of the file ({size} bytes)"),
+             f"truncated: hash_position {h.hash_position} is past the end of the file "
+             f"({size} bytes)"),
         ]
         for ok, field, offset, message in checks:
             if not ok:

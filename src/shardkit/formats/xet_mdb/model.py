@@ -47,6 +47,18 @@ _BOOKEND_HASH = BOOKEND[:32]
 FILE_FLAG_VERIFICATION = 0x8000_0000
 FILE_FLAG_METADATA_EXT = 0x4000_0000
 CHUNK_FLAG_GLOBAL_DEDUP = 0x8000_0000
+#: Flag bits by their xet-core names (``MDB_FILE_FLAG_WITH_*``, ``MDB_CHUNK_WITH_*``).
+FILE_FLAG_NAMES = {FILE_FLAG_VERIFICATION: "with_verification",
+                   FILE_FLAG_METADATA_EXT: "with_metadata_ext"}
+CHUNK_FLAG_NAMES = {CHUNK_FLAG_GLOBAL_DEDUP: "global_dedup"}
+
+
+def flag_names(flags: int, names: dict[int, str]) -> list[str]:
+    """The set bits of ``flags`` by name (``bit N`` for a bit no name is known for)."""
+    out = [name for bit, name in names.items() if flags & bit]
+    rest = flags & ~sum(names)
+    out += [f"bit {i}" for i in range(32) if rest >> i & 1]
+    return out
 GLOBAL_DEDUP_MODULUS = 1024
 NEVER_EXPIRES = 2**64 - 1
 _ZERO = bytes(32)
@@ -218,7 +230,8 @@ class ChunkEntry(NamedTuple):
     def to_dict(self) -> dict[str, Any]:
         """Plain dict for JSON output."""
         return {"hash": str(self.hash), "offset": self.offset, "size": self.size,
-                "flags": self.flags, "global_dedup_eligible": self.global_dedup_eligible}
+                "flags": self.flags, "flag_names": flag_names(self.flags, CHUNK_FLAG_NAMES),
+                "global_dedup_eligible": self.global_dedup_eligible}
 
 
 # bulk construction of the NamedTuples (tuple.__new__ skips the generated __new__)
@@ -393,6 +406,7 @@ class FileInfo:
     def to_dict(self) -> dict[str, Any]:
         """Plain dict for JSON output (hashes in display hex)."""
         return {"hash": str(self.hash), "size": self.size, "flags": self.flags,
+                "flag_names": flag_names(self.flags, FILE_FLAG_NAMES),
                 "terms": [t.to_dict() for t in self.terms],
                 "verification_hashes": [str(h) for h in self.verification_hashes],
                 "sha256": None if self.sha256 is None else str(self.sha256),

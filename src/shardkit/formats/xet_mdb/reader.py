@@ -290,7 +290,7 @@ class MdbShard(Reader):
         while True:
             if pos + RECORD_SIZE > limit:
                 raise TruncatedError(
-                    f"the file info section has no bookend: block {i} at {pos} needs "
+                    f"truncated: the file info section has no bookend: block {i} at {pos} needs "
                     f"{RECORD_SIZE} bytes, {max(0, limit - pos)} remain",
                     needed=RECORD_SIZE, available=max(0, limit - pos), offset=pos,
                     field=f"/file_info/blocks/{i}")
@@ -302,8 +302,9 @@ class MdbShard(Reader):
             end = pos + nrec * RECORD_SIZE
             if end > limit:
                 raise TruncatedError(
-                    f"file block {i} declares {n} terms ({nrec} records, {nrec * RECORD_SIZE} "
-                    f"bytes) but {limit - pos} bytes remain before the end of the sections",
+                    f"truncated: file block {i} declares {n} terms ({nrec} records, "
+                    f"{nrec * RECORD_SIZE} bytes) but {limit - pos} bytes remain before the end "
+                    "of the sections",
                     needed=nrec * RECORD_SIZE, available=limit - pos, offset=pos + 36,
                     field=f"/file_info/blocks/{i}/num_terms")
             add(pos)
@@ -315,7 +316,7 @@ class MdbShard(Reader):
         while True:
             if pos + RECORD_SIZE > limit:
                 raise TruncatedError(
-                    f"the xorb info section has no bookend: block {i} at {pos} needs "
+                    f"truncated: the xorb info section has no bookend: block {i} at {pos} needs "
                     f"{RECORD_SIZE} bytes, {max(0, limit - pos)} remain",
                     needed=RECORD_SIZE, available=max(0, limit - pos), offset=pos,
                     field=f"/xorb_info/blocks/{i}")
@@ -325,8 +326,8 @@ class MdbShard(Reader):
             end = pos + (1 + n) * RECORD_SIZE
             if end > limit:
                 raise TruncatedError(
-                    f"xorb block {i} declares {n} chunks ({(1 + n) * RECORD_SIZE} bytes) but "
-                    f"{limit - pos} bytes remain before the end of the sections",
+                    f"truncated: xorb block {i} declares {n} chunks ({(1 + n) * RECORD_SIZE} "
+                    f"bytes) but {limit - pos} bytes remain before the end of the sections",
                     needed=(1 + n) * RECORD_SIZE, available=limit - pos, offset=pos + 36,
                     field=f"/xorb_info/blocks/{i}/num_chunks")
             add(pos)

@@ -169,8 +169,9 @@ class ZssFile(ZssVerify, Reader):
                                 h.metadata, ks.header_crc32c)
         self.data_size = source.size - self.data_offset
         if h.root_voffset >= self.data_size:
-            raise LayoutError(f"root voffset {h.root_voffset} is past the end of the blocks "
-                              f"({self.data_size} bytes)", offset=12, field="/header/root_voffset")
+            raise LayoutError(f"truncated: root voffset {h.root_voffset} is past the end of the "
+                              f"blocks ({self.data_size} bytes)", offset=12,
+                              field="/header/root_voffset")
         self.metadata: dict[str, Any] = metadata
         self.codec: str = h.codec
         self.uuid: bytes = h.uuid
