@@ -28,7 +28,7 @@ import csv
 import json
 import re
 import uuid
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from decimal import Decimal
@@ -442,18 +442,24 @@ def _value(col: _Col, v: Any, where: str) -> Any:
     return _scalar(col, v, where)
 
 
-def _columns(cols: Sequence[_Col], path: Path) -> dict[str, list[Any]]:
+def _columns(cols: Sequence[_Col], path: Path,
+             progress: Callable[[int], None] | None = None, done: int = 0
+             ) -> dict[str, list[Any]]:
     out: dict[str, list[Any]] = {c.spec.name: [] for c in cols}
     for n, rec in enumerate(read_records(path), 1):
         for c in cols:
             out[c.spec.name].append(_value(c, rec.get(c.spec.name),
                                            f"{path}:{n}:{c.spec.name}"))
+        if progress is not None and not n % 4096:
+            progress(done + n)
+    if progress is not None:
+        progress(done + len(next(iter(out.values()), [])))
     return out
 
 
 def ingest(out: str | Path, inputs: Sequence[str | Path], *,
-           schema: str | Sequence[FieldSpec] | None = None, layout: str = "single"
-           ) -> list[Path]:
+           schema: str | Sequence[FieldSpec] | None = None, layout: str = "single",
+           progress: Callable[[int], None] | None = None) -> list[Path]:
     """Write the records of ``inputs`` (NDJSON or CSV files) as an Amudai shard at ``out``.
 
     Args:
@@ -464,6 +470,7 @@ def ingest(out: str | Path, inputs: Sequence[str | Path], *,
             arrow-schema's serde JSON (what ``amudai-cmd ingest --schema-file`` reads), FieldSpecs,
             or None to infer it.
         layout: ``single`` (one file) or ``twolevel`` (a root and one file per stripe).
+        progress: Called with the number of records read so far, now and then.
 
     Returns:
         The paths written, the root first.
@@ -486,5 +493,9 @@ def ingest(out: str | Path, inputs: Sequence[str | Path], *,
         specs = (parse_schema(schema) if isinstance(schema, str) else
                  infer_schema(paths) if schema is None else list(schema))
         cols = [_col_of(s) for s in specs]
-    stripes = [_columns(cols, p) for p in paths]
+    stripes: list[dict[str, list[Any]]] = []
+    done = 0
+    for p in paths:
+        stripes.append(_columns(cols, p, progress, done))
+        done += len(next(iter(stripes[-1].values()), []))
     return write_amudai(out, [c.spec for c in cols], stripes, two_level=layout == "twolevel")

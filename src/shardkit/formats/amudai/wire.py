@@ -107,10 +107,14 @@ _RETIRED: dict[tuple[str, int, int | None], str] = {
                                   "shard_position = 7)",
     ("SplitBlockBloomFilter", 5, 2): "data = 5 (before 2025-08-24; since then data = 6 and "
                                      "hash_seed = 5)",
-    ("FieldDescriptor", 5, None): "true_count = 5 (before 2025-06-24)",
-    ("FieldDescriptor", 11, None): "properties = 11 (before 2025-06-24)",
-    ("FieldDescriptor", 42, None): "stored_index_size = 42 (before 2025-07-23)",
-    ("FieldDescriptor", 43, None): "plain_data_size = 43 (before 2025-07-23)",
+    ("FieldDescriptor", 5, None): "true_count = 5 (before 2025-06-15) or nan_count = 5 "
+                                  "(before 2025-06-25)",
+    ("FieldDescriptor", 6, 1): "nan_count = 6 (before 2025-06-15; since then range_stats = 6)",
+    ("CardinalityInfo", 1, 2): "FieldDescriptor.range_stats = 7 (before 2025-06-15; since then "
+                               "cardinality = 7)",
+    ("FieldDescriptor", 11, None): "properties = 11 (before 2025-06-15)",
+    ("FieldDescriptor", 42, None): "stored_index_size = 42 (before 2025-07-13)",
+    ("FieldDescriptor", 43, None): "plain_data_size = 43 (before 2025-07-13)",
 }
 _WIRE_NAMES = {0: "varint", 1: "fixed64", 2: "length-delimited", 5: "fixed32"}
 
