@@ -58,11 +58,12 @@ from .model import (
 )
 from .refs import _Blobs, _Known, _ks_stream, _Window
 from .rows import AmudaiRows
+from .stream import AmudaiStream
 from .verify import AmudaiVerify
 from .wire import WALK_FROM, check_items, check_known
 
 
-class AmudaiShard(AmudaiColumns, AmudaiRows, AmudaiVerify, Reader):
+class AmudaiShard(AmudaiColumns, AmudaiRows, AmudaiStream, AmudaiVerify, Reader):
     """An Amudai shard (root ``.amudai.shard`` file, and stripe files beside it).
 
     Args:
