@@ -60,7 +60,7 @@ class _ShortChild:
         self.shard = shard
         real = shard.stripe_field
 
-        def stripe_field(k: int, sid: int):  # noqa: ANN202
+        def stripe_field(k: int, sid: int):
             sfd = real(k, sid)
             if sfd is not None and sid == shard.field("l.item").schema_id:
                 sfd.field.position_count = 2
@@ -68,5 +68,5 @@ class _ShortChild:
 
         shard.stripe_field = stripe_field  # type: ignore[method-assign]
 
-    def iter_rows(self):  # noqa: ANN201
+    def iter_rows(self):
         return self.shard.iter_rows()
