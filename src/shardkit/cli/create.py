@@ -31,6 +31,7 @@ __all__ = ["FORMAT_OPTIONS", "add_parser", "refuse_options", "run_create"]
 _FORMATS: dict[str, str] = {
     "swh": "create_swh",
     "zss": "create_zss",
+    "amudai": "create_amudai",
 }
 
 #: Every format option of ``create`` (its ``dest``) and its flag, for :func:`refuse_options`.
