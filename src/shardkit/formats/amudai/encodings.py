@@ -25,7 +25,8 @@ __all__ = ["block_encodings", "cascade"]
 
 
 def cascade(trace: list[tuple[int, str]]) -> str:
-    """``[(0, "RunLength"), (1, "Plain"), (1, "FLBitPack")]`` -> ``"RunLength[Plain, FLBitPack]"``."""
+    """A block's trace as text: ``[(0, "RunLength"), (1, "Plain"), (1, "FLBitPack")]`` is
+    ``"RunLength[Plain, FLBitPack]"``."""
     def walk(i: int, depth: int) -> tuple[str, int]:
         name = trace[i][1]
         i += 1
