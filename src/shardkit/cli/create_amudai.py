@@ -28,7 +28,8 @@ def _schema(args: argparse.Namespace) -> str | None:
     if args.schema is not None and args.schema_file is not None:
         raise ShardkitError("create --format amudai: give --schema or --schema-file, not both")
     if args.schema_file is None:
-        return args.schema
+        text: str | None = args.schema
+        return text
     try:
         return Path(args.schema_file).read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
