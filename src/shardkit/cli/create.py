@@ -32,6 +32,7 @@ _FORMATS: dict[str, str] = {
     "swh": "create_swh",
     "zss": "create_zss",
     "mdb": "create_mdb",
+    "amudai": "create_amudai",
 }
 
 #: Every format option of ``create`` (its ``dest``) and its flag, for :func:`refuse_options`.
@@ -97,8 +98,9 @@ def _add_create(sub: Any, own: argparse.ArgumentParser) -> None:
                     "swh). swh: INPUTs are files, stored under the sha256 of their content "
                     "('-': file names from stdin). zss: INPUTs hold sorted records, as "
                     "'zs make' takes them ('-': stdin). mdb: INPUT is the JSON 'shardkit dump' "
-                    "prints for an MDB shard. OUT is written under a temporary "
-                    "name and renamed when complete.",
+                    "prints for an MDB shard. amudai: INPUTs are NDJSON or CSV files, one stripe "
+                    "each, as 'amudai-cmd ingest' takes them. OUT is written under a "
+                    "temporary name and renamed when complete.",
         epilog=_EPILOGS["create"])
     p.set_defaults(subparser=p, run=run_create, file=None, spec=None)
     p.add_argument("--format", choices=sorted(_FORMATS), default="swh",
@@ -106,7 +108,7 @@ def _add_create(sub: Any, own: argparse.ArgumentParser) -> None:
     p.add_argument("shard", metavar="OUT", help="the shard to write")
     p.add_argument("inputs", metavar="INPUT", nargs="+",
                    help="what to store: files (swh), record files (zss), a dump's JSON "
-                        "(mdb); '-' for stdin")
+                        "(mdb), NDJSON or CSV (amudai); '-' for stdin")
     p.add_argument("--yes", "-y", action="store_true",
                    help="replace OUT without asking (for scripts)")
     p.add_argument("--progress", dest="progress", action="store_true", default=None,

@@ -31,6 +31,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from dataclasses import field as dc_field
 from datetime import UTC, datetime, timedelta
+from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
@@ -39,6 +40,7 @@ import numpy as np
 import xxhash
 
 from ..errors import UnsupportedVersionError
+from ..formats.amudai.decimal128 import encode_d128
 from ..generated import amudai_common_pb2 as cpb
 from ..generated import amudai_shard_pb2 as spb
 from ..hashing.amudai import checksum, lookup_bucket_count, name_hash
@@ -56,6 +58,7 @@ __all__ = [
     "build_amudai_files",
     "encode_any_value",
     "field",
+    "ingest",
     "plain_block",
     "roaring_bitmap",
     "value_dictionary",
@@ -544,6 +547,8 @@ def _normalize(spec: FieldSpec, v: Any) -> Any:
         return v.encode("utf-8")
     if t == "Guid" and isinstance(v, uuid.UUID):
         return v.bytes
+    if isinstance(v, Decimal) and spec.extended_type == "KustoDecimal":
+        return encode_d128(v)
     v = bytes(v)
     if t in ("FixedSizeBinary", "Guid") and len(v) != spec.fixed_size:
         raise ValueError(f"{spec.name}: value of {len(v)} bytes, expected {spec.fixed_size}")
@@ -585,6 +590,8 @@ def _primitive_any(spec: FieldSpec, v: Any) -> cpb.AnyValue:
         out.double_value = float(np.float32(v)) if t == "Float32" else v
     elif t == "String":
         out.string_value = v.decode("utf-8")
+    elif spec.extended_type == "KustoDecimal":
+        out.decimal_value = v
     else:
         out.bytes_value = v
     return out
@@ -1170,3 +1177,7 @@ def write_amudai(path: str | Path, schema: Sequence[FieldSpec],
     for target in [*out[1:], out[0]]:
         write_bytes_atomic(target, files[target.name])
     return out
+
+
+# Last: the ingest module builds on the names above.
+from .amudai_ingest import ingest  # noqa: E402

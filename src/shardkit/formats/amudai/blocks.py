@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import itertools
 import struct
+from contextvars import ContextVar
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
@@ -59,6 +60,10 @@ ENCODING_NAMES = {
     18: "ZigZag", 19: "Sparse",
 }
 TICKS_PER_SECOND = 10_000_000
+#: When a list is set here (see :func:`shardkit.formats.amudai.encodings.block_encodings`),
+#: each encoding decoded is appended to it as ``(depth, name)``, the outermost at depth 0.
+TRACE: ContextVar[list[tuple[int, str]] | None] = ContextVar("amudai_encoding_trace",
+                                                            default=None)
 _DT_EPOCH = datetime(1, 1, 1)
 _MAX_TICKS = (datetime(9999, 12, 31, 23, 59, 59, 999999) - _DT_EPOCH) // timedelta(
     microseconds=1) * 10 + 9
@@ -354,6 +359,9 @@ def _decode_num(sec: _Section, start: int, end: int, n: int, dtype: np.dtype,
                                  offset=sec.base + start, field=sec.field)
     (code,) = sec.unpack("<H", start, end, "encoding code")
     name = ENCODING_NAMES.get(code, "unknown")
+    trace = TRACE.get()
+    if trace is not None:
+        trace.append((depth, name))
     width = dtype.itemsize
     body = start + 2
     if code == PLAIN:
@@ -602,6 +610,9 @@ def decode_binary_values(values: memoryview, n: int, fixed: int, *, base: int,
     sec = _Section(values, base, field)
     end = len(values)
     (code,) = sec.unpack("<H", 0, end, "encoding code")
+    trace = TRACE.get()
+    if trace is not None:
+        trace.append((0, ENCODING_NAMES.get(code, "unknown")))
     if n > MAX_BLOCK_VALUES:
         raise LimitExceededError(f"{n} values in one block (the cap is {MAX_BLOCK_VALUES})",
                                  offset=base, field=field)

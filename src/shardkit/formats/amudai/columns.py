@@ -5,7 +5,8 @@ from __future__ import annotations
 import itertools
 from collections.abc import Iterator
 from datetime import datetime
-from typing import Any
+from decimal import Decimal
+from typing import Any, Literal, overload
 
 import numpy as np
 
@@ -21,6 +22,7 @@ from ...errors import (
 from ...generated import amudai_shard_pb2 as spb
 from ...generated.amudai_shard import AmudaiShard as KsAmudai
 from ...hashing.amudai import checksum
+from .arrow import arrow_field, arrow_type, pyarrow, to_arrow_values
 from .blocks import (
     any_value_to_python,
     decode_binary_values,
@@ -29,6 +31,7 @@ from .blocks import (
     split_block,
     ticks_to_datetime,
 )
+from .decimal128 import decode_d128
 from .model import (
     _BYTES_TYPES,
     HOPS_BUFFER,
@@ -287,11 +290,18 @@ class AmudaiColumns:
 
     # -- column values ------------------------------------------------------------------------
 
-    def read_column(self, path: str) -> list[Any]:
+    @overload
+    def read_column(self, path: str, *, arrow: Literal[False] = False) -> list[Any]: ...
+    @overload
+    def read_column(self, path: str, *, arrow: Literal[True]) -> Any: ...
+
+    def read_column(self, path: str, *, arrow: bool = False) -> Any:
         """Every value of column ``path`` (``a.b``), all stripes in order; None for nulls.
 
-        Ints, floats, bools, str (String), bytes (Binary, FixedSizeBinary, Guid), datetime
-        (DateTime), dict (Struct, Map), list (List, FixedSizeList).
+        Ints, floats, bools, str (String), bytes (Binary, FixedSizeBinary, Guid),
+        ``decimal.Decimal`` (a ``KustoDecimal``), datetime (DateTime, to the microsecond), dict
+        (Struct, Map), list (List, FixedSizeList). With ``arrow=True``: a ``pyarrow.Array``
+        (needs the ``shardkit[arrow]`` extra; types in :mod:`.arrow`, DateTime exact to 100 ns).
         """
         node = self.field(path)
         self._stripe_records()
@@ -299,8 +309,19 @@ class AmudaiColumns:
         out: list[Any] = []
         for k, stripe in enumerate(self.stripes):
             out.extend(self._column_in_stripe(k, node, self._positions(k, node, stripe),
-                                              unbacked))
-        return out
+                                              unbacked, arrow))
+        if not arrow:
+            return out
+        pa = pyarrow()
+        return pa.array(to_arrow_values(node, out), type=arrow_type(node))
+
+    def to_arrow(self) -> Any:
+        """The whole shard as a ``pyarrow.Table``: one column per top-level field, in schema
+        order, typed as :mod:`.arrow` says (needs the ``shardkit[arrow]`` extra)."""
+        pa = pyarrow()
+        fields = [arrow_field(node) for node in self.schema]
+        arrays = [self.read_column(node.name, arrow=True) for node in self.schema]
+        return pa.Table.from_arrays(arrays, schema=pa.schema(fields))
 
     def _stripe_records(self) -> int:
         """Records the stripes hold; LayoutError when the directory's ``total_record_count``
@@ -394,12 +415,16 @@ class AmudaiColumns:
 
     def _constant_of(self, msg: spb.FieldDescriptor, node: AmudaiField, field: str) -> Any:
         value = any_value_to_python(msg.constant_value, self.max_depth, field=field)
+        if node.extended_type == "KustoDecimal" and isinstance(value, bytes):
+            return _kusto_decimal(value, field)
         if node.type == "String" and isinstance(value, bytes):
             value = value.decode("utf-8", "replace")
         return value
 
     def _column_in_stripe(self, k: int, node: AmudaiField, count: int,
-                          unbacked: _Unbacked | None = None) -> list[Any]:
+                          unbacked: _Unbacked | None = None, raw: bool = False) -> list[Any]:
+        """Column ``node`` of stripe ``k`` as Python values; ``raw``: DateTime values stay
+        ticks (ints, 100 ns exact) instead of ``datetime`` (microseconds)."""
         field = f"/stripes/{k}/fields/{node.path}"
         if unbacked is None:
             unbacked = self._unbacked()
@@ -408,13 +433,15 @@ class AmudaiColumns:
             return [None] * count
         t = node.type
         if sfd.field.HasField("constant_value"):
+            if raw and t == "DateTime" and sfd.field.constant_value.HasField("datetime_value"):
+                return [int(sfd.field.constant_value.datetime_value.ticks)] * count
             return [self._constant(sfd, node, field)] * count
         bufs = self._buffers(sfd, field)
         valid: np.ndarray | None = None
         if spb.PRESENCE in bufs:
             valid = self._bits(bufs[spb.PRESENCE], count, field + "/presence")
         if t == "Struct":
-            kids = {c.name: self._column_in_stripe(k, c, count, unbacked)
+            kids = {c.name: self._column_in_stripe(k, c, count, unbacked, raw)
                     for c in node.children}
             rows = [{name: col[i] for name, col in kids.items()} for i in range(count)]
             return _apply(rows, valid)
@@ -426,7 +453,7 @@ class AmudaiColumns:
             self._check_offsets(offs, count, bufs[spb.OFFSETS], field)
             total = int(offs[-1])
             bounds = offs.tolist()
-            kids = [self._column_in_stripe(k, c, total, unbacked) for c in node.children]
+            kids = [self._column_in_stripe(k, c, total, unbacked, raw) for c in node.children]
             if t == "List":
                 if len(kids) != 1:
                     raise LayoutError(f"List field with {len(kids)} children (expected 1)",
@@ -444,7 +471,8 @@ class AmudaiColumns:
             if len(node.children) != 1 or size <= 0:
                 raise LayoutError("FixedSizeList needs one child and a positive size",
                                   field=field)
-            child = self._column_in_stripe(k, node.children[0], count * size, unbacked)
+            child = self._column_in_stripe(k, node.children[0], count * size, unbacked,
+                                           raw)
             rows = [child[i * size : (i + 1) * size] for i in range(count)]
             return _apply(rows, valid)
         if t == "Boolean":
@@ -455,7 +483,7 @@ class AmudaiColumns:
         if _dtype_of(node) is not None:
             values, mask = self._primitive_array(k, node, count, unbacked)
             items = values.tolist()
-            if t == "DateTime":
+            if t == "DateTime" and not raw:
                 items = [ticks_to_datetime(x, field=field) for x in items]
             return _apply(items, mask)
         if t in _BYTES_TYPES:
@@ -502,5 +530,15 @@ class AmudaiColumns:
                 items = [None if v is None else v.decode("utf-8") for v in items]
             except UnicodeDecodeError as exc:
                 raise LayoutError(f"String value is not UTF-8: {exc}", field=field) from exc
+        elif node.extended_type == "KustoDecimal":
+            items = [None if v is None else _kusto_decimal(v, field) for v in items]
         return _apply(items, valid)
+
+
+def _kusto_decimal(raw: bytes, field: str) -> Decimal:
+    """A ``KustoDecimal`` value's 16 bytes as a Decimal; LayoutError for another size."""
+    try:
+        return decode_d128(raw)
+    except ValueError as exc:
+        raise LayoutError(f"KustoDecimal value: {exc}", field=field) from exc
 

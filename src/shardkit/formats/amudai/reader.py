@@ -58,11 +58,12 @@ from .model import (
 )
 from .refs import _Blobs, _Known, _ks_stream, _Window
 from .rows import AmudaiRows
+from .stream import AmudaiStream
 from .verify import AmudaiVerify
-from .wire import WALK_FROM, check_items
+from .wire import WALK_FROM, check_items, check_known
 
 
-class AmudaiShard(AmudaiColumns, AmudaiRows, AmudaiVerify, Reader):
+class AmudaiShard(AmudaiColumns, AmudaiRows, AmudaiStream, AmudaiVerify, Reader):
     """An Amudai shard (root ``.amudai.shard`` file, and stripe files beside it).
 
     Args:
@@ -207,6 +208,7 @@ class AmudaiShard(AmudaiColumns, AmudaiRows, AmudaiVerify, Reader):
             raise LayoutError(f"{region}: not a valid {cls.DESCRIPTOR.name} protobuf "
                               f"(corrupt, or nested too deeply): {exc}", offset=base + 4,
                               field=field + "/payload") from exc
+        check_known(msg, offset=base + 4, field=field, max_depth=self.max_depth)
         return msg
 
     def _record(self, ref: DataRefInfo, field: str, cls: Any, region: str, hops: int,

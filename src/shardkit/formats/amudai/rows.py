@@ -21,7 +21,7 @@ from ...errors import LayoutError, LimitExceededError, ShardkitError
 from ...generated import amudai_shard_pb2 as spb
 from ...sources import read_ranges
 from .blocks import decode_binary_values, decode_numeric_values, decode_presence, split_block
-from .columns import _Unbacked
+from .columns import _kusto_decimal, _Unbacked
 from .model import (
     _BYTES_TYPES,
     HOPS_BUFFER,
@@ -144,6 +144,8 @@ class AmudaiRows:
                 except UnicodeDecodeError as exc:
                     raise LayoutError(f"String value is not UTF-8: {exc}",
                                       field=field) from exc
+            elif node.extended_type == "KustoDecimal":
+                items = [None if v is None else _kusto_decimal(bytes(v), field) for v in items]
             return _apply(items, valid)
         return self._column_in_stripe(k, node, count, unbacked)[lo:hi]
 

@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import struct
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
+
+import numpy as np
 
 from ...errors import (
     ChecksumError,
+    LayoutError,
     Problem,
     ShardkitError,
     UnsupportedVersionError,
@@ -16,19 +19,26 @@ from ...errors import (
 from ...generated import amudai_schema_fb as fb
 from ...generated import amudai_shard_pb2 as spb
 from .blocks import (
+    _MAX_TICKS,
+    decode_binary_values,
+    decode_numeric_values,
     split_block,
+    ticks_to_datetime,
 )
 from .model import (
+    _BYTES_TYPES,
     BUFFER_KINDS,
     HOPS_BUFFER,
     HOPS_STRIPE,
     HOPS_STRIPE_FIELD,
+    MAX_BUFFER,
     AmudaiField,
     AmudaiIndex,
     AmudaiIndexArtifact,
     AmudaiStripe,
     DataRefInfo,
     HopLimitError,
+    _dtype_of,
     _lookup_issue,
 )
 
@@ -111,7 +121,7 @@ class AmudaiVerify:
             done += 1
             for top in self.schema:
                 attempt("values", lambda k=k, t=top, c=stripe.record_count:
-                        self._column_in_stripe(k, t, c))
+                        _StreamCheck(self).column(k, t, c))
                 done += 1
                 if progress:
                     progress(done, total)
@@ -280,3 +290,150 @@ class AmudaiVerify:
                 "hops" if isinstance(exc, HopLimitError) else "buffer"
             problems.append(Problem(check, exc.message, exc.offset, exc.field))
 
+
+
+class _StreamCheck:
+    """The values pass of ``verify``, block by block: every block of every buffer decoded and
+    dropped, so memory stays that of one block (and one value dictionary) whatever the
+    stripe's size. It checks what reading the column checks: value and position counts,
+    list offsets (from 0, never decreasing, across blocks), DateTime ranges, dictionary ids,
+    fixed sizes and UTF-8."""
+
+    def __init__(self, shard: Any) -> None:
+        self.s = shard
+
+    def column(self, k: int, node: AmudaiField, count: int) -> None:
+        s = self.s
+        field = f"/stripes/{k}/fields/{node.path}"
+        sfd = s.stripe_field(k, node.schema_id)
+        if sfd is None:
+            return
+        s._check_count(sfd, count, field)
+        if sfd.field.HasField("constant_value"):
+            s._constant(sfd, node, field)
+            return
+        bufs = s._buffers(sfd, field)
+        if spb.PRESENCE in bufs:
+            self.bits(bufs[spb.PRESENCE], count, field + "/presence")
+        t = node.type
+        if t == "Struct":
+            for child in node.children:
+                self.column(k, child, count)
+            return
+        if t in ("List", "Map"):
+            if spb.OFFSETS not in bufs:
+                raise LayoutError(f"{t} field without an OFFSETS buffer", field=field)
+            total = self.offsets(bufs[spb.OFFSETS], count, field + "/offsets")
+            want = 1 if t == "List" else 2
+            if len(node.children) != want:
+                raise LayoutError(f"{t} field with {len(node.children)} children (expected "
+                                  f"{want})", field=field)
+            for child in node.children:
+                self.column(k, child, total)
+            return
+        if t == "FixedSizeList":
+            if len(node.children) != 1 or node.fixed_size <= 0:
+                raise LayoutError("FixedSizeList needs one child and a positive size",
+                                  field=field)
+            self.column(k, node.children[0], count * node.fixed_size)
+            return
+        if spb.DATA not in bufs:
+            raise LayoutError(f"{t} field without a DATA buffer", field=field)
+        if t == "Boolean":
+            self.bits(bufs[spb.DATA], count, field + "/data")
+            return
+        dtype = _dtype_of(node)
+        if dtype is not None:
+            self.numeric(bufs[spb.DATA], dtype, count, field + "/data", t == "DateTime")
+            return
+        if t in _BYTES_TYPES:
+            self.binary(bufs, node, count, field)
+            return
+        raise UnsupportedVersionError(f"reading {t} columns is not supported", field=field)
+
+    def _values(self, buf: spb.EncodedBuffer, dtype: np.dtype, field: str
+                ) -> Iterator[np.ndarray]:
+        for n, parts, _, base, where in self.s._block_parts(buf, field):
+            yield decode_numeric_values(parts.values, n, dtype,
+                                        base=base + parts.values_offset,
+                                        field=where + "/values")
+
+    def numeric(self, buf: spb.EncodedBuffer, dtype: np.dtype, count: int, field: str,
+                ticks: bool = False) -> int:
+        seen = 0
+        for values in self._values(buf, dtype, field):
+            seen += len(values)
+            if ticks and len(values):
+                hi = int(values.max())
+                if hi > _MAX_TICKS:
+                    ticks_to_datetime(hi, field=field)
+        if seen != count:
+            raise LayoutError(f"DATA buffer holds {seen} values, the stripe {count}",
+                              offset=buf.buffer.range.start, field=field)
+        return seen
+
+    def bits(self, buf: spb.EncodedBuffer, count: int, field: str) -> None:
+        have = sum(8 * len(v) for v in self._values(buf, np.dtype(np.uint8), field))
+        if have < count:
+            raise LayoutError(f"bit buffer holds {have} bits for {count} positions",
+                              offset=buf.buffer.range.start, field=field)
+
+    def offsets(self, buf: spb.EncodedBuffer, count: int, field: str) -> int:
+        seen = 0
+        last = 0
+        start = buf.buffer.range.start
+        for values in self._values(buf, np.dtype("<u8"), field):
+            if not len(values):
+                continue
+            first = int(values[0])
+            if (seen == 0 and first != 0) or first < last or bool(
+                    np.any(np.diff(values.astype(np.int64)) < 0)):
+                raise LayoutError("list offsets do not increase from 0", offset=start,
+                                  field=field)
+            last = int(values[-1])
+            seen += len(values)
+        if seen != count + 1:
+            raise LayoutError(f"OFFSETS buffer holds {seen} values for {count} positions "
+                              f"(expected {count + 1})", offset=start, field=field)
+        if last > MAX_BUFFER:
+            raise LayoutError("list offsets do not increase from 0", offset=start, field=field)
+        return last
+
+    def binary(self, bufs: dict[int, Any], node: AmudaiField, count: int, field: str) -> None:
+        s = self.s
+        if spb.VALUE_DICTIONARY in bufs:
+            entries, _ = s.value_dictionary(bufs[spb.VALUE_DICTIONARY], field + "/dictionary")
+            seen = 0
+            for ids in self._values(bufs[spb.DATA], np.dtype("<u4"), field + "/data"):
+                seen += len(ids)
+                if len(ids) and int(ids.max()) >= len(entries):
+                    raise LayoutError(f"dictionary id {int(ids.max())} of {len(entries)} "
+                                      "entries", field=field + "/data")
+            if seen != count:
+                raise LayoutError(f"{seen} dictionary ids for {count} positions",
+                                  field=field + "/data")
+            if node.type == "String":
+                self._utf8(entries, None, field)
+            return
+        fixed = node.fixed_size if node.type in ("FixedSizeBinary", "Guid") else 0
+        if node.type == "Guid":
+            fixed = fixed or 16
+        seen = 0
+        for n, parts, valid, base, where in s._block_parts(bufs[spb.DATA], field + "/data"):
+            items = decode_binary_values(parts.values, n, fixed, base=base + parts.values_offset,
+                                         field=where + "/values")
+            seen += len(items)
+            if node.type == "String":
+                self._utf8(items, valid, field)
+        if seen != count:
+            raise LayoutError(f"DATA buffer holds {seen} values, expected {count}",
+                              field=field + "/data")
+
+    @staticmethod
+    def _utf8(items: list[Any], valid: np.ndarray | None, field: str) -> None:
+        try:
+            for i, v in enumerate(items):
+                if valid is None or valid[i]:
+                    bytes(v).decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise LayoutError(f"String value is not UTF-8: {exc}", field=field) from exc

@@ -12,9 +12,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from ...errors import LimitExceededError
+from ...errors import LimitExceededError, UnsupportedVersionError
 
-__all__ = ["MAX_ITEMS", "WALK_FROM", "check_items"]
+__all__ = ["FORMAT_COMMIT", "MAX_ITEMS", "WALK_FROM", "check_items", "check_known"]
 
 #: Most messages and repeated elements one metadata record may hold.
 MAX_ITEMS = 250_000
@@ -90,3 +90,70 @@ def check_items(raw: bytes | memoryview, descriptor: Any, *, cap: int = MAX_ITEM
         except ValueError:
             return count
     return count
+
+
+#: The format read is the protobuf of microsoft/amudai at commit 63c7da3 (Dec 2025), the
+#: repository's last public state. Its messages changed several times in mid-2025 without a
+#: version bump; fields of the earlier layouts that a parse under 63c7da3's messages leaves
+#: unknown (a tag it lacks, or a tag whose wire type changed) are named here, by
+#: (message, tag, wire type), so that a shard written under another commit is refused
+#: by name instead of read into wrong values.
+FORMAT_COMMIT = "63c7da3"
+_RETIRED: dict[tuple[str, int, int | None], str] = {
+    ("ShardDirectory", 11, None): "stored_index_size (before 2025-07-23)",
+    ("ShardDirectory", 12, None): "plain_data_size (before 2025-07-23)",
+    ("StripeDirectory", 8, None): "plain_data_size (before 2025-07-23)",
+    ("StripeDirectory", 9, None): "record_offset = 9 (before 2025-07-23; since then "
+                                  "shard_position = 7)",
+    ("SplitBlockBloomFilter", 5, 2): "data = 5 (before 2025-08-24; since then data = 6 and "
+                                     "hash_seed = 5)",
+    ("FieldDescriptor", 5, None): "true_count = 5 (before 2025-06-15) or nan_count = 5 "
+                                  "(before 2025-06-25)",
+    ("FieldDescriptor", 6, 1): "nan_count = 6 (before 2025-06-15; since then range_stats = 6)",
+    ("CardinalityInfo", 1, 2): "FieldDescriptor.range_stats = 7 (before 2025-06-15; since then "
+                               "cardinality = 7)",
+    ("FieldDescriptor", 11, None): "properties = 11 (before 2025-06-15)",
+    ("FieldDescriptor", 42, None): "stored_index_size = 42 (before 2025-07-13)",
+    ("FieldDescriptor", 43, None): "plain_data_size = 43 (before 2025-07-13)",
+}
+_WIRE_NAMES = {0: "varint", 1: "fixed64", 2: "length-delimited", 5: "fixed32"}
+
+
+def check_known(msg: Any, *, offset: int | None = None, field: str | None = None,
+                max_depth: int = 64) -> None:
+    """Refuse a parsed message holding fields that 63c7da3's protobuf does not define.
+
+    Raises:
+        UnsupportedVersionError: naming the message, the tag and, for the fields of
+            earlier commits' layouts, what the tag meant there.
+    """
+    from google.protobuf import unknown_fields
+
+    stack: list[tuple[Any, str, int]] = [(msg, field or "", 0)]
+    while stack:
+        m, path, depth = stack.pop()
+        if depth > max_depth:
+            return  # the decoder's own depth limit reports this
+        unknown = list(unknown_fields.UnknownFieldSet(m))
+        if unknown:
+            u = unknown[0]
+            name = m.DESCRIPTOR.name
+            retired = (_RETIRED.get((name, u.field_number, u.wire_type))
+                       or _RETIRED.get((name, u.field_number, None)))
+            what = (f"field {u.field_number} ({retired})" if retired else
+                    f"field {u.field_number} ({_WIRE_NAMES.get(u.wire_type, 'wire type ')}"
+                    f"{'' if u.wire_type in _WIRE_NAMES else u.wire_type})")
+            raise UnsupportedVersionError(
+                f"{name} {what} is not in the Amudai protobuf of commit {FORMAT_COMMIT}, the "
+                "format shardkit reads: the shard was written under another commit's "
+                "protobuf", offset=offset, field=f"{path}/{name}.{u.field_number}")
+        for fd, value in m.ListFields():
+            if fd.message_type is None:
+                continue
+            sub = f"{path}/{fd.name}"
+            if fd.is_repeated:
+                if fd.message_type.GetOptions().map_entry:
+                    continue
+                stack.extend((v, f"{sub}/{i}", depth + 1) for i, v in enumerate(value))
+            else:
+                stack.append((value, sub, depth + 1))
