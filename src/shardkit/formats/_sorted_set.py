@@ -11,8 +11,8 @@ part that is the same: the strict uleb128 decoder, :func:`decode_records`, :clas
 
 A reader using :class:`SortedSetQueries` provides ``_frames(offset, data_only)`` (framing and
 payload of each block from a position on), ``decode_payload``, ``records_of``, ``_body_error``,
-``_cached(position, level, end_hint)`` and ``_child_end(block, i, position)`` (where child ``i``
-ends at the latest), and the attributes ``root``, ``data_size``, ``readahead``,
+``_cached(position, level, end_hint)``, ``_child_end(block, i, position)`` (where child ``i``
+ends at the latest) and ``_root_end()``, and the attributes ``root``, ``data_size``, ``readahead``,
 ``_serial_decode`` (decoding is not worth a worker thread) and ``_len``.
 """
 
@@ -310,9 +310,14 @@ class SortedSetQueries:
     readahead: int
     _serial_decode: bool
     _len: int | None
+    _first_block: int = 0  # position of the first block
 
     def _where(self, position: int) -> str:
         raise NotImplementedError
+
+    def _root_end(self) -> int | None:
+        """Where the root block ends at the latest (default: the end of the blocks)."""
+        return self.data_size
 
     def _child_end(self, block: Any, i: int, position: int) -> int | None:
         """Where child ``i`` of the index block at ``position`` ends at the latest."""
@@ -365,7 +370,7 @@ class SortedSetQueries:
 
     def __iter__(self) -> Iterator[bytes]:
         """Every record in order, streaming block by block (constant memory)."""
-        return itertools.chain.from_iterable(self._data_bodies(0, self.readahead))
+        return itertools.chain.from_iterable(self._data_bodies(self._first_block, self.readahead))
 
     def _descend(self, key: bytes) -> tuple[_DataBlock, bytes | None] | None:
         """The data block where records >= ``key`` begin, and the first key after it.
@@ -380,7 +385,7 @@ class SortedSetQueries:
         v = self.root
         level: int | None = None
         after: bytes | None = None
-        hint: int | None = self.data_size
+        hint: int | None = self._root_end()
         while True:
             info, value = self._cached(v, level, hint)
             if info.level == 0:
@@ -511,7 +516,7 @@ class SortedSetQueries:
     def __len__(self) -> int:
         """Number of records (one streaming pass on first use, then remembered)."""
         if self._len is None:
-            self._len = sum(len(b) for b in self._data_bodies(0, self.readahead))
+            self._len = sum(len(b) for b in self._data_bodies(self._first_block, self.readahead))
         return self._len
 
     def __contains__(self, record: object) -> bool:
