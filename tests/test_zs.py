@@ -21,17 +21,18 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from shardkit.generated.zs import Zs
 
 import shardkit
 from shardkit.errors import (
     ChecksumError,
     LayoutError,
+    ShardkitError,
     TruncatedError,
     UnknownFormatError,
     UnsupportedVersionError,
 )
 from shardkit.formats.zs import BlockChecksumError, IncompleteFileError, ZsFile
-from shardkit.generated.zs import Zs
 from shardkit.hashing.crc64xz import crc64xz
 from shardkit.writers.zs import UnsortedInputError, build_zs, write_zs
 from shardkit.writers.zss import encode_uleb128
@@ -75,6 +76,24 @@ def test_reference_samples_read_to_their_records(codec: str) -> None:
             if block.level == 0:
                 sha.update(body)
         assert sha.digest() == z.data_sha256
+
+
+@pytest.mark.parametrize("codec", ["none", "deflate", "lzma"])
+def test_reference_search_matrix(codec: str) -> None:
+    """The start/stop/prefix combinations of the reference's own reader test, every letter."""
+    with shardkit.open(REF / f"letters-{codec}.zs") as z:
+        for c in range(ord("a"), ord("z") + 1):
+            b = bytes([c])
+            for start, stop, prefix in [
+                    (None, None, None), (b, None, None), (None, b, None), (None, None, b),
+                    (b, b, None), (b, bytes([c + 1]), None), (b, bytes([c + 2]), None),
+                    (b, bytes([c + 3]), None), (b, b"q", None), (None, 2 * b, b),
+                    (b"m", b"s", b)]:
+                expected = [r for r in LETTERS if (start is None or r >= start)
+                            and (stop is None or r < stop)
+                            and (prefix is None or r.startswith(prefix))]
+                assert list(z.search(start=start, stop=stop, prefix=prefix)) == expected
+        assert list(z.search(stop=b"bb", prefix=b"b")) == [b"b"]
 
 
 def test_reference_sample_header_fields() -> None:
@@ -184,6 +203,24 @@ def test_broken_file_verdict(name: str) -> None:
     assert {p.check for p in problems} == detail
     for p in problems:
         assert p.offset is not None and 0 <= p.offset < (BROKEN / name).stat().st_size
+
+
+#: Files the reference refuses on casual use too (its test_reader.py: reading every record and
+#: a search from b"\\x00", without validate).
+REFUSED_ON_READ = ["short-root", "truncated-root", "bad-magic", "incomplete-magic",
+                   "header-checksum", "root-checksum", "bad-codec", "non-dict-metadata",
+                   "truncated-data-1", "truncated-data-2", "truncated-data-3",
+                   "wrong-root-offset", "root-is-data", "wrong-root-level-1", "partial-data-1",
+                   "partial-data-2", "empty-data", "partial-index-1", "partial-index-2",
+                   "partial-index-3", "partial-index-4", "empty-index", "bad-total-length",
+                   "bad-level-root", "bad-level-index-2", "post-header-junk"]
+
+
+@pytest.mark.parametrize("name", REFUSED_ON_READ)
+def test_broken_files_refused_on_read(name: str) -> None:
+    with pytest.raises(ShardkitError), shardkit.open(BROKEN / f"{name}.zs") as z:
+        list(z)
+        list(z.search(start=b"\x00"))
 
 
 def test_broken_file_details() -> None:

@@ -342,7 +342,7 @@ class ZsFile(ZsVerify, SortedSetQueries, Reader):
 
     def _read_block(self, offset: int, end_hint: int | None) -> tuple[BlockInfo, bytes]:
         """Framing and raw bytes of the block at ``offset``, in one read up to ``end_hint``
-        (its length as its parent or the header gives it) when the block fits there."""
+        (its end as its parent or the header gives it, which must be exact)."""
         if not self.blocks_offset <= offset < self.source.size:
             raise LayoutError(f"offset {offset} is outside the blocks "
                               f"({self.blocks_offset}..{self.source.size})", offset=offset,
@@ -352,6 +352,10 @@ class ZsFile(ZsVerify, SortedSetQueries, Reader):
         stop = min(stop, offset + _MAX_HINTED_READ)
         chunk = self.source.read_range(offset, max(stop, min(offset + _FRAME_PEEK, size)))
         info = self._frame_from(offset, chunk[:_FRAME_PEEK])
+        if end_hint is not None and end_hint > offset and info.size != end_hint - offset:
+            raise LayoutError(f"block at offset {offset} is {info.size} bytes, its parent (or "
+                              f"the header) says {end_hint - offset}", offset=offset,
+                              field=f"/blocks/@{offset}")
         if info.size <= len(chunk):
             return info, chunk[info.len_length:info.size]
         return info, self._raw(info)
