@@ -29,11 +29,14 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import io
+import itertools
 import json
 import lzma
+import operator
 import os
 import struct
 import zlib
+from bisect import bisect_left
 from collections import deque
 from collections.abc import Callable, Iterable
 from concurrent.futures import Executor, Future, ProcessPoolExecutor
@@ -61,6 +64,7 @@ CODECS = {"none": "none", "deflate": "deflate", "lzma": "lzma2;dsize=2^20"}
 FIRST_EXTENSION_LEVEL = 64
 _U64 = struct.Struct("<Q")
 _SMALL = [bytes((n,)) for n in range(128)]
+_BATCH = 8192  # records taken from an iterable at a time
 
 
 class UnsortedInputError(ValueError):
@@ -175,8 +179,7 @@ class ZsWriter:
         self._start = fh.tell()
         self._hasher = hashlib.sha256()
         self._levels: list[list[tuple[bytes, int, int]]] = []  # (key, offset, length)
-        self._parts: list[bytes] = []
-        self._first: bytes | None = None
+        self._records: list[bytes] = []  # of the pending data block
         self._prev: bytes | None = None
         self._size = 0
         self.record_count = 0
@@ -198,51 +201,64 @@ class ZsWriter:
 
     def add(self, record: bytes) -> None:
         """Append one record (not smaller than the previous one)."""
-        self.add_many((record,))
+        self.add_batch([record])
 
     def add_many(self, records: Iterable[bytes]) -> None:
-        """Append every record of ``records`` (an iterable in sorted order)."""
+        """Append every record of ``records`` (an iterable in sorted order), in batches."""
+        it = iter(records)
+        while batch := list(itertools.islice(it, _BATCH)):
+            self.add_batch(batch)
+
+    def add_batch(self, batch: list[bytes]) -> None:
+        """Append a list of records (sorted, and not smaller than the records before).
+
+        The work per record runs in C: the order check (``sorted``), the lengths and the
+        cumulative sizes that place the block cuts (``itertools.accumulate`` and ``bisect``);
+        a Python loop runs only to name the first record out of order.
+        """
         if self.closed:
             raise ValueError("ZsWriter is closed")
-        parts = self._parts
-        append = parts.append
+        if not batch:
+            return
+        if any(type(r) is not bytes for r in batch):
+            batch = [bytes(r) for r in batch]
         prev = self._prev
-        size = self._size
-        limit = self.approx_block_size
+        if (prev is not None and batch[0] < prev) or batch != sorted(batch):
+            for i, record in enumerate(batch):
+                if prev is not None and record < prev:
+                    raise UnsortedInputError(self.record_count + i, record, prev)
+                prev = record
         overhead = self.record_overhead
-        count = self.record_count
-        small = _SMALL
-        for record in records:
-            if type(record) is not bytes:
-                record = bytes(record)
-            if prev is not None and record < prev:
-                self._prev, self._size, self.record_count = prev, size, count
-                raise UnsortedInputError(count, record, prev)
-            n = len(record)
-            append(small[n] if n < 128 else encode_uleb128(n))
-            append(record)
-            if self._first is None:
-                self._first = record
-            prev = record
-            count += 1
-            size += n + overhead
-            if size >= limit:
-                self._prev, self.record_count = prev, count
-                self._flush_data()
-                parts = self._parts
-                append = parts.append
-                size = 0
-        self._prev, self._size, self.record_count = prev, size, count
+        sizes = map(len, batch) if not overhead else \
+            map(operator.add, map(len, batch), itertools.repeat(overhead))
+        ends = list(itertools.accumulate(sizes, initial=self._size))  # ends[i]: before record i
+        limit = self.approx_block_size
+        start = 0
+        base = 0  # the size at which the pending block started, in ends' terms
+        while True:
+            # the block is cut after record i when ends[i + 1] - base >= limit
+            cut = bisect_left(ends, base + limit, lo=start + 1)
+            if cut >= len(ends):
+                break
+            self._records.extend(batch[start:cut])
+            self._flush_data()
+            base = ends[cut]
+            start = cut
+        self._records.extend(batch[start:])
+        self._size = ends[-1] - base
+        self._prev = batch[-1]
+        self.record_count += len(batch)
 
     # -- blocks --------------------------------------------------------------------------------
 
     def _flush_data(self) -> None:
-        body = b"".join(self._parts)
-        first = self._first
-        assert first is not None
-        self._parts = []
-        self._first = None
+        records = self._records
+        self._records = []
         self._size = 0
+        lengths = list(map(len, records))
+        heads = map(_SMALL.__getitem__ if max(lengths) < 128 else encode_uleb128, lengths)
+        body = b"".join(itertools.chain.from_iterable(zip(heads, records, strict=True)))
+        first = records[0]
         self._hasher.update(body)
         if self.jobs == 1:
             self._write_block(0, first, compress(self.codec, self.level, body))
@@ -293,7 +309,7 @@ class ZsWriter:
         if self.closed:
             return
         try:
-            if self._parts:
+            if self._records:
                 self._flush_data()
             while self._pending:
                 self._drain_one()
