@@ -312,6 +312,18 @@ def test_writer_round_trip(tmp_path: Path, codec: str, jobs: int) -> None:
                                branching_factor=4, metadata={"k": [1, {"n": None}]})
 
 
+def test_writer_progress_and_batches() -> None:
+    import io
+
+    seen: list[int] = []
+    buf = io.BytesIO()
+    records = [b"%08d" % i for i in range(150_000)]
+    assert write_zs(buf, iter(records), codec="none", progress=seen.append) == 150_000
+    assert seen == [65536, 131072, 150_000]
+    with shardkit.open(buf.getvalue()) as z:
+        assert list(z) == records
+
+
 def test_writer_refuses_unsorted_input_and_leaves_no_file(tmp_path: Path) -> None:
     path = tmp_path / "out.zs"
     with pytest.raises(UnsortedInputError) as info:

@@ -369,7 +369,8 @@ def write_zs(target: str | os.PathLike[str] | IO[bytes], records: Iterable[bytes
         target: Path (written under a temporary name and renamed when complete, so the path
             never holds a partial file), or binary file opened for writing (seekable).
         records: The records, in non-decreasing order.
-        progress: Called with the number of records written so far, every 65536 records.
+        progress: Called with the number of records written so far, every 65536 records
+            and at the end.
         options: :class:`ZsWriter` keyword arguments (``codec``, ``metadata``,
             ``approx_block_size``, ``branching_factor``, ``level``, ``jobs``,
             ``record_overhead``).
@@ -386,17 +387,12 @@ def write_zs(target: str | os.PathLike[str] | IO[bytes], records: Iterable[bytes
         with atomic_file(target) as fh:
             return write_zs(fh, records, progress=progress, **options)
     with ZsWriter(target, **options) as writer:
-        if progress is None:
-            writer.add_many(records)
-        else:
-            batch: list[bytes] = []
-            for record in records:
-                batch.append(record)
-                if len(batch) == 65536:
-                    writer.add_many(batch)
-                    batch.clear()
-                    progress(writer.record_count)
-            writer.add_many(batch)
+        it = iter(records)
+        while batch := list(itertools.islice(it, _BATCH)):
+            writer.add_batch(batch)
+            if progress is not None and not writer.record_count % (8 * _BATCH):
+                progress(writer.record_count)
+        if progress is not None:
             progress(writer.record_count)
     return writer.record_count
 
