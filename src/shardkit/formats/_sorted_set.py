@@ -31,6 +31,8 @@ if TYPE_CHECKING:
     from concurrent.futures import Future
 
 MAX_ULEB_BYTES = 9
+#: A streaming scan gives back the mapped pages behind it every this many bytes.
+RELEASE_STEP = 32 << 20
 _POS_TYPE = "I" if array("I").itemsize >= 4 else "L"  # record positions in bodies < 4 GiB
 
 class _BodyError(Exception):
@@ -167,6 +169,26 @@ def _decode_records_general(body: bytes) -> list[bytes]:
         append(body[pos:end])
         pos = end
     return out
+
+
+class ScanReleaser:
+    """Gives the pages a front-to-back scan has read back to the kernel, every RELEASE_STEP.
+
+    For sources that map the file (:meth:`FileSource.release`); a no-op for others. Keeps a
+    scan's resident memory bounded whatever the file's size.
+    """
+
+    __slots__ = ("_done", "_release")
+
+    def __init__(self, source: Any, start: int) -> None:
+        self._release = getattr(source, "release", None)
+        self._done = start
+
+    def passed(self, offset: int) -> None:
+        """The scan has read everything before ``offset``."""
+        if self._release is not None and offset - self._done >= RELEASE_STEP:
+            self._release(self._done, offset)
+            self._done = offset
 
 
 class _DataBlock:

@@ -28,6 +28,7 @@ from ...generated.zs import Zs
 from ...hashing.crc64xz import crc64xz
 from ...sources import ByteSource, as_stream
 from .._sorted_set import (
+    ScanReleaser,
     SortedSetQueries,
     _BodyError,
     _DataBlock,
@@ -242,12 +243,15 @@ class ZsFile(ZsVerify, SortedSetQueries, Reader):
         """(framing, level + payload + CRC) of every block from ``offset`` to the end.
 
         Each read fetches a block together with the next block's framing. With ``data_only``,
-        index and extension blocks are skipped without reading them.
+        index and extension blocks are skipped without reading them. The mapped pages behind
+        the scan are given back as it goes (bounded memory on files of any size).
         """
         size = self.source.size
         offset = self.blocks_offset if offset is None else offset
         head = self.source.read_range(offset, min(offset + _FRAME_PEEK, size))
+        released = ScanReleaser(self.source, offset)
         while offset < size:
+            released.passed(offset)
             info = self._frame_from(offset, head)
             end = info.end_voffset
             if data_only and info.level:

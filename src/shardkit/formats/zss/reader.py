@@ -22,7 +22,7 @@ from ...errors import (
 from ...generated.zss import Zss
 from ...hashing.crc32c import crc32c
 from ...sources import ByteSource, as_stream
-from .._sorted_set import SortedSetQueries
+from .._sorted_set import ScanReleaser, SortedSetQueries
 from ..base import Reader, Section
 from .blocks import _DataBlock, _uleb_slow, decode_index, decode_records
 from .model import (
@@ -244,12 +244,15 @@ class ZssFile(ZssVerify, SortedSetQueries, Reader):
         block on remote sources. With ``data_only``, index blocks are skipped without reading
         their payloads. A ``none+crc32c`` payload over the cap is not read either: ``b""``
         stands in for it, and :meth:`decode_payload` refuses the block from its framing (so
-        ``verify`` reports it and goes on to the next block).
+        ``verify`` reports it and goes on to the next block). The mapped pages behind the scan
+        are given back as it goes (bounded memory on files of any size).
         """
         size = self.source.size
         offset = self.data_offset + voffset
         head = self.source.read_range(offset, min(offset + _FRAME_PEEK, size))
+        released = ScanReleaser(self.source, offset)
         while offset < size:
+            released.passed(offset)
             info = self._frame_from(offset - self.data_offset, head)
             p0 = info.payload_offset
             p1 = p0 + info.len_payload
