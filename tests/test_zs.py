@@ -521,3 +521,89 @@ def test_scans_give_back_the_mapped_pages_behind_them(tmp_path: Path, fmt: str,
         assert calls[0][0] == first and calls[-1][1] > path.stat().st_size - 8192
         assert list(z.search(prefix=b"\x00\x00\x01")) == [r for r in BINARY
                                                           if r.startswith(b"\x00\x00\x01")]
+
+
+# -- the command line ----------------------------------------------------------------------------
+
+
+def test_cli_reads_zs(capsys: pytest.CaptureFixture[str]) -> None:
+    from shardkit.cli import main
+
+    path = str(REF / "letters-deflate.zs")
+    assert main(["ls", "--prefix", "x", path]) == 0
+    assert capsys.readouterr().out.split() == ["x", "xx"]
+    assert main(["ls", "--start", "m", "--stop", "p", path]) == 0
+    assert capsys.readouterr().out.split() == ["n", "nn"]
+    assert main(["ls", "--json", "--prefix", "z", path]) == 0
+    assert "7a7a" in capsys.readouterr().out
+    assert main(["get", path, "jj"]) == 0
+    capsys.readouterr()
+    assert main(["get", path, "k"]) == 1
+    capsys.readouterr()
+    assert main(["info", "--counts", "--json", path]) == 0
+    info = json.loads(capsys.readouterr().out)
+    assert info["record_count"] == 26 and info["format"] == "zs"
+    assert main(["map", "--json", path]) == 0
+    sections = json.loads(capsys.readouterr().out)
+    assert sections[0]["name"] == "/magic" and sections[-1]["end"] == 904
+    assert main(["dump", path]) == 0
+    assert json.loads(capsys.readouterr().out)["blocks_detail"]
+    assert main(["verify", path]) == 0
+    capsys.readouterr()
+    assert main(["verify", str(BROKEN / "bad-index-key-2.zs")]) == 1
+    assert "index_key" in capsys.readouterr().out
+    assert main(["info", str(BROKEN / "incomplete-magic.zs")]) == 2
+    assert "unfinished ZS file" in capsys.readouterr().err
+    assert main(["formats"]) == 0
+    assert "ZS compressed sorted records" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("codec", ["none", "deflate", "lzma"])
+@pytest.mark.parametrize("framing", [None, "uleb128", "u64le"])
+def test_cli_create_zs(tmp_path: Path, capsys: pytest.CaptureFixture[str], codec: str,
+                      framing: str | None) -> None:
+    from shardkit.cli import main
+
+    if framing is None:
+        records = [r for r in BINARY if b"\n" not in r]
+        data = b"".join(r + b"\n" for r in records)
+    else:
+        records = BINARY
+        data = b"".join((encode_uleb128(len(r)) if framing == "uleb128"
+                         else struct.pack("<Q", len(r))) + r for r in records)
+    src = tmp_path / "in.bin"
+    src.write_bytes(data)
+    out = tmp_path / "out.zs"
+    argv = ["create", "--format", "zs", "--codec", codec, "--jobs", "2", "--metadata",
+            '{"m": {"n": [1]}}', "--approx-block-size", "3000", "--branching-factor", "4",
+            str(out), str(src), "--json"]
+    if framing:
+        argv[3:3] = ["--length-prefixed", framing]
+    assert main(argv) == 0
+    assert json.loads(capsys.readouterr().out)["records"] == len(records)
+    with shardkit.open(out) as z:
+        assert list(z) == records and z.verify() == []
+        assert z.metadata == {"m": {"n": [1]}}
+    if ZS_CMD is not None:
+        done = _zs("validate", "-j", "0", str(out))
+        assert done.returncode == 0, done.stdout
+
+
+def test_cli_create_zs_refuses_bad_input(tmp_path: Path,
+                                         capsys: pytest.CaptureFixture[str]) -> None:
+    from shardkit.cli import main
+
+    src = tmp_path / "in.txt"
+    src.write_bytes(b"a\nc\nb\n")
+    out = tmp_path / "out.zs"
+    assert main(["create", "--format", "zs", str(out), str(src)]) == 2
+    assert "record 2 is not sorted" in capsys.readouterr().err
+    assert not out.exists() and sorted(p.name for p in tmp_path.iterdir()) == ["in.txt"]
+    src.write_bytes(b"a\n")
+    assert main(["create", "--format", "zs", "--codec", "bz2", str(out), str(src)]) == 2
+    assert "not a ZS codec" in capsys.readouterr().err
+    assert main(["create", "--format", "zs", "-z", "3", str(out), str(src)]) == 2
+    assert "lzma levels are 0 to 1" in capsys.readouterr().err
+    src.write_bytes(b"")
+    assert main(["create", "--format", "zs", str(out), str(src)]) == 2
+    assert "at least one record" in capsys.readouterr().err
