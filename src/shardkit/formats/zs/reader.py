@@ -376,12 +376,12 @@ class ZsFile(ZsVerify, SortedSetQueries, Reader):
             if hit is not None:
                 cache.move_to_end(offset)
         if hit is not None:
-            info, value = hit
+            info, cached = hit
             if level is not None and info.level != level:
                 self._level_error(info, level)
-            if info.level == 0 and value.heads is None:
+            if info.level == 0 and cached.heads is None:
                 try:
-                    value.index()
+                    cached.index()
                 except _BodyError as exc:
                     raise self._body_error(info, exc, "data") from None
             return hit
@@ -394,8 +394,9 @@ class ZsFile(ZsVerify, SortedSetQueries, Reader):
         if info.is_extension:
             self._level_error(info, level if level is not None else 1)
         body = self.decode_payload(info, raw)
+        value: Any
         if info.level == 0:
-            value: Any = _DataBlock(info, body)
+            value = _DataBlock(info, body)
             if not body:
                 raise CorruptBlockError(f"data block at offset {offset} has no records",
                                         block_offset=offset, offset=info.payload_offset,
@@ -422,7 +423,8 @@ class ZsFile(ZsVerify, SortedSetQueries, Reader):
         if info.level == 0:
             raise LayoutError(f"block at offset {offset} is a data block, not an index block",
                               offset=offset, field=f"/blocks/@{offset}/body/level")
-        return value
+        block: IndexBlock = value
+        return block
 
     @property
     def root_block(self) -> IndexBlock:

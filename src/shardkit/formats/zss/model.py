@@ -12,14 +12,12 @@ from ...errors import (
 )
 from ...hashing.crc32c import IMPLEMENTATION as CRC32C_IMPLEMENTATION
 from ...hashing.crc32c import crc32c
-from .._sorted_set import (  # noqa: F401 (shared with ZS; re-exported)
-    _POS_TYPE,
-    MAX_ULEB_BYTES,
-    _BodyError,
-    _escape,
-    _record,
-    prefix_successor,
-)
+from .._sorted_set import _POS_TYPE as _POS_TYPE  # shared with ZS; re-exported
+from .._sorted_set import MAX_ULEB_BYTES as MAX_ULEB_BYTES
+from .._sorted_set import _BodyError as _BodyError
+from .._sorted_set import _escape as _escape
+from .._sorted_set import _record as _record
+from .._sorted_set import prefix_successor as prefix_successor
 
 MAGIC = b"ZSS\x1c\x8el\x00\x01"
 INCOMPLETE_MAGIC = b"SSZ\x1c\x8el\x00\x01"
