@@ -12,7 +12,8 @@ side in its own process on the same files, best of ``--repeats``:
 * iteration: every record of the deflate and lzma files made by ``zs make`` (real reference
   files): ``for r in ZS(path)`` (its default: one worker process per CPU) against
   ``for r in shardkit.open(path)`` (decompression in threads);
-* prefix search: 200 prefixes (the first 8 bytes of random records), ``list(search(prefix=p))``
+* prefix search: 200 prefixes (the 4-gram of a random record and its tab: an n-gram lookup,
+  a few records each), ``list(search(prefix=p))``
   through one reader each: the reference with ``parallelism=0`` (its advice for small reads;
   its worker pool is slower here) and its index cache, shardkit with its defaults.
 
@@ -183,7 +184,7 @@ def main() -> int:
             row(f"iterate {len(lines)} records, {codec}", ref_t, t)
 
         rng = random.Random(args.seed + 1)
-        prefixes = [rng.choice(lines)[:8] for _ in range(200)]
+        prefixes = [rng.choice(lines).split(b"\t")[0] + b"\t" for _ in range(200)]
         pfile = d / "prefixes.txt"
         pfile.write_text("\n".join(p.hex() for p in prefixes))
         for codec in ("deflate", "lzma"):
