@@ -14,7 +14,7 @@ from shardkit.schema_files import SCHEMA_OF_FORMAT, resolve, schema_bytes, schem
 
 ROOT = Path(__file__).parents[1]
 SCHEMAS = ROOT / "schemas"
-FORMATS = ["swh", "mdb", "zss", "neuroglancer", "amudai"]
+FORMATS = ["swh", "mdb", "zss", "zs", "neuroglancer", "amudai"]
 
 
 def meta_id(text: str) -> str:
