@@ -352,6 +352,10 @@ def test_writer_options_are_checked() -> None:
         build_zs([b"a"], codec="bz2")
     with pytest.raises(ValueError, match="lzma level"):
         build_zs([b"a"], codec="lzma", level=2)
+    with pytest.raises(TypeError, match="record 1 is a str"):
+        build_zs([b"a", "b"], codec="none")
+    assert build_zs([bytearray(b"a"), memoryview(b"b")], codec="none") == \
+        build_zs([b"a", b"b"], codec="none")
     with pytest.raises(ValueError, match="deflate level"):
         build_zs([b"a"], codec="deflate", level=11)
     assert len(build_zs([b"a"], codec="lzma", level="1e")) > 0

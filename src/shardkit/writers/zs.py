@@ -84,6 +84,12 @@ class UnsortedInputError(ValueError):
                          f"than the record before it ({previous[:60]!r})")
 
 
+def _as_bytes(record: Any, index: int) -> bytes:
+    if isinstance(record, (bytes, bytearray, memoryview)):
+        return bytes(record)
+    raise TypeError(f"record {index} is a {type(record).__name__}; ZS records are bytes")
+
+
 def _lzma_options(level: int | str | None) -> tuple[int, bool]:
     """``zs make -z`` for lzma: 0, 1, "0e" or "1e" (default "0e") -> (preset, extreme)."""
     if level is None:
@@ -220,8 +226,8 @@ class ZsWriter:
             raise ValueError("ZsWriter is closed")
         if not batch:
             return
-        if any(type(r) is not bytes for r in batch):
-            batch = [bytes(r) for r in batch]
+        if set(map(type, batch)) != {bytes}:  # bytearray, memoryview...: copied once
+            batch = [_as_bytes(r, self.record_count + i) for i, r in enumerate(batch)]
         prev = self._prev
         if (prev is not None and batch[0] < prev) or batch != sorted(batch):
             for i, record in enumerate(batch):
