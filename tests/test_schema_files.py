@@ -164,7 +164,8 @@ def test_readme_upload_table_matches_the_index() -> None:
                       re.M)
     fmt_of = {"SWH": "swh", "Xet MDB": "mdb", "ZSS": "zss", "Neuroglancer": "neuroglancer",
               "Amudai": "amudai"}
-    assert sorted(fmt_of[name] for name, _, _ in rows) == sorted(FORMATS)
+    # ZS's row goes into the table where the table moves (docs/tasks/webide.md), not README.md
+    assert sorted(fmt_of[name] for name, _, _ in rows) == sorted(set(FORMATS) - {"zs"})
     for name, upload, sample in rows:
         assert tuple(re.findall(r"`([^`]+\.ksy)`", upload)) == resolve(fmt_of[name]).upload
         for path in re.findall(r"`(tests/data/[^`]+)`", sample):
