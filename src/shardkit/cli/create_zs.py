@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import argparse
 import os
-from collections.abc import Iterator
 from typing import Any
 
 from ..errors import ShardkitError
@@ -25,14 +24,6 @@ _TAKES = {"terminator", "length_prefixed", "codec", "metadata", "approx_block_si
           "branching_factor", "level", "jobs"}
 _OVERHEAD = {"u64le": 8, "uleb128": 1}
 _LEVELS = {"deflate": range(0, 10), "lzma": range(0, 2)}
-
-
-def _counted(records: Iterator[bytes], progress: Progress) -> Iterator[bytes]:
-    """The records, counted for the progress line every 65536."""
-    for number, record in enumerate(records):
-        if not number & 0xFFFF:
-            progress.count(number, "records")
-        yield record
 
 
 def run(args: argparse.Namespace) -> int:
@@ -73,7 +64,8 @@ def run(args: argparse.Namespace) -> int:
         options["record_overhead"] = len(terminator_bytes(args.terminator))
     progress = Progress(f"create {args.shard}", show_progress(args))
     try:
-        count = write_zs(args.shard, _counted(iter_records(args), progress), **options)
+        count = write_zs(args.shard, iter_records(args),
+                         progress=lambda n: progress.count(n, "records"), **options)
     except UnsortedInputError as exc:
         raise ShardkitError(f"record {exc.index} is not sorted: {exc.record[:40]!r} comes after "
                             f"{exc.previous[:40]!r} (ZS records must be in byte order: sort "
