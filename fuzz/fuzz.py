@@ -58,8 +58,10 @@ with atheris.instrument_imports(include=["shardkit"]):
     import shardkit.formats.neuroglancer
     import shardkit.formats.swh
     import shardkit.formats.xet_mdb
+    import shardkit.formats.zs
     import shardkit.formats.zss
     import shardkit.writers.xet_mdb
+    import shardkit.writers.zs
     import shardkit.writers.zss  # noqa: F401
 
 import mutators  # noqa: E402

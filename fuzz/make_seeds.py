@@ -31,6 +31,7 @@ from shardkit.formats.xet_mdb import (
 from shardkit.writers.amudai import build_amudai, field
 from shardkit.writers.neuroglancer import build_shard
 from shardkit.writers.xet_mdb import build_mdb
+from shardkit.writers.zs import build_zs
 from shardkit.writers.zss import build_zss
 
 HERE = Path(__file__).resolve().parent
@@ -186,9 +187,27 @@ def neuroglancer_seeds() -> Iterator[tuple[str, bytes]]:
         yield f"spec{index}-empty-value.shard", prefix + build_shard({keys[1]: b""}, raw)
 
 
+# --- ZS -----------------------------------------------------------------------------------
+
+
+def zs_seeds() -> Iterator[tuple[str, bytes]]:
+    """Each codec with one block and a deep index; metadata; empty, NUL and duplicate records."""
+    words = sorted(f"{w}{i}".encode() for i, w in enumerate(
+        ["apple", "banana", "cherry", "date", "elder", "fig", "grape", "kiwi"] * 3))
+    for codec in ("none", "deflate", "lzma"):
+        yield f"{codec}-one-block.zs", build_zs(words[:6], codec=codec)
+        yield f"{codec}-three-level.zs", build_zs(words, codec=codec, approx_block_size=24,
+                                                  branching_factor=2)
+    yield "deflate-metadata.zs", build_zs(words[:4], codec="deflate",
+                                          metadata={"note": "seed", "n": [1, {"x": None}]})
+    yield "none-empty-and-dups.zs", build_zs([b"", b"", b"\x00", b"a", b"a", b"\xff" * 40],
+                                             codec="none", approx_block_size=4)
+
+
 MAKERS: dict[str, Callable[[], Iterator[tuple[str, bytes]]]] = {
     "amudai": amudai_seeds,
     "zss": zss_seeds,
+    "zs": zs_seeds,
     "mdb": mdb_seeds,
     "neuroglancer": neuroglancer_seeds,
 }

@@ -8,6 +8,9 @@ inside it with libFuzzer's own mutator, and re-seal it, so the fuzzer reaches wh
   mutated, re-encoded with the same codec and re-framed (new ``uleb128`` length; the blocks after
   it move, which the index then points into the middle of: the reader must say so); the header is
   mutated and its CRC-32C recomputed.
+- ZS: a block's payload is decoded (raw deflate, raw LZMA2 or stored), mutated, re-encoded and
+  re-framed with a new length and CRC-64-xz; the header's file length and CRC-64-xz are then made
+  right again, so the file still opens and the walk reaches the blocks behind.
 - Amudai: a length-message-checksum record (protobuf metadata, the FlatBuffers schema) or a data
   block with a trailing checksum is mutated in place, keeping its length, and ``ck`` recomputed
   (``ck = hi32 ^ lo32`` of XXH3-64).
@@ -29,6 +32,7 @@ import xxhash
 
 from shardkit.hashing.amudai import checksum as ck
 from shardkit.hashing.crc32c import crc32c
+from shardkit.hashing.crc64xz import crc64xz_le
 
 Mutate = Callable[[bytes, int], bytes]
 
@@ -132,6 +136,93 @@ def mutate_zss(data: bytes, max_size: int, seed: int, mutate: Mutate) -> bytes:
     return (data[:start] + block + data[p1:])[:max_size]
 
 
+def zs_blocks(data: bytes) -> tuple[int, list[tuple[int, int, int]]] | None:
+    """(first block offset, [(block start, body start, body end)]) of a ZS file, or None."""
+    if len(data) < 24 or data[:8] != b"\xabZSfiLe\x01":
+        return None
+    pos = 24 + struct.unpack_from("<Q", data, 8)[0]
+    first, blocks = pos, []
+    while pos < len(data) and len(blocks) < 256:
+        try:
+            length, body = _read_uleb(data, pos)
+        except (IndexError, ValueError):
+            break
+        if length < 1 or body + length + 8 > len(data):
+            break
+        blocks.append((pos, body, body + length))
+        pos = body + length + 8
+    return first, blocks
+
+
+def _zs_codec(data: bytes) -> str:
+    n = struct.unpack_from("<Q", data, 8)[0]
+    return data[72:88].rstrip(b"\0").decode("ascii", "replace") if n >= 72 else "none"
+
+
+def _zs_decode(codec: str, payload: bytes) -> bytes | None:
+    import lzma
+
+    try:
+        if codec == "deflate":
+            return zlib.decompress(payload, -15)
+        if codec.startswith("lzma2"):
+            return lzma.decompress(payload, format=lzma.FORMAT_RAW, filters=[
+                {"id": lzma.FILTER_LZMA2, "dict_size": 1 << 20}])
+    except (zlib.error, lzma.LZMAError):
+        return None
+    return payload
+
+
+def _zs_encode(codec: str, body: bytes) -> bytes:
+    import lzma
+
+    if codec == "deflate":
+        c = zlib.compressobj(1, zlib.DEFLATED, -15)
+        return c.compress(body) + c.flush()
+    if codec.startswith("lzma2"):
+        return lzma.compress(body, format=lzma.FORMAT_RAW,
+                             filters=[{"id": lzma.FILTER_LZMA2, "preset": 0}])
+    return body
+
+
+def _zs_reseal(data: bytes) -> bytes:
+    """The header's file length set to the size, and its CRC-64-xz recomputed."""
+    n = struct.unpack_from("<Q", data, 8)[0]
+    if n < 24 or 24 + n > len(data):
+        return data
+    header = data[16:32] + struct.pack("<Q", len(data)) + data[40:16 + n]
+    return data[:16] + header + crc64xz_le(header) + data[24 + n:]
+
+
+def mutate_zs(data: bytes, max_size: int, seed: int, mutate: Mutate) -> bytes:
+    """Mutate one ZS block payload (re-encoded, re-framed, CRC-64-xz re-sealed) or the header."""
+    rng = random.Random(seed)
+    layout = zs_blocks(data) if rng.random() < 0.8 else None
+    if not layout or not layout[1]:
+        return mutate(data, max_size)
+    first, blocks = layout
+    if rng.random() < 0.15:  # the header, CRC recomputed
+        n = first - 24
+        header = mutate(data[16:16 + n], n + 16)
+        out = (data[:8] + struct.pack("<Q", len(header)) + header + crc64xz_le(header)
+               + data[first:])
+        return out[:max_size]
+    start, b0, b1 = blocks[rng.randrange(len(blocks))]
+    codec = _zs_codec(data)
+    level, payload = data[b0:b0 + 1], data[b0 + 1:b1]
+    body = _zs_decode(codec, payload)
+    if body is None:
+        return mutate(data, max_size)
+    if rng.random() < 0.1:
+        level = bytes([rng.choice([0, 1, 2, 63, 64, 255])])
+        new_body = body
+    else:
+        new_body = mutate(body, len(body) + 64)
+    contents = level + _zs_encode(codec, new_body)
+    block = _uleb(len(contents)) + contents + crc64xz_le(contents)
+    return _zs_reseal(data[:start] + block + data[b1 + 8:])[:max_size]
+
+
 _AMUDAI_CACHE: OrderedDict[bytes, list[tuple[int, int, int]]] = OrderedDict()
 
 
@@ -182,4 +273,4 @@ def mutate_amudai(data: bytes, max_size: int, seed: int, mutate: Mutate) -> byte
     return bytes(out)[:max_size]
 
 
-MUTATORS = {"zss": mutate_zss, "amudai": mutate_amudai}
+MUTATORS = {"zss": mutate_zss, "zs": mutate_zs, "amudai": mutate_amudai}

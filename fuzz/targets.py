@@ -112,6 +112,28 @@ def run_zss(data: bytes) -> None:
     _guard(body)
 
 
+def run_zs(data: bytes) -> None:
+    """ZS: streaming iteration, searches through the index tree, verify, writer round trip."""
+
+    def body() -> None:
+        with shardkit.open(data, format="zs") as z:
+            keys = _common(z)
+            records = _take(iter(z), 4 * LIMIT)
+            for key in keys[:4]:
+                _take(z.search(prefix=key[:2]))
+                _ = key in z
+            if len(keys) >= 2:
+                _take(z.search(start=keys[0], stop=keys[-1]))
+            complete = len(records) < 4 * LIMIT
+        if complete and records and records == sorted(records):
+            from shardkit.writers.zs import build_zs
+
+            with shardkit.open(build_zs(records, codec="deflate"), format="zs") as again:
+                assert list(again) == records
+
+    _guard(body)
+
+
 def run_amudai(data: bytes) -> None:
     """Amudai single-file shard: metadata tree, descriptors, every column's values."""
 
@@ -166,6 +188,7 @@ TARGETS: dict[str, Callable[[bytes], None]] = {
     "swh": run_swh,
     "mdb": run_mdb,
     "zss": run_zss,
+    "zs": run_zs,
     "amudai": run_amudai,
     "neuroglancer": run_neuroglancer,
 }
@@ -197,7 +220,7 @@ def _samples(fmt: str) -> list[tuple[str, bytes]]:
             out.append((str(shard.relative_to(folder)), bytes([NG_SPECS.index(spec)])
                         + shard.read_bytes()))
         return out
-    suffix = {"swh": ".shard", "zss": ".zss", "amudai": ".amudai.shard"}.get(fmt)
+    suffix = {"swh": ".shard", "zss": ".zss", "zs": ".zs", "amudai": ".amudai.shard"}.get(fmt)
     files = [p for p in sorted(folder.rglob("*"))
              if p.is_file() and "fuzz" not in p.relative_to(folder).parts]
     if fmt == "mdb":

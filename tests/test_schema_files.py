@@ -14,7 +14,7 @@ from shardkit.schema_files import SCHEMA_OF_FORMAT, resolve, schema_bytes, schem
 
 ROOT = Path(__file__).parents[1]
 SCHEMAS = ROOT / "schemas"
-FORMATS = ["swh", "mdb", "zss", "neuroglancer", "amudai"]
+FORMATS = ["swh", "mdb", "zss", "zs", "neuroglancer", "amudai"]
 
 
 def meta_id(text: str) -> str:
@@ -160,10 +160,10 @@ def test_webide_upload_table_matches_the_index() -> None:
     """The Web IDE page's table names, per format, the files `shardkit schema` writes, and
     sample files that exist."""
     readme = (ROOT / "docs" / "tasks" / "webide.md").read_text()
-    rows = re.findall(r"^\| (SWH|Xet MDB|ZSS|Neuroglancer|Amudai) \| (.+?) \| (.+?) \|", readme,
+    rows = re.findall(r"^\| (SWH|Xet MDB|ZSS|ZS|Neuroglancer|Amudai) \| (.+?) \| (.+?) \|", readme,
                       re.M)
-    fmt_of = {"SWH": "swh", "Xet MDB": "mdb", "ZSS": "zss", "Neuroglancer": "neuroglancer",
-              "Amudai": "amudai"}
+    fmt_of = {"SWH": "swh", "Xet MDB": "mdb", "ZSS": "zss", "ZS": "zs",
+              "Neuroglancer": "neuroglancer", "Amudai": "amudai"}
     assert sorted(fmt_of[name] for name, _, _ in rows) == sorted(FORMATS)
     for name, upload, sample in rows:
         assert tuple(re.findall(r"`([^`]+\.ksy)`", upload)) == resolve(fmt_of[name]).upload

@@ -144,6 +144,31 @@ FORMATS = [
             "hasFooter",
         ),
     ),
+    Format(  # ZS: the codec-none samples, whose payloads the schema itself parses
+        "Zs",
+        "shardkit.generated.zs",
+        "Zs",
+        "tests/data/zs/*/*-none*.zs",
+        required=(
+            "magic",
+            "lenHeader",
+            "header/ofsRootIndex",
+            "header/lenRootIndex",
+            "header/lenFile",
+            "header/sha256",
+            "header/codec",
+            "header/metadata",
+            "headerCrc64xz",
+            "headerCrc64xzInput",
+            "root/body/level",
+            "root/body/payload/entries/*/key",
+            "root/body/payload/entries/*/ofsBlock/value",
+            "root/body/payload/entries/*/lenBlock/value",
+            "blocks/*/lenBody/value",
+            "blocks/*/body/payload/records/*/record",
+            "blocks/*/crc64xz",
+        ),
+    ),
     Format(
         "AmudaiShard",
         "shardkit.generated.amudai_shard",
@@ -456,7 +481,7 @@ def test_gallery_list_is_the_pinned_one() -> None:
                       "common/vlq_base128_le"]
 
 
-FORMAT_SCHEMAS = ["swh", "mdb", "zss", "neuroglancer", "amudai"]
+FORMAT_SCHEMAS = ["swh", "mdb", "zss", "zs", "neuroglancer", "amudai"]
 
 
 @pytest.mark.parametrize("fmt", FORMAT_SCHEMAS)

@@ -295,3 +295,40 @@ def test_undetected_flips_change_nothing():
         accepted += 1
         assert list(z) == want, pos
     assert accepted >= 1  # the bz2 stream's final padding bits are not covered by its CRC
+
+
+def _root_first(records: list[bytes]) -> bytes:
+    """A one-data-block ZSS file written with its root index block *before* the data block."""
+    data = build_zss(records, codec="none+crc32c")
+    z = open_bytes(data)
+    n = struct.unpack_from("<I", data, 8)[0]
+    start = 16 + n
+    data_block = data[start:start + z.frame(0).size]
+    body = encode_uleb128(len(records[0])) + records[0]
+    root_len = 1 + 1 + len(body) + 1 + 4  # level, length, key entry, child voffset, CRC
+    body += encode_uleb128(root_len)  # the data block comes right after the root
+    root = b"\x01" + encode_uleb128(len(body) + 4) + body + struct.pack("<I", crc32c(body))
+    assert len(root) == root_len
+    header = struct.pack("<Q", 0) + data[20:12 + n]
+    return data[:12] + header + struct.pack("<I", crc32c(header)) + root + data_block
+
+
+def test_verify_accepts_a_child_after_its_parent():
+    data = _root_first([b"apple", b"banana"])
+    z = open_bytes(data)
+    assert z.root == 0 and z.frame(0).level == 1
+    assert list(z) == [b"apple", b"banana"]
+    assert z.verify() == []
+
+
+def test_verify_checks_a_child_after_its_parent():
+    data = bytearray(_root_first([b"apple", b"banana"]))
+    z = open_bytes(bytes(data))
+    root = z.frame(0)
+    data[root.payload_offset + 1] = ord("x")  # the key "apple" -> "xpple", CRC made right
+    body = bytes(data[root.payload_offset:root.payload_offset + root.len_payload - 4])
+    data[root.payload_offset + len(body):root.payload_offset + len(body) + 4] = \
+        struct.pack("<I", crc32c(body))
+    problems = open_bytes(bytes(data)).verify()
+    assert [p.check for p in problems] == ["index_key"]
+    assert "xpple" in problems[0].message and problems[0].offset == root.offset

@@ -43,6 +43,7 @@ if TYPE_CHECKING:
     from .formats.neuroglancer import NgDataset, NgShard, ShardingSpec, open_dataset
     from .formats.swh import SwhShard
     from .formats.xet_mdb import MdbShard
+    from .formats.zs import ZsFile
     from .formats.zss import ZssFile
     from .sources import (
         ByteSource,
@@ -56,7 +57,8 @@ if TYPE_CHECKING:
     #: What :func:`open` accepts: a path, an fsspec URL, bytes or a ByteSource.
     Target: TypeAlias = str | os.PathLike[str] | bytes | bytearray | memoryview | ByteSource
     #: Every reader :func:`open` can return when the format is detected.
-    AnyReader: TypeAlias = SwhShard | MdbShard | ZssFile | AmudaiShard | NgShard | NgDataset
+    AnyReader: TypeAlias = (SwhShard | MdbShard | ZssFile | ZsFile | AmudaiShard | NgShard
+                             | NgDataset)
     FsOptions: TypeAlias = dict[str, Any] | None
     R = TypeVar("R", bound=Reader)
 
@@ -71,6 +73,7 @@ _LAZY = {
     "SwhShard": "shardkit.formats.swh",
     "MdbShard": "shardkit.formats.xet_mdb",
     "ZssFile": "shardkit.formats.zss",
+    "ZsFile": "shardkit.formats.zs",
     "NgShard": "shardkit.formats.neuroglancer",
     "NgDataset": "shardkit.formats.neuroglancer",
     "ShardingSpec": "shardkit.formats.neuroglancer",
@@ -126,6 +129,7 @@ __all__ = [
     "TruncatedError",
     "UnknownFormatError",
     "UnsupportedVersionError",
+    "ZsFile",
     "ZssFile",
     "detect",
     "open",
@@ -144,6 +148,9 @@ def open(target: Target, format: Literal["mdb"], storage_options: FsOptions = ..
 @overload
 def open(target: Target, format: Literal["zss"], storage_options: FsOptions = ...,  # noqa: A001
          **options: Any) -> ZssFile: ...
+@overload
+def open(target: Target, format: Literal["zs"], storage_options: FsOptions = ...,  # noqa: A001
+         **options: Any) -> ZsFile: ...
 @overload
 def open(target: Target, format: Literal["amudai"], storage_options: FsOptions = ...,  # noqa: A001
          **options: Any) -> AmudaiShard: ...

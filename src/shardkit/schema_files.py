@@ -41,6 +41,7 @@ SCHEMA_OF_FORMAT = {
     "swh": "swh_read_shard",
     "mdb": "xet_mdb_shard",
     "zss": "zss",
+    "zs": "zs",
     "neuroglancer": "neuroglancer_uint64_sharded",
     "amudai": "amudai_shard",
 }

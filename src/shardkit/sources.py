@@ -163,6 +163,22 @@ class FileSource:
         """Bytes of every ``(start, end)`` in ``ranges``."""
         return [self.read_range(s, e) for s, e in ranges]
 
+    def release(self, start: int, end: int) -> None:
+        """Let the kernel take back the mapped pages of ``[start, end)`` (whole pages inside it).
+
+        A streaming scan calls this behind itself, so the pages it has read stop counting in
+        the process' memory; they stay in the page cache, and reading them again maps them
+        again. Safe for a read-only file mapping, views included.
+        """
+        if self._mm is None or not hasattr(mmap, "MADV_DONTNEED"):
+            return
+        page = mmap.PAGESIZE
+        lo = -(-max(start, 0) // page) * page
+        hi = min(end, self._size) // page * page
+        if hi > lo:
+            with contextlib.suppress(OSError, ValueError):
+                self._mm.madvise(mmap.MADV_DONTNEED, lo, hi - lo)
+
     def view(self, start: int, end: int) -> memoryview:
         """Zero-copy view of ``[start, end)`` of the mapping."""
         _check_range(self, start, end)

@@ -33,6 +33,7 @@ _FORMATS: dict[str, str] = {
     "zss": "create_zss",
     "mdb": "create_mdb",
     "amudai": "create_amudai",
+    "zs": "create_zs",
 }
 
 #: Every format option of ``create`` (its ``dest``) and its flag, for :func:`refuse_options`.
@@ -127,10 +128,12 @@ def _add_create(sub: Any, own: argparse.ArgumentParser) -> None:
                    help="records are each preceded by their length instead")
     g = p.add_argument_group("format options (each format says which it takes)")
     g.add_argument("--codec", metavar="NAME",
-                   help="block compression (zss: zlib, bz2, none+crc32c; default zlib)")
+                   help="block compression (zss: zlib, bz2, none+crc32c; default zlib; "
+                        "zs: lzma, deflate, none; default lzma)")
     g.add_argument("--metadata", metavar="JSON", help="a JSON object stored in the header")
     g.add_argument("--approx-block-size", metavar="BYTES", type=lambda t: byte_count(t,
-                   positive=True), help="raw bytes of records per data block (zss default 256K)")
+                   positive=True), help="raw bytes of records per data block (zss default 256K, "
+                                         "zs 384K)")
     g.add_argument("--branching-factor", metavar="N", type=_positive_int,
                    help="most entries per index block (zss default 1024)")
     g.add_argument("-z", "--level", metavar="N", type=int,

@@ -69,6 +69,8 @@ def _sniff_amudai(head: bytes, source: ByteSource) -> bool:
 
 _ZSS_MAGIC = b"ZSS\x1c\x8el\x00\x01"
 _ZSS_INCOMPLETE_MAGIC = b"SSZ\x1c\x8el\x00\x01"
+_ZS_MAGIC = b"\xabZSfiLe\x01"
+_ZS_INCOMPLETE_MAGIC = b"\xabZStoBe\x01"
 _MDB_TAG = bytes.fromhex("48465265706f4d6574614461746100556967456a7b815783a5bdd95ccdd14aa9")
 
 FORMATS: dict[str, FormatInfo] = {
@@ -85,6 +87,10 @@ FORMATS: dict[str, FormatInfo] = {
                    lambda head, src: head[:8] in (_ZSS_MAGIC, _ZSS_INCOMPLETE_MAGIC),
                    'starts with "ZSS\\x1c\\x8el\\0\\x01" (or "SSZ..." while incomplete)',
                    "shardkit.formats.zss.reader:ZssFile"),
+        FormatInfo("zs", "ZS compressed sorted records",
+                   lambda head, src: head[:8] in (_ZS_MAGIC, _ZS_INCOMPLETE_MAGIC),
+                   'starts with "\\xabZSfiLe\\x01" (or "\\xabZStoBe\\x01" while unfinished)',
+                   "shardkit.formats.zs.reader:ZsFile"),
         FormatInfo("amudai", "Microsoft Amudai shard",
                    _sniff_amudai,
                    'starts with the 8-byte "amud" header (and ends with the same footer)',
@@ -121,7 +127,7 @@ def detect(source: ByteSource) -> FormatInfo:
 
 
 #: Names that are files, never dataset folders: no ``<url>/info`` is asked for them.
-_FILE_SUFFIXES = (".shard", ".zss", ".mdb", ".amudai", ".stripe", ".bin", ".gz", ".zst")
+_FILE_SUFFIXES = (".shard", ".zss", ".zs", ".mdb", ".amudai", ".stripe", ".bin", ".gz", ".zst")
 
 
 def _url_kind(url: str) -> str:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from array import array
 from dataclasses import dataclass
 from typing import Any
 
@@ -10,22 +9,25 @@ from ...errors import (
     ChecksumError,
     CorruptShardError,
     FormatError,
-    InvalidKeyError,
 )
 from ...hashing.crc32c import IMPLEMENTATION as CRC32C_IMPLEMENTATION
 from ...hashing.crc32c import crc32c
+from .._sorted_set import _POS_TYPE as _POS_TYPE  # shared with ZS; re-exported
+from .._sorted_set import MAX_ULEB_BYTES as MAX_ULEB_BYTES
+from .._sorted_set import _BodyError as _BodyError
+from .._sorted_set import _escape as _escape
+from .._sorted_set import _record as _record
+from .._sorted_set import prefix_successor as prefix_successor
 
 MAGIC = b"ZSS\x1c\x8el\x00\x01"
 INCOMPLETE_MAGIC = b"SSZ\x1c\x8el\x00\x01"
 #: Header codec name -> codec used to decode (``bzip2`` is the spec text's name for ``bz2``).
 CODECS = {"zlib": "zlib", "bz2": "bz2", "bzip2": "bz2", "none+crc32c": "none+crc32c"}
 HEADER_FIXED = 44  # root voffset, uuid, codec, metadata length
-MAX_ULEB_BYTES = 9
 #: Decoded body cap (a decompression-bomb guard; the reference writes 256 KiB blocks).
 DEFAULT_MAX_BLOCK_SIZE = 1 << 28  # 256 MiB
 _FRAME_PEEK = 1 + MAX_ULEB_BYTES
 _MISSING: Any = object()
-_POS_TYPE = "I" if array("I").itemsize >= 4 else "L"  # record positions in bodies < 4 GiB
 
 
 _body_crc32c = crc32c
@@ -62,57 +64,6 @@ class BlockChecksumError(ChecksumError, CorruptBlockError):
         ChecksumError.__init__(self, f"block at voffset {voffset}", stored, computed,
                                offset=offset, field=field)
 
-
-class _BodyError(Exception):
-    """Internal: a body failed to parse at body position ``pos``."""
-
-    def __init__(self, message: str, pos: int) -> None:
-        super().__init__(message)
-        self.pos = pos
-
-
-def prefix_successor(prefix: bytes) -> bytes | None:
-    """The smallest byte string greater than every string starting with ``prefix``.
-
-    ``None`` when there is none (the empty prefix, or only 0xff bytes).
-
-    Example::
-
-        >>> prefix_successor(b"ab\\xff")
-        b'ac'
-    """
-    stripped = prefix.rstrip(b"\xff")
-    if not stripped:
-        return None
-    return stripped[:-1] + bytes((stripped[-1] + 1,))
-
-
-def _record(value: Any, what: str = "record") -> bytes:
-    """A record/prefix/bound as bytes: bytes-like as is, ``str`` as UTF-8."""
-    if isinstance(value, str):
-        return value.encode("utf-8")
-    if isinstance(value, (bytes, bytearray, memoryview)):
-        return bytes(value)
-    raise InvalidKeyError(f"a ZSS {what} is bytes (or str, taken as UTF-8), "
-                          f"not {type(value).__name__}")
-
-
-def _escape(key: bytes) -> str:
-    out = []
-    for b in key:
-        if b == 0x5C:
-            out.append("\\\\")
-        elif 0x20 <= b < 0x7F:
-            out.append(chr(b))
-        elif b == 0x0A:
-            out.append("\\n")
-        elif b == 0x09:
-            out.append("\\t")
-        elif b == 0x0D:
-            out.append("\\r")
-        else:
-            out.append(f"\\x{b:02x}")
-    return "".join(out)
 
 
 # -- value types -------------------------------------------------------------------------------

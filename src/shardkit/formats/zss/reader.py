@@ -3,20 +3,16 @@
 from __future__ import annotations
 
 import bz2
-import codecs as _codecs
-import itertools
 import json
 import threading
 import zlib
-from bisect import bisect_left
 from collections import OrderedDict
-from collections.abc import Generator, Iterator
-from typing import TYPE_CHECKING, Any
+from collections.abc import Iterator
+from typing import Any
 
 from ..._kaitai import kaitai_errors, parse
 from ...errors import (
     ChecksumError,
-    EntryNotFoundError,
     LayoutError,
     LimitExceededError,
     ShardkitError,
@@ -26,6 +22,7 @@ from ...errors import (
 from ...generated.zss import Zss
 from ...hashing.crc32c import crc32c
 from ...sources import ByteSource, as_stream
+from .._sorted_set import ScanReleaser, SortedSetQueries
 from ..base import Reader, Section
 from .blocks import _DataBlock, _uleb_slow, decode_index, decode_records
 from .model import (
@@ -43,13 +40,8 @@ from .model import (
     _body_crc32c,
     _BodyError,
     _escape,
-    _record,
-    prefix_successor,
 )
 from .verify import ZssVerify
-
-if TYPE_CHECKING:
-    from concurrent.futures import Future
 
 _INFLATE_STEP = 16 << 20
 
@@ -97,7 +89,7 @@ _MAX_HINTED_READ = 8 << 20
 # -- the reader --------------------------------------------------------------------------------
 
 
-class ZssFile(ZssVerify, Reader):
+class ZssFile(ZssVerify, SortedSetQueries, Reader):
     """A ZSS v1 file: a sorted multiset of byte strings, compressed in blocks, with an index.
 
     Opening reads and checks the header (magic, CRC-32C, codec, metadata). Records are read
@@ -180,12 +172,17 @@ class ZssFile(ZssVerify, Reader):
         self._cache: OrderedDict[int, tuple[BlockInfo, Any]] = OrderedDict()  # data blocks
         self._index_cache: OrderedDict[int, tuple[BlockInfo, Any]] = OrderedDict()
         self._len: int | None = None
+        self._serial_decode = self._codec == "none+crc32c"
         self._lock = threading.Lock()
 
     # -- blocks --------------------------------------------------------------------------------
 
     def _where(self, voffset: int) -> str:
         return f"voffset {voffset}, byte {self.data_offset + voffset}"
+
+    def _child_end(self, block: IndexBlock, i: int, voffset: int) -> int:
+        """Child ``i`` ends at the next child's voffset, or at its parent (children come first)."""
+        return block.children[i + 1] if i + 1 < len(block.children) else voffset
 
     def _frame_from(self, voffset: int, head: bytes) -> BlockInfo:
         """Parse the framing of the block at ``voffset`` from its first bytes ``head``."""
@@ -248,12 +245,15 @@ class ZssFile(ZssVerify, Reader):
         block on remote sources. With ``data_only``, index blocks are skipped without reading
         their payloads. A ``none+crc32c`` payload over the cap is not read either: ``b""``
         stands in for it, and :meth:`decode_payload` refuses the block from its framing (so
-        ``verify`` reports it and goes on to the next block).
+        ``verify`` reports it and goes on to the next block). The mapped pages behind the scan
+        are given back as it goes (bounded memory on files of any size).
         """
         size = self.source.size
         offset = self.data_offset + voffset
         head = self.source.read_range(offset, min(offset + _FRAME_PEEK, size))
+        released = ScanReleaser(self.source, offset)
         while offset < size:
+            released.passed(offset)
             info = self._frame_from(offset - self.data_offset, head)
             p0 = info.payload_offset
             p1 = p0 + info.len_payload
@@ -448,215 +448,6 @@ class ZssFile(ZssVerify, Reader):
         for info, payload in self._frames(voffset):
             yield info, self.decode_payload(info, payload)
 
-    def _data_bodies(self, voffset: int = 0, readahead: int = 0) -> Iterator[list[bytes]]:
-        """Record lists of the data blocks from ``voffset`` on (index blocks skipped).
-
-        With ``readahead`` and a compressing codec, up to that many payloads are decompressed
-        ahead in worker threads (zlib and bz2 release the GIL), so memory stays bounded.
-        """
-        frames = self._frames(voffset, data_only=True)
-        if not readahead or self._codec == "none+crc32c":
-            for info, payload in frames:
-                yield self.records_of(info, self.decode_payload(info, payload))
-            return
-        from concurrent.futures import ThreadPoolExecutor
-
-        pool = ThreadPoolExecutor(max_workers=readahead, thread_name_prefix="zss-inflate")
-        pending: list[tuple[BlockInfo, Future[bytes]]] = []
-        try:
-            for info, payload in frames:
-                pending.append((info, pool.submit(self.decode_payload, info, payload)))
-                if len(pending) > readahead:
-                    first, fut = pending.pop(0)
-                    yield self.records_of(first, fut.result())
-            for info, fut in pending:
-                yield self.records_of(info, fut.result())
-        finally:
-            for _, fut in pending:
-                fut.cancel()
-            pool.shutdown(wait=True)
-
-    def __iter__(self) -> Iterator[bytes]:
-        """Every record in order, streaming block by block (constant memory)."""
-        return itertools.chain.from_iterable(self._data_bodies(0, self.readahead))
-
-    def _descend(self, key: bytes) -> tuple[_DataBlock, bytes | None] | None:
-        """The data block where records >= ``key`` begin, and the first key after it.
-
-        At each index level the last entry whose key is < ``key`` is taken (so a run of
-        duplicates of ``key`` that starts in an earlier block is found too; FORMAT.md section
-        9). The first record >= ``key`` is then in that block or is the first record of the
-        next data block, whose first record is the entry key after the one taken at the
-        deepest level that has one (``None``: the block is the last one). ``None`` for a file
-        with no records.
-        """
-        v = self.root
-        level: int | None = None
-        after: bytes | None = None
-        hint: int | None = self.data_size
-        while True:
-            info, value = self._cached(v, level, hint)
-            if info.level == 0:
-                return value, after
-            block: IndexBlock = value
-            if not block.children:
-                if v == self.root:
-                    return None  # an empty file: the root index has no entries
-                raise LayoutError(f"index block at {self._where(v)} has no entries",
-                                  offset=info.offset, field=f"/blocks/@{v}/payload")
-            i = max(bisect_left(block.keys, key) - 1, 0)
-            if i + 1 < len(block.keys):
-                after = block.keys[i + 1]
-            hint = block.children[i + 1] if i + 1 < len(block.children) else v
-            v = block.children[i]
-            level = info.level - 1
-
-    def _range(self, lo: bytes, hi: bytes | None, prefix: bool = False) -> Iterator[bytes]:
-        """Records ``r`` with ``lo <= r < hi`` in order (``hi`` None: to the end).
-
-        With ``prefix``, every record in the range starts with ``lo`` (``hi`` is at most
-        ``prefix_successor(lo)``), so the first one is located with :meth:`_DataBlock.find_prefix`.
-        Reads the index path, one data block, and the following data blocks only while records
-        in the range remain (the index keys say whether the next block starts in the range).
-        """
-        found = self._descend(lo)
-        if found is None:
-            return
-        block, after = found
-        try:
-            p = block.find_prefix(lo) if prefix else block.lower_bound(lo)
-        except _BodyError as exc:
-            raise self._body_error(block.info, exc, "data") from None
-        if p is not None and not (yield from self._emit(block, p, hi)):
-            return
-        if after is None or (hi is not None and after >= hi):
-            return
-        frames = self._frames(block.info.end_voffset, data_only=True)
-        item = next(frames, None)
-        if item is None:
-            return
-        # the next block is decoded lazily too: a run of a few matches that crosses into it
-        # costs a few records, not a whole decoded block
-        if not (yield from self._emit(_DataBlock(item[0], self.decode_payload(*item)), 0, hi)):
-            return
-        for info, payload in frames:  # a long range: whole blocks
-            records = self.records_of(info, self.decode_payload(info, payload))
-            if hi is not None and records and records[-1] >= hi:
-                yield from records[:bisect_left(records, hi)]
-                return
-            yield from records
-
-    def _emit(self, block: _DataBlock, p: int, hi: bytes | None
-              ) -> Generator[bytes, None, bool]:
-        """Records of ``block`` from the length field at ``p`` while < ``hi``.
-
-        The first few are decoded one by one; a longer run decodes the rest of the block at
-        once. Returns True when the block ran out before ``hi``.
-        """
-        b = block.body
-        n = len(b)
-        try:
-            for _ in range(16):
-                if p >= n:
-                    return True
-                r, p = block.record_at(p)
-                if hi is not None and r >= hi:
-                    return False
-                yield r
-            if p >= n:
-                return True
-            try:
-                records = decode_records(b[p:])
-            except _BodyError as exc:
-                raise _BodyError(str(exc), exc.pos + p) from None
-        except _BodyError as exc:
-            raise self._body_error(block.info, exc, "data") from None
-        if hi is not None and records and records[-1] >= hi:
-            yield from records[:bisect_left(records, hi)]
-            return False
-        yield from records
-        return True
-
-    def iter(self, start: bytes | None = None, stop: bytes | None = None) -> Iterator[bytes]:
-        """Records ``r`` with ``start <= r < stop`` (either bound optional), in order."""
-        if start is not None:
-            yield from self._range(_record(start, "bound"),
-                                   None if stop is None else _record(stop, "bound"))
-            return
-        if stop is None:
-            yield from self
-            return
-        stop = _record(stop, "bound")
-        for r in self:
-            if r >= stop:
-                return
-            yield r
-
-    def search(self, prefix: bytes | None = None, start: bytes | None = None,
-               stop: bytes | None = None) -> Iterator[bytes]:
-        """Records starting with ``prefix`` and within ``[start, stop)``, in order.
-
-        Duplicates are all returned (the file is a multiset). Only the index blocks on the path
-        to the first match and the data blocks holding matches are read (a data block after the
-        last match is read only when the index does not show that the run ended).
-        """
-        if prefix is None:
-            return self.iter(start, stop)
-        prefix = _record(prefix, "prefix")
-        start = None if start is None else _record(start, "bound")
-        stop = None if stop is None else _record(stop, "bound")
-        lo = prefix if start is None or start < prefix else start
-        succ = prefix_successor(prefix)
-        hi = succ if stop is None or (succ is not None and succ < stop) else stop
-        # every record in [lo, hi) starts with prefix (prefix <= lo, hi <= succ)
-        return self._range(lo, hi, prefix=lo == prefix)
-
-    def keys(self, prefix: bytes | None = None, start: bytes | None = None,
-             stop: bytes | None = None) -> Iterator[bytes]:
-        """What ``shardkit ls`` lists: the records, filtered as :meth:`search` does."""
-        return self.search(prefix=prefix, start=start, stop=stop)
-
-    def count(self, prefix: bytes | None = None, start: bytes | None = None,
-              stop: bytes | None = None) -> int:
-        """Number of records :meth:`search` would give."""
-        return sum(1 for _ in self.search(prefix, start, stop))
-
-    def __len__(self) -> int:
-        """Number of records (one streaming pass on first use, then remembered)."""
-        if self._len is None:
-            self._len = sum(len(b) for b in self._data_bodies(0, self.readahead))
-        return self._len
-
-    def __contains__(self, record: object) -> bool:
-        if not isinstance(record, (bytes, bytearray, memoryview, str)):
-            return False
-        record = _record(record)
-        return next(self._range(record, record + b"\x00", prefix=True), None) is not None
-
-    def __getitem__(self, record: bytes) -> bytes:
-        """The record itself when present (a set has no values); else EntryNotFoundError."""
-        record = _record(record)
-        if record in self:
-            return record
-        raise EntryNotFoundError(record, f"record not found: {_escape(record)!r}")
-
-    def parse_key(self, text: str) -> bytes:
-        """A record from the command line: ``hex:...``, or text with backslash escapes."""
-        if text.startswith("hex:"):
-            try:
-                return bytes.fromhex(text[4:])
-            except ValueError as exc:
-                raise ShardkitError(f"not hex: {text!r}") from exc
-        try:
-            return _codecs.escape_decode(text.encode("utf-8"))[0]  # type: ignore[attr-defined]
-        except ValueError as exc:
-            raise ShardkitError(f"bad escape in {text!r}: {exc}") from exc
-
-    def format_key(self, key: bytes, hex: bool = False) -> str:
-        """A record's display form: escaped text (``\\xNN`` for other bytes), or hex."""
-        return key.hex() if hex else _escape(key)
-
-    # -- structure -----------------------------------------------------------------------------
 
     def _survey(self) -> list[dict[str, Any]]:
         """One row per block in file order: framing, body size, items, first item."""

@@ -20,16 +20,20 @@ class ZssVerify:
     def verify(self, progress: Callable[[int, int], None] | None = None) -> list[Problem]:
         """fsck: every check of the reference ``fsck()`` and more; returns the problems found.
 
-        Pass 1 reads every block from voffset 0 to the end of the file: framing (minimal
+        One pass reads every block from voffset 0 to the end of the file: framing (minimal
         uleb128, payload inside the file), the codec stream or CRC-32C, the body grammar
         (minimal uleb128s, no overrun), records sorted within and across data blocks, index
         keys sorted and child voffsets strictly increasing, and at each level a block's first
-        item not below the previous block's last. Pass 2 walks the tree from the root: every
-        child is the start of a block, one level below its parent, referenced once, and its
-        entry's key equals the first record of its subtree. Pass 3: every block is reachable.
+        item not below the previous block's last. The tree is checked in the same pass: a
+        block is kept as *unreferenced* (its level and first item) until the index block that
+        refers to it (writers put children first; a child after its parent is checked when it
+        is reached); every child must be the start of a block, one level below its parent,
+        referenced once, and its entry's key must equal the first record of its subtree. At
+        the end the root must be the one unreferenced index block; any other unreferenced
+        block is unreachable. Memory is bounded by the index's shape, not the file's size.
 
         Args:
-            progress: Called as ``progress(bytes_done, bytes_total)`` during pass 1.
+            progress: Called as ``progress(bytes_done, bytes_total)`` during the pass.
         """
         problems: list[Problem] = []
         total = self.data_size
@@ -41,8 +45,10 @@ class ZssVerify:
                 offset = self.data_offset + voffset
             problems.append(Problem(check, where + message, offset, field))
 
-        blocks: dict[int, tuple[int, bytes | None, bytes | None]] = {}  # v -> level, first, last
-        index: dict[int, IndexBlock] = {}
+        # blocks not referenced yet: v -> (level, first item or None when undecodable)
+        pending: dict[int, tuple[int, bytes | None]] = {}
+        # entries that point past their own block: child v -> [(parent v, entry, key, level)]
+        ahead: dict[int, list[tuple[int, int, bytes, int]]] = {}
         last_at_level: dict[int, bytes] = {}
         frames = self._frames(0)
         while True:
@@ -57,7 +63,11 @@ class ZssVerify:
             v = info.voffset
             if progress is not None:
                 progress(v, total)
-            blocks[v] = (info.level, None, None)
+            waiting = ahead.pop(v, None)  # entries before it that point here
+            if waiting is None:
+                pending[v] = (info.level, None)
+            else:
+                self._zss_arrive(add, v, info.level, waiting)
             try:
                 body = self.decode_payload(info, payload)
             except ChecksumError as exc:
@@ -72,7 +82,6 @@ class ZssVerify:
                     items = self.records_of(info, body)
                 else:
                     ib = self.index_of(info, body)
-                    index[v] = ib
                     items = list(ib.keys)
                     ch = ib.children
                     for j in range(1, len(ch)):
@@ -103,51 +112,67 @@ class ZssVerify:
                     f"last one of the previous level-{info.level} block "
                     f"{_escape(prev[:40])!r}", f"/blocks/@{v}/payload/body")
             last_at_level[info.level] = items[-1]
-            blocks[v] = (info.level, items[0], items[-1])
+            if waiting is None:
+                pending[v] = (info.level, items[0])
+            elif info.level == waiting[0][3] - 1 and waiting[0][2] != items[0]:
+                parent, j, key, _ = waiting[0]
+                add("index_key", parent, f"entry {j}: key {_escape(key[:40])!r} is not the "
+                    f"first record under child {v} ({_escape(items[0][:40])!r})",
+                    f"/blocks/@{parent}/payload/body/entries/{j}/key")
+            if info.level:
+                self._zss_refer(add, pending, ahead, v, info.level, ib)
         if progress is not None:
             progress(total, total)
 
-        # pass 2: the tree
-        seen: set[int] = set()
-        if self.root not in blocks:
-            add("root", None, f"root voffset {self.root} is not the start of a block",
-                "/header/root_voffset", 12)
-        elif blocks[self.root][0] == 0:
+        for child, refs in ahead.items():
+            for parent, j, _, _ in refs:
+                add("child", parent, f"entry {j} points to voffset {child}, which is not the "
+                    "start of a block", f"/blocks/@{parent}/payload/body/entries/{j}"
+                    "/child_voffset")
+        root = pending.pop(self.root, None)
+        if root is None:
+            add("root", None, f"root voffset {self.root} is not the start of an unreferenced "
+                "block", "/header/root_voffset", 12)
+        elif root[0] == 0:
             add("root", self.root, "the root is a data block (it must be an index block)",
                 "/header/root_voffset", 12)
-        else:
-            seen.add(self.root)
-            stack = [self.root]
-            while stack:
-                v = stack.pop()
-                ib = index.get(v)
-                if ib is None:
-                    continue  # undecodable, already reported
-                level = blocks[v][0]
-                for j, (key, child) in enumerate(zip(ib.keys, ib.children, strict=True)):
-                    field = f"/blocks/@{v}/payload/body/entries/{j}"
-                    if child not in blocks:
-                        add("child", v, f"entry {j} points to voffset {child}, which is not "
-                            "the start of a block", field + "/child_voffset")
-                        continue
-                    if child in seen:
-                        add("child", v, f"entry {j}: block at voffset {child} is referenced "
-                            "more than once", field + "/child_voffset")
-                        continue
-                    seen.add(child)
-                    clevel, cfirst, _ = blocks[child]
-                    if clevel != level - 1:
-                        add("level", v, f"entry {j}: child at voffset {child} has level "
-                            f"{clevel}, expected {level - 1}", field + "/child_voffset")
-                        continue
-                    if cfirst is not None and key != cfirst:
-                        add("index_key", v, f"entry {j}: key {_escape(key[:40])!r} is not the "
-                            f"first record under child {child} ({_escape(cfirst[:40])!r})",
-                            field + "/key")
-                    if clevel > 0:
-                        stack.append(child)
-        # pass 3: reachability
-        for v, (level, _, _) in blocks.items():
-            if v not in seen:
-                add("unreachable", v, f"level {level} block is not reachable from the root")
+        for v, (level, _) in sorted(pending.items()):
+            add("unreachable", v, f"level {level} block is not reachable from the root")
         return problems
+
+    @staticmethod
+    def _zss_arrive(add: Callable[..., None], v: int, level: int,
+                    refs: list[tuple[int, int, bytes, int]]) -> None:
+        """A block that entries before it point to is reached: one reference only, one level
+        below its parent (its key is checked once the block is decoded)."""
+        for other, k, _, _ in refs[1:]:
+            add("child", other, f"entry {k}: block at voffset {v} is referenced more than once",
+                f"/blocks/@{other}/payload/body/entries/{k}/child_voffset")
+        parent, j, _, plevel = refs[0]
+        if level != plevel - 1:
+            add("level", parent, f"entry {j}: child at voffset {v} has level {level}, expected "
+                f"{plevel - 1}", f"/blocks/@{parent}/payload/body/entries/{j}/child_voffset")
+
+    @staticmethod
+    def _zss_refer(add: Callable[..., None], pending: dict[int, tuple[int, bytes | None]],
+                   ahead: dict[int, list[tuple[int, int, bytes, int]]], v: int, level: int,
+                   ib: IndexBlock) -> None:
+        """Check the entries of the index block at ``v`` against the blocks they refer to."""
+        for j, (key, child) in enumerate(zip(ib.keys, ib.children, strict=True)):
+            field = f"/blocks/@{v}/payload/body/entries/{j}"
+            if child >= v:  # not reached yet (or itself): checked when it is
+                ahead.setdefault(child, []).append((v, j, key, level))
+                continue
+            ref = pending.pop(child, None)
+            if ref is None:
+                add("child", v, f"entry {j} points to voffset {child}: not the start of a "
+                    "block, or a block referenced more than once", field + "/child_voffset")
+                continue
+            clevel, cfirst = ref
+            if clevel != level - 1:
+                add("level", v, f"entry {j}: child at voffset {child} has level {clevel}, "
+                    f"expected {level - 1}", field + "/child_voffset")
+                continue
+            if cfirst is not None and key != cfirst:
+                add("index_key", v, f"entry {j}: key {_escape(key[:40])!r} is not the first "
+                    f"record under child {child} ({_escape(cfirst[:40])!r})", field + "/key")

@@ -1,0 +1,81 @@
+"""``shardkit create --format zs OUT INPUT...``: a ZS file (``zs`` 0.10) of sorted records.
+
+The records come as ``zs make`` takes them (:func:`shardkit.cli.common.iter_records`):
+terminated (``--terminator``, default a newline) or length-prefixed (``--length-prefixed
+uleb128|u64le``), from files or stdin (``-``), streamed into
+:func:`shardkit.writers.zs.write_zs` under a temporary name. Defaults are ``zs make``'s: codec
+lzma (preset 0, extreme), blocks of about 393216 bytes, 1024 entries per index block; ``--jobs
+N`` compresses the data blocks in N worker processes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+from typing import Any
+
+from ..errors import ShardkitError
+from .common import EXIT_OK, Progress, confirm, iter_records, print_out, show_progress
+from .create_zss import metadata_object
+
+__all__ = ["run"]
+
+_TAKES = {"terminator", "length_prefixed", "codec", "metadata", "approx_block_size",
+          "branching_factor", "level", "jobs"}
+_OVERHEAD = {"u64le": 8, "uleb128": 1}
+_LEVELS = {"deflate": range(0, 10), "lzma": range(0, 2)}
+
+
+def run(args: argparse.Namespace) -> int:
+    """Write ``args.shard`` from the records of ``args.inputs``; returns the exit code."""
+    from ..writers.zs import CODECS, UnsortedInputError, write_zs
+    from .create import refuse_options
+
+    refuse_options(args, _TAKES)
+    codec = args.codec or "lzma"
+    if codec not in CODECS:
+        raise ShardkitError(f"--codec {codec}: not a ZS codec; known: {', '.join(CODECS)}")
+    if args.level is not None:
+        if codec == "none":
+            raise ShardkitError("--level: the codec none does not compress")
+        if args.level not in _LEVELS[codec]:
+            raise ShardkitError(f"--level {args.level}: {codec} levels are "
+                                f"{_LEVELS[codec].start} to {_LEVELS[codec].stop - 1}")
+    metadata = metadata_object(args.metadata)
+    if args.inputs.count("-") > 1:
+        raise ShardkitError("create: '-' (stdin) given more than once")
+    if os.path.exists(args.shard) and not confirm(args, f"{args.shard} exists: replace it?"):
+        print_out(args, "skipped", {"shard": args.shard, "created": False})
+        return EXIT_OK
+    options: dict[str, Any] = {"codec": codec, "metadata": metadata, "jobs": args.jobs or 1}
+    if args.approx_block_size is not None:
+        options["approx_block_size"] = args.approx_block_size
+    if args.branching_factor is not None:
+        if args.branching_factor < 2:
+            raise ShardkitError("--branching-factor: must be at least 2")
+        options["branching_factor"] = args.branching_factor
+    if args.level is not None:
+        options["level"] = args.level
+    if args.length_prefixed:
+        options["record_overhead"] = _OVERHEAD[args.length_prefixed]
+    else:
+        from .common import terminator_bytes
+
+        options["record_overhead"] = len(terminator_bytes(args.terminator))
+    progress = Progress(f"create {args.shard}", show_progress(args))
+    try:
+        count = write_zs(args.shard, iter_records(args),
+                         progress=lambda n: progress.count(n, "records"), **options)
+    except UnsortedInputError as exc:
+        raise ShardkitError(f"record {exc.index} is not sorted: {exc.record[:40]!r} comes after "
+                            f"{exc.previous[:40]!r} (ZS records must be in byte order: sort "
+                            "them first, e.g. LC_ALL=C sort)") from None
+    except ValueError as exc:  # no records
+        raise ShardkitError(f"create --format zs: {exc}") from None
+    finally:
+        progress.finish()
+    size = os.path.getsize(args.shard)
+    data = {"shard": args.shard, "format": "zs", "created": True, "records": count,
+            "size": size, "codec": codec, "jobs": options["jobs"]}
+    print_out(args, f"{args.shard}: {count} records ({size} bytes, {codec})", data)
+    return EXIT_OK
