@@ -25,6 +25,7 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from swh_impl import swh_impl  # noqa: F401 - the fixture, used by pytestmark
 
 import shardkit
 from shardkit import (
@@ -42,6 +43,8 @@ from shardkit import (
     UnsupportedVersionError,
 )
 from shardkit.cli import main
+
+pytestmark = pytest.mark.usefixtures("swh_impl")
 
 DATA = Path(__file__).parent / "data" / "swh"
 MANIFEST = json.loads((DATA / "manifest.json").read_text(encoding="utf-8"))

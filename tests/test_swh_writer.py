@@ -16,6 +16,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from shardkit.generated.swh_read_shard import SwhReadShard
+from swh_impl import swh_impl  # noqa: F401 - the fixture, used by pytestmark
 
 import shardkit
 from shardkit._kaitai import parse
@@ -31,6 +32,8 @@ from shardkit.writers.swh import (
     write_swh,
     write_swh_files,
 )
+
+pytestmark = pytest.mark.usefixtures("swh_impl")
 
 TOMBSTONE = 2**64 - 1
 

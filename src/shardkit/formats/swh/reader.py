@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import os
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import asdict
@@ -32,7 +33,7 @@ from ...hashing.cmph_chd import (
     check_tail,
     parse_layout,
 )
-from ...sources import ByteSource, as_stream
+from ...sources import ByteSource, FileSource, as_stream
 from ..base import Reader, Section
 from .model import (
     _CMPH_FIELDS,
@@ -57,7 +58,41 @@ from .model import (
     normalize_key,
 )
 
-__all__ = ["SwhShard"]
+__all__ = ["SwhShard", "native_available"]
+
+try:  # the optional C accelerator (setup.py builds it when a C compiler is there)
+    from . import _native
+except ImportError:  # pragma: no cover - a build without a compiler: the Python path
+    _native = None  # type: ignore[assignment]
+if os.environ.get("SHARDKIT_NO_NATIVE"):  # the pure-Python path, for tests and comparisons
+    _native = None  # type: ignore[assignment]
+
+
+def native_available() -> bool:
+    """Whether lookups, iteration and ``verify`` use the C accelerator."""
+    return _native is not None
+
+
+class _PreadSource:
+    """A local file read with ``os.pread``: scans copy bounded windows instead of touching the
+    mapping, so the pages they read never stay in the process's resident memory."""
+
+    def __init__(self, source: ByteSource, fd: int) -> None:
+        self.source = source
+        self.name = source.name
+        self.size = source.size
+        self._fd = fd
+
+    def read_range(self, start: int, end: int) -> bytes:
+        """Bytes ``[start, end)`` (the source's own errors outside the file)."""
+        if 0 <= start <= end <= self.size:
+            data = os.pread(self._fd, end - start, start)
+            if len(data) == end - start:
+                return data
+        return self.source.read_range(start, end)
+
+    def close(self) -> None:
+        """Nothing to release (the source owns the file)."""
 
 
 def _digest_size(name: str) -> int | None:
@@ -175,6 +210,8 @@ class SwhShard(Reader):
         view = getattr(source, "view", None)
         self._mem: memoryview | None = view(0, source.size) if view is not None else None
         self._getter: Callable[[bytes], bytes] | None = None
+        # the C lookup's get (set by the first lookup when the accelerator reads this source)
+        self._fast_get: Callable[[bytes], bytes | None] | None = None
 
     def __enter__(self) -> SwhShard:
         return self
@@ -182,6 +219,10 @@ class SwhShard(Reader):
     def close(self) -> None:
         """Release the file mapping."""
         self._getter = None
+        self._fast_get = None
+        native = self.__dict__.pop("_native_lookup", None)
+        if native is not None:
+            native.close()  # its buffers are views of the mapping: released first
         self.__dict__.pop("_lookup", None)
         self.__dict__.pop("_dump", None)
         if self._mem is not None:
@@ -266,6 +307,55 @@ class SwhShard(Reader):
         except CmphError as exc:
             self._fail(exc, self._cmph_error(exc))
         return LazyChdPh(layout, dump)
+
+    def _fd(self) -> int:
+        """The descriptor of a local file (read with pread), else -1."""
+        fh = getattr(self.source, "_fh", None) if isinstance(self.source, FileSource) else None
+        return fh.fileno() if fh is not None and not fh.closed else -1
+
+    def _reader(self) -> Any:
+        """What whole-file scans read through: pread windows for a local file (bounded
+        resident memory), else the source itself."""
+        fd = self._fd()
+        return _PreadSource(self.source, fd) if fd >= 0 else self.source
+
+    @cached_property
+    def _native_lookup(self) -> Any:
+        """The C lookup (hash, slot, index probe, value), or None without the accelerator.
+
+        A local file's index and objects are read with pread (nothing of them stays
+        resident), a buffer in memory directly; over a URL it only computes slots.
+        """
+        if _native is None:
+            return None
+        lay = self._lookup.layout  # reads the dump first, then checks its layout and tail
+        fd = self._fd()
+        file = self._mem if fd < 0 else None
+        try:
+            return _native.Lookup(self._dump, lay.n, lay.nbuckets, lay.seed, lay.rem_r,
+                                  lay.total_length, lay.sel_m, lay.bits_vec, lay.select_table,
+                                  lay.length_rems, lay.store_table, lay.dump_size, file, fd,
+                                  self._index_pos, self.num_slots, self._obj_lo, self._obj_hi)
+        except (ValueError, BufferError):  # pragma: no cover - parse_layout checked them
+            return None
+
+    def _slot(self, key: bytes) -> int:
+        """``cmph_search``'s slot of a 32-byte key (C when it can; the Python path raises)."""
+        native = self._native_lookup
+        if native is not None:
+            slot: int = native.slot(key)
+            if slot >= 0:
+                return slot
+        return self._lookup.slot(key)
+
+    def _slots(self, rows: np.ndarray) -> np.ndarray:
+        """Slots of the keys in the rows of a 2-D ``uint8`` array (32 bytes each)."""
+        native = self._native_lookup
+        if native is not None and len(rows):
+            out = np.empty(len(rows), np.int64)
+            if native.slots_into(np.ascontiguousarray(rows), out) == len(rows):
+                return out
+        return self.hash_function.slots(rows)
 
     @cached_property
     def hash_function(self) -> ChdPh:
@@ -365,6 +455,8 @@ class SwhShard(Reader):
         if self._mem is None:
             # remote: a few large reads rather than one per 64k slots
             chunk = max(chunk, VERIFY_BLOCK // SLOT_SIZE)
+        elif source is None and self._fd() >= 0:
+            source = self._reader()  # pread windows: the index never stays resident
         for start in range(0, self.num_slots, chunk):
             yield start, self._index_array(start, min(start + chunk, self.num_slots), source)
 
@@ -426,15 +518,34 @@ class SwhShard(Reader):
 
     def keys(self) -> Iterator[bytes]:
         """Live keys, in slot order."""
-        for entry in self.iter_entries():
-            yield entry.key
+        for _, arr in self._scan():
+            ofs = arr["ofs"]
+            yield from arr["key"][(ofs != TOMBSTONE) & (ofs != 0)].tolist()
 
     __iter__ = keys
 
     def items(self) -> Iterator[tuple[bytes, bytes]]:
-        """(key, value) for every live entry, through the index."""
-        for entry in self.iter_entries():
-            yield entry.key, self._read_object(entry.offset, entry.slot)
+        """(key, value) for every live entry, through the index, in slot order.
+
+        Memory stays bounded: the index is read 64k slots at a time, and with the C
+        accelerator a local file's objects are read with pread (never kept resident).
+        """
+        native = self._native_lookup if self._mem is not None else None
+        if native is None:
+            for entry in self.iter_entries():
+                yield entry.key, self._read_object(entry.offset, entry.slot)
+            return
+        for start, arr in self._scan():
+            raw = memoryview(arr.view(np.uint8))
+            count, pos = len(arr), 0
+            while pos < count:
+                got, done = native.items(raw[pos * SLOT_SIZE:], start + pos)
+                yield from got
+                pos += done
+                if pos < count:  # an entry the C path does not read: the Python path does
+                    key, ofs = _ENTRY.unpack_from(raw, pos * SLOT_SIZE)
+                    yield key, self._read_object(ofs, start + pos)
+                    pos += 1
 
     def tombstones(self) -> list[Tombstone]:
         """Slots holding a tombstone (deleted objects, and with swh-shard >= 2 unused slots)."""
@@ -477,7 +588,7 @@ class SwhShard(Reader):
         """The index slot the hash function gives ``key`` (whether or not it is present)."""
         key = normalize_key(key)
         try:
-            return self._lookup.slot(key)
+            return self._slot(key)
         except CmphError as exc:
             raise self._cmph_error(exc) from exc
 
@@ -538,6 +649,11 @@ class SwhShard(Reader):
         return self._counts.index_init == "zeros"
 
     def __getitem__(self, key: bytes | str) -> bytes:
+        fast = self._fast_get
+        if fast is not None:
+            value = fast(key)  # type: ignore[arg-type]
+            if value is not None:
+                return value
         getter = self._getter
         if getter is None:
             getter = self._getter = self._make_getter()
@@ -550,7 +666,10 @@ class SwhShard(Reader):
         the mapping; anything unusual (absent key, tombstone, a bound exceeded, no mapping)
         goes to the ranged-read path, which also raises the precise error.
         """
-        slot_of = self._lookup.slot
+        slot_of = self._slot
+        native = self._native_lookup
+        if native is not None and (self._mem is not None or self._fd() >= 0):
+            self._fast_get = native.get  # present keys; the closure below does the rest
         # a bytes-like object whose slices are bytes (the mmap itself) copies values fastest
         raw = getattr(self.source, "raw", None)
         mem = raw if raw is not None else self._mem
@@ -619,7 +738,12 @@ class SwhShard(Reader):
             out = [default] * len(norm)
             if not good:
                 return out
-        slots = self.hash_function.slots(rows if rows is not None else wanted)
+        if rows is None:
+            rows = np.frombuffer(b"".join(wanted), np.uint8).reshape(-1, KEY_LEN)
+            given_rows = False
+        else:
+            given_rows = True
+        slots = self._slots(rows)
         mem = self._mem
         if mem is None:
             for i, key, slot in zip(good, wanted, slots.tolist(), strict=True):
@@ -632,8 +756,7 @@ class SwhShard(Reader):
         # Vectorised: gather the index entries, compare keys, bound-check, read the sizes.
         index = np.frombuffer(mem, INDEX_DTYPE, count=self.num_slots, offset=self._index_pos)
         ent = index[slots]
-        want = (rows.view("V32").ravel() if rows is not None
-                else np.frombuffer(b"".join(wanted), dtype="V32"))
+        want = rows.view("V32").ravel()
         ofs = ent["ofs"].astype(np.uint64)
         ok = (ent["key"] == want) & (ofs >= self._obj_lo) & (ofs <= self._obj_hi - 8)
         data = np.frombuffer(mem, np.uint8)
@@ -649,7 +772,7 @@ class SwhShard(Reader):
         ends_l = ends.tolist()
         raw = getattr(self.source, "raw", None)  # slices of it are bytes: one copy, no view
         copy = raw if raw is not None else mem
-        if rows is not None and raw is not None and bool(ok.all()):
+        if given_rows and raw is not None and bool(ok.all()):
             return [copy[a:b] for a, b in zip(starts_l, ends_l, strict=True)]
         for j, (i, good_entry) in enumerate(zip(good, ok.tolist(), strict=True)):
             if good_entry:
