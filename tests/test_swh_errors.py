@@ -1188,3 +1188,25 @@ def test_cli_verify_unusable_content_hash_is_one_error_line(
                              str(DATA / "tiny.shard"))
     assert_cli_error(code, out, err, json_mode=False)
     assert f"content hash {algo!r} gives" in err
+
+
+@pytest.mark.parametrize("name", NAMES)
+@pytest.mark.parametrize(("byte", "mask"), [(None, 0), (32, 0x80), (39, 0x01), (39, 0x04)])
+def test_verify_in_windows_finds_the_same(name: str, byte: int | None, mask: int,
+                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """The objects pass in small offset windows reports exactly what one window reports."""
+    from shardkit.formats.swh import verify as swh_verify
+
+    data = shard_bytes(name)
+    if byte is not None:
+        slot = sorted(live_entries(data))[0][0]
+        data = flip(data, entry_pos(data, slot) + byte, mask)
+    with open_bytes(data) as shard:
+        whole = shard.verify(content_hash="sha256")
+    monkeypatch.setattr(swh_verify, "WINDOW", 2)
+    seen: list[tuple[int, int]] = []
+    with open_bytes(data) as shard:
+        windowed = shard.verify(content_hash="sha256", progress=lambda d, t: seen.append((d, t)))
+    assert windowed == whole
+    assert (byte is None) == (whole == [])
+    assert seen[-1][0] == seen[-1][1] == len(live_entries(data))
