@@ -1210,3 +1210,25 @@ def test_verify_in_windows_finds_the_same(name: str, byte: int | None, mask: int
     assert windowed == whole
     assert (byte is None) == (whole == [])
     assert seen[-1][0] == seen[-1][1] == len(live_entries(data))
+
+
+@pytest.mark.parametrize("name", NAMES)
+@pytest.mark.parametrize("chunk", [9, 40, 1 << 20])
+def test_items_in_windows_and_chunks(name: str, chunk: int,
+                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """items() gives every live entry once, whatever the windows and read chunks (chunks
+    smaller than an object read it alone)."""
+    from shardkit.formats.swh import reader as swh_reader
+    from shardkit.formats.swh import verify as swh_verify
+
+    data = shard_bytes(name)
+    with open_bytes(data) as shard:
+        want = sorted((k, shard[k]) for k in shard.keys())
+    monkeypatch.setattr(swh_verify, "WINDOW", 3)
+    monkeypatch.setattr(swh_reader, "ITEMS_CHUNK", chunk)
+    with open_bytes(data) as shard:
+        got = list(shard.items())
+        assert sorted(got) == want and len(got) == len(live_entries(data))
+        # in file order: the objects' offsets increase
+        where = {k: o for _, k, o in live_entries(data)}
+        assert [where[k] for k, _ in got] == sorted(where.values())

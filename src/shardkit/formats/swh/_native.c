@@ -404,45 +404,6 @@ static PyObject *Lookup_slots_into(Lookup *self, PyObject *args) {
     return PyLong_FromSsize_t(i);
 }
 
-/* items(index, start_slot) -> (list of (key, value), stop): the live entries of the index
- * slice (bytes of whole 40-byte slots from start_slot on), in slot order; stops before the
- * first entry that is neither live-and-simple nor empty/tombstone and returns its position
- * in the slice (len(index) // 40 when all were done). */
-static PyObject *Lookup_items(Lookup *self, PyObject *args) {
-    Py_buffer index;
-    unsigned long long start;
-    if (!PyArg_ParseTuple(args, "y*K", &index, &start)) return NULL;
-    Py_ssize_t count = index.len / SLOT_SIZE, i = 0;
-    PyObject *list = PyList_New(0);
-    if (!list) goto fail;
-    const uint8_t *p = (const uint8_t *)index.buf;
-    (void)start;
-    for (; i < count; i++, p += SLOT_SIZE) {
-        uint64_t ofs = be64(p + KEY_LEN);
-        if (ofs == 0 || ofs == UINT64_MAX) continue;
-        PyObject *value = value_at(self, ofs);
-        if (!value) {
-            if (PyErr_Occurred()) goto fail;
-            break;
-        }
-        PyObject *k = PyBytes_FromStringAndSize((const char *)p, KEY_LEN);
-        PyObject *t = k ? PyTuple_Pack(2, k, value) : NULL;
-        Py_XDECREF(k);
-        Py_DECREF(value);
-        if (!t || PyList_Append(list, t) < 0) {
-            Py_XDECREF(t);
-            goto fail;
-        }
-        Py_DECREF(t);
-    }
-    PyBuffer_Release(&index);
-    return Py_BuildValue("(Nn)", list, i);
-fail:
-    Py_XDECREF(list);
-    PyBuffer_Release(&index);
-    return NULL;
-}
-
 /* check_all() -> -1 when every select block checks, the first bit vector is where the first
  * sample says and the values end at total_length; else the number of the first bad block
  * (samples for the global checks). */
@@ -475,8 +436,6 @@ static PyMethodDef Lookup_methods[] = {
      "get(key) -> the value of a present 32-byte key, or None (the Python path answers)"},
     {"slots_into", (PyCFunction)Lookup_slots_into, METH_VARARGS,
      "slots_into(keys, out) -> how many slots of the 32-byte keys were written to out"},
-    {"items", (PyCFunction)Lookup_items, METH_VARARGS,
-     "items(index_bytes, start_slot) -> ([(key, value)...], entries done)"},
     {"check_all", (PyCFunction)Lookup_check_all, METH_NOARGS,
      "check_all() -> -1 when the whole compressed sequence checks, else a block number"},
     {"close", (PyCFunction)Lookup_close, METH_NOARGS, "release the buffers"},
@@ -527,6 +486,54 @@ done:
     return ret;
 }
 
+/* pairs(keys, rows, data, firsts, ends) -> [(keys[rows[i]], data[firsts[i]:ends[i]])...]:
+ * keys holds rows of 32 bytes, rows, firsts and ends m int64 each (every range inside data,
+ * every row inside keys). */
+static PyObject *pairs(PyObject *mod, PyObject *args) {
+    Py_buffer keys, rows, data, firsts, ends;
+    if (!PyArg_ParseTuple(args, "y*y*y*y*y*", &keys, &rows, &data, &firsts, &ends)) return NULL;
+    Py_ssize_t nkeys = keys.len / KEY_LEN, m = rows.len / 8;
+    PyObject *list = NULL;
+    if (keys.len % KEY_LEN || rows.len % 8 || firsts.len != m * 8 || ends.len != m * 8) {
+        PyErr_SetString(PyExc_ValueError, "keys must be rows of 32 bytes, rows, firsts and ends "
+                        "m int64 each");
+        goto done;
+    }
+    const int64_t *f = firsts.buf, *e = ends.buf, *r = rows.buf;
+    const char *k = keys.buf, *d = data.buf;
+    for (Py_ssize_t i = 0; i < m; i++) {
+        if (f[i] < 0 || f[i] > e[i] || e[i] > data.len || r[i] < 0 || r[i] >= nkeys) {
+            PyErr_SetString(PyExc_ValueError, "a range lies outside the data");
+            goto done;
+        }
+    }
+    list = PyList_New(m);
+    if (!list) goto done;
+    for (Py_ssize_t i = 0; i < m; i++) {
+        PyObject *key = PyBytes_FromStringAndSize(k + KEY_LEN * r[i], KEY_LEN);
+        PyObject *value = key ? PyBytes_FromStringAndSize(d + f[i], e[i] - f[i]) : NULL;
+        PyObject *t = value ? PyTuple_New(2) : NULL;
+        if (!t) {
+            Py_XDECREF(key);
+            Py_XDECREF(value);
+            Py_CLEAR(list);
+            goto done;
+        }
+        PyTuple_SET_ITEM(t, 0, key);
+        PyTuple_SET_ITEM(t, 1, value);
+        PyObject_GC_UnTrack(t); /* two bytes: never part of a cycle (as CPython's own
+                                   _PyTuple_MaybeUntrack decides) */
+        PyList_SET_ITEM(list, i, t);
+    }
+done:
+    PyBuffer_Release(&keys);
+    PyBuffer_Release(&rows);
+    PyBuffer_Release(&data);
+    PyBuffer_Release(&firsts);
+    PyBuffer_Release(&ends);
+    return list;
+}
+
 static PyObject *hash_vector(PyObject *mod, PyObject *args) {
     Py_buffer key;
     unsigned long long seed;
@@ -541,6 +548,8 @@ static PyObject *hash_vector(PyObject *mod, PyObject *args) {
 static PyMethodDef module_methods[] = {
     {"hash32_into", hash32_into, METH_VARARGS,
      "hash32_into(keys, seed, a, b, c): lookup2 of 32-byte keys into uint32 buffers"},
+    {"pairs", pairs, METH_VARARGS,
+     "pairs(keys, rows, data, firsts, ends) -> [(keys[row], data[first:end])...]"},
     {"hash_vector", hash_vector, METH_VARARGS,
      "hash_vector(seed, key) -> cmph's three Jenkins words"},
     {NULL, NULL, 0, NULL},

@@ -58,7 +58,10 @@ from .model import (
     normalize_key,
 )
 
-__all__ = ["SwhShard", "native_available"]
+__all__ = ["ITEMS_CHUNK", "SwhShard", "native_available"]
+
+#: ``items()`` reads the objects of a local file in sequential windows of this size.
+ITEMS_CHUNK = 8 << 20
 
 try:  # the optional C accelerator (setup.py builds it when a C compiler is there)
     from . import _native
@@ -66,6 +69,17 @@ except ImportError:  # pragma: no cover - a build without a compiler: the Python
     _native = None  # type: ignore[assignment]
 if os.environ.get("SHARDKIT_NO_NATIVE"):  # the pure-Python path, for tests and comparisons
     _native = None  # type: ignore[assignment]
+
+
+def _pairs(keys: np.ndarray, rows: np.ndarray, buf: bytes, firsts: np.ndarray,
+           ends: np.ndarray) -> list[tuple[bytes, bytes]]:
+    """``[(keys[rows[i]], buf[firsts[i]:ends[i]])...]`` for rows of 32-byte keys (C when
+    built)."""
+    if _native is not None:
+        return _native.pairs(keys, rows, buf, firsts, ends)  # type: ignore[no-any-return]
+    return list(zip(keys[rows].view("V32").ravel().tolist(),
+                    [buf[a:b] for a, b in zip(firsts.tolist(), ends.tolist(), strict=True)],
+                    strict=True))
 
 
 def native_available() -> bool:
@@ -525,27 +539,66 @@ class SwhShard(Reader):
     __iter__ = keys
 
     def items(self) -> Iterator[tuple[bytes, bytes]]:
-        """(key, value) for every live entry, through the index, in slot order.
+        """(key, value) for every live entry, through the index.
 
-        Memory stays bounded: the index is read 64k slots at a time, and with the C
-        accelerator a local file's objects are read with pread (never kept resident).
+        A local file or a buffer is read in file order (offset order): the live entries are
+        sorted by offset in windows of about :data:`~shardkit.formats.swh.verify.WINDOW`
+        (one pass over the index each), and their objects read in sequential windows of
+        :data:`ITEMS_CHUNK` bytes, so memory stays bounded at any size. Over a URL the
+        entries come in slot order, each object with read-ahead.
         """
-        native = self._native_lookup if self._mem is not None else None
-        if native is None:
+        if self._mem is None:
             for entry in self.iter_entries():
                 yield entry.key, self._read_object(entry.offset, entry.slot)
             return
-        for start, arr in self._scan():
-            raw = memoryview(arr.view(np.uint8))
-            count, pos = len(arr), 0
-            while pos < count:
-                got, done = native.items(raw[pos * SLOT_SIZE:], start + pos)
-                yield from got
-                pos += done
-                if pos < count:  # an entry the C path does not read: the Python path does
-                    key, ofs = _ENTRY.unpack_from(raw, pos * SLOT_SIZE)
-                    yield key, self._read_object(ofs, start + pos)
-                    pos += 1
+        for batch in self._item_batches():
+            yield from batch
+
+    def _item_batches(self) -> Iterator[list[tuple[bytes, bytes]]]:
+        """The live entries' (key, value), in offset order, one list per read window."""
+        from .verify import WINDOW, offset_windows, window_entries
+
+        src = self._reader()
+        for b_lo, b_hi, count in offset_windows(self, WINDOW, src):
+            slots, offsets, keys = window_entries(self, src, b_lo, b_hi, True, count)
+            order = np.argsort(offsets)
+            offsets = offsets[order]
+            yield from self._objects_in_order(src, slots, offsets, keys, order)
+            del slots, offsets, keys, order  # before the next window's
+
+    def _objects_in_order(self, src: Any, slots: np.ndarray, offsets: np.ndarray,
+                          keys: np.ndarray, order: np.ndarray
+                          ) -> Iterator[list[tuple[bytes, bytes]]]:
+        """Batches of (key, value) in offset order: ``offsets`` sorted, the entry of
+        ``offsets[i]`` being row ``order[i]`` of ``slots`` and ``keys`` (32-byte rows)."""
+        lo, hi = self._obj_lo, self._obj_hi
+        count, i = len(offsets), 0
+        eight = np.arange(8)
+        while i < count:
+            start = int(offsets[i])
+            if not lo <= start <= hi - 8:  # the Python path raises the precise error
+                e = int(order[i])
+                yield [(keys[e].tobytes(), self._read_object(start, int(slots[e])))]
+                i += 1
+                continue
+            stop = min(hi, start + ITEMS_CHUNK)
+            buf = src.read_range(start, stop)
+            j = i + int(np.searchsorted(offsets[i:], np.uint64(stop - 8), side="right"))
+            rel = (offsets[i:j] - np.uint64(start)).astype(np.int64)
+            data = np.frombuffer(buf, np.uint8)
+            sizes = data[rel[:, None] + eight].view(">u8").ravel()
+            room = np.uint64(len(buf)) - rel.astype(np.uint64) - np.uint64(8)
+            fits = sizes <= room  # no wrap-around: room >= 0 as rel + 8 <= len(buf)
+            k = int(np.argmin(fits)) if not bool(fits.all()) else j - i
+            if k == 0:  # an object larger than a chunk, or one past the section's end
+                e = int(order[i])
+                yield [(keys[e].tobytes(), self._read_object(start, int(slots[e])))]
+                i += 1
+                continue
+            firsts = rel[:k] + 8
+            ends = firsts + sizes[:k].astype(np.int64)
+            yield _pairs(keys, order[i : i + k], buf, firsts, ends)
+            i += k
 
     def tombstones(self) -> list[Tombstone]:
         """Slots holding a tombstone (deleted objects, and with swh-shard >= 2 unused slots)."""

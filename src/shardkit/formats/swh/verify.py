@@ -14,7 +14,8 @@ from .model import _U64, HEADER_END, KEY_LEN, SLOT_SIZE, TOMBSTONE
 if TYPE_CHECKING:
     from .reader import SwhShard
 
-__all__ = ["MAX_SLOT_PROBLEMS", "WINDOW", "ZERO_SCAN_CHUNK", "check", "first_nonzero"]
+__all__ = ["MAX_SLOT_PROBLEMS", "WINDOW", "ZERO_SCAN_CHUNK", "check", "first_nonzero",
+           "offset_windows", "window_entries"]
 
 #: ``first_nonzero`` reads this many bytes at a time (a crafted offset never sizes one read).
 ZERO_SCAN_CHUNK = 1 << 20
@@ -57,39 +58,72 @@ def _bin_of(ofs: np.ndarray, lo: int, span: int) -> np.ndarray:
     return out
 
 
-def _windows(hist: np.ndarray, limit: int) -> list[tuple[int, int]]:
-    """Consecutive bin ranges ``[lo, hi)`` of at most ``limit`` entries (a fuller bin alone)."""
-    out: list[tuple[int, int]] = []
+def _windows(hist: np.ndarray, limit: int) -> list[tuple[int, int, int]]:
+    """Consecutive bin ranges ``(lo, hi, entries)`` of at most ``limit`` entries (a fuller bin
+    alone)."""
+    out: list[tuple[int, int, int]] = []
     lo = acc = 0
     for i, count in enumerate(hist.tolist()):
         if acc and acc + count > limit:
-            out.append((lo, i))
+            out.append((lo, i, acc))
             lo, acc = i, 0
         acc += count
-    out.append((lo, len(hist)))
+    out.append((lo, len(hist), acc))
     return out
 
 
-def _window(shard: SwhShard, src: Any, lo: int, span: int, b_lo: int, b_hi: int,
-            with_keys: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Slots, offsets (and keys) of the live entries whose offsets fall in bins [b_lo, b_hi)."""
-    slots, offsets, keys = [], [], []
+def offset_windows(shard: SwhShard, limit: int, src: Any = None
+                   ) -> list[tuple[int, int, int | None]]:
+    """Bin ranges ``(lo, hi, entries)`` of at most about ``limit`` live entries (one pass
+    over the index when it has more slots than that; else one window, entries unknown)."""
+    if shard.num_slots <= limit:
+        return [(0, _BINS + 2, None)]
+    lo, span = shard.header.objects_position, _span(shard)
+    hist = np.zeros(_BINS + 2, np.int64)
+    for _, arr in shard._scan(source=src):
+        ofs = arr["ofs"]
+        live = ofs[(ofs != TOMBSTONE) & (ofs != 0)]
+        hist += np.bincount(_bin_of(live.astype(np.uint64), lo, span), minlength=_BINS + 2)
+    return list(_windows(hist, limit))
+
+
+def _span(shard: SwhShard) -> int:
+    return max(1, shard.header.index_position - shard.header.objects_position)
+
+
+def window_entries(shard: SwhShard, src: Any, b_lo: int, b_hi: int, with_keys: bool,
+                   count: int | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Slots, offsets (and keys, rows of 32 bytes) of the live entries whose offsets fall in
+    bins [b_lo, b_hi); with ``count`` (from the histogram) filled in place, without copies."""
+    lo, span = shard.header.objects_position, _span(shard)
+    size = count or 0
+    slots = np.empty(size, np.int64)
+    offsets = np.empty(size, np.uint64)
+    keys = np.empty((size if with_keys else 0, 32), np.uint8)
+    at = 0
+    whole = b_lo == 0 and b_hi == _BINS + 2
     for start, arr in shard._scan(source=src):
         ofs = arr["ofs"]
         live = np.nonzero((ofs != TOMBSTONE) & (ofs != 0))[0]
-        if not live.size:
+        if not whole and live.size:
+            b = _bin_of(ofs[live].astype(np.uint64), lo, span)
+            live = live[(b >= b_lo) & (b < b_hi)]
+        k = live.size
+        if not k:
             continue
-        o = ofs[live].astype(np.uint64)
-        b = _bin_of(o, lo, span)
-        pick = np.nonzero((b >= b_lo) & (b < b_hi))[0]
-        slots.append(live[pick] + start)
-        offsets.append(o[pick])
+        if at + k > size:  # unknown count (or the file changed): grow
+            size = max(2 * size, at + k, 1 << 16)
+            slots = np.resize(slots, size)
+            offsets = np.resize(offsets, size)
+            if with_keys:
+                keys = np.resize(keys, (size, 32))
+        slots[at : at + k] = live + start
+        offsets[at : at + k] = ofs[live]
         if with_keys:
-            keys.append(np.frombuffer(arr["key"][live[pick]].tobytes(), np.uint8
-                                      ).reshape(-1, 32))
-    return (np.concatenate(slots) if slots else np.zeros(0, np.int64),
-            np.concatenate(offsets) if offsets else np.zeros(0, np.uint64),
-            np.concatenate(keys) if keys else np.zeros((0, 32), np.uint8))
+            keys[at : at + k] = np.frombuffer(arr["key"][live].tobytes(), np.uint8
+                                              ).reshape(-1, 32)
+        at += k
+    return slots[:at], offsets[:at], keys[:at] if with_keys else keys
 
 
 def first_nonzero(read: Callable[[int, int], bytes], lo: int, hi: int) -> int | None:
@@ -214,9 +248,9 @@ def check(shard: SwhShard, src: Any, hasher: str | None,
                         "section belong to no live entry and are not zeroed", lo,
                         "/objects"))
 
-    for b_lo, b_hi in _windows(hist, WINDOW):
-        slots, offsets, keys = _window(shard, scan_src, lo_obj, span, b_lo, b_hi,
-                                       hasher is not None)
+    for b_lo, b_hi, entries in _windows(hist, WINDOW):
+        slots, offsets, keys = window_entries(shard, scan_src, b_lo, b_hi, hasher is not None,
+                                              entries)
         order = np.argsort(offsets, kind="stable")
         for j in order.tolist():
             s, off = int(slots[j]), int(offsets[j])
