@@ -8,6 +8,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import asdict
 from functools import cached_property
+from itertools import chain
 from typing import Any, NoReturn, cast
 
 import numpy as np
@@ -61,7 +62,7 @@ from .model import (
 __all__ = ["ITEMS_CHUNK", "SwhShard", "native_available"]
 
 #: ``items()`` reads the objects of a local file in sequential windows of this size.
-ITEMS_CHUNK = 8 << 20
+ITEMS_CHUNK = 2 << 20
 
 try:  # the optional C accelerator (setup.py builds it when a C compiler is there)
     from . import _native
@@ -548,11 +549,8 @@ class SwhShard(Reader):
         entries come in slot order, each object with read-ahead.
         """
         if self._mem is None:
-            for entry in self.iter_entries():
-                yield entry.key, self._read_object(entry.offset, entry.slot)
-            return
-        for batch in self._item_batches():
-            yield from batch
+            return ((e.key, self._read_object(e.offset, e.slot)) for e in self.iter_entries())
+        return chain.from_iterable(self._item_batches())  # no Python step per item
 
     def _item_batches(self) -> Iterator[list[tuple[bytes, bytes]]]:
         """The live entries' (key, value), in offset order, one list per read window."""
