@@ -57,12 +57,31 @@ import struct
 from collections.abc import Sequence
 from dataclasses import InitVar, dataclass, field
 from functools import cached_property
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import numpy as np
-import numpy.typing as npt
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
+else:
+    np = None  # replaced below: numpy is imported on first use
 
-__all__ = ["ChdPh", "CmphError", "jenkins_hash_vector"]
+
+class _LazyNumpy:
+    """numpy, imported on its first use: opening a shard and single lookups never need it
+    (its import is a large part of a short process's start)."""
+
+    def __getattr__(self, name: str) -> Any:
+        import numpy
+
+        return getattr(numpy, name)
+
+
+if not TYPE_CHECKING:
+    np = _LazyNumpy()
+#: numpy for modules whose common paths do not need it (``from ... import lazy_numpy as np``)
+lazy_numpy: Any = np
+
+__all__ = ["ChdPh", "CmphError", "jenkins_hash_vector", "lazy_numpy"]
 
 _M32 = 0xFFFFFFFF
 _GOLDEN = 0x9E3779B9  # initial value of Jenkins' a and b

@@ -11,8 +11,6 @@ from functools import cached_property
 from itertools import chain
 from typing import Any, NoReturn, cast
 
-import numpy as np
-
 from ..._kaitai import kaitai_errors, parse
 from ...errors import (
     DeletedEntryError,
@@ -34,8 +32,10 @@ from ...hashing.cmph_chd import (
     check_tail,
     parse_layout,
 )
+from ...hashing.cmph_chd import lazy_numpy as np
 from ...sources import ByteSource, FileSource, as_stream
 from ..base import Reader, Section
+from . import model as _model
 from .model import (
     _CMPH_FIELDS,
     _ENTRY,
@@ -43,7 +43,6 @@ from .model import (
     _U64,
     _ZERO_KEY,
     HEADER_END,
-    INDEX_DTYPE,
     KEY_LEN,
     OBJECT_READAHEAD,
     REMOTE_DUMP_ONE_READ,
@@ -461,9 +460,9 @@ class SwhShard(Reader):
         lo = self._index_pos + start_slot * SLOT_SIZE
         hi = self._index_pos + end_slot * SLOT_SIZE
         if source is None and self._mem is not None:
-            return np.frombuffer(self._mem[lo:hi], dtype=INDEX_DTYPE)
+            return np.frombuffer(self._mem[lo:hi], dtype=_model.INDEX_DTYPE)
         raw = (source or self.source).read_range(lo, hi)
-        return np.frombuffer(raw, dtype=INDEX_DTYPE)
+        return np.frombuffer(raw, dtype=_model.INDEX_DTYPE)
 
     def _scan(self, chunk: int = 1 << 16, source: Any = None
               ) -> Iterator[tuple[int, np.ndarray]]:
@@ -805,7 +804,7 @@ class SwhShard(Reader):
                         raise
             return out
         # Vectorised: gather the index entries, compare keys, bound-check, read the sizes.
-        index = np.frombuffer(mem, INDEX_DTYPE, count=self.num_slots, offset=self._index_pos)
+        index = np.frombuffer(mem, _model.INDEX_DTYPE, count=self.num_slots, offset=self._index_pos)
         ent = index[slots]
         want = rows.view("V32").ravel()
         ofs = ent["ofs"].astype(np.uint64)
