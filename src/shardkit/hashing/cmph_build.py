@@ -235,6 +235,43 @@ def _place(f: npt.NDArray[np.uint32], h: npt.NDArray[np.uint32], g: npt.NDArray[
     return disp
 
 
+def _search(keys: npt.NDArray[np.uint8], f: npt.NDArray[np.uint32],
+            h: npt.NDArray[np.uint32], g: npt.NDArray[np.int64], n: int, nbuckets: int,
+            max_probes: int) -> npt.NDArray[np.int64] | None:
+    """Displacements with numpy (:func:`_place`), or None when this seed does not work.
+
+    Raises:
+        BuildError: Two keys are equal.
+    """
+    # chd_ph_mapping: two keys of a bucket with the same (f, h) always collide
+    by = np.lexsort((h, f, g))
+    same = (g[by[1:]] == g[by[:-1]]) & (f[by[1:]] == f[by[:-1]]) & (h[by[1:]] == h[by[:-1]])
+    if same.any():
+        i, j = int(by[int(np.argmax(same))]), int(by[int(np.argmax(same)) + 1])
+        if np.array_equal(keys[i], keys[j]):
+            raise BuildError(f"duplicate key {keys[i].tobytes().hex()}")
+        return None
+    del by, same
+    return _place(f, h, g, n, nbuckets, max_probes)
+
+
+def _native() -> Any:
+    """The C accelerator of :mod:`shardkit.formats.swh` (one switch for reading and
+    building), or None."""
+    from ..formats.swh import reader
+
+    return reader._native
+
+
+def _hash_rows(native: Any, seed: int, rows: npt.NDArray[np.uint8]) -> tuple[Any, Any, Any]:
+    """The three Jenkins words of 32-byte key rows (C when built, else numpy)."""
+    if native is None or rows.shape[1] != 32:
+        return _jenkins_hash_vectors_np(seed, rows)
+    a, b, c = (np.empty(rows.shape[0], np.uint32) for _ in range(3))
+    native.hash32_into(np.ascontiguousarray(rows), seed, a, b, c)
+    return a, b, c
+
+
 def build_chd_ph(keys: npt.NDArray[np.uint8], seed: int | None = None,
                  rng: random.Random | None = None) -> BuiltChd:
     """Builds a CHD_PH function for the rows of a 2-D ``uint8`` array (32-byte keys).
@@ -260,25 +297,28 @@ def build_chd_ph(keys: npt.NDArray[np.uint8], seed: int | None = None,
     g = np.empty(m, dtype=np.int64)
     f = np.empty(m, dtype=np.uint32)
     h = np.empty(m, dtype=np.uint32)
+    native = _native()
     for attempt in range(MAX_SEEDS):
         s = seed if (attempt == 0 and seed is not None) else rng.randrange(2**32)
         for lo in range(0, m, _HASH_ROWS):  # in slices: bounded temporaries
-            a, b, c = _jenkins_hash_vectors_np(s, keys[lo : lo + _HASH_ROWS])
+            a, b, c = _hash_rows(native, s, keys[lo : lo + _HASH_ROWS])
             g[lo : lo + a.size] = a % np.uint32(nbuckets)
             f[lo : lo + a.size] = b % np.uint32(n)
             h[lo : lo + a.size] = (c % np.uint32(n - 1)) + np.uint32(1)
-        # chd_ph_mapping: two keys of a bucket with the same (f, h) always collide
-        by = np.lexsort((h, f, g))
-        same = (g[by[1:]] == g[by[:-1]]) & (f[by[1:]] == f[by[:-1]]) & (h[by[1:]] == h[by[:-1]])
-        if same.any():
-            i, j = int(by[int(np.argmax(same))]), int(by[int(np.argmax(same)) + 1])
-            if np.array_equal(keys[i], keys[j]):
-                raise BuildError(f"duplicate key {keys[i].tobytes().hex()}")
-            continue
-        del by, same
-        disp = _place(f, h, g, n, nbuckets, max_probes)
-        if disp is None:
-            continue
+        if native is not None:  # the same search in C, one bucket at a time
+            disp = np.zeros(nbuckets, dtype=np.int64)
+            placed = native.place(f, h, g, n, nbuckets, max_probes, disp)
+            if isinstance(placed, tuple):  # two keys with the same (g, f, h)
+                i, j = placed
+                if np.array_equal(keys[i], keys[j]):
+                    raise BuildError(f"duplicate key {keys[i].tobytes().hex()}")
+                continue
+            if not placed:
+                continue
+        else:
+            disp = _search(keys, f, h, g, n, nbuckets, max_probes)
+            if disp is None:
+                continue
         dump = chd_ph_dump(n, nbuckets, s, disp)
         # the slots, as chd_ph_search computes them
         slots = np.empty(m, dtype=np.int64)

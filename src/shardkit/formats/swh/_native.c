@@ -534,6 +534,117 @@ done:
     return list;
 }
 
+/* place(f, h, g, n, nbuckets, max_probes, disp) -> True when placed, False when a bucket
+ * found no displacement, or (i, j): keys i and j share their bucket and (f, h) (equal keys,
+ * or a new seed is needed, as chd_ph_mapping decides). The CHD_PH search
+ * (chd_ph.c's place_buckets): buckets largest first, each at its first displacement d whose
+ * bins (f + h * (d % n) + d / n) % n are free and distinct. f, h: uint32 per key (h already
+ * c % (n - 1) + 1), g: int64 bucket per key, disp: int64 per bucket (written). */
+static PyObject *place(PyObject *mod, PyObject *args) {
+    Py_buffer fb, hb, gb, db;
+    unsigned long long n, nbuckets, max_probes;
+    if (!PyArg_ParseTuple(args, "y*y*y*KKKw*", &fb, &hb, &gb, &n, &nbuckets, &max_probes, &db))
+        return NULL;
+    PyObject *ret = NULL;
+    Py_ssize_t m = fb.len / 4;
+    uint32_t *count = NULL, *first = NULL, *items = NULL, *order = NULL;
+    uint8_t *used = NULL;
+    if (hb.len != fb.len || gb.len != 8 * m || db.len != (Py_ssize_t)(8 * nbuckets) || n < 2 ||
+        n > 0xFFFFFFFFull || nbuckets < 1 || nbuckets > 0xFFFFFFFFull) {
+        PyErr_SetString(PyExc_ValueError, "place: inconsistent arguments");
+        goto done;
+    }
+    const uint32_t *f = fb.buf, *h = hb.buf;
+    const int64_t *g = gb.buf;
+    int64_t *disp = db.buf;
+    count = PyMem_Calloc(nbuckets + 1, 4);
+    first = PyMem_Calloc(nbuckets + 1, 4);
+    items = PyMem_Malloc(((size_t)m + 1) * 4);
+    order = PyMem_Malloc((nbuckets + 1) * 4);
+    used = PyMem_Calloc((n >> 3) + 1, 1);
+    if (!count || !first || !items || !order || !used) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    int ok = 1;
+    Py_ssize_t dup_a = -1, dup_b = -1;
+    Py_BEGIN_ALLOW_THREADS
+    uint32_t biggest = 0;
+    for (Py_ssize_t i = 0; i < m; i++) {
+        if (g[i] < 0 || (unsigned long long)g[i] >= nbuckets) { ok = -1; break; }
+        if (++count[g[i]] > biggest) biggest = count[g[i]];
+    }
+    if (ok == 1) {
+        uint64_t acc = 0;
+        for (uint64_t b = 0; b < nbuckets; b++) { first[b] = (uint32_t)acc; acc += count[b]; }
+        for (Py_ssize_t i = 0; i < m; i++) items[first[g[i]]++] = (uint32_t)i;
+        for (uint64_t b = 0; b < nbuckets; b++) first[b] -= count[b];
+        /* buckets by size, largest first (counting sort, stable) */
+        uint32_t *by = PyMem_RawCalloc((size_t)biggest + 2, 4);
+        if (!by) ok = -2;
+        else {
+            for (uint64_t b = 0; b < nbuckets; b++) by[count[b]]++;
+            uint64_t at = 0;
+            for (int64_t s = biggest; s >= 0; s--) { uint32_t c = by[s]; by[s] = (uint32_t)at; at += c; }
+            for (uint64_t b = 0; b < nbuckets; b++) order[by[count[b]]++] = (uint32_t)b;
+            PyMem_RawFree(by);
+        }
+    }
+    /* two keys of one bucket with equal (f, h) collide at every displacement */
+    for (uint64_t b = 0; ok == 1 && b < nbuckets && dup_a < 0; b++) {
+        const uint32_t *it = items + first[b];
+        for (uint32_t j = 1; j < count[b] && dup_a < 0; j++)
+            for (uint32_t q = 0; q < j; q++)
+                if (f[it[j]] == f[it[q]] && h[it[j]] == h[it[q]]) {
+                    dup_a = it[q] < it[j] ? it[q] : it[j];
+                    dup_b = it[q] < it[j] ? it[j] : it[q];
+                    ok = 2;
+                    break;
+                }
+    }
+    uint64_t pos[64];
+    for (uint64_t o = 0; ok == 1 && o < nbuckets; o++) {
+        uint32_t b = order[o], size = count[b];
+        disp[b] = 0;
+        if (!size) continue;
+        if (size > 64) { ok = 0; break; }
+        const uint32_t *it = items + first[b];
+        uint64_t d = 0;
+        for (; d < max_probes; d++) {
+            uint64_t p0 = d % n, p1 = d / n;
+            uint32_t j = 0;
+            for (; j < size; j++) {
+                uint64_t p = ((uint64_t)f[it[j]] + (uint64_t)h[it[j]] * p0 + p1) % n;
+                if (used[p >> 3] & (1u << (p & 7))) break;
+                uint32_t q = 0;
+                for (; q < j; q++) if (pos[q] == p) break;
+                if (q < j) break;
+                pos[j] = p;
+            }
+            if (j == size) break;
+        }
+        if (d == max_probes) { ok = 0; break; }
+        for (uint32_t j = 0; j < size; j++) used[pos[j] >> 3] |= (uint8_t)(1u << (pos[j] & 7));
+        disp[b] = (int64_t)d;
+    }
+    Py_END_ALLOW_THREADS
+    if (ok == -1) PyErr_SetString(PyExc_ValueError, "place: a bucket number is out of range");
+    else if (ok == -2) PyErr_NoMemory();
+    else if (ok == 2) ret = Py_BuildValue("(nn)", dup_a, dup_b);
+    else ret = PyBool_FromLong(ok);
+done:
+    PyMem_Free(count);
+    PyMem_Free(first);
+    PyMem_Free(items);
+    PyMem_Free(order);
+    PyMem_Free(used);
+    PyBuffer_Release(&fb);
+    PyBuffer_Release(&hb);
+    PyBuffer_Release(&gb);
+    PyBuffer_Release(&db);
+    return ret;
+}
+
 static PyObject *hash_vector(PyObject *mod, PyObject *args) {
     Py_buffer key;
     unsigned long long seed;
@@ -548,6 +659,8 @@ static PyObject *hash_vector(PyObject *mod, PyObject *args) {
 static PyMethodDef module_methods[] = {
     {"hash32_into", hash32_into, METH_VARARGS,
      "hash32_into(keys, seed, a, b, c): lookup2 of 32-byte keys into uint32 buffers"},
+    {"place", place, METH_VARARGS,
+     "place(f, h, g, n, nbuckets, max_probes, disp) -> True, False or (i, j) of equal (g, f, h)"},
     {"pairs", pairs, METH_VARARGS,
      "pairs(keys, rows, data, firsts, ends) -> [(keys[row], data[first:end])...]"},
     {"hash_vector", hash_vector, METH_VARARGS,
