@@ -675,7 +675,7 @@ class SwhShard(Reader):
     def _resolve(self, key: bytes, slot: int) -> int:
         stored, ofs = self._entry(slot)
         if ofs == TOMBSTONE:
-            if self._tombstones_are_deletions():
+            if self._tombstones_are_deletions(exact=False):
                 raise DeletedEntryError(key, f"key {key.hex()} was deleted (tombstone in slot "
                                         f"{slot})")
             raise DeletedEntryError(key, f"key {key.hex()} is not in the shard: its slot {slot} "
@@ -684,19 +684,33 @@ class SwhShard(Reader):
             raise EntryNotFoundError(key, f"key not found: {key.hex()}")
         return ofs
 
-    def _tombstones_are_deletions(self) -> bool:
+    def _tombstones_are_deletions(self, exact: bool = True) -> bool:
         """Whether a tombstone can only be a deleted object (decided once, from the header).
 
         True when the function has no unused slot, or the index is zero-initialised
-        (swh.perfecthash <= 1.3). Telling the latter needs an index scan: done for mapped
-        files (milliseconds per million slots), not over a URL, where a tombstone then reads
-        as "deleted, or never used".
+        (swh.perfecthash <= 1.3: its unused slots are empty). Telling the latter needs an
+        index scan: done for mapped files, not over a URL, where a tombstone then reads as
+        "deleted, or never used". With ``exact=False`` (a lookup's error message) the scan
+        stops after the first 64k slots, so a lookup never costs time in proportion to the
+        shard: an empty slot there answers, else the answer is "not known" (False).
         """
         if self.header.objects_count >= self.num_slots:
             return True
-        if self._mem is None and "_counts" not in self.__dict__:
-            return False
+        if "_counts" not in self.__dict__:
+            if self._mem is None:
+                return False
+            if not exact:
+                return self._empty_slot_early
         return self._counts.index_init == "zeros"
+
+    @cached_property
+    def _empty_slot_early(self) -> bool:
+        """Whether the first 64k slots hold an empty one (or, for a smaller index, any)."""
+        for _, arr in self._scan():
+            if self.num_slots <= len(arr):  # the whole index: exact
+                return self._counts.index_init == "zeros"
+            return bool((arr["ofs"] == 0).any())
+        return False  # pragma: no cover - an index has at least one slot
 
     def __getitem__(self, key: bytes | str) -> bytes:
         fast = self._fast_get
