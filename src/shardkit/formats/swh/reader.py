@@ -872,8 +872,11 @@ class SwhShard(Reader):
         """
         if content_hash is not None:
             _check_content_hash(content_hash)
-        src: Any = (self.source if self._mem is not None else
-                    _Blocks(self.source, limit=self.header.index_position))
+        # a URL or a local file: large sequential blocks (a file's with pread, so that what
+        # verify reads never stays resident); a buffer in memory: read as it is
+        reader = self._reader() if self._mem is not None else self.source
+        src: Any = (self.source if reader is self.source and self._mem is not None else
+                    _Blocks(reader, limit=self.header.index_position))
         try:
             return self._verify(src, content_hash, progress)
         finally:
