@@ -50,12 +50,29 @@ def _checked_function(shard: SwhShard, add: Callable[[Problem], None]
 
 
 def _bin_of(ofs: np.ndarray, lo: int, span: int) -> np.ndarray:
-    """Histogram bin of each offset: 0 below the objects section, _BINS + 1 past it."""
-    rel = (ofs.astype(np.float64) - float(lo)) * (_BINS / span)
-    np.clip(rel, -1.0, float(_BINS), out=rel)  # before the cast: no overflow
-    out = np.floor(rel).astype(np.int64) + 1
+    """Histogram bin of each offset: 0 below the objects section ``[lo, lo + span)``,
+    ``_BINS + 1`` past it, else ``1 + (ofs - lo) * _BINS // span`` (integers: a section is
+    far below 2**50 bytes, so the product fits)."""
+    rel = ofs.astype(np.uint64) - np.uint64(lo)  # wraps for offsets below lo
+    inside = ofs < np.uint64(lo + span)
+    inside &= ofs >= np.uint64(lo)
+    out = np.full(ofs.shape, _BINS + 1, np.int64)
     out[ofs < np.uint64(lo)] = 0
+    out[inside] = (rel[inside] * np.uint64(_BINS) // np.uint64(span)).astype(np.int64) + 1
     return out
+
+
+def _edge(b: int, lo: int, span: int) -> int:
+    """The smallest offset whose bin is at least ``b`` (``2**64`` past the last bin)."""
+    if b <= 0:
+        return 0
+    if b == 1:
+        return lo
+    if b > _BINS + 1:
+        return 1 << 64
+    if b == _BINS + 1:
+        return lo + span
+    return lo + -(-(b - 1) * span // _BINS)
 
 
 def _windows(hist: np.ndarray, limit: int) -> list[tuple[int, int, int]]:
@@ -102,12 +119,16 @@ def window_entries(shard: SwhShard, src: Any, b_lo: int, b_hi: int, with_keys: b
     keys = np.empty((size if with_keys else 0, 32), np.uint8)
     at = 0
     whole = b_lo == 0 and b_hi == _BINS + 2
+    e_lo, e_hi = _edge(b_lo, lo, span), _edge(b_hi, lo, span)  # bins [b_lo, b_hi) as bytes
     for start, arr in shard._scan(source=src):
         ofs = arr["ofs"]
         live = np.nonzero((ofs != TOMBSTONE) & (ofs != 0))[0]
         if not whole and live.size:
-            b = _bin_of(ofs[live].astype(np.uint64), lo, span)
-            live = live[(b >= b_lo) & (b < b_hi)]
+            o = ofs[live]
+            keep = o >= np.uint64(e_lo)
+            if e_hi < 1 << 64:
+                keep &= o < np.uint64(e_hi)
+            live = live[keep]
         k = live.size
         if not k:
             continue
