@@ -97,10 +97,11 @@ def offset_windows(shard: SwhShard, limit: int, src: Any = None
         return [(0, _BINS + 2, None)]
     lo, span = shard.header.objects_position, _span(shard)
     hist = np.zeros(_BINS + 2, np.int64)
+    tomb = np.uint64(TOMBSTONE)
     for _, arr in shard._scan(source=src):
-        ofs = arr["ofs"]
-        live = ofs[(ofs != TOMBSTONE) & (ofs != 0)]
-        hist += np.bincount(_bin_of(live.astype(np.uint64), lo, span), minlength=_BINS + 2)
+        ofs = arr["ofs"].astype(np.uint64)
+        live = ofs[ofs - np.uint64(1) < tomb - np.uint64(1)]  # neither 0 nor 2**64-1
+        hist += np.bincount(_bin_of(live, lo, span), minlength=_BINS + 2)
     return list(_windows(hist, limit))
 
 
@@ -120,9 +121,10 @@ def window_entries(shard: SwhShard, src: Any, b_lo: int, b_hi: int, with_keys: b
     at = 0
     whole = b_lo == 0 and b_hi == _BINS + 2
     e_lo, e_hi = _edge(b_lo, lo, span), _edge(b_hi, lo, span)  # bins [b_lo, b_hi) as bytes
+    tomb = np.uint64(TOMBSTONE)
     for start, arr in shard._scan(source=src):
-        ofs = arr["ofs"]
-        live = np.nonzero((ofs != TOMBSTONE) & (ofs != 0))[0]
+        ofs = arr["ofs"].astype(np.uint64)  # native order, contiguous: cheaper to compare
+        live = np.nonzero(ofs - np.uint64(1) < tomb - np.uint64(1))[0]  # neither 0 nor 2**64-1
         if not whole and live.size:
             o = ofs[live]
             keep = o >= np.uint64(e_lo)
