@@ -1232,3 +1232,14 @@ def test_items_in_windows_and_chunks(name: str, chunk: int,
         # in file order: the objects' offsets increase
         where = {k: o for _, k, o in live_entries(data)}
         assert [where[k] for k, _ in got] == sorted(where.values())
+
+
+@pytest.mark.parametrize(("count", "span"), [(0, 10), (1, 10), (1000, 50), (20000, 1 << 20),
+                                             (5000, 1 << 31), (3000, 1 << 40)])
+def test_offset_order_is_a_stable_argsort(count: int, span: int) -> None:
+    import numpy as np
+
+    from shardkit.formats.swh.verify import offset_order
+
+    offsets = np.random.default_rng(count).integers(512, 512 + span, count).astype(np.uint64)
+    assert offset_order(offsets).tolist() == np.argsort(offsets, kind="stable").tolist()

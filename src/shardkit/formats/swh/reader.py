@@ -553,12 +553,12 @@ class SwhShard(Reader):
 
     def _item_batches(self) -> Iterator[list[tuple[bytes, bytes]]]:
         """The live entries' (key, value), in offset order, one list per read window."""
-        from .verify import WINDOW, offset_windows, window_entries
+        from .verify import WINDOW, offset_order, offset_windows, window_entries
 
         src = self._reader()
         for b_lo, b_hi, count in offset_windows(self, WINDOW, src):
             slots, offsets, keys = window_entries(self, src, b_lo, b_hi, True, count)
-            order = np.argsort(offsets)
+            order = offset_order(offsets)
             offsets = offsets[order]
             yield from self._objects_in_order(src, slots, offsets, keys, order)
             del slots, offsets, keys, order  # before the next window's
