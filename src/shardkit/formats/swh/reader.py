@@ -58,10 +58,12 @@ from .model import (
     normalize_key,
 )
 
-__all__ = ["ITEMS_CHUNK", "SwhShard", "native_available"]
+__all__ = ["ITEMS_CHUNK", "LOCAL_VERIFY_BLOCK", "SwhShard", "native_available"]
 
 #: ``items()`` reads the objects of a local file in sequential windows of this size.
 ITEMS_CHUNK = 2 << 20
+#: ``verify`` reads a local file's objects section in blocks of this size (two kept).
+LOCAL_VERIFY_BLOCK = 1 << 20
 
 try:  # the optional C accelerator (setup.py builds it when a C compiler is there)
     from . import _native
@@ -875,8 +877,13 @@ class SwhShard(Reader):
         # a URL or a local file: large sequential blocks (a file's with pread, so that what
         # verify reads never stays resident); a buffer in memory: read as it is
         reader = self._reader() if self._mem is not None else self.source
-        src: Any = (self.source if reader is self.source and self._mem is not None else
-                    _Blocks(reader, limit=self.header.index_position))
+        if reader is not self.source:  # pread is cheap: small blocks, little memory
+            src: Any = _Blocks(reader, block=LOCAL_VERIFY_BLOCK, keep=2,
+                               limit=self.header.index_position)
+        elif self._mem is not None:
+            src = self.source
+        else:
+            src = _Blocks(reader, limit=self.header.index_position)
         try:
             return self._verify(src, content_hash, progress)
         finally:
