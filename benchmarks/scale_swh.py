@@ -277,7 +277,7 @@ _EVERY_SIZE = ("open + first lookup", "random lookups/s")
 def _row(rows: list[dict[str, Any]], n: int, what: str, sk: str, ref: str, sk_peak: int | None,
          ref_peak: int | None, target: str, ok: bool | None) -> None:
     if n < SCALE_TARGETS_FROM and not what.startswith(_EVERY_SIZE):
-        target, ok = f"({target} at 10M)", None
+        target, ok = f"({target} at 10M)" if target else "", None
     rows.append({"objects": n, "step": what, "shardkit": sk, "swh-shard": ref,
                  "shardkit peak RSS": f"{sk_peak / MIB:,.0f} MiB" if sk_peak else "",
                  "swh-shard peak RSS": f"{ref_peak / MIB:,.0f} MiB" if ref_peak else "",
