@@ -86,3 +86,19 @@ def test_lookup_after_close_is_refused(tmp_path) -> None:
     with pytest.raises(ValueError, match="released"):
         fast.slot(bytes(32))
     assert fast.get(bytes(32)) is None
+
+
+def test_values_around_the_speculative_read(tmp_path) -> None:
+    """Values that fit the first pread, that end exactly at it, and that need a second."""
+    from shardkit.writers.swh import write_swh
+
+    rng = random.Random(5)
+    values = [rng.randbytes(size) for size in (0, 1, 4087, 4088, 4089, 10_000, 100_000)]
+    items = {rng.randbytes(32): v for v in values}
+    path = tmp_path / "sizes.shard"
+    write_swh(path, items.items())
+    with shardkit.open(path) as s:
+        assert s._fd() >= 0
+        for key, value in items.items():
+            assert s._native_lookup.get(key) == value
+            assert s[key] == value

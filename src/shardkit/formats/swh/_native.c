@@ -24,7 +24,7 @@
 #define SLOT_SIZE 40
 #define STEP 128
 #define MAX_FIELD_BITS 31
-#define SPECULATIVE 256 /* bytes read with an object's size field (one pread for most) */
+#define SPECULATIVE 4096 /* read with an object's size: one pread for values <= 4088 bytes */
 
 static inline uint32_t le32(const uint8_t *p) {
     return (uint32_t)p[0] | ((uint32_t)p[1] << 8) | ((uint32_t)p[2] << 16) |
