@@ -88,10 +88,11 @@ def test_lookup_after_close_is_refused(tmp_path) -> None:
     assert fast.get(bytes(32)) is None
 
 
-def test_values_around_the_speculative_read(tmp_path) -> None:
+def test_values_around_the_speculative_read(tmp_path, monkeypatch) -> None:
     """Values that fit the first pread, that end exactly at it, and that need a second."""
     from shardkit.writers.swh import write_swh
 
+    monkeypatch.setattr(reader, "MAP_LOOKUPS_LIMIT", 0)  # pread, as for a large shard
     rng = random.Random(5)
     values = [rng.randbytes(size) for size in (0, 1, 4087, 4088, 4089, 10_000, 100_000)]
     items = {rng.randbytes(32): v for v in values}
@@ -102,3 +103,17 @@ def test_values_around_the_speculative_read(tmp_path) -> None:
         for key, value in items.items():
             assert s._native_lookup.get(key) == value
             assert s[key] == value
+
+
+@pytest.mark.parametrize("name", SWH_SAMPLES)
+@pytest.mark.parametrize("limit", [0, 1 << 40])
+def test_pread_and_mapped_lookups_agree(name: str, limit: int, monkeypatch) -> None:
+    """Lookups read with pread (large shards) or from the mapping (small ones) alike."""
+    monkeypatch.setattr(reader, "MAP_LOOKUPS_LIMIT", limit)
+    with shardkit.open(swh_path(name)) as s:
+        fast = s._native_lookup
+        keys = list(s.keys())
+        want = {k: s._get_ranged(k, s._lookup.slot(k)) for k in keys}
+        assert {k: fast.get(k) for k in keys} == want
+        assert {k: s[k] for k in keys} == want
+        assert fast.get(bytes(32)) is None and fast.get(b"short") is None

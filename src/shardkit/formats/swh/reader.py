@@ -58,10 +58,14 @@ from .model import (
     normalize_key,
 )
 
-__all__ = ["ITEMS_CHUNK", "LOCAL_VERIFY_BLOCK", "SwhShard", "native_available"]
+__all__ = ["ITEMS_CHUNK", "LOCAL_VERIFY_BLOCK", "MAP_LOOKUPS_LIMIT", "SwhShard",
+           "native_available"]
 
 #: ``items()`` reads the objects of a local file in sequential windows of this size.
 ITEMS_CHUNK = 2 << 20
+#: Lookups in a local file whose objects and index take at most this many bytes read them
+#: from the mapping (at most this much stays resident); larger files are read with pread.
+MAP_LOOKUPS_LIMIT = 64 << 20
 #: ``verify`` reads a local file's objects section in blocks of this size (two kept).
 LOCAL_VERIFY_BLOCK = 1 << 20
 
@@ -340,12 +344,15 @@ class SwhShard(Reader):
         """The C lookup (hash, slot, index probe, value), or None without the accelerator.
 
         A local file's index and objects are read with pread (nothing of them stays
-        resident), a buffer in memory directly; over a URL it only computes slots.
+        resident) unless they take at most :data:`MAP_LOOKUPS_LIMIT` bytes; a buffer in
+        memory is read directly; over a URL it only computes slots.
         """
         if _native is None:
             return None
         lay = self._lookup.layout  # reads the dump first, then checks its layout and tail
         fd = self._fd()
+        if self.header.hash_position - self._obj_lo <= MAP_LOOKUPS_LIMIT:
+            fd = -1  # a small shard: read from the mapping (no system call per lookup)
         file = self._mem if fd < 0 else None
         try:
             return _native.Lookup(self._dump, lay.n, lay.nbuckets, lay.seed, lay.rem_r,
