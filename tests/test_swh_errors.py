@@ -25,6 +25,7 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from swh_impl import swh_impl  # noqa: F401 - the fixture, used by pytestmark
 
 import shardkit
 from shardkit import (
@@ -42,6 +43,8 @@ from shardkit import (
     UnsupportedVersionError,
 )
 from shardkit.cli import main
+
+pytestmark = pytest.mark.usefixtures("swh_impl")
 
 DATA = Path(__file__).parent / "data" / "swh"
 MANIFEST = json.loads((DATA / "manifest.json").read_text(encoding="utf-8"))
@@ -1185,3 +1188,58 @@ def test_cli_verify_unusable_content_hash_is_one_error_line(
                              str(DATA / "tiny.shard"))
     assert_cli_error(code, out, err, json_mode=False)
     assert f"content hash {algo!r} gives" in err
+
+
+@pytest.mark.parametrize("name", NAMES)
+@pytest.mark.parametrize(("byte", "mask"), [(None, 0), (32, 0x80), (39, 0x01), (39, 0x04)])
+def test_verify_in_windows_finds_the_same(name: str, byte: int | None, mask: int,
+                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """The objects pass in small offset windows reports exactly what one window reports."""
+    from shardkit.formats.swh import verify as swh_verify
+
+    data = shard_bytes(name)
+    if byte is not None:
+        slot = sorted(live_entries(data))[0][0]
+        data = flip(data, entry_pos(data, slot) + byte, mask)
+    with open_bytes(data) as shard:
+        whole = shard.verify(content_hash="sha256")
+    monkeypatch.setattr(swh_verify, "WINDOW", 2)
+    seen: list[tuple[int, int]] = []
+    with open_bytes(data) as shard:
+        windowed = shard.verify(content_hash="sha256", progress=lambda d, t: seen.append((d, t)))
+    assert windowed == whole
+    assert (byte is None) == (whole == [])
+    assert seen[-1][0] == seen[-1][1] == len(live_entries(data))
+
+
+@pytest.mark.parametrize("name", NAMES)
+@pytest.mark.parametrize("chunk", [9, 40, 1 << 20])
+def test_items_in_windows_and_chunks(name: str, chunk: int,
+                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """items() gives every live entry once, whatever the windows and read chunks (chunks
+    smaller than an object read it alone)."""
+    from shardkit.formats.swh import reader as swh_reader
+    from shardkit.formats.swh import verify as swh_verify
+
+    data = shard_bytes(name)
+    with open_bytes(data) as shard:
+        want = sorted((k, shard[k]) for k in shard.keys())
+    monkeypatch.setattr(swh_verify, "WINDOW", 3)
+    monkeypatch.setattr(swh_reader, "ITEMS_CHUNK", chunk)
+    with open_bytes(data) as shard:
+        got = list(shard.items())
+        assert sorted(got) == want and len(got) == len(live_entries(data))
+        # in file order: the objects' offsets increase
+        where = {k: o for _, k, o in live_entries(data)}
+        assert [where[k] for k, _ in got] == sorted(where.values())
+
+
+@pytest.mark.parametrize(("count", "span"), [(0, 10), (1, 10), (1000, 50), (20000, 1 << 20),
+                                             (5000, 1 << 31), (3000, 1 << 40)])
+def test_offset_order_is_a_stable_argsort(count: int, span: int) -> None:
+    import numpy as np
+
+    from shardkit.formats.swh.verify import offset_order
+
+    offsets = np.random.default_rng(count).integers(512, 512 + span, count).astype(np.uint64)
+    assert offset_order(offsets).tolist() == np.argsort(offsets, kind="stable").tolist()

@@ -27,11 +27,12 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from swh_impl import swh_impl  # noqa: F401 - the fixture, used by pytestmark
 
 import shardkit
 from shardkit.cli import main as cli_main
 
-pytestmark = pytest.mark.interop
+pytestmark = [pytest.mark.interop, pytest.mark.usefixtures("swh_impl")]
 
 perfecthash = pytest.importorskip("swh.perfecthash")
 ShardCreator = perfecthash.ShardCreator

@@ -15,11 +15,14 @@ import threading
 from pathlib import Path
 
 import pytest
+from swh_impl import swh_impl  # noqa: F401 - the fixture, used by pytestmark
 
 import shardkit
 from shardkit.formats.swh import VERIFY_BLOCK
 from shardkit.remote import DEFAULT_BLOCK_SIZE
 from shardkit.writers.swh import write_swh
+
+pytestmark = pytest.mark.usefixtures("swh_impl")
 
 
 @pytest.fixture(scope="module")

@@ -19,11 +19,12 @@ import struct
 from pathlib import Path
 
 import pytest
+from swh_impl import swh_impl  # noqa: F401 - the fixture, used by pytestmark
 
 import shardkit
 from shardkit.cli import main as cli_main
 
-pytestmark = pytest.mark.interop
+pytestmark = [pytest.mark.interop, pytest.mark.usefixtures("swh_impl")]
 
 swh_shard = pytest.importorskip("swh.shard")
 RefShard = swh_shard.Shard

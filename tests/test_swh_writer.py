@@ -16,6 +16,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from shardkit.generated.swh_read_shard import SwhReadShard
+from swh_impl import swh_impl  # noqa: F401 - the fixture, used by pytestmark
 
 import shardkit
 from shardkit._kaitai import parse
@@ -31,6 +32,8 @@ from shardkit.writers.swh import (
     write_swh,
     write_swh_files,
 )
+
+pytestmark = pytest.mark.usefixtures("swh_impl")
 
 TOMBSTONE = 2**64 - 1
 
@@ -459,3 +462,21 @@ w.write_swh({str(target)!r}, ((bytes([i % 256, i // 256]) * 16, bytes(100_000))
     assert w.close() == target  # closed by abort: nothing more happens
     assert [p.name for p in tmp_path.iterdir()] == ["k.shard"]
     assert target.read_bytes() == before
+
+
+def test_absent_key_on_a_tombstone_does_not_scan_the_index(tmp_path: Path) -> None:
+    """A lookup's error on a tombstone looks at 64k slots at most, never the whole index."""
+    values = {hashlib.sha256(b"%d" % i).digest(): b"%d" % i for i in range(70_000)}
+    path = tmp_path / "big.shard"
+    write_swh(path, values.items())  # tombstone-initialised: unused slots are tombstones
+    with shardkit.open(path) as s:
+        assert s.num_slots > 1 << 16
+        rng = random.Random(1)
+        while True:
+            absent = rng.randbytes(32)
+            if s._entry(s.slot_of(absent))[1] == TOMBSTONE:
+                break
+        with pytest.raises(shardkit.DeletedEntryError, match="is not in the shard"):
+            s[absent]
+        assert "_counts" not in s.__dict__  # no scan of the whole index
+        assert s.counts().unused > 0 and s.counts().index_init == "tombstones"

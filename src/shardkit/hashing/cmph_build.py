@@ -93,15 +93,21 @@ def _pack_bits(bits: npt.NDArray[np.uint8]) -> bytes:
 
 
 def _fields(values: npt.NDArray[np.int64], widths: npt.NDArray[np.int64]) -> bytes:
-    """Values of the given bit widths, packed one after the other (``set_bits_at_pos``)."""
+    """Values of the given bit widths (each at most 31), packed one after the other
+    (``set_bits_at_pos``); memory in proportion to the values, not to their bits."""
     total = int(widths.sum())
     if total == 0:
         return b""
     starts = np.cumsum(widths) - widths
-    owner = np.repeat(np.arange(len(values)), widths)
-    j = np.arange(total, dtype=np.int64) - starts[owner]
-    bits = ((values[owner] >> j) & 1).astype(np.uint8)
-    return _pack_bits(bits)
+    words = np.zeros(((total + 31) >> 5) + 1, dtype=np.uint64)
+    mask = (np.int64(1) << widths) - 1
+    # a field starts in word start >> 5 at bit start & 31 and spills at most into the next
+    shifted = ((values & mask).astype(np.uint64)) << (starts & 31).astype(np.uint64)
+    at = starts >> 5
+    np.bitwise_or.at(words, at, shifted & np.uint64(0xFFFFFFFF))
+    np.bitwise_or.at(words, at + 1, shifted >> np.uint64(32))
+    raw = words[:-1].astype("<u4").tobytes()
+    return raw[: (total + 7) >> 3]
 
 
 def compressed_seq_dump(values: npt.NDArray[np.int64]) -> bytes:
@@ -235,6 +241,43 @@ def _place(f: npt.NDArray[np.uint32], h: npt.NDArray[np.uint32], g: npt.NDArray[
     return disp
 
 
+def _search(keys: npt.NDArray[np.uint8], f: npt.NDArray[np.uint32],
+            h: npt.NDArray[np.uint32], g: npt.NDArray[np.int64], n: int, nbuckets: int,
+            max_probes: int) -> npt.NDArray[np.int64] | None:
+    """Displacements with numpy (:func:`_place`), or None when this seed does not work.
+
+    Raises:
+        BuildError: Two keys are equal.
+    """
+    # chd_ph_mapping: two keys of a bucket with the same (f, h) always collide
+    by = np.lexsort((h, f, g))
+    same = (g[by[1:]] == g[by[:-1]]) & (f[by[1:]] == f[by[:-1]]) & (h[by[1:]] == h[by[:-1]])
+    if same.any():
+        i, j = int(by[int(np.argmax(same))]), int(by[int(np.argmax(same)) + 1])
+        if np.array_equal(keys[i], keys[j]):
+            raise BuildError(f"duplicate key {keys[i].tobytes().hex()}")
+        return None
+    del by, same
+    return _place(f, h, g, n, nbuckets, max_probes)
+
+
+def _native() -> Any:
+    """The C accelerator of :mod:`shardkit.formats.swh` (one switch for reading and
+    building), or None."""
+    from ..formats.swh import reader
+
+    return reader._native
+
+
+def _hash_rows(native: Any, seed: int, rows: npt.NDArray[np.uint8]) -> tuple[Any, Any, Any]:
+    """The three Jenkins words of 32-byte key rows (C when built, else numpy)."""
+    if native is None or rows.shape[1] != 32:
+        return _jenkins_hash_vectors_np(seed, rows)
+    a, b, c = (np.empty(rows.shape[0], np.uint32) for _ in range(3))
+    native.hash32_into(np.ascontiguousarray(rows), seed, a, b, c)
+    return a, b, c
+
+
 def build_chd_ph(keys: npt.NDArray[np.uint8], seed: int | None = None,
                  rng: random.Random | None = None) -> BuiltChd:
     """Builds a CHD_PH function for the rows of a 2-D ``uint8`` array (32-byte keys).
@@ -257,29 +300,31 @@ def build_chd_ph(keys: npt.NDArray[np.uint8], seed: int | None = None,
     nbuckets = m // KEYS_PER_BUCKET + 1
     n = next_prime(int(m / LOAD_FACTOR) + 1)
     max_probes = max(1, int(np.log2(m) / 20)) * (1 << 20)
-    g = np.empty(m, dtype=np.int64)
-    f = np.empty(m, dtype=np.uint32)
-    h = np.empty(m, dtype=np.uint32)
+    native = _native()
     for attempt in range(MAX_SEEDS):
         s = seed if (attempt == 0 and seed is not None) else rng.randrange(2**32)
+        g = np.empty(m, dtype=np.int64)
+        f = np.empty(m, dtype=np.uint32)
+        h = np.empty(m, dtype=np.uint32)
         for lo in range(0, m, _HASH_ROWS):  # in slices: bounded temporaries
-            a, b, c = _jenkins_hash_vectors_np(s, keys[lo : lo + _HASH_ROWS])
+            a, b, c = _hash_rows(native, s, keys[lo : lo + _HASH_ROWS])
             g[lo : lo + a.size] = a % np.uint32(nbuckets)
             f[lo : lo + a.size] = b % np.uint32(n)
             h[lo : lo + a.size] = (c % np.uint32(n - 1)) + np.uint32(1)
-        # chd_ph_mapping: two keys of a bucket with the same (f, h) always collide
-        by = np.lexsort((h, f, g))
-        same = (g[by[1:]] == g[by[:-1]]) & (f[by[1:]] == f[by[:-1]]) & (h[by[1:]] == h[by[:-1]])
-        if same.any():
-            i, j = int(by[int(np.argmax(same))]), int(by[int(np.argmax(same)) + 1])
-            if np.array_equal(keys[i], keys[j]):
-                raise BuildError(f"duplicate key {keys[i].tobytes().hex()}")
-            continue
-        del by, same
-        disp = _place(f, h, g, n, nbuckets, max_probes)
-        if disp is None:
-            continue
-        dump = chd_ph_dump(n, nbuckets, s, disp)
+        if native is not None:  # the same search in C, one bucket at a time
+            disp = np.zeros(nbuckets, dtype=np.int64)
+            placed = native.place(f, h, g, n, nbuckets, max_probes, disp)
+            if isinstance(placed, tuple):  # two keys with the same (g, f, h)
+                i, j = placed
+                if np.array_equal(keys[i], keys[j]):
+                    raise BuildError(f"duplicate key {keys[i].tobytes().hex()}")
+                continue
+            if not placed:
+                continue
+        else:
+            disp = _search(keys, f, h, g, n, nbuckets, max_probes)
+            if disp is None:
+                continue
         # the slots, as chd_ph_search computes them
         slots = np.empty(m, dtype=np.int64)
         nn = np.uint64(n)
@@ -287,8 +332,13 @@ def build_chd_ph(keys: npt.NDArray[np.uint8], seed: int | None = None,
             d = disp[g[lo : lo + _HASH_ROWS]].astype(np.uint64)
             slots[lo : lo + d.size] = (f[lo : lo + d.size] + h[lo : lo + d.size].astype(np.uint64)
                                        * (d % nn) + d // nn) % nn
-        if int(np.bincount(slots, minlength=n).max()) > 1:  # pragma: no cover - a bug
+        del g, f, h  # before the dump is made: the build's peak memory
+        seen = np.zeros(n, dtype=bool)
+        seen[slots] = True
+        if int(np.count_nonzero(seen)) != m:  # pragma: no cover - a bug
             raise BuildError("internal error: the built function is not injective")
+        del seen
+        dump = chd_ph_dump(n, nbuckets, s, disp)
         _check_dump(dump, disp)
         return BuiltChd(dump, n, nbuckets, s, slots)
     raise BuildError(f"no CHD_PH function found for {m} keys after {MAX_SEEDS} seeds")

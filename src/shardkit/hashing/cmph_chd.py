@@ -57,12 +57,31 @@ import struct
 from collections.abc import Sequence
 from dataclasses import InitVar, dataclass, field
 from functools import cached_property
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import numpy as np
-import numpy.typing as npt
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
+else:
+    np = None  # replaced below: numpy is imported on first use
 
-__all__ = ["ChdPh", "CmphError", "jenkins_hash_vector"]
+
+class _LazyNumpy:
+    """numpy, imported on its first use: opening a shard and single lookups never need it
+    (its import is a large part of a short process's start)."""
+
+    def __getattr__(self, name: str) -> Any:
+        import numpy
+
+        return getattr(numpy, name)
+
+
+if not TYPE_CHECKING:
+    np = _LazyNumpy()
+#: numpy for modules whose common paths do not need it (``from ... import lazy_numpy as np``)
+lazy_numpy: Any = np
+
+__all__ = ["ChdPh", "CmphError", "jenkins_hash_vector", "lazy_numpy"]
 
 _M32 = 0xFFFFFFFF
 _GOLDEN = 0x9E3779B9  # initial value of Jenkins' a and b
@@ -701,6 +720,8 @@ def _jenkins_hash_vectors_np(seed: int, rows: npt.NDArray[np.uint8]) -> tuple[An
 # -- lazy queries: decode only the part of the compressed sequence a key needs -----------------
 
 _STEP = 1 << _NBITS_STEP_SELECT_TABLE  # buckets per select sample (128)
+#: :class:`LazyChdPh` keeps at most this many decoded select blocks.
+MAX_CACHED_BLOCKS = 2048
 #: Bytes of a CHD_PH dump with a Jenkins hash up to and including ``cs.sel.m``: enough to
 #: locate every other part (see :func:`parse_layout`).
 LAYOUT_PREFIX_SIZE = len(_ALGO_NAME) + 1 + 4 + 4 + len(_HASH_NAME) + 1 + 4 + 4 + 6 * 4
@@ -872,7 +893,9 @@ class LazyChdPh:
         self.seed = layout.seed
         self.dump_size = layout.dump_size
         self._dump = dump
-        self._blocks: list[tuple[int, ...] | None] = [None] * layout.samples
+        # decoded blocks, at most MAX_CACHED_BLOCKS of them (about 5 KB each): forgotten
+        # all at once when full, so memory never grows with the function's size
+        self._blocks: dict[int, tuple[int, ...]] = {}
 
     def block(self, k: int) -> tuple[int, ...]:
         """Displacements of buckets ``[128 k, 128 k + 128)`` (decoded on first use).
@@ -881,9 +904,12 @@ class LazyChdPh:
             CmphError: If the select sample, bit vector or lengths of this block are
                 inconsistent (the field and offset are named).
         """
-        blk = self._blocks[k]
+        blk = self._blocks.get(k)
         if blk is None:
-            blk = self._blocks[k] = self._decode_block(k)
+            blk = self._decode_block(k)
+            if len(self._blocks) >= MAX_CACHED_BLOCKS:
+                self._blocks.clear()
+            self._blocks[k] = blk
         return blk
 
     def _decode_block(self, k: int) -> tuple[int, ...]:
@@ -969,7 +995,7 @@ class LazyChdPh:
 
     def displacement(self, g: int) -> int:
         """``compressed_seq_query(cs, g)``."""
-        blk = self._blocks[g >> _NBITS_STEP_SELECT_TABLE]
+        blk = self._blocks.get(g >> _NBITS_STEP_SELECT_TABLE)
         if blk is None:
             blk = self.block(g >> _NBITS_STEP_SELECT_TABLE)
         return blk[g & (_STEP - 1)]
@@ -979,7 +1005,7 @@ class LazyChdPh:
         seed, n, nbuckets = self.seed, self.n, self.nbuckets
         a, b, c = _lookup2_abc(seed, key)
         g = a % nbuckets
-        blk = self._blocks[g >> 7]
+        blk = self._blocks.get(g >> 7)
         if blk is None:
             blk = self.block(g >> 7)
         disp = blk[g & 127]

@@ -207,8 +207,9 @@ class SwhShardWriter:
                 raise ShardkitError(str(exc)) from exc
             raise ShardkitError(f"cannot build the hash function: {exc}") from exc
         # which object goes to each slot (-1: unused), then the index in slices of 64k slots
-        item_at = np.full(built.n, -1, dtype=np.int64)
-        item_at[built.slots] = np.arange(count)
+        small = np.int32 if count < 2**31 else np.int64  # half the memory for most shards
+        item_at = np.full(built.n, -1, dtype=small)
+        item_at[built.slots] = np.arange(count, dtype=small)
         offsets = np.frombuffer(self._offsets, dtype=np.uint64)
         objects_size = self._pos - OBJECTS_POSITION
         index_pos = self._pos

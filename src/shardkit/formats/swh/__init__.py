@@ -21,9 +21,10 @@ Hot paths (lookups, the index scan) read the mapped bytes directly with ``struct
 tests check them equal to the Kaitai path.
 """
 
+from typing import Any
+
 from .model import (
     HEADER_END,
-    INDEX_DTYPE,
     KEY_LEN,
     MAGIC,
     OBJECT_READAHEAD,
@@ -43,3 +44,12 @@ from .reader import SwhShard
 __all__ = ["HEADER_END", "INDEX_DTYPE", "KEY_LEN", "MAGIC", "OBJECT_READAHEAD",
            "REMOTE_DUMP_ONE_READ", "SLOT_SIZE", "SUMMARY_SCAN_LIMIT", "TOMBSTONE", "VERIFY_BLOCK",
            "SwhCounts", "SwhEntry", "SwhHeader", "SwhShard", "Tombstone", "normalize_key"]
+
+
+def __getattr__(name: str) -> Any:
+    """``INDEX_DTYPE`` from :mod:`.model`, on first use (it needs numpy)."""
+    if name == "INDEX_DTYPE":
+        from . import model
+
+        return model.INDEX_DTYPE
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import struct
 from dataclasses import asdict, dataclass
-from typing import Any
-
-import numpy as np
+from typing import TYPE_CHECKING, Any
 
 from ...errors import InvalidKeyError
+
+if TYPE_CHECKING:
+    import numpy as np
 
 __all__ = ["HEADER_END", "INDEX_DTYPE", "KEY_LEN", "OBJECT_READAHEAD", "REMOTE_DUMP_ONE_READ",
            "SLOT_SIZE", "SUMMARY_SCAN_LIMIT", "TOMBSTONE", "VERIFY_BLOCK", "SwhCounts",
@@ -22,7 +23,22 @@ HEADER_END = 32 + 7 * 8  # magic area + seven u64
 _ZERO_KEY = bytes(KEY_LEN)
 _U64 = struct.Struct(">Q")
 _ENTRY = struct.Struct(">32sQ")
-INDEX_DTYPE = np.dtype([("key", "V32"), ("ofs", ">u8")])
+if TYPE_CHECKING:
+    INDEX_DTYPE: np.dtype[Any]
+
+
+def __getattr__(name: str) -> Any:
+    """``INDEX_DTYPE`` (numpy's structured dtype of a slot), made on first use: importing
+    this module does not import numpy."""
+    if name == "INDEX_DTYPE":
+        import numpy
+
+        dtype = numpy.dtype([("key", "V32"), ("ofs", ">u8")])
+        globals()["INDEX_DTYPE"] = dtype
+        return dtype
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
 _MISSING: Any = object()
 #: Over a remote source, a hash function section up to this size is fetched in one request
 #: (the dump is about 2.1 bits per object: 13 MB for 50M objects).

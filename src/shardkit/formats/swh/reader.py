@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import hashlib
+import os
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import asdict
 from functools import cached_property
+from itertools import chain
 from typing import Any, NoReturn, cast
-
-import numpy as np
 
 from ..._kaitai import kaitai_errors, parse
 from ...errors import (
@@ -32,8 +32,10 @@ from ...hashing.cmph_chd import (
     check_tail,
     parse_layout,
 )
-from ...sources import ByteSource, as_stream
+from ...hashing.cmph_chd import lazy_numpy as np
+from ...sources import ByteSource, FileSource, as_stream
 from ..base import Reader, Section
+from . import model as _model
 from .model import (
     _CMPH_FIELDS,
     _ENTRY,
@@ -41,7 +43,6 @@ from .model import (
     _U64,
     _ZERO_KEY,
     HEADER_END,
-    INDEX_DTYPE,
     KEY_LEN,
     OBJECT_READAHEAD,
     REMOTE_DUMP_ONE_READ,
@@ -57,7 +58,61 @@ from .model import (
     normalize_key,
 )
 
-__all__ = ["SwhShard"]
+__all__ = ["ITEMS_CHUNK", "LOCAL_VERIFY_BLOCK", "MAP_LOOKUPS_LIMIT", "SwhShard",
+           "native_available"]
+
+#: ``items()`` reads the objects of a local file in sequential windows of this size.
+ITEMS_CHUNK = 2 << 20
+#: Lookups in a local file whose objects and index take at most this many bytes read them
+#: from the mapping (at most this much stays resident); larger files are read with pread.
+MAP_LOOKUPS_LIMIT = 64 << 20
+#: ``verify`` reads a local file's objects section in blocks of this size (two kept).
+LOCAL_VERIFY_BLOCK = 1 << 20
+
+try:  # the optional C accelerator (setup.py builds it when a C compiler is there)
+    from . import _native
+except ImportError:  # pragma: no cover - a build without a compiler: the Python path
+    _native = None  # type: ignore[assignment]
+if os.environ.get("SHARDKIT_NO_NATIVE"):  # the pure-Python path, for tests and comparisons
+    _native = None  # type: ignore[assignment]
+
+
+def _pairs(keys: np.ndarray, rows: np.ndarray, buf: bytes, firsts: np.ndarray,
+           ends: np.ndarray) -> list[tuple[bytes, bytes]]:
+    """``[(keys[rows[i]], buf[firsts[i]:ends[i]])...]`` for rows of 32-byte keys (C when
+    built)."""
+    if _native is not None:
+        return _native.pairs(keys, rows, buf, firsts, ends)  # type: ignore[no-any-return]
+    return list(zip(keys[rows].view("V32").ravel().tolist(),
+                    [buf[a:b] for a, b in zip(firsts.tolist(), ends.tolist(), strict=True)],
+                    strict=True))
+
+
+def native_available() -> bool:
+    """Whether lookups, iteration and ``verify`` use the C accelerator."""
+    return _native is not None
+
+
+class _PreadSource:
+    """A local file read with ``os.pread``: scans copy bounded windows instead of touching the
+    mapping, so the pages they read never stay in the process's resident memory."""
+
+    def __init__(self, source: ByteSource, fd: int) -> None:
+        self.source = source
+        self.name = source.name
+        self.size = source.size
+        self._fd = fd
+
+    def read_range(self, start: int, end: int) -> bytes:
+        """Bytes ``[start, end)`` (the source's own errors outside the file)."""
+        if 0 <= start <= end <= self.size:
+            data = os.pread(self._fd, end - start, start)
+            if len(data) == end - start:
+                return data
+        return self.source.read_range(start, end)
+
+    def close(self) -> None:
+        """Nothing to release (the source owns the file)."""
 
 
 def _digest_size(name: str) -> int | None:
@@ -175,6 +230,8 @@ class SwhShard(Reader):
         view = getattr(source, "view", None)
         self._mem: memoryview | None = view(0, source.size) if view is not None else None
         self._getter: Callable[[bytes], bytes] | None = None
+        # the C lookup's get (set by the first lookup when the accelerator reads this source)
+        self._fast_get: Callable[[bytes], bytes | None] | None = None
 
     def __enter__(self) -> SwhShard:
         return self
@@ -182,6 +239,10 @@ class SwhShard(Reader):
     def close(self) -> None:
         """Release the file mapping."""
         self._getter = None
+        self._fast_get = None
+        native = self.__dict__.pop("_native_lookup", None)
+        if native is not None:
+            native.close()  # its buffers are views of the mapping: released first
         self.__dict__.pop("_lookup", None)
         self.__dict__.pop("_dump", None)
         if self._mem is not None:
@@ -267,6 +328,58 @@ class SwhShard(Reader):
         except CmphError as exc:
             self._fail(exc, self._cmph_error(exc))
         return LazyChdPh(layout, dump)
+
+    def _fd(self) -> int:
+        """The descriptor of a local file (read with pread), else -1."""
+        fh = getattr(self.source, "_fh", None) if isinstance(self.source, FileSource) else None
+        return fh.fileno() if fh is not None and not fh.closed else -1
+
+    def _reader(self) -> Any:
+        """What whole-file scans read through: pread windows for a local file (bounded
+        resident memory), else the source itself."""
+        fd = self._fd()
+        return _PreadSource(self.source, fd) if fd >= 0 else self.source
+
+    @cached_property
+    def _native_lookup(self) -> Any:
+        """The C lookup (hash, slot, index probe, value), or None without the accelerator.
+
+        A local file's index and objects are read with pread (nothing of them stays
+        resident) unless they take at most :data:`MAP_LOOKUPS_LIMIT` bytes; a buffer in
+        memory is read directly; over a URL it only computes slots.
+        """
+        if _native is None:
+            return None
+        lay = self._lookup.layout  # reads the dump first, then checks its layout and tail
+        fd = self._fd()
+        if self.header.hash_position - self._obj_lo <= MAP_LOOKUPS_LIMIT:
+            fd = -1  # a small shard: read from the mapping (no system call per lookup)
+        file = self._mem if fd < 0 else None
+        try:
+            return _native.Lookup(self._dump, lay.n, lay.nbuckets, lay.seed, lay.rem_r,
+                                  lay.total_length, lay.sel_m, lay.bits_vec, lay.select_table,
+                                  lay.length_rems, lay.store_table, lay.dump_size, file, fd,
+                                  self._index_pos, self.num_slots, self._obj_lo, self._obj_hi)
+        except (ValueError, BufferError):  # pragma: no cover - parse_layout checked them
+            return None
+
+    def _slot(self, key: bytes) -> int:
+        """``cmph_search``'s slot of a 32-byte key (C when it can; the Python path raises)."""
+        native = self._native_lookup
+        if native is not None:
+            slot: int = native.slot(key)
+            if slot >= 0:
+                return slot
+        return self._lookup.slot(key)
+
+    def _slots(self, rows: np.ndarray) -> np.ndarray:
+        """Slots of the keys in the rows of a 2-D ``uint8`` array (32 bytes each)."""
+        native = self._native_lookup
+        if native is not None and len(rows):
+            out = np.empty(len(rows), np.int64)
+            if native.slots_into(np.ascontiguousarray(rows), out) == len(rows):
+                return out
+        return self.hash_function.slots(rows)
 
     @cached_property
     def hash_function(self) -> ChdPh:
@@ -357,15 +470,17 @@ class SwhShard(Reader):
         lo = self._index_pos + start_slot * SLOT_SIZE
         hi = self._index_pos + end_slot * SLOT_SIZE
         if source is None and self._mem is not None:
-            return np.frombuffer(self._mem[lo:hi], dtype=INDEX_DTYPE)
+            return np.frombuffer(self._mem[lo:hi], dtype=_model.INDEX_DTYPE)
         raw = (source or self.source).read_range(lo, hi)
-        return np.frombuffer(raw, dtype=INDEX_DTYPE)
+        return np.frombuffer(raw, dtype=_model.INDEX_DTYPE)
 
     def _scan(self, chunk: int = 1 << 16, source: Any = None
               ) -> Iterator[tuple[int, np.ndarray]]:
         if self._mem is None:
             # remote: a few large reads rather than one per 64k slots
             chunk = max(chunk, VERIFY_BLOCK // SLOT_SIZE)
+        elif source is None and self._fd() >= 0:
+            source = self._reader()  # pread windows: the index never stays resident
         for start in range(0, self.num_slots, chunk):
             yield start, self._index_array(start, min(start + chunk, self.num_slots), source)
 
@@ -427,15 +542,70 @@ class SwhShard(Reader):
 
     def keys(self) -> Iterator[bytes]:
         """Live keys, in slot order."""
-        for entry in self.iter_entries():
-            yield entry.key
+        for _, arr in self._scan():
+            ofs = arr["ofs"]
+            yield from arr["key"][(ofs != TOMBSTONE) & (ofs != 0)].tolist()
 
     __iter__ = keys
 
     def items(self) -> Iterator[tuple[bytes, bytes]]:
-        """(key, value) for every live entry, through the index."""
-        for entry in self.iter_entries():
-            yield entry.key, self._read_object(entry.offset, entry.slot)
+        """(key, value) for every live entry, through the index.
+
+        A local file or a buffer is read in file order (offset order): the live entries are
+        sorted by offset in windows of about :data:`~shardkit.formats.swh.verify.WINDOW`
+        (one pass over the index each), and their objects read in sequential windows of
+        :data:`ITEMS_CHUNK` bytes, so memory stays bounded at any size. Over a URL the
+        entries come in slot order, each object with read-ahead.
+        """
+        if self._mem is None:
+            return ((e.key, self._read_object(e.offset, e.slot)) for e in self.iter_entries())
+        return chain.from_iterable(self._item_batches())  # no Python step per item
+
+    def _item_batches(self) -> Iterator[list[tuple[bytes, bytes]]]:
+        """The live entries' (key, value), in offset order, one list per read window."""
+        from .verify import WINDOW, offset_order, offset_windows, window_entries
+
+        src = self._reader()
+        for b_lo, b_hi, count in offset_windows(self, WINDOW, src):
+            slots, offsets, keys = window_entries(self, src, b_lo, b_hi, True, count)
+            order = offset_order(offsets)
+            offsets = offsets[order]
+            yield from self._objects_in_order(src, slots, offsets, keys, order)
+            del slots, offsets, keys, order  # before the next window's
+
+    def _objects_in_order(self, src: Any, slots: np.ndarray, offsets: np.ndarray,
+                          keys: np.ndarray, order: np.ndarray
+                          ) -> Iterator[list[tuple[bytes, bytes]]]:
+        """Batches of (key, value) in offset order: ``offsets`` sorted, the entry of
+        ``offsets[i]`` being row ``order[i]`` of ``slots`` and ``keys`` (32-byte rows)."""
+        lo, hi = self._obj_lo, self._obj_hi
+        count, i = len(offsets), 0
+        eight = np.arange(8)
+        while i < count:
+            start = int(offsets[i])
+            if not lo <= start <= hi - 8:  # the Python path raises the precise error
+                e = int(order[i])
+                yield [(keys[e].tobytes(), self._read_object(start, int(slots[e])))]
+                i += 1
+                continue
+            stop = min(hi, start + ITEMS_CHUNK)
+            buf = src.read_range(start, stop)
+            j = i + int(np.searchsorted(offsets[i:], np.uint64(stop - 8), side="right"))
+            rel = (offsets[i:j] - np.uint64(start)).astype(np.int64)
+            data = np.frombuffer(buf, np.uint8)
+            sizes = data[rel[:, None] + eight].view(">u8").ravel()
+            room = np.uint64(len(buf)) - rel.astype(np.uint64) - np.uint64(8)
+            fits = sizes <= room  # no wrap-around: room >= 0 as rel + 8 <= len(buf)
+            k = int(np.argmin(fits)) if not bool(fits.all()) else j - i
+            if k == 0:  # an object larger than a chunk, or one past the section's end
+                e = int(order[i])
+                yield [(keys[e].tobytes(), self._read_object(start, int(slots[e])))]
+                i += 1
+                continue
+            firsts = rel[:k] + 8
+            ends = firsts + sizes[:k].astype(np.int64)
+            yield _pairs(keys, order[i : i + k], buf, firsts, ends)
+            i += k
 
     def tombstones(self) -> list[Tombstone]:
         """Slots holding a tombstone (deleted objects, and with swh-shard >= 2 unused slots)."""
@@ -478,7 +648,7 @@ class SwhShard(Reader):
         """The index slot the hash function gives ``key`` (whether or not it is present)."""
         key = normalize_key(key)
         try:
-            return self._lookup.slot(key)
+            return self._slot(key)
         except CmphError as exc:
             raise self._cmph_error(exc) from exc
 
@@ -515,7 +685,7 @@ class SwhShard(Reader):
     def _resolve(self, key: bytes, slot: int) -> int:
         stored, ofs = self._entry(slot)
         if ofs == TOMBSTONE:
-            if self._tombstones_are_deletions():
+            if self._tombstones_are_deletions(exact=False):
                 raise DeletedEntryError(key, f"key {key.hex()} was deleted (tombstone in slot "
                                         f"{slot})")
             raise DeletedEntryError(key, f"key {key.hex()} is not in the shard: its slot {slot} "
@@ -524,21 +694,40 @@ class SwhShard(Reader):
             raise EntryNotFoundError(key, f"key not found: {key.hex()}")
         return ofs
 
-    def _tombstones_are_deletions(self) -> bool:
+    def _tombstones_are_deletions(self, exact: bool = True) -> bool:
         """Whether a tombstone can only be a deleted object (decided once, from the header).
 
         True when the function has no unused slot, or the index is zero-initialised
-        (swh.perfecthash <= 1.3). Telling the latter needs an index scan: done for mapped
-        files (milliseconds per million slots), not over a URL, where a tombstone then reads
-        as "deleted, or never used".
+        (swh.perfecthash <= 1.3: its unused slots are empty). Telling the latter needs an
+        index scan: done for mapped files, not over a URL, where a tombstone then reads as
+        "deleted, or never used". With ``exact=False`` (a lookup's error message) the scan
+        stops after the first 64k slots, so a lookup never costs time in proportion to the
+        shard: an empty slot there answers, else the answer is "not known" (False).
         """
         if self.header.objects_count >= self.num_slots:
             return True
-        if self._mem is None and "_counts" not in self.__dict__:
-            return False
+        if "_counts" not in self.__dict__:
+            if self._mem is None:
+                return False
+            if not exact:
+                return self._empty_slot_early
         return self._counts.index_init == "zeros"
 
+    @cached_property
+    def _empty_slot_early(self) -> bool:
+        """Whether the first 64k slots hold an empty one (or, for a smaller index, any)."""
+        for _, arr in self._scan():
+            if self.num_slots <= len(arr):  # the whole index: exact
+                return self._counts.index_init == "zeros"
+            return bool((arr["ofs"] == 0).any())
+        return False  # pragma: no cover - an index has at least one slot
+
     def __getitem__(self, key: bytes | str) -> bytes:
+        fast = self._fast_get
+        if fast is not None:
+            value = fast(key)  # type: ignore[arg-type]
+            if value is not None:
+                return value
         getter = self._getter
         if getter is None:
             getter = self._getter = self._make_getter()
@@ -551,7 +740,10 @@ class SwhShard(Reader):
         the mapping; anything unusual (absent key, tombstone, a bound exceeded, no mapping)
         goes to the ranged-read path, which also raises the precise error.
         """
-        slot_of = self._lookup.slot
+        slot_of = self._slot
+        native = self._native_lookup
+        if native is not None and (self._mem is not None or self._fd() >= 0):
+            self._fast_get = native.get  # present keys; the closure below does the rest
         # a bytes-like object whose slices are bytes (the mmap itself) copies values fastest
         raw = getattr(self.source, "raw", None)
         mem = raw if raw is not None else self._mem
@@ -620,7 +812,12 @@ class SwhShard(Reader):
             out = [default] * len(norm)
             if not good:
                 return out
-        slots = self.hash_function.slots(rows if rows is not None else wanted)
+        if rows is None:
+            rows = np.frombuffer(b"".join(wanted), np.uint8).reshape(-1, KEY_LEN)
+            given_rows = False
+        else:
+            given_rows = True
+        slots = self._slots(rows)
         mem = self._mem
         if mem is None:
             for i, key, slot in zip(good, wanted, slots.tolist(), strict=True):
@@ -631,10 +828,9 @@ class SwhShard(Reader):
                         raise
             return out
         # Vectorised: gather the index entries, compare keys, bound-check, read the sizes.
-        index = np.frombuffer(mem, INDEX_DTYPE, count=self.num_slots, offset=self._index_pos)
+        index = np.frombuffer(mem, _model.INDEX_DTYPE, count=self.num_slots, offset=self._index_pos)
         ent = index[slots]
-        want = (rows.view("V32").ravel() if rows is not None
-                else np.frombuffer(b"".join(wanted), dtype="V32"))
+        want = rows.view("V32").ravel()
         ofs = ent["ofs"].astype(np.uint64)
         ok = (ent["key"] == want) & (ofs >= self._obj_lo) & (ofs <= self._obj_hi - 8)
         data = np.frombuffer(mem, np.uint8)
@@ -650,7 +846,7 @@ class SwhShard(Reader):
         ends_l = ends.tolist()
         raw = getattr(self.source, "raw", None)  # slices of it are bytes: one copy, no view
         copy = raw if raw is not None else mem
-        if rows is not None and raw is not None and bool(ok.all()):
+        if given_rows and raw is not None and bool(ok.all()):
             return [copy[a:b] for a, b in zip(starts_l, ends_l, strict=True)]
         for j, (i, good_entry) in enumerate(zip(good, ok.tolist(), strict=True)):
             if good_entry:
@@ -686,8 +882,16 @@ class SwhShard(Reader):
         """
         if content_hash is not None:
             _check_content_hash(content_hash)
-        src: Any = (self.source if self._mem is not None else
-                    _Blocks(self.source, limit=self.header.index_position))
+        # a URL or a local file: large sequential blocks (a file's with pread, so that what
+        # verify reads never stays resident); a buffer in memory: read as it is
+        reader = self._reader() if self._mem is not None else self.source
+        if reader is not self.source:  # pread is cheap: small blocks, little memory
+            src: Any = _Blocks(reader, block=LOCAL_VERIFY_BLOCK, keep=2,
+                               limit=self.header.index_position)
+        elif self._mem is not None:
+            src = self.source
+        else:
+            src = _Blocks(reader, limit=self.header.index_position)
         try:
             return self._verify(src, content_hash, progress)
         finally:

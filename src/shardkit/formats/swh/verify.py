@@ -14,10 +14,153 @@ from .model import _U64, HEADER_END, KEY_LEN, SLOT_SIZE, TOMBSTONE
 if TYPE_CHECKING:
     from .reader import SwhShard
 
-__all__ = ["ZERO_SCAN_CHUNK", "check", "first_nonzero"]
+__all__ = ["MAX_SLOT_PROBLEMS", "WINDOW", "ZERO_SCAN_CHUNK", "check", "first_nonzero",
+           "offset_order", "offset_windows", "window_entries"]
 
 #: ``first_nonzero`` reads this many bytes at a time (a crafted offset never sizes one read).
 ZERO_SCAN_CHUNK = 1 << 20
+#: The objects are checked in offset order, about this many live entries at a time.
+WINDOW = 2 << 20
+#: At most this many ``slot`` problems are reported (a wrong function misplaces every key).
+MAX_SLOT_PROBLEMS = 100
+_BINS = 1 << 14  # the offset histogram that cuts the objects section into windows
+
+
+def _checked_function(shard: SwhShard, add: Callable[[Problem], None]
+                      ) -> Callable[[np.ndarray], np.ndarray] | None:
+    """The slots of key rows, from a hash function checked in full; None (and a problem)
+    when it is not sound.
+
+    The C accelerator checks every select block in place (nothing of the function's size
+    is kept); without it, or when it finds a fault, the Python decoder decodes the whole
+    function and names the field at fault.
+    """
+    try:
+        native = shard._native_lookup
+    except ShardkitError:
+        native = None  # the decoder below reports it
+    if native is not None and native.check_all() < 0:
+        return shard._slots
+    try:
+        chd = shard.hash_function
+    except ShardkitError as exc:
+        add(Problem("hash_function", exc.message, exc.offset, exc.field))
+        return None
+    return chd.slots
+
+
+def _bin_of(ofs: np.ndarray, lo: int, span: int) -> np.ndarray:
+    """Histogram bin of each offset: 0 below the objects section ``[lo, lo + span)``,
+    ``_BINS + 1`` past it, else ``1 + (ofs - lo) * _BINS // span`` (integers: a section is
+    far below 2**50 bytes, so the product fits)."""
+    rel = ofs.astype(np.uint64) - np.uint64(lo)  # wraps for offsets below lo
+    inside = ofs < np.uint64(lo + span)
+    inside &= ofs >= np.uint64(lo)
+    out = np.full(ofs.shape, _BINS + 1, np.int64)
+    out[ofs < np.uint64(lo)] = 0
+    out[inside] = (rel[inside] * np.uint64(_BINS) // np.uint64(span)).astype(np.int64) + 1
+    return out
+
+
+def offset_order(offsets: np.ndarray) -> np.ndarray:
+    """``np.argsort(offsets, kind="stable")``, in two linear passes when the offsets span
+    less than 2**32 bytes (a stable radix sort on 16-bit digits, low digit first)."""
+    if not offsets.size:
+        return np.zeros(0, np.int64)
+    lo = int(offsets.min())
+    if int(offsets.max()) - lo >= 1 << 32:
+        return np.argsort(offsets, kind="stable")
+    rel = offsets - np.uint64(lo)
+    first = np.argsort((rel & np.uint64(0xFFFF)).astype(np.uint16), kind="stable")
+    high = (rel[first] >> np.uint64(16)).astype(np.uint16)
+    return first[np.argsort(high, kind="stable")]
+
+
+def _edge(b: int, lo: int, span: int) -> int:
+    """The smallest offset whose bin is at least ``b`` (``2**64`` past the last bin)."""
+    if b <= 0:
+        return 0
+    if b == 1:
+        return lo
+    if b > _BINS + 1:
+        return 1 << 64
+    if b == _BINS + 1:
+        return lo + span
+    return lo + -(-(b - 1) * span // _BINS)
+
+
+def _windows(hist: np.ndarray, limit: int) -> list[tuple[int, int, int]]:
+    """Consecutive bin ranges ``(lo, hi, entries)`` of at most ``limit`` entries (a fuller bin
+    alone)."""
+    out: list[tuple[int, int, int]] = []
+    lo = acc = 0
+    for i, count in enumerate(hist.tolist()):
+        if acc and acc + count > limit:
+            out.append((lo, i, acc))
+            lo, acc = i, 0
+        acc += count
+    out.append((lo, len(hist), acc))
+    return out
+
+
+def offset_windows(shard: SwhShard, limit: int, src: Any = None
+                   ) -> list[tuple[int, int, int | None]]:
+    """Bin ranges ``(lo, hi, entries)`` of at most about ``limit`` live entries (one pass
+    over the index when it has more slots than that; else one window, entries unknown)."""
+    if shard.num_slots <= limit:
+        return [(0, _BINS + 2, None)]
+    lo, span = shard.header.objects_position, _span(shard)
+    hist = np.zeros(_BINS + 2, np.int64)
+    tomb = np.uint64(TOMBSTONE)
+    for _, arr in shard._scan(source=src):
+        ofs = arr["ofs"].astype(np.uint64)
+        live = ofs[ofs - np.uint64(1) < tomb - np.uint64(1)]  # neither 0 nor 2**64-1
+        hist += np.bincount(_bin_of(live, lo, span), minlength=_BINS + 2)
+    return list(_windows(hist, limit))
+
+
+def _span(shard: SwhShard) -> int:
+    return max(1, shard.header.index_position - shard.header.objects_position)
+
+
+def window_entries(shard: SwhShard, src: Any, b_lo: int, b_hi: int, with_keys: bool,
+                   count: int | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Slots, offsets (and keys, rows of 32 bytes) of the live entries whose offsets fall in
+    bins [b_lo, b_hi); with ``count`` (from the histogram) filled in place, without copies."""
+    lo, span = shard.header.objects_position, _span(shard)
+    size = count or 0
+    slots = np.empty(size, np.int64)
+    offsets = np.empty(size, np.uint64)
+    keys = np.empty((size if with_keys else 0, 32), np.uint8)
+    at = 0
+    whole = b_lo == 0 and b_hi == _BINS + 2
+    e_lo, e_hi = _edge(b_lo, lo, span), _edge(b_hi, lo, span)  # bins [b_lo, b_hi) as bytes
+    tomb = np.uint64(TOMBSTONE)
+    for start, arr in shard._scan(source=src):
+        ofs = arr["ofs"].astype(np.uint64)  # native order, contiguous: cheaper to compare
+        live = np.nonzero(ofs - np.uint64(1) < tomb - np.uint64(1))[0]  # neither 0 nor 2**64-1
+        if not whole and live.size:
+            o = ofs[live]
+            keep = o >= np.uint64(e_lo)
+            if e_hi < 1 << 64:
+                keep &= o < np.uint64(e_hi)
+            live = live[keep]
+        k = live.size
+        if not k:
+            continue
+        if at + k > size:  # unknown count (or the file changed): grow
+            size = max(2 * size, at + k, 1 << 16)
+            slots = np.resize(slots, size)
+            offsets = np.resize(offsets, size)
+            if with_keys:
+                keys = np.resize(keys, (size, 32))
+        slots[at : at + k] = live + start
+        offsets[at : at + k] = ofs[live]
+        if with_keys:
+            keys[at : at + k] = np.frombuffer(arr["key"][live].tobytes(), np.uint8
+                                              ).reshape(-1, 32)
+        at += k
+    return slots[:at], offsets[:at], keys[:at] if with_keys else keys
 
 
 def first_nonzero(read: Callable[[int, int], bytes], lo: int, hi: int) -> int | None:
@@ -54,28 +197,29 @@ def check(shard: SwhShard, src: Any, hasher: str | None,
         first = first_nonzero(src.read_range, lo, hi)
         if first is not None:
             add(Problem("padding", "reserved header bytes are not zero", first, name))
-    try:
-        chd = shard.hash_function
-    except ShardkitError as exc:
-        add(Problem("hash_function", exc.message, exc.offset, exc.field))
+    chd = _checked_function(shard, add)
+    if chd is None:
         return problems
     hf_len = shard.source.size - h.hash_position
-    if chd.dump_size > hf_len:  # pragma: no cover - the decoder needs every byte
-        add(Problem("hash_function", f"cmph dump is {chd.dump_size} bytes but only "
-                    f"{hf_len} bytes follow hash_position", offset=h.hash_position))
-    elif chd.dump_size < hf_len:
+    dump_size = shard.layout.dump_size
+    if dump_size < hf_len:
         # a pre-allocated file: only zeros may follow the dump
-        dump_end = h.hash_position + chd.dump_size
+        dump_end = h.hash_position + dump_size
         first = first_nonzero(src.read_range, dump_end, shard.source.size)
         if first is not None:
-            add(Problem("hash_function", f"cmph dump is {chd.dump_size} bytes but "
+            add(Problem("hash_function", f"cmph dump is {dump_size} bytes but "
                         f"{hf_len} bytes follow hash_position: the bytes after it "
                         f"must be zeros (pre-allocated), byte {first} is not",
                         offset=first, field="/preallocated"))
 
-    slots_all, keys_all, ofs_all = [], [], []
-    tombstones = empty = 0
-    for start, arr in shard._scan(source=src if src is not shard.source else None):
+    # one pass over the index, 64k slots at a time: counts, holes' keys, every live key's
+    # slot, and a histogram of the objects' offsets (to cut the objects pass into windows)
+    scan_src = src if src is not shard.source else None
+    lo_obj, hi_obj = h.objects_position, h.index_position
+    span = max(1, hi_obj - lo_obj)
+    hist = np.zeros(_BINS + 2, np.int64)  # [below, bins..., above]
+    tombstones = empty = live_n = slot_problems = 0
+    for start, arr in shard._scan(source=scan_src):
         ofs = arr["ofs"]
         key_bytes = arr["key"]
         is_tomb = ofs == TOMBSTONE
@@ -91,22 +235,22 @@ def check(shard: SwhShard, src: Any, hasher: str | None,
                             shard._index_pos + (start + i) * SLOT_SIZE,
                             f"/index/entries/{start + i}/key"))
         live = np.nonzero(~(is_tomb | is_empty))[0]
-        slots_all.append(live + start)
-        keys_all.append(np.frombuffer(key_bytes[live].tobytes(), np.uint8).reshape(-1, 32))
-        ofs_all.append(ofs[live].astype(np.uint64))
-    slots = np.concatenate(slots_all) if slots_all else np.zeros(0, np.int64)
-    keys = np.concatenate(keys_all) if keys_all else np.zeros((0, 32), np.uint8)
-    offsets = np.concatenate(ofs_all) if ofs_all else np.zeros(0, np.uint64)
-    live_n = len(slots)
-
-    # every live key hashes to its own slot
-    if live_n:
-        want = chd.slots(keys)
-        for j in np.nonzero(want != slots)[0][:100].tolist():
-            s = int(slots[j])
+        if not live.size:
+            continue
+        live_n += live.size
+        keys = np.frombuffer(key_bytes[live].tobytes(), np.uint8).reshape(-1, 32)
+        # every live key hashes to its own slot
+        want = chd(keys)
+        for j in np.nonzero(want != live + start)[0].tolist():
+            if slot_problems >= MAX_SLOT_PROBLEMS:
+                break
+            slot_problems += 1
+            s = start + int(live[j])
             add(Problem("slot", f"key {keys[j].tobytes().hex()} is in slot {s} but hashes "
                         f"to slot {int(want[j])}", shard._index_pos + s * SLOT_SIZE,
                         f"/index/entries/{s}"))
+        hist += np.bincount(_bin_of(ofs[live].astype(np.uint64), lo_obj, span),
+                            minlength=_BINS + 2)
 
     # counts: objects_count = live + deleted, slots = objects_count + unused
     count = h.objects_count
@@ -127,13 +271,13 @@ def check(shard: SwhShard, src: Any, hasher: str | None,
                     field="/header/num_objects"))
 
     # objects inside the objects section, disjoint, one per entry; the gaps between them
-    # are deleted objects (zeroed)
-    order = np.argsort(offsets, kind="stable")
+    # are deleted objects (zeroed). In offset order, one window of at most about WINDOW
+    # entries at a time (one more pass over the index each), so memory stays bounded.
     prev_end = h.objects_position
     hole_bytes = holes = 0
     total = live_n
     read = src.read_range
-    lo_obj, hi_obj = h.objects_position, h.index_position
+    n_done = 0
 
     def check_hole(lo: int, hi: int) -> None:
         if first_nonzero(read, lo, hi) is not None:
@@ -141,40 +285,46 @@ def check(shard: SwhShard, src: Any, hasher: str | None,
                         "section belong to no live entry and are not zeroed", lo,
                         "/objects"))
 
-    for n_done, j in enumerate(order.tolist()):
-        s, off = int(slots[j]), int(offsets[j])
-        if progress is not None and n_done % 4096 == 0:
-            progress(n_done, total)
-        if not lo_obj <= off <= hi_obj - 8:
-            add(Problem("object_bounds", f"slot {s} points to {off}, outside the objects "
-                        f"section [{lo_obj}, {hi_obj})",
-                        shard._index_pos + s * SLOT_SIZE + KEY_LEN,
-                        f"/index/entries/{s}/ofs_object"))
-            continue
-        if off < prev_end:
-            add(Problem("object_overlap", f"object of slot {s} at {off} overlaps the "
-                        f"previous object (ends at {prev_end})",
-                        shard._index_pos + s * SLOT_SIZE + KEY_LEN,
-                        f"/index/entries/{s}/ofs_object"))
-            continue
-        (size,) = _U64.unpack(read(off, off + 8))
-        end = off + 8 + size
-        if end > hi_obj:
-            add(Problem("object_bounds", f"object of slot {s} at {off} claims {size} "
-                        f"bytes, past the end of the objects section", off,
-                        f"/index/entries/{s}/object/len_data"))
-            continue
-        if off > prev_end:
-            hole_bytes += off - prev_end
-            holes += 1
-            check_hole(prev_end, off)
-        prev_end = end
-        if hasher is not None:
-            digest = hashlib.new(hasher, read(off + 8, end)).digest()
-            key = keys[j].tobytes()
-            if digest[:KEY_LEN] != key:
-                add(Problem("content_hash", f"{hasher}(value) of key {key.hex()} is "
-                            f"{digest.hex()}", off + 8, f"/index/entries/{s}/object/data"))
+    for b_lo, b_hi, entries in _windows(hist, WINDOW):
+        slots, offsets, keys = window_entries(shard, scan_src, b_lo, b_hi, hasher is not None,
+                                              entries)
+        order = offset_order(offsets)
+        for j in order.tolist():
+            s, off = int(slots[j]), int(offsets[j])
+            if progress is not None and n_done % 4096 == 0:
+                progress(n_done, total)
+            n_done += 1
+            if not lo_obj <= off <= hi_obj - 8:
+                add(Problem("object_bounds", f"slot {s} points to {off}, outside the objects "
+                            f"section [{lo_obj}, {hi_obj})",
+                            shard._index_pos + s * SLOT_SIZE + KEY_LEN,
+                            f"/index/entries/{s}/ofs_object"))
+                continue
+            if off < prev_end:
+                add(Problem("object_overlap", f"object of slot {s} at {off} overlaps the "
+                            f"previous object (ends at {prev_end})",
+                            shard._index_pos + s * SLOT_SIZE + KEY_LEN,
+                            f"/index/entries/{s}/ofs_object"))
+                continue
+            (size,) = _U64.unpack(read(off, off + 8))
+            end = off + 8 + size
+            if end > hi_obj:
+                add(Problem("object_bounds", f"object of slot {s} at {off} claims {size} "
+                            f"bytes, past the end of the objects section", off,
+                            f"/index/entries/{s}/object/len_data"))
+                continue
+            if off > prev_end:
+                hole_bytes += off - prev_end
+                holes += 1
+                check_hole(prev_end, off)
+            prev_end = end
+            if hasher is not None:
+                digest = hashlib.new(hasher, read(off + 8, end)).digest()
+                key = keys[j].tobytes()
+                if digest[:KEY_LEN] != key:
+                    add(Problem("content_hash", f"{hasher}(value) of key {key.hex()} is "
+                                f"{digest.hex()}", off + 8, f"/index/entries/{s}/object/data"))
+        del slots, offsets, keys, order
     if progress is not None:
         progress(total, total)
     if prev_end < hi_obj:

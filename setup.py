@@ -1,0 +1,33 @@
+"""Build hook for the optional C accelerator of SWH lookups (everything else is in pyproject.toml).
+
+``shardkit.formats.swh._native`` is compiled with the system C compiler when one is there; when
+compiling fails, the install goes on without it and shardkit uses its pure-Python path (same
+answers, slower lookups).
+"""
+
+from setuptools import Extension, setup
+from setuptools.command.build_ext import build_ext
+
+
+class OptionalBuildExt(build_ext):
+    """build_ext that warns instead of failing when the extension cannot be compiled."""
+
+    def run(self) -> None:
+        try:
+            super().run()
+        except Exception as exc:  # noqa: BLE001 - any compiler or setup failure
+            self.warn(f"shardkit: C accelerator not built ({exc}); using the Python path")
+
+    def build_extension(self, ext: Extension) -> None:
+        try:
+            super().build_extension(ext)
+        except Exception as exc:  # noqa: BLE001 - any compiler failure
+            self.warn(f"shardkit: {ext.name} not built ({exc}); using the Python path")
+
+
+setup(
+    ext_modules=[Extension("shardkit.formats.swh._native",
+                           ["src/shardkit/formats/swh/_native.c"],
+                           extra_compile_args=["-O2", "-Wall"], optional=True)],
+    cmdclass={"build_ext": OptionalBuildExt},
+)
