@@ -27,7 +27,7 @@ from .spec import (
     ENTRY_SIZE,
     ShardingSpec,
 )
-from .verify import IdCheck, verify_shard
+from .verify import _BATCH_INDEX_BYTES, IdCheck, verify_shard
 
 # -- one shard ----------------------------------------------------------------------------------
 
@@ -327,15 +327,30 @@ class NgShard(Reader):
             out[i] = self._decode(keys[i], s, data)
         return out
 
+    def _minishard_batches(self) -> Iterator[dict[int, MinishardIndex]]:
+        """The decoded indices of every non-empty minishard, in minishard order, a batch at a
+        time (up to 256 minishards and 4 MiB of stored index bytes): memory stays bounded by a
+        batch whatever the shard's size."""
+        entries = self.shard_index()
+        nonempty = np.flatnonzero(entries[:, 0] != entries[:, 1]).tolist()
+        stored = (entries[:, 1] - entries[:, 0]).tolist() if nonempty else []
+        batch: list[int] = []
+        size = 0
+        for m in nonempty:
+            if batch and (len(batch) >= 256 or size + stored[m] > _BATCH_INDEX_BYTES):
+                indices = self._load_minishards(batch)
+                yield {k: indices[k] for k in batch}
+                batch, size = [], 0
+            batch.append(m)
+            size += stored[m]
+        if batch:
+            indices = self._load_minishards(batch)
+            yield {k: indices[k] for k in batch}
+
     def iter_chunks(self) -> Iterator[ChunkRef]:
         """Every chunk of the shard, minishard by minishard, in index order."""
-        entries = self.shard_index()
-        nonempty = [m for m in range(len(entries)) if entries[m, 0] != entries[m, 1]]
-        for lo in range(0, len(nonempty), 256):
-            batch = nonempty[lo : lo + 256]
-            indices = self._load_minishards(batch)
-            for m in batch:
-                index = indices[m]
+        for indices in self._minishard_batches():
+            for m, index in indices.items():
                 base = index.base
                 for cid, s, e in zip(index.ids.tolist(), index.starts.tolist(),
                                      index.ends.tolist(), strict=True):
@@ -349,23 +364,22 @@ class NgShard(Reader):
     __iter__ = keys
 
     def __len__(self) -> int:
-        return sum(1 for _ in self.iter_chunks())
+        return sum(len(index) for indices in self._minishard_batches()
+                   for index in indices.values())
 
     def items(self, batch_bytes: int = 1 << 24) -> Iterator[tuple[int, bytes]]:
         """``(chunk id, value)`` for every chunk; reads are coalesced ``batch_bytes`` at a time."""
-        view = getattr(self.source, "view", None)
-        if view is not None:
-            mem = view(0, self.source.size)
-            try:
-                for ref in self.iter_chunks():
-                    if ref.end > len(mem):
-                        raise TruncatedError(f"chunk {ref.chunk_id}: data [{ref.start}, "
-                                             f"{ref.end}) is past the end of the file",
-                                             offset=ref.start, field=f"/chunks/{ref.chunk_id}")
-                    yield ref.chunk_id, self._decode(ref.chunk_id, ref.start,
-                                                     mem[ref.start : ref.end].tobytes())
-            finally:
-                mem.release()
+        if getattr(self.source, "view", None) is not None:  # mapped or in memory: no batching
+            read = self.source.read_range
+            for ref in self.iter_chunks():
+                try:
+                    data = read(ref.start, ref.end)
+                except TruncatedError as exc:
+                    raise TruncatedError(f"chunk {ref.chunk_id}: data [{ref.start}, "
+                                         f"{ref.end}) is past the end of the file",
+                                         offset=ref.start,
+                                         field=f"/chunks/{ref.chunk_id}") from exc
+                yield ref.chunk_id, self._decode(ref.chunk_id, ref.start, data)
             return
         batch: list[ChunkRef] = []
         size = 0
