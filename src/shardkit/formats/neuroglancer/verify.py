@@ -110,8 +110,9 @@ class _Blocks:
         return out
 
 
-_BATCH_INDEX_BYTES = 1 << 22  # stored minishard index bytes decoded per batch
+_BATCH_INDEX_BYTES = 1 << 22  # stored minishard index bytes read per batch
 _BATCH_MINISHARDS = 256
+_BATCH_CHUNKS = 1 << 16  # data ranges held for the gzip check before it runs
 _MAX_MISPLACED = 1 << 16  # misplaced ids remembered for the duplicate check
 _REPORT = 20  # problems of one kind reported per minishard
 
@@ -217,7 +218,9 @@ def verify_shard(reader: NgShard, progress: Callable[[int, int], None] | None = 
     for batch in _batches(sorted(index_ranges, key=lambda r: r[2])):
         raws = blocks.fetch([(lo, hi) for lo, hi, _ in batch], keep=True)
         data_ranges: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
-        for (lo, hi, m), raw in zip(batch, raws, strict=True):
+        held = 0
+        for k, (lo, hi, m) in enumerate(batch):
+            raw, raws[k] = raws[k], b""  # decoded one at a time; nothing kept
             done += 1
             try:
                 index = reader._decode_minishard(m, lo - base, hi - base, raw)
@@ -270,10 +273,15 @@ def verify_shard(reader: NgShard, progress: Callable[[int, int], None] | None = 
             inside = ~past
             a, b, cids = a[inside], b[inside], ids[inside]
             _check_index_overlap(problems, a, b, cids, idx_starts, idx_reach, idx_owner)
-            data_ranges.append((a, b, cids))
+            if check_data and reader._gzip_data:
+                data_ranges.append((a, b, cids))
+                held += len(a)
+                if held >= _BATCH_CHUNKS:
+                    _check_gzip(reader, blocks, problems, data_ranges, block_size)
+                    data_ranges, held = [], 0
             if progress is not None:
                 progress(done, total)
-        if check_data and reader._gzip_data and data_ranges:
+        if data_ranges:
             _check_gzip(reader, blocks, problems, data_ranges, block_size)
     return problems
 
@@ -323,7 +331,8 @@ def _check_index_overlap(problems: list[Problem], a: np.ndarray, b: np.ndarray,
 def _check_gzip(reader: NgShard, blocks: _Blocks, problems: list[Problem],
                 data_ranges: list[tuple[np.ndarray, np.ndarray, np.ndarray]],
                 block_size: int) -> None:
-    """Every chunk of one batch of minishards decompresses (read in file order)."""
+    """Every chunk of a batch (at least :data:`_BATCH_CHUNKS` chunks, or the last) decompresses
+    (read in file order)."""
     a = np.concatenate([r[0] for r in data_ranges])
     b = np.concatenate([r[1] for r in data_ranges])
     cids = np.concatenate([r[2] for r in data_ranges])
