@@ -1,4 +1,4 @@
-"""``shardkit create``, ``delete`` and ``truncate``: writing Software Heritage read shards.
+"""``shardkit create [--format swh]``, ``delete`` and ``truncate``: Software Heritage read shards.
 
 Shaped like ``swh-shard create|delete|truncate``. Each asks before changing anything when
 stdin is a terminal; ``--yes`` answers for scripts (without a terminal and without ``--yes``
@@ -16,22 +16,12 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
-from .errors import ShardkitError
-from .render import to_json
+from ..errors import ShardkitError
+from ..render import to_json
+from .common import EXIT_OK, EXIT_PROBLEMS
+from .common import confirm as _confirm
 
-__all__ = ["COMMANDS", "add_parsers"]
-
-EXIT_OK, EXIT_PROBLEMS, EXIT_ERROR = 0, 1, 2
-
-
-def _confirm(args: argparse.Namespace, question: str) -> bool:
-    if args.yes:
-        return True
-    if not sys.stdin.isatty():
-        raise ShardkitError(f"{question} (no terminal to ask: pass --yes)")
-    sys.stderr.write(f"{question} [y/N] ")
-    sys.stderr.flush()
-    return sys.stdin.readline().strip().lower() in ("y", "yes")
+__all__ = ["COMMANDS", "run"]
 
 
 def _out(args: argparse.Namespace, human: str, data: Any) -> None:
@@ -53,9 +43,13 @@ def _guarded(func: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Na
 
 def cmd_create(args: argparse.Namespace) -> int:
     """``shardkit create SHARD FILE...``: a shard of the files, keyed by sha256 of content."""
-    from .writers.swh import write_swh_files
+    from ..writers.swh import write_swh_files
+    from .create import refuse_options
 
-    files = list(args.files)
+    refuse_options(args, {"index_init"})
+    if args.index_init is None:
+        args.index_init = "tombstones"
+    files = list(args.inputs)
     if files == ["-"]:
         files = [line.strip() for line in sys.stdin.read().splitlines() if line.strip()]
     if os.path.exists(args.shard) and not _confirm(args, f"{args.shard} exists: replace it?"):
@@ -73,8 +67,8 @@ def cmd_delete(args: argparse.Namespace) -> int:
     """``shardkit delete SHARD KEY...``: delete objects in place (zeroed, tombstoned)."""
     from pathlib import Path
 
-    from .formats.swh import normalize_key
-    from .writers.swh import KeysNotFoundError, _plan_delete, delete
+    from ..formats.swh import normalize_key
+    from ..writers.swh import KeysNotFoundError, _plan_delete, delete
 
     keys = list(args.keys)
     if keys == ["-"]:
@@ -109,9 +103,9 @@ def cmd_delete(args: argparse.Namespace) -> int:
 
 def cmd_truncate(args: argparse.Namespace) -> int:
     """``shardkit truncate SHARD...``: cut pre-allocated shards to their content."""
-    from .formats.swh import SwhShard
-    from .sources import FileSource
-    from .writers.swh import truncate
+    from ..formats.swh import SwhShard
+    from ..sources import FileSource
+    from ..writers.swh import truncate
 
     results = []
     lines = []
@@ -134,51 +128,10 @@ def cmd_truncate(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-_EPILOGS = {
-    "create": "exit codes: 0 done (or skipped when answered no), 2 usage error or a file that "
-              "cannot be read or written",
-    "delete": "exit codes: 0 done (or skipped when answered no), 1 a key to delete is not in "
-              "the shard (nothing deleted), 2 usage error or a file that cannot be read or "
-              "written",
-    "truncate": "exit codes: 0 done (or nothing to cut, or skipped when answered no), 2 usage "
-                "error, a file that cannot be read or written, or bytes after the hash "
-                "function that are not zeros (not truncated)",
-}
-
 COMMANDS: dict[str, tuple[Callable[[argparse.Namespace], int], str]] = {
-    "create": (_guarded(cmd_create),
-               "write an SWH shard of files, keyed by the sha256 of their content"),
     "delete": (_guarded(cmd_delete), "delete objects from an SWH shard in place (hex keys)"),
     "truncate": (_guarded(cmd_truncate), "cut pre-allocated SWH shards to their content"),
 }
 
-
-def add_parsers(sub: Any, common: argparse.ArgumentParser | None = None) -> None:
-    """Register the three commands on the main parser's subparsers.
-
-    ``common`` is accepted for symmetry with the reading commands; these take only
-    ``--json`` and ``--debug`` (no ``--format`` or ``--spec``: they write SWH shards).
-    """
-    own = argparse.ArgumentParser(add_help=False)
-    own.add_argument("--json", action="store_true", help="machine-readable JSON output")
-    own.add_argument("--debug", action="store_true", help="show tracebacks")
-    for name, (_, help_text) in COMMANDS.items():
-        p = sub.add_parser(name, parents=[own], help=help_text, description=help_text,
-                           epilog=_EPILOGS[name])
-        p.set_defaults(file=None, spec=None)
-        p.add_argument("--yes", "-y", action="store_true",
-                       help="do not ask for confirmation (for scripts)")
-        if name == "create":
-            p.add_argument("shard", metavar="SHARD", help="the shard to write")
-            p.add_argument("files", metavar="FILE", nargs="+",
-                           help="files to store ('-': read file names from stdin)")
-            p.add_argument("--index-init", choices=["tombstones", "zeros"],
-                           default="tombstones",
-                           help="unused index slots: tombstones (swh-shard >= 2, default) or "
-                                "zeros (swh.perfecthash <= 1.3)")
-        elif name == "delete":
-            p.add_argument("shard", metavar="SHARD", help="the shard to change in place")
-            p.add_argument("keys", metavar="KEY", nargs="+",
-                           help="hex keys ('-': read keys from stdin, implies --yes)")
-        else:
-            p.add_argument("shards", metavar="SHARD", nargs="+", help="shards to truncate")
+#: ``shardkit create --format swh``
+run = _guarded(cmd_create)

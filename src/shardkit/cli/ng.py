@@ -12,20 +12,24 @@ import sys
 from typing import Any
 
 from ..errors import ShardkitError
+from ..ng import DEFAULT_MINISHARD_INDEX_BYTES, DEFAULT_SHARD_BYTES, DEFAULT_SHARD_INDEX_BYTES
 from ..render import to_json
-from . import DEFAULT_MINISHARD_INDEX_BYTES, DEFAULT_SHARD_BYTES, DEFAULT_SHARD_INDEX_BYTES
+from .common import (
+    EXIT_OK,
+    Progress,
+    positive_byte_count,
+    report_error,
+    report_internal_error,
+    show_progress,
+)
 
-__all__ = ["add_ng_parser", "run_ng"]
-
-EXIT_OK, EXIT_ERROR = 0, 2
+__all__ = ["add_ng_parser", "add_parser", "run_ng"]
 
 
 def _size(text: str) -> int:
     """A byte count of at least 1: ``1073741824``, ``512M``, ``1G``, ``64KiB``... (the
-    CLI's one parser, :func:`shardkit.cli.byte_count`)."""
-    from ..cli import byte_count  # loaded already: this module is the CLI's
-
-    return byte_count(text, positive=True)
+    CLI's one parser, :func:`shardkit.cli.common.byte_count`)."""
+    return positive_byte_count(text)
 
 
 def _add_common(p: argparse.ArgumentParser) -> None:
@@ -60,11 +64,17 @@ def _add_runner(p: argparse.ArgumentParser) -> None:
     p.add_argument("--no-progress", dest="progress", action="store_false")
 
 
+def add_parser(sub: Any, common: argparse.ArgumentParser | None = None) -> None:
+    """Register ``shardkit ng ...`` (``common`` unused: the actions take their own options)."""
+    add_ng_parser(sub)
+
+
 def add_ng_parser(sub: Any) -> None:
     """Register ``shardkit ng ...`` on the top-level subparsers."""
     ng = sub.add_parser("ng", help="Neuroglancer: choose sharding, shard and unshard layers",
                         description="Neuroglancer precomputed layers: propose sharding "
                                     "parameters, convert unsharded <-> sharded.")
+    ng.set_defaults(run=run_ng)
     ngsub = ng.add_subparsers(dest="ng_command", metavar="ACTION", required=True)
 
     p = ngsub.add_parser(
@@ -133,18 +143,18 @@ def _load_json(text: str) -> Any:
         raise ShardkitError(f"{exc.message} (give 'auto', JSON or a JSON file)") from exc
 
 
-def _targets(args: argparse.Namespace) -> dict[str, int]:
+def _targets(args: argparse.Namespace) -> dict[str, Any]:
     return {"shard_bytes": args.shard_bytes, "shard_index_bytes": args.shard_index_bytes,
             "minishard_index_bytes": args.minishard_index_bytes}
 
 
 def _cmd_spec(args: argparse.Namespace) -> int:
-    from .chooser import SpecChoice, choose_hashed_spec, choose_image_spec
+    from ..ng.chooser import SpecChoice, choose_hashed_spec, choose_image_spec
 
     choices: dict[str, SpecChoice]
     try:
         if args.layer is not None:
-            from .convert import plan_spec
+            from ..ng.convert import plan_spec
 
             choices = plan_spec(args.layer, **_targets(args))
         elif args.keys is not None:
@@ -176,13 +186,11 @@ def _cmd_spec(args: argparse.Namespace) -> int:
 
 
 def _cmd_convert(args: argparse.Namespace) -> int:
-    from ..cli import _Progress
-    from .convert import shard_layer, unshard_layer
+    from ..ng.convert import shard_layer, unshard_layer
 
     if args.jobs < 1:
         raise ShardkitError("--jobs must be at least 1")
-    show = args.progress if args.progress is not None else sys.stderr.isatty()
-    progress = _Progress(f"ng {args.ng_command}", show)
+    progress = Progress(f"ng {args.ng_command}", show_progress(args))
     common = {"scales": args.scale, "jobs": args.jobs, "dask": args.dask, "progress": progress}
     if args.ng_command == "shard":
         report = shard_layer(args.src, args.dst, spec=_load_json(args.spec), **common,
@@ -210,8 +218,6 @@ def _cmd_convert(args: argparse.Namespace) -> int:
 
 def run_ng(args: argparse.Namespace) -> int:
     """Run ``shardkit ng ...``; returns the exit code."""
-    from ..cli import report_error, report_internal_error  # the CLI's one way to say errors
-
     try:
         if args.ng_command == "spec":
             return _cmd_spec(args)

@@ -1,0 +1,398 @@
+"""What every command shares: exit codes, progress, sizes, I/O options, record input, output
+and error printing.
+
+Nothing here reads a shard; the command modules (``read``, ``verify``, ``create``, ``ng``,
+``schema``) build on it, and the library never imports from :mod:`shardkit.cli`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import codecs
+import inspect
+import json
+import os
+import sys
+import time
+from collections.abc import Callable, Iterator
+from typing import IO, Any, TextIO
+
+from ..errors import ShardkitError
+from ..render import to_json
+
+__all__ = [
+    "EXIT_ERROR",
+    "EXIT_OK",
+    "EXIT_PROBLEMS",
+    "MAX_RECORD_BYTES",
+    "Progress",
+    "add_remote_options",
+    "base_parser",
+    "byte_count",
+    "call_with",
+    "confirm",
+    "io_options",
+    "iter_records",
+    "load_spec",
+    "positive_byte_count",
+    "print_out",
+    "report_error",
+    "report_internal_error",
+    "run_guarded",
+    "show_progress",
+    "terminator_bytes",
+]
+
+EXIT_OK, EXIT_PROBLEMS, EXIT_ERROR = 0, 1, 2
+
+
+class Progress:
+    """Progress on stderr, at most a few updates a second; silent when disabled."""
+
+    def __init__(self, label: str, enabled: bool, stream: TextIO | None = None) -> None:
+        self.label = label
+        self.enabled = enabled
+        self.stream = stream or sys.stderr
+        self._last = 0.0
+        self._shown = False
+
+    def __call__(self, done: int, total: int) -> None:
+        if not self.enabled:
+            return
+        now = time.monotonic()
+        if done < total and now - self._last < 0.25:
+            return
+        self._last = now
+        pct = 100.0 * done / total if total else 100.0
+        self.stream.write(f"\r{self.label}: {done}/{total} ({pct:5.1f}%)")
+        self.stream.flush()
+        self._shown = True
+
+    def count(self, done: int, unit: str = "") -> None:
+        """Progress of work whose total is not known: ``label: 1234 records``."""
+        if not self.enabled:
+            return
+        now = time.monotonic()
+        if now - self._last < 0.25:
+            return
+        self._last = now
+        self.stream.write(f"\r{self.label}: {done}{' ' + unit if unit else ''}")
+        self.stream.flush()
+        self._shown = True
+
+    def finish(self) -> None:
+        if self._shown:
+            self.stream.write("\n")
+            self.stream.flush()
+            self._shown = False
+
+
+_Progress = Progress  # the name the commands used before the package split
+
+
+def show_progress(args: argparse.Namespace) -> bool:
+    """``--progress``/``--no-progress``; by default, when stderr is a terminal."""
+    given = getattr(args, "progress", None)
+    return given if given is not None else sys.stderr.isatty()
+
+
+def print_out(args: argparse.Namespace, human: str, data: Any) -> None:
+    """``human`` (a newline added), or ``data`` as one line of JSON with ``--json``."""
+    sys.stdout.write(to_json(data) + "\n" if args.json else human + ("\n" if human else ""))
+
+
+_print = print_out
+
+
+def call_with(func: Callable[..., Any], what: str, reader: Any, **given: Any) -> Any:
+    """Call ``func`` with the options the user gave; refuse options the format does not take."""
+    given = {k: v for k, v in given.items() if v is not None and v is not False}
+    params = inspect.signature(func).parameters
+    unknown = [k for k in given if k not in params]
+    if unknown:
+        flags = ", ".join("--" + k.replace("_", "-") for k in unknown)
+        raise ShardkitError(f"{what}: {flags} not supported for {reader.format_name}")
+    return func(**given)
+
+
+def confirm(args: argparse.Namespace, question: str) -> bool:
+    """``--yes``, or ask on the terminal; without one, refuse (a ShardkitError)."""
+    if getattr(args, "yes", False):
+        return True
+    if not sys.stdin.isatty():
+        raise ShardkitError(f"{question} (no terminal to ask: pass --yes)")
+    sys.stderr.write(f"{question} [y/N] ")
+    sys.stderr.flush()
+    return sys.stdin.readline().strip().lower() in ("y", "yes")
+
+
+def base_parser() -> argparse.ArgumentParser:
+    """A parent parser of the options every command takes: ``--json`` and ``--debug``."""
+    base = argparse.ArgumentParser(add_help=False)
+    base.add_argument("--json", action="store_true", help="machine-readable JSON output")
+    base.add_argument("--debug", action="store_true", help="show tracebacks")
+    return base
+
+
+# -- sizes -------------------------------------------------------------------------------------
+
+_BYTE_UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
+_MAX_BYTE_COUNT = (1 << 63) - 1
+
+
+def byte_count(text: str, *, positive: bool = False) -> int:
+    """A size option: ``65536``, ``64K``, ``1.5G``, ``32MiB``, ``2TB`` (units of 1024).
+
+    The command line's one parser of sizes (an ``argparse`` type through
+    :func:`_byte_count` and :func:`positive_byte_count`). Fractions are rounded down to
+    whole bytes before the range is checked: at least 0 bytes, or 1 with ``positive``, and
+    below 2**63.
+
+    Raises:
+        argparse.ArgumentTypeError: Not a size (``inf`` and ``nan`` included), or out of range.
+    """
+    t = text.strip().upper().removesuffix("B").removesuffix("I")
+    unit = t[-1] if t and t[-1] in "KMGT" else ""
+    number = t[: len(t) - len(unit)].strip()
+    try:
+        if number.isdigit():
+            value = int(number) * _BYTE_UNITS[unit]
+        else:
+            value = int(float(number) * _BYTE_UNITS[unit])
+    except (ValueError, OverflowError):  # inf: OverflowError; nan: ValueError
+        raise argparse.ArgumentTypeError(f"not a size: {text!r} (e.g. 65536, 64K, 32M, "
+                                         "1.5G)") from None
+    if value < (1 if positive else 0):
+        least = "at least 1 byte" if positive else "at least 0"
+        raise argparse.ArgumentTypeError(f"must be {least}: {text!r}")
+    if value > _MAX_BYTE_COUNT:
+        raise argparse.ArgumentTypeError(f"too large: {text!r} (at most 2**63 - 1 bytes)")
+    return value
+
+
+def _byte_count(text: str) -> int:
+    """``--cache``-style sizes: 0 or more bytes."""
+    return byte_count(text)
+
+
+def positive_byte_count(text: str) -> int:
+    """Sizes that must be at least one byte."""
+    return byte_count(text, positive=True)
+
+
+_positive_byte_count = positive_byte_count
+
+
+# -- reading: I/O options, --spec --------------------------------------------------------------
+
+def add_remote_options(parser: argparse.ArgumentParser) -> None:
+    """Options for URLs (see shardkit.remote.RemoteSource); unset means the default."""
+    group = parser.add_argument_group("remote files (URLs)")
+    group.add_argument("--cache", metavar="BYTES", type=_byte_count,
+                       help="bytes of remote blocks kept in memory (default 32M; 0: none)")
+    group.add_argument("--block-size", metavar="BYTES", type=positive_byte_count,
+                       help="alignment and smallest remote request (default 64K)")
+    group.add_argument("--concurrency", metavar="N", type=int,
+                       help="remote requests in flight at once (default 8)")
+    group.add_argument("--retries", metavar="N", type=int,
+                       help="retries after a transient network failure (default 3)")
+
+
+def io_options(args: argparse.Namespace) -> dict[str, Any] | None:
+    """The remote I/O options the user gave, as ``open_reader(io_options=...)`` takes them."""
+    given = {k: getattr(args, k, None) for k in ("cache", "block_size", "concurrency", "retries")}
+    return {k: v for k, v in given.items() if v is not None} or None
+
+
+_io_options = io_options
+
+
+def load_spec(text: str) -> Any:
+    """--spec: JSON text, or the path of a JSON file."""
+    try:
+        if not text.lstrip().startswith("{") and os.path.exists(text):
+            with open(text, encoding="utf-8") as fh:
+                return json.load(fh)
+        return json.loads(text)
+    except (OSError, ValueError) as exc:
+        raise ShardkitError(f"--spec: not a JSON object or file: {exc}") from exc
+
+
+# -- record input (create --format zss|zs) -----------------------------------------------------
+
+#: Largest record ``iter_records`` accepts from a length prefix when the input's size is not
+#: known (stdin, a pipe); a larger prefix is refused before anything is allocated.
+MAX_RECORD_BYTES = 1 << 30
+_CHUNK = 1 << 20
+
+
+def terminator_bytes(text: str | None) -> bytes:
+    """``--terminator``: backslash escapes allowed (``\\n``, ``\\0``, ``\\x1e``)."""
+    if text is None:
+        return b"\n"
+    try:
+        value = codecs.decode(text, "unicode_escape").encode("latin-1")
+    except (UnicodeError, ValueError) as exc:
+        raise ShardkitError(f"--terminator: not a byte string: {text!r} ({exc})") from exc
+    if not value:
+        raise ShardkitError("--terminator: must not be empty")
+    return value
+
+
+def _open_input(name: str) -> tuple[IO[bytes], int | None, bool]:
+    """``(file, size or None, close it)`` for an input name; ``-`` is stdin."""
+    if name == "-":
+        return sys.stdin.buffer, None, False
+    fh = open(name, "rb")  # noqa: SIM115 - closed by the caller
+    try:
+        size: int | None = os.fstat(fh.fileno()).st_size
+        if not os.path.isfile(name):
+            size = None
+    except OSError:
+        size = None
+    return fh, size, True
+
+
+def _terminated(fh: IO[bytes], name: str, sep: bytes) -> Iterator[bytes]:
+    pending = b""
+    while True:
+        chunk = fh.read(_CHUNK)
+        if not chunk:
+            break
+        pending += chunk
+        parts = pending.split(sep)
+        pending = parts.pop()
+        yield from parts
+    if pending:  # the last record, not followed by a terminator
+        yield pending
+
+
+def _read_exactly(fh: IO[bytes], n: int) -> bytes:
+    parts = []
+    while n:
+        chunk = fh.read(min(n, _CHUNK))
+        if not chunk:
+            break
+        parts.append(chunk)
+        n -= len(chunk)
+    return b"".join(parts)
+
+
+def _length_prefixed(fh: IO[bytes], name: str, size: int | None, kind: str) -> Iterator[bytes]:
+    pos = 0
+    number = 0
+    while True:
+        start = pos
+        if kind == "u64le":
+            head = _read_exactly(fh, 8)
+            if not head:
+                return
+            if len(head) < 8:
+                raise ShardkitError(f"{name}: truncated: record {number} at byte {start}: "
+                                    f"u64le length needs 8 bytes, got {len(head)}")
+            length = int.from_bytes(head, "little")
+            pos += 8
+        else:
+            length = shift = 0
+            while True:
+                b = fh.read(1)
+                if not b:
+                    if pos == start:
+                        return
+                    raise ShardkitError(f"{name}: truncated: record {number} at byte {start}: "
+                                        "uleb128 length cut off")
+                pos += 1
+                length |= (b[0] & 0x7F) << shift
+                shift += 7
+                if not b[0] & 0x80:
+                    break
+                if shift >= 64:
+                    raise ShardkitError(f"{name}: record {number} at byte {start}: uleb128 "
+                                        "length longer than 64 bits")
+        left = size - pos if size is not None else MAX_RECORD_BYTES
+        if length > left:
+            what = f"{left} byte(s) left in the file" if size is not None else \
+                f"the limit of {MAX_RECORD_BYTES} bytes per record"
+            raise ShardkitError(f"{name}: truncated: record {number} at byte {start}: length "
+                                f"{length} is more than {what}")
+        record = _read_exactly(fh, length)
+        if len(record) < length:
+            raise ShardkitError(f"{name}: truncated: record {number} at byte {start}: needs "
+                                f"{length} bytes, got {len(record)}")
+        pos += length
+        number += 1
+        yield record
+
+
+def iter_records(args: argparse.Namespace) -> Iterator[bytes]:
+    """The records of ``args.inputs``, streamed, as ``zs make`` takes them.
+
+    Each input is a file or ``-`` (stdin). Records are separated by ``--terminator``
+    (default a newline; backslash escapes allowed; a last record without a terminator counts),
+    or framed by ``--length-prefixed uleb128|u64le`` (each record preceded by its length).
+    Memory is bounded by one read chunk plus one record.
+
+    Raises:
+        ShardkitError: A cut length prefix or record, naming the input, the record number
+            and its byte offset.
+    """
+    framing: str | None = getattr(args, "length_prefixed", None)
+    sep = None if framing else terminator_bytes(getattr(args, "terminator", None))
+    if framing and getattr(args, "terminator", None) is not None:
+        raise ShardkitError("give --terminator or --length-prefixed, not both")
+    for name in args.inputs:
+        fh, size, close = _open_input(name)
+        shown = "stdin" if name == "-" else name
+        try:
+            if sep is not None:
+                yield from _terminated(fh, shown, sep)
+            else:
+                yield from _length_prefixed(fh, shown, size, framing or "uleb128")
+        finally:
+            if close:
+                fh.close()
+
+
+# -- errors ------------------------------------------------------------------------------------
+
+def report_error(args: argparse.Namespace, exc: BaseException, msg: str) -> int:
+    """One line on stderr (and the error as JSON on stdout with ``--json``); exit code 2."""
+    if getattr(args, "json", False):
+        sys.stdout.write(to_json({"error": type(exc).__name__, "message": msg,
+                                  "offset": getattr(exc, "offset", None),
+                                  "field": getattr(exc, "field", None)}) + "\n")
+    sys.stderr.write(f"shardkit: error: {msg}\n")
+    return EXIT_ERROR
+
+
+def report_internal_error(exc: BaseException) -> int:
+    """A bug of ours, said in one line instead of a traceback; exit code 2."""
+    sys.stderr.write(f"shardkit: internal error: {type(exc).__name__}: {exc} "
+                     "(rerun with --debug for the traceback, and please report it)\n")
+    return EXIT_ERROR
+
+
+def run_guarded(args: argparse.Namespace, func: Callable[[], int]) -> int:
+    """Run a command: a closed pipe is success, ^C is 130, errors are one line (exit 2)."""
+    try:
+        return func()
+    except BrokenPipeError:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return EXIT_OK
+    except KeyboardInterrupt:
+        return 130
+    except (ShardkitError, OSError) as exc:
+        if args.debug:
+            raise
+        if isinstance(exc, ShardkitError):
+            msg = str(exc)
+        elif getattr(exc, "filename", None):
+            msg = f"{exc.filename}: {exc.strerror or exc}"
+        else:
+            msg = f"{getattr(args, 'file', None)}: {exc}"
+        return report_error(args, exc, msg)
+    except Exception as exc:  # last line of defence: never a raw traceback
+        if args.debug:
+            raise
+        return report_internal_error(exc)

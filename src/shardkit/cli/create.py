@@ -1,0 +1,164 @@
+"""``shardkit create``, ``delete`` and ``truncate``: writing shards.
+
+``create [--format FMT] OUT INPUT...`` writes one shard of any format with a writer; SWH is
+the default (files, keyed by the sha256 of their content). Each format lives in its own module
+``shardkit.cli.create_FMT`` with ``run(args) -> int``, registered in :data:`_FORMATS`; every
+option of every format is declared here, once, and a format refuses the options it does not
+take (:func:`refuse_options`). Every create is atomic (written under a temporary name and
+renamed when complete), shows progress on long inputs (``--progress``), takes ``--json``
+and refuses bad input with one line naming the record or field.
+
+``delete`` and ``truncate`` change SWH shards in place; they ask before changing anything when
+stdin is a terminal, and ``--yes`` answers for scripts (without a terminal and without
+``--yes`` nothing is changed and the exit code is 2).
+
+Exit codes: 0 done; 1 (``delete`` only) a key to delete is not in the shard, nothing deleted;
+2 bad usage, bad input, or a file that cannot be read or written.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+from typing import Any
+
+from ..errors import ShardkitError
+from .common import base_parser, byte_count, run_guarded
+
+__all__ = ["FORMAT_OPTIONS", "add_parser", "refuse_options", "run_create"]
+
+#: ``--format`` -> the module under ``shardkit.cli`` that writes it (``run(args) -> int``).
+_FORMATS: dict[str, str] = {
+    "swh": "create_swh",
+    "zss": "create_zss",
+}
+
+#: Every format option of ``create`` (its ``dest``) and its flag, for :func:`refuse_options`.
+FORMAT_OPTIONS: dict[str, str] = {
+    "index_init": "--index-init",
+    "terminator": "--terminator",
+    "length_prefixed": "--length-prefixed",
+    "codec": "--codec",
+    "metadata": "--metadata",
+    "approx_block_size": "--approx-block-size",
+    "branching_factor": "--branching-factor",
+    "level": "--level",
+    "jobs": "--jobs",
+    "schema": "--schema",
+    "schema_file": "--schema-file",
+    "layout": "--layout",
+}
+
+
+def refuse_options(args: argparse.Namespace, takes: set[str]) -> None:
+    """Refuse, in one line, the format options given that ``args.format`` does not take."""
+    given = [flag for dest, flag in FORMAT_OPTIONS.items()
+             if dest not in takes and getattr(args, dest, None) is not None]
+    if given:
+        raise ShardkitError(f"create --format {args.format}: {', '.join(given)} not supported "
+                            f"for {args.format}")
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1: {text!r}")
+    return value
+
+
+def run_create(args: argparse.Namespace) -> int:
+    """``shardkit create``: the format's module writes OUT from INPUT..."""
+    module = importlib.import_module(f"{__package__}.{_FORMATS[args.format]}")
+    return run_guarded(args, lambda: int(module.run(args)))
+
+
+_EPILOGS = {
+    "create": "exit codes: 0 done (or skipped when answered no), 2 usage error, bad input (one "
+              "line naming the record or field) or a file that cannot be read or written",
+    "delete": "exit codes: 0 done (or skipped when answered no), 1 a key to delete is not in "
+              "the shard (nothing deleted), 2 usage error or a file that cannot be read or "
+              "written",
+    "truncate": "exit codes: 0 done (or nothing to cut, or skipped when answered no), 2 usage "
+                "error, a file that cannot be read or written, or bytes after the hash "
+                "function that are not zeros (not truncated)",
+}
+
+
+def _add_create(sub: Any, own: argparse.ArgumentParser) -> None:
+    text = "write a shard: SWH of files (default), ZSS of records, ..."
+    p = sub.add_parser(
+        "create", parents=[own], help=text,
+        description="Write one shard OUT from INPUT... in the format --format names (default "
+                    "swh). swh: INPUTs are files, stored under the sha256 of their content "
+                    "('-': file names from stdin). zss: INPUTs hold sorted records, as "
+                    "'zs make' takes them ('-': stdin). OUT is written under a temporary "
+                    "name and renamed when complete.",
+        epilog=_EPILOGS["create"])
+    p.set_defaults(subparser=p, run=run_create, file=None, spec=None)
+    p.add_argument("--format", choices=sorted(_FORMATS), default="swh",
+                   help="the format to write (default swh)")
+    p.add_argument("shard", metavar="OUT", help="the shard to write")
+    p.add_argument("inputs", metavar="INPUT", nargs="+",
+                   help="what to store: files (swh), record files (zss); '-' for stdin")
+    p.add_argument("--yes", "-y", action="store_true",
+                   help="replace OUT without asking (for scripts)")
+    p.add_argument("--progress", dest="progress", action="store_true", default=None,
+                   help="show progress on stderr (default: when stderr is a terminal)")
+    p.add_argument("--no-progress", dest="progress", action="store_false",
+                   help="never show progress")
+    g = p.add_argument_group("swh")
+    g.add_argument("--index-init", choices=["tombstones", "zeros"],
+                   help="unused index slots: tombstones (swh-shard >= 2, default) or "
+                        "zeros (swh.perfecthash <= 1.3)")
+    g = p.add_argument_group("records (zss, zs), as 'zs make' takes them")
+    g.add_argument("--terminator", metavar="BYTES",
+                   help="the byte string after each record (default a newline; backslash "
+                        "escapes: '\\0', '\\x1e')")
+    g.add_argument("--length-prefixed", choices=["uleb128", "u64le"],
+                   help="records are each preceded by their length instead")
+    g = p.add_argument_group("format options (each format says which it takes)")
+    g.add_argument("--codec", metavar="NAME",
+                   help="block compression (zss: zlib, bz2, none+crc32c; default zlib)")
+    g.add_argument("--metadata", metavar="JSON", help="a JSON object stored in the header")
+    g.add_argument("--approx-block-size", metavar="BYTES", type=lambda t: byte_count(t,
+                   positive=True), help="raw bytes of records per data block (zss default 256K)")
+    g.add_argument("--branching-factor", metavar="N", type=_positive_int,
+                   help="most entries per index block (zss default 1024)")
+    g.add_argument("-z", "--level", metavar="N", type=int,
+                   help="compression level of the codec")
+    g.add_argument("--jobs", metavar="N", type=_positive_int,
+                   help="worker processes for compression")
+    g = p.add_argument_group("amudai")
+    g.add_argument("--schema", metavar="TEXT", help="the table schema, as text")
+    g.add_argument("--schema-file", metavar="F", help="the table schema, from a file")
+    g.add_argument("--layout", choices=["single", "twolevel"], help="the shard's layout")
+
+
+def add_parser(sub: Any, common: argparse.ArgumentParser | None = None) -> None:
+    """Register ``create``, ``delete`` and ``truncate``.
+
+    ``common`` is accepted for symmetry with the reading commands; these take only
+    ``--json`` and ``--debug`` (no ``--spec``, nor ``--format`` on delete and truncate: they
+    change SWH shards).
+    """
+    from . import create_swh
+
+    own = base_parser()
+    _add_create(sub, own)
+    for name in ("delete", "truncate"):
+        func, help_text = create_swh.COMMANDS[name]
+        p = sub.add_parser(name, parents=[own], help=help_text, description=help_text,
+                           epilog=_EPILOGS[name])
+        p.set_defaults(subparser=p, file=None, spec=None,
+                       run=lambda args, func=func: run_guarded(args, lambda: func(args)))
+        p.add_argument("--yes", "-y", action="store_true",
+                       help="do not ask for confirmation (for scripts)")
+        if name == "delete":
+            p.add_argument("shard", metavar="SHARD", help="the shard to change in place")
+            p.add_argument("keys", metavar="KEY", nargs="+",
+                           help="hex keys ('-': read keys from stdin, implies --yes)")
+        else:
+            p.add_argument("shards", metavar="SHARD", nargs="+", help="shards to truncate")

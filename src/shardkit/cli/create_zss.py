@@ -1,0 +1,96 @@
+"""``shardkit create --format zss OUT INPUT...``: a ZSS file of sorted records.
+
+The records come as ``zs make`` takes them (:func:`shardkit.cli.common.iter_records`):
+terminated (``--terminator``, default a newline) or length-prefixed, from files or stdin,
+streamed into :class:`shardkit.writers.zss.ZssWriter` under a temporary name.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+from collections.abc import Iterator
+from typing import Any
+
+from ..errors import ShardkitError
+from .common import EXIT_OK, Progress, confirm, iter_records, print_out, show_progress
+
+__all__ = ["run"]
+
+_TAKES = {"terminator", "length_prefixed", "codec", "metadata", "approx_block_size",
+          "branching_factor", "level"}
+_OVERHEAD = {"u64le": 8, "uleb128": 1}
+
+
+def metadata_object(text: str | None) -> dict[str, Any]:
+    """``--metadata``: a JSON object (text), or ``{}`` when not given."""
+    if text is None:
+        return {}
+    try:
+        value = json.loads(text)
+    except ValueError as exc:
+        raise ShardkitError(f"--metadata: not JSON: {exc}") from exc
+    if not isinstance(value, dict):
+        raise ShardkitError(f"--metadata: must be a JSON object, not {type(value).__name__}")
+    return value
+
+
+def _checked(records: Iterator[bytes], progress: Progress) -> Iterator[bytes]:
+    """The records, refused at the first one smaller than the one before (one line)."""
+    prev: bytes | None = None
+    for number, record in enumerate(records):
+        if prev is not None and record < prev:
+            raise ShardkitError(f"record {number} is not sorted: {record[:40]!r} comes after "
+                                f"{prev[:40]!r} (ZSS records must be in byte order: sort "
+                                "them first, e.g. LC_ALL=C sort)")
+        prev = record
+        if not number % 4096:
+            progress.count(number, "records")
+        yield record
+
+
+def run(args: argparse.Namespace) -> int:
+    """Write ``args.shard`` from the records of ``args.inputs``; returns the exit code."""
+    from ..writers.zss import CODECS, write_zss
+    from .create import refuse_options
+
+    refuse_options(args, _TAKES)
+    codec = args.codec or "zlib"
+    if codec not in CODECS:
+        raise ShardkitError(f"--codec {codec}: not a ZSS codec; known: {', '.join(CODECS)}")
+    if args.level is not None and codec == "none+crc32c":
+        raise ShardkitError("--level: the codec none+crc32c does not compress")
+    if args.level is not None and not 0 <= args.level <= 9:
+        raise ShardkitError(f"--level {args.level}: {codec} levels are 0 to 9")
+    metadata = metadata_object(args.metadata)
+    if args.inputs.count("-") > 1:
+        raise ShardkitError("create: '-' (stdin) given more than once")
+    if os.path.exists(args.shard) and not confirm(args, f"{args.shard} exists: replace it?"):
+        print_out(args, "skipped", {"shard": args.shard, "created": False})
+        return EXIT_OK
+    options: dict[str, Any] = {"codec": codec, "metadata": metadata}
+    if args.approx_block_size is not None:
+        options["approx_block_size"] = args.approx_block_size
+    if args.branching_factor is not None:
+        if args.branching_factor < 2:
+            raise ShardkitError("--branching-factor: must be at least 2")
+        options["branching_factor"] = args.branching_factor
+    if args.level is not None:
+        options["compress_level"] = args.level
+    if args.length_prefixed:
+        options["record_overhead"] = _OVERHEAD[args.length_prefixed]
+    else:
+        from .common import terminator_bytes
+
+        options["record_overhead"] = len(terminator_bytes(args.terminator))
+    progress = Progress(f"create {args.shard}", show_progress(args))
+    try:
+        count = write_zss(args.shard, _checked(iter_records(args), progress), **options)
+    finally:
+        progress.finish()
+    size = os.path.getsize(args.shard)
+    data = {"shard": args.shard, "format": "zss", "created": True, "records": count,
+            "size": size, "codec": codec}
+    print_out(args, f"{args.shard}: {count} records ({size} bytes, {codec})", data)
+    return EXIT_OK

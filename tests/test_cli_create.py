@@ -1,0 +1,167 @@
+"""``shardkit create [--format FMT] OUT INPUT...``: the dispatcher, its shared options and the
+record input (``iter_records``), run as the real command."""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import io
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import shardkit
+from shardkit.cli import main
+from shardkit.cli.common import iter_records
+from shardkit.errors import ShardkitError
+from shardkit.writers.zss import encode_uleb128
+
+RECORDS = sorted([b"apple", b"banana", b"cherry", b"date\x00with nul", b"elderberry"] +
+                 [b"k%05d" % i for i in range(3000)])
+
+
+def _records_of(path: Path) -> list[bytes]:
+    with shardkit.open(path) as z:
+        assert z.format_id == "zss"
+        assert not z.verify()
+        return list(z)
+
+
+def _args(inputs: list[str], **kw: object) -> argparse.Namespace:
+    base = {"inputs": inputs, "terminator": None, "length_prefixed": None}
+    base.update(kw)
+    return argparse.Namespace(**base)
+
+
+# -- iter_records ------------------------------------------------------------------------------
+
+def test_iter_records_terminated_prefixed_and_stdin(tmp_path: Path, monkeypatch) -> None:
+    lines = tmp_path / "lines.txt"
+    lines.write_bytes(b"a\nbb\n\nccc")  # an empty record, and a last one without terminator
+    assert list(iter_records(_args([str(lines)]))) == [b"a", b"bb", b"", b"ccc"]
+    nul = tmp_path / "nul.bin"
+    nul.write_bytes(b"x\0y\ny\0")
+    assert list(iter_records(_args([str(nul)], terminator="\\0"))) == [b"x", b"y\ny"]
+    big = [b"r" * 200, b"", b"s" * 3]
+    uleb = tmp_path / "uleb.bin"
+    uleb.write_bytes(b"".join(encode_uleb128(len(r)) + r for r in big))
+    u64 = tmp_path / "u64.bin"
+    u64.write_bytes(b"".join(len(r).to_bytes(8, "little") + r for r in big))
+    assert list(iter_records(_args([str(uleb)], length_prefixed="uleb128"))) == big
+    assert list(iter_records(_args([str(u64), str(u64)], length_prefixed="u64le"))) == big * 2
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(b"p\nq\n")))
+    assert list(iter_records(_args(["-"]))) == [b"p", b"q"]
+
+
+@pytest.mark.parametrize(("data", "kind", "message"), [
+    (b"\x05abc", "uleb128", "uleb.bin: truncated: record 0 at byte 0: length 5 is more than "
+                            "3 byte(s) left in the file"),
+    (b"\x01a\x80", "uleb128", "uleb.bin: truncated: record 1 at byte 2: uleb128 length cut off"),
+    (b"\x01\x00\x00", "u64le", "uleb.bin: truncated: record 0 at byte 0: u64le length needs 8 "
+                               "bytes, got 3"),
+    ((1 << 62).to_bytes(8, "little"), "u64le",
+     "uleb.bin: truncated: record 0 at byte 0: length 4611686018427387904 is more than 0 "
+     "byte(s) left in the file"),
+])
+def test_iter_records_refuses_cut_input_naming_record_and_offset(tmp_path, data, kind, message):
+    path = tmp_path / "uleb.bin"
+    path.write_bytes(data)
+    with pytest.raises(ShardkitError) as err:
+        list(iter_records(_args([str(path)], length_prefixed=kind)))
+    assert str(err.value).endswith(message)
+
+
+# -- create --format zss -----------------------------------------------------------------------
+
+def test_create_zss_from_lines_reads_back(tmp_path: Path, capsys) -> None:
+    src = tmp_path / "in.txt"
+    src.write_bytes(b"".join(r + b"\n" for r in RECORDS if b"\n" not in r))
+    out = tmp_path / "out.zss"
+    code = main(["create", "--format", "zss", str(out), str(src), "--json",
+                 "--metadata", '{"who": "test"}', "--approx-block-size", "4K",
+                 "--branching-factor", "4", "-z", "1"])
+    data = json.loads(capsys.readouterr().out)
+    assert code == 0
+    assert data == {"shard": str(out), "format": "zss", "created": True,
+                    "records": len(RECORDS), "size": out.stat().st_size, "codec": "zlib"}
+    assert _records_of(out) == RECORDS
+    with shardkit.open(out) as z:
+        info = z.summary(counts=True)
+    assert info["metadata"] == {"who": "test"} and info["codec"] == "zlib"
+    assert info["levels"] >= 3  # branching factor 4 over many 4K blocks
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []
+
+
+@pytest.mark.parametrize("codec", ["bz2", "none+crc32c"])
+def test_create_zss_codecs_and_length_prefixed(tmp_path: Path, capsys, codec: str) -> None:
+    src = tmp_path / "in.bin"
+    src.write_bytes(b"".join(encode_uleb128(len(r)) + r for r in RECORDS))
+    out = tmp_path / "out.zss"
+    assert main(["create", "--format", "zss", "--codec", codec, "--length-prefixed",
+                 "uleb128", str(out), str(src)]) == 0
+    assert capsys.readouterr().out == f"{out}: {len(RECORDS)} records " \
+                                      f"({out.stat().st_size} bytes, {codec})\n"
+    assert _records_of(out) == RECORDS
+
+
+def test_create_zss_from_stdin_as_a_process(tmp_path: Path) -> None:
+    out = tmp_path / "s.zss"
+    proc = subprocess.run([sys.executable, "-m", "shardkit", "create", "--format", "zss",
+                           "--terminator", "\\0", str(out), "-"],
+                          input=b"a\0b\nc\0d\0", capture_output=True, check=False)
+    assert proc.returncode == 0, proc.stderr
+    assert _records_of(out) == [b"a", b"b\nc", b"d"]
+
+
+def test_create_zss_refusals_are_one_line_and_leave_nothing(tmp_path: Path, capsys) -> None:
+    src = tmp_path / "in.txt"
+    src.write_bytes(b"a\nc\nb\n")
+    out = tmp_path / "out.zss"
+    assert main(["create", "--format", "zss", str(out), str(src)]) == 2
+    err = capsys.readouterr().err
+    assert err == ("shardkit: error: record 2 is not sorted: b'b' comes after b'c' (ZSS "
+                   "records must be in byte order: sort them first, e.g. LC_ALL=C sort)\n")
+    assert list(tmp_path.iterdir()) == [src]  # no partial file, no temporary left
+    for extra, message in [
+        (["--codec", "lzma"], "--codec lzma: not a ZSS codec; known: zlib, bz2, bzip2, "
+                              "none+crc32c"),
+        (["--metadata", "[1]"], "--metadata: must be a JSON object, not list"),
+        (["--metadata", "{"], "--metadata: not JSON: "),
+        (["--index-init", "zeros"], "create --format zss: --index-init not supported for zss"),
+        (["--schema", "a: int"], "create --format zss: --schema not supported for zss"),
+        (["--jobs", "2"], "create --format zss: --jobs not supported for zss"),
+        (["--terminator", "x", "--length-prefixed", "u64le"],
+         "give --terminator or --length-prefixed, not both"),
+    ]:
+        assert main(["create", "--format", "zss", str(out), str(src), *extra]) == 2
+        assert capsys.readouterr().err.startswith("shardkit: error: " + message)
+        assert not out.exists()
+
+
+def test_create_defaults_to_swh_and_refuses_record_options(tmp_path: Path, capsys) -> None:
+    a, b = tmp_path / "a", tmp_path / "b"
+    a.write_bytes(b"hello")
+    b.write_bytes(b"world!")
+    out = tmp_path / "out.shard"
+    assert main(["create", str(out), str(a), str(b), "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["objects"] == 2 and data["index_init"] == "tombstones"
+    with shardkit.open(out) as shard:
+        assert shard.format_id == "swh"
+        assert shard[hashlib.sha256(b"world!").digest()] == b"world!"
+    assert main(["create", "--yes", str(out), str(a), "--codec", "zlib"]) == 2
+    assert capsys.readouterr().err == ("shardkit: error: create --format swh: --codec not "
+                                       "supported for swh\n")
+
+
+def test_create_refuses_an_unknown_format_with_usage(tmp_path: Path) -> None:
+    proc = subprocess.run([sys.executable, "-m", "shardkit", "create", "--format", "nope",
+                           str(tmp_path / "x"), "y"], capture_output=True, text=True,
+                          check=False)
+    assert proc.returncode == 2
+    assert "argument --format: invalid choice: 'nope'" in proc.stderr
+    assert not os.path.exists(tmp_path / "x")
