@@ -259,7 +259,7 @@ def run_step(fmt: str, step: str, path: str) -> dict[str, Any]:
                 count += 1
                 total += len(rec)
         elif fmt == "mdb":
-            for f in s.files:
+            for _h, f in s.items():
                 count += 1
                 total += len(f.terms)
         elif fmt == "amudai":

@@ -708,7 +708,8 @@ _T = TypeVar("_T")
 
 class _Blocks(Sequence[_T]):
     """The ``files`` or ``xorbs`` of a shard: a sequence whose items are built on first
-    access (then kept), so a million-block shard is indexed without a million objects.
+    access (then kept), so a million-block shard is indexed without a million objects;
+    :meth:`walk` and :meth:`peek` build without keeping.
 
     Compares equal to any sequence of equal items (a tuple of the same objects included).
     """
@@ -745,6 +746,19 @@ class _Blocks(Sequence[_T]):
             if item is None:
                 item = items[i] = make(i)
             yield item
+
+    def walk(self) -> Iterator[_T]:
+        """Every item, as iteration gives them, but those not built yet are built for the
+        walk and not kept: a walk over a large shard holds one item at a time."""
+        items, make = self._items, self._make
+        for i in range(len(items)):
+            item = items[i]
+            yield make(i) if item is None else item
+
+    def peek(self, i: int) -> _T:
+        """Item ``i`` (0 <= i < len), built and not kept when it was not built yet."""
+        item = self._items[i]
+        return self._make(i) if item is None else item
 
     def __eq__(self, other: object) -> bool:
         if isinstance(other, (str, bytes, bytearray)) or not isinstance(other, Sequence):

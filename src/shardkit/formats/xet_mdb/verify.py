@@ -6,7 +6,7 @@ import os
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from dataclasses import field as _field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 import numpy as np
 
@@ -27,6 +27,7 @@ from .model import (
     FileInfo,
     MdbFooter,
     XorbInfo,
+    _Blocks,
     _Layout,
     _new_hash,
 )
@@ -35,6 +36,7 @@ if TYPE_CHECKING:
     from .reader import MdbShard
 
 _ZERO16 = bytes(16)
+_I = TypeVar("_I")
 
 
 
@@ -52,6 +54,55 @@ class VerifyReport(list[Problem]):
     def __init__(self, problems: Iterable[Problem] = (), notes: Iterable[Problem] = ()) -> None:
         super().__init__(problems)
         self.notes: list[Problem] = list(notes)
+
+
+class _Known:
+    """The xorbs a file's terms may use: hash -> (the shard's ``xorbs``, index), each built
+    when a term needs it, the last :data:`_KNOWN_CACHE` kept (files of one shard mostly use
+    its own few xorbs in turn). Memory: a dict entry per xorb, no xorb object each."""
+
+    def __init__(self) -> None:
+        self._where: dict[bytes, tuple[Sequence[XorbInfo], int]] = {}
+        self._cache: dict[bytes, XorbInfo] = {}
+
+    def add(self, xorbs: Sequence[XorbInfo], *, replace: bool) -> None:
+        for i, x in enumerate(_walk(xorbs)):
+            h = bytes(x.hash)
+            if replace or h not in self._where:
+                self._where[h] = (xorbs, i)
+
+    def get(self, h: bytes) -> XorbInfo | None:
+        x = self._cache.get(h)
+        if x is not None:
+            return x
+        where = self._where.get(h)
+        if where is None:
+            return None
+        seq, i = where
+        x = seq.peek(i) if isinstance(seq, _Blocks) else seq[i]
+        if len(self._cache) >= _KNOWN_CACHE:
+            del self._cache[next(iter(self._cache))]
+        self._cache[h] = x
+        return x
+
+
+_KNOWN_CACHE = 1024
+
+
+def _walk(items: Sequence[_I], shard: MdbShard | None = None) -> Iterable[_I]:
+    """The items of ``files`` or ``xorbs`` without keeping the ones built for the walk (and
+    dropping ``shard``'s mapped pages every 4,096 items)."""
+    walk = items.walk() if isinstance(items, _Blocks) else items
+    if shard is None:
+        return walk
+    return _dropping(walk, shard)
+
+
+def _dropping(walk: Iterable[_I], shard: MdbShard) -> Iterable[_I]:
+    for i, item in enumerate(walk, 1):
+        yield item
+        if not i % 4096:
+            shard._drop_pages()
 
 
 @dataclass
@@ -85,16 +136,14 @@ def verify(shard: MdbShard, progress: Callable[[int, int], None] | None = None, 
     _verify_order(shard, lay, f, add)
     _verify_bookends(shard, lay, add)
     keyed = f is not None and f.is_keyed
-    known: dict[bytes, XorbInfo] = {}
+    known = _Known()
     for other in other_shards:
-        for x in other.xorbs:
-            known.setdefault(bytes(x.hash), x)
-    for x in xorbs:
-        known[bytes(x.hash)] = x
+        known.add(other.xorbs, replace=False)
+    known.add(xorbs, replace=True)
     total = len(files) + len(xorbs)
     done = 0
     unchecked = _Unchecked()
-    for x in xorbs:
+    for x in _walk(xorbs, shard):
         _verify_xorb(shard, x, keyed, add)
         done += 1
         if progress is not None and done % 1024 == 0:
@@ -174,7 +223,8 @@ def _verify_frame(shard: MdbShard, lay: _Layout, f: MdbFooter | None, size: int,
         for field, found, want in (
                 ("len_stored_on_disk", f.stored_bytes_on_disk,
                  sum(b[5] for b in lay.xorb_blocks)),
-                ("len_materialized", f.materialized_bytes, sum(fi.size for fi in shard.files)),
+                ("len_materialized", f.materialized_bytes,
+                 sum(fi.size for fi in _walk(shard.files, shard))),
                 ("len_stored", f.stored_bytes, sum(b[4] for b in lay.xorb_blocks))):
             if found != want:
                 add(Problem("totals", f"{field} is {found}, the sections sum to {want}",
@@ -333,23 +383,24 @@ def _verify_xorb(shard: MdbShard, x: XorbInfo, keyed: bool,
                         f"{xh.display_hex(computed)}", x.offset, f"{where}/xorb_hash"))
 
 
-def _verify_files(shard: MdbShard, files: Sequence[FileInfo], known: dict[bytes, XorbInfo],
+def _verify_files(shard: MdbShard, files: Sequence[FileInfo], known: _Known,
                   keyed: bool, add: Callable[[Problem], None],
                   progress: Callable[[int, int], None] | None, done: int,
                   total: int, unchecked: _Unchecked) -> None:
-    with_v = sum(1 for fi in files if fi.flags & FILE_FLAG_VERIFICATION)
+    lay = shard._layout
+    with_v = int(np.count_nonzero(lay.words(lay.file_pos, 0) & FILE_FLAG_VERIFICATION))
     if 0 < with_v < len(files):
         add(Problem("file", f"{with_v} of {len(files)} files have verification entries "
                     "(a shard has them for every file or for none)", HEADER_SIZE,
                     "/file_info"))
-    for fi in files:
+    for fi in _walk(files, shard):
         done += 1
         if progress is not None and done % 1024 == 0:
             progress(done, total)
         _verify_file(shard, fi, known, keyed, add, unchecked)
 
 
-def _verify_file(shard: MdbShard, fi: FileInfo, known: dict[bytes, XorbInfo], keyed: bool,
+def _verify_file(shard: MdbShard, fi: FileInfo, known: _Known, keyed: bool,
                  add: Callable[[Problem], None], unchecked: _Unchecked) -> None:
     where = f"/file_info/blocks/{fi.record_index}"
     if fi.flags & ~(FILE_FLAG_VERIFICATION | FILE_FLAG_METADATA_EXT):
