@@ -6,6 +6,7 @@ from __future__ import annotations
 import gzip
 import os
 import struct
+from collections import Counter
 from pathlib import Path
 
 import numpy as np
@@ -143,3 +144,32 @@ def test_gzip_problems_found_batch_by_batch(monkeypatch: pytest.MonkeyPatch) -> 
     data[ref.start : ref.start + 3] = b"xyz"  # not a gzip stream any more
     problems = NgShard(BytesSource(bytes(data), name="0.shard"), SPEC).verify()
     assert [(p.check, p.field) for p in problems] == [("gzip", "/chunks/18")]
+
+
+def test_mdb_items_walk_without_keeping(tmp_path: Path) -> None:
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).parent))
+    from mdb_inputs import random_inputs
+
+    from shardkit.formats.xet_mdb import MdbShard
+    from shardkit.writers.xet_mdb import build_mdb
+
+    files, xorbs = random_inputs(5000, 500, 4, 7)
+    path = tmp_path / "s.mdb"
+    path.write_bytes(build_mdb(files, xorbs))
+    src = FileSource(path)
+    s = MdbShard(src)
+    assert len(s) == 5000
+    assert src.releases >= 2  # the section walk let the pages go (every 4,096 blocks, end)
+    got = list(s.items())
+    assert [h for h, _ in got] == list(s.keys())
+    assert all(f.hash == h for h, f in got)
+    assert sorted(str(f.hash) for _, f in got) == sorted(str(f.hash) for f in files)
+    assert all(item is None for item in s.files._items)  # nothing kept by the walk
+    assert got[17][1] == s.files[17]  # indexing builds (and keeps) an equal file
+    assert s.files._items[17] is not None
+    checks = Counter(p.check for p in s.verify())  # random hashes: every one recomputed
+    assert checks == {"file_hash": 5000, "verification_hash": 5000, "xorb_hash": 500}
+    assert all(item is None for i, item in enumerate(s.files._items) if i != 17)
+    s.close()
