@@ -6,15 +6,16 @@ runs every step on each file in a fresh interpreter and reports its wall time an
 RSS. The target (issue 20): the peak of ``verify`` and of iteration does not grow with the
 file. Sizes:
 
-=============  ====================  ===========================  ======================
-format         small                 large                        made by
-=============  ====================  ===========================  ======================
-ZSS            1,000,000 records     20,000,000 records (~1.1 GB)  ``ZssWriter`` (zlib 1)
-ZS             as ZSS, when ``shardkit.formats.zs`` and a ZS writer exist
-Neuroglancer   500,000 chunks        10,000,000 chunks (~1.1 GB)   see ``make_ng``
-Amudai         5,000,000 rows        100,000,000 rows (~1.2 GB)    ``write_amudai``
-Xet MDB        10,000 files          the 64 MiB target (125k)       ``build_mdb``
-=============  ====================  ===========================  ======================
+============  =================  ===========================  =======================
+format        small              large                        made by
+============  =================  ===========================  =======================
+ZSS           1,000,000 records  20,000,000 records (~1 GB)   ``ZssWriter`` (zlib 1)
+ZS            as ZSS, when ``shardkit.formats.zs`` and ``shardkit.writers.zs`` exist
+Neuroglancer  500,000 chunks     10,000,000 chunks (~1.1 GB)  see ``make_ng``
+Amudai        5,000,000 rows     100,000,000 rows (~1.2 GB)   ``write_amudai``
+Xet MDB       10,000 files       125,000 files (the 64 MiB    ``build_mdb``
+                                 shard target)
+============  =================  ===========================  =======================
 
 A Neuroglancer shard of 10 million chunks is written here with numpy (the writer takes a
 dict of every value, which at that size would measure the generator, not the reader); the
@@ -36,7 +37,8 @@ Run (under ``nice`` on a shared machine; the first run makes the files, several 
 
     python benchmarks/bench_scale.py --scratch /path/with/10GB [--big] [--only zss,ng] [--json]
 
-Exit code: the number of MISS rows (0 when every target is met); 2 on a crash of a step.
+Exit code: the number of MISS rows (0 when every target is met); a step that fails stops
+the run with its error.
 """
 
 from __future__ import annotations

@@ -117,12 +117,11 @@ _MAX_MISPLACED = 1 << 16  # misplaced ids remembered for the duplicate check
 _REPORT = 20  # problems of one kind reported per minishard
 
 
-def _capped(problems: list[Problem], bad: np.ndarray, make: Callable[[int], Problem],
-            rest: Callable[[int], Problem]) -> None:
-    for i in bad[:_REPORT].tolist():
-        problems.append(make(i))
-    if len(bad) > _REPORT:
-        problems.append(rest(len(bad) - _REPORT))
+def _rest(problems: list[Problem], check: str, found: int, what: str, at: int,
+          path: str) -> None:
+    """The count of the problems of one kind past the first :data:`_REPORT`."""
+    if found > _REPORT:
+        problems.append(Problem(check, f"... and {found - _REPORT} more {what}", at, path))
 
 
 def _batches(ranges: list[tuple[int, int, int]]) -> list[list[tuple[int, int, int]]]:
@@ -228,25 +227,24 @@ def verify_shard(reader: NgShard, progress: Callable[[int, int], None] | None = 
                 problems.append(Problem("minishard_index", str(exc.message), exc.offset,
                                         exc.field))
                 continue
-            where = f"/minishards/{m}/index"
+            path = f"/minishards/{m}/index"
             ids = index.ids
             if len(ids):
                 shard, mini = spec.locate_many(ids)
                 bad = np.flatnonzero(mini != np.uint64(m))
-                _capped(problems, bad,
-                        lambda i, ids=ids, mini=mini, lo=lo, m=m, where=where: Problem(
-                            "chunk_hash", f"chunk {int(ids[i])} hashes to minishard "
-                            f"{int(mini[i])}, is listed in {m}", lo, where),
-                        lambda k, lo=lo, m=m, where=where: Problem(
-                            "chunk_hash", f"... and {k} more in minishard {m}", lo, where))
+                for i in bad[:_REPORT].tolist():
+                    problems.append(Problem("chunk_hash", f"chunk {int(ids[i])} hashes to "
+                                            f"minishard {int(mini[i])}, is listed in {m}", lo,
+                                            path))
+                _rest(problems, "chunk_hash", len(bad), f"in minishard {m}", lo, path)
                 if reader.shard_number is not None:
                     wrong = np.flatnonzero(shard != np.uint64(reader.shard_number))
                     for i in wrong[:_REPORT].tolist():
                         problems.append(Problem(
                             "chunk_hash", f"chunk {int(ids[i])} hashes to shard "
                             f"{spec.shard_name(int(shard[i]))}, is stored in "
-                            f"{spec.shard_name(reader.shard_number)}", lo, where))
-                _check_duplicates(reader, problems, ids, mini, bad, m, lo, where, misplaced,
+                            f"{spec.shard_name(reader.shard_number)}", lo, path))
+                _check_duplicates(reader, problems, ids, mini, bad, m, lo, path, misplaced,
                                   misplaced_ids)
                 if len(bad) and len(misplaced) < _MAX_MISPLACED:
                     for i in bad.tolist():
@@ -254,22 +252,21 @@ def verify_shard(reader: NgShard, progress: Callable[[int, int], None] | None = 
                     misplaced_ids = np.fromiter(misplaced, np.uint64, len(misplaced))
             if id_check is not None and len(ids):
                 mask, why = id_check(ids)
-                _capped(problems, np.flatnonzero(mask),
-                        lambda i, ids=ids, lo=lo, where=where, why=why: Problem(
-                            "chunk_id", f"chunk {int(ids[i])}: {why}", lo, where),
-                        lambda k, lo=lo, m=m, where=where: Problem(
-                            "chunk_id", f"... and {k} more in minishard {m}", lo, where))
+                flagged = np.flatnonzero(mask)
+                for i in flagged[:_REPORT].tolist():
+                    problems.append(Problem("chunk_id", f"chunk {int(ids[i])}: {why}", lo, path))
+                _rest(problems, "chunk_id", len(flagged), f"in minishard {m}", lo, path)
             a = index.starts + np.uint64(base)
             b = index.ends + np.uint64(base)
             past = b > np.uint64(size)
-            _capped(problems, np.flatnonzero(past),
-                    lambda i, ids=ids, a=a, b=b: Problem(
-                        "data_bounds", f"chunk {int(ids[i])}: data [{int(a[i])}, {int(b[i])}) "
-                        f"is past the end of the file ({size} bytes)", int(a[i]),
-                        f"/chunks/{int(ids[i])}"),
-                    lambda k, lo=lo, m=m: Problem(
-                        "data_bounds", f"... and {k} more chunks of minishard {m} past the "
-                        "end of the file", lo, f"/minishards/{m}/index"))
+            over = np.flatnonzero(past)
+            for i in over[:_REPORT].tolist():
+                problems.append(Problem("data_bounds", f"chunk {int(ids[i])}: data "
+                                        f"[{int(a[i])}, {int(b[i])}) is past the end of the "
+                                        f"file ({size} bytes)", int(a[i]),
+                                        f"/chunks/{int(ids[i])}"))
+            _rest(problems, "data_bounds", len(over), f"chunks of minishard {m} past the end "
+                  "of the file", lo, path)
             inside = ~past
             a, b, cids = a[inside], b[inside], ids[inside]
             _check_index_overlap(problems, a, b, cids, idx_starts, idx_reach, idx_owner)
