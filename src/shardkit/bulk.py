@@ -433,6 +433,9 @@ def _worker_main(request_fd: int, result_fd: int) -> None:
         parent = list(requests.recv())
         sys.path[:] = parent + [p for p in sys.path if p not in parent]
         task, options = requests.recv()
+        import shardkit.formats  # noqa: F401 - the readers, before the clock of a shard starts
+
+        results.send((_READY, None))
         while True:
             msg = requests.recv()
             if msg is None:
@@ -446,6 +449,8 @@ def _worker_main(request_fd: int, result_fd: int) -> None:
 _WORKER_CODE = ("import sys; from shardkit.bulk import _worker_main; "
                 "_worker_main(int(sys.argv[1]), int(sys.argv[2]))")
 
+
+_READY = -1  # a worker's first answer: started, imports done (shard timeouts count from here)
 
 #: Shards sent ahead to each local worker: it starts the next one as soon as it answers, without
 #: waiting for the parent to read the answer and send more (the parent is never in the way).
@@ -477,7 +482,10 @@ class _Worker:
         self.requests = Connection(req_w, readable=False)
         self.conn = Connection(res_r, writable=False)
         self.jobs: deque[tuple[int, Target, int]] = deque()
-        self.started = 0.0  # when the first of ``jobs`` started, as far as the parent knows
+        self.ready = False  # it said it started (until then no shard's clock runs)
+        #: When the first of ``jobs`` started, as far as the parent knows (before ``ready``:
+        #: when the process was started).
+        self.started = time.monotonic()
         with contextlib.suppress(OSError):  # a worker that cannot start shows up on first use
             self.requests.send(list(sys.path))
             self.requests.send((task, options))
@@ -488,7 +496,7 @@ class _Worker:
         return self.jobs[0] if self.jobs else None
 
     def send(self, job: tuple[int, Target, int]) -> None:
-        if not self.jobs:
+        if not self.jobs and self.ready:
             self.started = time.monotonic()
         self.jobs.append(job)
         self.requests.send((job[0], job[1]))
@@ -523,6 +531,14 @@ def _exit_text(code: int | None) -> str:
         with contextlib.suppress(ValueError):
             return f"signal {signal.Signals(-code).name}"
     return f"exit code {code}"
+
+
+_START_GRACE = 60.0  # seconds a worker may take to start before its first shard's clock runs
+
+
+def _limit(w: _Worker, timeout: float) -> float:
+    """Seconds from ``w.started`` until its first shard is given up."""
+    return timeout if w.ready else timeout + _START_GRACE
 
 
 def _run_local(jobs: list[tuple[int, Target]], task: Any, options: Mapping[str, Any],
@@ -567,20 +583,24 @@ def _run_local(jobs: list[tuple[int, Target]], task: Any, options: Mapping[str, 
             wait_for = 1.0
             if timeout:
                 now = time.monotonic()
-                wait_for = max(0.0, min([wait_for] + [w.started + timeout - now for w in busy]))
+                wait_for = max(0.0, min([wait_for] + [w.started + _limit(w, timeout) - now
+                                                      for w in busy]))
             ready = set(wait_ready([w.conn for w in busy], wait_for))
             for w in busy:
                 if w.conn in ready:
                     try:
                         while w.jobs:  # every answer already there
                             got_index, result = w.conn.recv()
-                            w.done()
-                            emit(got_index, result)
+                            if got_index == _READY:
+                                w.ready, w.started = True, time.monotonic()
+                            else:
+                                w.done()
+                                emit(got_index, result)
                             if not w.conn.poll():
                                 break
                     except (EOFError, OSError):  # end of file: the worker died
                         died(w)
-                elif timeout and time.monotonic() - w.started >= timeout:
+                elif timeout and time.monotonic() - w.started >= _limit(w, timeout):
                     index, target, _ = w.jobs[0]
                     lost(w, kill=True)
                     emit(index, _timeout_result(target, timeout))
