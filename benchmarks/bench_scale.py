@@ -109,7 +109,8 @@ def make_zss(path: Path, n: int) -> None:
 
 
 def make_zs(path: Path, n: int) -> None:
-    """As :func:`make_zss`, with the ZS writer (``write_zs(path, records, ...)``)."""
+    """As :func:`make_zss`, with the ZS writer (``write_zs(path, records, ...)``), deflate
+    level 1 (ZS's default, lzma, would take most of an hour on 1 GB of random records)."""
     import numpy as np
 
     from shardkit.writers import zs  # type: ignore[attr-defined]
@@ -120,7 +121,7 @@ def make_zs(path: Path, n: int) -> None:
         for lo in range(0, n, 100_000):
             yield from _records(lo, min(100_000, n - lo), rng)
 
-    zs.write_zs(path, gen())
+    zs.write_zs(path, gen(), codec="deflate", level=1)
 
 
 def _ng_pieces(n: int, value: bytes, fh: Any) -> None:
