@@ -682,6 +682,14 @@ class _Layout:
         """Number of chunks of each xorb block."""
         return self.words(self.xorb_pos, 1)
 
+    def hash_array(self, pos: np.ndarray) -> np.ndarray:
+        """The 32-byte hashes of the records at ``pos`` as an ``(n, 32)`` uint8 array (no
+        object per block)."""
+        if not len(pos):
+            return np.zeros((0, 32), np.uint8)
+        raw = np.frombuffer(self._mem, np.uint8, count=len(self._mem))
+        return raw[pos[:, None] + np.arange(32)]
+
     def _hashes(self, pos: np.ndarray) -> list[bytes]:
         mem = self._mem
         return [bytes(mem[p : p + 32]) for p in pos.tolist()]

@@ -222,10 +222,10 @@ def _verify_frame(shard: MdbShard, lay: _Layout, f: MdbFooter | None, size: int,
     if not hfjs:  # huggingface.js writes totals of its own (FORMAT_NOTES section 9)
         for field, found, want in (
                 ("len_stored_on_disk", f.stored_bytes_on_disk,
-                 sum(b[5] for b in lay.xorb_blocks)),
+                 int(lay.words(lay.xorb_pos, 3).sum())),
                 ("len_materialized", f.materialized_bytes,
                  sum(fi.size for fi in _walk(shard.files, shard))),
-                ("len_stored", f.stored_bytes, sum(b[4] for b in lay.xorb_blocks))):
+                ("len_stored", f.stored_bytes, int(lay.words(lay.xorb_pos, 2).sum()))):
             if found != want:
                 add(Problem("totals", f"{field} is {found}, the sections sum to {want}",
                             fo + _FOOTER_AT[field], f"/footer/{field}"))
@@ -242,14 +242,15 @@ def _verify_tables(shard: MdbShard, lay: _Layout, f: MdbFooter | None,
     except ShardkitError as exc:
         add(Problem("lookup_table", exc.message, exc.offset, exc.field))
         return
-    for name, table, blocks, base in (
-            ("file", ft, lay.file_blocks, HEADER_SIZE),
-            ("xorb", xt, lay.xorb_blocks, lay.xorb_info_offset)):
+    for name, table, positions, base in (
+            ("file", ft, lay.file_pos, HEADER_SIZE),
+            ("xorb", xt, lay.xorb_pos, lay.xorb_info_offset)):
         if table is None:
             continue
-        want = np.empty(len(blocks), _LOOKUP_DTYPE)
-        want["key"] = np.frombuffer(b"".join(b[1][:8] for b in blocks), "<u8")
-        want["index"] = [(b[0] - base) // RECORD_SIZE for b in blocks]
+        want = np.empty(len(positions), _LOOKUP_DTYPE)
+        want["key"] = np.ascontiguousarray(lay.hash_array(positions)[:, :8]).view("<u8")[:, 0] \
+            if len(positions) else np.zeros(0, np.uint64)
+        want["index"] = (positions - base) // RECORD_SIZE
         if len(table) != len(want):
             add(Problem("lookup_table", f"the {name} table has {len(table)} entries, the "
                         f"section {len(want)} blocks", None, f"/{name}_lookup"))
@@ -303,23 +304,24 @@ def _verify_order(shard: MdbShard, lay: _Layout, f: MdbFooter | None,
     if f is None or not (f.file_lookup_num_entry or f.xorb_lookup_num_entry
                          or f.chunk_lookup_num_entry):
         return
-    for name, blocks, base in (("file", lay.file_blocks, HEADER_SIZE),
-                               ("xorb", lay.xorb_blocks, lay.xorb_info_offset)):
-        if len(blocks) < 2:
+    for name, positions, base in (("file", lay.file_pos, HEADER_SIZE),
+                                  ("xorb", lay.xorb_pos, lay.xorb_info_offset)):
+        if len(positions) < 2:
             continue
         # big-endian words compare bytewise in the hash order of FORMAT_NOTES section 1
-        words = np.frombuffer(b"".join(b[1] for b in blocks), "<u8")
-        keys = words.astype(">u8").view("S32")
+        hashes = lay.hash_array(positions)
+        keys = hashes.view("<u8").astype(">u8").view("S32").ravel()
         bad = np.flatnonzero(keys[1:] < keys[:-1]) + 1
         if not len(bad):
             continue
         i = int(bad[0])
-        pos = blocks[i][0]
+        pos = int(positions[i])
         add(Problem("order", f"the {name} section is not sorted by hash, although the "
                     "shard has lookup tables (xet-core's full writer sorts it): block "
-                    f"{i} ({_new_hash(blocks[i][1])}) comes after block {i - 1} "
-                    f"({_new_hash(blocks[i - 1][1])}); {len(bad)} blocks are out of order",
-                    pos, f"/{name}_info/blocks/{(pos - base) // RECORD_SIZE}/{name}_hash"))
+                    f"{i} ({_new_hash(hashes[i].tobytes())}) comes after block {i - 1} "
+                    f"({_new_hash(hashes[i - 1].tobytes())}); {len(bad)} blocks are out of "
+                    "order", pos,
+                    f"/{name}_info/blocks/{(pos - base) // RECORD_SIZE}/{name}_hash"))
 
 
 def _verify_padding(shard: MdbShard, fi: FileInfo, where: str,
