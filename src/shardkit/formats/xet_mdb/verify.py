@@ -132,8 +132,11 @@ def verify(shard: MdbShard, progress: Callable[[int, int], None] | None = None, 
         return problems
     size, f = shard.source.size, shard.footer
     _verify_frame(shard, lay, f, size, add)
+    shard._drop_pages()  # each phase reads the whole shard: no phase keeps it mapped
     _verify_tables(shard, lay, f, add)
+    shard._drop_pages()
     _verify_order(shard, lay, f, add)
+    shard._drop_pages()
     _verify_bookends(shard, lay, add)
     keyed = f is not None and f.is_keyed
     known = _Known()
