@@ -433,7 +433,8 @@ def _worker_main(request_fd: int, result_fd: int) -> None:
     """A worker process: run the tasks read from ``request_fd`` until told to stop.
 
     The first message is the parent's ``sys.path`` (so a task callable imports as it does
-    there); then ``(index, target, task, options)`` tuples, each answered on ``result_fd``.
+    there), the second the run's ``(task, options)``, sent once; then ``(index, target)``
+    pairs, each answered on ``result_fd`` in the order received.
     """
     from multiprocessing.connection import Connection
 
@@ -444,11 +445,15 @@ def _worker_main(request_fd: int, result_fd: int) -> None:
     try:
         parent = list(requests.recv())
         sys.path[:] = parent + [p for p in sys.path if p not in parent]
+        task, options = requests.recv()
+        import shardkit.formats  # noqa: F401 - the readers, before the clock of a shard starts
+
+        results.send((_READY, None))
         while True:
             msg = requests.recv()
             if msg is None:
                 return
-            index, target, task, options = msg
+            index, target = msg
             results.send((index, run_one(target, task, options)))
     except (EOFError, OSError, KeyboardInterrupt):
         return  # the parent went away
@@ -458,11 +463,20 @@ _WORKER_CODE = ("import sys; from shardkit.bulk import _worker_main; "
                 "_worker_main(int(sys.argv[1]), int(sys.argv[2]))")
 
 
+_READY = -1  # a worker's first answer: started, imports done (shard timeouts count from here)
+
+#: Shards sent ahead to each local worker: it starts the next one as soon as it answers, without
+#: waiting for the parent to read the answer and send more (the parent is never in the way).
+_DEPTH = 2
+
+
 class _Worker:
     """One worker: a fresh interpreter (no fork of a threaded parent, no re-import of the
-    caller's ``__main__``) talking over two pipes; its death shows up as end of file."""
+    caller's ``__main__``) talking over two pipes; its death shows up as end of file. It gets
+    the task and options once, then up to :data:`_DEPTH` shards at a time (``jobs``, oldest
+    first: the first is the one it is reading)."""
 
-    def __init__(self) -> None:
+    def __init__(self, task: Any = None, options: Any = None) -> None:
         import subprocess  # here, not at import: `shardkit verify FILE` never starts one
         from multiprocessing.connection import Connection
 
@@ -480,15 +494,30 @@ class _Worker:
         os.close(res_w)
         self.requests = Connection(req_w, readable=False)
         self.conn = Connection(res_r, writable=False)
-        self.job: tuple[int, Target, int] | None = None
-        self.started = 0.0
+        self.jobs: deque[tuple[int, Target, int]] = deque()
+        self.ready = False  # it said it started (until then no shard's clock runs)
+        #: When the first of ``jobs`` started, as far as the parent knows (before ``ready``:
+        #: when the process was started).
+        self.started = time.monotonic()
         with contextlib.suppress(OSError):  # a worker that cannot start shows up on first use
             self.requests.send(list(sys.path))
+            self.requests.send((task, options))
 
-    def send(self, job: tuple[int, Target, int], task: Any, options: Any) -> None:
-        self.job = job
+    @property
+    def job(self) -> tuple[int, Target, int] | None:
+        """The shard it is reading, if any."""
+        return self.jobs[0] if self.jobs else None
+
+    def send(self, job: tuple[int, Target, int]) -> None:
+        if not self.jobs and self.ready:
+            self.started = time.monotonic()
+        self.jobs.append(job)
+        self.requests.send((job[0], job[1]))
+
+    def done(self) -> tuple[int, Target, int]:
+        """The first job answered: the next one started now."""
         self.started = time.monotonic()
-        self.requests.send((job[0], job[1], task, options))
+        return self.jobs.popleft()
 
     def stop(self, kill: bool = False) -> int | None:
         """Stop the process (politely unless ``kill``); its exit code."""
@@ -517,23 +546,35 @@ def _exit_text(code: int | None) -> str:
     return f"exit code {code}"
 
 
+_START_GRACE = 60.0  # seconds a worker may take to start before its first shard's clock runs
+
+
+def _limit(w: _Worker, timeout: float) -> float:
+    """Seconds from ``w.started`` until its first shard is given up."""
+    return timeout if w.ready else timeout + _START_GRACE
+
+
 def _run_local(jobs: list[tuple[int, Target]], task: Any, options: Mapping[str, Any],
                workers: int, timeout: float | None, retries: int,
                emit: Callable[[int, dict[str, Any]], None]) -> None:
     from multiprocessing.connection import wait as wait_ready
 
     pending: deque[tuple[int, Target, int]] = deque((i, t, 0) for i, t in jobs)
-    pool = [_Worker() for _ in range(max(1, min(workers, len(pending))))]
+    pool = [_Worker(task, options) for _ in range(max(1, min(workers, len(pending))))]
 
     def lost(w: _Worker, kill: bool) -> int | None:
-        """Replace a dead (or hopeless) worker; the exit code of the old one."""
+        """Replace a dead (or hopeless) worker; the exit code of the old one. The shards sent
+        to it after the one it was reading go back to the front of the queue."""
         code = w.stop(kill=kill)
-        pool[pool.index(w)] = _Worker()
+        w.jobs.popleft()
+        pending.extendleft(reversed(w.jobs))
+        w.jobs.clear()
+        pool[pool.index(w)] = _Worker(task, options)
         return code
 
-    def died(w: _Worker, index: int, target: Target, attempt: int) -> None:
-        """The worker died holding this shard: try it again, or report it."""
-        w.job = None
+    def died(w: _Worker) -> None:
+        """The worker died reading its first shard: try it again, or report it."""
+        index, target, attempt = w.jobs[0]
         code = lost(w, kill=True)
         if attempt < retries:
             pending.appendleft((index, target, attempt + 1))
@@ -543,45 +584,84 @@ def _run_local(jobs: list[tuple[int, Target]], task: Any, options: Mapping[str, 
                         f"shard, {attempt + 1} time(s)"))
 
     try:
-        while pending or any(w.job for w in pool):
+        while pending or any(w.jobs for w in pool):
             for w in list(pool):
-                if w.job is None and pending:
-                    job = pending.popleft()
+                while len(w.jobs) < _DEPTH and pending:
                     try:
-                        w.send(job, task, options)
+                        w.send(pending.popleft())
                     except (OSError, ValueError):  # it is gone (or never started)
-                        died(w, *job)
-            busy = [w for w in pool if w.job is not None]
+                        died(w)
+                        break
+            busy = [w for w in pool if w.jobs]
             wait_for = 1.0
             if timeout:
                 now = time.monotonic()
-                wait_for = max(0.0, min([wait_for] + [w.started + timeout - now for w in busy]))
+                wait_for = max(0.0, min([wait_for] + [w.started + _limit(w, timeout) - now
+                                                      for w in busy]))
             ready = set(wait_ready([w.conn for w in busy], wait_for))
             for w in busy:
-                assert w.job is not None
-                index, target, attempt = w.job
                 if w.conn in ready:
                     try:
-                        got_index, result = w.conn.recv()
+                        while w.jobs:  # every answer already there
+                            got_index, result = w.conn.recv()
+                            if got_index == _READY:
+                                w.ready, w.started = True, time.monotonic()
+                            else:
+                                w.done()
+                                emit(got_index, result)
+                            if not w.conn.poll():
+                                break
                     except (EOFError, OSError):  # end of file: the worker died
-                        died(w, index, target, attempt)
-                    else:
-                        w.job = None
-                        emit(got_index, result)
-                elif timeout and time.monotonic() - w.started >= timeout:
+                        died(w)
+                elif timeout and time.monotonic() - w.started >= _limit(w, timeout):
+                    index, target, _ = w.jobs[0]
                     lost(w, kill=True)
                     emit(index, _timeout_result(target, timeout))
     finally:
         for w in pool:
-            w.stop(kill=w.job is not None)
+            w.stop(kill=bool(w.jobs))
 
 
 # -- Dask --------------------------------------------------------------------------------------
 
 
+def _run_many(targets: list[Target], task: Any, options: Mapping[str, Any],
+              timeout: float | None) -> list[dict[str, Any]]:
+    """The Dask task: :func:`run_one_with_timeout` on each of a group of small shards."""
+    return [run_one_with_timeout(t, task, options, timeout) for t in targets]
+
+
+def _groups(jobs: list[tuple[int, Target]], sizes: Mapping[int, int],
+            threads: int) -> list[list[tuple[int, Target]]]:
+    """Jobs (largest first) cut into Dask tasks: a shard of a known size below a
+    ``1 / (8 * threads)`` share of the known bytes joins a group of its like (up to that
+    share, and 64 shards), so scheduler overhead (a millisecond or more per task) is paid per
+    group, not per small shard; large shards, and shards of unknown size, are tasks of their
+    own. Every thread still gets several tasks to balance with."""
+    known = sum(v for v in sizes.values() if v > 0)
+    share = known / (8 * max(1, threads)) if known else 0
+    out: list[list[tuple[int, Target]]] = []
+    group: list[tuple[int, Target]] = []
+    held = 0
+    for job in jobs:
+        size = sizes.get(job[0], -1)
+        if size < 0 or size >= share:
+            out.append([job])
+            continue
+        if group and (held + size > share or len(group) >= 64):
+            out.append(group)
+            group, held = [], 0
+        group.append(job)
+        held += size
+    if group:
+        out.append(group)
+    return out
+
+
 def _run_dask(client: Any, jobs: list[tuple[int, Target]], task: Any,
               options: Mapping[str, Any], timeout: float | None,
-              emit: Callable[[int, dict[str, Any]], None], window: int | None = None) -> None:
+              emit: Callable[[int, dict[str, Any]], None], window: int | None = None,
+              sizes: Mapping[int, int] | None = None) -> None:
     from distributed import as_completed
 
     try:
@@ -589,42 +669,80 @@ def _run_dask(client: Any, jobs: list[tuple[int, Target]], task: Any,
     except ImportError:  # pragma: no cover - older distributed
         from distributed.scheduler import KilledWorker
 
+    try:
+        threads = sum(client.nthreads().values())
+    except Exception:  # noqa: BLE001 - an unreachable scheduler shows up below
+        threads = 1
     if window is None:
-        try:
-            threads = sum(client.nthreads().values())
-        except Exception:  # noqa: BLE001 - an unreachable scheduler shows up below
-            threads = 1
         window = max(256, 16 * threads)
     import uuid
 
     run_id = uuid.uuid4().hex[:12]
-    todo = iter(jobs)
-    where: dict[Any, tuple[int, Target]] = {}
+    todo: deque[list[tuple[int, Target]]] = deque(_groups(jobs, sizes or {}, threads))
+    where: dict[Any, list[tuple[int, Target]]] = {}
 
     def submit() -> Any | None:
-        job = next(todo, None)
-        if job is None:
+        if not todo:
             return None
-        fut = client.submit(run_one_with_timeout, job[1], task, dict(options), timeout,
-                            key=f"shardkit-bulk-{run_id}-{job[0]}", pure=False)
-        where[fut] = job
+        group = todo.popleft()
+        key = f"shardkit-bulk-{run_id}-{group[0][0]}" + (f"-{len(group)}" if len(group) > 1
+                                                         else "")
+        if len(group) == 1:
+            fut = client.submit(run_one_with_timeout, group[0][1], task, dict(options), timeout,
+                                key=key, pure=False)
+        else:
+            fut = client.submit(_run_many, [t for _, t in group], task, dict(options), timeout,
+                                key=key, pure=False)
+        where[fut] = group
         return fut
 
     first = [f for f in (submit() for _ in range(window)) if f is not None]
     queue = as_completed(first)
     for fut in queue:
-        index, target = where.pop(fut)
+        group = where.pop(fut)
         try:
-            result = fut.result()
-        except KilledWorker as exc:
-            result = _crash_result(target, f"Dask workers died while reading this shard: {exc}")
+            got = fut.result()
+            results = got if len(group) > 1 else [got]
         except Exception as exc:  # noqa: BLE001 - recorded for this shard, the run goes on
-            result = _crash_result(target, f"{type(exc).__name__}: {exc}")
+            if len(group) > 1:  # try each shard of the group on its own: one is to blame
+                fut.release()
+                todo.extendleft([job] for job in reversed(group))
+                for _ in range(len(group)):
+                    nxt = submit()
+                    if nxt is not None:
+                        queue.add(nxt)
+                continue
+            if isinstance(exc, KilledWorker):
+                results = [_crash_result(group[0][1], "Dask workers died while reading this "
+                                                      f"shard: {exc}")]
+            else:
+                results = [_crash_result(group[0][1], f"{type(exc).__name__}: {exc}")]
         fut.release()
-        emit(index, result)
+        for (index, _), result in zip(group, results, strict=True):
+            emit(index, result)
         nxt = submit()
         if nxt is not None:
             queue.add(nxt)
+
+
+def _largest_first(jobs: list[tuple[int, Target]]) -> tuple[list[tuple[int, Target]],
+                                                              dict[int, int]]:
+    """Jobs ordered for many workers: local files by size, largest first (the longest shards
+    start first, so no worker is left with one at the end while the others idle); URLs and
+    files whose size cannot be read (-1) keep their order ahead of them. Also the sizes."""
+    sizes: dict[int, int] = {}
+    for i, t in jobs:
+        where = t.location or t.name
+        size = -1
+        if not _is_url(where):
+            with contextlib.suppress(OSError, ValueError):
+                size = os.stat(where).st_size
+        sizes[i] = size
+    order = sorted(range(len(jobs)), key=lambda k: (-1 if sizes[jobs[k][0]] < 0 else 0,
+                                                    -sizes[jobs[k][0]], k))
+    if sizes and all(v < 0 for v in sizes.values()):
+        return jobs, sizes
+    return [jobs[k] for k in order], sizes
 
 
 # -- reports, resume, progress -----------------------------------------------------------------
@@ -809,7 +927,7 @@ def run(targets: Iterable[str | Target], task: str | Callable[[Any], Mapping[str
                "storage_options": so, "io_options": io}
     # errors found while expanding need no worker
     ready = [(i, t) for i, t in todo if t.error is not None]
-    todo = [(i, t) for i, t in todo if t.error is None]
+    todo, sizes = _largest_first([(i, t) for i, t in todo if t.error is None])
     try:
         for i, t in ready:
             emit(i, run_one(t, task, options))
@@ -819,7 +937,7 @@ def run(targets: Iterable[str | Target], task: str | Callable[[Any], Mapping[str
             todo = [(i, t if _is_url(t.name) or os.path.isabs(t.name) else
                      Target(t.name, t.spec, t.format, os.path.abspath(t.name)))
                     for i, t in todo]
-            _run_dask(client, todo, task, options, timeout, emit)
+            _run_dask(client, todo, task, options, timeout, emit, sizes=sizes)
         elif todo:
             n = jobs or default_jobs()
             summary.engine = f"local:{n}"

@@ -49,6 +49,7 @@ from kaitaistruct import KaitaiStream
 from .errors import ShardkitError, TruncatedError
 
 __all__ = [
+    "RELEASE_BYTES",
     "ByteSource",
     "BytesSource",
     "CountingSource",
@@ -127,8 +128,25 @@ class BytesSource:
         """Nothing to release."""
 
 
+#: Bytes a :class:`FileSource` serves from its mapping before it drops the mapped pages.
+RELEASE_BYTES = 64 << 20
+_PAGE = mmap.PAGESIZE
+_DONTNEED = getattr(mmap, "MADV_DONTNEED", None)
+
+
 class FileSource:
-    """A local file, memory-mapped read-only: nothing is read until a range is asked for."""
+    """A local file, memory-mapped read-only: nothing is read until a range is asked for.
+
+    Reading a large file from end to end (``verify``, iteration) must not leave the whole file
+    resident in the process: every page read through a mapping stays mapped (and counted in
+    the process's RSS) until it is unmapped. So the source counts what it serves (each read
+    costs its length plus a page; a :meth:`view` its length) and, past
+    :data:`RELEASE_BYTES`, tells the kernel the mapped pages are not needed
+    (``madvise(MADV_DONTNEED)`` over the mapping). The file's bytes stay in the page cache
+    and views stay valid: a read-only shared mapping of a file is simply mapped again on the
+    next touch, so memory is bounded by about :data:`RELEASE_BYTES` whatever the file's size.
+    Ranges of :data:`RELEASE_BYTES` or more are read with ``os.pread`` and never mapped.
+    """
 
     def __init__(self, path: str | os.PathLike[str]) -> None:
         self.path = Path(path)
@@ -146,6 +164,10 @@ class FileSource:
         self._view = memoryview(self._mm) if self._mm is not None else memoryview(b"")
         #: The read-only mapping (slicing it gives ``bytes`` in one step), or None when empty.
         self.raw: mmap.mmap | None = self._mm
+        #: Bytes served from the mapping since its pages were last dropped.
+        self.served = 0
+        #: How many times the mapped pages were dropped.
+        self.releases = 0
 
     @property
     def size(self) -> int:
@@ -155,9 +177,27 @@ class FileSource:
     def read_range(self, start: int, end: int) -> bytes:
         """Return bytes ``[start, end)``; raise :class:`TruncatedError` past the end."""
         if 0 <= start <= end <= self._size:  # fast path for hot lookups
+            n = end - start
+            if n >= RELEASE_BYTES:
+                return self._pread(start, end)
+            self.served += n + _PAGE
+            if self.served > RELEASE_BYTES:
+                self.release()
             return self._view[start:end].tobytes()
         _check_range(self, start, end)
         return b""  # pragma: no cover - _check_range raised
+
+    def _pread(self, start: int, end: int) -> bytes:
+        parts = []
+        pos = start
+        while pos < end:
+            got = os.pread(self._fh.fileno(), min(end - pos, 1 << 30), pos)
+            if not got:
+                raise TruncatedError(f"short read from {self.name} at byte {pos}",
+                                     needed=end - pos, available=0, offset=pos)
+            parts.append(got)
+            pos += len(got)
+        return parts[0] if len(parts) == 1 else b"".join(parts)
 
     def read_ranges(self, ranges: Sequence[tuple[int, int]]) -> list[bytes]:
         """Bytes of every ``(start, end)`` in ``ranges``."""
@@ -180,9 +220,21 @@ class FileSource:
                 self._mm.madvise(mmap.MADV_DONTNEED, lo, hi - lo)
 
     def view(self, start: int, end: int) -> memoryview:
-        """Zero-copy view of ``[start, end)`` of the mapping."""
+        """Zero-copy view of ``[start, end)`` of the mapping (counted as served: the caller
+        is taken to read it all)."""
         _check_range(self, start, end)
+        self.served += end - start
+        if self.served > RELEASE_BYTES:
+            self.release()
         return self._view[start:end]
+
+    def release(self) -> None:
+        """Drop the pages of the mapping from this process (they stay in the page cache; the
+        next read maps them again). Views and ``raw`` stay valid."""
+        self.served = 0
+        if self._mm is not None and _DONTNEED is not None and not self._mm.closed:
+            self.releases += 1
+            self._mm.madvise(_DONTNEED)
 
     def close(self) -> None:
         """Release the underlying resources."""

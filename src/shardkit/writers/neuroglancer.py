@@ -23,10 +23,10 @@ object is written in one PUT, which is already all-or-nothing.
 
 from __future__ import annotations
 
-import gzip
 import json
 import os
-from collections.abc import Mapping, Sequence
+import zlib
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -35,6 +35,14 @@ import numpy as np
 from ..formats.neuroglancer import ShardingSpec, SpecError, compressed_morton_code
 from ..formats.neuroglancer.store import check_relative
 from ._atomic import write_bytes_atomic
+
+_compress: Callable[..., bytes] = zlib.compress
+try:  # zlib-ng: the same deflate streams at about 2.5x zlib's speed (conversion is gzip-bound)
+    from zlib_ng import zlib_ng as _zlib_ng
+
+    _compress = _zlib_ng.compress
+except ImportError:  # pragma: no cover - a dependency; the standard library still works
+    pass
 
 __all__ = [
     "MAX_SHARD_INDEX_BYTES",
@@ -66,8 +74,10 @@ def check_writable(spec: ShardingSpec) -> None:
 
 
 def _gzip(data: bytes, level: int = 6) -> bytes:
-    """The encoding ``gzip`` (no timestamp, so the same input gives the same bytes)."""
-    return gzip.compress(data, compresslevel=level, mtime=0)
+    """The encoding ``gzip``: one standard gzip member (RFC 1952) with no timestamp, so the
+    same input gives the same bytes; written by zlib-ng when installed (its deflate at a level
+    is faster than zlib's and a few percent larger; any gzip reader reads it), else by zlib."""
+    return _compress(data, level, wbits=31)
 
 
 def shard_pieces(items: Mapping[int, bytes], spec: ShardingSpec,

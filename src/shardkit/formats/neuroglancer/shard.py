@@ -27,7 +27,7 @@ from .spec import (
     ENTRY_SIZE,
     ShardingSpec,
 )
-from .verify import IdCheck, verify_shard
+from .verify import _BATCH_INDEX_BYTES, IdCheck, verify_shard
 
 # -- one shard ----------------------------------------------------------------------------------
 
@@ -327,19 +327,54 @@ class NgShard(Reader):
             out[i] = self._decode(keys[i], s, data)
         return out
 
+    def iter_minishards(self) -> Iterator[tuple[int, MinishardIndex]]:
+        """``(minishard, decoded index)`` of every non-empty minishard, in minishard order.
+
+        The stored indices are read a batch at a time (up to 256 minishards and 4 MiB of
+        stored bytes, coalesced reads) and decoded one at a time as they are yielded, so
+        memory holds one batch of stored bytes and one decoded index whatever the shard's
+        size (decoded indices already in the cache are used; new ones are not kept, so a
+        walk over a large shard does not evict what lookups cached).
+        """
+        entries = self.shard_index()
+        nonempty = np.flatnonzero(entries[:, 0] != entries[:, 1]).tolist()
+        if not nonempty:
+            return
+        stored = (entries[:, 1] - entries[:, 0]).tolist()
+        batch: list[int] = []
+        size = 0
+        for m in [*nonempty, None]:
+            if batch and (m is None or len(batch) >= 256
+                          or size + stored[m] > _BATCH_INDEX_BYTES):
+                yield from self._decode_batch(batch, entries)
+                batch, size = [], 0
+            if m is not None:
+                batch.append(m)
+                size += stored[m]
+
+    def _decode_batch(self, batch: list[int],
+                      entries: np.ndarray) -> Iterator[tuple[int, MinishardIndex]]:
+        todo = [m for m in batch if self.cache.get((self._key, m)) is None]
+        spans = {m: tuple(entries[m].tolist()) for m in todo}
+        for m, (s, e) in spans.items():
+            self._check_entry(m, s, e)
+        raws = dict(zip(todo, _read_ranges(
+            self.source, [(self.index_size + s, self.index_size + e) for s, e in spans.values()],
+            max_gap=self.coalesce_gap), strict=True))
+        for m in batch:
+            index: MinishardIndex | None = self.cache.get((self._key, m))
+            if index is None:
+                s, e = spans[m]
+                index = self._decode_minishard(m, s, e, raws.pop(m))
+            yield m, index
+
     def iter_chunks(self) -> Iterator[ChunkRef]:
         """Every chunk of the shard, minishard by minishard, in index order."""
-        entries = self.shard_index()
-        nonempty = [m for m in range(len(entries)) if entries[m, 0] != entries[m, 1]]
-        for lo in range(0, len(nonempty), 256):
-            batch = nonempty[lo : lo + 256]
-            indices = self._load_minishards(batch)
-            for m in batch:
-                index = indices[m]
-                base = index.base
-                for cid, s, e in zip(index.ids.tolist(), index.starts.tolist(),
-                                     index.ends.tolist(), strict=True):
-                    yield ChunkRef(cid, m, base + s, base + e)
+        for m, index in self.iter_minishards():
+            base = index.base
+            for cid, s, e in zip(index.ids.tolist(), index.starts.tolist(),
+                                 index.ends.tolist(), strict=True):
+                yield ChunkRef(cid, m, base + s, base + e)
 
     def keys(self) -> Iterator[int]:
         """Chunk ids, in index order."""
@@ -349,23 +384,21 @@ class NgShard(Reader):
     __iter__ = keys
 
     def __len__(self) -> int:
-        return sum(1 for _ in self.iter_chunks())
+        return sum(len(index) for _, index in self.iter_minishards())
 
     def items(self, batch_bytes: int = 1 << 24) -> Iterator[tuple[int, bytes]]:
         """``(chunk id, value)`` for every chunk; reads are coalesced ``batch_bytes`` at a time."""
-        view = getattr(self.source, "view", None)
-        if view is not None:
-            mem = view(0, self.source.size)
-            try:
-                for ref in self.iter_chunks():
-                    if ref.end > len(mem):
-                        raise TruncatedError(f"chunk {ref.chunk_id}: data [{ref.start}, "
-                                             f"{ref.end}) is past the end of the file",
-                                             offset=ref.start, field=f"/chunks/{ref.chunk_id}")
-                    yield ref.chunk_id, self._decode(ref.chunk_id, ref.start,
-                                                     mem[ref.start : ref.end].tobytes())
-            finally:
-                mem.release()
+        if getattr(self.source, "view", None) is not None:  # mapped or in memory: no batching
+            read = self.source.read_range
+            for ref in self.iter_chunks():
+                try:
+                    data = read(ref.start, ref.end)
+                except TruncatedError as exc:
+                    raise TruncatedError(f"chunk {ref.chunk_id}: data [{ref.start}, "
+                                         f"{ref.end}) is past the end of the file",
+                                         offset=ref.start,
+                                         field=f"/chunks/{ref.chunk_id}") from exc
+                yield ref.chunk_id, self._decode(ref.chunk_id, ref.start, data)
             return
         batch: list[ChunkRef] = []
         size = 0

@@ -110,6 +110,34 @@ class _Blocks:
         return out
 
 
+_BATCH_INDEX_BYTES = 1 << 22  # stored minishard index bytes read per batch
+_BATCH_MINISHARDS = 256
+_BATCH_CHUNKS = 1 << 16  # data ranges held for the gzip check before it runs
+_MAX_MISPLACED = 1 << 16  # misplaced ids remembered for the duplicate check
+_REPORT = 20  # problems of one kind reported per minishard
+
+
+def _rest(problems: list[Problem], check: str, found: int, what: str, at: int,
+          path: str) -> None:
+    """The count of the problems of one kind past the first :data:`_REPORT`."""
+    if found > _REPORT:
+        problems.append(Problem(check, f"... and {found - _REPORT} more {what}", at, path))
+
+
+def _batches(ranges: list[tuple[int, int, int]]) -> list[list[tuple[int, int, int]]]:
+    """Minishard index ranges cut into batches of bounded stored size."""
+    out: list[list[tuple[int, int, int]]] = []
+    size = 0
+    for r in ranges:
+        if not out or size + r[1] - r[0] > _BATCH_INDEX_BYTES \
+                or len(out[-1]) >= _BATCH_MINISHARDS:
+            out.append([])
+            size = 0
+        out[-1].append(r)
+        size += r[1] - r[0]
+    return out
+
+
 def verify_shard(reader: NgShard, progress: Callable[[int, int], None] | None = None,
                  check_data: bool = True, block_size: int = DEFAULT_BLOCK_SIZE,
                  id_check: IdCheck | None = None) -> list[Problem]:
@@ -122,10 +150,17 @@ def verify_shard(reader: NgShard, progress: Callable[[int, int], None] | None = 
     indices; with ``check_data``, every gzip chunk decompresses; with ``id_check`` (an image
     scale's), every chunk id is one the dataset can hold.
 
+    Memory does not grow with the number of chunks: the minishards are checked in batches
+    (up to 4 MiB of stored indices, 256 minishards), each batch's data right after it, with
+    numpy over each minishard's arrays; what is kept across batches is one entry per
+    minishard and the ids found in a minishard they do not hash to (an id listed twice in
+    one shard is always in a minishard it does not hash to, or twice in one index). Problems
+    of one kind are reported 20 per minishard, then counted.
+
     A remote shard is read in one pass: the first ``block_size`` bytes (the whole of a small
-    shard: one request, no ``HEAD``), the minishard indices, then the gzip chunk data, each
-    phase in coalesced requests of up to ``block_size`` bytes; no byte is requested twice
-    (up to 64 MiB of fetched bytes are kept for that).
+    shard: one request, no ``HEAD``), then batch by batch the minishard indices and the gzip
+    chunk data, in coalesced requests of up to ``block_size`` bytes; no byte is requested
+    twice (up to 64 MiB of fetched index bytes are kept for that).
     """
     problems: list[Problem] = []
     source = reader.source
@@ -137,11 +172,12 @@ def verify_shard(reader: NgShard, progress: Callable[[int, int], None] | None = 
         blocks.keep(0, prefix)
     size = source.size
     spec = reader.spec
-    if reader.index_size > size:
-        return [Problem("shard_index_bounds", f"the shard index needs {reader.index_size} "
+    base = reader.index_size
+    if base > size:
+        return [Problem("shard_index_bounds", f"the shard index needs {base} "
                         f"bytes, the file has {size}", 0, "/shard_index")]
     if read_prefix is not None:
-        reader._set_shard_index(prefix[: reader.index_size])
+        reader._set_shard_index(prefix[:base])
     entries = reader.shard_index()
     n = len(entries)
     index_ranges: list[tuple[int, int, int]] = []
@@ -155,98 +191,160 @@ def verify_shard(reader: NgShard, progress: Callable[[int, int], None] | None = 
                                     f"[{s}, {e}) ends before it starts", where,
                                     f"/shard_index/entries/{m}"))
             continue
-        if reader.index_size + e > size:
+        if base + e > size:
             problems.append(Problem("shard_index_bounds", f"minishard {m}: index range "
-                                    f"[{reader.index_size + s}, {reader.index_size + e}) is "
+                                    f"[{base + s}, {base + e}) is "
                                     f"past the end of the file ({size} bytes)", where,
                                     f"/shard_index/entries/{m}"))
             continue
-        index_ranges.append((reader.index_size + s, reader.index_size + e, m))
+        index_ranges.append((base + s, base + e, m))
     index_ranges.sort()
     for (s1, e1, m1), (s2, _e2, m2) in itertools.pairwise(index_ranges):
         if s2 < e1:
             problems.append(Problem("overlap", f"minishard indices {m1} [{s1}, {e1}) and "
                                     f"{m2} [{s2}, ...) overlap", s2,
                                     f"/shard_index/entries/{m2}"))
-    seen: dict[int, int] = {}
-    data_ranges: list[tuple[int, int, int]] = []
+    # the indices' extents, for "data must not overlap an index": sorted starts, and the
+    # largest end among the indices starting at or before each
+    idx_starts = np.array([r[0] for r in index_ranges], np.uint64)
+    idx_reach = np.maximum.accumulate(np.array([r[1] for r in index_ranges], np.uint64)) \
+        if index_ranges else np.zeros(0, np.uint64)
+    idx_owner = [r[2] for r in index_ranges]
+    misplaced: dict[int, int] = {}  # id -> the first minishard listing it that it does not hash to
+    misplaced_ids = np.zeros(0, np.uint64)
     total = len(index_ranges)
-    by_minishard = sorted(index_ranges, key=lambda r: r[2])
-    raws = blocks.fetch([(lo, hi) for lo, hi, _ in by_minishard], keep=True)
-    for done, ((lo, hi, m), raw) in enumerate(zip(by_minishard, raws, strict=True), 1):
-        try:
-            index = reader._decode_minishard(m, lo - reader.index_size, hi - reader.index_size,
-                                             raw)
-        except ShardkitError as exc:
-            problems.append(Problem("minishard_index", str(exc.message), exc.offset,
-                                    exc.field))
-            continue
-        ids = index.ids
-        if len(ids):
-            shard, mini = spec.locate_many(ids)
-            bad = np.nonzero(mini != np.uint64(m))[0]
-            for i in bad[:20].tolist():
-                problems.append(Problem("chunk_hash", f"chunk {int(ids[i])} hashes to "
-                                        f"minishard {int(mini[i])}, is listed in {m}", lo,
-                                        f"/minishards/{m}/index"))
-            if len(bad) > 20:
-                problems.append(Problem("chunk_hash", f"... and {len(bad) - 20} more in "
-                                        f"minishard {m}", lo, f"/minishards/{m}/index"))
-            if reader.shard_number is not None:
-                bad = np.nonzero(shard != np.uint64(reader.shard_number))[0]
-                for i in bad[:20].tolist():
-                    problems.append(Problem(
-                        "chunk_hash", f"chunk {int(ids[i])} hashes to shard "
-                        f"{spec.shard_name(int(shard[i]))}, is stored in "
-                        f"{spec.shard_name(reader.shard_number)}", lo,
-                        f"/minishards/{m}/index"))
-        if id_check is not None and len(ids):
-            mask, why = id_check(ids)
-            bad = np.flatnonzero(mask)
-            for i in bad[:20].tolist():
-                problems.append(Problem("chunk_id", f"chunk {int(ids[i])}: {why}", lo,
-                                        f"/minishards/{m}/index"))
-            if len(bad) > 20:
-                problems.append(Problem("chunk_id", f"... and {len(bad) - 20} more in "
-                                        f"minishard {m}", lo, f"/minishards/{m}/index"))
-        for cid, s, e in zip(ids.tolist(), index.starts.tolist(), index.ends.tolist(),
-                             strict=True):
-            if cid in seen:
-                problems.append(Problem("duplicate_id", f"chunk id {cid} appears in "
-                                        f"minishard {seen[cid]} and again in {m}", lo,
-                                        f"/minishards/{m}/index"))
-            else:
-                seen[cid] = m
-            a, b = reader.index_size + s, reader.index_size + e
-            if b > size:
-                problems.append(Problem("data_bounds", f"chunk {cid}: data [{a}, {b}) is "
-                                        f"past the end of the file ({size} bytes)", a,
-                                        f"/chunks/{cid}"))
+    done = 0
+    for batch in _batches(sorted(index_ranges, key=lambda r: r[2])):
+        raws = blocks.fetch([(lo, hi) for lo, hi, _ in batch], keep=True)
+        data_ranges: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+        held = 0
+        for k, (lo, hi, m) in enumerate(batch):
+            raw, raws[k] = raws[k], b""  # decoded one at a time; nothing kept
+            done += 1
+            try:
+                index = reader._decode_minishard(m, lo - base, hi - base, raw)
+            except ShardkitError as exc:
+                problems.append(Problem("minishard_index", str(exc.message), exc.offset,
+                                        exc.field))
                 continue
-            data_ranges.append((a, b, cid))
-        if progress is not None:
-            progress(done, total)
-    # data must not overlap the minishard indices
-    marks = sorted([(s, e, f"minishard {m} index") for s, e, m in index_ranges]
-                   + [(s, e, f"chunk {c}") for s, e, c in data_ranges if e > s])
-    reach, owner = -1, ""
-    for s, e, what in marks:
-        if s < reach and ("index" in what or "index" in owner):
-            problems.append(Problem("overlap", f"{what} [{s}, {e}) overlaps {owner}", s))
-        if e > reach:
-            reach, owner = e, what
-    if check_data and reader._gzip_data:
-        data_ranges.sort()
-        batch: list[tuple[int, int, int]] = []
-        for i, rng in enumerate(data_ranges):
-            batch.append(rng)
-            if rng[1] - batch[0][0] < 4 * block_size and i + 1 < len(data_ranges):
-                continue
-            datas = blocks.fetch([(a, b) for a, b, _ in batch], keep=False, max_gap=_MAX_GAP)
-            for (a, _b, cid), data in zip(batch, datas, strict=True):
-                try:
-                    reader._decode(cid, a, data)
-                except ShardkitError as exc:
-                    problems.append(Problem("gzip", str(exc.message), a, f"/chunks/{cid}"))
-            batch = []
+            path = f"/minishards/{m}/index"
+            ids = index.ids
+            if len(ids):
+                shard, mini = spec.locate_many(ids)
+                bad = np.flatnonzero(mini != np.uint64(m))
+                for i in bad[:_REPORT].tolist():
+                    problems.append(Problem("chunk_hash", f"chunk {int(ids[i])} hashes to "
+                                            f"minishard {int(mini[i])}, is listed in {m}", lo,
+                                            path))
+                _rest(problems, "chunk_hash", len(bad), f"in minishard {m}", lo, path)
+                if reader.shard_number is not None:
+                    wrong = np.flatnonzero(shard != np.uint64(reader.shard_number))
+                    for i in wrong[:_REPORT].tolist():
+                        problems.append(Problem(
+                            "chunk_hash", f"chunk {int(ids[i])} hashes to shard "
+                            f"{spec.shard_name(int(shard[i]))}, is stored in "
+                            f"{spec.shard_name(reader.shard_number)}", lo, path))
+                _check_duplicates(reader, problems, ids, mini, bad, m, lo, path, misplaced,
+                                  misplaced_ids)
+                if len(bad) and len(misplaced) < _MAX_MISPLACED:
+                    for i in bad.tolist():
+                        misplaced.setdefault(int(ids[i]), m)
+                    misplaced_ids = np.fromiter(misplaced, np.uint64, len(misplaced))
+            if id_check is not None and len(ids):
+                mask, why = id_check(ids)
+                flagged = np.flatnonzero(mask)
+                for i in flagged[:_REPORT].tolist():
+                    problems.append(Problem("chunk_id", f"chunk {int(ids[i])}: {why}", lo, path))
+                _rest(problems, "chunk_id", len(flagged), f"in minishard {m}", lo, path)
+            a = index.starts + np.uint64(base)
+            b = index.ends + np.uint64(base)
+            past = b > np.uint64(size)
+            over = np.flatnonzero(past)
+            for i in over[:_REPORT].tolist():
+                problems.append(Problem("data_bounds", f"chunk {int(ids[i])}: data "
+                                        f"[{int(a[i])}, {int(b[i])}) is past the end of the "
+                                        f"file ({size} bytes)", int(a[i]),
+                                        f"/chunks/{int(ids[i])}"))
+            _rest(problems, "data_bounds", len(over), f"chunks of minishard {m} past the end "
+                  "of the file", lo, path)
+            inside = ~past
+            a, b, cids = a[inside], b[inside], ids[inside]
+            _check_index_overlap(problems, a, b, cids, idx_starts, idx_reach, idx_owner)
+            if check_data and reader._gzip_data:
+                data_ranges.append((a, b, cids))
+                held += len(a)
+                if held >= _BATCH_CHUNKS:
+                    _check_gzip(reader, blocks, problems, data_ranges, block_size)
+                    data_ranges, held = [], 0
+            if progress is not None:
+                progress(done, total)
+        if data_ranges:
+            _check_gzip(reader, blocks, problems, data_ranges, block_size)
     return problems
+
+
+def _check_duplicates(reader: NgShard, problems: list[Problem], ids: np.ndarray,
+                      mini: np.ndarray, bad: np.ndarray, m: int, lo: int, where: str,
+                      misplaced: dict[int, int], misplaced_ids: np.ndarray) -> None:
+    """Ids listed twice: in this index (ids ascend, so as neighbours), in an earlier index
+    they do not hash to, or (when they do not hash to ``m``) in their own minishard's index
+    checked earlier."""
+    found: list[tuple[int, int]] = []  # (id, the minishard listing it first)
+    for i in (np.flatnonzero(ids[1:] == ids[:-1]) + 1)[:_REPORT].tolist():
+        found.append((int(ids[i]), m))
+    if len(misplaced_ids):
+        for cid in ids[np.isin(ids, misplaced_ids)][:_REPORT].tolist():
+            found.append((cid, misplaced[cid]))
+    for i in bad[:_REPORT].tolist():
+        home = int(mini[i])
+        cid = int(ids[i])
+        if home < m and cid not in misplaced:
+            try:
+                if cid in reader.minishard(home).lookup:
+                    found.append((cid, home))
+            except ShardkitError:
+                pass  # the home index is reported broken on its own
+    for cid, first in found:
+        problems.append(Problem("duplicate_id", f"chunk id {cid} appears in minishard "
+                                f"{first} and again in {m}", lo, where))
+
+
+def _check_index_overlap(problems: list[Problem], a: np.ndarray, b: np.ndarray,
+                         cids: np.ndarray, idx_starts: np.ndarray, idx_reach: np.ndarray,
+                         idx_owner: list[int]) -> None:
+    """Data ranges ``[a, b)`` (not empty) that overlap a minishard index."""
+    if not len(idx_starts) or not len(a):
+        return
+    j = np.searchsorted(idx_starts, b, side="left").astype(np.int64) - 1
+    hit = (j >= 0) & (b > a)
+    hit[hit] = idx_reach[j[hit]] > a[hit]
+    for i in np.flatnonzero(hit)[:_REPORT].tolist():
+        k = int(j[i])
+        problems.append(Problem("overlap", f"chunk {int(cids[i])} [{int(a[i])}, {int(b[i])}) "
+                                f"overlaps the minishard {idx_owner[k]} index or one before "
+                                "it", int(a[i]), f"/chunks/{int(cids[i])}"))
+
+
+def _check_gzip(reader: NgShard, blocks: _Blocks, problems: list[Problem],
+                data_ranges: list[tuple[np.ndarray, np.ndarray, np.ndarray]],
+                block_size: int) -> None:
+    """Every chunk of a batch (at least :data:`_BATCH_CHUNKS` chunks, or the last) decompresses
+    (read in file order)."""
+    a = np.concatenate([r[0] for r in data_ranges])
+    b = np.concatenate([r[1] for r in data_ranges])
+    cids = np.concatenate([r[2] for r in data_ranges])
+    order = np.lexsort((b, a))
+    a, b, cids = a[order].tolist(), b[order].tolist(), cids[order].tolist()
+    lo = 0
+    while lo < len(a):
+        hi = lo + 1
+        while hi < len(a) and b[hi] - a[lo] < 4 * block_size:
+            hi += 1
+        datas = blocks.fetch(list(zip(a[lo:hi], b[lo:hi], strict=True)), keep=False,
+                             max_gap=_MAX_GAP)
+        for k, data in enumerate(datas, lo):
+            try:
+                reader._decode(cids[k], a[k], data)
+            except ShardkitError as exc:
+                problems.append(Problem("gzip", str(exc.message), a[k], f"/chunks/{cids[k]}"))
+        lo = hi

@@ -696,6 +696,14 @@ class _Layout:
         """Number of chunks of each xorb block."""
         return self.words(self.xorb_pos, 1)
 
+    def hash_array(self, pos: np.ndarray) -> np.ndarray:
+        """The 32-byte hashes of the records at ``pos`` as an ``(n, 32)`` uint8 array (no
+        object per block)."""
+        if not len(pos):
+            return np.zeros((0, 32), np.uint8)
+        raw = np.frombuffer(self._mem, np.uint8, count=len(self._mem))
+        return raw[pos[:, None] + np.arange(32)]
+
     def _hashes(self, pos: np.ndarray) -> list[bytes]:
         mem = self._mem
         return [bytes(mem[p : p + 32]) for p in pos.tolist()]
@@ -722,7 +730,8 @@ _T = TypeVar("_T")
 
 class _Blocks(Sequence[_T]):
     """The ``files`` or ``xorbs`` of a shard: a sequence whose items are built on first
-    access (then kept), so a million-block shard is indexed without a million objects.
+    access (then kept), so a million-block shard is indexed without a million objects;
+    :meth:`walk` and :meth:`peek` build without keeping.
 
     Compares equal to any sequence of equal items (a tuple of the same objects included).
     """
@@ -759,6 +768,19 @@ class _Blocks(Sequence[_T]):
             if item is None:
                 item = items[i] = make(i)
             yield item
+
+    def walk(self) -> Iterator[_T]:
+        """Every item, as iteration gives them, but those not built yet are built for the
+        walk and not kept: a walk over a large shard holds one item at a time."""
+        items, make = self._items, self._make
+        for i in range(len(items)):
+            item = items[i]
+            yield make(i) if item is None else item
+
+    def peek(self, i: int) -> _T:
+        """Item ``i`` (0 <= i < len), built and not kept when it was not built yet."""
+        item = self._items[i]
+        return self._make(i) if item is None else item
 
     def __eq__(self, other: object) -> bool:
         if isinstance(other, (str, bytes, bytearray)) or not isinstance(other, Sequence):

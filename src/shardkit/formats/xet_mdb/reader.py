@@ -66,6 +66,7 @@ from .model import (
 from .verify import VerifyReport
 
 _WALK = struct.Struct("<Q24xII")  # word 0 of the hash, then the two u32 after it
+_DROP_EVERY = 4096  # blocks walked between drops of the mapped pages
 _ALL_ONES = 2**64 - 1
 #: The cached attributes that hold views of the file (dropped by close()).
 _MAPPED = ("_layout", "files", "xorbs", "_xorb_records", "_kaitai_objects", "file_lookup",
@@ -309,6 +310,8 @@ class MdbShard(Reader):
                     field=f"/file_info/blocks/{i}/num_terms")
             add(pos)
             pos, i = end, i + 1
+            if not i % _DROP_EVERY:
+                self._drop_pages()
         xorb_info_offset = pos = pos + RECORD_SIZE
         xorb_pos = array("q")
         add = xorb_pos.append
@@ -332,8 +335,19 @@ class MdbShard(Reader):
                     field=f"/xorb_info/blocks/{i}/num_chunks")
             add(pos)
             pos, i = end, i + 1
+            if not i % _DROP_EVERY:
+                self._drop_pages()
+        self._drop_pages()
         return _Layout(mem, np.frombuffer(file_pos, np.int64), xorb_info_offset,
                        np.frombuffer(xorb_pos, np.int64), pos + RECORD_SIZE)
+
+    def _drop_pages(self) -> None:
+        """After a walk over the sections: let a mapped file's pages go from this process
+        (:meth:`FileSource.release`; they stay in the page cache), so walks do not leave
+        the whole shard resident."""
+        release = getattr(self.source, "release", None)
+        if release is not None:
+            release()
 
     @property
     def xorb_info_offset(self) -> int:
@@ -797,6 +811,17 @@ class MdbShard(Reader):
             yield _new_hash(mem[pos : pos + 32])
 
     __iter__ = keys
+
+    def items(self) -> Iterator[tuple[XetHash, FileInfo]]:
+        """``(file hash, file)`` of every file block, in section order. The files are built
+        as the walk reaches them and not kept (``files`` keeps what it builds): memory stays
+        at one file whatever the shard's size."""
+        files = self.files
+        walk = files.walk() if isinstance(files, _Blocks) else iter(files)
+        for i, info in enumerate(walk, 1):
+            yield info.hash, info
+            if not i % _DROP_EVERY:
+                self._drop_pages()
 
     def parse_key(self, text: str) -> XetHash:
         """A file hash from its display hex (as ``shardkit get`` takes it)."""

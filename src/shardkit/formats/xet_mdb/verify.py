@@ -6,7 +6,7 @@ import os
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from dataclasses import field as _field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 import numpy as np
 
@@ -27,6 +27,7 @@ from .model import (
     FileInfo,
     MdbFooter,
     XorbInfo,
+    _Blocks,
     _Layout,
     _new_hash,
 )
@@ -35,6 +36,7 @@ if TYPE_CHECKING:
     from .reader import MdbShard
 
 _ZERO16 = bytes(16)
+_I = TypeVar("_I")
 
 
 
@@ -52,6 +54,55 @@ class VerifyReport(list[Problem]):
     def __init__(self, problems: Iterable[Problem] = (), notes: Iterable[Problem] = ()) -> None:
         super().__init__(problems)
         self.notes: list[Problem] = list(notes)
+
+
+class _Known:
+    """The xorbs a file's terms may use: hash -> (the shard's ``xorbs``, index), each built
+    when a term needs it, the last :data:`_KNOWN_CACHE` kept (files of one shard mostly use
+    its own few xorbs in turn). Memory: a dict entry per xorb, no xorb object each."""
+
+    def __init__(self) -> None:
+        self._where: dict[bytes, tuple[Sequence[XorbInfo], int]] = {}
+        self._cache: dict[bytes, XorbInfo] = {}
+
+    def add(self, xorbs: Sequence[XorbInfo], *, replace: bool) -> None:
+        for i, x in enumerate(_walk(xorbs)):
+            h = bytes(x.hash)
+            if replace or h not in self._where:
+                self._where[h] = (xorbs, i)
+
+    def get(self, h: bytes) -> XorbInfo | None:
+        x = self._cache.get(h)
+        if x is not None:
+            return x
+        where = self._where.get(h)
+        if where is None:
+            return None
+        seq, i = where
+        x = seq.peek(i) if isinstance(seq, _Blocks) else seq[i]
+        if len(self._cache) >= _KNOWN_CACHE:
+            del self._cache[next(iter(self._cache))]
+        self._cache[h] = x
+        return x
+
+
+_KNOWN_CACHE = 1024
+
+
+def _walk(items: Sequence[_I], shard: MdbShard | None = None) -> Iterable[_I]:
+    """The items of ``files`` or ``xorbs`` without keeping the ones built for the walk (and
+    dropping ``shard``'s mapped pages every 4,096 items)."""
+    walk = items.walk() if isinstance(items, _Blocks) else items
+    if shard is None:
+        return walk
+    return _dropping(walk, shard)
+
+
+def _dropping(walk: Iterable[_I], shard: MdbShard) -> Iterable[_I]:
+    for i, item in enumerate(walk, 1):
+        yield item
+        if not i % 4096:
+            shard._drop_pages()
 
 
 @dataclass
@@ -81,20 +132,21 @@ def verify(shard: MdbShard, progress: Callable[[int, int], None] | None = None, 
         return problems
     size, f = shard.source.size, shard.footer
     _verify_frame(shard, lay, f, size, add)
+    shard._drop_pages()  # each phase reads the whole shard: no phase keeps it mapped
     _verify_tables(shard, lay, f, add)
+    shard._drop_pages()
     _verify_order(shard, lay, f, add)
+    shard._drop_pages()
     _verify_bookends(shard, lay, add)
     keyed = f is not None and f.is_keyed
-    known: dict[bytes, XorbInfo] = {}
+    known = _Known()
     for other in other_shards:
-        for x in other.xorbs:
-            known.setdefault(bytes(x.hash), x)
-    for x in xorbs:
-        known[bytes(x.hash)] = x
+        known.add(other.xorbs, replace=False)
+    known.add(xorbs, replace=True)
     total = len(files) + len(xorbs)
     done = 0
     unchecked = _Unchecked()
-    for x in xorbs:
+    for x in _walk(xorbs, shard):
         _verify_xorb(shard, x, keyed, add)
         done += 1
         if progress is not None and done % 1024 == 0:
@@ -173,9 +225,10 @@ def _verify_frame(shard: MdbShard, lay: _Layout, f: MdbFooter | None, size: int,
     if not hfjs:  # huggingface.js writes totals of its own (FORMAT_NOTES section 9)
         for field, found, want in (
                 ("len_stored_on_disk", f.stored_bytes_on_disk,
-                 sum(b[5] for b in lay.xorb_blocks)),
-                ("len_materialized", f.materialized_bytes, sum(fi.size for fi in shard.files)),
-                ("len_stored", f.stored_bytes, sum(b[4] for b in lay.xorb_blocks))):
+                 int(lay.words(lay.xorb_pos, 3).sum())),
+                ("len_materialized", f.materialized_bytes,
+                 sum(fi.size for fi in _walk(shard.files, shard))),
+                ("len_stored", f.stored_bytes, int(lay.words(lay.xorb_pos, 2).sum()))):
             if found != want:
                 add(Problem("totals", f"{field} is {found}, the sections sum to {want}",
                             fo + _FOOTER_AT[field], f"/footer/{field}"))
@@ -192,14 +245,15 @@ def _verify_tables(shard: MdbShard, lay: _Layout, f: MdbFooter | None,
     except ShardkitError as exc:
         add(Problem("lookup_table", exc.message, exc.offset, exc.field))
         return
-    for name, table, blocks, base in (
-            ("file", ft, lay.file_blocks, HEADER_SIZE),
-            ("xorb", xt, lay.xorb_blocks, lay.xorb_info_offset)):
+    for name, table, positions, base in (
+            ("file", ft, lay.file_pos, HEADER_SIZE),
+            ("xorb", xt, lay.xorb_pos, lay.xorb_info_offset)):
         if table is None:
             continue
-        want = np.empty(len(blocks), _LOOKUP_DTYPE)
-        want["key"] = np.frombuffer(b"".join(b[1][:8] for b in blocks), "<u8")
-        want["index"] = [(b[0] - base) // RECORD_SIZE for b in blocks]
+        want = np.empty(len(positions), _LOOKUP_DTYPE)
+        want["key"] = np.ascontiguousarray(lay.hash_array(positions)[:, :8]).view("<u8")[:, 0] \
+            if len(positions) else np.zeros(0, np.uint64)
+        want["index"] = (positions - base) // RECORD_SIZE
         if len(table) != len(want):
             add(Problem("lookup_table", f"the {name} table has {len(table)} entries, the "
                         f"section {len(want)} blocks", None, f"/{name}_lookup"))
@@ -253,23 +307,24 @@ def _verify_order(shard: MdbShard, lay: _Layout, f: MdbFooter | None,
     if f is None or not (f.file_lookup_num_entry or f.xorb_lookup_num_entry
                          or f.chunk_lookup_num_entry):
         return
-    for name, blocks, base in (("file", lay.file_blocks, HEADER_SIZE),
-                               ("xorb", lay.xorb_blocks, lay.xorb_info_offset)):
-        if len(blocks) < 2:
+    for name, positions, base in (("file", lay.file_pos, HEADER_SIZE),
+                                  ("xorb", lay.xorb_pos, lay.xorb_info_offset)):
+        if len(positions) < 2:
             continue
         # big-endian words compare bytewise in the hash order of FORMAT_NOTES section 1
-        words = np.frombuffer(b"".join(b[1] for b in blocks), "<u8")
-        keys = words.astype(">u8").view("S32")
+        hashes = lay.hash_array(positions)
+        keys = hashes.view("<u8").astype(">u8").view("S32").ravel()
         bad = np.flatnonzero(keys[1:] < keys[:-1]) + 1
         if not len(bad):
             continue
         i = int(bad[0])
-        pos = blocks[i][0]
+        pos = int(positions[i])
         add(Problem("order", f"the {name} section is not sorted by hash, although the "
                     "shard has lookup tables (xet-core's full writer sorts it): block "
-                    f"{i} ({_new_hash(blocks[i][1])}) comes after block {i - 1} "
-                    f"({_new_hash(blocks[i - 1][1])}); {len(bad)} blocks are out of order",
-                    pos, f"/{name}_info/blocks/{(pos - base) // RECORD_SIZE}/{name}_hash"))
+                    f"{i} ({_new_hash(hashes[i].tobytes())}) comes after block {i - 1} "
+                    f"({_new_hash(hashes[i - 1].tobytes())}); {len(bad)} blocks are out of "
+                    "order", pos,
+                    f"/{name}_info/blocks/{(pos - base) // RECORD_SIZE}/{name}_hash"))
 
 
 def _verify_padding(shard: MdbShard, fi: FileInfo, where: str,
@@ -333,23 +388,24 @@ def _verify_xorb(shard: MdbShard, x: XorbInfo, keyed: bool,
                         f"{xh.display_hex(computed)}", x.offset, f"{where}/xorb_hash"))
 
 
-def _verify_files(shard: MdbShard, files: Sequence[FileInfo], known: dict[bytes, XorbInfo],
+def _verify_files(shard: MdbShard, files: Sequence[FileInfo], known: _Known,
                   keyed: bool, add: Callable[[Problem], None],
                   progress: Callable[[int, int], None] | None, done: int,
                   total: int, unchecked: _Unchecked) -> None:
-    with_v = sum(1 for fi in files if fi.flags & FILE_FLAG_VERIFICATION)
+    lay = shard._layout
+    with_v = int(np.count_nonzero(lay.words(lay.file_pos, 0) & FILE_FLAG_VERIFICATION))
     if 0 < with_v < len(files):
         add(Problem("file", f"{with_v} of {len(files)} files have verification entries "
                     "(a shard has them for every file or for none)", HEADER_SIZE,
                     "/file_info"))
-    for fi in files:
+    for fi in _walk(files, shard):
         done += 1
         if progress is not None and done % 1024 == 0:
             progress(done, total)
         _verify_file(shard, fi, known, keyed, add, unchecked)
 
 
-def _verify_file(shard: MdbShard, fi: FileInfo, known: dict[bytes, XorbInfo], keyed: bool,
+def _verify_file(shard: MdbShard, fi: FileInfo, known: _Known, keyed: bool,
                  add: Callable[[Problem], None], unchecked: _Unchecked) -> None:
     where = f"/file_info/blocks/{fi.record_index}"
     if fi.flags & ~(FILE_FLAG_VERIFICATION | FILE_FLAG_METADATA_EXT):
