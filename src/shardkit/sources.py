@@ -203,22 +203,6 @@ class FileSource:
         """Bytes of every ``(start, end)`` in ``ranges``."""
         return [self.read_range(s, e) for s, e in ranges]
 
-    def release(self, start: int, end: int) -> None:
-        """Let the kernel take back the mapped pages of ``[start, end)`` (whole pages inside it).
-
-        A streaming scan calls this behind itself, so the pages it has read stop counting in
-        the process' memory; they stay in the page cache, and reading them again maps them
-        again. Safe for a read-only file mapping, views included.
-        """
-        if self._mm is None or not hasattr(mmap, "MADV_DONTNEED"):
-            return
-        page = mmap.PAGESIZE
-        lo = -(-max(start, 0) // page) * page
-        hi = min(end, self._size) // page * page
-        if hi > lo:
-            with contextlib.suppress(OSError, ValueError):
-                self._mm.madvise(mmap.MADV_DONTNEED, lo, hi - lo)
-
     def view(self, start: int, end: int) -> memoryview:
         """Zero-copy view of ``[start, end)`` of the mapping (counted as served: the caller
         is taken to read it all)."""
@@ -228,13 +212,22 @@ class FileSource:
             self.release()
         return self._view[start:end]
 
-    def release(self) -> None:
-        """Drop the pages of the mapping from this process (they stay in the page cache; the
-        next read maps them again). Views and ``raw`` stay valid."""
-        self.served = 0
-        if self._mm is not None and _DONTNEED is not None and not self._mm.closed:
+    def release(self, start: int | None = None, end: int | None = None) -> None:
+        """Drop mapped pages from this process: the whole mapping, or the whole pages inside
+        ``[start, end)`` (a streaming scan calls this behind itself). They stay in the page
+        cache, and the next read maps them again; views and ``raw`` stay valid."""
+        if self._mm is None or _DONTNEED is None or self._mm.closed:
+            return
+        if start is None and end is None:
+            self.served = 0
             self.releases += 1
             self._mm.madvise(_DONTNEED)
+            return
+        lo = -(-max(start or 0, 0) // _PAGE) * _PAGE
+        hi = min(self._size if end is None else end, self._size) // _PAGE * _PAGE
+        if hi > lo:
+            with contextlib.suppress(OSError, ValueError):
+                self._mm.madvise(_DONTNEED, lo, hi - lo)
 
     def close(self) -> None:
         """Release the underlying resources."""
