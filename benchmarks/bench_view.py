@@ -115,9 +115,12 @@ def one_run(tmux: Tmux, argv: list[str], env: dict[str, str], root: str, filled:
             status = int(code) if code else f"signal {signal}"
         else:
             time.sleep(0.05)
+    if status is None:  # q did not end it: keep what it shows
+        screen = tmux("capture-pane", "-p", "-t", pane)
     tmux("kill-pane", "-t", pane, check=False)
     return {"first_paint_s": first, "tree_filled_s": filled_at, "cpu_at_first_paint_s": cpu,
-            "exit_status": status, "screen": screen if first is None else None}
+            "exit_status": status,
+            "screen": screen if first is None or status is None else None}
 
 
 def _quote(text: str) -> str:
@@ -204,7 +207,8 @@ def report(path: Path, size: int, runs: list[dict[str, Any]], load: tuple[float,
         print(f"{'':>6} q exits with status 0 in every run: {'PASS' if exits_ok else 'MISS'}")
         for r in runs:
             if r["screen"] is not None:
-                print("a run never painted; its screen:\n" + r["screen"])
+                print("a run that never painted or did not exit on q; its screen:\n"
+                      + r["screen"])
                 break
     return 0 if painted and all(r["exit_status"] is not None for r in runs) else 1
 
