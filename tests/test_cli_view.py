@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import subprocess
 import sys
 from pathlib import Path
@@ -31,17 +32,87 @@ def test_view_refuses_a_bad_offset(bad: str, capsys: pytest.CaptureFixture[str])
     assert "--offset" in capsys.readouterr().err
 
 
-def test_view_runs_the_app_on_the_opened_reader(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_view_shows_a_local_file_before_opening_its_reader(
+        monkeypatch: pytest.MonkeyPatch) -> None:
     pytest.importorskip("textual")
     seen: dict[str, Any] = {}
 
-    def fake_run(reader: Any, *, offset: int | None = None) -> int:
-        seen.update(format=reader.format_id, size=reader.source.size, offset=offset)
+    def fake_run(opening: Any, *, offset: int | None = None) -> int:
+        # the first frame needs only the bytes: the reader is opened by the app, later
+        assert opening.source.read_range(0, 9) == b"SWHShard\0"
+        seen.update(name=opening.name, format=opening.format_name,
+                    size=opening.source.size, offset=offset)
+        with opening.open() as reader:
+            seen.update(reader=(reader.format_id, reader.source.name))
         return 0
 
     monkeypatch.setattr("shardkit.view.run", fake_run)
     assert main(["view", str(TINY), "--offset", "600"]) == 0
-    assert seen == {"format": "swh", "size": TINY.stat().st_size, "offset": 600}
+    assert seen == {"name": str(TINY), "format": "Software Heritage read shard",
+                    "size": TINY.stat().st_size, "offset": 600,
+                    "reader": ("swh", str(TINY))}
+
+
+def test_view_opens_a_dataset_first(monkeypatch: pytest.MonkeyPatch) -> None:
+    pytest.importorskip("textual")
+    seen: dict[str, Any] = {}
+
+    def fake_run(reader: Any, *, offset: int | None = None) -> int:
+        seen.update(format=reader.format_id, dataset=hasattr(reader, "store"))
+        return 0
+
+    monkeypatch.setattr("shardkit.view.run", fake_run)
+    assert main(["view", str(DATA / "neuroglancer" / "cv_identity_raw")]) == 0
+    assert seen == {"format": "neuroglancer", "dataset": True}  # an open reader
+
+
+def headless_run(app: Any) -> Any:
+    """``ViewApp.run`` without a terminal: wait for the reader, then press ``q``."""
+
+    async def go() -> None:
+        async with app.run_test(size=(160, 48)) as pilot:
+            for _ in range(500):
+                if app.reader is not None or app.open_error is not None:
+                    break
+                await pilot.pause(0.01)
+            await pilot.pause()
+            if app.open_error is None:
+                seen["root"] = str(app.tree_view.root.label)
+                seen["kids"] = [str(c.label).split(":")[0] for c in app.tree_view.root.children]
+                await pilot.press("q")
+
+    seen: dict[str, Any] = {}
+    asyncio.run(go())
+    headless_run.seen = seen  # type: ignore[attr-defined]
+    return app.return_value
+
+
+def test_view_end_to_end_opens_the_reader_after_the_first_frame(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    pytest.importorskip("textual")
+    from shardkit.view.app import ViewApp
+
+    monkeypatch.setattr(ViewApp, "run", headless_run)
+    assert main(["view", str(TINY)]) == 0
+    seen = headless_run.seen  # type: ignore[attr-defined]
+    assert seen["root"] == f"{TINY}: Software Heritage read shard"
+    assert seen["kids"] == ["summary", "layout", "dump"]
+
+
+def test_view_of_a_truncated_file_is_one_line_and_exit_2(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    pytest.importorskip("textual")
+    from shardkit.view.app import ViewApp
+
+    cut = tmp_path / "cut.shard"
+    cut.write_bytes(TINY.read_bytes()[:40])  # the magic, then the header cut short
+    monkeypatch.setattr(ViewApp, "run", headless_run)
+    assert main(["view", str(cut)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("shardkit: error: truncated") and err.count("\n") == 1
+    assert main(["info", str(cut)]) == 2
+    assert capsys.readouterr().err == err  # as every command says it
 
 
 def test_view_of_an_unreadable_file_is_one_line_and_exit_2(

@@ -15,6 +15,7 @@ import shutil
 import struct
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -28,7 +29,8 @@ from shardkit.view.model import PAGE, FuncChildren, build_root, group_spans
 
 textual = pytest.importorskip("textual", reason="the view extra (Textual) is not installed")
 
-from shardkit.view.app import HelpScreen, ListScreen, ViewApp, parse_offset  # noqa: E402
+from shardkit.errors import ShardkitError  # noqa: E402
+from shardkit.view.app import HelpScreen, ListScreen, Opening, ViewApp, parse_offset  # noqa: E402
 
 DATA = Path(__file__).parent / "data"
 SWH_TINY = DATA / "swh" / "tiny.shard"
@@ -531,6 +533,155 @@ def test_remote_file_reads_only_the_visible_window(range_server: Any) -> None:
         assert opened <= 3
 
     drive(url, script)
+
+
+# -- opening after the first frame (what `shardkit view FILE` does for a local file) ----------
+
+
+def lines(app: ViewApp) -> list[tuple[int, str, bool]]:
+    """The tree as (depth, label, expanded), every node made so far."""
+    out: list[tuple[int, str, bool]] = []
+
+    def walk(node: Any, depth: int) -> None:
+        out.append((depth, str(node.label), node.is_expanded))
+        for child in node.children:
+            walk(child, depth + 1)
+
+    walk(app.tree_view.root, 0)
+    return out
+
+
+class Gate:
+    """An opener that waits until the test lets it go, and remembers the reader it made."""
+
+    def __init__(self, path: Path, error: Exception | None = None) -> None:
+        self.path, self.error = path, error
+        self.go = threading.Event()
+        self.reader: Any = None
+        self.closed = 0
+
+    def __call__(self) -> Any:
+        assert self.go.wait(10), "the test never let the opener go"
+        if self.error is not None:
+            raise self.error
+        self.reader = shardkit.open(self.path)
+        close = self.reader.close
+
+        def counted() -> None:
+            self.closed += 1
+            close()
+
+        self.reader.close = counted
+        return self.reader
+
+
+async def wait_opened(app: ViewApp, pilot: Any) -> None:
+    for _ in range(500):
+        if app.reader is not None or app.open_error is not None:
+            break
+        await pilot.pause(0.01)
+    await pilot.pause()
+    await pilot.pause()
+
+
+def run_opening(path: Path, script: Callable[[ViewApp, Any, Gate], Awaitable[Any]],
+                offset: int | None = None, error: Exception | None = None) -> Any:
+    """Run the app on an :class:`Opening` of ``path`` (its bytes shown from the start)."""
+    gate = Gate(path, error)
+    source = FileSource(path)
+
+    async def go() -> Any:
+        app = ViewApp(Opening(gate, source.name, "Software Heritage read shard", source),
+                      offset=offset)
+        try:
+            async with app.run_test(size=SIZE) as pilot:
+                await pilot.pause()
+                return await script(app, pilot, gate)
+        finally:
+            gate.go.set()
+            app.close_opened()
+            source.close()
+
+    return asyncio.run(go())
+
+
+def test_opening_paints_the_root_and_the_bytes_before_the_reader_opens() -> None:
+    async def reference(app: ViewApp, pilot: Any, reader: Any) -> Any:
+        return lines(app), str(app.hex.render()), status(app)
+
+    want_lines, want_hex, want_status = drive(str(SWH_TINY), reference)
+
+    async def script(app: ViewApp, pilot: Any, gate: Gate) -> None:
+        # the first frame: the root (the file, its format) and the hex of offset 0, no reader
+        assert app.reader is None and gate.reader is None
+        assert lines(app) == [(0, f"{SWH_TINY}: Software Heritage read shard", False)]
+        hex_now = str(app.hex.render())
+        assert hex_now.splitlines()[0] == "00000000  53 57 48 53 68 61 72 64  00 00 00 00 00 " \
+                                          "00 00 00  SWHShard........"
+        assert hex_now == want_hex
+        assert "opening…" in status(app)
+        await pilot.press("slash")  # keys that need the reader say to wait
+        await pilot.pause()
+        assert "opening the file" in status(app) and len(app.screen_stack) == 1
+        await pilot.press("v", "m")
+        await pilot.pause()
+        assert len(app.screen_stack) == 1
+        gate.go.set()
+        await wait_opened(app, pilot)
+        # then the tree is the one the opened reader gives, the hex pane on its source
+        assert app.reader is gate.reader and app.open_error is None
+        assert lines(app) == want_lines
+        assert app.hex.source is gate.reader.source
+        assert str(app.hex.render()) == want_hex
+        assert status(app) == want_status
+        sections = {s.name: (s.start, s.end) for s in gate.reader.sections()}
+        app.reveal_path("/header")
+        await pilot.pause()
+        assert app.hex.highlight == sections["/header"]
+        assert gate.closed == 0  # the app's caller closes it (close_opened)
+
+    gate_holder: list[Gate] = []
+
+    async def keep(app: ViewApp, pilot: Any, gate: Gate) -> None:
+        gate_holder.append(gate)
+        await script(app, pilot, gate)
+
+    run_opening(SWH_TINY, keep)
+    assert gate_holder[0].closed == 1
+
+
+def test_opening_with_an_offset_selects_its_node_once_open() -> None:
+    async def script(app: ViewApp, pilot: Any, gate: Gate) -> None:
+        assert app.hex.cursor == 17  # the cursor is there from the first frame
+        gate.go.set()
+        await wait_opened(app, pilot)
+        assert app.selected().path == "/reserved"
+        assert app.hex.cursor == 17 and app.hex.highlight == (9, 32)
+
+    run_opening(SWH_TINY, script, offset=17)
+
+
+def test_an_error_opening_ends_the_app_with_it() -> None:
+    error = ShardkitError("tiny.shard: truncated header", offset=32)
+
+    async def script(app: ViewApp, pilot: Any, gate: Gate) -> Any:
+        gate.go.set()
+        await wait_opened(app, pilot)
+        return app
+
+    app = run_opening(SWH_TINY, script, error=error)
+    assert app.open_error is error and app.return_code == 2 and app.reader is None
+
+
+def test_quitting_while_opening_closes_the_reader_opened_after() -> None:
+    async def script(app: ViewApp, pilot: Any, gate: Gate) -> Gate:
+        await pilot.press("q")
+        await pilot.pause()
+        assert app.return_code == 0 and gate.reader is None
+        return gate
+
+    gate = run_opening(SWH_TINY, script)
+    assert gate.reader is not None and gate.closed == 1  # opened after the quit, then closed
 
 
 # -- snapshots (SVG): the layout --------------------------------------------------------------

@@ -31,12 +31,18 @@ def offset(text: str) -> int:
 
 
 def run_view(args: argparse.Namespace) -> int:
-    """Open FILE and run the viewer until ``q``; exit code 2 without Textual."""
+    """Open FILE and run the viewer until ``q``; exit code 2 without Textual.
+
+    A local file of a known format is shown at once (its bytes need no reader) and its reader
+    opens after the first frame; a URL, a dataset or an unrecognised file is opened first (an
+    error is then one line before any screen is drawn).
+    """
     try:
         import textual  # noqa: F401  # the view extra
     except ImportError:
         sys.stderr.write(f"shardkit: error: {INSTALL_HINT}\n")
         return EXIT_ERROR
+    from .common import run_guarded
     from .read import open_and_run
 
     def handler(args: argparse.Namespace, reader: Any) -> int:
@@ -44,7 +50,59 @@ def run_view(args: argparse.Namespace) -> int:
 
         return run(reader, offset=args.offset)
 
-    return open_and_run(args, handler)
+    early = _early_source(args)
+    if early is None:
+        return open_and_run(args, handler)
+    source, format_name = early
+
+    def run_early() -> int:
+        from ..view import run
+        from ..view.app import Opening
+
+        opening = Opening(lambda: _open(args), source.name, format_name, source)
+        return run(opening, offset=args.offset)
+
+    try:
+        return run_guarded(args, run_early)
+    finally:
+        source.close()
+
+
+def _open(args: argparse.Namespace) -> Any:
+    """The reader, as every command opens it (``--format``, ``--spec``, the I/O options)."""
+    from ..formats import open_reader
+    from .common import io_options, load_spec
+
+    options: dict[str, Any] = {}
+    if args.spec is not None:
+        options["spec"] = load_spec(args.spec)
+    return open_reader(args.file, args.format, io_options=io_options(args), **options)
+
+
+def _early_source(args: argparse.Namespace) -> tuple[Any, str] | None:
+    """A local file whose format its first bytes tell (or ``--format`` names): its source
+    and format name, for the first frame; else None (the reader is opened first)."""
+    import os
+
+    path = os.fspath(args.file)
+    if "://" in path or args.spec is not None or not os.path.isfile(path):
+        return None
+    from ..errors import ShardkitError
+    from ..formats import FORMATS, detect
+    from ..sources import FileSource
+
+    try:
+        source = FileSource(path)
+    except (ShardkitError, OSError):
+        return None  # the reader's open says why, as for every command
+    try:
+        info = FORMATS[args.format] if args.format else detect(source)
+    except ShardkitError:
+        info = None
+    if info is None or not info.readable or info.id == "neuroglancer":
+        source.close()
+        return None
+    return source, info.name
 
 
 def add_parser(sub: Any, common: argparse.ArgumentParser) -> None:

@@ -20,9 +20,19 @@ __all__ = ["run"]
 
 
 def run(reader: Any, *, offset: int | None = None) -> int:
-    """Run the viewer full-screen on an open reader; returns the exit code (0 on ``q``)."""
+    """Run the viewer full-screen; returns the exit code (0 on ``q``).
+
+    ``reader`` is an open reader, or a :class:`~shardkit.view.app.Opening`: then the first
+    frame shows before the reader is opened (in a thread), the reader is closed after the run,
+    and an error opening it is raised here.
+    """
     from .app import ViewApp
 
     app = ViewApp(reader, offset=offset)
-    code = app.run()
+    try:
+        code = app.run()
+    finally:
+        app.close_opened()
+    if app.open_error is not None:
+        raise app.open_error
     return 0 if code is None else int(code)

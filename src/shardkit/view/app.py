@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import bisect
 import inspect
+import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -13,6 +15,7 @@ from textual import on
 from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
+from textual.message import Message
 from textual.screen import ModalScreen
 from textual.widgets import Footer, Input, Label, OptionList, Static, Tree
 from textual.widgets.option_list import Option
@@ -25,7 +28,7 @@ from .keys import HELP, KEYS
 from .locate import Target, lookup
 from .model import PAGE, Node, build_root, group_spans
 
-__all__ = ["ViewApp"]
+__all__ = ["Opening", "ViewApp"]
 
 _Bindings = list[Binding | tuple[str, str] | tuple[str, str, str]]
 
@@ -43,6 +46,28 @@ class Entry:
     hi: int = 0
     group: bool = False
     populated: bool = False
+
+
+@dataclass
+class Opening:
+    """A file the viewer opens itself, after its first frame (so it shows at once).
+
+    Until ``open`` returns, the tree's root says ``name: format_name`` and the hex pane shows
+    ``source`` (the file's bytes need no reader); then the tree fills. The viewer owns the
+    reader ``open`` returns: :meth:`ViewApp.close_opened` closes it after the run.
+
+    Attributes:
+        open: Opens the reader (in a thread of its own: it may import the format's reader).
+        name: The file's name, as its reader's source will name it.
+        format_name: What the file is, if already known (its magic), else ``""``.
+        source: The file's bytes for the hex pane meanwhile, or None (the caller closes it
+            after the run; the pane moves to the reader's own source once it is open).
+    """
+
+    open: Callable[[], Any]
+    name: str
+    format_name: str = ""
+    source: ByteSource | None = None
 
 
 def parse_offset(text: str) -> int:
@@ -149,7 +174,10 @@ class ViewApp(App[int]):
 
     Args:
         reader: An open reader (``shardkit.open``'s result; a dataset included). The app does
-            not close it.
+            not close it. Or an :class:`Opening`: the app opens the reader in a thread after
+            its first frame; :attr:`reader` is then None until it is open, an error
+            opening it ends the app (:attr:`open_error` holds it), and
+            :meth:`close_opened` closes it after the run.
         offset: Start with the hex cursor (and the tree's selection) at this byte.
     """
 
@@ -170,11 +198,19 @@ class ViewApp(App[int]):
 
     def __init__(self, reader: Any, *, offset: int | None = None) -> None:
         super().__init__()
-        self.reader = reader
+        self.opening: Opening | None = reader if isinstance(reader, Opening) else None
+        self.reader: Any = None if self.opening is not None else reader
+        self.open_error: BaseException | None = None
+        self._opener: threading.Thread | None = None
+        self._opened_reader: Any = None  # a reader the app opened: close_opened() closes it
         self.start_offset = offset
-        self.model = build_root(reader)
-        self.main_source: ByteSource | None = None if self.model.path == "" and hasattr(
-            reader, "store") else reader.source
+        self.main_source: ByteSource | None
+        if self.opening is not None:
+            self.model = Node(self.opening.name, "", self.opening.format_name or "opening…")
+            self.main_source = self.opening.source
+        else:
+            self.model = build_root(reader)
+            self.main_source = self._source_of(reader)
         self.layouts: dict[int, TreeNode[Entry]] = {}  # id(source) -> its layout tree node
         self.trees: dict[int, TreeNode[Entry]] = {}  # id(source) -> its index tree node
         # the next highlight of this node keeps the hex cursor, or shows this range instead
@@ -204,7 +240,84 @@ class ViewApp(App[int]):
         """The hex pane."""
         return self.query_one("#hex", HexPane)
 
+    @staticmethod
+    def _source_of(reader: Any) -> ByteSource | None:
+        """The file the hex pane starts on: the reader's (none for a dataset)."""
+        return None if hasattr(reader, "store") else reader.source
+
     def on_mount(self) -> None:
+        if self.reader is not None:
+            self._fill()
+            return
+        self.tree_view.focus()  # the reader opens once the first frame is painted
+        if self.start_offset is not None and self.main_source is not None:
+            self.hex.set_cursor(self.start_offset, notify=False)
+        self.message = "opening…"
+        self.update_status()
+
+    class OpenDone(Message):
+        """The opening thread is done: the reader and the tree's top, or the error."""
+
+        def __init__(self, reader: Any, model: Node | None, error: BaseException | None
+                     ) -> None:
+            super().__init__()
+            self.reader, self.model, self.error = reader, model, error
+
+    def on_ready(self) -> None:
+        # the first frame is on screen: now open the reader (importing it takes a while)
+        if self.opening is not None and self._opener is None:
+            self._opener = threading.Thread(target=self._open, name="shardkit-view-open",
+                                            daemon=True)
+            self._opener.start()
+
+    def _open(self) -> None:
+        """Open the reader and make the tree's top (the opening thread)."""
+        assert self.opening is not None
+        try:
+            self._opened_reader = reader = self.opening.open()
+            model = build_root(reader)
+        except BaseException as exc:  # noqa: BLE001  # handed to the app, then to the caller
+            self.post_message(self.OpenDone(None, None, exc))
+            return
+        self.post_message(self.OpenDone(reader, model, None))
+
+    @on(OpenDone)
+    def _open_done(self, event: OpenDone) -> None:
+        if event.error is not None:
+            self.open_error = event.error
+            self.exit(2, return_code=2)
+            return
+        assert event.model is not None
+        self._opened(event.reader, event.model)
+
+    def close_opened(self) -> None:
+        """After the run: wait for the opening thread, close the reader it opened (if any)."""
+        if self._opener is not None:
+            self._opener.join()
+        reader, self._opened_reader = self._opened_reader, None
+        if reader is not None:
+            reader.close()
+
+    def _opened(self, reader: Any, model: Node) -> None:
+        """The reader is open: show its tree, the hex pane on its source (cursor kept)."""
+        assert self.opening is not None
+        self.reader, self.model = reader, model
+        early, cursor = self.opening.source, self.hex.cursor
+        self.main_source = self._source_of(reader)
+        self.hex.set_source(self.main_source)  # the same bytes: `layouts` is keyed by source
+        if early is not None and self.main_source is not None:
+            self.hex.set_cursor(cursor, notify=False)
+        root = self.tree_view.root
+        root.data = Entry(model)
+        root.set_label(self._label(model))
+        root.allow_expand = model.expandable
+        self.message = ""
+        if self.start_offset is None and cursor:
+            self.start_offset = cursor  # the user moved the hex cursor meanwhile
+        self._fill()
+
+    def _fill(self) -> None:
+        """Open the tree's top (and a cheap layout); select the start offset's node."""
         tree = self.tree_view
         self.populate(tree.root)
         tree.root.expand()
@@ -492,7 +605,18 @@ class ViewApp(App[int]):
 
         self.push_screen(AskScreen("Go to byte offset (decimal, or 0x... hex):"), done)
 
+    def _opening(self) -> bool:
+        """True (and the status line says so) while the reader is still opening."""
+        if self.reader is not None:
+            return False
+        self.message = "opening the file… (try again in a moment)"
+        self.update_status()
+        return True
+
     def action_lookup(self) -> None:
+        if self._opening():
+            return
+
         def done(answer: str | None) -> None:
             if answer:
                 self.jump_to_key(answer)
@@ -525,6 +649,8 @@ class ViewApp(App[int]):
         return target
 
     def action_verify(self) -> None:
+        if self._opening():
+            return
         screen = ListScreen("verify: running…")
 
         def done(index: int | None) -> None:
@@ -589,6 +715,8 @@ class ViewApp(App[int]):
         return None if hasattr(self.reader, "store") else self.reader
 
     def action_map(self) -> None:
+        if self._opening():
+            return
         owner = self._map_owner()
         if owner is None:
             self.message = "map: open a shard file first"
