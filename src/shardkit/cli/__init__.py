@@ -59,8 +59,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="shardkit",
         description="Read, verify, inspect and write binary shard files: Software Heritage read "
-                    "shards, Xet MDB shards, ZSS sorted sets, Neuroglancer sharded datasets and "
-                    "Amudai shards. FILE is a path, a dataset folder or an fsspec URL.",
+                    "shards, Xet MDB shards, ZSS and ZS sorted record files, Neuroglancer sharded "
+                    "datasets and Amudai shards. FILE is a path, a dataset folder or an fsspec "
+                    "URL.",
         epilog="exit codes: 0 ok, 1 problems found (verify) or key not found (get), "
                "2 usage error or unreadable file",
     )

@@ -31,7 +31,7 @@ def add_schema_parser(sub: Any) -> argparse.ArgumentParser:
                     "name among the uploaded files)",
         epilog="exit codes: 0 ok, 2 unknown schema, missing -o or unwritable DIR")
     p.add_argument("name", metavar="FORMAT", nargs="?",
-                   help="a format id (swh, mdb, zss, neuroglancer, amudai) or a schema id")
+                   help="a format id (swh, mdb, zss, zs, neuroglancer, amudai) or a schema id")
     p.add_argument("-o", "--output", metavar="DIR", help="folder to write the files into")
     p.add_argument("--list", action="store_true", help="list the shipped schemas")
     p.add_argument("--json", action="store_true", help="machine-readable JSON output")
