@@ -33,6 +33,11 @@ run_head 3 ls --prefix dup tests/data/zss/medium_zlib.zss
 run verify tests/data/zss/medium_zlib.zss
 run_head 4 map tests/data/zss/medium_bz2.zss
 
+echo; echo "== ZS, ZSS's released successor (the zs 0.10.0 reference's own sample files)"
+run_head 12 info tests/data/zs/reference/letters-lzma.zs
+run ls --prefix j tests/data/zs/reference/letters-deflate.zs
+run verify tests/data/zs/reference/letters-none.zs
+
 echo; echo "== Neuroglancer precomputed sharded datasets"
 run_head 20 info tests/data/neuroglancer/ts_image_identity_gzipindex
 run verify tests/data/neuroglancer/cv_identity_raw
@@ -40,7 +45,8 @@ run_head 3 ls tests/data/neuroglancer/ts_kv_identity_minishardbits0_shardbits5
 run_hex get tests/data/neuroglancer/cv_identity_raw 10
 run_head 4 map --spec tests/data/neuroglancer/cv_identity_raw/info tests/data/neuroglancer/cv_identity_raw/0.shard
 
-echo; echo "== Microsoft Amudai shards (written by shardkit's writer: none are published)"
+echo; echo "== Microsoft Amudai shards (written by amudai-cmd, the reference, and by shardkit's writer)"
+run verify tests/data/amudai/reference/nested.amudai.shard
 run_head 22 info tests/data/amudai/single.amudai.shard
 run_head 4 ls tests/data/amudai/twolevel.amudai.shard
 run verify tests/data/amudai/twolevel.amudai.shard
