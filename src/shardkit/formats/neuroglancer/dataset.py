@@ -136,6 +136,8 @@ class NgDataset:
                         continue
                     chunks += len(reader)
                     files += 1
+                except FileNotFoundError:  # unlisted (URL): a shard file that is not there
+                    kv._forget(number)
                 except ShardkitError as exc:
                     name = f"{kv.store.name}/{kv.spec.shard_name(number)}"
                     unreadable.append({"shard": name, "error": str(exc)})

@@ -119,6 +119,8 @@ class ShardedKV(Mapping[int, bytes]):
         for number in self.shard_numbers():
             try:
                 reader = self.shard(number)
+                if reader is not None:  # unlisted (URL): a missing file fails at its first read
+                    reader.shard_index()
             except FileNotFoundError:
                 self._forget(number)
                 continue

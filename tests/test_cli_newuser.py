@@ -1,0 +1,52 @@
+"""Commands run as a new user runs them, on files made by the reference writers: the bugs that
+turned up, each checked through the real command line."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from test_ngconv_convert import _volume, _write_unsharded
+
+from shardkit.cli import main
+
+
+def _run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
+    code = main(argv)
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+@pytest.fixture
+def empty_scale_dataset(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> Path:
+    """A sharded dataset whose second scale has no chunk, hence no shard file."""
+    _write_unsharded(tmp_path / "src", _volume(), extra_scale=True)
+    sharded = tmp_path / "ds" / "sharded"
+    assert main(["ng", "shard", str(tmp_path / "src"), str(sharded), "--jobs", "1",
+                 "--no-progress"]) == 0
+    capsys.readouterr()
+    assert sorted(p.name for p in sharded.iterdir()) == ["info", "s0"]
+    return sharded
+
+
+def test_a_url_dataset_with_an_empty_scale_diffs_lists_and_counts(empty_scale_dataset, capsys,
+                                                                  range_server):
+    # Over HTTP the folder cannot be listed: the scale's shard file is asked for and is a 404,
+    # which is an empty shard, not an error (it was FileNotFoundError, exit 2).
+    srv = range_server(empty_scale_dataset.parent)
+    url = srv.url("sharded/")
+    code, out, err = _run(["diff", url, url], capsys)
+    assert (code, err) == (0, "")
+    assert out == f"{url} and {url}: the same\n"
+    code, out, err = _run(["diff", url, str(empty_scale_dataset)], capsys)
+    assert (code, err) == (0, "")
+    code, out, err = _run(["ls", "--scale", "s1", url], capsys)
+    assert (code, out, err) == (0, "", "")
+    code, local, _ = _run(["ls", "--scale", "s0", "--coords", str(empty_scale_dataset)], capsys)
+    code, out, err = _run(["ls", "--scale", "s0", "--coords", url], capsys)
+    assert (code, err) == (0, "") and out == local and len(out.splitlines()) == 36
+    code, out, err = _run(["info", "--json", url], capsys)
+    assert code == 0, err
+    scales = {s["key"]: s for s in json.loads(out)["scales"]}
+    assert "unreadable_shards" not in scales["s1"]
