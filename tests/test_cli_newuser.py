@@ -50,3 +50,24 @@ def test_a_url_dataset_with_an_empty_scale_diffs_lists_and_counts(empty_scale_da
     assert code == 0, err
     scales = {s["key"]: s for s in json.loads(out)["scales"]}
     assert "unreadable_shards" not in scales["s1"]
+
+
+@pytest.mark.parametrize(("fmt", "content"), [
+    ("swh", b"some bytes\n"), ("zss", b"a\nb\nc\n"), ("amudai", b'{"a": 1}\n{"a": 2}\n'),
+    ("mdb", b"{}")])
+def test_create_names_out_when_its_folder_is_missing_or_it_is_a_folder(tmp_path, capsys, fmt,
+                                                                       content):
+    # It named the writer's temporary file (".x.1234.ab12.tmp: No such file or directory").
+    src = tmp_path / "input.ndjson"
+    src.write_bytes(content)
+    out = tmp_path / "no" / "x"
+    code, stdout, err = _run(["create", "--format", fmt, "-y", str(out), str(src)], capsys)
+    assert (code, stdout) == (2, "")
+    assert err == f"shardkit: error: cannot write {out}: the folder {out.parent} does not exist\n"
+    code, stdout, err = _run(["create", "--format", fmt, "-y", str(tmp_path), str(src), "--json"],
+                             capsys)
+    assert code == 2
+    assert json.loads(stdout)["message"] == (f"cannot write {tmp_path}: it is a folder (OUT is "
+                                             "the shard's file name)")
+    assert err.count("\n") == 1 and ".tmp" not in err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["input.ndjson"]

@@ -20,12 +20,13 @@ from __future__ import annotations
 
 import argparse
 import importlib
+from pathlib import Path
 from typing import Any
 
 from ..errors import ShardkitError
 from .common import base_parser, byte_count, run_guarded
 
-__all__ = ["FORMAT_OPTIONS", "add_parser", "refuse_options", "run_create"]
+__all__ = ["FORMAT_OPTIONS", "add_parser", "check_out", "refuse_options", "run_create"]
 
 #: ``--format`` -> the module under ``shardkit.cli`` that writes it (``run(args) -> int``).
 _FORMATS: dict[str, str] = {
@@ -71,10 +72,26 @@ def _positive_int(text: str) -> int:
     return value
 
 
+def check_out(out: str) -> None:
+    """Refuse, naming OUT, an OUT that cannot be written: a folder, or in a missing folder
+    (before any input is read; the writers would name their temporary file instead)."""
+    path = Path(out)
+    if path.is_dir():
+        raise ShardkitError(f"cannot write {out}: it is a folder (OUT is the shard's file name)")
+    folder = path.parent
+    if not folder.is_dir():
+        raise ShardkitError(f"cannot write {out}: the folder {folder} does not exist")
+
+
 def run_create(args: argparse.Namespace) -> int:
     """``shardkit create``: the format's module writes OUT from INPUT..."""
     module = importlib.import_module(f"{__package__}.{_FORMATS[args.format]}")
-    return run_guarded(args, lambda: int(module.run(args)))
+
+    def run() -> int:
+        check_out(args.shard)
+        return int(module.run(args))
+
+    return run_guarded(args, run)
 
 
 _EPILOGS = {
