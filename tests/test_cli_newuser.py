@@ -71,3 +71,21 @@ def test_create_names_out_when_its_folder_is_missing_or_it_is_a_folder(tmp_path,
                                              "the shard's file name)")
     assert err.count("\n") == 1 and ".tmp" not in err
     assert sorted(p.name for p in tmp_path.iterdir()) == ["input.ndjson"]
+
+
+@pytest.mark.parametrize("argv", [["ls"], ["ls", "--scale", "s0"], ["dump"], ["map"], ["info"],
+                                  ["cutout", "--scale", "s0", "--bbox", "7,-3,100,107,87,120"]])
+def test_a_truncated_shard_file_of_a_dataset_is_named_by_every_command(empty_scale_dataset,
+                                                                       capsys, argv):
+    # info named it; ls, dump, map and cutout said only "truncated: ..." (which file of many?).
+    shard = empty_scale_dataset / "s0" / "0.shard"
+    data = shard.read_bytes()
+    shard.write_bytes(data[: len(data) // 2])
+    extra = ["-o", str(empty_scale_dataset.parent / "box.npy")] if argv[0] == "cutout" else []
+    code, _, err = _run([argv[0], str(empty_scale_dataset), *argv[1:], *extra], capsys)
+    assert code == 2
+    lines = err.splitlines()
+    assert lines[-1].startswith(f"shardkit: error: {empty_scale_dataset}/s0/0.shard: "), err
+    assert "past the end" in lines[-1] or "truncated" in lines[-1]
+    assert "(at byte " in lines[-1] and "Traceback" not in err
+    assert not (empty_scale_dataset.parent / "box.npy").exists()
