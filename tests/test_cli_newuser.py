@@ -89,3 +89,22 @@ def test_a_truncated_shard_file_of_a_dataset_is_named_by_every_command(empty_sca
     assert "past the end" in lines[-1] or "truncated" in lines[-1]
     assert "(at byte " in lines[-1] and "Traceback" not in err
     assert not (empty_scale_dataset.parent / "box.npy").exists()
+
+
+def test_info_counts_a_url_dataset_with_counts(empty_scale_dataset, capsys, range_server):
+    # --counts was refused ("not supported") for Neuroglancer, and the summary told a shell
+    # user to call summary(count_chunks=True).
+    url = range_server(empty_scale_dataset.parent).url("sharded/")
+    code, out, err = _run(["info", url], capsys)
+    assert (code, err) == (0, "")
+    assert "shard_files: -\n" in out
+    assert "counts: not counted (--counts scans every shard file)\n" in out
+    code, out, err = _run(["info", "--counts", "--json", url], capsys)
+    assert (code, err) == (0, "")
+    got = json.loads(out)
+    code, local, _ = _run(["info", "--json", str(empty_scale_dataset)], capsys)
+    want = json.loads(local)
+    assert (got["shard_files"], got["chunk_count"]) == (want["shard_files"], want["chunk_count"])
+    assert (got["shard_files"], got["chunk_count"]) == (1, 36)
+    assert [(s["shard_files"], s["chunk_count"]) for s in got["scales"]] == [(1, 36), (0, 0)]
+    assert "counts" not in got
