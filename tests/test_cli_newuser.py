@@ -108,3 +108,16 @@ def test_info_counts_a_url_dataset_with_counts(empty_scale_dataset, capsys, rang
     assert (got["shard_files"], got["chunk_count"]) == (1, 36)
     assert [(s["shard_files"], s["chunk_count"]) for s in got["scales"]] == [(1, 36), (0, 0)]
     assert "counts" not in got
+
+
+def test_bare_ng_prints_its_help_and_exits_0():
+    # Bare `shardkit` prints the help; bare `shardkit ng` was an argparse error (exit 2).
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-m", "shardkit", "ng"], capture_output=True,
+                          text=True, timeout=60)
+    assert (done.returncode, done.stderr) == (0, "")
+    assert done.stdout.startswith("usage: shardkit ng [-h] ACTION ...")
+    for action in ("spec", "shard", "unshard"):
+        assert f"\n    {action} " in done.stdout
