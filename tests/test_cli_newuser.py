@@ -67,8 +67,8 @@ def test_create_names_out_when_its_folder_is_missing_or_it_is_a_folder(tmp_path,
     code, stdout, err = _run(["create", "--format", fmt, "-y", str(tmp_path), str(src), "--json"],
                              capsys)
     assert code == 2
-    assert json.loads(stdout)["message"] == (f"cannot write {tmp_path}: it is a folder (OUT is "
-                                             "the shard's file name)")
+    assert json.loads(stdout)["message"] == (f"cannot write {tmp_path}: it is a folder (give a "
+                                             "file name)")
     assert err.count("\n") == 1 and ".tmp" not in err
     assert sorted(p.name for p in tmp_path.iterdir()) == ["input.ndjson"]
 
@@ -140,3 +140,24 @@ def test_diff_of_one_mdb_shard_local_and_at_a_url_is_the_same(tmp_path, capsys, 
     code, out, err = _run(["diff", "--json", str(shard), url], capsys)
     assert code == 0
     assert json.loads(out.splitlines()[-1])["summary"]["differences"] == 0
+
+
+def test_cutout_names_the_output_when_its_folder_is_missing(empty_scale_dataset, capsys):
+    # It named the writer's temporary file (".box.npy.1234.ab12.tmp: No such file...").
+    out = empty_scale_dataset.parent / "no" / "box.npy"
+    code, stdout, err = _run(["cutout", str(empty_scale_dataset), "--scale", "s0", "--bbox",
+                              "7,-3,100,17,7,110", "-o", str(out)], capsys)
+    assert (code, stdout) == (2, "")
+    assert err == f"shardkit: error: cannot write {out}: the folder {out.parent} does not exist\n"
+    code, stdout, err = _run(["cutout", str(empty_scale_dataset), "--scale", "s0", "--bbox",
+                              "7,-3,100,17,7,110", "-o", str(out.parent.parent)], capsys)
+    assert code == 2
+    assert err == (f"shardkit: error: cannot write {out.parent.parent}: it is a folder (give a "
+                   "file name)\n")
+    code, stdout, err = _run(["cutout", str(empty_scale_dataset), "--scale", "s0", "--bbox",
+                              "7,-3,100,17,7,110", "-o", str(out.parent.parent / "b.npy")],
+                             capsys)
+    assert (code, err) == (0, "")
+    import numpy as np
+
+    assert np.load(out.parent.parent / "b.npy").shape == (10, 10, 10, 1)

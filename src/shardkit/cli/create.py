@@ -20,13 +20,12 @@ from __future__ import annotations
 
 import argparse
 import importlib
-from pathlib import Path
 from typing import Any
 
 from ..errors import ShardkitError
-from .common import base_parser, byte_count, run_guarded
+from .common import base_parser, byte_count, check_out, run_guarded
 
-__all__ = ["FORMAT_OPTIONS", "add_parser", "check_out", "refuse_options", "run_create"]
+__all__ = ["FORMAT_OPTIONS", "add_parser", "refuse_options", "run_create"]
 
 #: ``--format`` -> the module under ``shardkit.cli`` that writes it (``run(args) -> int``).
 _FORMATS: dict[str, str] = {
@@ -70,17 +69,6 @@ def _positive_int(text: str) -> int:
     if value < 1:
         raise argparse.ArgumentTypeError(f"must be at least 1: {text!r}")
     return value
-
-
-def check_out(out: str) -> None:
-    """Refuse, naming OUT, an OUT that cannot be written: a folder, or in a missing folder
-    (before any input is read; the writers would name their temporary file instead)."""
-    path = Path(out)
-    if path.is_dir():
-        raise ShardkitError(f"cannot write {out}: it is a folder (OUT is the shard's file name)")
-    folder = path.parent
-    if not folder.is_dir():
-        raise ShardkitError(f"cannot write {out}: the folder {folder} does not exist")
 
 
 def run_create(args: argparse.Namespace) -> int:

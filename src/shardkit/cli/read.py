@@ -21,6 +21,7 @@ from .common import (
     EXIT_PROBLEMS,
     base_parser,
     call_with,
+    check_out,
     io_options,
     load_spec,
     print_out,
@@ -248,6 +249,7 @@ def cmd_cutout(args: argparse.Namespace, reader: Any) -> int:
     from ..writers._atomic import atomic_file
 
     scale = _image_scale(reader, args.scale, "cutout")
+    check_out(args.output)
     try:
         array = reader.cutout(scale.key, args.bbox, fill_missing=args.fill_missing)
     except EntryNotFoundError as exc:  # the library's option, as the command spells it
