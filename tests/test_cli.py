@@ -373,7 +373,7 @@ def test_demo_fits_one_screen_per_format():
                           text=True, env=env, check=False, cwd=root)
     assert proc.returncode == 0, proc.stderr
     sections = ("\n" + proc.stdout).split("\n== ")[1:]
-    assert len(sections) == 5  # one per format
+    assert len(sections) == 6  # one per format: SWH, MDB, ZSS, ZS, Neuroglancer, Amudai
     for section in sections:
         lines = section.splitlines()
         assert len(lines) <= 50, lines[0]

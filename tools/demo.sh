@@ -37,6 +37,7 @@ echo; echo "== ZS, ZSS's released successor (the zs 0.10.0 reference's own sampl
 run_head 12 info tests/data/zs/reference/letters-lzma.zs
 run ls --prefix j tests/data/zs/reference/letters-deflate.zs
 run verify tests/data/zs/reference/letters-none.zs
+run_head 6 map tests/data/zs/reference/letters-none.zs
 
 echo; echo "== Neuroglancer precomputed sharded datasets"
 run_head 20 info tests/data/neuroglancer/ts_image_identity_gzipindex

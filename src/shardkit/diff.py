@@ -103,8 +103,22 @@ def _summary(reader: Any) -> dict[str, Any]:
     return summary
 
 
+#: Summary fields that say how a summary was made, not what the shard holds: an MDB shard read
+#: through ranged requests is counted from its lookup tables, a local one by a walk.
+_PROVENANCE = ("counts_from",)
+#: Summary fields that are None where they were not counted (MDB ``terms`` through ranged
+#: requests): compared only where both sides counted them.
+_UNCOUNTED = ("terms",)
+
+
 def _fields(a: Any, b: Any) -> Iterator[Difference]:
     fa, fb = _flatten(_summary(a), "", {}), _flatten(_summary(b), "", {})
+    for key in _PROVENANCE:
+        fa.pop(key, None)
+        fb.pop(key, None)
+    for key in _UNCOUNTED:
+        if key in fa and key in fb and (fa[key] is None or fb[key] is None):
+            del fa[key], fb[key]
     for key in [*fa, *(k for k in fb if k not in fa)]:
         va, vb = fa.get(key), fb.get(key)
         if va != vb:

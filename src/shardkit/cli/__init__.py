@@ -75,9 +75,16 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the CLI; returns the exit code."""
     parser = build_parser()
-    if not (sys.argv[1:] if argv is None else list(argv)):  # bare `shardkit`: the help
+    given = sys.argv[1:] if argv is None else list(argv)
+    if not given:  # bare `shardkit`: the help
         parser.print_help()
         return EXIT_OK
+    if given == ["ng"]:  # bare `shardkit ng`: its help, as bare `shardkit`
+        for action in parser._subparsers._group_actions if parser._subparsers else ():
+            choices = getattr(action, "choices", None) or {}
+            if "ng" in choices:
+                choices["ng"].print_help()
+                return EXIT_OK
     args, extra = parser.parse_known_args(argv)
     if extra:  # name the command's own usage, not the top-level one
         getattr(args, "subparser", parser).error(f"unrecognized arguments: {' '.join(extra)}")

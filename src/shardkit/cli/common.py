@@ -13,6 +13,7 @@ import contextlib
 import inspect
 import json
 import os
+import pathlib
 import sys
 import time
 import warnings
@@ -32,6 +33,7 @@ __all__ = [
     "base_parser",
     "byte_count",
     "call_with",
+    "check_out",
     "confirm",
     "io_options",
     "iter_records",
@@ -384,6 +386,18 @@ def notices() -> Iterator[None]:
 
 
 # -- errors ------------------------------------------------------------------------------------
+
+def check_out(out: str) -> None:
+    """Refuse, naming OUT, an OUT that cannot be written: a folder, or in a missing folder
+    (before any input is read; the writers would name their temporary file instead)."""
+    path = pathlib.Path(out)
+    if path.is_dir():
+        raise ShardkitError(f"cannot write {out}: it is a folder (give a file name)")
+    folder = path.parent
+    if not folder.is_dir():
+        raise ShardkitError(f"cannot write {out}: the folder {folder} does not exist")
+
+
 
 def report_error(args: argparse.Namespace, exc: BaseException, msg: str) -> int:
     """One line on stderr (and the error as JSON on stdout with ``--json``); exit code 2."""

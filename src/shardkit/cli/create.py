@@ -23,7 +23,7 @@ import importlib
 from typing import Any
 
 from ..errors import ShardkitError
-from .common import base_parser, byte_count, run_guarded
+from .common import base_parser, byte_count, check_out, run_guarded
 
 __all__ = ["FORMAT_OPTIONS", "add_parser", "refuse_options", "run_create"]
 
@@ -75,7 +75,12 @@ def _positive_int(text: str) -> int:
 def run_create(args: argparse.Namespace) -> int:
     """``shardkit create``: the format's module writes OUT from INPUT..."""
     module = importlib.import_module(f"{__package__}.{_FORMATS[args.format]}")
-    return run_guarded(args, lambda: int(module.run(args)))
+
+    def run() -> int:
+        check_out(args.shard)
+        return int(module.run(args))
+
+    return run_guarded(args, run)
 
 
 _EPILOGS = {

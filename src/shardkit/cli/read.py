@@ -21,6 +21,7 @@ from .common import (
     EXIT_PROBLEMS,
     base_parser,
     call_with,
+    check_out,
     io_options,
     load_spec,
     print_out,
@@ -32,7 +33,13 @@ __all__ = ["add_parser", "open_and_run"]
 
 def cmd_info(args: argparse.Namespace, reader: Any) -> int:
     """``shardkit info``: the reader's summary as ``key: value`` lines (or as JSON)."""
-    summary = call_with(reader.summary, "info", reader, counts=args.counts or None)
+    if "count_chunks" in inspect.signature(reader.summary).parameters:
+        # Neuroglancer: --counts scans every shard file (a URL's shards are not counted else)
+        summary = reader.summary(count_chunks=True if args.counts else None)
+        if isinstance(summary.get("counts"), str):
+            summary["counts"] = "not counted (--counts scans every shard file)"
+    else:
+        summary = call_with(reader.summary, "info", reader, counts=args.counts or None)
     print_out(args, "" if args.json else to_text(summary), summary)
     # a dataset's shard files that could not be read: shown above, each named once here
     unreadable = [*summary.get("unreadable_shards", ()),
@@ -242,6 +249,7 @@ def cmd_cutout(args: argparse.Namespace, reader: Any) -> int:
     from ..writers._atomic import atomic_file
 
     scale = _image_scale(reader, args.scale, "cutout")
+    check_out(args.output)
     try:
         array = reader.cutout(scale.key, args.bbox, fill_missing=args.fill_missing)
     except EntryNotFoundError as exc:  # the library's option, as the command spells it
@@ -386,7 +394,8 @@ def add_parser(sub: Any, common: argparse.ArgumentParser) -> None:
             p.add_argument("--counts", action="store_true",
                            help="also counts that need a full scan: ZSS records and blocks; "
                                 "SWH live/deleted/unused entries (by default for local SWH "
-                                "files of modest size)")
+                                "files of modest size); Neuroglancer shard files and chunks "
+                                "(by default for a local dataset only)")
         if name == "ls":
             p.add_argument("--hex", action="store_true", help="print keys as hex (ZSS)")
             for opt, what in (("prefix", "records starting with P"),

@@ -136,6 +136,8 @@ class NgDataset:
                         continue
                     chunks += len(reader)
                     files += 1
+                except FileNotFoundError:  # unlisted (URL): a shard file that is not there
+                    kv._forget(number)
                 except ShardkitError as exc:
                     name = f"{kv.store.name}/{kv.spec.shard_name(number)}"
                     unreadable.append({"shard": name, "error": str(exc)})
@@ -162,9 +164,13 @@ class NgDataset:
 
     def to_dict(self) -> dict[str, Any]:
         """The ``info`` file and every shard's tree."""
+        shards = []
+        for _, kv in self._all_kvs():
+            for reader in kv._existing_shards():
+                with kv.naming(reader):
+                    shards.append(reader.to_dict())
         return {"format": self.format_id, "dataset": self.store.name, "info": self.info,
-                "shards": [r.to_dict() for _, kv in self._all_kvs()
-                           for r in kv._existing_shards()]}
+                "shards": shards}
 
     def close(self) -> None:
         """Close every open shard."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any
@@ -119,11 +120,26 @@ class ShardedKV(Mapping[int, bytes]):
         for number in self.shard_numbers():
             try:
                 reader = self.shard(number)
+                if reader is not None:  # unlisted (URL): a missing file fails at its first read
+                    reader.shard_index()
             except FileNotFoundError:
                 self._forget(number)
                 continue
             if reader is not None:
                 yield reader
+
+    @contextlib.contextmanager
+    def naming(self, reader: NgShard) -> Iterator[None]:
+        """Errors raised inside name the shard file they come from (once)."""
+        try:
+            yield
+        except EntryNotFoundError:
+            raise
+        except ShardkitError as exc:
+            name = f"{self.name}/{self.spec.shard_name(reader.shard_number or 0)}"
+            if name not in exc.message:
+                exc.message = f"{name}: {exc.message}"
+            raise
 
     def __getitem__(self, key: int) -> bytes:
         if type(key) is not int or not 0 <= key <= _MASK64:
@@ -187,7 +203,8 @@ class ShardedKV(Mapping[int, bytes]):
                     raise EntryNotFoundError(keys[slots[0]], f"chunk {keys[slots[0]]} not found")
                 continue
             try:
-                values = reader.get_many([keys[i] for i in slots], default)
+                with self.naming(reader):
+                    values = reader.get_many([keys[i] for i in slots], default)
             except FileNotFoundError as exc:
                 self._forget(number)
                 if default is _MISSING:
@@ -201,17 +218,23 @@ class ShardedKV(Mapping[int, bytes]):
     def keys(self) -> Iterator[int]:  # type: ignore[override]
         """Every chunk id of every shard (shard by shard, in index order)."""
         for reader in self._existing_shards():
-            yield from reader.keys()
+            with self.naming(reader):
+                yield from reader.keys()
 
     __iter__ = keys
 
     def items(self) -> Iterator[tuple[int, bytes]]:  # type: ignore[override]
         """``(chunk id, value)`` of every chunk, shard by shard."""
         for reader in self._existing_shards():
-            yield from reader.items()
+            with self.naming(reader):
+                yield from reader.items()
 
     def __len__(self) -> int:
-        return sum(len(r) for r in self._existing_shards())
+        total = 0
+        for reader in self._existing_shards():
+            with self.naming(reader):
+                total += len(reader)
+        return total
 
     def verify(self, progress: Callable[[int, int], None] | None = None) -> list[Problem]:
         """:meth:`NgShard.verify` on every shard file, problems prefixed with the file name."""
@@ -240,8 +263,9 @@ class ShardedKV(Mapping[int, bytes]):
         out = []
         for reader in self._existing_shards():
             name = self.spec.shard_name(reader.shard_number or 0)
-            out += [Section(f"{name}{s.name}", s.start, s.end, s.note)
-                    for s in reader.sections()]
+            with self.naming(reader):
+                out += [Section(f"{name}{s.name}", s.start, s.end, s.note)
+                        for s in reader.sections()]
         return out
 
     def close(self) -> None:
