@@ -561,7 +561,6 @@ def _kusto_decimal(raw: bytes, field: str) -> Decimal:
         raise LayoutError(f"KustoDecimal value: {exc}", field=field) from exc
 
 
-
 #: Bytes of blocks that reading a block stream brings into memory at once (see
 #: :meth:`AmudaiColumns._blocks`); smaller buffers are read in one piece.
 BLOCK_WINDOW = 8 << 20
