@@ -188,6 +188,51 @@ def csv_rows(n: int) -> list[list[str]]:
     return rows
 
 
+def rare_rows(n: int) -> list[dict[str, Any]]:
+    """Integer columns for the encodings the balanced profile picks only for some shapes."""
+    rng = random.Random(5)
+    out = []
+    for i in range(n):
+        k = i + 3
+        zz = (k >> 1) ^ -(k & 1)  # 1, -2, 2, -3, 3...: ascending once zigzagged
+        lowcard = [7, 1_000_003, 99_999_989, -5]
+        out.append({
+            "zz": zz,                                              # ZigZag[Delta[...]]
+            "zzn": None if i % 13 == 0 else -zz,                   # the same, negated, nulls
+            # BlockDictionary whose values the sample plans as TruncateU32; the one block
+            # holding 2^40 falls back to TruncateU64 (truncation.rs, TruncateU32 encode)
+            "t64": (1 << 40) if i == 5000 else rng.choice(lowcard),
+            "t64b": (1 << 40) + i if i % 1024 == 700 else rng.choice(lowcard),
+        })
+    return out
+
+
+def longtext_rows(n: int) -> list[dict[str, Any]]:
+    """Texts of 16 KB from a vocabulary of 60 short words: FSST (a sample of one value is
+    big enough for it, and its symbols beat LZ4's matches)."""
+    rng = random.Random(6)
+    vocab = ["".join(rng.choice("abcdefghijklmnopqrstuvwxyz") for _ in range(rng.randint(5, 8)))
+             for _ in range(60)]
+    out = []
+    for i in range(n):
+        parts: list[str] = []
+        size = 0
+        while size < 16000:
+            word = rng.choice(vocab)
+            parts.append(word)
+            size += len(word) + 1
+        out.append({"id": i, "doc": " ".join(parts)})
+    return out
+
+
+def _csv(path: Path, rows: list[dict[str, Any]]) -> None:
+    with path.open("w", newline="", encoding="utf-8") as f:
+        w = csv.writer(f, lineterminator="\n")
+        w.writerow(list(rows[0]))
+        for r in rows:
+            w.writerow(["" if v is None else v for v in r.values()])
+
+
 def _ndjson(path: Path, records: list[dict[str, Any]]) -> None:
     path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records),
                     encoding="utf-8")
@@ -209,6 +254,8 @@ def main() -> None:
     _ndjson(OUT / "nested-2.ndjson", nested_records(2, 250))
     with (OUT / "people.csv").open("w", newline="", encoding="utf-8") as f:
         csv.writer(f, lineterminator="\n").writerows(csv_rows(3000))
+    _csv(OUT / "rare.csv", rare_rows(6000))
+    _csv(OUT / "longtext.csv", longtext_rows(24))
 
 
 if __name__ == "__main__":

@@ -285,8 +285,8 @@ def test_encodings_are_recorded() -> None:
     """Each encoding the reference writer chose is in the manifest with its files."""
     seen = MANIFEST["encodings"]
     for code in ("Plain", "FLBitPack", "FOR", "FFOR", "Delta", "RunLength", "SingleValue",
-                 "TruncateU8", "TruncateU16", "TruncateU32", "ALP", "BlockDictionary", "LZ4",
-                 "Sparse"):
+                 "TruncateU8", "TruncateU16", "TruncateU32", "TruncateU64", "ZigZag", "ALP",
+                 "BlockDictionary", "FSST", "LZ4", "Sparse"):
         assert seen.get(code), code
     for files in seen.values():
         assert set(files) <= set(NAMES)

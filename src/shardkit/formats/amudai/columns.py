@@ -122,18 +122,36 @@ class AmudaiColumns:
 
     def _blocks(self, buf: spb.EncodedBuffer, field: str) -> Iterator[tuple[int, memoryview,
                                                                             int]]:
-        """``(logical_size, block bytes, absolute offset)`` of each block of a block stream."""
+        """``(logical_size, block bytes, absolute offset)`` of each block of a block stream.
+
+        A buffer of at most :data:`BLOCK_WINDOW` bytes is read in one piece; a larger one
+        reads its block map, then its blocks in windows of whole neighbouring blocks of about
+        that size (a larger block alone), so memory stays bounded whatever the buffer's size.
+        Mapped pages already read are handed back to the kernel as the walk moves on."""
         ref, mref, _ = self._block_map(buf, field)
         self._hop(HOPS_BUFFER, field + "/buffer")
-        data = self._blobs.read(ref, field + "/buffer")
-        _, _, table = self._block_map(buf, field,
-                                      data[mref.start - ref.start : mref.end - ref.start])
+        if ref.end - ref.start <= BLOCK_WINDOW:
+            data = self._blobs.read(ref, field + "/buffer")
+            _, _, table = self._block_map(buf, field,
+                                          data[mref.start - ref.start : mref.end - ref.start])
+            windows = [(0, len(table), 0, data)]
+            src = self._blobs.locate(ref, field + "/buffer")
+        else:
+            src = self._blobs.locate(ref, field + "/buffer")
+            _, _, table = self._block_map(buf, field, src.read_range(mref.start, mref.end))
+            windows = None
         limit = mref.start - ref.start
-        for logical, ofs, size in table:
+        for _, ofs, size in table:
             if ofs + size > limit:
                 raise LayoutError(f"block [{ofs}, {ofs + size}) overruns the data area of "
                                   f"{limit} bytes", offset=ref.start + ofs, field=field)
-            yield logical, data[ofs : ofs + size], ref.start + ofs
+        for first, stop, lo, data in windows if windows is not None else \
+                _windows(src, ref.start, table):
+            for logical, ofs, size in table[first:stop]:
+                yield logical, data[ofs - lo : ofs - lo + size], ref.start + ofs
+            release = getattr(src, "release", None)
+            if release is not None:
+                release(ref.start + lo, ref.start + lo + len(data))
 
     def block_table(self, raw: bytes | memoryview, base: int, field: str
                     ) -> list[tuple[int, int, int]]:
@@ -542,3 +560,26 @@ def _kusto_decimal(raw: bytes, field: str) -> Decimal:
     except ValueError as exc:
         raise LayoutError(f"KustoDecimal value: {exc}", field=field) from exc
 
+
+#: Bytes of blocks that reading a block stream brings into memory at once (see
+#: :meth:`AmudaiColumns._blocks`); smaller buffers are read in one piece.
+BLOCK_WINDOW = 8 << 20
+
+
+def _windows(src: Any, start: int, table: list[tuple[int, int, int]]
+             ) -> Iterator[tuple[int, int, int, bytes | memoryview]]:
+    """Windows of neighbouring blocks of ``table`` (offsets from ``start`` in ``src``), about
+    :data:`BLOCK_WINDOW` bytes each: ``(first block, one past the last, offset, bytes)``."""
+    view = getattr(src, "view", None)
+    i = 0
+    while i < len(table):
+        lo = table[i][1]
+        j = i + 1
+        while j < len(table) and table[j][1] + table[j][2] - lo <= BLOCK_WINDOW \
+                and table[j][1] >= table[j - 1][1]:
+            j += 1
+        hi = max(o + n for _, o, n in table[i:j])
+        data = view(start + lo, start + hi) if view is not None else \
+            src.read_range(start + lo, start + hi)
+        yield i, j, lo, data
+        i = j

@@ -6,13 +6,15 @@ involved, the block map (a few bytes at the end of the buffer) says which blocks
 positions asked for, and only those blocks are read and decoded. On a remote file the block
 maps of all the columns are fetched as one batch, then all the blocks as another (one request
 per run of neighbouring blocks). Constant and absent columns cost nothing; struct
-columns recurse into their children, which share their positions. Columns whose positions are
-not the rows' (lists, maps, fixed-size lists), Boolean bit buffers and separate presence
-buffers are read whole and sliced: correct, just not minimal.
+columns recurse into their children, which share their positions. Lists and maps read the
+offsets of their rows, then only the items those offsets bound; Boolean values and separate
+presence buffers read the blocks holding their bits. Memory is that of the rows asked for,
+whatever the stripe's size.
 """
 
 from __future__ import annotations
 
+import itertools
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -25,10 +27,12 @@ from .columns import _kusto_decimal, _Unbacked
 from .model import (
     _BYTES_TYPES,
     HOPS_BUFFER,
+    MAX_POSITIONS,
     AmudaiField,
     DataRefInfo,
     _apply,
     _dtype_of,
+    _map_value,
     _plain,
 )
 
@@ -36,6 +40,8 @@ if TYPE_CHECKING:
     from .reader import AmudaiShard
 
 __all__ = ["MAX_ROWS", "AmudaiRows"]
+
+_NESTED = ("Struct", "List", "Map", "FixedSizeList")
 
 #: Most rows one :meth:`AmudaiRows.rows` call materialises.
 MAX_ROWS = 1 << 24
@@ -100,12 +106,30 @@ class AmudaiRows:
             return [self._constant(sfd, node, field)] * (hi - lo)
         bufs = self._buffers(sfd, field)
         t = node.type
-        if spb.PRESENCE in bufs or spb.DATA not in bufs or t in ("List", "Map",
-                                                                 "FixedSizeList", "Boolean"):
-            if t == "Struct" and spb.PRESENCE not in bufs:
-                kids = {c.name: self._rows_in_stripe(k, c, count, lo, hi, unbacked)
-                        for c in node.children}
-                return [{name: col[i] for name, col in kids.items()} for i in range(hi - lo)]
+        valid: np.ndarray | None = None
+        if spb.PRESENCE in bufs and t in (*_NESTED, "Boolean"):
+            valid = self._bit_window(bufs[spb.PRESENCE], field + "/presence", lo, hi)
+        if t == "Struct":
+            kids = {c.name: self._rows_in_stripe(k, c, count, lo, hi, unbacked)
+                    for c in node.children}
+            return _apply([{name: col[i] for name, col in kids.items()}
+                           for i in range(hi - lo)], valid)
+        if t in ("List", "Map"):
+            return _apply(self._lists_in_stripe(k, node, bufs, count, lo, hi, unbacked), valid)
+        if t == "FixedSizeList":
+            size = node.fixed_size
+            if len(node.children) != 1 or size <= 0:
+                raise LayoutError("FixedSizeList needs one child and a positive size",
+                                  field=field)
+            child = self._rows_in_stripe(k, node.children[0], count * size, lo * size,
+                                         hi * size, unbacked)
+            return _apply([child[i * size : (i + 1) * size] for i in range(hi - lo)], valid)
+        if t == "Boolean":
+            if spb.DATA not in bufs:
+                raise LayoutError("Boolean field without a DATA buffer", field=field)
+            return _apply(self._bit_window(bufs[spb.DATA], field + "/data", lo, hi).tolist(),
+                          valid)
+        if spb.DATA not in bufs:
             return self._column_in_stripe(k, node, count, unbacked)[lo:hi]
         if _dtype_of(node) is not None:
             dtype = _dtype_of(node)
@@ -149,6 +173,52 @@ class AmudaiRows:
             return _apply(items, valid)
         return self._column_in_stripe(k, node, count, unbacked)[lo:hi]
 
+    def _lists_in_stripe(self: AmudaiShard, k: int, node: AmudaiField,  # type: ignore[misc]
+                         bufs: dict[int, Any], count: int, lo: int, hi: int,
+                         unbacked: _Unbacked) -> list[Any]:
+        """Lists or maps ``[lo, hi)`` of stripe ``k``: the offsets ``[lo, hi]`` from the blocks
+        holding them, then only the items those offsets bound."""
+        field = f"/stripes/{k}/fields/{node.path}"
+        if spb.OFFSETS not in bufs:
+            raise LayoutError(f"{node.type} field without an OFFSETS buffer", field=field)
+        want = 1 if node.type == "List" else 2
+        if len(node.children) != want:
+            raise LayoutError(f"{node.type} field with {len(node.children)} children "
+                              f"(expected {want})", field=field)
+        where = field + "/offsets"
+        start = bufs[spb.OFFSETS].buffer.range.start
+        offs, _ = self._window(bufs[spb.OFFSETS], where, lo, hi + 1,
+                               lambda vals, n, base, at: decode_numeric_values(
+                                   vals, n, np.dtype("<u8"), base=base, field=at).tolist())
+        if (lo == 0 and offs[0] != 0) or any(b < a for a, b in itertools.pairwise(offs)):
+            raise LayoutError("list offsets do not increase from 0", offset=start, field=where)
+        first, last = offs[0], offs[-1]
+        if last - first > MAX_POSITIONS:
+            raise LimitExceededError(f"{last - first} list items asked at once (the cap is "
+                                     f"{MAX_POSITIONS})", offset=start, field=where)
+        kids = []
+        for child in node.children:
+            sfd = self.stripe_field(k, child.schema_id)
+            total = sfd.field.position_count if sfd is not None else last
+            if last > total:
+                raise LayoutError(f"list offsets reach {last}, the items hold {total}",
+                                  offset=start, field=where)
+            kids.append(self._rows_in_stripe(k, child, total, first, last, unbacked))
+        if node.type == "List":
+            return [kids[0][a - first : b - first] for a, b in itertools.pairwise(offs)]
+        return [_map_value(kids[0][a - first : b - first], kids[1][a - first : b - first])
+                for a, b in itertools.pairwise(offs)]
+
+    def _bit_window(self: AmudaiShard, buf: spb.EncodedBuffer, field: str,  # type: ignore[misc]
+                    lo: int, hi: int) -> np.ndarray:
+        """Bits ``[lo, hi)`` of a bit buffer (Boolean values or presence), from the blocks
+        holding their bytes."""
+        a, b = lo // 8, -(-hi // 8)
+        raw, _ = self._window(buf, field, a, b, lambda vals, n, base, at: decode_numeric_values(
+            vals, n, np.dtype(np.uint8), base=base, field=at))
+        bits = np.unpackbits(np.asarray(raw, np.uint8), bitorder="little")
+        return bits[lo - 8 * a : hi - 8 * a].astype(bool)
+
     def _prefetch(self: AmudaiShard, k: int, nodes: list[AmudaiField],  # type: ignore[misc]
                   lo: int, hi: int) -> None:
         """On a cached remote source, fetch what :meth:`_window` will read for every column
@@ -161,6 +231,8 @@ class AmudaiRows:
             node = todo.pop()
             if node.type == "Struct":
                 todo.extend(node.children)
+            if node.type not in _BYTES_TYPES and _dtype_of(node) is None:
+                continue  # bits, offsets and items: positions that are not the rows'
             try:
                 sfd = self.stripe_field(k, node.schema_id)
                 if sfd is None or sfd.field.HasField("constant_value"):
