@@ -269,7 +269,7 @@ class ZsFile(ZsVerify, SortedSetQueries, Reader):
         """Raise :class:`BlockChecksumError` when the block's CRC-64-xz does not match."""
         n = info.len_body
         stored = int.from_bytes(raw[n:n + CRC_LENGTH], "little")
-        computed = crc64xz(memoryview(raw)[:n])
+        computed = crc64xz(raw, length=n)
         if stored != computed:
             raise BlockChecksumError(info.offset, stored, computed, offset=info.crc_offset,
                                      field=f"/blocks/@{info.offset}/crc64xz")
