@@ -20,8 +20,10 @@ are the header and its CRC rewritten and, after an fsync, the real magic written
 
 A data block is cut when its records (plus ``record_overhead`` bytes each) reach
 ``approx_block_size``, as ``zs make`` cuts length-prefixed input. With ``jobs`` > 1 the data
-blocks are compressed in that many worker processes (at most ``2 * jobs`` blocks in flight);
-the file's bytes do not depend on ``jobs``.
+blocks are compressed, framed and checksummed in that many worker threads (at most ``2 * jobs``
+blocks in flight): zlib, liblzma and the CRC-64-xz of liblzma release the GIL, so they run in
+parallel with the main thread, which only splits, orders, hashes and writes; no block is copied
+to another process. The file's bytes do not depend on ``jobs``.
 """
 
 from __future__ import annotations
@@ -39,7 +41,7 @@ import zlib
 from bisect import bisect_left
 from collections import deque
 from collections.abc import Callable, Iterable
-from concurrent.futures import Executor, Future, ProcessPoolExecutor
+from concurrent.futures import Executor, Future, ThreadPoolExecutor
 from typing import IO, Any
 
 from ..hashing.crc64xz import crc64xz_le
@@ -109,16 +111,24 @@ def _lzma_options(level: int | str | None) -> tuple[int, bool]:
 def compress(codec: str, level: int | str | None, body: bytes) -> bytes:
     """``body`` encoded with a header codec (``none``, ``deflate``, ``lzma2;dsize=2^20``).
 
-    A module-level function, so worker processes can run it.
+    Thread-safe; the codecs release the GIL while they work.
     """
     if codec == "deflate":
-        c = zlib.compressobj(6 if level is None else int(level), zlib.DEFLATED, -15)
-        return c.compress(body) + c.flush()
+        return zlib.compress(body, 6 if level is None else int(level), wbits=-15)
     if codec == "none":
         return body
     preset, extreme = _lzma_options(level)
     return lzma.compress(body, format=lzma.FORMAT_RAW, filters=[
         {"id": lzma.FILTER_LZMA2, "preset": preset | (lzma.PRESET_EXTREME if extreme else 0)}])
+
+
+def frame_block(codec: str, level: int | str | None, block_level: int, body: bytes) -> bytes:
+    """The whole block for ``body``: ``uleb128 L | level byte | payload | CRC-64-xz``.
+
+    Compression and the CRC release the GIL, so worker threads run this in parallel.
+    """
+    contents = _SMALL[block_level] + compress(codec, level, body)
+    return encode_uleb128(len(contents)) + contents + crc64xz_le(contents)
 
 
 def _check_level(codec: str, level: int | str | None) -> None:
@@ -148,7 +158,7 @@ class ZsWriter:
             ``zs make``).
         branching_factor: Entries per index block (>= 2; 1024).
         level: deflate 0..9 (6); lzma 0, 1, "0e" or "1e" ("0e": preset 0, extreme).
-        jobs: Worker processes compressing data blocks (1: in this process).
+        jobs: Worker threads compressing data blocks (1: in the calling thread).
         record_overhead: Bytes counted after each record when cutting blocks (1 for
             newline-terminated input, as ``zs make`` reads chunks of the input file).
 
@@ -192,7 +202,7 @@ class ZsWriter:
         self.root: tuple[int, int] | None = None
         self.closed = False
         self._pool: Executor | None = None
-        self._pending: deque[tuple[bytes, Future[bytes]]] = deque()
+        self._pending: deque[tuple[bytes, Future[bytes]]] = deque()  # (first record, block)
         fh.write(INCOMPLETE_MAGIC)
         header = self._header(ROOT_PLACEHOLDER, 0, 0, bytes(32))
         fh.write(_U64.pack(len(header)) + header + bytes(8))
@@ -267,11 +277,12 @@ class ZsWriter:
         first = records[0]
         self._hasher.update(body)
         if self.jobs == 1:
-            self._write_block(0, first, compress(self.codec, self.level, body))
+            self._write_block(0, first, frame_block(self.codec, self.level, 0, body))
             return
         if self._pool is None:
-            self._pool = ProcessPoolExecutor(self.jobs)
-        self._pending.append((first, self._pool.submit(compress, self.codec, self.level, body)))
+            self._pool = ThreadPoolExecutor(self.jobs, thread_name_prefix="zs-compress")
+        self._pending.append(
+            (first, self._pool.submit(frame_block, self.codec, self.level, 0, body)))
         while len(self._pending) > 2 * self.jobs:
             self._drain_one()
 
@@ -279,11 +290,8 @@ class ZsWriter:
         first, fut = self._pending.popleft()
         self._write_block(0, first, fut.result())
 
-    def _write_block(self, level: int, first: bytes, zpayload: bytes) -> None:
-        if level >= FIRST_EXTENSION_LEVEL:
-            raise ValueError("the index would need more than 63 levels")
-        contents = _SMALL[level] + zpayload
-        block = encode_uleb128(len(contents)) + contents + crc64xz_le(contents)
+    def _write_block(self, level: int, first: bytes, block: bytes) -> None:
+        """Write a framed block (:func:`frame_block`) and enter it in the level above."""
         offset = self._pos
         self._fh.write(block)
         self._pos += len(block)
@@ -301,8 +309,10 @@ class ZsWriter:
         for key, offset, length in entries:
             parts += (encode_uleb128(len(key)), key, encode_uleb128(offset),
                       encode_uleb128(length))
+        if level + 1 >= FIRST_EXTENSION_LEVEL:
+            raise ValueError("the index would need more than 63 levels")
         self._write_block(level + 1, entries[0][0],
-                          compress(self.codec, self.level, b"".join(parts)))
+                          frame_block(self.codec, self.level, level + 1, b"".join(parts)))
 
     def _has_root(self) -> bool:
         levels = self._levels
