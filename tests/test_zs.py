@@ -607,7 +607,36 @@ def test_cli_create_zs_refuses_bad_input(tmp_path: Path,
     assert main(["create", "--format", "zs", "--codec", "bz2", str(out), str(src)]) == 2
     assert "not a ZS codec" in capsys.readouterr().err
     assert main(["create", "--format", "zs", "-z", "3", str(out), str(src)]) == 2
-    assert "lzma levels are 0 to 1" in capsys.readouterr().err
+    assert "lzma levels are 0, 1, 0e or 1e" in capsys.readouterr().err
+    assert main(["create", "--format", "zs", "--codec", "deflate", "-z", "1e", str(out),
+                 str(src)]) == 2
+    assert "deflate levels are 0 to 9" in capsys.readouterr().err
+    assert main(["create", "--format", "zss", "-z", "1e", str(out), str(src)]) == 2
+    assert "extreme levels (Ne) are lzma's" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as exc:
+        main(["create", "--format", "zs", "-z", "e", str(out), str(src)])
+    assert exc.value.code == 2 and "not a level" in capsys.readouterr().err
     src.write_bytes(b"")
     assert main(["create", "--format", "zs", str(out), str(src)]) == 2
     assert "at least one record" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("level", ["0", "1", "0e", "1e"])
+def test_cli_create_zs_lzma_levels(tmp_path: Path, level: str) -> None:
+    """``-z N`` and ``-z Ne`` (lzma's extreme mode) give the library's bytes for that level."""
+    from shardkit.cli import main
+
+    rng = random.Random(7)
+    records = sorted(b"%08d %s" % (rng.randrange(10**8), bytes(rng.choices(b"abcdefgh", k=40)))
+                     for _ in range(3000))
+    src = tmp_path / "in.txt"
+    src.write_bytes(b"".join(r + b"\n" for r in records))
+    out = tmp_path / "out.zs"
+    assert main(["create", "--format", "zs", "-z", level, str(out), str(src)]) == 0
+    want = int(level) if level.isdigit() else level
+    data = out.read_bytes()
+    assert data == build_zs(records, codec="lzma", level=want, record_overhead=1)
+    other = level[:-1] if level.endswith("e") else level + "e"
+    assert data != build_zs(records, codec="lzma", level=other, record_overhead=1)
+    with shardkit.open(out) as z:
+        assert list(z) == records
