@@ -55,7 +55,7 @@ def _load_liblzma() -> Callable[[bytes, int, int], int] | None:
         fn.restype = ctypes.c_uint64
         fn.argtypes = [ctypes.c_char_p, ctypes.c_size_t, ctypes.c_uint64]
         if all(fn(k, len(k), 0) == v for k, v in KNOWN_ANSWERS.items()):
-            return fn  # type: ignore[no-any-return]
+            return fn
     return None
 
 

@@ -44,7 +44,7 @@ from collections.abc import Callable, Iterable
 from concurrent.futures import Executor, Future, ThreadPoolExecutor
 from typing import IO, Any
 
-from ..hashing.crc64xz import crc64xz_le
+from ..hashing.crc64xz import crc64xz, crc64xz_le
 from ._atomic import atomic_file
 from .zss import encode_uleb128
 
@@ -127,8 +127,10 @@ def frame_block(codec: str, level: int | str | None, block_level: int, body: byt
 
     Compression and the CRC release the GIL, so worker threads run this in parallel.
     """
-    contents = _SMALL[block_level] + compress(codec, level, body)
-    return encode_uleb128(len(contents)) + contents + crc64xz_le(contents)
+    head = _SMALL[block_level]
+    payload = compress(codec, level, body)
+    crc = _U64.pack(crc64xz(payload, crc64xz(head)))
+    return b"".join((encode_uleb128(1 + len(payload)), head, payload, crc))
 
 
 def _check_level(codec: str, level: int | str | None) -> None:
@@ -202,7 +204,9 @@ class ZsWriter:
         self.root: tuple[int, int] | None = None
         self.closed = False
         self._pool: Executor | None = None
-        self._pending: deque[tuple[bytes, Future[bytes]]] = deque()  # (first record, block)
+        self._hash_pool: Executor | None = None  # one thread: SHA-256 updates in order
+        # (first record, framed block, its SHA-256 update) of the blocks in flight
+        self._pending: deque[tuple[bytes, Future[bytes], Future[None]]] = deque()
         fh.write(INCOMPLETE_MAGIC)
         header = self._header(ROOT_PLACEHOLDER, 0, 0, bytes(32))
         fh.write(_U64.pack(len(header)) + header + bytes(8))
@@ -275,19 +279,23 @@ class ZsWriter:
         heads = map(_SMALL.__getitem__ if max(lengths) < 128 else encode_uleb128, lengths)
         body = b"".join(itertools.chain.from_iterable(zip(heads, records, strict=True)))
         first = records[0]
-        self._hasher.update(body)
         if self.jobs == 1:
+            self._hasher.update(body)
             self._write_block(0, first, frame_block(self.codec, self.level, 0, body))
             return
         if self._pool is None:
             self._pool = ThreadPoolExecutor(self.jobs, thread_name_prefix="zs-compress")
+        if self._hash_pool is None:
+            self._hash_pool = ThreadPoolExecutor(1, thread_name_prefix="zs-sha256")
+        hashed = self._hash_pool.submit(self._hasher.update, body)  # FIFO: the data's order
         self._pending.append(
-            (first, self._pool.submit(frame_block, self.codec, self.level, 0, body)))
+            (first, self._pool.submit(frame_block, self.codec, self.level, 0, body), hashed))
         while len(self._pending) > 2 * self.jobs:
             self._drain_one()
 
     def _drain_one(self) -> None:
-        first, fut = self._pending.popleft()
+        first, fut, hashed = self._pending.popleft()
+        hashed.result()  # the hash backlog is bounded by the blocks in flight
         self._write_block(0, first, fut.result())
 
     def _write_block(self, level: int, first: bytes, block: bytes) -> None:
@@ -353,12 +361,15 @@ class ZsWriter:
         self.closed = True
 
     def _shutdown(self) -> None:
-        for _, fut in self._pending:
+        for _, fut, _ in self._pending:
             fut.cancel()
         self._pending.clear()
         if self._pool is not None:
             self._pool.shutdown(wait=True, cancel_futures=True)
             self._pool = None
+        if self._hash_pool is not None:  # every update submitted has run
+            self._hash_pool.shutdown(wait=True)
+            self._hash_pool = None
 
     def __enter__(self) -> ZsWriter:
         return self
