@@ -8,9 +8,8 @@ side in its own process on the same files, best of ``--repeats``:
 * writing: ``zs make -j J --codec C`` on the lines file, against
   ``shardkit.writers.zs.write_zs(..., codec=C, jobs=J)`` fed by the same file read in 1 MiB
   chunks (the time includes reading and splitting the input for both); equal parallelism ``J``
-  (``--jobs``, 2: ``zs make``'s default on a 2-CPU machine; ``zs make`` compresses in J worker
-  processes, shardkit in J worker threads, the codecs releasing the GIL). Codecs deflate,
-  lzma, none;
+  (``--jobs``, 2: ``zs make``'s default on a 2-CPU machine: J worker processes compress, on
+  both sides). Codecs deflate, lzma, none;
 * iteration: every record of the deflate and lzma files made by ``zs make`` (real reference
   files): ``for r in ZS(path)`` (its default: one worker process per CPU) against
   ``for r in shardkit.open(path)`` (decompression in threads);

@@ -401,7 +401,7 @@ def test_file_length_mismatch_is_refused() -> None:
 
 def test_remote_prefix_search_costs_few_requests(tmp_path: Path, range_server) -> None:
     rng = random.Random(3)
-    records = sorted(b"%07d %s" % (i, rng.randbytes(20).hex().encode()) for i in range(120_000))
+    records = sorted(b"%07d %s" % (i, rng.randbytes(20).hex().encode()) for i in range(140_000))
     write_zs(tmp_path / "big.zs", records, codec="deflate", branching_factor=16,
              approx_block_size=16384)
     size = (tmp_path / "big.zs").stat().st_size

@@ -159,7 +159,7 @@ def _add_create(sub: Any, own: argparse.ArgumentParser) -> None:
                    help="compression level of the codec (zss: 0-9; zs: deflate 0-9, lzma 0, 1, "
                         "0e or 1e, the e for lzma's extreme mode; zs default 0e)")
     g.add_argument("--jobs", metavar="N", type=_positive_int,
-                   help="parallel compression jobs (zss: worker processes; zs: threads)")
+                   help="worker processes for compression")
     g = p.add_argument_group("amudai")
     g.add_argument("--schema", metavar="TEXT", help="the table schema, as text")
     g.add_argument("--schema-file", metavar="F", help="the table schema, from a file")

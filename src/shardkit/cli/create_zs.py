@@ -6,7 +6,7 @@ uleb128|u64le``), from files or stdin (``-``), streamed into
 :func:`shardkit.writers.zs.write_zs` under a temporary name. Defaults are ``zs make``'s: codec
 lzma (preset 0, extreme: ``-z 0e``; ``-z`` takes 0, 1, 0e or 1e for lzma, 0 to 9 for
 deflate), blocks of about 393216 bytes, 1024 entries per index block; ``--jobs N`` compresses
-the data blocks in N worker threads.
+the data blocks in N worker processes.
 """
 
 from __future__ import annotations
