@@ -640,3 +640,28 @@ def test_cli_create_zs_lzma_levels(tmp_path: Path, level: str) -> None:
     assert data != build_zs(records, codec="lzma", level=other, record_overhead=1)
     with shardkit.open(out) as z:
         assert list(z) == records
+
+
+def test_deflate_without_zlib_ng_reads_and_writes_the_same_records(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Where zlib-ng is missing, the standard zlib reads and writes ZS deflate (the fallback);
+    each reads the other's blocks."""
+    import zlib
+
+    from shardkit.formats.zs import reader as zs_reader
+    from shardkit.writers import zs as zs_writer
+
+    fast = build_zs(BINARY, codec="deflate", approx_block_size=500)
+    monkeypatch.setattr(zs_reader, "_deflate", zlib)
+    monkeypatch.setattr(zs_writer, "_deflate", zlib)
+    plain = build_zs(BINARY, codec="deflate", approx_block_size=500)
+    assert (fast != plain) == (zs_reader._DECODE_ERRORS[1] is not zlib.error)  # zlib-ng: others
+    for data in (fast, plain):
+        with shardkit.open(data) as z:
+            assert list(z) == BINARY and z.verify() == []
+    with shardkit.open(REF / "letters-deflate.zs") as z:
+        assert list(z) == LETTERS and z.verify() == []
+    monkeypatch.undo()
+    for data in (fast, plain):
+        with shardkit.open(data) as z:
+            assert list(z) == BINARY
