@@ -8,7 +8,8 @@ side in its own process on the same files, best of ``--repeats``:
 * writing: ``zs make -j J --codec C`` on the lines file, against
   ``shardkit.writers.zs.write_zs(..., codec=C, jobs=J)`` fed by the same file read in 1 MiB
   chunks (the time includes reading and splitting the input for both); equal parallelism ``J``
-  (``--jobs``, 2: ``zs make``'s default on this 2-CPU machine). Codecs deflate, lzma, none;
+  (``--jobs``, 2: ``zs make``'s default on a 2-CPU machine: J worker processes compress, on
+  both sides). Codecs deflate, lzma, none;
 * iteration: every record of the deflate and lzma files made by ``zs make`` (real reference
   files): ``for r in ZS(path)`` (its default: one worker process per CPU) against
   ``for r in shardkit.open(path)`` (decompression in threads);
@@ -42,6 +43,7 @@ from pathlib import Path
 from typing import Any
 
 import shardkit
+from shardkit.hashing import crc64xz
 from shardkit.writers.zs import write_zs
 
 _TEXT = ("the of and to in a is that for it as was with be by on not he this are or his from "
@@ -141,6 +143,8 @@ def main() -> int:
         src = d / "lines.txt"
         src.write_bytes(b"".join(r + b"\n" for r in lines))
         if not args.json:
+            print(f"load average {' '.join(f'{x:.2f}' for x in os.getloadavg())}, "
+                  f"CRC-64-xz by {crc64xz.BACKEND}")
             print(f"{len(lines)} records, {src.stat().st_size / 1e6:.1f} MB of lines, "
                   f"jobs {args.jobs}, reference: {py[0] if py else 'not installed'}")
         for codec in ("deflate", "lzma", "none"):
@@ -162,7 +166,7 @@ def main() -> int:
 
             t, n = best(ours_make, args.repeats)
             assert n == len(lines)
-            row(f"write {codec} ({args.jobs} processes)", ref_t, t)
+            row(f"write {codec} (jobs {args.jobs})", ref_t, t)
 
         for codec in ("deflate", "lzma"):
             path = d / (f"ref-{codec}.zs" if py else f"ours-{codec}.zs")
@@ -210,7 +214,9 @@ def main() -> int:
                 min(t for _, t in results))
 
     if args.json:
-        print(json.dumps({"records": args.records, "jobs": args.jobs, "rows": rows}, indent=2))
+        print(json.dumps({"records": args.records, "jobs": args.jobs, "rows": rows,
+                          "load_average": os.getloadavg(), "crc64xz": crc64xz.BACKEND},
+                         indent=2))
     return 0
 
 

@@ -401,7 +401,7 @@ def test_file_length_mismatch_is_refused() -> None:
 
 def test_remote_prefix_search_costs_few_requests(tmp_path: Path, range_server) -> None:
     rng = random.Random(3)
-    records = sorted(b"%07d %s" % (i, rng.randbytes(20).hex().encode()) for i in range(120_000))
+    records = sorted(b"%07d %s" % (i, rng.randbytes(20).hex().encode()) for i in range(140_000))
     write_zs(tmp_path / "big.zs", records, codec="deflate", branching_factor=16,
              approx_block_size=16384)
     size = (tmp_path / "big.zs").stat().st_size
@@ -607,7 +607,61 @@ def test_cli_create_zs_refuses_bad_input(tmp_path: Path,
     assert main(["create", "--format", "zs", "--codec", "bz2", str(out), str(src)]) == 2
     assert "not a ZS codec" in capsys.readouterr().err
     assert main(["create", "--format", "zs", "-z", "3", str(out), str(src)]) == 2
-    assert "lzma levels are 0 to 1" in capsys.readouterr().err
+    assert "lzma levels are 0, 1, 0e or 1e" in capsys.readouterr().err
+    assert main(["create", "--format", "zs", "--codec", "deflate", "-z", "1e", str(out),
+                 str(src)]) == 2
+    assert "deflate levels are 0 to 9" in capsys.readouterr().err
+    assert main(["create", "--format", "zss", "-z", "1e", str(out), str(src)]) == 2
+    assert "extreme levels (Ne) are lzma's" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as exc:
+        main(["create", "--format", "zs", "-z", "e", str(out), str(src)])
+    assert exc.value.code == 2 and "not a level" in capsys.readouterr().err
     src.write_bytes(b"")
     assert main(["create", "--format", "zs", str(out), str(src)]) == 2
     assert "at least one record" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("level", ["0", "1", "0e", "1e"])
+def test_cli_create_zs_lzma_levels(tmp_path: Path, level: str) -> None:
+    """``-z N`` and ``-z Ne`` (lzma's extreme mode) give the library's bytes for that level."""
+    from shardkit.cli import main
+
+    rng = random.Random(7)
+    records = sorted(b"%08d %s" % (rng.randrange(10**8), bytes(rng.choices(b"abcdefgh", k=40)))
+                     for _ in range(3000))
+    src = tmp_path / "in.txt"
+    src.write_bytes(b"".join(r + b"\n" for r in records))
+    out = tmp_path / "out.zs"
+    assert main(["create", "--format", "zs", "-z", level, str(out), str(src)]) == 0
+    want = int(level) if level.isdigit() else level
+    data = out.read_bytes()
+    assert data == build_zs(records, codec="lzma", level=want, record_overhead=1)
+    other = level[:-1] if level.endswith("e") else level + "e"
+    assert data != build_zs(records, codec="lzma", level=other, record_overhead=1)
+    with shardkit.open(out) as z:
+        assert list(z) == records
+
+
+def test_deflate_without_zlib_ng_reads_and_writes_the_same_records(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Where zlib-ng is missing, the standard zlib reads and writes ZS deflate (the fallback);
+    each reads the other's blocks."""
+    import zlib
+
+    from shardkit.formats.zs import reader as zs_reader
+    from shardkit.writers import zs as zs_writer
+
+    fast = build_zs(BINARY, codec="deflate", approx_block_size=500)
+    monkeypatch.setattr(zs_reader, "_deflate", zlib)
+    monkeypatch.setattr(zs_writer, "_deflate", zlib)
+    plain = build_zs(BINARY, codec="deflate", approx_block_size=500)
+    assert (fast != plain) == (zs_reader._DECODE_ERRORS[1] is not zlib.error)  # zlib-ng: others
+    for data in (fast, plain):
+        with shardkit.open(data) as z:
+            assert list(z) == BINARY and z.verify() == []
+    with shardkit.open(REF / "letters-deflate.zs") as z:
+        assert list(z) == LETTERS and z.verify() == []
+    monkeypatch.undo()
+    for data in (fast, plain):
+        with shardkit.open(data) as z:
+            assert list(z) == BINARY

@@ -72,8 +72,22 @@ def _positive_int(text: str) -> int:
     return value
 
 
+#: Formats whose ``-z`` takes lzma's extreme levels (``0e``, ``1e``...) besides numbers.
+_EXTREME_LEVELS = {"zs"}
+
+
+def _level(text: str) -> int | str:
+    """``-z``: a number ``N``, or ``Ne`` (lzma's preset N with its extreme flag) as a string."""
+    digits = text[:-1] if text.endswith("e") else text
+    if not digits.isdigit():
+        raise argparse.ArgumentTypeError(f"not a level (N or, for lzma, Ne): {text!r}")
+    return text if digits != text else int(digits)
+
+
 def run_create(args: argparse.Namespace) -> int:
     """``shardkit create``: the format's module writes OUT from INPUT..."""
+    if isinstance(args.level, str) and args.format not in _EXTREME_LEVELS:
+        return run_guarded(args, lambda: _refuse_extreme(args))
     module = importlib.import_module(f"{__package__}.{_FORMATS[args.format]}")
 
     def run() -> int:
@@ -81,6 +95,11 @@ def run_create(args: argparse.Namespace) -> int:
         return int(module.run(args))
 
     return run_guarded(args, run)
+
+
+def _refuse_extreme(args: argparse.Namespace) -> int:
+    raise ShardkitError(f"--level {args.level}: extreme levels (Ne) are lzma's (--format zs); "
+                        f"{args.format} takes a number")
 
 
 _EPILOGS = {
@@ -141,8 +160,9 @@ def _add_create(sub: Any, own: argparse.ArgumentParser) -> None:
                                          "zs 384K)")
     g.add_argument("--branching-factor", metavar="N", type=_positive_int,
                    help="most entries per index block (zss default 1024)")
-    g.add_argument("-z", "--level", metavar="N", type=int,
-                   help="compression level of the codec")
+    g.add_argument("-z", "--level", metavar="N", type=_level,
+                   help="compression level of the codec (zss: 0-9; zs: deflate 0-9, lzma 0, 1, "
+                        "0e or 1e, the e for lzma's extreme mode; zs default 0e)")
     g.add_argument("--jobs", metavar="N", type=_positive_int,
                    help="worker processes for compression")
     g = p.add_argument_group("amudai")

@@ -4,8 +4,9 @@ The records come as ``zs make`` takes them (:func:`shardkit.cli.common.iter_reco
 terminated (``--terminator``, default a newline) or length-prefixed (``--length-prefixed
 uleb128|u64le``), from files or stdin (``-``), streamed into
 :func:`shardkit.writers.zs.write_zs` under a temporary name. Defaults are ``zs make``'s: codec
-lzma (preset 0, extreme), blocks of about 393216 bytes, 1024 entries per index block; ``--jobs
-N`` compresses the data blocks in N worker processes.
+lzma (preset 0, extreme: ``-z 0e``; ``-z`` takes 0, 1, 0e or 1e for lzma, 0 to 9 for
+deflate), blocks of about 393216 bytes, 1024 entries per index block; ``--jobs N`` compresses
+the data blocks in N worker processes.
 """
 
 from __future__ import annotations
@@ -23,7 +24,8 @@ __all__ = ["run"]
 _TAKES = {"terminator", "length_prefixed", "codec", "metadata", "approx_block_size",
           "branching_factor", "level", "jobs"}
 _OVERHEAD = {"u64le": 8, "uleb128": 1}
-_LEVELS = {"deflate": range(0, 10), "lzma": range(0, 2)}
+_LEVELS: dict[str, tuple[int | str, ...]] = {"deflate": tuple(range(10)),
+                                             "lzma": (0, 1, "0e", "1e")}
 
 
 def run(args: argparse.Namespace) -> int:
@@ -39,8 +41,8 @@ def run(args: argparse.Namespace) -> int:
         if codec == "none":
             raise ShardkitError("--level: the codec none does not compress")
         if args.level not in _LEVELS[codec]:
-            raise ShardkitError(f"--level {args.level}: {codec} levels are "
-                                f"{_LEVELS[codec].start} to {_LEVELS[codec].stop - 1}")
+            known = "0 to 9" if codec == "deflate" else "0, 1, 0e or 1e (e: extreme)"
+            raise ShardkitError(f"--level {args.level}: {codec} levels are {known}")
     metadata = metadata_object(args.metadata)
     if args.inputs.count("-") > 1:
         raise ShardkitError("create: '-' (stdin) given more than once")
