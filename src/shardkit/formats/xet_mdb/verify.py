@@ -78,8 +78,12 @@ class _Known:
         if isinstance(xorbs, _Blocks):
             lay = shard._layout
             mem = shard._mem
-            keys = _u64(mem)[lay.xorb_pos // 8] if len(lay.xorb_pos) else np.zeros(0, np.uint64)
             pos = lay.xorb_pos
+            keys = np.empty(len(pos), np.uint64)
+            words = _u64(mem)
+            for lo in range(0, len(pos), _WINDOW):
+                keys[lo : lo + _WINDOW] = words[pos[lo : lo + _WINDOW] // 8]
+                shard._drop_pages()
 
             def full(i: int) -> bytes:
                 p = int(pos[i])
@@ -128,26 +132,44 @@ def _u64(mem: Any) -> np.ndarray:
 
 
 #: Blocks or table entries each windowed check handles at a time (bounded memory).
-_WINDOW = 1 << 14
+_WINDOW = 1 << 12
 
 
 _KNOWN_CACHE = 1024
 
 
-def _walk(items: Sequence[_I], shard: MdbShard | None = None) -> Iterable[_I]:
+def _walk(items: Sequence[_I], shard: MdbShard | None = None, every: int = 4096
+          ) -> Iterable[_I]:
     """The items of ``files`` or ``xorbs`` without keeping the ones built for the walk (and
-    dropping ``shard``'s mapped pages every 4,096 items)."""
+    dropping ``shard``'s mapped pages every ``every`` items)."""
     walk = items.walk() if isinstance(items, _Blocks) else items
     if shard is None:
         return walk
-    return _dropping(walk, shard)
+    return _dropping(walk, shard, every)
 
 
-def _dropping(walk: Iterable[_I], shard: MdbShard) -> Iterable[_I]:
+def _dropping(walk: Iterable[_I], shard: MdbShard, every: int) -> Iterable[_I]:
     for i, item in enumerate(walk, 1):
         yield item
-        if not i % 4096:
+        if not i % every:
             shard._drop_pages()
+
+
+#: Files checked between two drops of the mapped pages: their terms read xorbs anywhere in
+#: the xorb section, so the pages they touch are dropped more often than a sequential walk's.
+_FILES_EVERY = 256
+
+
+def _word_sum(shard: MdbShard, lay: _Layout, pos: np.ndarray, word: int,
+              mask: int | None = None) -> int:
+    """The sum of u32 word ``word`` of the records at ``pos`` (with ``mask``: the count of
+    those with a bit of ``mask`` set), in windows, dropping the mapped pages after each."""
+    total = 0
+    for lo in range(0, len(pos), _WINDOW):
+        w = lay.words(pos[lo : lo + _WINDOW], word)
+        total += int(np.count_nonzero(w & mask)) if mask is not None else int(w.sum())
+        shard._drop_pages()
+    return total
 
 
 @dataclass
@@ -270,10 +292,10 @@ def _verify_frame(shard: MdbShard, lay: _Layout, f: MdbFooter | None, size: int,
     if not hfjs:  # huggingface.js writes totals of its own (FORMAT_NOTES section 9)
         for field, found, want in (
                 ("len_stored_on_disk", f.stored_bytes_on_disk,
-                 int(lay.words(lay.xorb_pos, 3).sum())),
+                 _word_sum(shard, lay, lay.xorb_pos, 3)),
                 ("len_materialized", f.materialized_bytes,
                  sum(fi.size for fi in _walk(shard.files, shard))),
-                ("len_stored", f.stored_bytes, int(lay.words(lay.xorb_pos, 2).sum()))):
+                ("len_stored", f.stored_bytes, _word_sum(shard, lay, lay.xorb_pos, 2))):
             if found != want:
                 add(Problem("totals", f"{field} is {found}, the sections sum to {want}",
                             fo + _FOOTER_AT[field], f"/footer/{field}"))
@@ -316,13 +338,14 @@ def _verify_tables(shard: MdbShard, lay: _Layout, f: MdbFooter | None,
                             f"({int(want_key[j])}, {int(want_index[j])})",
                             at + width * i, f"/{name}_lookup/entries/{i}"))
             shown += min(len(bad), 20 - shown)
+            shard._drop_pages()
         _verify_ascending(table["key"], f"the {name} table", at, width, f"/{name}_lookup",
                           add)
         shard._drop_pages()
     if ct is not None:
         sorted_ok = _verify_ascending(ct["key"], "the chunk table", f.chunk_lookup_offset,
                                       _CHUNK_LOOKUP_DTYPE.itemsize, "/chunk_lookup", add)
-        total = int(lay.xorb_chunks.sum())
+        total = _word_sum(shard, lay, lay.xorb_pos, 1)
         same = len(ct) == total and _chunk_table_holds(shard, lay, ct, words, sorted_ok)
         if not same:
             add(Problem("lookup_table", "the chunk table does not hold exactly the "
@@ -353,10 +376,10 @@ def _chunk_table_holds(shard: MdbShard, lay: _Layout, ct: np.ndarray, words: np.
     keys, txorb, tchunk = ct["key"], ct["xorb"], ct["chunk"]
     n = len(ct)
     base = lay.xorb_info_offset
-    xpos, counts = lay.xorb_pos, lay.xorb_chunks
+    xpos = lay.xorb_pos
     for lo in range(0, len(xpos), _WINDOW):
         head = (xpos[lo : lo + _WINDOW] - base) // RECORD_SIZE
-        cnt = counts[lo : lo + _WINDOW]
+        cnt = lay.words(xpos[lo : lo + _WINDOW], 1)
         chunk_rec = _runs(head + 1, cnt)
         if not len(chunk_rec):
             continue
@@ -454,7 +477,7 @@ def _verify_order(shard: MdbShard, lay: _Layout, f: MdbFooter | None,
             if len(bad) and first < 0:
                 first = lo + 1 + int(bad[0])
             count += len(bad)
-        shard._drop_pages()
+            shard._drop_pages()
         if not count:
             continue
         i = first
@@ -534,12 +557,12 @@ def _verify_files(shard: MdbShard, files: Sequence[FileInfo], known: _Known,
                   progress: Callable[[int, int], None] | None, done: int,
                   total: int, unchecked: _Unchecked) -> None:
     lay = shard._layout
-    with_v = int(np.count_nonzero(lay.words(lay.file_pos, 0) & FILE_FLAG_VERIFICATION))
+    with_v = _word_sum(shard, lay, lay.file_pos, 0, FILE_FLAG_VERIFICATION)
     if 0 < with_v < len(files):
         add(Problem("file", f"{with_v} of {len(files)} files have verification entries "
                     "(a shard has them for every file or for none)", HEADER_SIZE,
                     "/file_info"))
-    for fi in _walk(files, shard):
+    for fi in _walk(files, shard, _FILES_EVERY):
         done += 1
         if progress is not None and done % 1024 == 0:
             progress(done, total)
