@@ -6,7 +6,7 @@ import os
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from dataclasses import field as _field
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
 
@@ -30,6 +30,7 @@ from .model import (
     _Blocks,
     _Layout,
     _new_hash,
+    _runs,
 )
 
 if TYPE_CHECKING:
@@ -57,52 +58,118 @@ class VerifyReport(list[Problem]):
 
 
 class _Known:
-    """The xorbs a file's terms may use: hash -> (the shard's ``xorbs``, index), each built
-    when a term needs it, the last :data:`_KNOWN_CACHE` kept (files of one shard mostly use
-    its own few xorbs in turn). Memory: a dict entry per xorb, no xorb object each."""
+    """The xorbs a file's terms may use, found by hash: for each shard, its xorbs' truncated
+    hashes (8 bytes) sorted, with their indices (16 bytes a xorb, no object or dict entry per
+    xorb), searched by bisection and confirmed on the full hash; the last
+    :data:`_KNOWN_CACHE` xorbs found are kept (files of one shard mostly use its own few xorbs
+    in turn). The shard itself comes first (of its repeated xorbs the last one), then the
+    other shards in order (the first of repeated xorbs)."""
 
     def __init__(self) -> None:
-        self._where: dict[bytes, tuple[Sequence[XorbInfo], int]] = {}
+        # (xorbs, sorted keys, their indices, full hash of index i, prefer the last)
+        self._sources: list[tuple[Sequence[XorbInfo], np.ndarray, np.ndarray,
+                                  Callable[[int], bytes], bool]] = []
         self._cache: dict[bytes, XorbInfo] = {}
 
-    def add(self, xorbs: Sequence[XorbInfo], *, replace: bool) -> None:
-        for i, x in enumerate(_walk(xorbs)):
-            h = bytes(x.hash)
-            if replace or h not in self._where:
-                self._where[h] = (xorbs, i)
+    def add(self, shard: MdbShard, *, replace: bool) -> None:
+        """Add ``shard``'s xorbs: first in the search when ``replace`` (then of repeated
+        hashes the last wins), else after those added before (the first wins)."""
+        xorbs = shard.xorbs
+        if isinstance(xorbs, _Blocks):
+            lay = shard._layout
+            mem = shard._mem
+            pos = lay.xorb_pos
+            keys = np.empty(len(pos), np.uint64)
+            words = _u64(mem)
+            for lo in range(0, len(pos), _WINDOW):
+                keys[lo : lo + _WINDOW] = words[pos[lo : lo + _WINDOW] // 8]
+                shard._drop_pages()
+
+            def full(i: int) -> bytes:
+                p = int(pos[i])
+                return bytes(mem[p : p + 32])
+        else:
+            keys = np.fromiter((int.from_bytes(bytes(x.hash)[:8], "little")
+                                for x in _walk(xorbs)), np.uint64, len(xorbs))
+
+            def full(i: int) -> bytes:
+                return bytes(xorbs[i].hash)
+        order = np.argsort(keys, kind="stable")
+        entry = (xorbs, keys[order], order, full, replace)
+        if replace:
+            self._sources.insert(0, entry)
+        else:
+            self._sources.append(entry)
 
     def get(self, h: bytes) -> XorbInfo | None:
         x = self._cache.get(h)
         if x is not None:
             return x
-        where = self._where.get(h)
-        if where is None:
-            return None
-        seq, i = where
-        x = seq.peek(i) if isinstance(seq, _Blocks) else seq[i]
-        if len(self._cache) >= _KNOWN_CACHE:
-            del self._cache[next(iter(self._cache))]
-        self._cache[h] = x
-        return x
+        key = np.uint64(int.from_bytes(h[:8], "little"))
+        for seq, keys, order, full, last in self._sources:
+            lo = int(np.searchsorted(keys, key, "left"))
+            hi = int(np.searchsorted(keys, key, "right"))
+            found = None
+            for j in (range(hi - 1, lo - 1, -1) if last else range(lo, hi)):
+                i = int(order[j])
+                if full(i) == h:
+                    found = i
+                    break
+            if found is None:
+                continue
+            x = seq.peek(found) if isinstance(seq, _Blocks) else seq[found]
+            if len(self._cache) >= _KNOWN_CACHE:
+                del self._cache[next(iter(self._cache))]
+            self._cache[h] = x
+            return x
+        return None
+
+
+def _u64(mem: Any) -> np.ndarray:
+    """The file as little-endian u64 words (records start at multiples of 16 bytes, so a
+    record's first 8 hash bytes, its truncated key, are word ``pos // 8``)."""
+    return np.frombuffer(mem, "<u8", count=len(mem) // 8)
+
+
+#: Blocks or table entries each windowed check handles at a time (bounded memory).
+_WINDOW = 1 << 12
 
 
 _KNOWN_CACHE = 1024
 
 
-def _walk(items: Sequence[_I], shard: MdbShard | None = None) -> Iterable[_I]:
+def _walk(items: Sequence[_I], shard: MdbShard | None = None, every: int = 4096
+          ) -> Iterable[_I]:
     """The items of ``files`` or ``xorbs`` without keeping the ones built for the walk (and
-    dropping ``shard``'s mapped pages every 4,096 items)."""
+    dropping ``shard``'s mapped pages every ``every`` items)."""
     walk = items.walk() if isinstance(items, _Blocks) else items
     if shard is None:
         return walk
-    return _dropping(walk, shard)
+    return _dropping(walk, shard, every)
 
 
-def _dropping(walk: Iterable[_I], shard: MdbShard) -> Iterable[_I]:
+def _dropping(walk: Iterable[_I], shard: MdbShard, every: int) -> Iterable[_I]:
     for i, item in enumerate(walk, 1):
         yield item
-        if not i % 4096:
+        if not i % every:
             shard._drop_pages()
+
+
+#: Files checked between two drops of the mapped pages: their terms read xorbs anywhere in
+#: the xorb section, so the pages they touch are dropped more often than a sequential walk's.
+_FILES_EVERY = 256
+
+
+def _word_sum(shard: MdbShard, lay: _Layout, pos: np.ndarray, word: int,
+              mask: int | None = None) -> int:
+    """The sum of u32 word ``word`` of the records at ``pos`` (with ``mask``: the count of
+    those with a bit of ``mask`` set), in windows, dropping the mapped pages after each."""
+    total = 0
+    for lo in range(0, len(pos), _WINDOW):
+        w = lay.words(pos[lo : lo + _WINDOW], word)
+        total += int(np.count_nonzero(w & mask)) if mask is not None else int(w.sum())
+        shard._drop_pages()
+    return total
 
 
 @dataclass
@@ -141,8 +208,8 @@ def verify(shard: MdbShard, progress: Callable[[int, int], None] | None = None, 
     keyed = f is not None and f.is_keyed
     known = _Known()
     for other in other_shards:
-        known.add(other.xorbs, replace=False)
-    known.add(xorbs, replace=True)
+        known.add(other, replace=False)
+    known.add(shard, replace=True)
     total = len(files) + len(xorbs)
     done = 0
     unchecked = _Unchecked()
@@ -225,10 +292,10 @@ def _verify_frame(shard: MdbShard, lay: _Layout, f: MdbFooter | None, size: int,
     if not hfjs:  # huggingface.js writes totals of its own (FORMAT_NOTES section 9)
         for field, found, want in (
                 ("len_stored_on_disk", f.stored_bytes_on_disk,
-                 int(lay.words(lay.xorb_pos, 3).sum())),
+                 _word_sum(shard, lay, lay.xorb_pos, 3)),
                 ("len_materialized", f.materialized_bytes,
                  sum(fi.size for fi in _walk(shard.files, shard))),
-                ("len_stored", f.stored_bytes, int(lay.words(lay.xorb_pos, 2).sum()))):
+                ("len_stored", f.stored_bytes, _word_sum(shard, lay, lay.xorb_pos, 2))):
             if found != want:
                 add(Problem("totals", f"{field} is {found}, the sections sum to {want}",
                             fo + _FOOTER_AT[field], f"/footer/{field}"))
@@ -237,7 +304,8 @@ def _verify_frame(shard: MdbShard, lay: _Layout, f: MdbFooter | None, size: int,
 def _verify_tables(shard: MdbShard, lay: _Layout, f: MdbFooter | None,
                    add: Callable[[Problem], None]) -> None:
     """Each lookup table against the record sections (FORMAT_NOTES 6.1, 8 item 3), with
-    numpy over the layout and the xorb section's bytes (no object per chunk)."""
+    numpy over windows of the layout, the tables and the xorb section's bytes (no object per
+    chunk, no copy of a table or a section: memory does not grow with the shard)."""
     if f is None:
         return
     try:
@@ -245,52 +313,141 @@ def _verify_tables(shard: MdbShard, lay: _Layout, f: MdbFooter | None,
     except ShardkitError as exc:
         add(Problem("lookup_table", exc.message, exc.offset, exc.field))
         return
+    words = _u64(shard._mem)
     for name, table, positions, base in (
             ("file", ft, lay.file_pos, HEADER_SIZE),
             ("xorb", xt, lay.xorb_pos, lay.xorb_info_offset)):
         if table is None:
             continue
-        want = np.empty(len(positions), _LOOKUP_DTYPE)
-        want["key"] = np.ascontiguousarray(lay.hash_array(positions)[:, :8]).view("<u8")[:, 0] \
-            if len(positions) else np.zeros(0, np.uint64)
-        want["index"] = (positions - base) // RECORD_SIZE
-        if len(table) != len(want):
+        if len(table) != len(positions):
             add(Problem("lookup_table", f"the {name} table has {len(table)} entries, the "
-                        f"section {len(want)} blocks", None, f"/{name}_lookup"))
+                        f"section {len(positions)} blocks", None, f"/{name}_lookup"))
             continue
-        bad = np.flatnonzero((table["key"] != want["key"])
-                             | (table["index"] != want["index"]))
         at, width = (f.file_lookup_offset if name == "file" else f.xorb_lookup_offset,
                      _LOOKUP_DTYPE.itemsize)
-        for i in bad[:20].tolist():
-            add(Problem("lookup_table", f"{name} table entry {i} is "
-                        f"({int(table['key'][i])}, {int(table['index'][i])}), expected "
-                        f"({int(want['key'][i])}, {int(want['index'][i])})",
-                        at + width * i, f"/{name}_lookup/entries/{i}"))
+        shown = 0
+        for lo in range(0, len(positions), _WINDOW):
+            pos = positions[lo : lo + _WINDOW]
+            want_key, want_index = words[pos // 8], (pos - base) // RECORD_SIZE
+            part = table[lo : lo + _WINDOW]
+            bad = np.flatnonzero((part["key"] != want_key) | (part["index"] != want_index))
+            for j in bad[: 20 - shown].tolist():
+                i = lo + j
+                add(Problem("lookup_table", f"{name} table entry {i} is "
+                            f"({int(table['key'][i])}, {int(table['index'][i])}), expected "
+                            f"({int(want_key[j])}, {int(want_index[j])})",
+                            at + width * i, f"/{name}_lookup/entries/{i}"))
+            shown += min(len(bad), 20 - shown)
+            shard._drop_pages()
         _verify_ascending(table["key"], f"the {name} table", at, width, f"/{name}_lookup",
                           add)
+        shard._drop_pages()
     if ct is not None:
-        want_rows = np.sort(shard._chunk_rows, order=["key", "xorb", "chunk"])
-        if len(ct) != len(want_rows) or not bool(
-                np.array_equal(np.sort(ct, order=["key", "xorb", "chunk"]), want_rows)):
+        sorted_ok = _verify_ascending(ct["key"], "the chunk table", f.chunk_lookup_offset,
+                                      _CHUNK_LOOKUP_DTYPE.itemsize, "/chunk_lookup", add)
+        total = _word_sum(shard, lay, lay.xorb_pos, 1)
+        same = len(ct) == total and _chunk_table_holds(shard, lay, ct, words, sorted_ok)
+        if not same:
             add(Problem("lookup_table", "the chunk table does not hold exactly the "
                         "(truncated chunk hash, xorb record, chunk) triples of the xorb "
-                        f"section ({len(ct)} entries, {len(want_rows)} chunks)",
+                        f"section ({len(ct)} entries, {total} chunks)",
                         f.chunk_lookup_offset, "/chunk_lookup"))
-        _verify_ascending(ct["key"], "the chunk table", f.chunk_lookup_offset,
-                          _CHUNK_LOOKUP_DTYPE.itemsize, "/chunk_lookup", add)
+        shard._drop_pages()
+
+
+#: Entries of one key in the chunk table searched one by one; a larger group (or an unsorted
+#: table) is compared by sorting both sides instead.
+_GROUP_MAX = 64
+
+
+def _chunk_table_holds(shard: MdbShard, lay: _Layout, ct: np.ndarray, words: np.ndarray,
+                       sorted_ok: bool) -> bool:
+    """Whether the chunk table (as long as the xorb section has chunks) holds exactly the
+    section's (key, xorb record, chunk) triples.
+
+    The section's triples are distinct (one per chunk record), so with equal counts it is
+    enough that each is in the table: each is found by bisection over the table's sorted keys,
+    in windows of xorbs (no copy of the table). Only a table not sorted by key, or one with
+    more than :data:`_GROUP_MAX` entries of one key, is checked by sorting copies of both
+    sides (memory of the table's size: such a table is already reported or very unusual).
+    """
+    if not sorted_ok:
+        return _chunk_table_sorted_equal(shard, ct)
+    keys, txorb, tchunk = ct["key"], ct["xorb"], ct["chunk"]
+    n = len(ct)
+    base = lay.xorb_info_offset
+    xpos = lay.xorb_pos
+    for lo in range(0, len(xpos), _WINDOW):
+        head = (xpos[lo : lo + _WINDOW] - base) // RECORD_SIZE
+        cnt = lay.words(xpos[lo : lo + _WINDOW], 1)
+        chunk_rec = _runs(head + 1, cnt)
+        if not len(chunk_rec):
+            continue
+        xorb_rec = np.repeat(head, cnt)
+        chunk_no = chunk_rec - xorb_rec - 1
+        want = words[(base + chunk_rec * RECORD_SIZE) // 8]
+        first = _bisect(keys, want, n, right=False)
+        end = _bisect(keys, want, n, right=True)
+        span = end - first
+        if bool(np.any(span == 0)):
+            return False
+        if bool(np.any(span > _GROUP_MAX)):
+            return _chunk_table_sorted_equal(shard, ct)
+        one = np.flatnonzero(span == 1)
+        at = first[one]
+        if not bool(np.array_equal(txorb[at], xorb_rec[one])
+                    and np.array_equal(tchunk[at], chunk_no[one])):
+            return False
+        for j in np.flatnonzero(span > 1).tolist():
+            xr, ci = int(xorb_rec[j]), int(chunk_no[j])
+            if not any(int(txorb[k]) == xr and int(tchunk[k]) == ci
+                       for k in range(int(first[j]), int(end[j]))):
+                return False
+        shard._drop_pages()
+    return True
+
+
+def _chunk_table_sorted_equal(shard: MdbShard, ct: np.ndarray) -> bool:
+    """The chunk table and the section's chunk rows as multisets, by sorting copies."""
+    want_rows = np.sort(shard._chunk_rows, order=["key", "xorb", "chunk"])
+    return len(ct) == len(want_rows) and bool(
+        np.array_equal(np.sort(ct, order=["key", "xorb", "chunk"]), want_rows))
+
+
+def _bisect(keys: np.ndarray, want: np.ndarray, n: int, *, right: bool) -> np.ndarray:
+    """``np.searchsorted(keys, want)`` for a strided ``keys`` (a table's field) without the
+    contiguous copy searchsorted would make: a vectorised bisection."""
+    lo = np.zeros(len(want), np.int64)
+    hi = np.full(len(want), n, np.int64)
+    while True:
+        active = lo < hi
+        if not bool(active.any()):
+            return lo
+        mid = (lo + hi) >> 1
+        v = keys[np.minimum(mid, n - 1)]
+        go = (v <= want) if right else (v < want)
+        lo = np.where(active & go, mid + 1, lo)
+        hi = np.where(active & ~go, mid, hi)
 
 
 def _verify_ascending(keys: np.ndarray, what: str, at: int, width: int, field: str,
-                      add: Callable[[Problem], None]) -> None:
-    """A lookup table's keys ascend (equal keys allowed): FORMAT_NOTES 6.1."""
-    bad = np.flatnonzero(keys[1:] < keys[:-1]) + 1
-    if len(bad):
-        i = int(bad[0])
+                      add: Callable[[Problem], None]) -> bool:
+    """A lookup table's keys ascend (equal keys allowed): FORMAT_NOTES 6.1. Windowed;
+    returns whether they do."""
+    first, count = -1, 0
+    for lo in range(0, max(len(keys) - 1, 0), _WINDOW):
+        part = keys[lo : lo + _WINDOW + 1]
+        bad = np.flatnonzero(part[1:] < part[:-1])
+        if len(bad) and first < 0:
+            first = lo + 1 + int(bad[0])
+        count += len(bad)
+    if count:
+        i = first
         add(Problem("lookup_table", f"{what} is not sorted by key: entry {i} (key "
                     f"{int(keys[i])}) is below entry {i - 1} (key {int(keys[i - 1])}); "
-                    f"{len(bad)} entries are out of order", at + width * i,
+                    f"{count} entries are out of order", at + width * i,
                     f"{field}/entries/{i}"))
+    return not count
 
 
 def _verify_order(shard: MdbShard, lay: _Layout, f: MdbFooter | None,
@@ -302,27 +459,34 @@ def _verify_order(shard: MdbShard, lay: _Layout, f: MdbFooter | None,
     file may follow each other. The notes promise no order for shards without lookup tables
     (upload bodies, server-stored shards, global-dedup responses, huggingface.js uploads),
     nor for the chunks of a xorb (xorb order) or the terms of a file (file order), so those
-    are not checked. The tables' own order is checked in ``_verify_tables``.
+    are not checked. The tables' own order is checked in ``_verify_tables``. Windowed.
     """
     if f is None or not (f.file_lookup_num_entry or f.xorb_lookup_num_entry
                          or f.chunk_lookup_num_entry):
         return
+    words = _u64(shard._mem)
     for name, positions, base in (("file", lay.file_pos, HEADER_SIZE),
                                   ("xorb", lay.xorb_pos, lay.xorb_info_offset)):
-        if len(positions) < 2:
+        first, count = -1, 0
+        for lo in range(0, max(len(positions) - 1, 0), _WINDOW):
+            pos = positions[lo : lo + _WINDOW + 1] // 8
+            # big-endian words compare bytewise in the hash order of FORMAT_NOTES section 1
+            keys = np.stack([words[pos + k] for k in range(4)], axis=1).astype(">u8") \
+                .view("S32").ravel()
+            bad = np.flatnonzero(keys[1:] < keys[:-1])
+            if len(bad) and first < 0:
+                first = lo + 1 + int(bad[0])
+            count += len(bad)
+            shard._drop_pages()
+        if not count:
             continue
-        # big-endian words compare bytewise in the hash order of FORMAT_NOTES section 1
-        hashes = lay.hash_array(positions)
-        keys = hashes.view("<u8").astype(">u8").view("S32").ravel()
-        bad = np.flatnonzero(keys[1:] < keys[:-1]) + 1
-        if not len(bad):
-            continue
-        i = int(bad[0])
+        i = first
         pos = int(positions[i])
+        hashes = lay.hash_array(positions[i - 1 : i + 1])
         add(Problem("order", f"the {name} section is not sorted by hash, although the "
                     "shard has lookup tables (xet-core's full writer sorts it): block "
-                    f"{i} ({_new_hash(hashes[i].tobytes())}) comes after block {i - 1} "
-                    f"({_new_hash(hashes[i - 1].tobytes())}); {len(bad)} blocks are out of "
+                    f"{i} ({_new_hash(hashes[1].tobytes())}) comes after block {i - 1} "
+                    f"({_new_hash(hashes[0].tobytes())}); {count} blocks are out of "
                     "order", pos,
                     f"/{name}_info/blocks/{(pos - base) // RECORD_SIZE}/{name}_hash"))
 
@@ -393,12 +557,12 @@ def _verify_files(shard: MdbShard, files: Sequence[FileInfo], known: _Known,
                   progress: Callable[[int, int], None] | None, done: int,
                   total: int, unchecked: _Unchecked) -> None:
     lay = shard._layout
-    with_v = int(np.count_nonzero(lay.words(lay.file_pos, 0) & FILE_FLAG_VERIFICATION))
+    with_v = _word_sum(shard, lay, lay.file_pos, 0, FILE_FLAG_VERIFICATION)
     if 0 < with_v < len(files):
         add(Problem("file", f"{with_v} of {len(files)} files have verification entries "
                     "(a shard has them for every file or for none)", HEADER_SIZE,
                     "/file_info"))
-    for fi in _walk(files, shard):
+    for fi in _walk(files, shard, _FILES_EVERY):
         done += 1
         if progress is not None and done % 1024 == 0:
             progress(done, total)
