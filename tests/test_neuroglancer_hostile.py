@@ -336,3 +336,25 @@ def test_whole_gzipped_shards_in_memory_count_against_the_budget(tmp_path: Path)
             assert held <= budget, held
         assert sum(r is not None for r in ds.kv._shards.values()) == 1
         assert ds.verify() == []
+
+
+def test_a_minishard_index_evicted_mid_batch_is_read_again() -> None:
+    """Another thread may evict a cached minishard index between the batch's two looks at
+    the cache (seen as a KeyError in the eight-thread test): the batch keeps what it saw."""
+    root = Path(__file__).parent / "data" / "neuroglancer" / "cv_identity_raw"
+    spec = json.loads((root / "info").read_text())["sharding"]
+    with shardkit.open(root / "2.shard", spec=spec) as shard:
+        expect = sorted(shard.keys())
+        assert expect
+    with shardkit.open(root / "2.shard", spec=spec) as shard:
+        shard[expect[0]]  # caches the minishard index of the first key
+        real_get, seen = shard.cache.get, set()
+
+        def get_then_evict(key: Any) -> Any:
+            if key[1] >= 0 and key in seen:
+                return None  # evicted by another thread since the last look
+            seen.add(key)
+            return real_get(key)
+
+        shard.cache.get = get_then_evict  # type: ignore[method-assign]
+        assert sorted(shard.keys()) == expect

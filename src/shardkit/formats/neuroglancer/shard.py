@@ -354,7 +354,9 @@ class NgShard(Reader):
 
     def _decode_batch(self, batch: list[int],
                       entries: np.ndarray) -> Iterator[tuple[int, MinishardIndex]]:
-        todo = [m for m in batch if self.cache.get((self._key, m)) is None]
+        # one look at the cache per minishard: another thread may evict an index between two
+        cached = {m: self.cache.get((self._key, m)) for m in batch}
+        todo = [m for m in batch if cached[m] is None]
         spans = {m: tuple(entries[m].tolist()) for m in todo}
         for m, (s, e) in spans.items():
             self._check_entry(m, s, e)
@@ -362,7 +364,7 @@ class NgShard(Reader):
             self.source, [(self.index_size + s, self.index_size + e) for s, e in spans.values()],
             max_gap=self.coalesce_gap), strict=True))
         for m in batch:
-            index: MinishardIndex | None = self.cache.get((self._key, m))
+            index: MinishardIndex | None = cached[m]
             if index is None:
                 s, e = spans[m]
                 index = self._decode_minishard(m, s, e, raws.pop(m))
