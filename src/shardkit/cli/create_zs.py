@@ -13,17 +13,15 @@ from __future__ import annotations
 
 import argparse
 import os
-from typing import Any
 
 from ..errors import ShardkitError
-from .common import EXIT_OK, Progress, confirm, iter_records, print_out, show_progress
-from .create_zss import metadata_object
+from .common import EXIT_OK, Progress, iter_records, print_out, show_progress
+from .create_zss import may_write, metadata_object, record_options
 
 __all__ = ["run"]
 
 _TAKES = {"terminator", "length_prefixed", "codec", "metadata", "approx_block_size",
           "branching_factor", "level", "jobs"}
-_OVERHEAD = {"u64le": 8, "uleb128": 1}
 _LEVELS: dict[str, tuple[int | str, ...]] = {"deflate": tuple(range(10)),
                                              "lzma": (0, 1, "0e", "1e")}
 
@@ -44,26 +42,11 @@ def run(args: argparse.Namespace) -> int:
             known = "0 to 9" if codec == "deflate" else "0, 1, 0e or 1e (e: extreme)"
             raise ShardkitError(f"--level {args.level}: {codec} levels are {known}")
     metadata = metadata_object(args.metadata)
-    if args.inputs.count("-") > 1:
-        raise ShardkitError("create: '-' (stdin) given more than once")
-    if os.path.exists(args.shard) and not confirm(args, f"{args.shard} exists: replace it?"):
-        print_out(args, "skipped", {"shard": args.shard, "created": False})
+    if not may_write(args):
         return EXIT_OK
-    options: dict[str, Any] = {"codec": codec, "metadata": metadata, "jobs": args.jobs or 1}
-    if args.approx_block_size is not None:
-        options["approx_block_size"] = args.approx_block_size
-    if args.branching_factor is not None:
-        if args.branching_factor < 2:
-            raise ShardkitError("--branching-factor: must be at least 2")
-        options["branching_factor"] = args.branching_factor
+    options = record_options(args, {"codec": codec, "metadata": metadata, "jobs": args.jobs or 1})
     if args.level is not None:
         options["level"] = args.level
-    if args.length_prefixed:
-        options["record_overhead"] = _OVERHEAD[args.length_prefixed]
-    else:
-        from .common import terminator_bytes
-
-        options["record_overhead"] = len(terminator_bytes(args.terminator))
     progress = Progress(f"create {args.shard}", show_progress(args))
     try:
         count = write_zs(args.shard, iter_records(args),

@@ -50,6 +50,35 @@ def _checked(records: Iterator[bytes], progress: Progress) -> Iterator[bytes]:
         yield record
 
 
+def record_options(args: argparse.Namespace, options: dict[str, Any]) -> dict[str, Any]:
+    """``options`` plus the block size, branching factor and per-record overhead that ZSS and
+    ZS writers share, from ``args`` (checked)."""
+    if args.approx_block_size is not None:
+        options["approx_block_size"] = args.approx_block_size
+    if args.branching_factor is not None:
+        if args.branching_factor < 2:
+            raise ShardkitError("--branching-factor: must be at least 2")
+        options["branching_factor"] = args.branching_factor
+    if args.length_prefixed:
+        options["record_overhead"] = _OVERHEAD[args.length_prefixed]
+    else:
+        from .common import terminator_bytes
+
+        options["record_overhead"] = len(terminator_bytes(args.terminator))
+    return options
+
+
+def may_write(args: argparse.Namespace) -> bool:
+    """Whether ``args.shard`` may be written: stdin given once, an existing file confirmed
+    (else prints that it was skipped)."""
+    if args.inputs.count("-") > 1:
+        raise ShardkitError("create: '-' (stdin) given more than once")
+    if os.path.exists(args.shard) and not confirm(args, f"{args.shard} exists: replace it?"):
+        print_out(args, "skipped", {"shard": args.shard, "created": False})
+        return False
+    return True
+
+
 def run(args: argparse.Namespace) -> int:
     """Write ``args.shard`` from the records of ``args.inputs``; returns the exit code."""
     from ..writers.zss import CODECS, write_zss
@@ -64,26 +93,11 @@ def run(args: argparse.Namespace) -> int:
     if args.level is not None and not 0 <= args.level <= 9:
         raise ShardkitError(f"--level {args.level}: {codec} levels are 0 to 9")
     metadata = metadata_object(args.metadata)
-    if args.inputs.count("-") > 1:
-        raise ShardkitError("create: '-' (stdin) given more than once")
-    if os.path.exists(args.shard) and not confirm(args, f"{args.shard} exists: replace it?"):
-        print_out(args, "skipped", {"shard": args.shard, "created": False})
+    if not may_write(args):
         return EXIT_OK
-    options: dict[str, Any] = {"codec": codec, "metadata": metadata}
-    if args.approx_block_size is not None:
-        options["approx_block_size"] = args.approx_block_size
-    if args.branching_factor is not None:
-        if args.branching_factor < 2:
-            raise ShardkitError("--branching-factor: must be at least 2")
-        options["branching_factor"] = args.branching_factor
+    options = record_options(args, {"codec": codec, "metadata": metadata})
     if args.level is not None:
         options["compress_level"] = args.level
-    if args.length_prefixed:
-        options["record_overhead"] = _OVERHEAD[args.length_prefixed]
-    else:
-        from .common import terminator_bytes
-
-        options["record_overhead"] = len(terminator_bytes(args.terminator))
     progress = Progress(f"create {args.shard}", show_progress(args))
     try:
         count = write_zss(args.shard, _checked(iter_records(args), progress), **options)
