@@ -89,20 +89,29 @@ def test_lookup_after_close_is_refused(tmp_path) -> None:
 
 
 def test_values_around_the_speculative_read(tmp_path, monkeypatch) -> None:
-    """Values that fit the first pread, that end exactly at it, and that need a second."""
+    """Values that fit the first pread, that end exactly at it, and that need a second.
+
+    The first pread's length follows the last value's size (128 bytes to 4 KiB), so every
+    value is also read right after every other: smaller, equal and larger than the one before.
+    """
     from shardkit.writers.swh import write_swh
 
     monkeypatch.setattr(reader, "MAP_LOOKUPS_LIMIT", 0)  # pread, as for a large shard
     rng = random.Random(5)
-    values = [rng.randbytes(size) for size in (0, 1, 4087, 4088, 4089, 10_000, 100_000)]
+    sizes = (0, 1, 119, 120, 121, 4087, 4088, 4089, 10_000, 100_000)
+    values = [rng.randbytes(size) for size in sizes]
     items = {rng.randbytes(32): v for v in values}
     path = tmp_path / "sizes.shard"
     write_swh(path, items.items())
     with shardkit.open(path) as s:
         assert s._fd() >= 0
+        fast = s._native_lookup
         for key, value in items.items():
-            assert s._native_lookup.get(key) == value
+            assert fast.get(key) == value
             assert s[key] == value
+        got = [(len(v1), len(v2)) for k1, v1 in items.items() for k2, v2 in items.items()
+               if fast.get(k1) != v1 or fast.get(k2) != v2]
+        assert got == []
 
 
 @pytest.mark.parametrize("name", SWH_SAMPLES)
