@@ -30,8 +30,9 @@ Wall time covers the whole child: interpreter start, imports, open, the step. Pe
 the pages of a memory-mapped file the step has resident, as the operating system does.
 
 Targets, PASS/MISS per format and step: peak RSS of the large file <= 1.25x the small file's
-(``--max-growth``). With ``benchmarks/scale_swh.py`` present its table follows (its own
-targets; ``--big`` is passed to it).
+(``--max-growth``). Then, unless ``--only`` leaves ``swh`` out, the table of
+``benchmarks/scale_swh.py`` follows (its own targets, its files in ``SCRATCH/swh``; ``--big``
+is passed to it).
 
 Run (under ``nice`` on a shared machine; the first run makes the files, several minutes)::
 
@@ -331,8 +332,9 @@ def main(argv: list[str] | None = None) -> int:
                                                 Path(tempfile.gettempdir(), "shardkit-scale"))),
                     help="folder for the generated files, reused between runs (about 5 GB; "
                          "default $SHARDKIT_SCALE_DIR or <tmp>/shardkit-scale)")
-    ap.add_argument("--only", default="zss,zs,ng,amudai,mdb",
-                    help="comma-separated formats (zss, zs, ng, amudai, mdb)")
+    ap.add_argument("--only", default="zss,zs,ng,amudai,mdb,swh",
+                    help="comma-separated formats (zss, zs, ng, amudai, mdb, swh: the last "
+                         "runs benchmarks/scale_swh.py, its inputs and shards in SCRATCH/swh)")
     ap.add_argument("--steps", default=",".join(STEPS), help="comma-separated steps")
     ap.add_argument("--small-only", action="store_true",
                     help="the small files only (a quick check of the script)")
@@ -358,7 +360,8 @@ def main(argv: list[str] | None = None) -> int:
     steps = [s for s in args.steps.split(",") if s]
     rows: list[dict[str, Any]] = []
     skipped: dict[str, str] = {}
-    for fmt in [f for f in args.only.split(",") if f]:
+    only = [f for f in args.only.split(",") if f]
+    for fmt in [f for f in only if f != "swh"]:
         why = available(fmt)
         if why:
             skipped[fmt] = why
@@ -404,11 +407,11 @@ def main(argv: list[str] | None = None) -> int:
                   f"{v['large_mib']:>10,.1f}{v['growth']:>7.2f}x  {v['status']}")
         for fmt, why in skipped.items():
             print(f"{fmt}: skipped: {why}")
-    if (HERE / "scale_swh.py").exists() and not args.child:
+    if "swh" in only and (HERE / "scale_swh.py").exists():
         sys.path.insert(0, str(HERE))
         import scale_swh  # type: ignore[import-not-found]
 
-        misses += int(scale_swh.run(args.big))
+        misses += int(scale_swh.run(args.big, wd=str(args.scratch / "swh")))
     return misses
 
 

@@ -152,6 +152,40 @@ def test_tiny_windows_find_the_same_problems(monkeypatch: pytest.MonkeyPatch,
     edits.append(bytes(b))
     want = [_all_problems(d) for d in edits]
     assert any(want[1:])
-    for window in (1, 2):
+    for window, slab in ((1, 1), (2, 3)):
         monkeypatch.setattr(v, "_WINDOW", window)
+        monkeypatch.setattr(v, "_SLAB", slab)
         assert [_all_problems(d) for d in edits] == want
+
+
+class _Drops:
+    """Counts the drops of mapped pages a search asks for."""
+
+    def __init__(self) -> None:
+        self.drops = 0
+
+    def _drop_pages(self) -> None:
+        self.drops += 1
+
+
+@pytest.mark.parametrize("slab", [1, 2, 7, 64, 1 << 17])
+def test_slab_search_is_searchsorted(monkeypatch: pytest.MonkeyPatch, slab: int) -> None:
+    """The in-order search of a sorted table gives numpy's left and right answers for keys
+    before, between, on (repeated) and after the table's keys, and the fields at each left
+    answer; it drops the mapped pages once per slab it reads."""
+    monkeypatch.setattr(v, "_SLAB", slab)
+    rng = np.random.default_rng(slab)
+    table = np.zeros(50, v._CHUNK_LOOKUP_DTYPE)
+    table["key"] = np.sort(rng.integers(10, 60, 50)) * 2  # even keys, many repeated
+    table["xorb"] = rng.integers(0, 1000, 50)
+    table["chunk"] = np.arange(50)
+    want = rng.integers(0, 130, 300).astype(np.uint64)  # odd ones fall between keys
+    shard = _Drops()
+    first, end, got = v._search_sorted_table(shard, table, want, ("xorb", "chunk"))
+    keys = table["key"]
+    assert first.tolist() == np.searchsorted(keys, want, "left").tolist()
+    assert end.tolist() == np.searchsorted(keys, want, "right").tolist()
+    inside = first < len(table)
+    assert got["xorb"][inside].tolist() == table["xorb"][first[inside]].tolist()
+    assert got["chunk"][inside].tolist() == first[inside].tolist()
+    assert 1 <= shard.drops <= -(-len(table) // slab)

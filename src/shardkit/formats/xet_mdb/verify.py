@@ -157,7 +157,7 @@ def _dropping(walk: Iterable[_I], shard: MdbShard, every: int) -> Iterable[_I]:
 
 #: Files checked between two drops of the mapped pages: their terms read xorbs anywhere in
 #: the xorb section, so the pages they touch are dropped more often than a sequential walk's.
-_FILES_EVERY = 256
+_FILES_EVERY = 32
 
 
 def _word_sum(shard: MdbShard, lay: _Layout, pos: np.ndarray, word: int,
@@ -366,15 +366,15 @@ def _chunk_table_holds(shard: MdbShard, lay: _Layout, ct: np.ndarray, words: np.
     section's (key, xorb record, chunk) triples.
 
     The section's triples are distinct (one per chunk record), so with equal counts it is
-    enough that each is in the table: each is found by bisection over the table's sorted keys,
-    in windows of xorbs (no copy of the table). Only a table not sorted by key, or one with
-    more than :data:`_GROUP_MAX` entries of one key, is checked by sorting copies of both
-    sides (memory of the table's size: such a table is already reported or very unusual).
+    enough that each is in the table: each is searched among the table's sorted keys, in
+    windows of xorbs (no copy of the table; see :func:`_search_sorted_table`). Only a table
+    not sorted by key, or one with more than :data:`_GROUP_MAX` entries of one key, is
+    checked by sorting copies of both sides (memory of the table's size: such a table is
+    already reported or very unusual).
     """
     if not sorted_ok:
         return _chunk_table_sorted_equal(shard, ct)
-    keys, txorb, tchunk = ct["key"], ct["xorb"], ct["chunk"]
-    n = len(ct)
+    txorb, tchunk = ct["xorb"], ct["chunk"]
     base = lay.xorb_info_offset
     xpos = lay.xorb_pos
     for lo in range(0, len(xpos), _WINDOW):
@@ -386,17 +386,15 @@ def _chunk_table_holds(shard: MdbShard, lay: _Layout, ct: np.ndarray, words: np.
         xorb_rec = np.repeat(head, cnt)
         chunk_no = chunk_rec - xorb_rec - 1
         want = words[(base + chunk_rec * RECORD_SIZE) // 8]
-        first = _bisect(keys, want, n, right=False)
-        end = _bisect(keys, want, n, right=True)
+        first, end, at_first = _search_sorted_table(shard, ct, want, ("xorb", "chunk"))
         span = end - first
         if bool(np.any(span == 0)):
             return False
         if bool(np.any(span > _GROUP_MAX)):
             return _chunk_table_sorted_equal(shard, ct)
         one = np.flatnonzero(span == 1)
-        at = first[one]
-        if not bool(np.array_equal(txorb[at], xorb_rec[one])
-                    and np.array_equal(tchunk[at], chunk_no[one])):
+        if not bool(np.array_equal(at_first["xorb"][one], xorb_rec[one])
+                    and np.array_equal(at_first["chunk"][one], chunk_no[one])):
             return False
         for j in np.flatnonzero(span > 1).tolist():
             xr, ci = int(xorb_rec[j]), int(chunk_no[j])
@@ -414,20 +412,49 @@ def _chunk_table_sorted_equal(shard: MdbShard, ct: np.ndarray) -> bool:
         np.array_equal(np.sort(ct, order=["key", "xorb", "chunk"]), want_rows))
 
 
-def _bisect(keys: np.ndarray, want: np.ndarray, n: int, *, right: bool) -> np.ndarray:
-    """``np.searchsorted(keys, want)`` for a strided ``keys`` (a table's field) without the
-    contiguous copy searchsorted would make: a vectorised bisection."""
-    lo = np.zeros(len(want), np.int64)
-    hi = np.full(len(want), n, np.int64)
-    while True:
-        active = lo < hi
-        if not bool(active.any()):
-            return lo
-        mid = (lo + hi) >> 1
-        v = keys[np.minimum(mid, n - 1)]
-        go = (v <= want) if right else (v < want)
-        lo = np.where(active & go, mid + 1, lo)
-        hi = np.where(active & ~go, mid, hi)
+#: Entries of a lookup table read at a time when searching it (1 MiB of keys).
+_SLAB = 1 << 17
+
+
+def _search_sorted_table(shard: MdbShard, table: np.ndarray, want: np.ndarray,
+                         fields: tuple[str, ...] = ()
+                         ) -> tuple[np.ndarray, np.ndarray, dict[str, np.ndarray]]:
+    """``np.searchsorted(table["key"], want)``, left and right, for a table sorted by key in
+    the mapping, plus the ``fields`` of the entry at each left answer (where it is < n): the
+    table is read once, in order, a slab at a time, dropping the mapped pages after each slab.
+
+    A bisection of each key reads the table at random: the pages it maps (64 KiB around each
+    touched page) soon cover the whole table, and resident memory grows with the shard. Here
+    the wanted keys are sorted instead, and each slab answers the keys that fall inside it,
+    from a contiguous copy of its keys (no copy of the table).
+    """
+    n, m = len(table), len(want)
+    order = np.argsort(want, kind="stable")
+    ws = want[order]
+    first = np.full(m, n, np.int64)
+    end = np.full(m, n, np.int64)
+    got = {name: np.zeros(m, table.dtype[name]) for name in fields}
+    jl = jr = 0
+    for a in range(0, n, _SLAB):
+        if jl >= m and jr >= m:
+            break
+        part = np.ascontiguousarray(table["key"][a : a + _SLAB])
+        top = part[-1]
+        # the first key >= w lies in this slab for each w <= top not answered before
+        kl = int(np.searchsorted(ws, top, "right"))
+        if kl > jl:
+            idx = np.searchsorted(part, ws[jl:kl], "left")
+            first[order[jl:kl]] = a + idx
+            for name in fields:
+                got[name][order[jl:kl]] = table[name][a : a + _SLAB][idx]
+            jl = kl
+        # the first key > w lies in this slab for each w < top not answered before
+        kr = int(np.searchsorted(ws, top, "left"))
+        if kr > jr:
+            end[order[jr:kr]] = a + np.searchsorted(part, ws[jr:kr], "right")
+            jr = kr
+        shard._drop_pages()
+    return first, end, got
 
 
 def _verify_ascending(keys: np.ndarray, what: str, at: int, width: int, field: str,
