@@ -48,6 +48,7 @@ import argparse
 import importlib.util
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -277,12 +278,73 @@ def run_step(fmt: str, step: str, path: str) -> dict[str, Any]:
     return out
 
 
+# -- the references (each in its own interpreter, measured as ours are) ----------------------
+
+#: tensorstore's ``neuroglancer_uint64_sharded`` kvstore over the layer: ``len`` lists every
+#: key; ``iterate`` lists them and reads every value, 4,096 reads in flight at a time.
+_TS_SCRIPT = """
+import json, sys
+import tensorstore as ts
+step, path = sys.argv[1], sys.argv[2]
+with open(path + "/info") as fh:
+    spec = json.load(fh)["sharding"]
+kv = ts.KvStore.open({"driver": "neuroglancer_uint64_sharded", "base": "file://" + path + "/",
+                      "metadata": spec}).result()
+keys = kv.list().result()
+out = {"len": len(keys)}
+if step == "iterate":
+    count = total = 0
+    for lo in range(0, len(keys), 4096):
+        for f in [kv.read(k) for k in keys[lo : lo + 4096]]:
+            count += 1
+            total += len(f.result().value)
+    out = {"count": count, "total": total}
+print(json.dumps(out))
+"""
+
+
+def zs_reference() -> list[str] | None:
+    """The ``zs`` 0.10.0 command (``$ZS_PYTHON -m zs``, or ``zs`` on PATH), or None."""
+    exe = os.environ.get("ZS_PYTHON")
+    if exe:
+        return [exe, "-m", "zs"]
+    found = shutil.which("zs")
+    return [found] if found else None
+
+
+def reference(fmt: str, step: str, path: Path) -> tuple[str, list[str] | None, str]:
+    """The reference's name, its command for ``step`` on ``path`` (None: no such step
+    there), and why not."""
+    if fmt == "zs":
+        zs = zs_reference()
+        cmds = {"verify": ["validate", "-j", "1", str(path)],
+                "iterate": ["dump", "-o", os.devnull, str(path)]}
+        if zs is None:
+            return "zs 0.10.0", None, "not installed (set ZS_PYTHON)"
+        return ("zs 0.10.0", [*zs, *cmds[step]] if step in cmds else None,
+                "no such command")
+    if fmt == "ng":
+        if importlib.util.find_spec("tensorstore") is None:
+            return "tensorstore", None, "not installed"
+        if step not in ("len", "iterate"):
+            return "tensorstore", None, "the kvstore has no such step"
+        return "tensorstore", [sys.executable, "-c", _TS_SCRIPT, step, str(path)], ""
+    if fmt == "mdb":
+        return "hf-xet", None, "hf-xet has no Python API that reads a shard"
+    if fmt == "zss":
+        return "zss (draft)", None, "the draft's reader is not released"
+    return "", None, "no reference"
+
+
 # -- the parent ----------------------------------------------------------------------------------
 
 
-def measure(fmt: str, step: str, path: Path) -> dict[str, Any]:
-    cmd = [sys.executable, "-c", _WRAPPER, sys.executable, __file__, "--child", fmt, step,
-           str(path)]
+def measure(fmt: str, step: str, path: Path, command: list[str] | None = None
+            ) -> dict[str, Any]:
+    """One step in a fresh interpreter (ours, or ``command``: a reference's) under the
+    wrapper: wall time, CPU time, peak RSS and what it printed last."""
+    child = command or [sys.executable, __file__, "--child", fmt, step, str(path)]
+    cmd = [sys.executable, "-c", _WRAPPER, *child]
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(p for p in (str(HERE.parent / "src"),
                                                     env.get("PYTHONPATH", "")) if p)
@@ -292,7 +354,8 @@ def measure(fmt: str, step: str, path: Path) -> dict[str, Any]:
     r = json.loads(p.stdout)
     if r["rc"]:
         raise RuntimeError(f"{fmt} {step} {path.name}: exit {r['rc']}: {r['err']}")
-    r["result"] = json.loads(r.pop("out").strip().splitlines()[-1])
+    last = (r.pop("out").strip().splitlines() or [""])[-1]
+    r["result"] = json.loads(last) if last.startswith("{") else {"said": last[:60]}
     r.pop("err")
     r["peak_mib"] = r.pop("peak_kib") / 1024
     return r
@@ -340,6 +403,8 @@ def main(argv: list[str] | None = None) -> int:
                     help="the small files only (a quick check of the script)")
     ap.add_argument("--big", action="store_true", help="passed to scale_swh.run (50M objects)")
     ap.add_argument("--max-growth", type=float, default=MAX_GROWTH)
+    ap.add_argument("--no-references", action="store_true",
+                    help="do not run the references (zs validate/dump, tensorstore) beside ours")
     ap.add_argument("--json", action="store_true")
     ap.add_argument("--child", nargs=3, metavar=("FMT", "STEP", "PATH"), help=argparse.SUPPRESS)
     ap.add_argument("--make", nargs=3, metavar=("FMT", "N", "PATH"), help=argparse.SUPPRESS)
@@ -372,18 +437,36 @@ def main(argv: list[str] | None = None) -> int:
             for step in steps:
                 log(f"{fmt} {label} {step} ...")
                 r = measure(fmt, step, path)
-                rows.append({"format": fmt, "file": label, "n": n, "unit": unit,
+                rows.append({"format": fmt, "file": label, "n": n, "unit": unit, "by": "shardkit",
+                             "mib": size_of(path) / 2**20, "step": step, **r})
+                if args.no_references:
+                    continue
+                name, command, why = reference(fmt, step, path)
+                if command is None:
+                    if step == "verify" and label == "large":
+                        skipped[f"{fmt} reference"] = f"{name}: {why}" if name else why
+                    continue
+                log(f"{fmt} {label} {step} ({name}) ...")
+                r = measure(fmt, step, path, command)
+                rows.append({"format": fmt, "file": label, "n": n, "unit": unit, "by": name,
                              "mib": size_of(path) / 2**20, "step": step, **r})
     verdicts = []
     for fmt in {r["format"] for r in rows}:
         for step in steps:
-            got = {r["file"]: r for r in rows if r["format"] == fmt and r["step"] == step}
+            got = {r["file"]: r for r in rows
+                   if r["format"] == fmt and r["step"] == step and r["by"] == "shardkit"}
             if "small" in got and "large" in got:
                 g = got["large"]["peak_mib"] / got["small"]["peak_mib"]
+                ref = [r for r in rows if r["format"] == fmt and r["step"] == step
+                       and r["by"] != "shardkit" and r["file"] == "large"]
                 verdicts.append({"format": fmt, "step": step,
                                  "small_mib": got["small"]["peak_mib"],
                                  "large_mib": got["large"]["peak_mib"], "growth": g,
-                                 "status": "PASS" if g <= args.max_growth else "MISS"})
+                                 "status": "PASS" if g <= args.max_growth else "MISS",
+                                 "reference": (f"{ref[0]['by']}: {ref[0]['peak_mib']:,.0f} MiB, "
+                                               f"{ref[0]['wall_s']:,.1f} s (ours "
+                                               f"{got['large']['wall_s']:,.1f} s)")
+                                 if ref else ""})
     order = {f: i for i, f in enumerate(SIZES)}
     verdicts.sort(key=lambda v: (order[v["format"]], steps.index(v["step"])))
     misses = sum(v["status"] == "MISS" for v in verdicts)
@@ -394,17 +477,19 @@ def main(argv: list[str] | None = None) -> int:
               f"{sys.version.split()[0]}, {os.cpu_count()} cpus, load "
               f"{os.getloadavg()[0]:.1f}")
         print(f"{'format':<8}{'file':<7}{'size':>14} {'unit':<8}{'MiB':>8}  {'step':<8}"
-              f"{'wall s':>8}{'CPU s':>8}{'peak RSS MiB':>14}  result")
+              f"{'by':<12}{'wall s':>8}{'CPU s':>8}{'peak RSS MiB':>14}  result")
         for r in rows:
             res = ", ".join(f"{k}={v}" for k, v in r["result"].items() if k != "first")
             print(f"{r['format']:<8}{r['file']:<7}{r['n']:>14,} {r['unit']:<8}{r['mib']:>8,.0f}"
-                  f"  {r['step']:<8}{r['wall_s']:>8.1f}{r['cpu_s']:>8.1f}"
+                  f"  {r['step']:<8}{r['by']:<12}{r['wall_s']:>8.1f}{r['cpu_s']:>8.1f}"
                   f"{r['peak_mib']:>14,.1f}  {res}")
         print(f"\ntargets: peak RSS of the large file <= {args.max_growth}x the small file's")
-        print(f"{'format':<8}{'step':<9}{'small MiB':>10}{'large MiB':>10}{'growth':>8}  status")
+        print(f"{'format':<8}{'step':<9}{'small MiB':>10}{'large MiB':>10}{'growth':>8}  "
+              "status  reference on the large file")
         for v in verdicts:
             print(f"{v['format']:<8}{v['step']:<9}{v['small_mib']:>10,.1f}"
-                  f"{v['large_mib']:>10,.1f}{v['growth']:>7.2f}x  {v['status']}")
+                  f"{v['large_mib']:>10,.1f}{v['growth']:>7.2f}x  {v['status']:<6}  "
+                  f"{v['reference']}")
         for fmt, why in skipped.items():
             print(f"{fmt}: skipped: {why}")
     if "swh" in only and (HERE / "scale_swh.py").exists():
