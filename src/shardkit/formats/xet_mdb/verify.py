@@ -132,7 +132,7 @@ def _u64(mem: Any) -> np.ndarray:
 
 
 #: Blocks or table entries each windowed check handles at a time (bounded memory).
-_WINDOW = 1 << 12
+_WINDOW = 1 << 11
 
 
 _KNOWN_CACHE = 1024
@@ -413,7 +413,7 @@ def _chunk_table_sorted_equal(shard: MdbShard, ct: np.ndarray) -> bool:
 
 
 #: Entries of a lookup table read at a time when searching it (1 MiB of keys).
-_SLAB = 1 << 17
+_SLAB = 1 << 15
 
 
 def _search_sorted_table(shard: MdbShard, table: np.ndarray, want: np.ndarray,
