@@ -100,7 +100,7 @@ def test_unreadable_file_exit_2(tmp_path, capsys):
     bad.write_bytes(b"SWHShard\x00" + bytes(30))
     assert main(["info", str(bad)]) == 2
     err = capsys.readouterr().err
-    assert err.startswith("shardkit: error: truncated")
+    assert err.startswith(f"shardkit: error: {bad}: truncated")  # which file, for scripts
     assert "field /header" in err
     assert main(["info", "--json", str(bad)]) == 2
     assert json.loads(capsys.readouterr().out)["error"] == "TruncatedError"

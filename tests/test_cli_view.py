@@ -110,7 +110,7 @@ def test_view_of_a_truncated_file_is_one_line_and_exit_2(
     monkeypatch.setattr(ViewApp, "run", headless_run)
     assert main(["view", str(cut)]) == 2
     err = capsys.readouterr().err
-    assert err.startswith("shardkit: error: truncated") and err.count("\n") == 1
+    assert err.startswith(f"shardkit: error: {cut}: truncated") and err.count("\n") == 1
     assert main(["info", str(cut)]) == 2
     assert capsys.readouterr().err == err  # as every command says it
 

@@ -416,6 +416,20 @@ def report_internal_error(exc: BaseException) -> int:
     return EXIT_ERROR
 
 
+def _naming_the_file(args: argparse.Namespace, exc: ShardkitError) -> str:
+    """``FILE: message`` for an error about the bytes of the one file a command read (it names
+    an offset or a field) when the message does not name the file already: a script checking
+    many files must see which one is broken."""
+    msg = str(exc)
+    name = getattr(args, "file", None)
+    if isinstance(name, list):
+        name = name[0] if len(name) == 1 else None
+    about_bytes = getattr(exc, "offset", None) is not None or getattr(exc, "field", None)
+    if about_bytes and isinstance(name, str) and name not in ("", "-") and name not in msg:
+        return f"{name}: {msg}"
+    return msg
+
+
 def run_guarded(args: argparse.Namespace, func: Callable[[], int]) -> int:
     """Run a command: a closed pipe is success, ^C is 130, errors are one line (exit 2)."""
     try:
@@ -430,7 +444,7 @@ def run_guarded(args: argparse.Namespace, func: Callable[[], int]) -> int:
         if args.debug:
             raise
         if isinstance(exc, ShardkitError):
-            msg = str(exc)
+            msg = _naming_the_file(args, exc)
         elif getattr(exc, "filename", None):
             msg = f"{exc.filename}: {exc.strerror or exc}"
         else:
