@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import tracemalloc
 from pathlib import Path
 
@@ -13,6 +14,7 @@ import shardkit
 from shardkit.errors import LayoutError
 from shardkit.formats.amudai.batches import _cut
 from shardkit.formats.amudai.model import _dtype_of
+from shardkit.remote import DEFAULT_BLOCK_SIZE as BLOCK
 from shardkit.writers.amudai import field, write_amudai
 
 
@@ -110,3 +112,26 @@ def test_cut_refuses_too_few_or_too_many_values() -> None:
                        "/f"))
     assert isinstance(masked[0], np.ma.MaskedArray) and masked[0].mask.tolist() == [0, 1]
     assert type(masked[1]) is np.ndarray
+
+
+def test_batches_over_http_read_each_byte_once(tmp_path: Path, range_server) -> None:
+    n = 60_000
+    write_amudai(tmp_path / "h.amudai.shard",
+                 [field("id", "Int64"), field("name", "String"), field("score", "Float64")],
+                 [{"id": np.arange(n), "name": [f"n{i * 7919 % 100003}" for i in range(n)],
+                   "score": [None if i % 9 == 0 else i * 0.5 for i in range(n)]}])
+    size = (tmp_path / "h.amudai.shard").stat().st_size
+    server = range_server(tmp_path)
+    with shardkit.open(tmp_path / "h.amudai.shard") as local:
+        want = list(local.iter_batches(batch_size=4096))
+    server.reset()
+    with shardkit.open(server.url("h.amudai.shard")) as s:
+        got = list(s.iter_batches(batch_size=4096))
+    assert len(got) == len(want) == 15
+    for a, b in zip(got, want, strict=True):
+        assert a["id"].tolist() == b["id"].tolist() and a["name"] == b["name"]
+        assert np.ma.getmaskarray(a["score"]).tolist() == \
+            np.ma.getmaskarray(b["score"]).tolist()
+    assert got[0]["score"].mask[0] and got[0]["score"][1] == 0.5
+    assert server.count() <= math.ceil(size / BLOCK) + 3
+    assert server.bytes_sent <= size
