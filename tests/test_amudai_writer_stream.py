@@ -5,8 +5,12 @@ from __future__ import annotations
 
 import gc
 import itertools
+import json
 import math
+import os
 import random
+import shutil
+import subprocess
 import weakref
 from pathlib import Path
 from typing import Any
@@ -216,3 +220,42 @@ def test_atomic_files_rename_together(tmp_path: Path) -> None:
         group.open(tmp_path / "a")
         group.open(tmp_path / "a")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["part", "root"]
+
+
+AMUDAI_CMD = os.environ.get("AMUDAI_CMD")
+
+
+@pytest.mark.skipif(not AMUDAI_CMD or not shutil.which(AMUDAI_CMD),
+                    reason="AMUDAI_CMD does not name a built amudai-cmd")
+@pytest.mark.interop
+@pytest.mark.parametrize("two_level", [False, True])
+def test_amudai_cmd_reads_a_streamed_shard(tmp_path: Path, two_level: bool) -> None:
+    """Stripes from a generator, integer columns as numpy arrays: the reference reads every
+    record and finds the merged shard-level statistics."""
+    assert AMUDAI_CMD
+
+    def stripes() -> Any:
+        for k in range(3):
+            a = np.arange(k * 20_000, (k + 1) * 20_000, dtype=np.int64) - 30_000
+            yield {"a": a, "b": (a % 251).astype(np.int32),
+                   "s": [None if i % 5 == 0 else f"v{i}" for i in range(len(a))]}
+
+    out = tmp_path / "streamed.amudai.shard"
+    write_amudai(out, [field("a", "Int64"), field("b", "Int32"), field("s", "String")],
+                 stripes(), two_level=two_level)
+
+    def cmd(*args: str) -> str:
+        done = subprocess.run([AMUDAI_CMD, *args], capture_output=True, text=True,
+                              timeout=120, check=False)
+        assert done.returncode == 0, done.stderr[-2000:]
+        return done.stdout
+
+    assert "Total records: 60000" in cmd("consume", str(out))
+    text = cmd("inspect", "-vv", str(out))
+    summary = json.loads(text[text.index("{"):])
+    assert summary["shard_directory"]["stripe_count"] == 3
+    fields = {f["name"]: f["descriptor"] for f in summary["schema"]["fields"]}
+    assert fields["a"]["position_count"] == 60_000
+    assert "I64Value(-30000)" in fields["a"]["range_stats"]["min_value"]
+    assert "I64Value(29999)" in fields["a"]["range_stats"]["max_value"]
+    assert fields["s"]["null_count"] == 3 * 4_000
