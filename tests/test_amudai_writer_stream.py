@@ -259,3 +259,46 @@ def test_amudai_cmd_reads_a_streamed_shard(tmp_path: Path, two_level: bool) -> N
     assert "I64Value(-30000)" in fields["a"]["range_stats"]["min_value"]
     assert "I64Value(29999)" in fields["a"]["range_stats"]["max_value"]
     assert fields["s"]["null_count"] == 3 * 4_000
+
+
+def test_ingest_streams_one_file_at_a_time(tmp_path: Path, monkeypatch) -> None:
+    """ingest hands the writer a generator (the second input is read once the first stripe is
+    written); a bad record in a later file leaves no file behind."""
+    from shardkit.writers import amudai_ingest
+    from shardkit.writers.amudai_ingest import IngestError, ingest
+
+    inputs = []
+    for k in range(3):
+        p = tmp_path / f"in{k}.ndjson"
+        p.write_text("".join(json.dumps({"id": k * 10 + i, "name": f"r{i}"}) + "\n"
+                             for i in range(4)))
+        inputs.append(p)
+    seen: list[str] = []
+    real_columns = amudai_ingest._columns
+
+    def columns(cols: Any, path: Path, *args: Any) -> Any:
+        seen.append(path.name)
+        return real_columns(cols, path, *args)
+
+    real_write = amudai_ingest.write_amudai
+
+    def write(out: Any, schema: Any, stripes: Any, **options: Any) -> Any:
+        assert not isinstance(stripes, list) and seen == []  # nothing read before writing
+        return real_write(out, schema, stripes, **options)
+
+    monkeypatch.setattr(amudai_ingest, "_columns", columns)
+    monkeypatch.setattr(amudai_ingest, "write_amudai", write)
+    out = tmp_path / "out" / "o.amudai.shard"
+    out.parent.mkdir()
+    ingest(out, inputs, schema="(id: long, name: string)")
+    assert seen == ["in0.ndjson", "in1.ndjson", "in2.ndjson"]
+    with shardkit.open(out) as s:
+        assert len(s.stripes) == 3
+        assert s.read_column("id") == [k * 10 + i for k in range(3) for i in range(4)]
+    inputs[2].write_text('{"id": "x"}\n')
+    seen.clear()
+    bad = tmp_path / "bad" / "o.amudai.shard"
+    bad.parent.mkdir()
+    with pytest.raises(IngestError, match=r"in2\.ndjson:1:id"):
+        ingest(bad, inputs, schema="(id: long, name: string)", layout="twolevel")
+    assert list(bad.parent.iterdir()) == []
