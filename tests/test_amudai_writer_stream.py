@@ -165,7 +165,7 @@ def test_per_stripe_options_counted_against_a_generator(tmp_path: Path) -> None:
                            stripe_indexes=[[]])
 
 
-def test_numpy_integer_columns_are_taken_as_they_are() -> None:
+def test_numpy_integer_columns_are_taken_as_they_are(monkeypatch: pytest.MonkeyPatch) -> None:
     schema = [field("a", "Int64"), field("b", "Int32"), field("u", "Int16", signed=False),
               field("f", "Float64"), field("s", "Int8")]
     n = 20_000
@@ -174,7 +174,9 @@ def test_numpy_integer_columns_are_taken_as_they_are() -> None:
             "f": a / 3, "s": np.full(n, -3, np.int64)}
     as_lists = {k: v.tolist() for k, v in cols.items()}
     want = build_amudai(schema, [as_lists, as_lists])
-    assert build_amudai(schema, [cols, cols]) == want
+    with monkeypatch.context() as m:
+        _no_values_one_by_one(m)
+        assert build_amudai(schema, [cols, cols]) == want
     with shardkit.open(want) as s:
         assert s.read_array("a").tolist() == a.tolist() * 2
         assert s.descriptor("s").constant_value == -3
@@ -188,6 +190,39 @@ def test_numpy_integer_columns_are_taken_as_they_are() -> None:
         build_amudai(schema[:1], [{"a": np.array([True, False])}])
     assert build_amudai(schema[:1], [{"a": np.array([1.0, 2.0]).astype(np.int64)}]) == \
         build_amudai(schema[:1], [{"a": [1, 2]}])
+
+
+def _no_values_one_by_one(monkeypatch: pytest.MonkeyPatch) -> None:
+    import shardkit.writers.amudai as writer
+
+    def refuse(spec: Any, v: Any) -> Any:
+        raise AssertionError(f"{spec.name}: value {v!r} taken one by one")
+
+    monkeypatch.setattr(writer, "_normalize", refuse)
+
+
+def test_numpy_float64_columns_are_taken_as_they_are(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Float64 arrays: the statistics (NaN, infinities, 0.0 and -0.0 ties, constants bit for
+    bit) and the bytes of the same values given as a list."""
+    schema = [field("f", "Float64")]
+    rng = np.random.default_rng(3)
+    specials = np.array([0.0, -0.0, np.nan, np.inf, -np.inf, 1.5, -2.25, 1e300, -1e-300])
+    cases = [rng.choice(specials, size=rng.integers(1, 40)) for _ in range(60)]
+    cases += [np.array([np.nan, np.inf]), np.array([-0.0, 0.0]), np.array([0.0, -0.0]),
+              np.full(5, np.nan), np.full(3, -0.0), np.array([np.inf, np.nan, np.inf]),
+              rng.standard_normal(20_000)]
+    for arr in cases:
+        parts = [arr[: len(arr) // 2], arr[len(arr) // 2 :]]
+        for stripes in ([{"f": arr}], [{"f": p} for p in parts]):
+            want = build_amudai(schema, [{"f": st["f"].tolist()} for st in stripes])
+            with monkeypatch.context() as m:
+                _no_values_one_by_one(m)
+                assert build_amudai(schema, stripes) == want, arr
+    # a Float32 column, or an integer array for a Float64 column: value by value
+    assert build_amudai([field("g", "Float32")], [{"g": np.array([0.1, -0.0])}]) == \
+        build_amudai([field("g", "Float32")], [{"g": [0.1, -0.0]}])
+    assert build_amudai(schema, [{"f": np.array([1, 2])}]) == \
+        build_amudai(schema, [{"f": [1.0, 2.0]}])
 
 
 def test_empty_boolean_child_is_a_constant_null() -> None:

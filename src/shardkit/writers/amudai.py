@@ -313,11 +313,12 @@ def _post_order(nodes: Iterable[_Node]) -> Iterable[_Node]:
 
 def _shred(node: _Node, values: Sequence[Any], out: dict[int, Any]) -> None:
     """Fill ``out[schema_id]`` with each node's position values (composite: None or True;
-    an integer field given as a 1-D integer numpy array: that array, in the field's dtype)."""
+    an Int or Float64 field given as a 1-D numpy array of its kind: that array, in the
+    field's dtype)."""
     spec = node.spec
     t = spec.type
     if isinstance(values, np.ndarray):
-        arr = _int_array(spec, values)
+        arr = _numeric_array(spec, values)
         if arr is not None:
             out[node.schema_id] = arr
             return
@@ -354,11 +355,15 @@ def _shred(node: _Node, values: Sequence[Any], out: dict[int, Any]) -> None:
         out[node.schema_id] = [None if v is None else _normalize(spec, v) for v in values]
 
 
-def _int_array(spec: FieldSpec, values: np.ndarray) -> np.ndarray | None:
-    """An integer field's values given as a 1-D integer numpy array, in the field's dtype
-    (ValueError for a value out of its range); None for any other field or array, whose
-    values are then taken one by one."""
-    if spec.type not in _INT_WIDTH or values.ndim != 1 or values.dtype.kind not in "iu":
+def _numeric_array(spec: FieldSpec, values: np.ndarray) -> np.ndarray | None:
+    """An integer field's values given as a 1-D integer numpy array, or a Float64 field's as
+    a 1-D float array, in the field's dtype (ValueError for an integer out of its range);
+    None for any other field or array, whose values are then taken one by one."""
+    if values.ndim != 1:
+        return None
+    if spec.type == "Float64" and values.dtype.kind == "f":
+        return values.astype("<f8", copy=False)
+    if spec.type not in _INT_WIDTH or values.dtype.kind not in "iu":
         return None
     dtype = _dtype(spec)
     if values.size and values.dtype != dtype:
@@ -480,7 +485,7 @@ class _StripeWriter:
         return self._buffer(kind, self._fixed_stream(packed, None, BLOCK_VALUES, PLAIN))
 
     def numeric(self, spec: FieldSpec, values: list[Any] | np.ndarray) -> spb.EncodedBuffer:
-        if isinstance(values, np.ndarray):  # no nulls (see _int_array)
+        if isinstance(values, np.ndarray):  # no nulls (see _numeric_array)
             valid, arr = np.ones(len(values), bool), values
         else:
             valid = np.array([v is not None for v in values], bool)
@@ -958,7 +963,8 @@ def build_amudai_files(
         stripes: One mapping per stripe (any iterable, a generator too), field name -> that
             stripe's values (Python values; None for null; dicts for Struct, lists for
             List/FixedSizeList, dicts or pairs for Map, datetimes or ticks for DateTime). An
-            integer column may be a 1-D integer numpy array (no nulls), taken as it is.
+            integer column may be a 1-D integer numpy array, a Float64 column a 1-D float
+            array (no nulls either way), taken as it is (any other array: value by value).
         two_level: Put each stripe's buffers in its own ``.amudai.stripe`` file.
         root_name: File name of the root (stripe file names derive from it).
         compression: ``plain`` (default), ``lz4`` or ``zstd`` for numeric and variable-size
