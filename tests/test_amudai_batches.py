@@ -175,3 +175,23 @@ def test_constant_columns_in_batches() -> None:
         assert a["t"].dtype == np.dtype("<u8") and len(set(b["t"].tolist())) == 1
         assert a["n"].mask.tolist() == [True] * 3 and b["n"].mask.tolist() == [True] * 2
         assert b["f"].tolist() == [2.5, 2.5] and b["f"].dtype == np.dtype("<f8")
+
+
+def test_a_short_value_stream_is_a_layout_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A column whose values end before the stripe's records: LayoutError naming it."""
+    from shardkit.formats.amudai import batches as mod
+    from shardkit.writers.amudai import build_amudai
+
+    class Short:
+        def __init__(self, shard: object, k: int) -> None:
+            pass
+
+        def column(self, node: object, count: int):
+            return iter(["only one"])
+
+    data = build_amudai([field("s", "String")], [{"s": ["a", "b", "c"]}])
+    monkeypatch.setattr(mod, "_Streams", Short)
+    with shardkit.open(data) as s, \
+            pytest.raises(LayoutError, match="1 values where the stripe has 3 more") as err:
+        list(s.iter_batches(batch_size=3))
+    assert err.value.field == "/stripes/0/fields/s"

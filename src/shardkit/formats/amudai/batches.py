@@ -72,7 +72,11 @@ class AmudaiBatches:
             for size in sizes:
                 batch = {node.name: next(col) for node, col in zip(nodes, streams,
                                                                     strict=True)}
-                assert all(len(v) == size for v in batch.values())
+                for name, values in batch.items():
+                    if len(values) != size:
+                        raise LayoutError(f"{len(values)} values where the stripe has "
+                                          f"{size} more records", field=f"/stripes/{k}/fields/"
+                                          f"{name}")
                 yield batch
             for col in streams:  # each checks, once drained, that its values were all used
                 next(col, None)
