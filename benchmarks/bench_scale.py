@@ -410,7 +410,8 @@ def main(argv: list[str] | None = None) -> int:
                 else:
                     log(f"{fmt} {label} reference scan ...")
                     rows.append({"format": fmt, "file": label, "n": n, "unit": unit,
-                                 "mib": size_of(path) / 2**20, "step": "ref-scan", **ref})
+                                 "by": "amudai-cmd", "mib": size_of(path) / 2**20,
+                                 "step": "ref-scan", **ref})
     verdicts = []
     for fmt in {r["format"] for r in rows}:
         for step in steps:
