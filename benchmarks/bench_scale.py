@@ -20,7 +20,7 @@ Xet MDB       10,000 files       125,000 files (the 64 MiB    ``build_mdb``
 The Amudai files are written by the streaming writer from a generator of stripes, and read
 by ``iter_batches`` (column batches as numpy arrays, the API of a full scan). With
 ``$AMUDAI_CMD`` naming the reference's ``amudai-cmd``, each Amudai file is also read by it
-(``amudai-cmd consume``, which decodes every record), measured the same way: the ``ref-scan``
+(``amudai-cmd consume``, which decodes every record), measured the same way: the ``consume``
 rows.
 
 A Neuroglancer shard of 10 million chunks is written here with numpy (the writer takes a
@@ -411,7 +411,7 @@ def main(argv: list[str] | None = None) -> int:
                     log(f"{fmt} {label} reference scan ...")
                     rows.append({"format": fmt, "file": label, "n": n, "unit": unit,
                                  "by": "amudai-cmd", "mib": size_of(path) / 2**20,
-                                 "step": "ref-scan", **ref})
+                                 "step": "consume", **ref})
     verdicts = []
     for fmt in {r["format"] for r in rows}:
         for step in steps:
