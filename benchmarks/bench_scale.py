@@ -17,6 +17,12 @@ Xet MDB       10,000 files       125,000 files (the 64 MiB    ``build_mdb``
                                  shard target)
 ============  =================  ===========================  =======================
 
+The Amudai files are written by the streaming writer from a generator of stripes, and read
+by ``iter_batches`` (column batches as numpy arrays, the API of a full scan). With
+``$AMUDAI_CMD`` naming the reference's ``amudai-cmd``, each Amudai file is also read by it
+(``amudai-cmd consume``, which decodes every record), measured the same way: the ``consume``
+rows.
+
 A Neuroglancer shard of 10 million chunks is written here with numpy (the writer takes a
 dict of every value, which at that size would measure the generator, not the reader); the
 layout is the writer's, and the script first checks that it writes the same bytes as
@@ -195,16 +201,20 @@ def make_ng(path: Path, n: int) -> None:
 
 def make_amudai(path: Path, n: int) -> None:
     """A single-file shard of ``n`` rows in stripes of 10 million: an Int64 and an Int32
-    column (small values, Plain: 12 bytes a row)."""
+    column (small values, Plain: 12 bytes a row), written by the streaming writer from a
+    generator of stripes of numpy arrays (one stripe in memory at a time)."""
+    import numpy as np
+
     from shardkit.writers.amudai import field, write_amudai
 
     per = 10_000_000
-    stripes = []
-    for lo in range(0, n, per):
-        m = min(per, n - lo)
-        col = [i % 251 for i in range(lo, lo + m)]
-        stripes.append({"a": col, "b": col})
-    write_amudai(path, [field("a", "Int64"), field("b", "Int32")], stripes,
+
+    def stripes() -> Any:
+        for lo in range(0, n, per):
+            col = np.arange(lo, lo + min(per, n - lo), dtype=np.int64) % 251
+            yield {"a": col, "b": col}
+
+    write_amudai(path, [field("a", "Int64"), field("b", "Int32")], stripes(),
                  compression="plain")
 
 
@@ -267,12 +277,10 @@ def run_step(fmt: str, step: str, path: str) -> dict[str, Any]:
             for _h, f in s.items():
                 count += 1
                 total += len(f.terms)
-        elif fmt == "amudai":
-            n = s.record_count
-            for lo in range(0, n, 1 << 16):
-                rows = s.rows(lo, min(n, lo + (1 << 16)))
-                count += len(rows)
-                total += sum(r["a"] for r in rows)
+        elif fmt == "amudai":  # the full scan's API: column batches, numpy for numbers
+            for batch in s.iter_batches(batch_size=1 << 16):
+                count += len(batch["a"])
+                total += int(batch["a"].sum())
         out["count"], out["total"] = count, total
     s.close()
     return out
@@ -357,6 +365,30 @@ def measure(fmt: str, step: str, path: Path, command: list[str] | None = None
     last = (r.pop("out").strip().splitlines() or [""])[-1]
     r["result"] = json.loads(last) if last.startswith("{") else {"said": last[:60]}
     r.pop("err")
+    r["peak_mib"] = r.pop("peak_kib") / 1024
+    return r
+
+
+def amudai_reference(path: Path) -> dict[str, Any] | str:
+    """The reference reading every record of ``path`` (``$AMUDAI_CMD consume PATH``, the
+    subcommand of amudai-cmd that decodes the whole shard), measured as our steps are; or why
+    it is not measured."""
+    cmd = os.environ.get("AMUDAI_CMD")
+    if not cmd:
+        return "AMUDAI_CMD is not set (the path of the reference's amudai-cmd)"
+    if not os.access(cmd, os.X_OK):
+        return f"AMUDAI_CMD={cmd} is not an executable file"
+    p = subprocess.run([sys.executable, "-c", _WRAPPER, cmd, "consume", str(path)],
+                       capture_output=True, text=True, check=False)
+    if p.returncode:
+        raise RuntimeError(f"wrapper failed: {p.stderr[-2000:]}")
+    r = json.loads(p.stdout)
+    if r["rc"]:
+        raise RuntimeError(f"amudai-cmd consume {path.name}: exit {r['rc']}: {r['err']}")
+    out = r.pop("out") + r.pop("err")
+    count = next((int(line.split(":")[1]) for line in out.splitlines()
+                  if line.strip().startswith("Total records:")), None)
+    r["result"] = {"count": count, "by": "amudai-cmd consume"}
     r["peak_mib"] = r.pop("peak_kib") / 1024
     return r
 
@@ -450,6 +482,15 @@ def main(argv: list[str] | None = None) -> int:
                 r = measure(fmt, step, path, command)
                 rows.append({"format": fmt, "file": label, "n": n, "unit": unit, "by": name,
                              "mib": size_of(path) / 2**20, "step": step, **r})
+            if fmt == "amudai" and "iterate" in steps:
+                ref = amudai_reference(path)
+                if isinstance(ref, str):
+                    skipped["amudai reference"] = ref
+                else:
+                    log(f"{fmt} {label} reference scan ...")
+                    rows.append({"format": fmt, "file": label, "n": n, "unit": unit,
+                                 "by": "amudai-cmd", "mib": size_of(path) / 2**20,
+                                 "step": "consume", **ref})
     verdicts = []
     for fmt in {r["format"] for r in rows}:
         for step in steps:

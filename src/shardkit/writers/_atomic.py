@@ -5,6 +5,11 @@ folder, so the final rename stays on one filesystem), yields it, and on success 
 disk and renames it over the target in one step; on any failure (an exception, a full disk)
 the temporary file is removed and the target is left as it was. A process killed in between
 leaves at most a hidden ``.NAME.*.tmp`` file, never a partial file under NAME.
+
+:func:`atomic_files` does the same for a set of files written one after another (a root file
+and the files it refers to): each is written under its temporary name, and only once every one
+is complete are they renamed, the first opened last, so the file that names the others never
+appears before them.
 """
 
 from __future__ import annotations
@@ -15,14 +20,18 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import IO
 
-__all__ = ["atomic_file", "write_bytes_atomic"]
+__all__ = ["AtomicFiles", "atomic_file", "atomic_files", "write_bytes_atomic"]
+
+
+def _temporary(path: Path) -> Path:
+    return path.with_name(f".{path.name}.{os.getpid()}.{os.urandom(6).hex()}.tmp")
 
 
 @contextlib.contextmanager
 def atomic_file(target: str | os.PathLike[str]) -> Iterator[IO[bytes]]:
     """A binary file to write ``target`` through (temporary name, then rename)."""
     path = Path(target)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.{os.urandom(6).hex()}.tmp")
+    tmp = _temporary(path)
     fh = open(tmp, "xb")  # noqa: SIM115 - closed below on every path
     try:
         yield fh
@@ -42,3 +51,55 @@ def write_bytes_atomic(target: str | os.PathLike[str], data: bytes) -> None:
     """``Path(target).write_bytes(data)``, through :func:`atomic_file`."""
     with atomic_file(target) as fh:
         fh.write(data)
+
+
+class AtomicFiles:
+    """Files written under temporary names, renamed together by :func:`atomic_files`."""
+
+    def __init__(self) -> None:
+        self._files: list[tuple[Path, Path, IO[bytes]]] = []  # (target, temporary, handle)
+
+    def open(self, target: str | os.PathLike[str]) -> IO[bytes]:
+        """A binary file to write ``target`` through; :meth:`close` it when complete (or
+        leave it open: the group closes it)."""
+        path = Path(target)
+        if any(t == path for t, _, _ in self._files):
+            raise ValueError(f"{path} is written twice")
+        tmp = _temporary(path)
+        fh = open(tmp, "xb")  # noqa: SIM115 - closed by close() or the group
+        self._files.append((path, tmp, fh))
+        return fh
+
+    def close(self, fh: IO[bytes]) -> None:
+        """Flush ``fh`` to disk and close it (still under its temporary name)."""
+        if not fh.closed:
+            fh.flush()
+            os.fsync(fh.fileno())
+            fh.close()
+
+    def _commit(self) -> None:
+        for _, _, fh in self._files:
+            self.close(fh)
+        for path, tmp, _ in reversed(self._files):
+            os.replace(tmp, path)
+
+    def _discard(self) -> None:
+        for _, tmp, fh in self._files:
+            with contextlib.suppress(OSError):
+                fh.close()
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+
+
+@contextlib.contextmanager
+def atomic_files() -> Iterator[AtomicFiles]:
+    """A group of files (:meth:`AtomicFiles.open`) renamed into place when the block ends
+    without an error, in the reverse order of opening (the first opened is renamed last);
+    on an error every temporary file is removed and no target is touched."""
+    group = AtomicFiles()
+    try:
+        yield group
+        group._commit()
+    except BaseException:
+        group._discard()
+        raise

@@ -24,10 +24,10 @@ Example::
 
 from __future__ import annotations
 
-import math
+import io
 import struct
 import uuid
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence, Sized
 from dataclasses import dataclass
 from dataclasses import field as dc_field
 from datetime import UTC, datetime, timedelta
@@ -39,12 +39,28 @@ import flatbuffers
 import numpy as np
 import xxhash
 
-from ..errors import UnsupportedVersionError
 from ..formats.amudai.decimal128 import encode_d128
 from ..generated import amudai_common_pb2 as cpb
 from ..generated import amudai_shard_pb2 as spb
 from ..hashing.amudai import checksum, lookup_bucket_count, name_hash
-from ._atomic import write_bytes_atomic
+from ._atomic import AtomicFiles, atomic_files
+from .amudai_blocks import (  # noqa: F401 - ROARING_COOKIE, SEGMENT_SIZE: kept importable
+    LZ4,
+    PLAIN,
+    PRESENCE_MODES,
+    ROARING_COOKIE,
+    SEGMENT_SIZE,
+    ZSTD,
+    _binary_values,
+    _numeric_values,
+    _pad,
+    _presence_section,
+    block_map,
+    plain_block,
+    roaring_bitmap,
+    value_dictionary,
+)
+from .amudai_stats import _BYTES_TYPES, _INT_WIDTH, _NUMERIC, Summary
 
 __all__ = [
     "BASIC_TYPES",
@@ -70,15 +86,9 @@ BASIC_TYPES = {name: i for i, name in enumerate([
     "Unit", "Boolean", "Int8", "Int16", "Int32", "Int64", "Float32", "Float64", "Binary",
     "FixedSizeBinary", "String", "Guid", "DateTime", "List", "FixedSizeList", "Struct", "Map",
     "Union"])}
-_INT_WIDTH = {"Int8": 1, "Int16": 2, "Int32": 4, "Int64": 8}
-_NUMERIC = {"Int8", "Int16", "Int32", "Int64", "Float32", "Float64", "DateTime"}
-_BYTES_TYPES = {"String", "Binary", "FixedSizeBinary", "Guid"}
 NO_PARENT = 0xFFFF_FFFF
-SEGMENT_SIZE = 1024
-PLAIN, ZSTD, LZ4 = 1, 16, 17
 BLOCK_VALUES = 8192  # Plain profile: values (or bytes) per block
 TICKS_EPOCH = datetime(1, 1, 1, tzinfo=UTC)
-_DICT_HEADER = struct.Struct("<BIBIIQQQQQQ")
 
 
 @dataclass(frozen=True)
@@ -268,198 +278,6 @@ def _pair_messages(items: Mapping[str, Any] | None) -> list[cpb.NameValuePair]:
     return out
 
 
-# --- blocks, block maps, dictionaries ----------------------------------------------------
-
-
-def _pad(n: int, to: int) -> int:
-    return (-n) % to
-
-
-ROARING_COOKIE = 12346  # portable serialization without run containers
-PRESENCE_MODES = ("bytes", "roaring", "auto")
-
-
-def roaring_bitmap(positions: Iterable[int]) -> bytes:
-    """The portable RoaringBitmap serialization of a set of u32 ``positions``.
-
-    The format CRoaring's ``roaring_bitmap_portable_serialize``, pyroaring's ``serialize`` and
-    the Rust ``roaring`` crate's ``serialize_into`` write: ``u32 cookie 12346``, ``u32``
-    container count, per container ``u16 key`` (high 16 bits) and ``u16 cardinality - 1``,
-    per container a ``u32`` byte offset from the start, then the containers: sorted ``u16`` low
-    bits (array, cardinality <= 4096) or 8192 bytes of bits, LSB first (bitmap). No run
-    containers are written (readers accept them).
-    """
-    arr = np.unique(np.fromiter(positions, np.int64))
-    if arr.size and (int(arr[0]) < 0 or int(arr[-1]) >= 2**32):
-        raise ValueError("roaring bitmap positions must be u32")
-    keys = arr >> 16
-    cuts = np.flatnonzero(np.diff(keys)) + 1
-    groups = np.split(arr, cuts) if arr.size else []
-    header = bytearray(struct.pack("<II", ROARING_COOKIE, len(groups)))
-    bodies = []
-    for g in groups:
-        header += struct.pack("<HH", int(g[0]) >> 16, len(g) - 1)
-        low = (g & 0xFFFF).astype("<u2")
-        if len(g) <= 4096:
-            bodies.append(low.tobytes())
-        else:
-            bits = np.zeros(65536, bool)
-            bits[low] = True
-            bodies.append(np.packbits(bits, bitorder="little").tobytes())
-    offset = len(header) + 4 * len(groups)
-    for body in bodies:
-        header += struct.pack("<I", offset)
-        offset += len(body)
-    return bytes(header) + b"".join(bodies)
-
-
-def _presence_section(valid: np.ndarray | None, n: int, mode: str = "bytes") -> bytes:
-    """A block's presence section (4.2): empty, ``01``, ``02`` + bytes, or ``03`` + Roaring.
-
-    ``mode``: ``bytes`` (the Plain profile: never Roaring), ``roaring`` (Roaring whenever the
-    block has some nulls and some values, listing the smaller side), ``auto`` (the reference
-    writer's rule: Roaring of the null positions below 1 % nulls, of the present positions
-    above 99 %).
-    """
-    if valid is None or n == 0 or bool(valid.all()):
-        return b""
-    if not valid.any():
-        return b"\x01"
-    nulls = n - int(valid.sum())
-    negated = None
-    if mode == "roaring":
-        negated = nulls <= n - nulls
-    elif mode == "auto" and nulls / n < 0.01:
-        negated = True
-    elif mode == "auto" and nulls / n > 0.99:
-        negated = False
-    if negated is None:
-        return b"\x02" + valid.astype(np.uint8).tobytes()
-    listed = np.flatnonzero(~valid if negated else valid)
-    return b"\x03" + bytes([negated]) + roaring_bitmap(listed.tolist())
-
-
-def _compress(codec: int, raw: bytes) -> bytes:
-    """LZ4: u32 uncompressed size + raw LZ4 block; Zstd: one standard frame."""
-    try:
-        if codec == LZ4:
-            import lz4.block
-
-            return struct.pack("<I", len(raw)) + lz4.block.compress(raw, store_size=False)
-        import zstandard
-
-        return zstandard.ZstdCompressor(level=3).compress(raw)
-    except ImportError as exc:
-        name = "LZ4 (package lz4)" if codec == LZ4 else "Zstd (package zstandard)"
-        raise UnsupportedVersionError(f"writing {name} blocks needs {exc.name}") from exc
-
-
-_MIN_COMPRESS = {LZ4: 2048, ZSTD: 4096}
-
-
-def plain_block(values_section: bytes, presence: bytes | None = None,
-                checksums: bool = True) -> bytes:
-    """One encoded block (FORMAT_NOTES.md 4.2).
-
-    ``[u32 presence_size][u32 values_size][presence][pad8][values][pad][u32 ck]``; the presence
-    section and its padding exist only when ``presence`` is not None (embedded presence).
-    """
-    out = bytearray(struct.pack("<II", len(presence or b""), len(values_section)))
-    if presence is not None:
-        out += presence
-        out += bytes(_pad(len(out), 8))
-    out += values_section
-    out += bytes(_pad(len(out) + (4 if checksums else 0), 8))
-    if checksums:
-        out += struct.pack("<I", checksum(out))
-    return bytes(out)
-
-
-def _numeric_values(raw: bytes, codec: int) -> bytes:
-    if codec != PLAIN and len(raw) >= _MIN_COMPRESS[codec]:
-        return struct.pack("<H", codec) + bytes(6) + _compress(codec, raw)
-    return struct.pack("<H", PLAIN) + raw
-
-
-def _binary_values(items: list[bytes], fixed: int, codec: int) -> bytes:
-    data = b"".join(items)
-    if fixed:
-        return struct.pack("<HB", PLAIN, 0) + data
-    offsets = np.zeros(len(items) + 1, "<u8")
-    np.cumsum([len(x) for x in items], out=offsets[1:])
-    if codec != PLAIN and len(data) >= _MIN_COMPRESS[codec]:
-        packed = _compress(codec, data)
-        out = bytearray(struct.pack("<HIBB", codec, len(packed), 8, 0))
-        out += packed
-        out += bytes(_pad(len(out), 8))
-        return bytes(out + offsets.tobytes())
-    return struct.pack("<HB", PLAIN, 8) + offsets.tobytes() + data
-
-
-def block_map(blocks: Sequence[tuple[int, int]]) -> bytes:
-    """The block map of a stream of ``(logical_size, byte_size)`` blocks (4.3)."""
-    records = bytearray()
-    seg_logical, seg_offsets = [0], [0]
-    logical = offset = 0
-    for first in range(0, len(blocks), SEGMENT_SIZE):
-        seg = blocks[first : first + SEGMENT_SIZE]
-        ls = [b[0] for b in seg]
-        bs = [b[1] for b in seg]
-        lmin, bmin = min(ls), min(bs)
-        lw, bw = _width(max(ls) - lmin), _width(max(bs) - bmin)
-        rec = bytearray(struct.pack("<QQIIBBH", logical, offset, lmin, bmin, lw * 8, bw * 8,
-                                    len(seg)))
-        rec += b"".join((x - lmin).to_bytes(lw, "little") for x in ls)
-        rec += bytes(_pad(len(rec), 4))
-        rec += b"".join((x - bmin).to_bytes(bw, "little") for x in bs)
-        rec += bytes(_pad(len(rec), 8))
-        records += rec
-        logical += sum(ls)
-        offset += sum(bs)
-        seg_logical.append(logical)
-        seg_offsets.append(len(records))
-    n_seg = len(seg_logical) - 1
-    return bytes(records + struct.pack(f"<{n_seg + 1}Q", *seg_logical)
-                 + struct.pack(f"<{n_seg + 1}Q", *seg_offsets)
-                 + struct.pack("<5Q", logical, len(blocks), n_seg, SEGMENT_SIZE, offset))
-
-
-def _width(span: int) -> int:
-    return 1 if span <= 0xFF else 2 if span <= 0xFFFF else 4
-
-
-def _dict_section(payload: bytes) -> bytes:
-    out = bytearray(struct.pack("<Q", len(payload)) + payload + bytes(64))
-    out += bytes((12 - len(out)) % 16)
-    return bytes(out + struct.pack("<I", checksum(payload)))
-
-
-def value_dictionary(entries: Sequence[bytes], null_id: int | None, value_type: int,
-                     fixed_size: int, sort_key: Any = None) -> bytes:
-    """A VALUE_DICTIONARY buffer (4.6): 128-byte header, values/offsets/sorted-ids sections."""
-    values = _dict_section(b"".join(entries))
-    ids = [i for i in range(len(entries)) if i != null_id]
-    ids.sort(key=lambda i: entries[i] if sort_key is None else sort_key(entries[i]))
-    sorted_ids = _dict_section(np.asarray(ids, "<u4").tobytes())
-    v0 = 128
-    v1 = v0 + len(values)
-    if fixed_size:
-        o0 = o1 = v1
-        offsets = b""
-    else:
-        offs = np.zeros(len(entries) + 1, "<u8")
-        np.cumsum([len(e) for e in entries], out=offs[1:])
-        offsets = _dict_section(offs.tobytes())
-        o0, o1 = v1, v1 + len(offsets)
-    s0, s1 = o1, o1 + len(sorted_ids)
-    head = bytearray(_DICT_HEADER.pack(value_type, len(entries), null_id is not None,
-                                       null_id or 0, fixed_size, v0, v1, o0, o1, s0, s1))
-    head += bytes(124 - len(head))
-    head += struct.pack("<I", checksum(head))
-    out = bytes(head) + values + offsets + sorted_ids
-    return out + bytes(_pad(len(out), 64))
-
-
 # --- shredding values into per-node columns ------------------------------------------------
 
 
@@ -493,10 +311,18 @@ def _post_order(nodes: Iterable[_Node]) -> Iterable[_Node]:
         yield node
 
 
-def _shred(node: _Node, values: Sequence[Any], out: dict[int, list[Any]]) -> None:
-    """Fill ``out[schema_id]`` with each node's position values (composite: None or True)."""
+def _shred(node: _Node, values: Sequence[Any], out: dict[int, Any]) -> None:
+    """Fill ``out[schema_id]`` with each node's position values (composite: None or True;
+    an Int or Float64 field given as a 1-D numpy array of its kind: that array, in the
+    field's dtype)."""
     spec = node.spec
     t = spec.type
+    if isinstance(values, np.ndarray):
+        arr = _numeric_array(spec, values)
+        if arr is not None:
+            out[node.schema_id] = arr
+            return
+        values = values.tolist()
     if t == "Struct":
         out[node.schema_id] = [None if v is None else True for v in values]
         for child in node.children:
@@ -527,6 +353,26 @@ def _shred(node: _Node, values: Sequence[Any], out: dict[int, list[Any]]) -> Non
         _shred(node.children[0], items, out)
     else:
         out[node.schema_id] = [None if v is None else _normalize(spec, v) for v in values]
+
+
+def _numeric_array(spec: FieldSpec, values: np.ndarray) -> np.ndarray | None:
+    """An integer field's values given as a 1-D integer numpy array, or a Float64 field's as
+    a 1-D float array, in the field's dtype (ValueError for an integer out of its range);
+    None for any other field or array, whose values are then taken one by one."""
+    if values.ndim != 1:
+        return None
+    if spec.type == "Float64" and values.dtype.kind == "f":
+        return values.astype("<f8", copy=False)
+    if spec.type not in _INT_WIDTH or values.dtype.kind not in "iu":
+        return None
+    dtype = _dtype(spec)
+    if values.size and values.dtype != dtype:
+        info = np.iinfo(dtype)
+        for bad in (values.min(), values.max()):
+            if not info.min <= int(bad) <= info.max:
+                raise ValueError(f"{spec.name}: {int(bad)!r} is not a "
+                                 f"{'' if spec.signed else 'u'}int{_INT_WIDTH[spec.type] * 8}")
+    return values.astype(dtype, copy=False)
 
 
 def _normalize(spec: FieldSpec, v: Any) -> Any:
@@ -562,124 +408,26 @@ def _dtype(spec: FieldSpec) -> np.dtype:
     return np.dtype({"Float32": "<f4", "Float64": "<f8", "DateTime": "<u8"}[t])
 
 
-# --- statistics -------------------------------------------------------------------------
-
-
-def _same(spec: FieldSpec, a: Any, b: Any) -> bool:
-    if spec.type in ("Float32", "Float64") and a is not None and b is not None:
-        fmt = "<f" if spec.type == "Float32" else "<d"
-        return struct.pack(fmt, a) == struct.pack(fmt, b)
-    return a == b
-
-
-def _primitive_any(spec: FieldSpec, v: Any) -> cpb.AnyValue:
-    t = spec.type
-    out = cpb.AnyValue()
-    if v is None:
-        out.null_value.SetInParent()
-    elif t == "Boolean":
-        out.bool_value = v
-    elif t in _INT_WIDTH:
-        if spec.signed:
-            out.i64_value = v
-        else:
-            out.u64_value = v
-    elif t == "DateTime":
-        out.datetime_value.ticks = v
-    elif t in ("Float32", "Float64"):
-        out.double_value = float(np.float32(v)) if t == "Float32" else v
-    elif t == "String":
-        out.string_value = v.decode("utf-8")
-    elif spec.extended_type == "KustoDecimal":
-        out.decimal_value = v
-    else:
-        out.bytes_value = v
-    return out
-
-
-def _descriptor(spec: FieldSpec, values: list[Any], constant: bool,
-                dict_size: int | None = None) -> spb.FieldDescriptor:
-    """FieldDescriptor with position/null counts and the type's statistics."""
-    d = spb.FieldDescriptor(position_count=len(values))
-    present = [v for v in values if v is not None]
-    d.null_count = len(values) - len(present)
-    t = spec.type
-    if constant:
-        d.constant_value.CopyFrom(_primitive_any(spec, values[0]))
-    if dict_size is not None:
-        d.dictionary_size = dict_size
-    if t in _NUMERIC or t in ("String", "Binary"):
-        ordered = [v for v in present if not (isinstance(v, float) and math.isnan(v))]
-        if ordered:
-            d.range_stats.min_value.CopyFrom(_primitive_any(spec, min(ordered)))
-            d.range_stats.max_value.CopyFrom(_primitive_any(spec, max(ordered)))
-            d.range_stats.min_inclusive = d.range_stats.max_inclusive = True
-    if t == "Boolean":
-        d.boolean_stats.true_count = sum(1 for v in present if v)
-        d.boolean_stats.false_count = sum(1 for v in present if not v)
-    elif t in ("Float32", "Float64"):
-        fs = d.floating_stats
-        fs.SetInParent()
-        for v in present:
-            if math.isnan(v):
-                fs.nan_count += 1
-            elif v == math.inf:
-                fs.positive_infinity_count += 1
-            elif v == -math.inf:
-                fs.negative_infinity_count += 1
-            elif v == 0:
-                fs.zero_count += 1
-            elif v > 0:
-                fs.positive_count += 1
-            else:
-                fs.negative_count += 1
-    elif t in ("String", "Binary", "FixedSizeBinary", "Guid") and present:
-        sizes = [len(v) for v in present]
-        non_empty = [s for s in sizes if s]
-        stats = d.string_stats if t == "String" else d.binary_stats
-        if t == "String":
-            stats.min_size, stats.max_size = min(sizes), max(sizes)
-            if non_empty:
-                stats.min_non_empty_size = min(non_empty)
-            stats.ascii_count = sum(1 for v in present if v.isascii())
-        else:
-            stats.min_length, stats.max_length = min(sizes), max(sizes)
-            if non_empty:
-                stats.min_non_empty_length = min(non_empty)
-    elif t in ("List", "Map") and present:
-        non_empty = [n for n in present if n]
-        d.list_stats.min_length, d.list_stats.max_length = min(present), max(present)
-        if non_empty:
-            d.list_stats.min_non_empty_length = min(non_empty)
-    return d
-
-
-def _is_constant(spec: FieldSpec, values: list[Any]) -> bool:
-    if spec.type not in _NUMERIC and spec.type not in _BYTES_TYPES and spec.type != "Boolean":
-        return False
-    if not values:
-        return spec.type == "Boolean"  # an empty bool field becomes a constant null
-    first = values[0]
-    return all(_same(spec, v, first) for v in values)
-
-
 # --- the file ---------------------------------------------------------------------------
 
 
 class _Blob:
-    """A framed artifact being assembled (header written on creation)."""
+    """A framed artifact being written to ``out`` (header written on creation)."""
 
-    def __init__(self, url: str) -> None:
+    def __init__(self, url: str, out: Any = None) -> None:
         self.url = url
-        self.data = bytearray(FRAME)
+        self.out = io.BytesIO() if out is None else out
+        self.pos = 0
+        self.put(FRAME)
 
     def align(self, to: int) -> None:
-        self.data += bytes(_pad(len(self.data), to))
+        self.put(bytes(_pad(self.pos, to)))
 
-    def put(self, payload: bytes) -> tuple[int, int]:
-        start = len(self.data)
-        self.data += payload
-        return start, len(self.data)
+    def put(self, payload: bytes | memoryview) -> tuple[int, int]:
+        start = self.pos
+        self.out.write(payload)
+        self.pos += len(payload)
+        return start, self.pos
 
     def record(self, payload: bytes) -> tuple[int, int]:
         """A length-message-checksum record; returns its whole range."""
@@ -704,18 +452,19 @@ class _StripeWriter:
         self.checksums = checksums
         self.presence = presence
 
-    def _buffer(self, kind: int, blocks: list[tuple[int, bytes]], *, presence: bool = False,
-                offsets: bool = False) -> spb.EncodedBuffer:
-        body = bytearray()
-        for _, block in blocks:
-            body += block
-        data_size = len(body)
-        body += bytes(_pad(len(body), 16))
-        bmap = block_map([(n, len(b)) for n, b in blocks])
-        assert data_size == sum(len(b) for _, b in blocks)
+    def _buffer(self, kind: int, blocks: Iterable[tuple[int, bytes]], *,
+                presence: bool = False, offsets: bool = False) -> spb.EncodedBuffer:
+        """Write the blocks (as they come), their padding and the block map."""
         self.blob.align(64)
-        start, end = self.blob.put(bytes(body) + bmap)
-        buf = spb.EncodedBuffer(kind=kind, block_count=len(blocks),
+        start = self.blob.pos
+        sizes = []
+        for n, block in blocks:
+            self.blob.put(block)
+            sizes.append((n, len(block)))
+        self.blob.align(16)
+        bmap = block_map(sizes)
+        _, end = self.blob.put(bmap)
+        buf = spb.EncodedBuffer(kind=kind, block_count=len(sizes),
                                 block_checksums=self.checksums,
                                 embedded_presence=presence, embedded_offsets=offsets)
         buf.buffer.CopyFrom(_ref(self.blob.url, (start, end)))
@@ -723,23 +472,24 @@ class _StripeWriter:
         return buf
 
     def _fixed_stream(self, arr: np.ndarray, valid: np.ndarray | None, per_block: int,
-                      codec: int) -> list[tuple[int, bytes]]:
-        blocks = []
+                      codec: int) -> Iterator[tuple[int, bytes]]:
         for lo in range(0, len(arr), per_block):
             chunk = arr[lo : lo + per_block]
             pres = None if valid is None else _presence_section(valid[lo : lo + per_block],
                                                                   len(chunk), self.presence)
-            blocks.append((len(chunk), plain_block(_numeric_values(chunk.tobytes(), codec),
-                                                   pres, self.checksums)))
-        return blocks
+            yield len(chunk), plain_block(_numeric_values(chunk.tobytes(), codec), pres,
+                                          self.checksums)
 
     def bits(self, kind: int, flags: list[bool]) -> spb.EncodedBuffer:
         packed = np.packbits(np.asarray(flags, bool), bitorder="little")
         return self._buffer(kind, self._fixed_stream(packed, None, BLOCK_VALUES, PLAIN))
 
-    def numeric(self, spec: FieldSpec, values: list[Any]) -> spb.EncodedBuffer:
-        valid = np.array([v is not None for v in values], bool)
-        arr = np.array([0 if v is None else v for v in values], _dtype(spec))
+    def numeric(self, spec: FieldSpec, values: list[Any] | np.ndarray) -> spb.EncodedBuffer:
+        if isinstance(values, np.ndarray):  # no nulls (see _numeric_array)
+            valid, arr = np.ones(len(values), bool), values
+        else:
+            valid = np.array([v is not None for v in values], bool)
+            arr = np.array([0 if v is None else v for v in values], _dtype(spec))
         return self._buffer(spb.DATA, self._fixed_stream(arr, valid, BLOCK_VALUES, self.codec),
                             presence=True)
 
@@ -785,11 +535,13 @@ class _StripeWriter:
         return self._buffer(spb.OFFSETS, self._fixed_stream(offs, None, BLOCK_VALUES, PLAIN))
 
 
-def _encode_node(w: _StripeWriter, node: _Node, values: list[Any]
-                 ) -> spb.StripeFieldDescriptor:
+def _encode_node(w: _StripeWriter, node: _Node, values: list[Any] | np.ndarray
+                 ) -> tuple[spb.StripeFieldDescriptor, Summary]:
+    """Write the buffers of one node of one stripe; its descriptor and its summary."""
     spec = node.spec
     t = spec.type
-    constant = _is_constant(spec, values)
+    summary = Summary.of(spec, values)
+    constant = summary.constant(empty=t == "Boolean")  # an empty bool field: constant null
     buffers: list[spb.EncodedBuffer] = []
     dict_size = None
     if constant:
@@ -811,9 +563,9 @@ def _encode_node(w: _StripeWriter, node: _Node, values: list[Any]
         if any(v is None for v in values):
             buffers.append(w.bits(spb.PRESENCE, [v is not None for v in values]))
     sfd = spb.StripeFieldDescriptor()
-    sfd.field.CopyFrom(_descriptor(spec, values, constant, dict_size))
+    sfd.field.CopyFrom(summary.descriptor(constant, dict_size))
     sfd.encodings.add().native.buffers.extend(buffers)
-    return sfd
+    return sfd, summary
 
 
 def _data_ref_array(urls: list[str], ranges: list[tuple[int, int] | None]) -> bytes:
@@ -994,55 +746,73 @@ def _field_index_ids(paths: Mapping[str, int], given: Mapping[str, Sequence[Inde
     return out
 
 
-def build_amudai_files(
-    schema: Sequence[FieldSpec],
-    stripes: Sequence[Mapping[str, Sequence[Any]]],
-    *,
-    two_level: bool = True,
-    root_name: str = "shard.amudai.shard",
-    compression: str = "plain",
-    block_checksums: bool = True,
-    presence: str = "bytes",
-    properties: Mapping[str, Any] | None = None,
-    standard_properties: Mapping[str, Any] | None = None,
-    stripe_properties: Sequence[Mapping[str, Any] | None] | None = None,
-    created: tuple[datetime, datetime] | None = None,
-    indexes: Sequence[IndexSpec] | None = None,
-    stripe_indexes: Sequence[Sequence[IndexSpec] | None] | None = None,
-    field_indexes: Mapping[str, Sequence[IndexSpec]] | None = None,
-    stripe_field_indexes: Sequence[Mapping[str, Sequence[IndexSpec]] | None] | None = None,
-) -> dict[str, bytes]:
-    """Build a shard; returns ``{file name: bytes}`` (the root first, then stripe files).
+class _MemorySink:
+    """Files kept in memory (what :func:`build_amudai_files` returns)."""
 
-    Index descriptors are not part of the writer recipe (the reference writer sets no
-    ``indexes_ref``); they are written only when asked for. ``None`` writes no reference, an
-    empty sequence an empty IndexCollection record, so readers can be tested on both.
+    def __init__(self) -> None:
+        self.files: dict[str, io.BytesIO] = {}
 
-    Args:
-        schema: Top-level fields.
-        stripes: One mapping per stripe, field name -> that stripe's values (Python values;
-            None for null; dicts for Struct, lists for List/FixedSizeList, dicts or pairs for
-            Map, datetimes or ticks for DateTime).
-        two_level: Put each stripe's buffers in its own ``.amudai.stripe`` file.
-        root_name: File name of the root (stripe file names derive from it).
-        compression: ``plain`` (default), ``lz4`` or ``zstd`` for numeric and variable-size
-            binary blocks (small blocks stay Plain, as the reference writer does).
-        block_checksums: Write the per-block checksums (the reference default).
-        presence: Presence sections of numeric and binary blocks with some nulls: ``bytes``
-            (default; the Plain profile: ``02`` + one byte per value), ``roaring`` (always
-            Roaring, listing the null or the present positions, whichever is fewer), or
-            ``auto`` (the reference's Balanced rule: Roaring of the null positions below 1 %
-            nulls, of the present positions above 99 %, bytes otherwise).
-        properties: ShardProperties.custom_properties (name -> Python value or AnyValueBytes).
-        standard_properties: ShardProperties.standard_properties.
-        stripe_properties: Per stripe, StripeProperties.custom_properties (None: none).
-        created: ``(creation_min, creation_max)`` for ShardProperties.
-        indexes: Shard-level index descriptors (the directory's ``indexes_ref``).
-        stripe_indexes: Per stripe, its index descriptors (``StripeDirectory.indexes_ref``).
-        field_indexes: Field path -> index descriptors of its shard-level FieldDescriptor.
-        stripe_field_indexes: Per stripe, field path -> index descriptors of its
-            StripeFieldDescriptor.
-    """
+    def open(self, name: str) -> Any:
+        self.files[name] = io.BytesIO()
+        return self.files[name]
+
+    def close(self, fh: Any) -> None:
+        pass
+
+    def value(self, name: str) -> bytes:
+        return self.files[name].getvalue()
+
+
+class _FileSink:
+    """Files written into ``folder`` through an :class:`AtomicFiles` group."""
+
+    def __init__(self, folder: Path, group: AtomicFiles) -> None:
+        self.folder = folder
+        self.group = group
+
+    def open(self, name: str) -> Any:
+        return self.group.open(self.folder / name)
+
+    def close(self, fh: Any) -> None:
+        self.group.close(fh)
+
+
+def _stripe_columns(k: int, stripe: Mapping[str, Sequence[Any]], nodes: list[_Node],
+                    names: list[str]) -> tuple[dict[int, Any], int]:
+    """One stripe shredded: per schema id its position values, and the stripe's records."""
+    unknown = set(stripe) - set(names)
+    if unknown:
+        raise ValueError(f"stripe {k}: no such field(s) {sorted(unknown)}")
+    counts = {len(v) for v in stripe.values()}
+    if len(counts) > 1:
+        raise ValueError(f"stripe {k}: columns of different lengths {sorted(counts)}")
+    n = counts.pop() if counts else 0
+    cols: dict[int, Any] = {}
+    for node in nodes:
+        values = stripe.get(node.spec.name)
+        _shred(node, [None] * n if values is None else
+               values if isinstance(values, (list, np.ndarray)) else list(values), cols)
+    return cols, n
+
+
+def _write_shard(sink: _MemorySink | _FileSink, schema: Sequence[FieldSpec],
+                 stripes: Iterable[Mapping[str, Sequence[Any]]], *,
+                 two_level: bool = True,
+                 root_name: str = "shard.amudai.shard",
+                 compression: str = "plain",
+                 block_checksums: bool = True,
+                 presence: str = "bytes",
+                 properties: Mapping[str, Any] | None = None,
+                 standard_properties: Mapping[str, Any] | None = None,
+                 stripe_properties: Sequence[Mapping[str, Any] | None] | None = None,
+                 created: tuple[datetime, datetime] | None = None,
+                 indexes: Sequence[IndexSpec] | None = None,
+                 stripe_indexes: Sequence[Sequence[IndexSpec] | None] | None = None,
+                 field_indexes: Mapping[str, Sequence[IndexSpec]] | None = None,
+                 stripe_field_indexes: Sequence[Mapping[str, Sequence[IndexSpec]] | None]
+                 | None = None) -> list[str]:
+    """Write a shard's files into ``sink``, one stripe at a time; their names, the root
+    first (see :func:`build_amudai_files`)."""
     codec = _codec(compression)
     if presence not in PRESENCE_MODES:
         raise ValueError(f"unknown presence mode {presence!r} ({', '.join(PRESENCE_MODES)})")
@@ -1051,48 +821,52 @@ def build_amudai_files(
     names = [n.spec.name for n in nodes]
     if len(set(names)) != len(names):
         raise ValueError("top-level field names must be unique")
-    for what, given in (("stripe_properties", stripe_properties),
-                        ("stripe_indexes", stripe_indexes),
-                        ("stripe_field_indexes", stripe_field_indexes)):
-        if given is not None and len(given) != len(stripes):
-            raise ValueError(f"{what}: {len(given)} entries for {len(stripes)} stripes")
+
+    def check_counts(count: int) -> None:
+        for what, given in (("stripe_properties", stripe_properties),
+                            ("stripe_indexes", stripe_indexes),
+                            ("stripe_field_indexes", stripe_field_indexes)):
+            if given is not None and len(given) != count:
+                raise ValueError(f"{what}: {len(given)} entries for {count} stripes")
+
+    if isinstance(stripes, Sized):
+        check_counts(len(stripes))
     paths = _paths(nodes)
     shard_field_idx = _field_index_ids(paths, field_indexes)
     stripe_field_idx = [_field_index_ids(paths, m) for m in (stripe_field_indexes or [])]
-    root = _Blob("")
-    files: dict[str, bytes] = {}
+    root = _Blob("", sink.open(root_name))
+    written = [root_name]
+    artifacts: dict[str, bytes] = {}
     urls: list[str] = []
-    shredded: list[dict[int, list[Any]]] = []
-    for k, stripe in enumerate(stripes):
-        unknown = set(stripe) - set(names)
-        if unknown:
-            raise ValueError(f"stripe {k}: no such field(s) {sorted(unknown)}")
-        counts = {len(v) for v in stripe.values()}
-        if len(counts) > 1:
-            raise ValueError(f"stripe {k}: columns of different lengths {sorted(counts)}")
-        n = counts.pop() if counts else 0
-        cols: dict[int, list[Any]] = {}
-        for node in nodes:
-            _shred(node, list(stripe.get(node.spec.name, [None] * n)), cols)
-        shredded.append(cols)
-    # 1. encoded buffers (post-order per stripe), into the root or the stripe's own file
+    # 1. per stripe, its encoded buffers (post-order) into the root or the stripe's own
+    # file; its descriptors and summaries kept, its values dropped
     stripe_sfds: list[dict[int, spb.StripeFieldDescriptor]] = []
-    for k, cols in enumerate(shredded):
+    stripe_records: list[int] = []
+    totals = {node.schema_id: Summary(node.spec) for node in _walk(nodes)}
+    for k, stripe in enumerate(stripes):
+        cols, n = _stripe_columns(k, stripe, nodes, names)
         blob = root
         if two_level:
-            blob = _Blob(stripe_file_name(root_name, k))
-            urls.append(blob.url)
+            url = stripe_file_name(root_name, k)
+            blob = _Blob(url, sink.open(url))
+            urls.append(url)
+            written.append(url)
         w = _StripeWriter(blob, codec, block_checksums, presence)
-        stripe_sfds.append({node.schema_id: _encode_node(w, node, cols[node.schema_id])
-                            for node in _post_order(nodes)})
+        sfds = {}
+        for node in _post_order(nodes):
+            sfds[node.schema_id], summary = _encode_node(w, node, cols.pop(node.schema_id))
+            totals[node.schema_id] = totals[node.schema_id].merge(summary)
+        stripe_sfds.append(sfds)
+        stripe_records.append(n if nodes else 0)
         if two_level:
-            blob.data += FRAME
-            files[blob.url] = bytes(blob.data)
+            blob.put(FRAME)
+            sink.close(blob.out)
+    check_counts(len(stripe_sfds))
     all_specs = [*(indexes or ()), *(x for sp in stripe_indexes or () for x in sp or ()),
                  *(x for sp in shard_field_idx.values() for x in sp),
                  *(x for m in stripe_field_idx for sp in m.values() for x in sp)]
     urls += [u for u in _Indexes.urls(all_specs) if u not in urls]
-    idx = _Indexes(root, files, paths, {root_name, *files})
+    idx = _Indexes(root, artifacts, paths, set(written))
     # 2. per stripe: descriptors, field list, properties, indexes
     stripe_list = spb.StripeList()
     position = 0
@@ -1112,22 +886,21 @@ def build_amudai_files(
         specs = (stripe_indexes or [None] * len(stripe_sfds))[k]
         if specs is not None:
             sd.indexes_ref.CopyFrom(_ref("", root.record(_ser(idx.collection(specs)))))
-        records = len(shredded[k][nodes[0].schema_id]) if nodes else 0
-        sd.total_record_count = records
+        sd.total_record_count = stripe_records[k]
         sd.shard_position = position
-        position += records
+        position += stripe_records[k]
     directory = spb.ShardDirectory(total_record_count=position, stripe_count=len(stripe_sfds))
     directory.stripe_list_ref.CopyFrom(_ref("", root.record(_ser(stripe_list))))
     directory.url_list_ref.CopyFrom(_ref("", root.record(_ser(spb.UrlList(urls=urls)))))
-    # 3. shard-level field descriptors over all stripes
+    # 3. shard-level field descriptors, from the stripes' summaries merged
     ranges = []
     for node in _walk(nodes):
-        values = [v for cols in shredded for v in cols[node.schema_id]]
+        total = totals[node.schema_id]
         specs = shard_field_idx.get(node.schema_id)
-        if not values and specs is None:
+        if not total.count and specs is None:
             ranges.append(None)
             continue
-        d = _descriptor(node.spec, values, bool(values) and _is_constant(node.spec, values))
+        d = total.descriptor(total.constant())
         if specs is not None:
             d.indexes.CopyFrom(idx.collection(specs))
         ranges.append(root.record(_ser(d)))
@@ -1148,11 +921,82 @@ def build_amudai_files(
     directory.schema_ref.CopyFrom(_ref("", root.record(_fb_schema(nodes, id_count))))
     payload = _ser(directory)
     root.record(payload)
-    root.data += struct.pack("<I", len(payload)) + FRAME
-    return {root_name: bytes(root.data), **files}
+    root.put(struct.pack("<I", len(payload)) + FRAME)
+    sink.close(root.out)
+    # 5. index artifacts stored in files of their own
+    for name, data in artifacts.items():
+        fh = sink.open(name)
+        fh.write(data)
+        sink.close(fh)
+        written.append(name)
+    return written
 
 
-def build_amudai(schema: Sequence[FieldSpec], stripes: Sequence[Mapping[str, Sequence[Any]]],
+def build_amudai_files(
+    schema: Sequence[FieldSpec],
+    stripes: Iterable[Mapping[str, Sequence[Any]]],
+    *,
+    two_level: bool = True,
+    root_name: str = "shard.amudai.shard",
+    compression: str = "plain",
+    block_checksums: bool = True,
+    presence: str = "bytes",
+    properties: Mapping[str, Any] | None = None,
+    standard_properties: Mapping[str, Any] | None = None,
+    stripe_properties: Sequence[Mapping[str, Any] | None] | None = None,
+    created: tuple[datetime, datetime] | None = None,
+    indexes: Sequence[IndexSpec] | None = None,
+    stripe_indexes: Sequence[Sequence[IndexSpec] | None] | None = None,
+    field_indexes: Mapping[str, Sequence[IndexSpec]] | None = None,
+    stripe_field_indexes: Sequence[Mapping[str, Sequence[IndexSpec]] | None] | None = None,
+) -> dict[str, bytes]:
+    """Build a shard in memory; returns ``{file name: bytes}`` (the root first, then stripe
+    files, then index artifact files). :func:`write_amudai` writes the same bytes to disk, one
+    stripe at a time.
+
+    Index descriptors are not part of the writer recipe (the reference writer sets no
+    ``indexes_ref``); they are written only when asked for. ``None`` writes no reference, an
+    empty sequence an empty IndexCollection record, so readers can be tested on both.
+
+    Args:
+        schema: Top-level fields.
+        stripes: One mapping per stripe (any iterable, a generator too), field name -> that
+            stripe's values (Python values; None for null; dicts for Struct, lists for
+            List/FixedSizeList, dicts or pairs for Map, datetimes or ticks for DateTime). An
+            integer column may be a 1-D integer numpy array, a Float64 column a 1-D float
+            array (no nulls either way), taken as it is (any other array: value by value).
+        two_level: Put each stripe's buffers in its own ``.amudai.stripe`` file.
+        root_name: File name of the root (stripe file names derive from it).
+        compression: ``plain`` (default), ``lz4`` or ``zstd`` for numeric and variable-size
+            binary blocks (small blocks stay Plain, as the reference writer does).
+        block_checksums: Write the per-block checksums (the reference default).
+        presence: Presence sections of numeric and binary blocks with some nulls: ``bytes``
+            (default; the Plain profile: ``02`` + one byte per value), ``roaring`` (always
+            Roaring, listing the null or the present positions, whichever is fewer), or
+            ``auto`` (the reference's Balanced rule: Roaring of the null positions below 1 %
+            nulls, of the present positions above 99 %, bytes otherwise).
+        properties: ShardProperties.custom_properties (name -> Python value or AnyValueBytes).
+        standard_properties: ShardProperties.standard_properties.
+        stripe_properties: Per stripe, StripeProperties.custom_properties (None: none).
+        created: ``(creation_min, creation_max)`` for ShardProperties.
+        indexes: Shard-level index descriptors (the directory's ``indexes_ref``).
+        stripe_indexes: Per stripe, its index descriptors (``StripeDirectory.indexes_ref``).
+        field_indexes: Field path -> index descriptors of its shard-level FieldDescriptor.
+        stripe_field_indexes: Per stripe, field path -> index descriptors of its
+            StripeFieldDescriptor.
+    """
+    sink = _MemorySink()
+    written = _write_shard(
+        sink, schema, stripes, two_level=two_level, root_name=root_name,
+        compression=compression, block_checksums=block_checksums, presence=presence,
+        properties=properties, standard_properties=standard_properties,
+        stripe_properties=stripe_properties, created=created, indexes=indexes,
+        stripe_indexes=stripe_indexes, field_indexes=field_indexes,
+        stripe_field_indexes=stripe_field_indexes)
+    return {name: sink.value(name) for name in written}
+
+
+def build_amudai(schema: Sequence[FieldSpec], stripes: Iterable[Mapping[str, Sequence[Any]]],
                  **options: Any) -> bytes:
     """A single-file shard's bytes (see :func:`build_amudai_files` for the options)."""
     options["two_level"] = False
@@ -1161,22 +1005,27 @@ def build_amudai(schema: Sequence[FieldSpec], stripes: Sequence[Mapping[str, Seq
 
 
 def write_amudai(path: str | Path, schema: Sequence[FieldSpec],
-                 stripes: Sequence[Mapping[str, Sequence[Any]]], **options: Any) -> list[Path]:
-    """Write a shard at ``path`` (stripe files beside it when ``two_level=True``).
+                 stripes: Iterable[Mapping[str, Sequence[Any]]], **options: Any) -> list[Path]:
+    """Write a shard at ``path`` (stripe files beside it when ``two_level=True``), streaming.
 
-    Every file is written under a temporary name and renamed when complete, the root last:
-    ``path`` never holds a partial shard (see :mod:`shardkit.writers._atomic`).
+    ``stripes`` may be any iterable (a generator too): each stripe is shredded, encoded and
+    written out, then dropped, so memory holds one stripe's values and the small descriptors
+    of the stripes before it, whatever their number. The bytes are those of
+    :func:`build_amudai_files` with the same arguments (``root_name`` is ``path``'s name).
+
+    Every file is written under a temporary name and renamed when all are complete, the root
+    last: ``path`` never holds a partial shard, and on an error no file is left behind (see
+    :mod:`shardkit.writers._atomic`).
 
     Returns:
         The paths written, the root first.
     """
     path = Path(path)
     options.setdefault("two_level", False)
-    files = build_amudai_files(schema, stripes, root_name=path.name, **options)
-    out = [path.parent / name for name in files]  # the root first; written last
-    for target in [*out[1:], out[0]]:
-        write_bytes_atomic(target, files[target.name])
-    return out
+    with atomic_files() as group:
+        written = _write_shard(_FileSink(path.parent, group), schema, stripes,
+                               root_name=path.name, **options)
+    return [path.parent / name for name in written]
 
 
 # Last: the ingest module builds on the names above.

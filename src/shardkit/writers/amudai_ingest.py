@@ -465,7 +465,8 @@ def ingest(out: str | Path, inputs: Sequence[str | Path], *,
     Args:
         out: The root ``.amudai.shard`` file (written atomically; stripe files beside it
             for the two-level layout).
-        inputs: One stripe per file, in order.
+        inputs: One stripe per file, in order (one file's records in memory at a time:
+            each stripe is written out before the next file is read).
         schema: A schema text (``"(a: long, b: string)"``), an Arrow schema in
             arrow-schema's serde JSON (what ``amudai-cmd ingest --schema-file`` reads), FieldSpecs,
             or None to infer it.
@@ -493,9 +494,13 @@ def ingest(out: str | Path, inputs: Sequence[str | Path], *,
         specs = (parse_schema(schema) if isinstance(schema, str) else
                  infer_schema(paths) if schema is None else list(schema))
         cols = [_col_of(s) for s in specs]
-    stripes: list[dict[str, list[Any]]] = []
-    done = 0
-    for p in paths:
-        stripes.append(_columns(cols, p, progress, done))
-        done += len(next(iter(stripes[-1].values()), []))
-    return write_amudai(out, [c.spec for c in cols], stripes, two_level=layout == "twolevel")
+
+    def stripes() -> Iterator[dict[str, list[Any]]]:
+        # one input file's records at a time: the writer drops each stripe once written
+        done = 0
+        for p in paths:
+            stripe = _columns(cols, p, progress, done)
+            done += len(next(iter(stripe.values()), []))
+            yield stripe
+
+    return write_amudai(out, [c.spec for c in cols], stripes(), two_level=layout == "twolevel")

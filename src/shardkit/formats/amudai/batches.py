@@ -1,0 +1,165 @@
+"""Amudai column batches: a full scan as arrays, block by block, in bounded memory.
+
+:meth:`AmudaiBatches.iter_batches` yields the records in batches of up to ``batch_size``
+rows, one entry per column: fixed-width numeric columns (integers, floats, DateTime as ticks)
+as numpy arrays, as :meth:`~.columns.AmudaiColumns.read_array` gives them (masked where there
+are nulls), every other column as a list of the values :meth:`~.stream.AmudaiStream.iter_rows`
+gives. Each column of each stripe is decoded block by block as the batches reach its blocks
+(the block windows of :meth:`~.columns.AmudaiColumns._blocks`, whose mapped pages are handed
+back as the walk moves on), so memory is that of a batch and a window per column, whatever
+the shard's size; a numeric column never becomes Python objects.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from ...errors import LayoutError, LimitExceededError
+from ...generated import amudai_shard_pb2 as spb
+from .blocks import decode_numeric_values
+from .model import AmudaiField, _dtype_of
+from .stream import _Streams
+
+if TYPE_CHECKING:
+    from .reader import AmudaiShard
+
+__all__ = ["MAX_BATCH", "AmudaiBatches"]
+
+#: Largest ``batch_size`` :meth:`AmudaiBatches.iter_batches` accepts.
+MAX_BATCH = 1 << 24
+
+
+class AmudaiBatches:
+    """Column-batch scans for :class:`~shardkit.formats.amudai.AmudaiShard`."""
+
+    def iter_batches(self: AmudaiShard, columns: list[str] | None = None,  # type: ignore[misc]
+                     *, batch_size: int = 1 << 16) -> Iterator[dict[str, Any]]:
+        """The records in order, as batches of columns: ``{name: values}`` per batch.
+
+        A numeric column's values are a numpy array (a ``numpy.ma.MaskedArray`` when the
+        batch holds nulls; DateTime as ticks of 100 ns, ``<u8``); any other column's, a list
+        (None for nulls) as :meth:`iter_rows` gives them. A batch holds ``batch_size`` rows,
+        fewer at the end of a stripe: batches never span two stripes. Memory is bounded by
+        the batch, whatever the shard's size.
+
+        Args:
+            columns: Top-level column names to read (None: all).
+            batch_size: Rows per batch (1 to :data:`MAX_BATCH`).
+
+        Raises:
+            ValueError: ``batch_size`` out of range.
+            LayoutError: A column holds more or fewer values than its stripe's records.
+
+        Example::
+
+            total = 0
+            for batch in shard.iter_batches(["a"], batch_size=1 << 20):
+                total += int(batch["a"].sum())
+        """
+        if not 1 <= batch_size <= MAX_BATCH:
+            raise ValueError(f"batch_size {batch_size}: 1 to {MAX_BATCH}")
+        self._stripe_records()
+        nodes = [self.field(c) for c in columns] if columns is not None else list(self.schema)
+        for k, stripe in enumerate(self.stripes):
+            n = stripe.record_count
+            sizes = [batch_size] * (n // batch_size) + ([n % batch_size] if n % batch_size
+                                                        else [])
+            streams = [self._column_batches(k, node, n, sizes) for node in nodes]
+            for size in sizes:
+                batch = {node.name: next(col) for node, col in zip(nodes, streams,
+                                                                    strict=True)}
+                for name, values in batch.items():
+                    if len(values) != size:
+                        raise LayoutError(f"{len(values)} values where the stripe has "
+                                          f"{size} more records", field=f"/stripes/{k}/fields/"
+                                          f"{name}")
+                yield batch
+            for col in streams:  # each checks, once drained, that its values were all used
+                next(col, None)
+
+    def _column_batches(self: AmudaiShard, k: int, node: AmudaiField,  # type: ignore[misc]
+                        count: int, sizes: list[int]) -> Iterator[Any]:
+        """Column ``node`` of stripe ``k`` (``count`` positions) cut in ``sizes``."""
+        dtype = _dtype_of(node)
+        field = f"/stripes/{k}/fields/{node.path}"
+        if dtype is None:
+            values = _Streams(self, k).column(node, count)
+            for size in sizes:
+                yield list(itertools.islice(values, size))
+            if next(values, _END) is not _END:
+                raise LayoutError(f"more values than the stripe's {count} records",
+                                  field=field)
+            return
+        sfd = self.stripe_field(k, node.schema_id)
+        if sfd is not None:
+            self._check_count(sfd, count, field)
+        if sfd is None or sfd.field.HasField("constant_value"):
+            value = None if sfd is None else self._constant(sfd, node, field)
+            if value is not None and node.type == "DateTime":
+                value = sfd.field.constant_value.datetime_value.ticks  # type: ignore[union-attr]
+            for size in sizes:
+                if value is None:
+                    yield np.ma.MaskedArray(np.zeros(size, dtype), np.ones(size, bool))
+                else:
+                    yield np.full(size, value, dtype)
+            return
+        bufs = self._buffers(sfd, field)
+        if spb.DATA not in bufs:
+            raise LayoutError(f"{node.type} field without a DATA buffer", field=field)
+        yield from _cut(self._numeric_pieces(bufs[spb.DATA], dtype, field + "/data"), sizes,
+                        count, bufs[spb.DATA].buffer.range.start, field + "/data")
+
+    def _numeric_pieces(self: AmudaiShard, buf: spb.EncodedBuffer,  # type: ignore[misc]
+                        dtype: np.dtype, field: str
+                        ) -> Iterator[tuple[np.ndarray, np.ndarray | None]]:
+        """Each block's values and valid mask (None: no nulls), decoded as reached."""
+        for n, parts, valid, base, where in self._block_parts(buf, field):
+            values = decode_numeric_values(parts.values, n, dtype,
+                                           base=base + parts.values_offset,
+                                           field=where + "/values")
+            if len(values) != n:
+                raise LayoutError(f"block holds {len(values)} values, its map says {n}",
+                                  offset=base, field=where)
+            yield values, valid
+
+
+_END = object()
+
+
+def _cut(pieces: Iterator[tuple[np.ndarray, np.ndarray | None]], sizes: list[int],
+         count: int, offset: int, field: str) -> Iterator[np.ndarray]:
+    """Arrays of ``sizes`` values from blocks of any size (masked where a batch has nulls);
+    LayoutError unless the blocks hold exactly ``count`` values."""
+    held: list[tuple[np.ndarray, np.ndarray | None]] = []
+    have = seen = 0
+    for size in sizes:
+        while have < size:
+            piece = next(pieces, None)
+            if piece is None:
+                raise LayoutError(f"buffer holds {seen} values, the stripe {count}",
+                                  offset=offset, field=field)
+            if len(piece[0]) > MAX_BATCH:
+                raise LimitExceededError(f"a block of {len(piece[0])} values (the cap is "
+                                         f"{MAX_BATCH})", offset=offset, field=field)
+            held.append(piece)
+            have += len(piece[0])
+            seen += len(piece[0])
+        values = np.concatenate([v for v, _ in held])  # a copy: no view into the file
+        mask = None
+        if any(m is not None for _, m in held):
+            mask = np.concatenate([np.ones(len(v), bool) if m is None else m for v, m in held])
+        have = len(values) - size
+        held = [(values[size:], None if mask is None else mask[size:])] if have else []
+        out, out_mask = values[:size], None if mask is None else mask[:size]
+        if out_mask is None or out_mask.all():
+            yield out
+        else:
+            yield np.ma.MaskedArray(out, ~out_mask)
+    more = have + sum(len(v) for v, _ in pieces)
+    if more:
+        raise LayoutError(f"buffer holds {seen - have + more} values, the stripe {count}",
+                          offset=offset, field=field)
