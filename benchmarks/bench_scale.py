@@ -20,8 +20,8 @@ Xet MDB       10,000 files       125,000 files (the 64 MiB    ``build_mdb``
 The Amudai files are written by the streaming writer from a generator of stripes, and read
 by ``iter_batches`` (column batches as numpy arrays, the API of a full scan). With
 ``$AMUDAI_CMD`` naming the reference's ``amudai-cmd``, each Amudai file is also read by it
-(``amudai-cmd consume``, which decodes every record), measured the same way: the ``consume``
-rows.
+(``amudai-cmd consume``, which decodes every record) beside our iteration, measured the same
+way, as the other references are (see :func:`reference`).
 
 A Neuroglancer shard of 10 million chunks is written here with numpy (the writer takes a
 dict of every value, which at that size would measure the generator, not the reader); the
@@ -337,6 +337,12 @@ def reference(fmt: str, step: str, path: Path) -> tuple[str, list[str] | None, s
         if step not in ("len", "iterate"):
             return "tensorstore", None, "the kvstore has no such step"
         return "tensorstore", [sys.executable, "-c", _TS_SCRIPT, step, str(path)], ""
+    if fmt == "amudai":  # consume: the subcommand that decodes every record
+        cmd = os.environ.get("AMUDAI_CMD")
+        if not cmd or not os.access(cmd, os.X_OK):
+            return "amudai-cmd", None, "not installed (set AMUDAI_CMD to its path)"
+        return ("amudai-cmd", [cmd, "consume", str(path)] if step == "iterate" else None,
+                "only iteration (consume)")
     if fmt == "mdb":
         return "hf-xet", None, "hf-xet has no Python API that reads a shard"
     if fmt == "zss":
@@ -365,30 +371,6 @@ def measure(fmt: str, step: str, path: Path, command: list[str] | None = None
     last = (r.pop("out").strip().splitlines() or [""])[-1]
     r["result"] = json.loads(last) if last.startswith("{") else {"said": last[:60]}
     r.pop("err")
-    r["peak_mib"] = r.pop("peak_kib") / 1024
-    return r
-
-
-def amudai_reference(path: Path) -> dict[str, Any] | str:
-    """The reference reading every record of ``path`` (``$AMUDAI_CMD consume PATH``, the
-    subcommand of amudai-cmd that decodes the whole shard), measured as our steps are; or why
-    it is not measured."""
-    cmd = os.environ.get("AMUDAI_CMD")
-    if not cmd:
-        return "AMUDAI_CMD is not set (the path of the reference's amudai-cmd)"
-    if not os.access(cmd, os.X_OK):
-        return f"AMUDAI_CMD={cmd} is not an executable file"
-    p = subprocess.run([sys.executable, "-c", _WRAPPER, cmd, "consume", str(path)],
-                       capture_output=True, text=True, check=False)
-    if p.returncode:
-        raise RuntimeError(f"wrapper failed: {p.stderr[-2000:]}")
-    r = json.loads(p.stdout)
-    if r["rc"]:
-        raise RuntimeError(f"amudai-cmd consume {path.name}: exit {r['rc']}: {r['err']}")
-    out = r.pop("out") + r.pop("err")
-    count = next((int(line.split(":")[1]) for line in out.splitlines()
-                  if line.strip().startswith("Total records:")), None)
-    r["result"] = {"count": count, "by": "amudai-cmd consume"}
     r["peak_mib"] = r.pop("peak_kib") / 1024
     return r
 
@@ -482,15 +464,6 @@ def main(argv: list[str] | None = None) -> int:
                 r = measure(fmt, step, path, command)
                 rows.append({"format": fmt, "file": label, "n": n, "unit": unit, "by": name,
                              "mib": size_of(path) / 2**20, "step": step, **r})
-            if fmt == "amudai" and "iterate" in steps:
-                ref = amudai_reference(path)
-                if isinstance(ref, str):
-                    skipped["amudai reference"] = ref
-                else:
-                    log(f"{fmt} {label} reference scan ...")
-                    rows.append({"format": fmt, "file": label, "n": n, "unit": unit,
-                                 "by": "amudai-cmd", "mib": size_of(path) / 2**20,
-                                 "step": "consume", **ref})
     verdicts = []
     for fmt in {r["format"] for r in rows}:
         for step in steps:
