@@ -6,7 +6,8 @@ process, one after the other, timed and measured for peak RSS:
 
 * open + first lookup <= 5 ms (shardkit; swh-shard shown beside);
 * open + 10k random lookups as a whole process (interpreter start and imports included)
-  <= 2x swh-shard's, with peak RSS <= 160 MiB;
+  <= 2x swh-shard's, with peak RSS <= 160 MiB (each library twice, alternated, the faster
+  run kept: the first run after the writes may read the keys and pages from disk);
 * random lookups >= 1.3x swh-shard (at 200k objects and at the big size);
 * iterate ``items()`` >= 1M objects/s with peak RSS <= 256 MiB;
 * ``verify()`` peak RSS <= 256 MiB and time <= 0.5x ``swh-shard check``;
@@ -284,6 +285,17 @@ def _row(rows: list[dict[str, Any]], n: int, what: str, sk: str, ref: str, sk_pe
                  "target": target, "status": "" if ok is None else ("PASS" if ok else "MISS")})
 
 
+def _faster_of_two(name: str, n: int, wd: Path, path: Path, *extra: str
+                   ) -> tuple[dict[str, Any], dict[str, Any]]:
+    """``step(name)`` for shardkit and swh-shard in turn, twice; the faster run of each."""
+    runs: dict[str, list[dict[str, Any]]] = {"shardkit": [], "swh.shard": []}
+    for _ in range(2):
+        for lib in runs:
+            runs[lib].append(step(name, n, wd, lib, path, *extra))
+    sk, ref = (min(runs[lib], key=lambda r: r["wall_s"]) for lib in runs)
+    return sk, ref
+
+
 def measure(n: int, wd: Path, log: Any = None) -> list[dict[str, Any]]:
     """Every step at ``n`` objects; one row per target (and a few informative rows)."""
     def say(msg: str) -> None:
@@ -310,8 +322,10 @@ def measure(n: int, wd: Path, log: Any = None) -> list[dict[str, Any]]:
     _row(rows, n, "open + first lookup (median of 9)", _fmt_s(o_sk["s"]), _fmt_s(o_ref["s"]),
          None, None, "<= 5 ms", o_sk["s"] <= 0.005)
     say("open + 10k lookups, whole process")
-    l_sk = step("lookups10k", n, wd, "shardkit", ref, str(LOOKUPS))
-    l_ref = step("lookups10k", n, wd, "swh.shard", ref, str(LOOKUPS))
+    # Alternated, twice each, the faster run of each kept: whichever runs first would also pay
+    # for reading the keys and the shard's pages from disk when the page cache has dropped
+    # them (at 50M objects the inputs and the two shards outgrow it).
+    l_sk, l_ref = _faster_of_two("lookups10k", n, wd, ref, str(LOOKUPS))
     _row(rows, n, f"open + {LOOKUPS:,} random lookups (whole process)", _fmt_s(l_sk["wall_s"]),
          _fmt_s(l_ref["wall_s"]), l_sk["peak"], l_ref["peak"], "<= 2x time, <= 160 MiB",
          l_sk["wall_s"] <= 2 * l_ref["wall_s"] and l_sk["peak"] <= 160 * MIB)
