@@ -63,3 +63,15 @@ def test_head_refusals(capsys):
                    "(head shows the rows of an Amudai shard)\n")
     code, _, err = _run(["head", str(DATA / "single.amudai.shard"), "-n", "-1"], capsys)
     assert code == 2 and "-n must be 0 or more" in err
+
+
+def test_head_column_named_twice_is_shown_once(capsys):
+    """``--columns id,id`` is one column in the table, as in ``--json``."""
+    code, out, _ = _run(["head", str(DATA / "single.amudai.shard"), "-n", "2", "--columns",
+                         "id,when,id"], capsys)
+    assert code == 0
+    assert out.splitlines() == ["id   when", "-5   2024-01-01T00:00:00",
+                                "995  2024-01-02T01:00:00.000001"]
+    code, out, _ = _run(["head", str(DATA / "single.amudai.shard"), "-n", "1", "--json",
+                         "--columns", "id,when,id"], capsys)
+    assert code == 0 and list(json.loads(out)) == ["id", "when"]

@@ -281,7 +281,8 @@ def cmd_head(args: argparse.Namespace, reader: Any) -> int:
         raise ShardkitError(f"head: -n must be 0 or more, not {args.n}")
     columns = None
     if args.columns is not None:
-        columns = [c.strip() for c in args.columns.split(",") if c.strip()]
+        # each column once, in the order first given (the table and --json then agree)
+        columns = list(dict.fromkeys(c.strip() for c in args.columns.split(",") if c.strip()))
         if not columns:
             raise ShardkitError("head: --columns names no column")
         known = {n.split(".")[0] for n in reader.keys()}
