@@ -39,7 +39,8 @@ def test_zss_records_added_and_removed_streamed_in_order(tmp_path, capsys):
     # the files differ in size and uuid, then the records
     assert [ln for ln in lines if not ln.startswith("field: ")] == [
         "removed: apple", "added: date", f"{len(lines) - 1} difference(s)"]
-    assert "field: uuid: " in out and "field: record_bytes_decoded: 20 -> 19" in out
+    assert "field: header.uuid: " in out and "field: record_bytes_decoded: 20 -> 19" in out
+    assert "field: uuid: " not in out  # the header's, said once
     shutil.copy(a, tmp_path / "a2.zss")
     code, out, _ = _run(["diff", str(a), str(tmp_path / "a2.zss")], capsys)
     assert code == 0 and out == f"{a} and {tmp_path / 'a2.zss'}: the same\n"
@@ -170,3 +171,16 @@ def test_amudai_a_changed_column_is_named(tmp_path, capsys):
     rows = [json.loads(ln) for ln in out.splitlines()[:-1]]
     assert [r["where"] for r in rows if r["kind"] == "changed"] == ["column name"]
     assert not any(r["where"] in ("record_count", "schema") for r in rows)
+
+
+def test_zs_root_fields_are_said_once(capsys):
+    """The root's offset and length are in a ZS summary twice (top level and header): a diff
+    names each change once, as the header's."""
+    made = sorted((DATA / "zs" / "made").glob("*.zs"))
+    a, b = made[0], made[1]
+    code, out, _ = _run(["diff", "--json", str(a), str(b)], capsys)
+    assert code == 1
+    paths = [json.loads(line).get("where") for line in out.splitlines()]
+    assert "header.root_index_offset" in paths and "header.root_index_length" in paths
+    assert "root_index_offset" not in paths and "root_index_length" not in paths
+    assert len(paths) == len(set(paths))

@@ -121,8 +121,16 @@ def _fields(a: Any, b: Any) -> Iterator[Difference]:
             del fa[key], fb[key]
     for key in [*fa, *(k for k in fb if k not in fa)]:
         va, vb = fa.get(key), fb.get(key)
-        if va != vb:
+        if va != vb and not _repeats_header(key, fa, fb):
             yield Difference("field", key, va, vb)
+
+
+def _repeats_header(key: str, fa: Mapping[str, Any], fb: Mapping[str, Any]) -> bool:
+    """A top-level field that repeats ``header.<key>`` on both sides (ZS and ZSS summaries
+    give the root's offset and length beside the header): said once, as the header's."""
+    twin = f"header.{key}"
+    return "." not in key and twin in fa and twin in fb and (fa[key], fb[key]) == (
+        fa[twin], fb[twin])
 
 
 def _mapping(a: Any, b: Any, show: Any, prefix: str = "") -> Iterator[Difference]:
