@@ -195,3 +195,28 @@ def test_a_short_value_stream_is_a_layout_error(monkeypatch: pytest.MonkeyPatch)
             pytest.raises(LayoutError, match="1 values where the stripe has 3 more") as err:
         list(s.iter_batches(batch_size=3))
     assert err.value.field == "/stripes/0/fields/s"
+
+
+def test_batches_with_nulls_write_back_as_nulls(tmp_path: Path) -> None:
+    """The masked arrays of a column with nulls, given back to the writer, are nulls again
+    (not their fill values): a shard copied batch by batch reads as the original."""
+    src, dst = tmp_path / "src.amudai.shard", tmp_path / "dst.amudai.shard"
+    schema = [field("x", "Int64"), field("f", "Float64")]
+    write_amudai(src, schema, [{"x": [1, None, 3], "f": [1.5, None, -0.0]}])
+    with shardkit.open(src) as shard:
+        batches = list(shard.iter_batches())
+        assert np.ma.getmaskarray(batches[0]["x"]).tolist() == [False, True, False]
+        write_amudai(dst, schema, batches)
+    with shardkit.open(dst) as copy:
+        assert copy.read_column("x") == [1, None, 3]
+        got = copy.read_column("f")
+        assert got[:2] == [1.5, None] and math.copysign(1.0, got[2]) == -1.0
+
+
+def test_batches_refuse_a_nested_field() -> None:
+    """``iter_batches`` reads top-level columns: a nested path is a ValueError, not another
+    column's values or a layout error."""
+    with shardkit.open(DATA / "single.amudai.shard") as shard:
+        nested = next(f"{n.name}.{n.children[0].name}" for n in shard.schema if n.children)
+        with pytest.raises(ValueError, match="nested field"):
+            next(shard.iter_batches([nested]))

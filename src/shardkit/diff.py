@@ -129,8 +129,8 @@ def _repeats_header(key: str, fa: Mapping[str, Any], fb: Mapping[str, Any]) -> b
     """A top-level field that repeats ``header.<key>`` on both sides (ZS and ZSS summaries
     give the root's offset and length beside the header): said once, as the header's."""
     twin = f"header.{key}"
-    return "." not in key and twin in fa and twin in fb and (fa[key], fb[key]) == (
-        fa[twin], fb[twin])
+    return ("." not in key and all(k in f for k in (key, twin) for f in (fa, fb))
+            and (fa[key], fb[key]) == (fa[twin], fb[twin]))
 
 
 def _mapping(a: Any, b: Any, show: Any, prefix: str = "") -> Iterator[Difference]:

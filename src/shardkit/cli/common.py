@@ -418,14 +418,16 @@ def report_internal_error(exc: BaseException) -> int:
 
 def _naming_the_file(args: argparse.Namespace, exc: ShardkitError) -> str:
     """``FILE: message`` for an error about the bytes of the one file a command read (it names
-    an offset or a field) when the message does not name the file already: a script checking
-    many files must see which one is broken."""
+    an offset or a field) unless the message starts with its name: a script checking many
+    files must see which one is broken (an error in a two-level shard's stripe file names that
+    file after the shard's)."""
     msg = str(exc)
     name = getattr(args, "file", None)
     if isinstance(name, list):
         name = name[0] if len(name) == 1 else None
     about_bytes = getattr(exc, "offset", None) is not None or getattr(exc, "field", None)
-    if about_bytes and isinstance(name, str) and name not in ("", "-") and name not in msg:
+    if about_bytes and isinstance(name, str) and name not in ("", "-") and \
+            not msg.startswith(name):
         return f"{name}: {msg}"
     return msg
 

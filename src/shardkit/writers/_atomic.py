@@ -95,7 +95,10 @@ class AtomicFiles:
 def atomic_files() -> Iterator[AtomicFiles]:
     """A group of files (:meth:`AtomicFiles.open`) renamed into place when the block ends
     without an error, in the reverse order of opening (the first opened is renamed last);
-    on an error every temporary file is removed and no target is touched."""
+    on an error before the renames every temporary file is removed and no target is
+    touched. The renames themselves are one by one: should one fail, the files renamed before
+    it stay (the first opened, a root file, is renamed last, so it never points at missing
+    files)."""
     group = AtomicFiles()
     try:
         yield group

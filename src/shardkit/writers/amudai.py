@@ -358,9 +358,14 @@ def _shred(node: _Node, values: Sequence[Any], out: dict[int, Any]) -> None:
 def _numeric_array(spec: FieldSpec, values: np.ndarray) -> np.ndarray | None:
     """An integer field's values given as a 1-D integer numpy array, or a Float64 field's as
     a 1-D float array, in the field's dtype (ValueError for an integer out of its range);
-    None for any other field or array, whose values are then taken one by one."""
+    None for any other field or array, whose values are then taken one by one (a masked
+    array with masked entries too: its ``tolist()`` gives None for them, written as nulls)."""
     if values.ndim != 1:
         return None
+    if isinstance(values, np.ma.MaskedArray):
+        if np.ma.getmaskarray(values).any():
+            return None
+        values = values.data
     if spec.type == "Float64" and values.dtype.kind == "f":
         return values.astype("<f8", copy=False)
     if spec.type not in _INT_WIDTH or values.dtype.kind not in "iu":
@@ -1011,7 +1016,9 @@ def write_amudai(path: str | Path, schema: Sequence[FieldSpec],
     ``stripes`` may be any iterable (a generator too): each stripe is shredded, encoded and
     written out, then dropped, so memory holds one stripe's values and the small descriptors
     of the stripes before it, whatever their number. The bytes are those of
-    :func:`build_amudai_files` with the same arguments (``root_name`` is ``path``'s name).
+    :func:`build_amudai_files` with the same arguments (``root_name`` is ``path``'s name;
+    ``two_level`` defaults to False here, a single file). Stripe files of an earlier shard
+    written at ``path`` with more stripes are not removed.
 
     Every file is written under a temporary name and renamed when all are complete, the root
     last: ``path`` never holds a partial shard, and on an error no file is left behind (see

@@ -51,7 +51,8 @@ class AmudaiBatches:
             batch_size: Rows per batch (1 to :data:`MAX_BATCH`).
 
         Raises:
-            ValueError: ``batch_size`` out of range.
+            ValueError: ``batch_size`` out of range, or a nested field (``a.b``) in
+                ``columns``.
             LayoutError: A column holds more or fewer values than its stripe's records.
 
         Example::
@@ -63,6 +64,11 @@ class AmudaiBatches:
         if not 1 <= batch_size <= MAX_BATCH:
             raise ValueError(f"batch_size {batch_size}: 1 to {MAX_BATCH}")
         self._stripe_records()
+        if columns is not None:
+            nested = [c for c in columns if "." in c]
+            if nested:
+                raise ValueError(f"iter_batches reads top-level columns; {nested[0]!r} is a "
+                                 "nested field (read its top-level column)")
         nodes = [self.field(c) for c in columns] if columns is not None else list(self.schema)
         for k, stripe in enumerate(self.stripes):
             n = stripe.record_count
