@@ -3,7 +3,7 @@
 ``labels()`` makes a label volume whose blocks hold chosen numbers of distinct labels (so that
 the encoder picks every bit width), ``write_tensorstore()`` writes it as a sharded
 ``neuroglancer_precomputed`` scale. Run as a script, it rewrites the committed sample
-``tests/data/neuroglancer/ts_cseg_uint64`` and prints its manifest (see PROVENANCE.md there).
+``tests/data/neuroglancer/ts_seg_cseg_uint64`` and prints its manifest (see PROVENANCE.md there).
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ SPEC = {"@type": "neuroglancer_uint64_sharded_v1", "hash": "identity", "preshift
         "data_encoding": "raw"}
 
 # the committed sample: uint64, 2 channels, edge chunks clipped in x, y and z
-SAMPLE = {"name": "ts_cseg_uint64", "dtype": "uint64", "channels": 2, "size": [21, 18, 9],
+SAMPLE = {"name": "ts_seg_cseg_uint64", "dtype": "uint64", "channels": 2, "size": [21, 18, 9],
           "chunk": [16, 16, 8], "block": [8, 4, 4], "voxel_offset": [5, -3, 100], "seed": 7,
           "distinct": [1, 2, 3, 5, 17], "sharding": SPEC}
 

@@ -405,3 +405,37 @@ def test_committed_sample_is_what_tensorstore_writes(tmp_path: Path) -> None:
     manifest = json.loads(text.getvalue())
     assert manifest["files"] == MANIFEST["files"]
     assert manifest["volume_sha256"] == MANIFEST["volume_sha256"]
+
+
+@pytest.mark.node
+def test_web_ide_parser_reads_the_sample_chunks(tmp_path: Path) -> None:
+    """The JavaScript parser (what the Web IDE runs) reads every sample chunk as Python does,
+    and its inferred block headers are the ones the decoder reads."""
+    parity = pytest.importorskip("test_webide_parity")
+    if shutil.which("node") is None or not parity.JS_RUNTIME.exists():
+        pytest.skip("node or the kaitai-struct runtime is missing")
+    files = []
+    for code, data in sorted(_sample_chunks().items()):
+        (tmp_path / f"{code}.cseg").write_bytes(data)
+        files.append(tmp_path / f"{code}.cseg")
+    fmt = parity.Format("NgCompressedSegmentation", "shardkit.generated.ng_compressed_segmentation",
+                        "NgCompressedSegmentation", "")
+    js = parity.run_js_dump(fmt.js_class, files)
+    with shardkit.open(SAMPLE_DIR) as ds:
+        s = ds.scales[KEY]
+        for file in files:
+            tree = js[str(file)]
+            assert parity.parse_error(tree) is None
+            assert parity.diff(parity.py_dump(fmt, file), tree) == []
+            # the inferred counts are the info file's, and the headers are the decoder's
+            c, dz, dy, dx = ds.chunk_shape(KEY, s.position(int(file.stem)))
+            bx, by, bz = s.block_size
+            n = (-(-dx // bx)) * (-(-dy // by)) * (-(-dz // bz))
+            data = file.read_bytes()
+            assert tree["numChannels"] == c == 2
+            words = np.frombuffer(data, "<u4")
+            for ch, view in enumerate(tree["channels"]):
+                headers = words[words[ch]:words[ch] + 2 * n].reshape(n, 2)
+                assert [(b["ofsLookupTable"], b["encodedBits"], b["ofsEncodedValues"])
+                        for b in view["data"]["blocks"]] == [
+                    (int(h0) & 0xFFFFFF, int(h0) >> 24, int(h1)) for h0, h1 in headers]
