@@ -85,15 +85,14 @@ def decode_compressed_segmentation(data: bytes, shape: Sequence[int],
             raise LayoutError(f"channel {c} starts at word {ofs}, past the chunk's "
                               f"{len(words)} words", offset=4 * c,
                               field=f"{field}/ofs_channels/{c}")
-        out[c] = _decode_channel(data, words, ofs, grid, (bz, by, bx), (dz, dy, dx), dt,
-                                 f"{field}/channels/{c}")
+        _decode_channel(data, words, ofs, grid, (bz, by, bx), out[c], f"{field}/channels/{c}")
     return out
 
 
 def _decode_channel(data: bytes, words: np.ndarray, base: int, grid: tuple[int, int, int],
-                    block: tuple[int, int, int], shape: tuple[int, int, int],
-                    dt: np.dtype, field: str) -> np.ndarray:
-    """One channel, ``(z, y, x)``; ``base`` is its start in words."""
+                    block: tuple[int, int, int], target: np.ndarray, field: str) -> None:
+    """Decode the channel starting at word ``base`` of ``data`` (``words``, the same bytes as
+    u4) into ``target``, a ``(z, y, x)`` array of the label type."""
     gz, gy, gx = grid
     bz, by, bx = block
     num_blocks = gz * gy * gx
@@ -102,9 +101,10 @@ def _decode_channel(data: bytes, words: np.ndarray, base: int, grid: tuple[int, 
         raise LayoutError(f"{num_blocks} block headers need {8 * num_blocks} bytes, the "
                           f"channel has {4 * avail}", offset=4 * len(words),
                           field=f"{field}/block_headers")
-    with kaitai_errors(prefix=field, base=4 * base):
-        ks = NgCompressedSegmentation.Channel(num_blocks,
-                                              KaitaiStream(BytesIO(data[4 * base:])))
+    stream = KaitaiStream(BytesIO(data))
+    stream.seek(4 * base)
+    with kaitai_errors(prefix=field):
+        ks = NgCompressedSegmentation.Channel(num_blocks, stream)
     headers = np.frombuffer(ks.block_headers, dtype="<u4").reshape(num_blocks, 2)
     ofs_table = (headers[:, 0] & 0xFFFFFF).astype(np.int64)
     bits = (headers[:, 0] >> 24).astype(np.int64)
@@ -127,7 +127,7 @@ def _decode_channel(data: bytes, words: np.ndarray, base: int, grid: tuple[int, 
         raise header_error(i, "ofs_encoded_values", 4,
                            f"{int(num_words[i])} words of {int(bits[i])}-bit values at word "
                            f"{int(ofs_values[i])} end past the channel's {avail} words")
-    label_words = dt.itemsize // 4
+    label_words = target.dtype.itemsize // 4
     capacity = (avail - ofs_table) // label_words  # table entries before the chunk's end
     bad = np.flatnonzero(capacity < 1)
     if bad.size:
@@ -151,29 +151,39 @@ def _decode_channel(data: bytes, words: np.ndarray, base: int, grid: tuple[int, 
         values = (gathered[:, :, None] >> shifts) & mask  # (blocks, n, per_word)
         index[rows] = values.reshape(len(rows), n * per_word)[:, :block_volume]
 
-    # blocks (z, y, x grid; x fastest) -> one padded (z, y, x) volume, clipped to the chunk
-    dz, dy, dx = shape
-
-    def to_volume(per_voxel: np.ndarray) -> np.ndarray:
-        vol = per_voxel.reshape(gz, gy, gx, bz, by, bx).transpose(0, 3, 1, 4, 2, 5)
-        return vol.reshape(gz * bz, gy * by, gx * bx)[:dz, :dy, :dx]
-
-    voxel_index = to_volume(index)
-    block_of = to_volume(np.broadcast_to(np.arange(num_blocks)[:, None],
-                                         (num_blocks, block_volume)))
-    over = voxel_index >= capacity[block_of]
+    # one axis per block grid dimension and per position in the block: (gz, gy, gx, bz, by, bx)
+    dz, dy, dx = target.shape
+    index6 = index.reshape(gz, gy, gx, bz, by, bx)
+    inside = None  # the voxels inside the chunk, where edge blocks are padded
+    if dz % bz or dy % by or dx % bx:
+        iz, iy, ix = ((np.arange(g)[:, None] * b + np.arange(b)) < d
+                      for g, b, d in ((gz, bz, dz), (gy, by, dy), (gx, bx, dx)))
+        inside = (iz[:, None, None, :, None, None] & iy[None, :, None, None, :, None]
+                  & ix[None, None, :, None, None, :])
+    over = index6 >= capacity.reshape(gz, gy, gx, 1, 1, 1)
+    if inside is not None:
+        over &= inside
     if over.any():
-        z, y, x = (int(v[0]) for v in np.nonzero(over))
-        i = int(block_of[z, y, x])
-        k = (x % bx) + bx * ((y % by) + by * (z % bz))  # the voxel's place in its block
+        zi, yi, xi, z, y, x = (int(v[0]) for v in np.nonzero(over))
+        i = xi + gx * (yi + gy * zi)
+        k = x + bx * (y + by * z)  # the voxel's place in its block
         word = int(ofs_values[i]) + k * int(bits[i]) // 32
-        raise LayoutError(f"block {i}: voxel ({x}, {y}, {z}) has table index "
-                          f"{int(voxel_index[z, y, x])}, past the lookup table at word "
-                          f"{int(ofs_table[i])} ({int(capacity[i])} values before the end of "
-                          "the chunk)", offset=4 * (base + word),
+        raise LayoutError(f"block {i}: voxel ({xi * bx + x}, {yi * by + y}, {zi * bz + z}) "
+                          f"has table index {int(index6[zi, yi, xi, z, y, x])}, past the lookup "
+                          f"table at word {int(ofs_table[i])} ({int(capacity[i])} values before "
+                          "the end of the chunk)", offset=4 * (base + word),
                           field=f"{field}/blocks/{i}/encoded_values")
-    position = ofs_table[block_of] + voxel_index * label_words  # word of each voxel's label
-    labels = channel[position].astype(dt)
-    if label_words == 2:
-        labels |= channel[position + 1].astype(dt) << np.uint64(32)
-    return labels
+    if inside is not None:
+        index6[~inside] = 0  # padding: any in-range entry (every table has one)
+    index6 *= label_words  # the word of each voxel's label
+    index6 += ofs_table.reshape(gz, gy, gx, 1, 1, 1)
+    if label_words == 2:  # the uint64 starting at each word: one gather per voxel
+        pairs = channel[:-1].astype(np.uint64) | (channel[1:].astype(np.uint64) << np.uint64(32))
+        labels = pairs[index6]
+    else:
+        labels = channel[index6]
+    blocks = labels.transpose(0, 3, 1, 4, 2, 5)  # (gz, bz, gy, by, gx, bx)
+    if inside is None:  # whole blocks: one copy into the output
+        target.reshape(gz, bz, gy, by, gx, bx)[...] = blocks
+    else:
+        target[...] = blocks.reshape(gz * bz, gy * by, gx * bx)[:dz, :dy, :dx]
