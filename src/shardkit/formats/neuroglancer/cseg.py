@@ -137,53 +137,73 @@ def _decode_channel(data: bytes, words: np.ndarray, base: int, grid: tuple[int, 
                            f"a value in the channel's {avail} words")
 
     # the indices of every voxel of every (padded) block, x-fastest within the block
-    index = np.zeros((num_blocks, block_volume), dtype=np.int64)
     channel = words[base:]
-    for b in BIT_WIDTHS[1:]:
-        rows = np.flatnonzero(bits == b)
-        if not rows.size:
-            continue
-        n = int(num_words[rows[0]])
-        gathered = channel[ofs_values[rows, None] + np.arange(n)]  # (blocks, n) u4 words
-        per_word = 32 // b
-        shifts = (np.arange(per_word, dtype=np.uint32) * b).astype(np.uint32)
-        mask = np.uint32((1 << b) - 1) if b < 32 else np.uint32(0xFFFFFFFF)
-        values = (gathered[:, :, None] >> shifts) & mask  # (blocks, n, per_word)
-        index[rows] = values.reshape(len(rows), n * per_word)[:, :block_volume]
+    groups = [(b, rows) for b in BIT_WIDTHS[1:] if (rows := np.flatnonzero(bits == b)).size]
+    if len(groups) == 1 and len(groups[0][1]) == num_blocks:  # one width for every block
+        b, rows = groups[0]
+        index = _unpack(channel, ofs_values, rows, b, block_volume).astype(np.int64)
+    else:
+        index = np.zeros((num_blocks, block_volume), dtype=np.int64)  # 0 bits: index 0
+        for b, rows in groups:
+            index[rows] = _unpack(channel, ofs_values, rows, b, block_volume)
 
     # one axis per block grid dimension and per position in the block: (gz, gy, gx, bz, by, bx)
     dz, dy, dx = target.shape
     index6 = index.reshape(gz, gy, gx, bz, by, bx)
-    inside = None  # the voxels inside the chunk, where edge blocks are padded
-    if dz % bz or dy % by or dx % bx:
-        iz, iy, ix = ((np.arange(g)[:, None] * b + np.arange(b)) < d
-                      for g, b, d in ((gz, bz, dz), (gy, by, dy), (gx, bx, dx)))
-        inside = (iz[:, None, None, :, None, None] & iy[None, :, None, None, :, None]
-                  & ix[None, None, :, None, None, :])
-    over = index6 >= capacity.reshape(gz, gy, gx, 1, 1, 1)
-    if inside is not None:
-        over &= inside
-    if over.any():
-        zi, yi, xi, z, y, x = (int(v[0]) for v in np.nonzero(over))
-        i = xi + gx * (yi + gy * zi)
-        k = x + bx * (y + by * z)  # the voxel's place in its block
+    # the padding of edge blocks may hold any index: make it 0, which every table has
+    padded = False
+    if dz % bz:
+        index6[gz - 1, :, :, dz - (gz - 1) * bz:] = 0
+        padded = True
+    if dy % by:
+        index6[:, gy - 1, :, :, dy - (gy - 1) * by:] = 0
+        padded = True
+    if dx % bx:
+        index6[:, :, gx - 1, :, :, dx - (gx - 1) * bx:] = 0
+        padded = True
+    bad = np.flatnonzero(index.max(axis=1) >= capacity)
+    if bad.size:
+        i = int(bad[0])
+        k = int(np.argmax(index[i] >= capacity[i]))  # the voxel's place in its block
+        x = i % gx * bx + k % bx
+        y = i // gx % gy * by + k // bx % by
+        z = i // (gx * gy) * bz + k // (bx * by)
         word = int(ofs_values[i]) + k * int(bits[i]) // 32
-        raise LayoutError(f"block {i}: voxel ({xi * bx + x}, {yi * by + y}, {zi * bz + z}) "
-                          f"has table index {int(index6[zi, yi, xi, z, y, x])}, past the lookup "
-                          f"table at word {int(ofs_table[i])} ({int(capacity[i])} values before "
-                          "the end of the chunk)", offset=4 * (base + word),
+        raise LayoutError(f"block {i}: voxel ({x}, {y}, {z}) has table index "
+                          f"{int(index[i, k])}, past the lookup table at word "
+                          f"{int(ofs_table[i])} ({int(capacity[i])} values before the end of "
+                          "the chunk)", offset=4 * (base + word),
                           field=f"{field}/blocks/{i}/encoded_values")
-    if inside is not None:
-        index6[~inside] = 0  # padding: any in-range entry (every table has one)
-    index6 *= label_words  # the word of each voxel's label
+    if label_words == 2:
+        index6 *= 2  # the word of each voxel's label, once the table offset is added
     index6 += ofs_table.reshape(gz, gy, gx, 1, 1, 1)
     if label_words == 2:  # the uint64 starting at each word: one gather per voxel
-        pairs = channel[:-1].astype(np.uint64) | (channel[1:].astype(np.uint64) << np.uint64(32))
-        labels = pairs[index6]
+        table = channel[:-1].astype(np.uint64) | (channel[1:].astype(np.uint64) << np.uint64(32))
     else:
-        labels = channel[index6]
-    blocks = labels.transpose(0, 3, 1, 4, 2, 5)  # (gz, bz, gy, by, gx, bx)
-    if inside is None:  # whole blocks: one copy into the output
-        target.reshape(gz, bz, gy, by, gx, bx)[...] = blocks
+        table = channel
+    blocks = table[index6].transpose(0, 3, 1, 4, 2, 5)  # (gz, bz, gy, by, gx, bx)
+    if not padded:  # whole blocks: one copy into the output
+        target.reshape(blocks.shape)[...] = blocks
     else:
         target[...] = blocks.reshape(gz * bz, gy * by, gx * bx)[:dz, :dy, :dx]
+
+def _unpack(channel: np.ndarray, ofs_values: np.ndarray, rows: np.ndarray, bits: int,
+            block_volume: int) -> np.ndarray:
+    """The ``block_volume`` table indices of each block in ``rows`` (all ``bits`` wide), as a
+    ``(len(rows), block_volume)`` array of unsigned integers of at most ``bits`` bits.
+
+    The values are packed from the least significant bit of little-endian words, and 32 is a
+    multiple of every width, so each width is a little-endian view of the words (8, 16, 32
+    bits) or a few shifts of their bytes (1, 2, 4 bits).
+    """
+    n = (bits * block_volume + 31) // 32
+    gathered = channel[ofs_values[rows, None] + np.arange(n)]  # (blocks, n) u4 words
+    if bits >= 8:
+        values = gathered.view({8: "<u1", 16: "<u2", 32: "<u4"}[bits])
+    else:
+        octets = gathered.view("<u1")
+        per_octet = 8 // bits
+        values = octets[:, :, None] >> (np.arange(per_octet, dtype=np.uint8) * bits)
+        values &= np.uint8((1 << bits) - 1)
+        values = values.reshape(len(rows), -1)
+    return values[:, :block_volume]
