@@ -144,6 +144,11 @@ def test_decoder_arguments() -> None:
         decode_compressed_segmentation(data, (1, 2, 2, 3), (2, 2, 2), "uint16")
     with pytest.raises(ValueError, match="positive"):
         decode_compressed_segmentation(data, (1, 2, 2, 3), (0, 2, 2), "uint32")
+    with pytest.raises(ValueError, match="pads to 1152921504606846976 voxels"):
+        decode_compressed_segmentation(data, (1, 2, 2, 3), (2**20, 2**20, 2**20), "uint32")
+    with pytest.raises(ValueError, match="more than 4"):
+        decode_compressed_segmentation(data, (1, 2, 2, 3), (2, 2, 2), "uint32",
+                                       max_padded_voxels=4)
 
 
 def _sample_chunks() -> dict[int, bytes]:
@@ -293,6 +298,11 @@ def test_bad_info_for_the_encoding(tmp_path: Path) -> None:
     root = _with_info(tmp_path, compressed_segmentation_block_size=[8, 0, 4])
     with shardkit.open(root) as ds, pytest.raises(SpecError, match=">= 1"):
         ds.read_chunk(KEY, (0, 0, 0))
+    shutil.rmtree(root)
+    root = _with_info(tmp_path, compressed_segmentation_block_size=[2**20, 2**20, 2**20])
+    with shardkit.open(root) as ds, pytest.raises(SpecError, match="max_decoded_size") as info:
+        ds.cutout(KEY, ds.bounds(KEY))  # padded to 2**60 voxels: refused before allocating
+    assert info.value.field == "/scales/0/compressed_segmentation_block_size"
     shutil.rmtree(root)
     root = _with_info(tmp_path, data_type="int64")
     with shardkit.open(root) as ds, pytest.raises(SpecError, match="uint32 or uint64") as info:

@@ -32,15 +32,17 @@ from ..._kaitai import kaitai_errors
 from ...errors import LayoutError
 from ...generated.ng_compressed_segmentation import NgCompressedSegmentation
 
-__all__ = ["BIT_WIDTHS", "LABEL_TYPES", "decode_compressed_segmentation"]
+__all__ = ["BIT_WIDTHS", "LABEL_TYPES", "MAX_PADDED_VOXELS", "decode_compressed_segmentation"]
 
 BIT_WIDTHS = (0, 1, 2, 4, 8, 16, 32)  # the values encoded_bits may take
 LABEL_TYPES = ("uint32", "uint64")  # the data types the encoding holds
+MAX_PADDED_VOXELS = 1 << 27  # voxels of a chunk padded to whole blocks (1 GiB of indices)
 
 
 def decode_compressed_segmentation(data: bytes, shape: Sequence[int],
                                    block_size: Sequence[int], dtype: str | np.dtype,
-                                   *, field: str = "") -> np.ndarray:
+                                   *, field: str = "",
+                                   max_padded_voxels: int = MAX_PADDED_VOXELS) -> np.ndarray:
     """Decode one ``compressed_segmentation`` chunk.
 
     Args:
@@ -49,6 +51,8 @@ def decode_compressed_segmentation(data: bytes, shape: Sequence[int],
         block_size: The scale's ``compressed_segmentation_block_size`` ``(x, y, z)``.
         dtype: ``uint32`` or ``uint64``.
         field: Prefix of the field paths in errors (``/chunks/1234``).
+        max_padded_voxels: Refuse a chunk that, padded to whole blocks, has more voxels
+            (the decoder holds an 8-byte table index for each).
 
     Returns:
         A C-ordered ``(channels, z, y, x)`` array of little-endian ``dtype`` labels.
@@ -56,7 +60,8 @@ def decode_compressed_segmentation(data: bytes, shape: Sequence[int],
     Raises:
         LayoutError: A channel offset, block header, table index or the chunk's length does
             not fit the bytes present (the offset is a byte offset in ``data``).
-        ValueError: ``dtype`` is not uint32/uint64, or a shape or block size is not positive.
+        ValueError: ``dtype`` is not uint32/uint64, a shape or block size is not positive, or
+            the padded chunk has more than ``max_padded_voxels`` voxels.
     """
     dt = np.dtype(dtype)
     if dt.kind != "u" or dt.itemsize not in (4, 8):
@@ -66,6 +71,11 @@ def decode_compressed_segmentation(data: bytes, shape: Sequence[int],
     if min(channels, dz, dy, dx, bx, by, bz) < 1:
         raise ValueError(f"shape {tuple(shape)} and block size {tuple(block_size)} must be "
                          "positive")
+    grid = (-(-dz // bz), -(-dy // by), -(-dx // bx))
+    padded = grid[0] * bz * grid[1] * by * grid[2] * bx
+    if padded > max_padded_voxels:
+        raise ValueError(f"a chunk of {dx} x {dy} x {dz} voxels in blocks of {bx} x {by} x {bz} "
+                         f"pads to {padded} voxels, more than {max_padded_voxels}")
     data = bytes(data)
     if len(data) % 4:
         raise LayoutError(f"compressed_segmentation chunk of {len(data)} bytes is not a whole "
@@ -78,7 +88,6 @@ def decode_compressed_segmentation(data: bytes, shape: Sequence[int],
                           field=f"{field}/ofs_channels/{len(words)}")
     with kaitai_errors(prefix=field):
         table = NgCompressedSegmentation.ChannelOffsets(channels, KaitaiStream(BytesIO(data)))
-    grid = (-(-dz // bz), -(-dy // by), -(-dx // bx))
     out = np.empty((channels, dz, dy, dx), dtype=dt.newbyteorder("<"))
     for c, ofs in enumerate(table.ofs_channels):
         if ofs > len(words):

@@ -64,13 +64,27 @@ class NgScale(ShardedKV):
         """``compressed_segmentation_block_size`` ``(x, y, z)``, for that encoding.
 
         Raises:
-            SpecError: It is missing or not 3 positive integers.
+            SpecError: It is missing, not 3 positive integers, or so large that decoding a
+                chunk padded to whole blocks would pass ``max_decoded_size``.
         """
         field_ = f"/scales/{self._info_index}/compressed_segmentation_block_size"
         if self._block_size is None:
             raise SpecError(f"info: scale {self.key!r} is compressed_segmentation-encoded but "
                             "has no compressed_segmentation_block_size", field=field_)
-        return _triple(self._block_size, field_, 1)
+        block = _triple(self._block_size, field_, 1)
+        # the decoder holds one 8-byte table index per voxel of a chunk padded to whole blocks
+        padded = math.prod(-(-c // b) * b for c, b in zip(self.chunk_size, block, strict=True))
+        cap = self.max_decoded_size
+        if 8 * padded > cap:
+            raise SpecError(f"info: blocks of {list(block)} pad a chunk of scale {self.key!r} "
+                            f"to {padded} voxels, whose table indices ({8 * padded} bytes) "
+                            f"exceed the {cap}-byte cap (max_decoded_size)", field=field_)
+        return block
+
+    @property
+    def max_decoded_size(self) -> int:
+        """The cap on a decoded chunk (``max_decoded_size`` of :func:`open_dataset`)."""
+        return int(self._options.get("max_decoded_size", DEFAULT_MAX_DECODED_SIZE))
 
     def morton_code(self, position: Sequence[int]) -> int:
         """Compressed Morton code (the chunk id) of a chunk grid position ``(x, y, z)``."""
@@ -280,8 +294,9 @@ class NgImageDataset(NgDataset):
                                 f"which holds uint32 or uint64 labels, not {self.data_type}",
                                 field="/data_type")
             try:
-                return decode_compressed_segmentation(data, shape, s.block_size, self.dtype,
-                                                      field=f"/chunks/{code}")
+                return decode_compressed_segmentation(
+                    data, shape, s.block_size, self.dtype, field=f"/chunks/{code}",
+                    max_padded_voxels=s.max_decoded_size // 8)  # block_size checked that
             except LayoutError as exc:
                 raise LayoutError(f"chunk {code} at {tuple(position)} of scale {s.key}: "
                                   f"{exc.message}", offset=exc.offset,
