@@ -226,6 +226,19 @@ def test_sample_cutout_volume_and_read_chunk() -> None:
             assert np.array_equal(ds.read_chunk(KEY, pos, order="xyzc"), vol[x0:x1, y0:y1, z0:z1])
 
 
+def test_remote_cutout_of_the_sample(range_server: Any) -> None:
+    """Over HTTP: the same voxels, ranged reads only, coalesced per shard."""
+    srv = range_server(DATA)
+    ds = shardkit.formats.neuroglancer.open_dataset(srv.url(SAMPLE["name"]))
+    srv.reset()
+    got = ds.cutout(KEY, ds.bounds(KEY))
+    assert hashlib.sha256(np.ascontiguousarray(got).tobytes()).hexdigest() == \
+        MANIFEST["volume_sha256"]
+    # 2 x 2 x 2 chunks in 2 shards: per shard its index entries, minishard indices and data
+    assert 0 < srv.count() <= 2 * 3 and srv.count("HEAD") == 0
+    ds.close()
+
+
 def _bit_widths(ds: Any, key: str) -> set[int]:
     """Every block's encoded_bits in a scale, read with the generated parser."""
     s = ds.scales[key]
