@@ -24,12 +24,14 @@ operations (``verify``, ``map``).
 Modules: ``spec`` (the sharding spec), ``decode`` (gunzip, minishard indices, Morton codes),
 ``store`` (local folders and fsspec URLs), ``shard`` (one shard file), ``verify`` (its checks),
 ``kv`` (every shard of one spec), ``dataset`` and ``image`` (datasets and image volumes),
+``cseg`` (``compressed_segmentation`` chunks, layout ``schemas/ng_compressed_segmentation.ksy``),
 ``loader`` (:func:`open_dataset`). Everything public is importable from this package.
 """
 
 from __future__ import annotations
 
 from .cache import ByteLRU
+from .cseg import decode_compressed_segmentation
 from .dataset import EncodedChunk, NgDataset, NgKeyValueDataset
 from .decode import (
     MinishardIndex,
@@ -72,6 +74,7 @@ __all__ = [
     "ShardingSpec",
     "SpecError",
     "compressed_morton_code",
+    "decode_compressed_segmentation",
     "decode_minishard_index",
     "gunzip_capped",
     "morton_decode",

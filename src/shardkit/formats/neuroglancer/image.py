@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 
 from ...errors import EntryNotFoundError, InvalidKeyError, LayoutError, UnsupportedVersionError
+from .cseg import LABEL_TYPES, decode_compressed_segmentation
 from .dataset import EncodedChunk, NgDataset
 from .decode import compressed_morton_code, morton_decode, morton_invalid
 from .kv import ShardedKV
@@ -21,6 +22,7 @@ _DTYPES = {"uint8", "int8", "uint16", "int16", "uint32", "int32", "uint64", "int
            "float64"}
 
 _MAX_EXTENT = 1 << 32  # voxels along one axis of a scale or a chunk
+DECODED_ENCODINGS = ("raw", "compressed_segmentation")  # what read_chunk and cutout decode
 
 
 class NgScale(ShardedKV):
@@ -38,6 +40,8 @@ class NgScale(ShardedKV):
     def __init__(self, store: _Store, scale: Mapping[str, Any], index: int, *,
                  allow_external: bool = False, **shard_options: Any) -> None:
         where = f"/scales/{index}"
+        self._info_index = index
+        self._block_size = scale.get("compressed_segmentation_block_size")
         if "key" not in scale:
             raise SpecError(f"info: scale {index} lacks 'key'", field=f"{where}/key")
         self.key = check_relative(scale["key"], f"{where}/key", allow_external=allow_external)
@@ -54,6 +58,33 @@ class NgScale(ShardedKV):
         except SpecError as exc:
             raise SpecError(exc.message, field=f"{where}{exc.field}") from exc
         super().__init__(store.sub(self.key), spec, **shard_options)
+
+    @property
+    def block_size(self) -> tuple[int, int, int]:
+        """``compressed_segmentation_block_size`` ``(x, y, z)``, for that encoding.
+
+        Raises:
+            SpecError: It is missing, not 3 positive integers, or so large that decoding a
+                chunk padded to whole blocks would pass ``max_decoded_size``.
+        """
+        field_ = f"/scales/{self._info_index}/compressed_segmentation_block_size"
+        if self._block_size is None:
+            raise SpecError(f"info: scale {self.key!r} is compressed_segmentation-encoded but "
+                            "has no compressed_segmentation_block_size", field=field_)
+        block = _triple(self._block_size, field_, 1)
+        # the decoder holds one 8-byte table index per voxel of a chunk padded to whole blocks
+        padded = math.prod(-(-c // b) * b for c, b in zip(self.chunk_size, block, strict=True))
+        cap = self.max_decoded_size
+        if 8 * padded > cap:
+            raise SpecError(f"info: blocks of {list(block)} pad a chunk of scale {self.key!r} "
+                            f"to {padded} voxels, whose table indices ({8 * padded} bytes) "
+                            f"exceed the {cap}-byte cap (max_decoded_size)", field=field_)
+        return block
+
+    @property
+    def max_decoded_size(self) -> int:
+        """The cap on a decoded chunk (``max_decoded_size`` of :func:`open_dataset`)."""
+        return int(self._options.get("max_decoded_size", DEFAULT_MAX_DECODED_SIZE))
 
     def morton_code(self, position: Sequence[int]) -> int:
         """Compressed Morton code (the chunk id) of a chunk grid position ``(x, y, z)``."""
@@ -216,13 +247,18 @@ class NgImageDataset(NgDataset):
                 equal to the fill value) instead of raising.
 
         Returns:
-            For the ``raw`` encoding, an array of the chunk, edge chunks clipped (not padded);
-            for other encodings an :class:`EncodedChunk` naming the encoding.
+            For the ``raw`` and ``compressed_segmentation`` encodings, an array of the
+            chunk's voxels, edge chunks clipped (not padded); for other encodings (``jpeg``,
+            ``png``...) an :class:`EncodedChunk` naming the encoding.
 
         Raises:
             EntryNotFoundError: The position is outside the grid, or (without
                 ``fill_missing``) the chunk is not stored.
-            LayoutError: A raw chunk's size does not match its shape.
+            LayoutError: A raw chunk's size does not match its shape, or a
+                ``compressed_segmentation`` chunk's offsets, bit widths or table indices do
+                not fit its bytes.
+            SpecError: A ``compressed_segmentation`` scale without a valid block size, or of
+                a data type other than uint32 and uint64.
         """
         if order not in ("czyx", "xyzc"):
             raise ValueError(f"order must be 'czyx' or 'xyzc', got {order!r}")
@@ -240,19 +276,37 @@ class NgImageDataset(NgDataset):
         except EntryNotFoundError:
             if not fill_missing:
                 raise
-            if s.encoding != "raw":
+            if s.encoding not in DECODED_ENCODINGS:
                 return EncodedChunk(s.encoding, b"", shape)
             arr = np.zeros(shape, dtype=self.dtype)
             return arr if order == "czyx" else arr.transpose(3, 2, 1, 0)
-        if s.encoding != "raw":
+        if s.encoding not in DECODED_ENCODINGS:
             return EncodedChunk(s.encoding, data, shape)
+        arr = self._decode_chunk(s, code, position, shape, data)
+        return arr if order == "czyx" else arr.transpose(3, 2, 1, 0)
+
+    def _decode_chunk(self, s: NgScale, code: int, position: Sequence[int],
+                      shape: tuple[int, int, int, int], data: bytes) -> np.ndarray:
+        """A stored ``raw`` or ``compressed_segmentation`` chunk as a ``czyx`` array."""
+        if s.encoding == "compressed_segmentation":
+            if self.data_type not in LABEL_TYPES:
+                raise SpecError(f"info: scale {s.key!r} is compressed_segmentation-encoded, "
+                                f"which holds uint32 or uint64 labels, not {self.data_type}",
+                                field="/data_type")
+            try:
+                return decode_compressed_segmentation(
+                    data, shape, s.block_size, self.dtype, field=f"/chunks/{code}",
+                    max_padded_voxels=s.max_decoded_size // 8)  # block_size checked that
+            except LayoutError as exc:
+                raise LayoutError(f"chunk {code} at {tuple(position)} of scale {s.key}: "
+                                  f"{exc.message}", offset=exc.offset,
+                                  field=exc.field) from exc
         expected = math.prod(shape) * self.dtype.itemsize
         if len(data) != expected:
-            raise LayoutError(f"chunk {code} at {position} of scale {s.key}: {len(data)} bytes, "
-                              f"a raw {shape} {self.data_type} chunk has {expected}",
-                              field=f"/chunks/{code}")
-        arr = np.frombuffer(data, dtype=self.dtype).reshape(shape)
-        return arr if order == "czyx" else arr.transpose(3, 2, 1, 0)
+            raise LayoutError(f"chunk {code} at {tuple(position)} of scale {s.key}: "
+                              f"{len(data)} bytes, a raw {shape} {self.data_type} chunk has "
+                              f"{expected}", field=f"/chunks/{code}")
+        return np.frombuffer(data, dtype=self.dtype).reshape(shape)
 
     def bounds(self, scale: str | int) -> tuple[tuple[int, int, int], tuple[int, int, int]]:
         """The scale's voxel bounding box ``((x0, y0, z0), (x1, y1, z1))`` in absolute
@@ -282,15 +336,18 @@ class NgImageDataset(NgDataset):
         Raises:
             InvalidKeyError: The box is empty, inverted, or outside the volume's bounds.
             EntryNotFoundError: A chunk in the box is not stored (without ``fill_missing``).
-            UnsupportedVersionError: The scale's chunks are not ``raw``-encoded.
-            LayoutError: A stored chunk's size does not match its shape.
+            UnsupportedVersionError: The scale's chunks are neither ``raw`` nor
+                ``compressed_segmentation`` (``jpeg``, ``png``...).
+            LayoutError: A stored chunk does not fit its shape (see :meth:`read_chunk`).
         """
         if order not in ("czyx", "xyzc"):
             raise ValueError(f"order must be 'czyx' or 'xyzc', got {order!r}")
         s = self._scale(scale)
-        if s.encoding != "raw":
-            raise UnsupportedVersionError(f"scale {s.key}: cutouts decode raw chunks only; "
-                                          f"its encoding is {s.encoding!r} (use read_chunk)")
+        if s.encoding not in DECODED_ENCODINGS:
+            raise UnsupportedVersionError(f"scale {s.key}: cutouts decode raw and "
+                                          "compressed_segmentation chunks; its encoding is "
+                                          f"{s.encoding!r} (read_chunk gives the encoded "
+                                          "bytes)")
         try:
             lo = tuple(int(v) for v in bbox[0])
             hi = tuple(int(v) for v in bbox[1])
@@ -321,12 +378,7 @@ class NgImageDataset(NgDataset):
                                              "is not stored (fill_missing=True gives zeros)")
                 continue
             shape = (self.num_channels, cz1 - cz0, cy1 - cy0, cx1 - cx0)
-            if len(data) != math.prod(shape) * self.dtype.itemsize:
-                raise LayoutError(f"chunk {code} at {pos} of scale {s.key}: {len(data)} "
-                                  f"bytes, a raw {shape} {self.data_type} chunk has "
-                                  f"{math.prod(shape) * self.dtype.itemsize}",
-                                  field=f"/chunks/{code}")
-            chunk = np.frombuffer(data, dtype=self.dtype).reshape(shape)
+            chunk = self._decode_chunk(s, code, pos, shape, data)
             # the overlap of the chunk and the box, in volume coordinates
             ox0, oy0, oz0 = max(cx0, rel_lo[0]), max(cy0, rel_lo[1]), max(cz0, rel_lo[2])
             ox1, oy1, oz1 = min(cx1, rel_hi[0]), min(cy1, rel_hi[1]), min(cz1, rel_hi[2])
