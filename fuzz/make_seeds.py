@@ -16,6 +16,7 @@ missing, without writing.
 from __future__ import annotations
 
 import argparse
+import struct
 import sys
 import uuid
 from collections.abc import Callable, Iterator
@@ -204,12 +205,34 @@ def zs_seeds() -> Iterator[tuple[str, bytes]]:
                                              codec="none", approx_block_size=4)
 
 
+# --- Neuroglancer compressed_segmentation chunks -----------------------------------------------
+
+
+def cseg_seeds() -> Iterator[tuple[str, bytes]]:
+    """The tensorstore sample's eight chunks (uint64, two channels, 8x4x4 blocks: a whole chunk
+    and its clipped edges), and a uint32 chunk of one label (0 encoded bits) built by hand."""
+    import shardkit
+
+    ds = shardkit.open(targets.DATA / "neuroglancer" / "ts_seg_cseg_uint64")
+    scale = ds.scales["8_8_40"]
+    for key in sorted(scale.keys()):
+        lo, hi = scale.chunk_box(scale.position(key))
+        shape = tuple(b - a for a, b in zip(lo, hi, strict=True))
+        head = targets.cseg_head("uint64", 2, shape, scale.block_size)
+        yield f"ts-uint64-chunk{key}.cseg", bytes([head]) + scale.get(key)
+    # one channel at word 1; one 8x8x8 block: its table at word 2 of the channel, 0 bits
+    one = struct.pack("<4I", 1, 2, 2, 7)
+    yield "one-label-uint32.cseg", bytes([targets.cseg_head("uint32", 1, (5, 2, 8),
+                                                            (8, 8, 8))]) + one
+
+
 MAKERS: dict[str, Callable[[], Iterator[tuple[str, bytes]]]] = {
     "amudai": amudai_seeds,
     "zss": zss_seeds,
     "zs": zs_seeds,
     "mdb": mdb_seeds,
     "neuroglancer": neuroglancer_seeds,
+    "cseg": cseg_seeds,
 }
 
 

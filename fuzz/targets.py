@@ -184,6 +184,38 @@ def run_neuroglancer(data: bytes) -> None:
     _guard(body)
 
 
+#: The chunk shapes ``(x, y, z)`` and block sizes a ``cseg`` input's first byte picks from: the
+#: shapes of the bundled tensorstore sample's chunks (a whole chunk and its clipped edges),
+#: its block size first, then odd and degenerate ones.
+CSEG_SHAPES = [(16, 16, 8), (5, 16, 8), (16, 2, 8), (5, 2, 8), (16, 16, 1), (5, 16, 1),
+               (16, 2, 1), (5, 2, 1)]
+CSEG_BLOCKS = [(8, 4, 4), (8, 8, 8), (4, 4, 4), (3, 5, 7), (2, 2, 1), (1, 1, 1), (16, 8, 8),
+               (5, 3, 2)]
+
+
+def cseg_head(dtype: str, channels: int, shape: tuple[int, int, int],
+              block: tuple[int, int, int]) -> int:
+    """The first byte of a ``cseg`` input: bit 0 uint64, bit 1 two channels, bits 2-4 the
+    block size, bits 5-7 the chunk shape (indices in :data:`CSEG_BLOCKS`, :data:`CSEG_SHAPES`)."""
+    return ((dtype == "uint64") | (channels == 2) << 1 | CSEG_BLOCKS.index(block) << 2
+            | CSEG_SHAPES.index(shape) << 5)
+
+
+def run_cseg(data: bytes) -> None:
+    """One Neuroglancer ``compressed_segmentation`` chunk: the first byte picks the label type,
+    the channels, the block size and the chunk shape (:func:`cseg_head`), the rest is the chunk."""
+    if not data:
+        return
+    from shardkit.formats.neuroglancer import decode_compressed_segmentation
+
+    head = data[0]
+    x, y, z = CSEG_SHAPES[head >> 5 & 7]
+    shape = (2 if head & 2 else 1, z, y, x)
+    dtype = "uint64" if head & 1 else "uint32"
+    _guard(lambda: decode_compressed_segmentation(data[1:], shape, CSEG_BLOCKS[head >> 2 & 7],
+                                                  dtype, field="/chunk"))
+
+
 TARGETS: dict[str, Callable[[bytes], None]] = {
     "swh": run_swh,
     "mdb": run_mdb,
@@ -191,6 +223,7 @@ TARGETS: dict[str, Callable[[bytes], None]] = {
     "zs": run_zs,
     "amudai": run_amudai,
     "neuroglancer": run_neuroglancer,
+    "cseg": run_cseg,
 }
 
 
