@@ -20,8 +20,11 @@ from __future__ import annotations
 
 import codecs as _codecs
 import itertools
+import json
+import threading
 from array import array
 from bisect import bisect_left
+from collections import OrderedDict
 from collections.abc import Generator, Iterator
 from typing import TYPE_CHECKING, Any
 
@@ -111,6 +114,17 @@ def _uleb_slow(buf: bytes | memoryview, pos: int, end: int) -> tuple[int, int]:
             raise _BodyError(f"uleb128 longer than {MAX_ULEB_BYTES} bytes", start)
 
 
+def _prefixed(body: bytes, pos: int, n: int) -> tuple[int, int]:
+    """The ``(start, end)`` of the uleb128-length-prefixed item at ``body[pos]`` (a record, an
+    index key); the caller checks ``end`` against what must follow it."""
+    ln = body[pos]
+    if ln < 0x80:
+        pos += 1
+    else:
+        ln, pos = _uleb_slow(body, pos, n)
+    return pos, pos + ln
+
+
 def decode_records(body: bytes) -> list[bytes]:
     """The records of a decoded data-block body (``(uleb128 length, bytes)*``).
 
@@ -158,14 +172,9 @@ def _decode_records_general(body: bytes) -> list[bytes]:
     pos = 0
     n = len(body)
     while pos < n:
-        ln = body[pos]
-        if ln < 0x80:
-            pos += 1
-        else:
-            ln, pos = _uleb_slow(body, pos, n)
-        end = pos + ln
+        pos, end = _prefixed(body, pos, n)
         if end > n:
-            raise _BodyError(f"record of {ln} bytes runs past the end of the body", pos)
+            raise _BodyError(f"record of {end - pos} bytes runs past the end of the body", pos)
         append(body[pos:end])
         pos = end
     return out
@@ -358,6 +367,34 @@ class _DataBlock:
 
 
 
+def header_metadata(raw: str | bytes, offset: int) -> dict[str, Any]:
+    """A ZS or ZSS header's metadata: a JSON object, else LayoutError at ``offset``."""
+    try:
+        metadata = json.loads(raw)
+    except (ValueError, RecursionError) as exc:
+        why = "nested too deeply to decode" if isinstance(exc, RecursionError) else str(exc)
+        raise LayoutError(f"metadata is not JSON: {why}", offset=offset,
+                          field="/header/metadata") from exc
+    if not isinstance(metadata, dict):
+        raise LayoutError(f"metadata is a JSON {type(metadata).__name__}, not an object",
+                          offset=offset, field="/header/metadata")
+    return metadata
+
+
+def frames_until_error(frames: Iterator[Any], add: Any) -> Iterator[Any]:
+    """The items of a block walk; a framing error is reported once through
+    ``add("framing", None, message, field, offset)`` and ends the walk (``verify``)."""
+    while True:
+        try:
+            item = next(frames, None)
+        except ShardkitError as exc:
+            add("framing", None, exc.message, exc.field, exc.offset)
+            return
+        if item is None:
+            return
+        yield item
+
+
 class SortedSetQueries:
     """Iteration and search over a sorted set of records in blocks with an index tree."""
 
@@ -367,6 +404,18 @@ class SortedSetQueries:
     _serial_decode: bool
     _len: int | None
     _first_block: int = 0  # position of the first block
+
+    def _set_up(self, cache_blocks: int, max_block_size: int, readahead: int,
+                cache_index_blocks: int) -> None:
+        """The reader options (negative sizes are 0) and the empty caches and lock."""
+        self.cache_blocks = max(0, cache_blocks)
+        self.cache_index_blocks = max(0, cache_index_blocks)
+        self.max_block_size = max_block_size
+        self.readahead = max(0, readahead)
+        self._cache: OrderedDict[int, tuple[Any, Any]] = OrderedDict()  # data blocks
+        self._index_cache: OrderedDict[int, tuple[Any, Any]] = OrderedDict()
+        self._len = None
+        self._lock = threading.Lock()
 
     def _where(self, position: int) -> str:
         raise NotImplementedError

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ...errors import ChecksumError, CorruptShardError, FormatError
-from .._sorted_set import MAX_ULEB_BYTES, _BodyError, _uleb_slow
+from .._sorted_set import MAX_ULEB_BYTES, _BodyError, _prefixed, _uleb_slow
 
 MAGIC = b"\xabZSfiLe\x01"
 INCOMPLETE_MAGIC = b"\xabZStoBe\x01"
@@ -175,15 +175,10 @@ def decode_index(body: bytes) -> tuple[list[bytes], list[int], list[int]]:
     pos = 0
     n = len(body)
     while pos < n:
-        ln = body[pos]
-        if ln < 0x80:
-            pos += 1
-        else:
-            ln, pos = _uleb_slow(body, pos, n)
-        end = pos + ln
+        pos, end = _prefixed(body, pos, n)
         if end >= n:
-            raise _BodyError(f"index entry of {ln} key bytes runs past the end of the payload",
-                             pos)
+            raise _BodyError(f"index entry of {end - pos} key bytes runs past the end of the "
+                             "payload", pos)
         keys.append(body[pos:end])
         off, pos = _uleb_slow(body, end, n)
         length, pos = _uleb_slow(body, pos, n)

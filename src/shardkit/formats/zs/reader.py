@@ -8,12 +8,9 @@ exact length (so each block on a lookup's path is one read of exactly its bytes)
 
 from __future__ import annotations
 
-import json
 import lzma
-import threading
 import types
 import zlib
-from collections import OrderedDict
 from collections.abc import Iterator
 from typing import Any
 
@@ -36,6 +33,7 @@ from .._sorted_set import (
     _escape,
     _uleb_slow,
     decode_records,
+    header_metadata,
 )
 from ..base import Reader, Section
 from .model import (
@@ -136,10 +134,7 @@ class ZsFile(ZsVerify, SortedSetQueries, Reader):
                  max_block_size: int = DEFAULT_MAX_BLOCK_SIZE, readahead: int = 2,
                  cache_index_blocks: int = 32) -> None:
         super().__init__(source)
-        self.cache_blocks = max(0, cache_blocks)
-        self.cache_index_blocks = max(0, cache_index_blocks)
-        self.max_block_size = max_block_size
-        self.readahead = max(0, readahead)
+        self._set_up(cache_blocks, max_block_size, readahead, cache_index_blocks)
         head = source.read_range(0, min(8, source.size))
         if head == INCOMPLETE_MAGIC:
             raise IncompleteFileError(
@@ -159,16 +154,7 @@ class ZsFile(ZsVerify, SortedSetQueries, Reader):
             raise UnsupportedVersionError(
                 f"unknown ZS codec {h.codec!r} (known: {', '.join(CODECS)})",
                 offset=HEADER_AT["codec"], field="/header/codec")
-        try:
-            metadata = json.loads(h.metadata)
-        except (ValueError, RecursionError) as exc:
-            why = ("nested too deeply to decode" if isinstance(exc, RecursionError)
-                   else str(exc))
-            raise LayoutError(f"metadata is not JSON: {why}", offset=HEADER_AT["metadata"],
-                              field="/header/metadata") from exc
-        if not isinstance(metadata, dict):
-            raise LayoutError(f"metadata is a JSON {type(metadata).__name__}, not an object",
-                              offset=HEADER_AT["metadata"], field="/header/metadata")
+        metadata = header_metadata(h.metadata, HEADER_AT["metadata"])
         if h.len_file != source.size:
             cls = TruncatedError if h.len_file > source.size else LayoutError
             raise cls(f"{source.name}: the file is {source.size} bytes, but its header says "
@@ -189,10 +175,6 @@ class ZsFile(ZsVerify, SortedSetQueries, Reader):
         self.root_length: int = h.len_root_index
         self._codec = CODECS[h.codec]
         self._serial_decode = self._codec == "none"
-        self._cache: OrderedDict[int, tuple[BlockInfo, Any]] = OrderedDict()
-        self._index_cache: OrderedDict[int, tuple[BlockInfo, Any]] = OrderedDict()
-        self._len: int | None = None
-        self._lock = threading.Lock()
 
     # -- blocks --------------------------------------------------------------------------------
 

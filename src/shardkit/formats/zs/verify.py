@@ -7,7 +7,7 @@ from collections.abc import Callable
 from typing import Any, NamedTuple
 
 from ...errors import ChecksumError, Problem, ShardkitError
-from .._sorted_set import _escape
+from .._sorted_set import _escape, frames_until_error
 from .model import FIRST_EXTENSION_LEVEL, HEADER_AT
 
 
@@ -60,15 +60,7 @@ class ZsVerify:
         unref: dict[int, _Unreferenced] = {}
         last_record: bytes | None = None
         frames = self._frames()  # type: ignore[attr-defined]
-        while True:
-            try:
-                item = next(frames, None)
-            except ShardkitError as exc:
-                add("framing", None, exc.message, exc.field, exc.offset)
-                break
-            if item is None:
-                break
-            info, raw = item
+        for info, raw in frames_until_error(frames, add):
             v = info.offset
             if progress is not None:
                 progress(v, total)

@@ -2,7 +2,14 @@
 
 from __future__ import annotations
 
-from .._sorted_set import MAX_ULEB_BYTES, _BodyError, _DataBlock, _uleb_slow, decode_records
+from .._sorted_set import (
+    MAX_ULEB_BYTES,
+    _BodyError,
+    _DataBlock,
+    _prefixed,
+    _uleb_slow,
+    decode_records,
+)
 
 __all__ = ["_DataBlock", "_uleb_slow", "decode_index", "decode_records"]
 
@@ -22,14 +29,10 @@ def decode_index(body: bytes) -> tuple[list[bytes], list[int]]:
     pos = 0
     n = len(body)
     while pos < n:
-        ln = body[pos]
-        if ln < 0x80:
-            pos += 1
-        else:
-            ln, pos = _uleb_slow(body, pos, n)
-        end = pos + ln
+        pos, end = _prefixed(body, pos, n)
         if end >= n:
-            raise _BodyError(f"index entry of {ln} key bytes runs past the end of the body", pos)
+            raise _BodyError(f"index entry of {end - pos} key bytes runs past the end of the "
+                             "body", pos)
         keys.append(body[pos:end])
         child = body[end]
         pos = end + 1

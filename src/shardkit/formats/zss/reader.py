@@ -3,10 +3,7 @@
 from __future__ import annotations
 
 import bz2
-import json
-import threading
 import zlib
-from collections import OrderedDict
 from collections.abc import Iterator
 from typing import Any
 
@@ -22,7 +19,7 @@ from ...errors import (
 from ...generated.zss import Zss
 from ...hashing.crc32c import crc32c
 from ...sources import ByteSource, as_stream
-from .._sorted_set import ScanReleaser, SortedSetQueries
+from .._sorted_set import ScanReleaser, SortedSetQueries, header_metadata
 from ..base import Reader, Section
 from .blocks import _DataBlock, _uleb_slow, decode_index, decode_records
 from .model import (
@@ -123,10 +120,7 @@ class ZssFile(ZssVerify, SortedSetQueries, Reader):
                  max_block_size: int = DEFAULT_MAX_BLOCK_SIZE, readahead: int = 2,
                  cache_index_blocks: int = 32) -> None:
         super().__init__(source)
-        self.cache_blocks = max(0, cache_blocks)
-        self.cache_index_blocks = max(0, cache_index_blocks)
-        self.max_block_size = max_block_size
-        self.readahead = max(0, readahead)
+        self._set_up(cache_blocks, max_block_size, readahead, cache_index_blocks)
         head = source.read_range(0, min(8, source.size))
         if head == INCOMPLETE_MAGIC:
             raise IncompleteFileError(
@@ -146,16 +140,7 @@ class ZssFile(ZssVerify, SortedSetQueries, Reader):
             raise UnsupportedVersionError(
                 f"unknown ZSS codec {h.codec!r} (known: {', '.join(CODECS)})", offset=12 + 24,
                 field="/header/codec")
-        try:
-            metadata = json.loads(h.metadata)
-        except (ValueError, RecursionError) as exc:
-            why = ("nested too deeply to decode" if isinstance(exc, RecursionError)
-                   else str(exc))
-            raise LayoutError(f"metadata is not JSON: {why}", offset=12 + HEADER_FIXED,
-                              field="/header/metadata") from exc
-        if not isinstance(metadata, dict):
-            raise LayoutError(f"metadata is a JSON {type(metadata).__name__}, not an object",
-                              offset=12 + HEADER_FIXED, field="/header/metadata")
+        metadata = header_metadata(h.metadata, 12 + HEADER_FIXED)
         self.data_offset = int(ks.ofs_data)  # 16 + header length (schemas/zss.ksy)
         self.header = ZssHeader(n, self.data_offset, h.root_voffset, h.uuid, h.codec,
                                 h.metadata, ks.header_crc32c)
@@ -169,11 +154,7 @@ class ZssFile(ZssVerify, SortedSetQueries, Reader):
         self.uuid: bytes = h.uuid
         self.root: int = h.root_voffset
         self._codec = CODECS[h.codec]
-        self._cache: OrderedDict[int, tuple[BlockInfo, Any]] = OrderedDict()  # data blocks
-        self._index_cache: OrderedDict[int, tuple[BlockInfo, Any]] = OrderedDict()
-        self._len: int | None = None
         self._serial_decode = self._codec == "none+crc32c"
-        self._lock = threading.Lock()
 
     # -- blocks --------------------------------------------------------------------------------
 

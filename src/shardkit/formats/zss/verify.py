@@ -9,6 +9,7 @@ from ...errors import (
     Problem,
     ShardkitError,
 )
+from .._sorted_set import frames_until_error
 from .model import IndexBlock, _escape
 
 
@@ -51,15 +52,7 @@ class ZssVerify:
         ahead: dict[int, list[tuple[int, int, bytes, int]]] = {}
         last_at_level: dict[int, bytes] = {}
         frames = self._frames(0)
-        while True:
-            try:
-                item = next(frames, None)
-            except ShardkitError as exc:
-                add("framing", None, exc.message, exc.field, exc.offset)
-                break
-            if item is None:
-                break
-            info, payload = item
+        for info, payload in frames_until_error(frames, add):
             v = info.voffset
             if progress is not None:
                 progress(v, total)
