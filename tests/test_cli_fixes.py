@@ -118,8 +118,19 @@ def test_above_the_cap_the_error_says_what_to_do(ignoring, capsys, argv):
     err = ours[0]
     assert "the server ignores Range requests (it answered bytes [" in err
     assert "reading it whole is allowed up to 1024 bytes (max_whole_read): raise the limit " \
-           "to read it into memory (shardkit --max-whole-read " in err
+           "to read it into memory (shardkit COMMAND http" in err
     assert "or serve it from a server that honours Range requests" in err
+    # the hint's form works as given: the option after the command (before it, argparse
+    # refuses it)
+    import re
+    import shlex
+
+    hint = re.search(r"\(shardkit (COMMAND \S+ --max-whole-read \S+):", err)
+    assert hint is not None, err
+    words = shlex.split(hint.group(1).replace("COMMAND", argv[0]))
+    assert words[1].startswith(ignoring.url(argv[1])) and words[2] == "--max-whole-read"
+    code, _, err = _run([argv[0], ignoring.url(argv[1]), *argv[2:], *words[2:]], capsys)
+    assert code in (0, 1), err
 
 
 def test_bulk_verify_takes_the_cap_too(ignoring, capsys):
