@@ -123,8 +123,9 @@ def test_create_zss_refusals_are_one_line_and_leave_nothing(tmp_path: Path, caps
     out = tmp_path / "out.zss"
     assert main(["create", "--format", "zss", str(out), str(src)]) == 2
     err = capsys.readouterr().err
-    assert err == ("shardkit: error: record 2 is not sorted: b'b' comes after b'c' (ZSS "
-                   "records must be in byte order: sort them first, e.g. LC_ALL=C sort)\n")
+    assert err == (f"shardkit: error: {src}: record 2 (line 3) is not sorted: b'b' comes "
+                   "after b'c' (ZSS records must be in byte order: sort them first, e.g. "
+                   "LC_ALL=C sort)\n")
     assert list(tmp_path.iterdir()) == [src]  # no partial file, no temporary left
     for extra, message in [
         (["--codec", "lzma"], "--codec lzma: not a ZSS codec; known: zlib, bz2, bzip2, "
@@ -253,3 +254,27 @@ def test_create_mdb_refuses_a_shard_that_would_not_verify(tmp_path: Path) -> Non
     out = tmp_path / "x.mdb"
     assert main(["create", "--format", "mdb", str(out), str(tmp_path / "in.json")]) == 2
     assert not out.exists()
+
+
+@pytest.mark.parametrize("fmt", ["zss", "zs"])
+def test_create_names_the_input_of_an_unsorted_record(tmp_path: Path, capsys, fmt) -> None:
+    first, second = tmp_path / "first.txt", tmp_path / "second.bin"
+    first.write_bytes(b"a\nb\nc\n")
+    second.write_bytes(b"\x01d\x01e\x01c")  # uleb128-framed: d, e, then c after e
+    out = tmp_path / f"out.{fmt}"
+    assert main(["create", "--format", fmt, str(out), str(first), str(first)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"shardkit: error: {first}: record 0 (line 1) is not sorted: b'a' "
+                          "comes after b'c' ("), err
+    assert main(["create", "--format", fmt, "--length-prefixed", "uleb128", str(out),
+                 str(second)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"shardkit: error: {second}: record 2 is not sorted: b'c' comes "
+                          "after b'e' ("), err
+    assert not out.exists()
+
+
+def test_get_with_a_bad_key_names_the_file(capsys) -> None:
+    shard = str(Path(__file__).parent / "data" / "swh" / "tiny.shard")
+    assert main(["get", shard, "zz"]) == 2
+    assert capsys.readouterr().err == f"shardkit: error: {shard}: not a hex key: 'zz'\n"

@@ -29,6 +29,7 @@ __all__ = [
     "EXIT_PROBLEMS",
     "MAX_RECORD_BYTES",
     "Progress",
+    "Records",
     "add_remote_options",
     "base_parser",
     "byte_count",
@@ -262,7 +263,7 @@ def _open_input(name: str) -> tuple[IO[bytes], int | None, bool]:
     return fh, size, True
 
 
-def _terminated(fh: IO[bytes], name: str, sep: bytes) -> Iterator[bytes]:
+def _terminated(fh: IO[bytes], name: str, sep: bytes, counted: list[int]) -> Iterator[bytes]:
     pending = b""
     while True:
         chunk = fh.read(_CHUNK)
@@ -271,8 +272,10 @@ def _terminated(fh: IO[bytes], name: str, sep: bytes) -> Iterator[bytes]:
         pending += chunk
         parts = pending.split(sep)
         pending = parts.pop()
+        counted[0] += len(parts)
         yield from parts
     if pending:  # the last record, not followed by a terminator
+        counted[0] += 1
         yield pending
 
 
@@ -287,7 +290,8 @@ def _read_exactly(fh: IO[bytes], n: int) -> bytes:
     return b"".join(parts)
 
 
-def _length_prefixed(fh: IO[bytes], name: str, size: int | None, kind: str) -> Iterator[bytes]:
+def _length_prefixed(fh: IO[bytes], name: str, size: int | None, kind: str,
+                     counted: list[int]) -> Iterator[bytes]:
     pos = 0
     number = 0
     while True:
@@ -330,10 +334,43 @@ def _length_prefixed(fh: IO[bytes], name: str, size: int | None, kind: str) -> I
                                 f"{length} bytes, got {len(record)}")
         pos += length
         number += 1
+        counted[0] += 1
         yield record
 
 
-def iter_records(args: argparse.Namespace) -> Iterator[bytes]:
+class Records:
+    """The records of several inputs as one iteration, and which input each came from.
+
+    :meth:`where` names the input, the record number in it and (newline-terminated input) its
+    line, for a record the consumer refuses by its overall number (``create`` names the input
+    of an unsorted record). Nothing is kept per record: only where each input starts.
+    """
+
+    def __init__(self, inputs: list[str], records: Callable[[str, list[int]], Iterator[bytes]],
+                 newline: bool) -> None:
+        self._inputs = inputs
+        self._records = records
+        self._newline = newline
+        self._starts: list[tuple[int, str]] = []  # (overall number of its first record, name)
+        self._counted = [0]
+
+    def __iter__(self) -> Iterator[bytes]:
+        for name in self._inputs:
+            self._starts.append((self._counted[0], "stdin" if name == "-" else name))
+            yield from self._records(name, self._counted)
+
+    def where(self, index: int) -> str:
+        """``INPUT: record N (line L)`` for the record of overall number ``index`` (0-based)."""
+        first, name = 0, "input"
+        for start, shown in self._starts:
+            if start > index:
+                break
+            first, name = start, shown
+        n = index - first
+        return f"{name}: record {n}" + (f" (line {n + 1})" if self._newline else "")
+
+
+def iter_records(args: argparse.Namespace) -> Records:
     """The records of ``args.inputs``, streamed, as ``zs make`` takes them.
 
     Each input is a file or ``-`` (stdin). Records are separated by ``--terminator``
@@ -349,17 +386,20 @@ def iter_records(args: argparse.Namespace) -> Iterator[bytes]:
     sep = None if framing else terminator_bytes(getattr(args, "terminator", None))
     if framing and getattr(args, "terminator", None) is not None:
         raise ShardkitError("give --terminator or --length-prefixed, not both")
-    for name in args.inputs:
+
+    def records(name: str, counted: list[int]) -> Iterator[bytes]:
         fh, size, close = _open_input(name)
         shown = "stdin" if name == "-" else name
         try:
             if sep is not None:
-                yield from _terminated(fh, shown, sep)
+                yield from _terminated(fh, shown, sep, counted)
             else:
-                yield from _length_prefixed(fh, shown, size, framing or "uleb128")
+                yield from _length_prefixed(fh, shown, size, framing or "uleb128", counted)
         finally:
             if close:
                 fh.close()
+
+    return Records(list(args.inputs), records, sep == b"\n")
 
 
 # -- notices and errors ------------------------------------------------------------------------

@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from ..errors import ShardkitError
-from .common import EXIT_OK, Progress, confirm, iter_records, print_out, show_progress
+from .common import EXIT_OK, Progress, Records, confirm, iter_records, print_out, show_progress
 
 __all__ = ["run"]
 
@@ -36,14 +36,20 @@ def metadata_object(text: str | None) -> dict[str, Any]:
     return value
 
 
-def _checked(records: Iterator[bytes], progress: Progress) -> Iterator[bytes]:
+def unsorted(records: Records, index: int, record: bytes, previous: bytes,
+             fmt: str) -> ShardkitError:
+    """The error for the record of overall number ``index``, smaller than the one before."""
+    return ShardkitError(f"{records.where(index)} is not sorted: {record[:40]!r} comes after "
+                         f"{previous[:40]!r} ({fmt} records must be in byte order: sort them "
+                         "first, e.g. LC_ALL=C sort)")
+
+
+def _checked(records: Records, progress: Progress) -> Iterator[bytes]:
     """The records, refused at the first one smaller than the one before (one line)."""
     prev: bytes | None = None
     for number, record in enumerate(records):
         if prev is not None and record < prev:
-            raise ShardkitError(f"record {number} is not sorted: {record[:40]!r} comes after "
-                                f"{prev[:40]!r} (ZSS records must be in byte order: sort "
-                                "them first, e.g. LC_ALL=C sort)")
+            raise unsorted(records, number, record, prev, "ZSS")
         prev = record
         if not number % 4096:
             progress.count(number, "records")

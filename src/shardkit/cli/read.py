@@ -158,7 +158,14 @@ def _arg_bytes(text: str | None) -> bytes | None:
 def cmd_get(args: argparse.Namespace, reader: Any) -> int:
     """``shardkit get``: one value, raw to stdout or ``-o``; structured values as JSON."""
     try:
-        key = reader.parse_key(args.key)
+        try:
+            key = reader.parse_key(args.key)
+        except EntryNotFoundError:
+            raise
+        except ShardkitError as exc:  # a key this format cannot have: named with the file
+            if not exc.message.startswith(args.file):
+                exc.message = f"{args.file}: {exc.message}"
+            raise
         try:
             value = reader[key]
         except EntryNotFoundError:
