@@ -323,3 +323,35 @@ def test_open_format_neuroglancer_is_typed_as_the_dataset(tmp_path):
     with shardkit.open(folder, format="neuroglancer") as ds:
         expected = len(ds[128]) + len(list(ds.keys()))
     assert namespace["main"](str(folder)) == expected  # type: ignore[operator]
+
+
+def test_verify_report_names_the_path_given(tmp_path, capsys):
+    shard = str(DATA / "swh" / "tiny.shard")
+    folder = tmp_path / "reports"
+    folder.mkdir()
+    code, out, err = _run(["verify", shard, shard, "--report", str(folder)], capsys)
+    assert code == 2 and out == ""
+    assert err == f"shardkit: error: cannot write {folder}: it is a folder (give a file " \
+                  "name)\n"
+    missing = tmp_path / "nowhere" / "r.jsonl"
+    code, out, err = _run(["verify", shard, "--jobs", "1", "--report", str(missing)], capsys)
+    assert code == 2 and ".tmp" not in err
+    assert err == f"shardkit: error: cannot write {missing}: the folder {missing.parent} does " \
+                  "not exist\n"
+    assert list(folder.iterdir()) == []
+
+
+def test_verify_a_glob_matching_nothing_is_an_error(tmp_path, capsys):
+    pattern = str(tmp_path / "shards" / "*.shard")
+    code, out, err = _run(["verify", pattern], capsys)
+    assert (code, out) == (2, "")
+    assert err == f"shardkit: error: {pattern}: no file matched (nothing verified)\n"
+    shard = str(DATA / "swh" / "tiny.shard")
+    code, out, err = _run(["verify", shard, pattern, "--json"], capsys)
+    assert code == 2 and json.loads(out)["message"] == \
+        f"{pattern}: no file matched (nothing verified)"
+    (tmp_path / "shards").mkdir()
+    shutil.copy(shard, tmp_path / "shards" / "a.shard")
+    code, out, err = _run(["verify", pattern, "--jobs", "1", "--no-progress"], capsys)
+    assert code == 0, err
+    assert out.splitlines()[0] == f"OK {tmp_path / 'shards' / 'a.shard'} (swh)"
