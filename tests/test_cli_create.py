@@ -278,3 +278,34 @@ def test_get_with_a_bad_key_names_the_file(capsys) -> None:
     shard = str(Path(__file__).parent / "data" / "swh" / "tiny.shard")
     assert main(["get", shard, "zz"]) == 2
     assert capsys.readouterr().err == f"shardkit: error: {shard}: not a hex key: 'zz'\n"
+
+
+@pytest.mark.parametrize(("fmt", "existed"), [("zss", False), ("zs", True)])
+def test_ctrl_c_in_create_says_what_happened(tmp_path: Path, fmt, existed) -> None:
+    import signal
+    import time
+
+    out = tmp_path / f"out.{fmt}"
+    if existed:
+        out.write_bytes(b"the old shard")
+    proc = subprocess.Popen([sys.executable, "-m", "shardkit", "create", "--format", fmt,
+                             "--yes", "--no-progress", str(out), "-"],
+                            stdin=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert proc.stdin is not None
+    proc.stdin.write(b"".join(b"%08d\n" % i for i in range(1000)))
+    proc.stdin.flush()
+    deadline = time.monotonic() + 60  # the temporary file appears once the writer started
+    while not any(p.name.endswith(".tmp") for p in tmp_path.iterdir()):
+        assert time.monotonic() < deadline and proc.poll() is None
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, err
+    what = "is unchanged" if existed else "was not written"
+    assert err.decode().strip() == (
+        f"shardkit: interrupted: {out} {what} (a shard is written under a temporary name, "
+        "renamed only when complete: nothing partial is left); run the command again to "
+        "create it")
+    assert sorted(p.name for p in tmp_path.iterdir()) == (["out." + fmt] if existed else [])
+    if existed:
+        assert out.read_bytes() == b"the old shard"

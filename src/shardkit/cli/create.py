@@ -13,13 +13,16 @@ stdin is a terminal, and ``--yes`` answers for scripts (without a terminal and w
 ``--yes`` nothing is changed and the exit code is 2).
 
 Exit codes: 0 done; 1 (``delete`` only) a key to delete is not in the shard, nothing deleted;
-2 bad usage, bad input, or a file that cannot be read or written.
+2 bad usage, bad input, or a file that cannot be read or written; 130 (``create``) interrupted
+(^C), nothing written.
 """
 
 from __future__ import annotations
 
 import argparse
 import importlib
+import os
+import sys
 from typing import Any
 
 from ..errors import ShardkitError
@@ -92,7 +95,15 @@ def run_create(args: argparse.Namespace) -> int:
 
     def run() -> int:
         check_out(args.shard)
-        return int(module.run(args))
+        existed = os.path.exists(args.shard)
+        try:
+            return int(module.run(args))
+        except KeyboardInterrupt:  # said, as verify says it: what is (not) on disk
+            what = "is unchanged" if existed else "was not written"
+            sys.stderr.write(f"\nshardkit: interrupted: {args.shard} {what} (a shard is "
+                             "written under a temporary name, renamed only when complete: "
+                             "nothing partial is left); run the command again to create it\n")
+            return 130
 
     return run_guarded(args, run)
 
@@ -104,7 +115,8 @@ def _refuse_extreme(args: argparse.Namespace) -> int:
 
 _EPILOGS = {
     "create": "exit codes: 0 done (or skipped when answered no), 2 usage error, bad input (one "
-              "line naming the record or field) or a file that cannot be read or written",
+              "line naming the record or field) or a file that cannot be read or written, 130 "
+              "interrupted (^C: OUT not written, or left as it was)",
     "delete": "exit codes: 0 done (or skipped when answered no; with --ignore-missing, also "
               "when keys are not in the shard), 1 a key to delete is not in the shard (nothing "
               "deleted), 2 usage error or a file that cannot be read or "
