@@ -400,16 +400,16 @@ def add_parser(sub: Any, common: argparse.ArgumentParser) -> None:
         p.add_argument("file", metavar="FILE", help="shard file, dataset folder or URL")
         if name == "info":
             p.add_argument("--counts", action="store_true",
-                           help="also counts that need a full scan: ZSS records and blocks; "
+                           help="also counts that need a full scan: ZSS and ZS records and blocks; "
                                 "SWH live/deleted/unused entries (by default for local SWH "
                                 "files of modest size); Neuroglancer shard files and chunks "
                                 "(by default for a local dataset only)")
         if name == "ls":
-            p.add_argument("--hex", action="store_true", help="print keys as hex (ZSS)")
+            p.add_argument("--hex", action="store_true", help="print keys as hex (ZSS, ZS)")
             for opt, what in (("prefix", "records starting with P"),
                               ("start", "records >= P"), ("stop", "records < P")):
                 p.add_argument(f"--{opt}", metavar="P",
-                               help=f"only {what} (ZSS; text, or hex:... for bytes)")
+                               help=f"only {what} (ZSS, ZS; text, or hex:... for bytes)")
             p.add_argument("--scale", metavar="KEY",
                            help="Neuroglancer image dataset: the chunk ids of this scale (key "
                                 "or index), sorted")
@@ -438,7 +438,7 @@ def add_parser(sub: Any, common: argparse.ArgumentParser) -> None:
         if name == "get":
             p.add_argument("key", metavar="KEY",
                            help="the key: hex (SWH), display hex (MDB: a file, xorb or chunk "
-                                "hash), escaped text or hex:... (ZSS), a decimal chunk id "
+                                "hash), escaped text or hex:... (ZSS, ZS), a decimal chunk id "
                                 "(Neuroglancer), a column path (Amudai)")
             p.add_argument("-o", "--output", metavar="OUT", help="write the value to OUT")
         if name == "dump":
