@@ -355,3 +355,15 @@ def test_verify_a_glob_matching_nothing_is_an_error(tmp_path, capsys):
     code, out, err = _run(["verify", pattern, "--jobs", "1", "--no-progress"], capsys)
     assert code == 0, err
     assert out.splitlines()[0] == f"OK {tmp_path / 'shards' / 'a.shard'} (swh)"
+
+
+def test_the_error_example_of_the_conventions_page_is_what_the_command_prints(
+        tmp_path, capsys, monkeypatch):
+    page = (Path(__file__).parents[1] / "docs" / "reference" / "conventions.md").read_text()
+    said = next(ln.strip() for ln in page.splitlines() if ln.strip().startswith(
+        "shardkit: error: "))
+    (tmp_path / "cut.shard").write_bytes((DATA / "swh" / "tiny.shard").read_bytes()[:549])
+    monkeypatch.chdir(tmp_path)
+    code, _, err = _run(["info", "cut.shard"], capsys)
+    assert code == 2 and err == said + "\n"
+    assert said.startswith("shardkit: error: cut.shard: ")
