@@ -309,3 +309,47 @@ def test_ctrl_c_in_create_says_what_happened(tmp_path: Path, fmt, existed) -> No
     assert sorted(p.name for p in tmp_path.iterdir()) == (["out." + fmt] if existed else [])
     if existed:
         assert out.read_bytes() == b"the old shard"
+
+
+_MDB = Path(__file__).parent / "data" / "mdb" / "real"
+
+
+def test_mdb_dump_edit_create_recomputes_the_totals(tmp_path: Path, capsys) -> None:
+    import shardkit
+
+    original = _MDB / "session" / ("7e1e7419edd76923515e45bb6d841ae38dd5e98c939beafc4cd2b966"
+                                   "572dde47.mdb")
+    assert main(["dump", str(original)]) == 0
+    dump = json.loads(capsys.readouterr().out)
+    out = tmp_path / "edited.mdb"
+
+    # one file deleted: the footer's materialized total is the other files' sizes
+    edited = dict(dump, files=dump["files"][1:])
+    (tmp_path / "d.json").write_text(json.dumps(edited))
+    assert main(["create", "--format", "mdb", "--yes", str(out), str(tmp_path / "d.json"),
+                 "--json"]) == 0
+    said = json.loads(capsys.readouterr().out)
+    left = sum(f["size"] for f in dump["files"][1:])
+    assert said["recomputed"] == [f"footer.materialized_bytes "
+                                  f"({dump['footer']['materialized_bytes']} -> {left})"]
+    with shardkit.open(out) as m:
+        assert m.verify() == [] and len(m.files) == len(dump["files"]) - 1
+        assert m.footer.materialized_bytes == left
+        assert m.summary()["variant"] == dump["variant"]  # the form kept: footer, tables
+
+    # the xorb deleted too: its stored bytes go, and its chunk table rows
+    edited["xorbs"] = []
+    (tmp_path / "d.json").write_text(json.dumps(edited))
+    assert main(["create", "--format", "mdb", "--yes", str(out), str(tmp_path / "d.json")]) == 0
+    text = capsys.readouterr().out
+    assert f"footer.stored_bytes ({dump['footer']['stored_bytes']} -> 0)" in text
+    assert f"lookup_tables.chunk ({len(dump['lookup_tables']['chunk'])} -> 0 rows" in text
+
+    # a chunk deleted from a xorb its files use: no total can mend that; the field is named
+    edited = json.loads(json.dumps(dump))
+    del edited["xorbs"][0]["chunks"][0]
+    (tmp_path / "d.json").write_text(json.dumps(edited))
+    assert main(["create", "--format", "mdb", "--yes", str(out), str(tmp_path / "d.json")]) == 2
+    err = capsys.readouterr().err
+    assert "the shard built does not verify: xorb: " in err
+    assert "field /xorb_info/blocks/0/chunks/0/ofs_unpacked" in err
