@@ -37,6 +37,7 @@ __all__ = [
     "check_out",
     "confirm",
     "io_options",
+    "iter_json_items",
     "iter_records",
     "load_spec",
     "notices",
@@ -370,6 +371,87 @@ class Records:
         return f"{name}: record {n}" + (f" (line {n + 1})" if self._newline else "")
 
 
+def _hex_record(text: Any, name: str, number: int, line: bool) -> bytes:
+    where = f"{name}: record {number}" + (f" (line {number + 1})" if line else "")
+    if not isinstance(text, str):
+        raise ShardkitError(f"{where}: not a hex string: {json.dumps(text)[:60]}")
+    try:
+        return bytes.fromhex(text.removeprefix("hex:"))
+    except ValueError:
+        raise ShardkitError(f"{where}: not hex: {text[:60]!r}") from None
+
+
+def _hex_lines(fh: IO[bytes], name: str, counted: list[int]) -> Iterator[bytes]:
+    """``--input-format hex``: one record a line in hex, as ``ls --hex`` prints them."""
+    for number, line in enumerate(fh):
+        counted[0] += 1
+        yield _hex_record(line.decode("ascii", "replace").strip(), name, number, True)
+
+
+def iter_json_items(fh: IO[bytes], name: str, under: str | None = None,
+                    before: list[str] | None = None) -> Iterator[Any]:
+    """The items of a JSON array, streamed (memory: one read chunk plus one item).
+
+    The input is a JSON array (``ls --json``), JSON lines (one value a line), or, with
+    ``under``, an object whose top-level key ``under`` holds the array (``dump``: the
+    ``entries``; what comes before it, a summary, is skipped, or appended to ``before``).
+
+    Raises:
+        ShardkitError: Not JSON, naming the input and the item number.
+    """
+    decoder = json.JSONDecoder()
+    buf = ""
+    pos = 0
+    done = False
+    reader = codecs.getincrementaldecoder("utf-8")()
+
+    def more() -> bool:
+        nonlocal buf, pos, done
+        if done:
+            return False
+        chunk = fh.read(_CHUNK)
+        done = not chunk
+        buf = buf[pos:] + reader.decode(chunk, final=done)
+        pos = 0
+        return True
+
+    if under is not None:
+        import re
+
+        opening = re.compile(r'"' + re.escape(under) + r'"\s*:\s*\[')
+        while not (m := opening.search(buf)):
+            if not more():
+                raise ShardkitError(f"{name}: no \"{under}\" list in this JSON")
+        if before is not None:
+            before.append(buf[:m.start()])
+        pos = m.end()
+    number = 0
+    while True:
+        while pos < len(buf) and buf[pos] in " \t\r\n,[":
+            pos += 1
+        if pos >= len(buf):
+            if more():
+                continue
+            return
+        if buf[pos] == "]":
+            if under is not None:
+                return
+            pos += 1
+            continue
+        try:
+            item, end = decoder.raw_decode(buf, pos)
+        except ValueError as exc:
+            if more():
+                continue
+            raise ShardkitError(f"{name}: item {number} is not JSON: {exc.args[0]} at "
+                                f"{buf[pos:pos + 40]!r}") from None
+        if end == len(buf) and more():  # a number may go on in the next chunk
+            continue
+        pos = end
+        number += 1
+        yield item
+
+
 def iter_records(args: argparse.Namespace) -> Records:
     """The records of ``args.inputs``, streamed, as ``zs make`` takes them.
 
@@ -387,11 +469,22 @@ def iter_records(args: argparse.Namespace) -> Records:
     if framing and getattr(args, "terminator", None) is not None:
         raise ShardkitError("give --terminator or --length-prefixed, not both")
 
+    form = getattr(args, "input_format", None)
+    if form is not None and (framing or getattr(args, "terminator", None) is not None):
+        raise ShardkitError(f"--input-format {form}: records are one a line; --terminator "
+                            "and --length-prefixed do not apply")
+
     def records(name: str, counted: list[int]) -> Iterator[bytes]:
         fh, size, close = _open_input(name)
         shown = "stdin" if name == "-" else name
         try:
-            if sep is not None:
+            if form == "hex":
+                yield from _hex_lines(fh, shown, counted)
+            elif form == "json":
+                for number, item in enumerate(iter_json_items(fh, shown)):
+                    counted[0] += 1
+                    yield _hex_record(item, shown, number, False)
+            elif sep is not None:
                 yield from _terminated(fh, shown, sep, counted)
             else:
                 yield from _length_prefixed(fh, shown, size, framing or "uleb128", counted)
@@ -399,7 +492,7 @@ def iter_records(args: argparse.Namespace) -> Records:
             if close:
                 fh.close()
 
-    return Records(list(args.inputs), records, sep == b"\n")
+    return Records(list(args.inputs), records, form == "hex" or (not form and sep == b"\n"))
 
 
 # -- notices and errors ------------------------------------------------------------------------

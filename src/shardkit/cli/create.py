@@ -42,6 +42,7 @@ _FORMATS: dict[str, str] = {
 #: Every format option of ``create`` (its ``dest``) and its flag, for :func:`refuse_options`.
 FORMAT_OPTIONS: dict[str, str] = {
     "index_init": "--index-init",
+    "input_format": "--input-format",
     "terminator": "--terminator",
     "length_prefixed": "--length-prefixed",
     "codec": "--codec",
@@ -133,8 +134,10 @@ def _add_create(sub: Any, own: argparse.ArgumentParser) -> None:
         "create", parents=[own], help=text,
         description="Write one shard OUT from INPUT... in the format --format names (default "
                     "swh). swh: INPUTs are files, stored under the sha256 of their content "
-                    "('-': file names from stdin). zss: INPUTs hold sorted records, as "
-                    "'zs make' takes them ('-': stdin). mdb: INPUT is the JSON 'shardkit dump' "
+                    "('-': file names from stdin), or the JSON of 'shardkit dump --values' "
+                    "(--input-format dump). zss, zs: INPUTs hold sorted records, as 'zs make' "
+                    "takes them ('-': stdin), or in hex or JSON as 'shardkit ls --hex|--json' "
+                    "prints them (--input-format hex|json). mdb: INPUT is the JSON 'shardkit dump' "
                     "prints for an MDB shard. amudai: INPUTs are NDJSON or CSV files, one stripe "
                     "each, as 'amudai-cmd ingest' takes them. OUT is written under a "
                     "temporary name and renamed when complete.",
@@ -156,6 +159,10 @@ def _add_create(sub: Any, own: argparse.ArgumentParser) -> None:
     g.add_argument("--index-init", choices=["tombstones", "zeros"],
                    help="unused index slots: tombstones (swh-shard >= 2, default) or "
                         "zeros (swh.perfecthash <= 1.3)")
+    g.add_argument("--input-format", choices=["hex", "json", "dump"],
+                   help="swh: dump: INPUT is the JSON 'shardkit dump --values' prints (keys and "
+                        "values kept); zss, zs: hex: one record a line in hex ('ls --hex'), "
+                        "json: a JSON list or JSON lines of hex strings ('ls --json')")
     g = p.add_argument_group("records (zss, zs), as 'zs make' takes them")
     g.add_argument("--terminator", metavar="BYTES",
                    help="the byte string after each record (default a newline; backslash "

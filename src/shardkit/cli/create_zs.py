@@ -20,7 +20,7 @@ from .create_zss import may_write, metadata_object, record_options, unsorted
 
 __all__ = ["run"]
 
-_TAKES = {"terminator", "length_prefixed", "codec", "metadata", "approx_block_size",
+_TAKES = {"input_format", "terminator", "length_prefixed", "codec", "metadata", "approx_block_size",
           "branching_factor", "level", "jobs"}
 _LEVELS: dict[str, tuple[int | str, ...]] = {"deflate": tuple(range(10)),
                                              "lzma": (0, 1, "0e", "1e")}

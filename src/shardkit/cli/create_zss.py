@@ -18,7 +18,7 @@ from .common import EXIT_OK, Progress, Records, confirm, iter_records, print_out
 
 __all__ = ["run"]
 
-_TAKES = {"terminator", "length_prefixed", "codec", "metadata", "approx_block_size",
+_TAKES = {"input_format", "terminator", "length_prefixed", "codec", "metadata", "approx_block_size",
           "branching_factor", "level"}
 _OVERHEAD = {"u64le": 8, "uleb128": 1}
 
@@ -59,6 +59,9 @@ def _checked(records: Records, progress: Progress) -> Iterator[bytes]:
 def record_options(args: argparse.Namespace, options: dict[str, Any]) -> dict[str, Any]:
     """``options`` plus the block size, branching factor and per-record overhead that ZSS and
     ZS writers share, from ``args`` (checked)."""
+    if getattr(args, "input_format", None) == "dump":
+        raise ShardkitError(f"create --format {args.format}: --input-format dump is for swh; "
+                            "records come raw, or as hex or json ('shardkit ls --hex|--json')")
     if args.approx_block_size is not None:
         options["approx_block_size"] = args.approx_block_size
     if args.branching_factor is not None:
