@@ -273,7 +273,7 @@ def run(args: argparse.Namespace) -> int:
 
     data, problems, rebuilt = built(kwargs)
     recomputed: list[str] = []
-    derived = [k for k in ("totals", "chunk_table") if k in kwargs]
+    derived: list[str] = [k for k in ("totals", "chunk_table") if k in kwargs]
     if problems and derived:
         # an edited dump (a file, xorb or chunk removed): the footer's totals and the chunk
         # table's order it carries describe the shard before the edit; computed again from

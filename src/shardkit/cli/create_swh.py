@@ -15,7 +15,7 @@ import itertools
 import os
 import sys
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import Any, Literal
 
 from ..errors import ShardkitError
 from ..render import to_json
@@ -133,8 +133,8 @@ def _from_dump(args: argparse.Namespace) -> int:
     found: list[str] = []
     entries = _dump_entries(name, found)
     first = next(entries, None)
-    init = args.index_init or (found[0] if found and found[0] in ("tombstones", "zeros")
-                               else "tombstones")
+    said = args.index_init or (found[0] if found else "")
+    init: Literal["tombstones", "zeros"] = "zeros" if said == "zeros" else "tombstones"
     count = 0
     try:
         with SwhShardWriter(args.shard, index_init=init, overwrite=True) as w:
