@@ -244,6 +244,7 @@ def test_create_mdb_refuses_bad_input_in_one_line(tmp_path: Path, capsys, edit, 
     assert main(["create", "--format", "mdb", str(out), str(tmp_path / "d.json")]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and message in err, err
+    assert err.startswith(f"shardkit: error: {tmp_path / 'd.json'}: "), err  # the input named
     assert not out.exists()
 
 

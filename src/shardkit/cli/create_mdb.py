@@ -258,9 +258,14 @@ def run(args: argparse.Namespace) -> int:
 
     refuse_options(args, _TAKES)
     dump = _load(args)
-    files = _files(_field(dump, "files", "input"))
-    xorbs = _xorbs(_field(dump, "xorbs", "input"))
-    kwargs = layout_options(dump)
+    shown = "stdin" if args.inputs[0] == "-" else args.inputs[0]
+    try:  # a field of the dump that is not what it should be: named with the input
+        files = _files(_field(dump, "files", "input"))
+        xorbs = _xorbs(_field(dump, "xorbs", "input"))
+        kwargs = layout_options(dump)
+    except ShardkitError as exc:
+        exc.message = f"{shown}: {exc.message}"
+        raise
 
     def built(options: dict[str, Any]) -> tuple[bytes, list[Any], dict[str, Any]]:
         try:
