@@ -125,5 +125,6 @@ def test_mypy_finds_shardkit_in_the_dev_venv(tmp_path: Path) -> None:
         [sys.executable, "-m", "mypy", "--strict", "--no-error-summary",
          "--cache-dir", str(tmp_path / "mypy-cache"), script.name],
         capture_output=True, text=True, env=env, cwd=tmp_path, check=False)
-    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert proc.returncode == 0, (proc.stdout + proc.stderr + "\n(a venv made before "
+                                  "tools/dev_typing.py existed: run make install again)")
     assert proc.stdout == ""
