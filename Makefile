@@ -10,6 +10,7 @@ install:                       ## venv + package with dev extras + pinned Kaitai
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	PYTHONWARNINGS="ignore:Editable installation" $(PY) -m pip install --quiet -e '.[dev]'
+	$(PY) tools/dev_typing.py      # mypy cannot see the editable install's import hook
 	npm ci --no-audit --no-fund --loglevel=error
 	@command -v flatc >/dev/null || { [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null && \
 	  apt-get update -qq && apt-get install -y -qq flatbuffers-compiler >/dev/null; } || \

@@ -123,8 +123,9 @@ def test_create_zss_refusals_are_one_line_and_leave_nothing(tmp_path: Path, caps
     out = tmp_path / "out.zss"
     assert main(["create", "--format", "zss", str(out), str(src)]) == 2
     err = capsys.readouterr().err
-    assert err == ("shardkit: error: record 2 is not sorted: b'b' comes after b'c' (ZSS "
-                   "records must be in byte order: sort them first, e.g. LC_ALL=C sort)\n")
+    assert err == (f"shardkit: error: {src}: record 2 (line 3) is not sorted: b'b' comes "
+                   "after b'c' (ZSS records must be in byte order: sort them first, e.g. "
+                   "LC_ALL=C sort)\n")
     assert list(tmp_path.iterdir()) == [src]  # no partial file, no temporary left
     for extra, message in [
         (["--codec", "lzma"], "--codec lzma: not a ZSS codec; known: zlib, bz2, bzip2, "
@@ -243,6 +244,7 @@ def test_create_mdb_refuses_bad_input_in_one_line(tmp_path: Path, capsys, edit, 
     assert main(["create", "--format", "mdb", str(out), str(tmp_path / "d.json")]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and message in err, err
+    assert err.startswith(f"shardkit: error: {tmp_path / 'd.json'}: "), err  # the input named
     assert not out.exists()
 
 
@@ -253,3 +255,102 @@ def test_create_mdb_refuses_a_shard_that_would_not_verify(tmp_path: Path) -> Non
     out = tmp_path / "x.mdb"
     assert main(["create", "--format", "mdb", str(out), str(tmp_path / "in.json")]) == 2
     assert not out.exists()
+
+
+@pytest.mark.parametrize("fmt", ["zss", "zs"])
+def test_create_names_the_input_of_an_unsorted_record(tmp_path: Path, capsys, fmt) -> None:
+    first, second = tmp_path / "first.txt", tmp_path / "second.bin"
+    first.write_bytes(b"a\nb\nc\n")
+    second.write_bytes(b"\x01d\x01e\x01c")  # uleb128-framed: d, e, then c after e
+    out = tmp_path / f"out.{fmt}"
+    assert main(["create", "--format", fmt, str(out), str(first), str(first)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"shardkit: error: {first}: record 0 (line 1) is not sorted: b'a' "
+                          "comes after b'c' ("), err
+    assert main(["create", "--format", fmt, "--length-prefixed", "uleb128", str(out),
+                 str(second)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"shardkit: error: {second}: record 2 is not sorted: b'c' comes "
+                          "after b'e' ("), err
+    assert not out.exists()
+
+
+def test_get_with_a_bad_key_names_the_file(capsys) -> None:
+    shard = str(Path(__file__).parent / "data" / "swh" / "tiny.shard")
+    assert main(["get", shard, "zz"]) == 2
+    assert capsys.readouterr().err == f"shardkit: error: {shard}: not a hex key: 'zz'\n"
+
+
+@pytest.mark.parametrize(("fmt", "existed"), [("zss", False), ("zs", True)])
+def test_ctrl_c_in_create_says_what_happened(tmp_path: Path, fmt, existed) -> None:
+    import signal
+    import time
+
+    out = tmp_path / f"out.{fmt}"
+    if existed:
+        out.write_bytes(b"the old shard")
+    proc = subprocess.Popen([sys.executable, "-m", "shardkit", "create", "--format", fmt,
+                             "--yes", "--no-progress", str(out), "-"],
+                            stdin=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert proc.stdin is not None
+    proc.stdin.write(b"".join(b"%08d\n" % i for i in range(1000)))
+    proc.stdin.flush()
+    deadline = time.monotonic() + 60  # the temporary file appears once the writer started
+    while not any(p.name.endswith(".tmp") for p in tmp_path.iterdir()):
+        assert time.monotonic() < deadline and proc.poll() is None
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, err
+    what = "is unchanged" if existed else "was not written"
+    assert err.decode().strip() == (
+        f"shardkit: interrupted: {out} {what} (a shard is written under a temporary name, "
+        "renamed only when complete: nothing partial is left); run the command again to "
+        "create it")
+    assert sorted(p.name for p in tmp_path.iterdir()) == (["out." + fmt] if existed else [])
+    if existed:
+        assert out.read_bytes() == b"the old shard"
+
+
+_MDB = Path(__file__).parent / "data" / "mdb" / "real"
+
+
+def test_mdb_dump_edit_create_recomputes_the_totals(tmp_path: Path, capsys) -> None:
+    import shardkit
+
+    original = _MDB / "session" / ("7e1e7419edd76923515e45bb6d841ae38dd5e98c939beafc4cd2b966"
+                                   "572dde47.mdb")
+    assert main(["dump", str(original)]) == 0
+    dump = json.loads(capsys.readouterr().out)
+    out = tmp_path / "edited.mdb"
+
+    # one file deleted: the footer's materialized total is the other files' sizes
+    edited = dict(dump, files=dump["files"][1:])
+    (tmp_path / "d.json").write_text(json.dumps(edited))
+    assert main(["create", "--format", "mdb", "--yes", str(out), str(tmp_path / "d.json"),
+                 "--json"]) == 0
+    said = json.loads(capsys.readouterr().out)
+    left = sum(f["size"] for f in dump["files"][1:])
+    assert said["recomputed"] == [f"footer.materialized_bytes "
+                                  f"({dump['footer']['materialized_bytes']} -> {left})"]
+    with shardkit.open(out) as m:
+        assert m.verify() == [] and len(m.files) == len(dump["files"]) - 1
+        assert m.footer.materialized_bytes == left
+        assert m.summary()["variant"] == dump["variant"]  # the form kept: footer, tables
+
+    # the xorb deleted too: its stored bytes go, and its chunk table rows
+    edited["xorbs"] = []
+    (tmp_path / "d.json").write_text(json.dumps(edited))
+    assert main(["create", "--format", "mdb", "--yes", str(out), str(tmp_path / "d.json")]) == 0
+    text = capsys.readouterr().out
+    assert f"footer.stored_bytes ({dump['footer']['stored_bytes']} -> 0)" in text
+    assert f"lookup_tables.chunk ({len(dump['lookup_tables']['chunk'])} -> 0 rows" in text
+
+    # a chunk deleted from a xorb its files use: no total can mend that; the field is named
+    edited = json.loads(json.dumps(dump))
+    del edited["xorbs"][0]["chunks"][0]
+    (tmp_path / "d.json").write_text(json.dumps(edited))
+    assert main(["create", "--format", "mdb", "--yes", str(out), str(tmp_path / "d.json")]) == 2
+    err = capsys.readouterr().err
+    assert "the shard built does not verify: xorb: " in err
+    assert "field /xorb_info/blocks/0/chunks/0/ofs_unpacked" in err

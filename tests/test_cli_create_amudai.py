@@ -87,3 +87,25 @@ def test_create_amudai_existing_out_needs_yes(tmp_path: Path) -> None:
     assert _run(str(out), str(src), "--yes").returncode == 0
     with shardkit.open(out) as s:
         assert s.read_column("a") == [2]
+
+
+def test_the_write_page_names_every_field_diff_finds(tmp_path: Path, capsys) -> None:
+    """docs/tasks/write.md runs create on people.csv, then diff against amudai-cmd's shard,
+    and says which fields differ: the command's answer, field for field."""
+    import re
+    import shlex
+
+    page = (Path(__file__).parents[1] / "docs" / "tasks" / "write.md").read_text("utf-8")
+    block = page[page.index("shardkit create --format amudai --yes \\"):]
+    create = shlex.split(block[:block.index("\n    people.amudai.shard")].replace("\\\n", "")
+                         .rstrip(" \\"))
+    out = tmp_path / "people.amudai.shard"
+    assert main([*create[1:], str(out), str(REF / "people.csv")]) == 0
+    capsys.readouterr()
+    assert main(["diff", str(out), str(REF / "people.amudai.shard"), "--json"]) == 1
+    rows = [json.loads(line) for line in capsys.readouterr().out.splitlines()[:-1]]
+    found = {r["where"] for r in rows}
+    assert all(r["kind"] == "field" for r in rows) and "raw_data_size" in found
+    said = block[block.index("# the same columns and values"):].split("```")[0]
+    named = set(re.findall(r"\b([a-z]+(?:_[a-z]+)+|urls)\b", said))
+    assert found <= named, found - named

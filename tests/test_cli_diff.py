@@ -184,3 +184,37 @@ def test_zs_root_fields_are_said_once(capsys):
     assert "header.root_index_offset" in paths and "header.root_index_length" in paths
     assert "root_index_offset" not in paths and "root_index_length" not in paths
     assert len(paths) == len(set(paths))
+
+
+def _cut_half(path: Path) -> None:
+    data = path.read_bytes()
+    path.write_bytes(data[: len(data) // 2])
+
+
+@pytest.mark.parametrize("bad_first", [False, True])
+def test_an_unreadable_side_is_the_one_named(tmp_path, capsys, bad_first):
+    good = tmp_path / "tiny.shard"
+    shutil.copy(DATA / "swh" / "tiny.shard", good)
+    bad = tmp_path / "truncated.shard"
+    shutil.copy(good, bad)
+    _cut_half(bad)
+    pair = [str(bad), str(good)] if bad_first else [str(good), str(bad)]
+    code, _, err = _run(["diff", *pair], capsys)
+    assert code == 2
+    assert err.startswith(f"shardkit: error: {bad}: truncated: "), err
+    assert err.count(str(good)) == 0
+
+
+@pytest.mark.parametrize("bad_first", [False, True])
+def test_a_damaged_shard_file_of_a_dataset_is_the_one_named(tmp_path, capsys, bad_first):
+    good = tmp_path / "good"
+    shutil.copytree(DATA / "neuroglancer" / "cv_identity_raw", good)
+    bad = tmp_path / "bad"
+    shutil.copytree(good, bad)
+    _cut_half(bad / "0.shard")
+    pair = [str(bad), str(good)] if bad_first else [str(good), str(bad)]
+    code, out, err = _run(["diff", *pair], capsys)
+    assert code == 2
+    assert "field: chunk_count: " in out  # the summaries differ first
+    assert err.startswith(f"shardkit: error: {bad / '0.shard'}: "), err
+    assert f"{good}:" not in err and f"{good}/" not in err

@@ -118,8 +118,19 @@ def test_above_the_cap_the_error_says_what_to_do(ignoring, capsys, argv):
     err = ours[0]
     assert "the server ignores Range requests (it answered bytes [" in err
     assert "reading it whole is allowed up to 1024 bytes (max_whole_read): raise the limit " \
-           "to read it into memory (shardkit --max-whole-read " in err
+           "to read it into memory (shardkit COMMAND http" in err
     assert "or serve it from a server that honours Range requests" in err
+    # the hint's form works as given: the option after the command (before it, argparse
+    # refuses it)
+    import re
+    import shlex
+
+    hint = re.search(r"\(shardkit (COMMAND \S+ --max-whole-read \S+):", err)
+    assert hint is not None, err
+    words = shlex.split(hint.group(1).replace("COMMAND", argv[0]))
+    assert words[1].startswith(ignoring.url(argv[1])) and words[2] == "--max-whole-read"
+    code, _, err = _run([argv[0], ignoring.url(argv[1]), *argv[2:], *words[2:]], capsys)
+    assert code in (0, 1), err
 
 
 def test_bulk_verify_takes_the_cap_too(ignoring, capsys):
@@ -312,3 +323,47 @@ def test_open_format_neuroglancer_is_typed_as_the_dataset(tmp_path):
     with shardkit.open(folder, format="neuroglancer") as ds:
         expected = len(ds[128]) + len(list(ds.keys()))
     assert namespace["main"](str(folder)) == expected  # type: ignore[operator]
+
+
+def test_verify_report_names_the_path_given(tmp_path, capsys):
+    shard = str(DATA / "swh" / "tiny.shard")
+    folder = tmp_path / "reports"
+    folder.mkdir()
+    code, out, err = _run(["verify", shard, shard, "--report", str(folder)], capsys)
+    assert code == 2 and out == ""
+    assert err == f"shardkit: error: cannot write {folder}: it is a folder (give a file " \
+                  "name)\n"
+    missing = tmp_path / "nowhere" / "r.jsonl"
+    code, out, err = _run(["verify", shard, "--jobs", "1", "--report", str(missing)], capsys)
+    assert code == 2 and ".tmp" not in err
+    assert err == f"shardkit: error: cannot write {missing}: the folder {missing.parent} does " \
+                  "not exist\n"
+    assert list(folder.iterdir()) == []
+
+
+def test_verify_a_glob_matching_nothing_is_an_error(tmp_path, capsys):
+    pattern = str(tmp_path / "shards" / "*.shard")
+    code, out, err = _run(["verify", pattern], capsys)
+    assert (code, out) == (2, "")
+    assert err == f"shardkit: error: {pattern}: no file matched (nothing verified)\n"
+    shard = str(DATA / "swh" / "tiny.shard")
+    code, out, err = _run(["verify", shard, pattern, "--json"], capsys)
+    assert code == 2 and json.loads(out)["message"] == \
+        f"{pattern}: no file matched (nothing verified)"
+    (tmp_path / "shards").mkdir()
+    shutil.copy(shard, tmp_path / "shards" / "a.shard")
+    code, out, err = _run(["verify", pattern, "--jobs", "1", "--no-progress"], capsys)
+    assert code == 0, err
+    assert out.splitlines()[0] == f"OK {tmp_path / 'shards' / 'a.shard'} (swh)"
+
+
+def test_the_error_example_of_the_conventions_page_is_what_the_command_prints(
+        tmp_path, capsys, monkeypatch):
+    page = (Path(__file__).parents[1] / "docs" / "reference" / "conventions.md").read_text()
+    said = next(ln.strip() for ln in page.splitlines() if ln.strip().startswith(
+        "shardkit: error: "))
+    (tmp_path / "cut.shard").write_bytes((DATA / "swh" / "tiny.shard").read_bytes()[:549])
+    monkeypatch.chdir(tmp_path)
+    code, _, err = _run(["info", "cut.shard"], capsys)
+    assert code == 2 and err == said + "\n"
+    assert said.startswith("shardkit: error: cut.shard: ")

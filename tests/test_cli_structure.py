@@ -87,8 +87,55 @@ def test_the_command_reference_covers_every_command_and_option():
     sub = next(a for a in parser._actions if a.dest == "command")
     for name, p in sub.choices.items():
         assert f"`shardkit {name}" in page or f"shardkit {name} " in page, name
-        for action in p._actions:
-            for flag in action.option_strings:
-                if flag.startswith("--") and flag not in ("--help", "--version"):
-                    assert f"`{flag}" in page or f"{flag} " in page or f"{flag}`" in page, \
-                        (name, flag)
+        _covers(page, name, p)
+
+
+def _covers(page: str, name: str, parser) -> None:
+    """Every option of ``parser`` is in ``page``; a subcommand's (``ng spec``) in its own
+    section, ``### `shardkit NAME ...``, down to the next heading (``--json`` and ``--debug``,
+    which every command takes, said once above)."""
+    shared = ("--help", "--version", "--json", "--debug") if " " in name else ("--help",
+                                                                               "--version")
+    for action in parser._actions:
+        for flag in action.option_strings:
+            if flag.startswith("--") and flag not in shared:
+                assert f"`{flag}" in page or f"{flag} " in page or f"{flag}`" in page, \
+                    (name, flag)
+        choices = getattr(action, "choices", None)
+        for sub_name, sub_parser in (choices.items() if isinstance(choices, dict) else ()):
+            if not isinstance(sub_parser, type(parser)):
+                continue
+            title = f"### `shardkit {name} {sub_name}"
+            assert title in page, title
+            section = page.split(title, 1)[1].split("\n#", 1)[0]
+            _covers(section, f"{name} {sub_name}", sub_parser)
+
+
+def _help(*argv: str) -> str:
+    proc = subprocess.run([sys.executable, "-m", "shardkit", *argv, "--help"],
+                          capture_output=True, text=True, check=False,
+                          env={**__import__("os").environ, "COLUMNS": "2000"})
+    assert proc.returncode == 0, proc.stderr
+    return proc.stdout
+
+
+def test_the_top_level_help_gives_every_exit_code():
+    line = next(ln for ln in _help().splitlines() if ln.startswith("exit codes:"))
+    for said in ("verify", "get", "diff", "delete", "2 usage error", "130 interrupted"):
+        assert said in line, said
+
+
+def test_ls_help_says_zs_where_its_options_work_on_zs(tmp_path):
+    text = _help("ls")
+    for flag in ("--hex", "--prefix", "--start", "--stop"):
+        line = next(ln for ln in text.splitlines() if ln.strip().startswith(flag))
+        assert "ZSS, ZS" in line, line
+    # and they do work on ZS
+    from shardkit.writers.zs import write_zs
+
+    write_zs(tmp_path / "r.zs", [b"apple", b"banana", b"cherry"], codec="none")
+    proc = subprocess.run([sys.executable, "-m", "shardkit", "ls", str(tmp_path / "r.zs"),
+                           "--hex", "--prefix", "b"], capture_output=True, text=True,
+                          check=False)
+    assert (proc.returncode, proc.stdout) == (0, b"banana".hex() + "\n")
+    assert "ZSS and ZS records" in _help("info")

@@ -73,3 +73,21 @@ def test_examples_run(page: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatc
     assert os.getcwd() == str(tmp_path)
     if skipped and len(skipped) == len(blocks(page)):
         pytest.skip("; ".join(skipped))
+
+
+#: modules the examples use by name, and how a block imports each
+_MODULES = {"shardkit": r"import shardkit\b", "np": r"import numpy as np\b",
+            "json": r"import json\b", "os": r"import os\b", "hashlib": r"import hashlib\b",
+            "fsspec": r"import fsspec\b"}
+
+
+@pytest.mark.parametrize("page", [p for p in PAGES if blocks(p)],
+                         ids=lambda p: p.relative_to(ROOT).as_posix())
+def test_each_block_imports_what_it_uses(page: Path) -> None:
+    """A block copied alone into a script runs: the modules it names, it imports (the blocks
+    of a page share one namespace when they run, which would hide a missing import)."""
+    for line, code, _ in blocks(page):
+        for name, imported in _MODULES.items():
+            if re.search(rf"(?<![\w.]){name}\.", code):
+                assert re.search(rf"^\s*{imported}", code, re.M), \
+                    f"{page.relative_to(ROOT).as_posix()}:{line} uses {name} without importing it"

@@ -163,3 +163,48 @@ def test_schema_diagrams_come_from_the_kaitai_compiler(tmp_path: Path) -> None:
     svg = ET.parse(made[schemas.index("zss")]).getroot()
     assert svg.tag == f"{SVG}svg"
     assert "len_header" in "".join(svg.itertext())
+
+
+def _hooks() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("mkdocs_hooks",
+                                                  ROOT / "tools" / "mkdocs_hooks.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.mark.node
+def test_wide_diagrams_open_on_their_top_level_node_with_a_full_size_link(tmp_path: Path) -> None:
+    """The MDB and Amudai diagrams are thousands of pt wide: the page's picture carries where
+    the root type's seq table is (docs/js/diagrams.js scrolls its box there) and a link to the
+    full-size picture; no diagram draws a stray ``*__params`` node."""
+    if shutil.which("node") is None or shutil.which("dot") is None:
+        pytest.skip("node and Graphviz's dot are needed")
+    import markdown
+
+    made = _images().diagrams(tmp_path / "diagrams")
+    for svg in made:
+        titles = [t.text or "" for t in ET.parse(svg).getroot().iter(f"{SVG}title")]
+        assert not [t for t in titles if t.endswith("__params")], svg.name
+    hooks = _hooks()
+    for page, name in (("mdb.md", "xet_mdb_shard"), ("amudai.md", "amudai_shard")):
+        text = (ROOT / "docs" / "formats" / page).read_text(encoding="utf-8")
+        html = hooks.diagrams(markdown.markdown(text), tmp_path / "diagrams")
+        m = re.search(rf'<img alt="{name}.ksy" src="../diagrams/{name}.svg" '
+                      r'data-focus-x="([\d.]+)" data-focus-y="([\d.]+)" />', html)
+        assert m is not None, html[:2000]
+        root = ET.parse(tmp_path / "diagrams" / f"{name}.svg").getroot()
+        width = float(root.get("width", "0pt").removesuffix("pt"))
+        assert width > 4000  # the wide ones
+        # the focus is the root type's seq table: the point lies on it in the picture
+        node = next(g for g in root.iter(f"{SVG}g") if g.findtext(f"{SVG}title") ==
+                    f"{name}__seq")
+        xs = [float(p.split(",")[0]) for p in node.find(f".//{SVG}polygon").get("points").split()]
+        assert min(xs) + 4 == pytest.approx(float(m.group(1)) * width, abs=1)
+        assert float(m.group(1)) > 0.1  # not where an unscrolled box opens
+        assert re.search(rf'<p class="diagram-full"><a href="../diagrams/{name}.svg">{name}.svg: '
+                         rf'the full-size picture \({width:.0f} × \d+ pt\)</a></p>', html)
+    config = (ROOT / "mkdocs.yml").read_text(encoding="utf-8")
+    assert "js/diagrams.js" in config
+    assert "data-focus-x" in (ROOT / "docs" / "js" / "diagrams.js").read_text(encoding="utf-8")

@@ -160,8 +160,8 @@ def test_server_ignoring_range(served) -> None:
     with pytest.raises(RemoteError, match="ignores Range") as info:
         remote(served, max_whole_read=1 << 20)  # above the limit: refused, no more read
     assert info.value.status == 200
-    assert "raise the limit to read it into memory (shardkit --max-whole-read 2M)" in str(
-        info.value)
+    assert "raise the limit to read it into memory (shardkit COMMAND " in str(info.value)
+    assert " --max-whole-read 2M: the option goes after the command" in str(info.value)
     # a small file sent whole is simply the file
     small = remote(served, "small.bin")
     assert small.size == 1000 and small.read_range(990, 1000) == DATA[990:1000]

@@ -111,3 +111,20 @@ def test_public_entry_points_pass_mypy_strict(installed: Path) -> None:
          *[f"shardkit/{name}" for name in own]],
         capture_output=True, text=True, env=env, cwd=installed, check=False)
     assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+def test_mypy_finds_shardkit_in_the_dev_venv(tmp_path: Path) -> None:
+    """A user's script outside the repository, checked with ``mypy --strict`` by the venv's
+    mypy, with no path given: shardkit is found as an installed, typed package (the editable
+    install's import hook is invisible to mypy; ``make install`` links the sources where
+    mypy looks, ``tools/dev_typing.py``)."""
+    script = tmp_path / "user_script.py"
+    shutil.copy(SCRIPT, script)
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "MYPYPATH")}
+    proc = subprocess.run(
+        [sys.executable, "-m", "mypy", "--strict", "--no-error-summary",
+         "--cache-dir", str(tmp_path / "mypy-cache"), script.name],
+        capture_output=True, text=True, env=env, cwd=tmp_path, check=False)
+    assert proc.returncode == 0, (proc.stdout + proc.stderr + "\n(a venv made before "
+                                  "tools/dev_typing.py existed: run make install again)")
+    assert proc.stdout == ""

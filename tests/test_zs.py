@@ -601,7 +601,7 @@ def test_cli_create_zs_refuses_bad_input(tmp_path: Path,
     src.write_bytes(b"a\nc\nb\n")
     out = tmp_path / "out.zs"
     assert main(["create", "--format", "zs", str(out), str(src)]) == 2
-    assert "record 2 is not sorted" in capsys.readouterr().err
+    assert f"{src}: record 2 (line 3) is not sorted" in capsys.readouterr().err
     assert not out.exists() and sorted(p.name for p in tmp_path.iterdir()) == ["in.txt"]
     src.write_bytes(b"a\n")
     assert main(["create", "--format", "zs", "--codec", "bz2", str(out), str(src)]) == 2

@@ -16,6 +16,7 @@ import argparse
 import html
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -56,6 +57,37 @@ def _run(cmd: list[str], **kw: Any) -> subprocess.CompletedProcess[str]:
     return done
 
 
+#: An edge from a type's parameters (``chunk__params:idx_type -> ...``): the compiler draws the
+#: edge but never the ``*__params`` node, so dot would draw a stray bare node of that name.
+_PARAMS_EDGE = re.compile(r"^\s*(\w+__params)(?::\w+)?\s*->.*\n", re.M)
+
+
+def _without_params(dot: str) -> str:
+    """``dot`` without the edges from ``*__params`` nodes it does not define."""
+    defined = set(re.findall(r"^\s*(\w+)\s*\[", dot, re.M))
+    return _PARAMS_EDGE.sub(lambda m: "" if m.group(1) not in defined else m.group(0), dot)
+
+
+def diagram_focus(svg: Path) -> dict[str, float] | None:
+    """Where a schema diagram's top-level node (the root type's ``seq`` table) is: ``x`` and
+    ``y`` of its top-left corner as fractions of the picture, ``width`` and ``height`` of the
+    picture in pt; None when the picture has no such node."""
+    text = svg.read_text(encoding="utf-8")
+    size = re.search(r'<svg width="([\d.]+)pt" height="([\d.]+)pt"', text)
+    shift = re.search(r'transform="scale\(1 1\) rotate\(0\) translate\(([-\d.]+) ([-\d.]+)\)"',
+                      text)
+    at = text.find(f"<title>{svg.stem}__seq</title>")
+    corners = re.search(r'points="([^"]+)"', text[at:]) if at >= 0 else None
+    if not (size and shift and corners):
+        return None
+    width, height = float(size.group(1)), float(size.group(2))
+    xs, ys = zip(*((float(a), float(b)) for a, b in
+                   (p.split(",") for p in corners.group(1).split())), strict=True)
+    return {"x": (min(xs) + float(shift.group(1))) / width,
+            "y": (min(ys) + float(shift.group(2))) / height,
+            "width": width, "height": height}
+
+
 def diagrams(outdir: Path) -> list[Path]:
     """Render every schema's Kaitai graphviz diagram to ``outdir/<id>.svg``."""
     if shutil.which("dot") is None:
@@ -71,7 +103,8 @@ def diagrams(outdir: Path) -> list[Path]:
         text = dot.read_text(encoding="utf-8")
         if "\trankdir=LR;" not in text:
             raise ImageError(f"{dot.name}: the compiler's graph no longer sets rankdir=LR")
-        dot.write_text(text.replace("\trankdir=LR;", "\trankdir=TB;", 1), encoding="utf-8")
+        text = _without_params(text.replace("\trankdir=LR;", "\trankdir=TB;", 1))
+        dot.write_text(text, encoding="utf-8")
         # dot warns about ports the compiler names but does not draw; the picture is whole
         _run(["dot", "-Tsvg", str(dot), "-o", str(svg)])
         made.append(svg)

@@ -47,7 +47,32 @@ def on_files(files: Files, config: MkDocsConfig) -> Files:
 
 def on_page_content(html: str, page: Page, config: MkDocsConfig, files: Files) -> str:
     """Docstrings are written for Sphinx too: show ``:class:`~a.B``` as ``B`` and end an
-    ``Example::`` paragraph with one colon."""
+    ``Example::`` paragraph with one colon. Schema diagrams open on their top-level node, with
+    a link to the full-size picture (:func:`diagrams`)."""
     html = ROLE.sub(lambda m: f"<code>{m.group(2).rsplit('.', 1)[-1] if m.group(1) else m.group(2)}"
                     "</code>", html)
-    return html.replace("::</p>", ":</p>")
+    return diagrams(html.replace("::</p>", ":</p>"), OUT / "diagrams")
+
+
+#: A schema diagram as a page shows it: ``[![x.ksy](../diagrams/x.svg)](../diagrams/x.svg)``.
+DIAGRAM = re.compile(r'<p><a href="([^"]*diagrams/(\w+)\.svg)"><img ([^>]*?)\s*/?></a></p>')
+
+
+def diagrams(html: str, made: Path) -> str:
+    """Each schema diagram in ``html``: ``data-focus-x``/``-y`` on its picture (where its
+    top-level node is, for ``docs/js/diagrams.js`` to scroll its box there) and, under the box,
+    a link to the full-size picture with its size."""
+    images = _docs_images()
+
+    def one(m: re.Match[str]) -> str:
+        href, name, attrs = m.group(1), m.group(2), m.group(3)
+        svg = made / f"{name}.svg"
+        focus = images.diagram_focus(svg) if svg.is_file() else None
+        if focus is None:
+            return m.group(0)
+        return (f'<p><a href="{href}"><img {attrs} data-focus-x="{focus["x"]:.4f}" '
+                f'data-focus-y="{focus["y"]:.4f}" /></a></p>\n'
+                f'<p class="diagram-full"><a href="{href}">{name}.svg: the full-size picture '
+                f'({focus["width"]:.0f} × {focus["height"]:.0f} pt)</a></p>')
+
+    return DIAGRAM.sub(one, html)

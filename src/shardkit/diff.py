@@ -21,12 +21,13 @@ Example::
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from .errors import ShardkitError
+from .errors import EntryNotFoundError, ShardkitError
 
 __all__ = ["Difference", "diff", "value_hash"]
 
@@ -94,12 +95,47 @@ def _flatten(value: Any, path: str, out: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+def _name(reader: Any) -> str | None:
+    source = getattr(reader, "source", None)
+    name = getattr(source, "name", None) or getattr(reader, "name", None)
+    return name if isinstance(name, str) and name else None
+
+
+@contextlib.contextmanager
+def _blame(reader: Any) -> Iterator[None]:
+    """An error raised inside (a side unreadable, cut, corrupt) names the side it comes from,
+    unless it starts with that name already (a dataset's shard file names itself)."""
+    try:
+        yield
+    except EntryNotFoundError:
+        raise
+    except ShardkitError as exc:
+        name = _name(reader)
+        if name is not None and not exc.message.startswith(name):
+            exc.message = f"{name}: {exc.message}"
+        raise
+
+
+def _each(reader: Any, items: Iterable[Any]) -> Iterator[Any]:
+    """``items`` (an iteration over ``reader``), each step's error naming ``reader``."""
+    with _blame(reader):
+        it = iter(items)
+    while True:
+        with _blame(reader):
+            try:
+                item = next(it)
+            except StopIteration:
+                return
+        yield item
+
+
 def _summary(reader: Any) -> dict[str, Any]:
     import inspect
 
     params = inspect.signature(reader.summary).parameters
     options = {name: True for name in ("counts", "count_chunks") if name in params}
-    summary: dict[str, Any] = reader.summary(**options)  # with the counts that need a scan
+    with _blame(reader):
+        summary: dict[str, Any] = reader.summary(**options)  # with the counts a scan gives
     return summary
 
 
@@ -135,21 +171,28 @@ def _repeats_header(key: str, fa: Mapping[str, Any], fb: Mapping[str, Any]) -> b
 
 def _mapping(a: Any, b: Any, show: Any, prefix: str = "") -> Iterator[Difference]:
     """Keys of A looked up in B, then keys of B in A: bounded memory, two passes."""
-    for key in a.keys():
-        if key not in b:
+    for key in _each(a, a.keys()):
+        with _blame(b):
+            there = key in b
+        if not there:
             yield Difference("removed", prefix + show(key))
             continue
-        ha, hb = value_hash(a[key]), value_hash(b[key])
+        with _blame(a):
+            ha = value_hash(a[key])
+        with _blame(b):
+            hb = value_hash(b[key])
         if ha != hb:
             yield Difference("changed", prefix + show(key), ha, hb)
-    for key in b.keys():
-        if key not in a:
+    for key in _each(b, b.keys()):
+        with _blame(a):
+            there = key in a
+        if not there:
             yield Difference("added", prefix + show(key))
 
 
 def _merged(a: Any, b: Any, show: Any) -> Iterator[Difference]:
     """Two sorted record streams merged in one pass (records are their own values)."""
-    ia, ib = iter(a.keys()), iter(b.keys())
+    ia, ib = _each(a, a.keys()), _each(b, b.keys())
     end = object()
     ra, rb = next(ia, end), next(ib, end)
     while ra is not end or rb is not end:
@@ -164,8 +207,10 @@ def _merged(a: Any, b: Any, show: Any) -> Iterator[Difference]:
 
 
 def _neuroglancer(a: Any, b: Any) -> Iterator[Difference]:
-    parts_a = dict(_parts(a))
-    parts_b = dict(_parts(b))
+    with _blame(a):
+        parts_a = dict(_parts(a))
+    with _blame(b):
+        parts_b = dict(_parts(b))
     for name, kv in parts_a.items():
         if name not in parts_b:
             yield Difference("removed", f"scale {name}")
@@ -186,8 +231,8 @@ def _parts(ds: Any) -> list[tuple[str, Any]]:
 
 def _mdb(a: Any, b: Any) -> Iterator[Difference]:
     yield from _mapping(a, b, a.format_key, "file:")
-    xa = {str(x.hash): x for x in a.xorbs}
-    xb = {str(x.hash): x for x in b.xorbs}
+    xa = {str(x.hash): x for x in _each(a, a.xorbs)}
+    xb = {str(x.hash): x for x in _each(b, b.xorbs)}
     for h, x in xa.items():
         other = xb.get(h)
         if other is None:
@@ -217,13 +262,16 @@ def _column_hash(shard: Any, column: str, batch: int = 1000) -> str:
 
 def _amudai(a: Any, b: Any) -> Iterator[Difference]:
     """Top-level columns (nested fields are inside them; the schema is a summary field)."""
-    top_a = [n for n in a.keys() if "." not in n]
-    top_b = [n for n in b.keys() if "." not in n]
+    top_a = [n for n in _each(a, a.keys()) if "." not in n]
+    top_b = [n for n in _each(b, b.keys()) if "." not in n]
     for column in top_a:
         if column not in top_b:
             yield Difference("removed", f"column {column}")
             continue
-        ha, hb = _column_hash(a, column), _column_hash(b, column)
+        with _blame(a):
+            ha = _column_hash(a, column)
+        with _blame(b):
+            hb = _column_hash(b, column)
         if ha != hb:
             yield Difference("changed", f"column {column}", ha, hb)
     for column in top_b:

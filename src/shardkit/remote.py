@@ -108,8 +108,9 @@ def ignored_range_error(url: str, start: int, end: int, length: int | None, cap:
     return RemoteError(
         url, f"the server ignores Range requests (it answered bytes [{start}, {end}) with the "
         f"whole {what}), and reading it whole is allowed up to {_mib(cap)} (max_whole_read): "
-        f"raise the limit to read it into memory (shardkit --max-whole-read {need}M), or "
-        "serve it from a server that honours Range requests", status=status, offset=start)
+        f"raise the limit to read it into memory (shardkit COMMAND {url} --max-whole-read "
+        f"{need}M: the option goes after the command; in Python io_options max_whole_read), "
+        "or serve it from a server that honours Range requests", status=status, offset=start)
 
 
 class _Transient(Exception):

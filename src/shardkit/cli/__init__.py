@@ -5,8 +5,9 @@ get, dump, map, formats), :mod:`.verify` (one shard or many), :mod:`.diff`, :mod
 delete, truncate), :mod:`.ng` (Neuroglancer conversion), :mod:`.schema` and :mod:`.view` (the
 terminal viewer); what they share is in :mod:`.common`. The library never imports from here.
 
-Exit codes: 0 success; 1 ``verify`` found problems or ``get`` found no such key; 2 bad usage,
-or a file that cannot be read (unknown format, truncated, corrupt). Errors print one line on
+Exit codes: 0 success; 1 ``verify`` found problems, ``get`` found no such key, ``diff`` found
+differences or ``delete`` was given a key not in the shard; 2 bad usage, or a file that cannot
+be read (unknown format, truncated, corrupt); 130 interrupted. Errors print one line on
 stderr; ``--debug`` shows the traceback instead.
 """
 
@@ -62,8 +63,9 @@ def build_parser() -> argparse.ArgumentParser:
                     "shards, Xet MDB shards, ZSS and ZS sorted record files, Neuroglancer sharded "
                     "datasets and Amudai shards. FILE is a path, a dataset folder or an fsspec "
                     "URL.",
-        epilog="exit codes: 0 ok, 1 problems found (verify) or key not found (get), "
-               "2 usage error or unreadable file",
+        epilog="exit codes: 0 ok, 1 problems found (verify), key not found (get), A and B "
+               "differ (diff) or a key to delete is not in the shard (delete), 2 usage error "
+               "or unreadable file, 130 interrupted",
     )
     parser.add_argument("--version", action="version", version=f"shardkit {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)

@@ -29,6 +29,7 @@ __all__ = [
     "EXIT_PROBLEMS",
     "MAX_RECORD_BYTES",
     "Progress",
+    "Records",
     "add_remote_options",
     "base_parser",
     "byte_count",
@@ -36,6 +37,7 @@ __all__ = [
     "check_out",
     "confirm",
     "io_options",
+    "iter_json_items",
     "iter_records",
     "load_spec",
     "notices",
@@ -262,7 +264,7 @@ def _open_input(name: str) -> tuple[IO[bytes], int | None, bool]:
     return fh, size, True
 
 
-def _terminated(fh: IO[bytes], name: str, sep: bytes) -> Iterator[bytes]:
+def _terminated(fh: IO[bytes], name: str, sep: bytes, counted: list[int]) -> Iterator[bytes]:
     pending = b""
     while True:
         chunk = fh.read(_CHUNK)
@@ -271,8 +273,10 @@ def _terminated(fh: IO[bytes], name: str, sep: bytes) -> Iterator[bytes]:
         pending += chunk
         parts = pending.split(sep)
         pending = parts.pop()
+        counted[0] += len(parts)
         yield from parts
     if pending:  # the last record, not followed by a terminator
+        counted[0] += 1
         yield pending
 
 
@@ -287,7 +291,8 @@ def _read_exactly(fh: IO[bytes], n: int) -> bytes:
     return b"".join(parts)
 
 
-def _length_prefixed(fh: IO[bytes], name: str, size: int | None, kind: str) -> Iterator[bytes]:
+def _length_prefixed(fh: IO[bytes], name: str, size: int | None, kind: str,
+                     counted: list[int]) -> Iterator[bytes]:
     pos = 0
     number = 0
     while True:
@@ -330,10 +335,124 @@ def _length_prefixed(fh: IO[bytes], name: str, size: int | None, kind: str) -> I
                                 f"{length} bytes, got {len(record)}")
         pos += length
         number += 1
+        counted[0] += 1
         yield record
 
 
-def iter_records(args: argparse.Namespace) -> Iterator[bytes]:
+class Records:
+    """The records of several inputs as one iteration, and which input each came from.
+
+    :meth:`where` names the input, the record number in it and (newline-terminated input) its
+    line, for a record the consumer refuses by its overall number (``create`` names the input
+    of an unsorted record). Nothing is kept per record: only where each input starts.
+    """
+
+    def __init__(self, inputs: list[str], records: Callable[[str, list[int]], Iterator[bytes]],
+                 newline: bool) -> None:
+        self._inputs = inputs
+        self._records = records
+        self._newline = newline
+        self._starts: list[tuple[int, str]] = []  # (overall number of its first record, name)
+        self._counted = [0]
+
+    def __iter__(self) -> Iterator[bytes]:
+        for name in self._inputs:
+            self._starts.append((self._counted[0], "stdin" if name == "-" else name))
+            yield from self._records(name, self._counted)
+
+    def where(self, index: int) -> str:
+        """``INPUT: record N (line L)`` for the record of overall number ``index`` (0-based)."""
+        first, name = 0, "input"
+        for start, shown in self._starts:
+            if start > index:
+                break
+            first, name = start, shown
+        n = index - first
+        return f"{name}: record {n}" + (f" (line {n + 1})" if self._newline else "")
+
+
+def _hex_record(text: Any, name: str, number: int, line: bool) -> bytes:
+    where = f"{name}: record {number}" + (f" (line {number + 1})" if line else "")
+    if not isinstance(text, str):
+        raise ShardkitError(f"{where}: not a hex string: {json.dumps(text)[:60]}")
+    try:
+        return bytes.fromhex(text.removeprefix("hex:"))
+    except ValueError:
+        raise ShardkitError(f"{where}: not hex: {text[:60]!r}") from None
+
+
+def _hex_lines(fh: IO[bytes], name: str, counted: list[int]) -> Iterator[bytes]:
+    """``--input-format hex``: one record a line in hex, as ``ls --hex`` prints them."""
+    for number, line in enumerate(fh):
+        counted[0] += 1
+        yield _hex_record(line.decode("ascii", "replace").strip(), name, number, True)
+
+
+def iter_json_items(fh: IO[bytes], name: str, under: str | None = None,
+                    before: list[str] | None = None) -> Iterator[Any]:
+    """The items of a JSON array, streamed (memory: one read chunk plus one item).
+
+    The input is a JSON array (``ls --json``), JSON lines (one value a line), or, with
+    ``under``, an object whose top-level key ``under`` holds the array (``dump``: the
+    ``entries``; what comes before it, a summary, is skipped, or appended to ``before``).
+
+    Raises:
+        ShardkitError: Not JSON, naming the input and the item number.
+    """
+    decoder = json.JSONDecoder()
+    buf = ""
+    pos = 0
+    done = False
+    reader = codecs.getincrementaldecoder("utf-8")()
+
+    def more() -> bool:
+        nonlocal buf, pos, done
+        if done:
+            return False
+        chunk = fh.read(_CHUNK)
+        done = not chunk
+        buf = buf[pos:] + reader.decode(chunk, final=done)
+        pos = 0
+        return True
+
+    if under is not None:
+        import re
+
+        opening = re.compile(r'"' + re.escape(under) + r'"\s*:\s*\[')
+        while not (m := opening.search(buf)):
+            if not more():
+                raise ShardkitError(f"{name}: no \"{under}\" list in this JSON")
+        if before is not None:
+            before.append(buf[:m.start()])
+        pos = m.end()
+    number = 0
+    while True:
+        while pos < len(buf) and buf[pos] in " \t\r\n,[":
+            pos += 1
+        if pos >= len(buf):
+            if more():
+                continue
+            return
+        if buf[pos] == "]":
+            if under is not None:
+                return
+            pos += 1
+            continue
+        try:
+            item, end = decoder.raw_decode(buf, pos)
+        except ValueError as exc:
+            if more():
+                continue
+            raise ShardkitError(f"{name}: item {number} is not JSON: {exc.args[0]} at "
+                                f"{buf[pos:pos + 40]!r}") from None
+        if end == len(buf) and more():  # a number may go on in the next chunk
+            continue
+        pos = end
+        number += 1
+        yield item
+
+
+def iter_records(args: argparse.Namespace) -> Records:
     """The records of ``args.inputs``, streamed, as ``zs make`` takes them.
 
     Each input is a file or ``-`` (stdin). Records are separated by ``--terminator``
@@ -349,17 +468,31 @@ def iter_records(args: argparse.Namespace) -> Iterator[bytes]:
     sep = None if framing else terminator_bytes(getattr(args, "terminator", None))
     if framing and getattr(args, "terminator", None) is not None:
         raise ShardkitError("give --terminator or --length-prefixed, not both")
-    for name in args.inputs:
+
+    form = getattr(args, "input_format", None)
+    if form is not None and (framing or getattr(args, "terminator", None) is not None):
+        raise ShardkitError(f"--input-format {form}: records are one a line; --terminator "
+                            "and --length-prefixed do not apply")
+
+    def records(name: str, counted: list[int]) -> Iterator[bytes]:
         fh, size, close = _open_input(name)
         shown = "stdin" if name == "-" else name
         try:
-            if sep is not None:
-                yield from _terminated(fh, shown, sep)
+            if form == "hex":
+                yield from _hex_lines(fh, shown, counted)
+            elif form == "json":
+                for number, item in enumerate(iter_json_items(fh, shown)):
+                    counted[0] += 1
+                    yield _hex_record(item, shown, number, False)
+            elif sep is not None:
+                yield from _terminated(fh, shown, sep, counted)
             else:
-                yield from _length_prefixed(fh, shown, size, framing or "uleb128")
+                yield from _length_prefixed(fh, shown, size, framing or "uleb128", counted)
         finally:
             if close:
                 fh.close()
+
+    return Records(list(args.inputs), records, form == "hex" or (not form and sep == b"\n"))
 
 
 # -- notices and errors ------------------------------------------------------------------------

@@ -13,13 +13,16 @@ stdin is a terminal, and ``--yes`` answers for scripts (without a terminal and w
 ``--yes`` nothing is changed and the exit code is 2).
 
 Exit codes: 0 done; 1 (``delete`` only) a key to delete is not in the shard, nothing deleted;
-2 bad usage, bad input, or a file that cannot be read or written.
+2 bad usage, bad input, or a file that cannot be read or written; 130 (``create``) interrupted
+(^C), nothing written.
 """
 
 from __future__ import annotations
 
 import argparse
 import importlib
+import os
+import sys
 from typing import Any
 
 from ..errors import ShardkitError
@@ -39,6 +42,7 @@ _FORMATS: dict[str, str] = {
 #: Every format option of ``create`` (its ``dest``) and its flag, for :func:`refuse_options`.
 FORMAT_OPTIONS: dict[str, str] = {
     "index_init": "--index-init",
+    "input_format": "--input-format",
     "terminator": "--terminator",
     "length_prefixed": "--length-prefixed",
     "codec": "--codec",
@@ -92,7 +96,15 @@ def run_create(args: argparse.Namespace) -> int:
 
     def run() -> int:
         check_out(args.shard)
-        return int(module.run(args))
+        existed = os.path.exists(args.shard)
+        try:
+            return int(module.run(args))
+        except KeyboardInterrupt:  # said, as verify says it: what is (not) on disk
+            what = "is unchanged" if existed else "was not written"
+            sys.stderr.write(f"\nshardkit: interrupted: {args.shard} {what} (a shard is "
+                             "written under a temporary name, renamed only when complete: "
+                             "nothing partial is left); run the command again to create it\n")
+            return 130
 
     return run_guarded(args, run)
 
@@ -104,7 +116,8 @@ def _refuse_extreme(args: argparse.Namespace) -> int:
 
 _EPILOGS = {
     "create": "exit codes: 0 done (or skipped when answered no), 2 usage error, bad input (one "
-              "line naming the record or field) or a file that cannot be read or written",
+              "line naming the record or field) or a file that cannot be read or written, 130 "
+              "interrupted (^C: OUT not written, or left as it was)",
     "delete": "exit codes: 0 done (or skipped when answered no; with --ignore-missing, also "
               "when keys are not in the shard), 1 a key to delete is not in the shard (nothing "
               "deleted), 2 usage error or a file that cannot be read or "
@@ -121,8 +134,10 @@ def _add_create(sub: Any, own: argparse.ArgumentParser) -> None:
         "create", parents=[own], help=text,
         description="Write one shard OUT from INPUT... in the format --format names (default "
                     "swh). swh: INPUTs are files, stored under the sha256 of their content "
-                    "('-': file names from stdin). zss: INPUTs hold sorted records, as "
-                    "'zs make' takes them ('-': stdin). mdb: INPUT is the JSON 'shardkit dump' "
+                    "('-': file names from stdin), or the JSON of 'shardkit dump --values' "
+                    "(--input-format dump). zss, zs: INPUTs hold sorted records, as 'zs make' "
+                    "takes them ('-': stdin), or in hex or JSON as 'shardkit ls --hex|--json' "
+                    "prints them (--input-format hex|json). mdb: INPUT is the JSON 'shardkit dump' "
                     "prints for an MDB shard. amudai: INPUTs are NDJSON or CSV files, one stripe "
                     "each, as 'amudai-cmd ingest' takes them. OUT is written under a "
                     "temporary name and renamed when complete.",
@@ -144,6 +159,10 @@ def _add_create(sub: Any, own: argparse.ArgumentParser) -> None:
     g.add_argument("--index-init", choices=["tombstones", "zeros"],
                    help="unused index slots: tombstones (swh-shard >= 2, default) or "
                         "zeros (swh.perfecthash <= 1.3)")
+    g.add_argument("--input-format", choices=["hex", "json", "dump"],
+                   help="swh: dump: INPUT is the JSON 'shardkit dump --values' prints (keys and "
+                        "values kept); zss, zs: hex: one record a line in hex ('ls --hex'), "
+                        "json: a JSON list or JSON lines of hex strings ('ls --json')")
     g = p.add_argument_group("records (zss, zs), as 'zs make' takes them")
     g.add_argument("--terminator", metavar="BYTES",
                    help="the byte string after each record (default a newline; backslash "

@@ -6,7 +6,9 @@ with at least ``files`` and ``xorbs``). The shard is laid out by
 (``null``: an upload body), which lookup tables it has and their chunk-table order, the HMAC
 key, timestamps, totals and reserved bytes. A dump of a shard our writer reproduces gives the
 same bytes back; where it cannot (a record field the dump does not carry), the new shard is
-still written and the parts that differ are named (``differs`` in ``--json``).
+still written and the parts that differ are named (``differs`` in ``--json``). A dump edited by
+hand (a file or xorb deleted) keeps its form: the footer totals and the chunk table order,
+which described the shard before the edit, are computed again and named (``recomputed``).
 """
 
 from __future__ import annotations
@@ -195,6 +197,35 @@ def differences(want: Any, got: Any, path: str = "", out: list[str] | None = Non
     return out
 
 
+_TOTALS = ("stored_bytes_on_disk", "materialized_bytes", "stored_bytes")
+
+
+def _recomputed(dump: dict[str, Any], rebuilt: dict[str, Any], derived: list[str]) -> list[str]:
+    """What was computed again instead of taken from the dump: ``footer.X (old -> new)``."""
+    out = []
+    if "totals" in derived:
+        was, now = dump.get("footer") or {}, rebuilt.get("footer") or {}
+        out += [f"footer.{k} ({was.get(k)} -> {now.get(k)})" for k in _TOTALS
+                if was.get(k) != now.get(k)]
+    if "chunk_table" in derived:
+        was_rows = (dump.get("lookup_tables") or {}).get("chunk")
+        now_rows = (rebuilt.get("lookup_tables") or {}).get("chunk")
+        if was_rows != now_rows:
+            out.append(f"lookup_tables.chunk ({len(was_rows or ())} -> {len(now_rows or ())} "
+                       "rows, sorted by key)")
+    return out
+
+
+def _what_to_remove(problem: Any, dump: dict[str, Any]) -> str:
+    """For a dump edited by hand: which of its parts to delete to have them computed."""
+    if dump.get("footer") is None or problem.check not in ("footer", "totals", "lookup_table",
+                                                            "order"):
+        return ""  # a record that contradicts another: the problem names its field
+    part = "lookup_tables" if problem.check in ("lookup_table", "order") else "footer"
+    return (f" (an edited dump: delete its \"{part}\" to have it computed from the files "
+            "and xorbs; deleting \"footer\" also writes every lookup table)")
+
+
 def _load(args: argparse.Namespace) -> dict[str, Any]:
     if len(args.inputs) != 1:
         raise ShardkitError("create --format mdb: give one JSON input (shardkit dump --json "
@@ -227,19 +258,37 @@ def run(args: argparse.Namespace) -> int:
 
     refuse_options(args, _TAKES)
     dump = _load(args)
-    files = _files(_field(dump, "files", "input"))
-    xorbs = _xorbs(_field(dump, "xorbs", "input"))
-    kwargs = layout_options(dump)
-    try:
-        data = build_mdb(files, xorbs, **kwargs)
-    except ValueError as exc:
-        raise ShardkitError(f"create --format mdb: {exc}") from exc
-    with MdbShard(BytesSource(data, args.shard)) as shard:  # what was built reads back
-        problems = shard.verify()
-        rebuilt = json.loads(json.dumps(shard.to_dict(), default=str))
+    shown = "stdin" if args.inputs[0] == "-" else args.inputs[0]
+    try:  # a field of the dump that is not what it should be: named with the input
+        files = _files(_field(dump, "files", "input"))
+        xorbs = _xorbs(_field(dump, "xorbs", "input"))
+        kwargs = layout_options(dump)
+    except ShardkitError as exc:
+        exc.message = f"{shown}: {exc.message}"
+        raise
+
+    def built(options: dict[str, Any]) -> tuple[bytes, list[Any], dict[str, Any]]:
+        try:
+            data = build_mdb(files, xorbs, **options)
+        except ValueError as exc:
+            raise ShardkitError(f"create --format mdb: {exc}") from exc
+        with MdbShard(BytesSource(data, args.shard)) as shard:  # what was built reads back
+            return data, list(shard.verify()), json.loads(json.dumps(shard.to_dict(),
+                                                                     default=str))
+
+    data, problems, rebuilt = built(kwargs)
+    recomputed: list[str] = []
+    derived: list[str] = [k for k in ("totals", "chunk_table") if k in kwargs]
+    if problems and derived:
+        # an edited dump (a file, xorb or chunk removed): the footer's totals and the chunk
+        # table's order it carries describe the shard before the edit; computed again from
+        # the files and xorbs it now lists, the rest of its form kept
+        again = built({k: v for k, v in kwargs.items() if k not in derived})
+        data, problems, rebuilt = again  # its problems, if any, are the edit's own
+        recomputed = _recomputed(dump, rebuilt, derived)
     if problems:
         raise ShardkitError(f"create --format mdb: the shard built does not verify: "
-                            f"{problems[0]}")
+                            f"{problems[0]}{_what_to_remove(problems[0], dump)}")
     differs = differences(dump, rebuilt) if "sections" in dump else []
     if os.path.exists(args.shard) and not confirm(args, f"{args.shard} exists: replace it?"):
         print_out(args, "skipped", {"shard": args.shard, "created": False})
@@ -247,8 +296,11 @@ def run(args: argparse.Namespace) -> int:
     write_bytes_atomic(args.shard, data)
     out = {"shard": args.shard, "format": "mdb", "created": True, "size": len(data),
            "files": len(files), "xorbs": len(xorbs), "same_as_dump": not differs,
-           "differs": differs}
+           "differs": differs, "recomputed": recomputed}
     human = f"{args.shard}: {len(files)} files, {len(xorbs)} xorbs ({len(data)} bytes)"
+    if recomputed:
+        human += ("\nNOTE recomputed from the files and xorbs the dump lists (its values "
+                  "described the shard before it was edited): " + ", ".join(recomputed))
     if differs:
         human += ("\nNOTE the dump describes a shard this writer does not lay out the same way; "
                   "it differs in: " + ", ".join(differs))

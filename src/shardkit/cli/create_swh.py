@@ -11,10 +11,11 @@ the hash function that are not zeros).
 from __future__ import annotations
 
 import argparse
+import itertools
 import os
 import sys
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import Any, Literal
 
 from ..errors import ShardkitError
 from ..render import to_json
@@ -46,7 +47,12 @@ def cmd_create(args: argparse.Namespace) -> int:
     from ..writers.swh import write_swh_files
     from .create import refuse_options
 
-    refuse_options(args, {"index_init"})
+    refuse_options(args, {"index_init", "input_format"})
+    if args.input_format is not None:
+        if args.input_format != "dump":
+            raise ShardkitError(f"create --format swh: --input-format {args.input_format} is "
+                                "for zss and zs; swh takes files, or dump")
+        return _from_dump(args)
     if args.index_init is None:
         args.index_init = "tombstones"
     files = list(args.inputs)
@@ -72,6 +78,75 @@ def cmd_create(args: argparse.Namespace) -> int:
             "size": os.path.getsize(args.shard), "index_init": args.index_init}
     _out(args, f"{args.shard}: {len(added)} objects from {len(files)} files "
          f"({data['size']} bytes)", data)
+    return EXIT_OK
+
+
+def _dump_entries(name: str, found: list[str]) -> Iterator[tuple[bytes, bytes]]:
+    """``(key, value)`` of each entry of a ``dump --values`` JSON, streamed, checked."""
+    import re
+
+    from ..cli.common import iter_json_items
+
+    fh = sys.stdin.buffer if name == "-" else open(name, "rb")  # noqa: SIM115
+    shown = "stdin" if name == "-" else name
+    try:
+        head: list[str] = []
+        for i, entry in enumerate(iter_json_items(fh, shown, "entries", head)):
+            if i == 0:
+                m = re.search(r'"index_init"\s*:\s*"(\w+)"', head[0])
+                found.append(m.group(1) if m else "")
+            where = f"{shown}: entries[{i}]"
+            if not isinstance(entry, dict) or "key" not in entry:
+                raise ShardkitError(f"{where}: not an entry with a key")
+            if "value" not in entry:
+                raise ShardkitError(f"{where}: no value (make the dump with shardkit dump "
+                                    "--values)")
+            try:
+                key, value = bytes.fromhex(entry["key"]), bytes.fromhex(entry["value"])
+            except (TypeError, ValueError):
+                raise ShardkitError(f"{where}: key and value must be hex strings") from None
+            if len(key) != 32:
+                raise ShardkitError(f"{where}.key: SWH keys are 32 bytes (64 hex digits), "
+                                    f"got {len(key)}")
+            if "size" in entry and entry["size"] != len(value):
+                raise ShardkitError(f"{where}: size {entry['size']}, but the value has "
+                                    f"{len(value)} bytes")
+            yield key, value
+    finally:
+        if fh is not sys.stdin.buffer:
+            fh.close()
+
+
+def _from_dump(args: argparse.Namespace) -> int:
+    """``create --input-format dump``: the entries of ``dump --values``, keys and values kept
+    (in the dump's order; the unused-slot form it names unless ``--index-init`` is given)."""
+    from ..writers.swh import SwhShardWriter
+
+    if len(args.inputs) != 1:
+        raise ShardkitError("create --input-format dump: give one JSON input (shardkit dump "
+                            "--values output; '-' for stdin)")
+    name = args.inputs[0]
+    if os.path.exists(args.shard) and not _confirm(args, f"{args.shard} exists: replace it?"):
+        _out(args, "skipped", {"shard": args.shard, "created": False})
+        return EXIT_OK
+    progress = Progress(f"create {args.shard}", show_progress(args))
+    found: list[str] = []
+    entries = _dump_entries(name, found)
+    first = next(entries, None)
+    said = args.index_init or (found[0] if found else "")
+    init: Literal["tombstones", "zeros"] = "zeros" if said == "zeros" else "tombstones"
+    count = 0
+    try:
+        with SwhShardWriter(args.shard, index_init=init, overwrite=True) as w:
+            for key, value in itertools.chain([first] if first is not None else [], entries):
+                w.write(key, value)
+                count += 1
+                progress.count(count, "objects")
+    finally:
+        progress.finish()
+    data = {"shard": args.shard, "created": True, "objects": count,
+            "size": os.path.getsize(args.shard), "index_init": init}
+    _out(args, f"{args.shard}: {count} objects from {name} ({data['size']} bytes)", data)
     return EXIT_OK
 
 

@@ -16,11 +16,11 @@ import os
 
 from ..errors import ShardkitError
 from .common import EXIT_OK, Progress, iter_records, print_out, show_progress
-from .create_zss import may_write, metadata_object, record_options
+from .create_zss import may_write, metadata_object, record_options, unsorted
 
 __all__ = ["run"]
 
-_TAKES = {"terminator", "length_prefixed", "codec", "metadata", "approx_block_size",
+_TAKES = {"input_format", "terminator", "length_prefixed", "codec", "metadata", "approx_block_size",
           "branching_factor", "level", "jobs"}
 _LEVELS: dict[str, tuple[int | str, ...]] = {"deflate": tuple(range(10)),
                                              "lzma": (0, 1, "0e", "1e")}
@@ -48,13 +48,12 @@ def run(args: argparse.Namespace) -> int:
     if args.level is not None:
         options["level"] = args.level
     progress = Progress(f"create {args.shard}", show_progress(args))
+    records = iter_records(args)
     try:
-        count = write_zs(args.shard, iter_records(args),
+        count = write_zs(args.shard, records,
                          progress=lambda n: progress.count(n, "records"), **options)
     except UnsortedInputError as exc:
-        raise ShardkitError(f"record {exc.index} is not sorted: {exc.record[:40]!r} comes after "
-                            f"{exc.previous[:40]!r} (ZS records must be in byte order: sort "
-                            "them first, e.g. LC_ALL=C sort)") from None
+        raise unsorted(records, exc.index, exc.record, exc.previous, "ZS") from None
     except ValueError as exc:  # no records
         raise ShardkitError(f"create --format zs: {exc}") from None
     finally:

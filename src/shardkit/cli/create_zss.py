@@ -14,11 +14,11 @@ from collections.abc import Iterator
 from typing import Any
 
 from ..errors import ShardkitError
-from .common import EXIT_OK, Progress, confirm, iter_records, print_out, show_progress
+from .common import EXIT_OK, Progress, Records, confirm, iter_records, print_out, show_progress
 
 __all__ = ["run"]
 
-_TAKES = {"terminator", "length_prefixed", "codec", "metadata", "approx_block_size",
+_TAKES = {"input_format", "terminator", "length_prefixed", "codec", "metadata", "approx_block_size",
           "branching_factor", "level"}
 _OVERHEAD = {"u64le": 8, "uleb128": 1}
 
@@ -36,14 +36,20 @@ def metadata_object(text: str | None) -> dict[str, Any]:
     return value
 
 
-def _checked(records: Iterator[bytes], progress: Progress) -> Iterator[bytes]:
+def unsorted(records: Records, index: int, record: bytes, previous: bytes,
+             fmt: str) -> ShardkitError:
+    """The error for the record of overall number ``index``, smaller than the one before."""
+    return ShardkitError(f"{records.where(index)} is not sorted: {record[:40]!r} comes after "
+                         f"{previous[:40]!r} ({fmt} records must be in byte order: sort them "
+                         "first, e.g. LC_ALL=C sort)")
+
+
+def _checked(records: Records, progress: Progress) -> Iterator[bytes]:
     """The records, refused at the first one smaller than the one before (one line)."""
     prev: bytes | None = None
     for number, record in enumerate(records):
         if prev is not None and record < prev:
-            raise ShardkitError(f"record {number} is not sorted: {record[:40]!r} comes after "
-                                f"{prev[:40]!r} (ZSS records must be in byte order: sort "
-                                "them first, e.g. LC_ALL=C sort)")
+            raise unsorted(records, number, record, prev, "ZSS")
         prev = record
         if not number % 4096:
             progress.count(number, "records")
@@ -53,6 +59,9 @@ def _checked(records: Iterator[bytes], progress: Progress) -> Iterator[bytes]:
 def record_options(args: argparse.Namespace, options: dict[str, Any]) -> dict[str, Any]:
     """``options`` plus the block size, branching factor and per-record overhead that ZSS and
     ZS writers share, from ``args`` (checked)."""
+    if getattr(args, "input_format", None) == "dump":
+        raise ShardkitError(f"create --format {args.format}: --input-format dump is for swh; "
+                            "records come raw, or as hex or json ('shardkit ls --hex|--json')")
     if args.approx_block_size is not None:
         options["approx_block_size"] = args.approx_block_size
     if args.branching_factor is not None:

@@ -12,15 +12,27 @@ import json
 import sys
 from typing import Any
 
+from ..errors import ShardkitError
 from .common import EXIT_OK, EXIT_PROBLEMS, io_options, load_spec, run_guarded
 
 __all__ = ["add_parser", "run_diff"]
 
 
+def _opened(name: str, fmt: str | None, io: Any, options: dict[str, Any]) -> Any:
+    """``open_reader(name)``, an error naming ``name`` (diff reads two: say which failed)."""
+    from ..formats import open_reader
+
+    try:
+        return open_reader(name, fmt, io_options=io, **options)
+    except ShardkitError as exc:
+        if not exc.message.startswith(name):
+            exc.message = f"{name}: {exc.message}"
+        raise
+
+
 def run_diff(args: argparse.Namespace) -> int:
     """Open both, print their differences; 0 same, 1 different."""
     from ..diff import diff
-    from ..formats import open_reader
 
     def run() -> int:
         options: dict[str, Any] = {}
@@ -29,10 +41,9 @@ def run_diff(args: argparse.Namespace) -> int:
         io = io_options(args)
         count = 0
         shown = args.limit
-        with open_reader(args.a, args.format, io_options=io, **options) as a, \
-                open_reader(args.b, args.format, io_options=io, **options) as b:
-            args.file = args.a
-            for d in diff(a, b):
+        with _opened(args.a, args.format, io, options) as a, \
+                _opened(args.b, args.format, io, options) as b:
+            for d in diff(a, b):  # its errors name the side they come from
                 count += 1
                 if shown is None or count <= shown:
                     line = json.dumps(d.to_dict(), default=str) if args.json else str(d)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import functools
 import inspect
+import json
 import sys
 from collections.abc import Callable
 from typing import Any
@@ -158,7 +159,14 @@ def _arg_bytes(text: str | None) -> bytes | None:
 def cmd_get(args: argparse.Namespace, reader: Any) -> int:
     """``shardkit get``: one value, raw to stdout or ``-o``; structured values as JSON."""
     try:
-        key = reader.parse_key(args.key)
+        try:
+            key = reader.parse_key(args.key)
+        except EntryNotFoundError:
+            raise
+        except ShardkitError as exc:  # a key this format cannot have: named with the file
+            if not exc.message.startswith(args.file):
+                exc.message = f"{args.file}: {exc.message}"
+            raise
         try:
             value = reader[key]
         except EntryNotFoundError:
@@ -185,13 +193,16 @@ def cmd_get(args: argparse.Namespace, reader: Any) -> int:
         return EXIT_OK
     value = bytes(value)
     if args.json:
-        import base64
         import hashlib
 
-        data: dict[str, Any] = {"key": reader.format_key(key), "size": len(value),
+        # bytes in JSON are hex everywhere (ls --json, dump, get --json): see conventions.md
+        shown = reader.format_key(key)
+        if "hex" in inspect.signature(reader.format_key).parameters:
+            shown = reader.format_key(key, hex=True)
+        data: dict[str, Any] = {"key": shown, "size": len(value),
                                 "sha256": hashlib.sha256(value).hexdigest()}
         if args.output is None:
-            data["value_base64"] = base64.b64encode(value).decode("ascii")
+            data["value_hex"] = value.hex()
         else:
             data["written_to"] = args.output
     if args.output is not None:
@@ -314,7 +325,33 @@ def cmd_head(args: argparse.Namespace, reader: Any) -> int:
 
 def cmd_dump(args: argparse.Namespace, reader: Any) -> int:
     """``shardkit dump``: the whole object tree as JSON."""
+    if args.values:
+        return _dump_values(args, reader)
     sys.stdout.write(to_json(reader.to_dict(), indent=2 if not args.compact else None) + "\n")
+    return EXIT_OK
+
+
+def _dump_values(args: argparse.Namespace, reader: Any) -> int:
+    """``dump --values`` (SWH): the tree with each entry's value in hex, entries in the order
+    of their objects in the file (what ``create --input-format dump`` writes back in the same
+    order); the values are read and written one at a time."""
+    if getattr(reader, "format_id", None) != "swh":
+        raise ShardkitError(f"dump --values: for SWH shards, not {reader.format_name} (ZSS and "
+                            "ZS records are their own values: shardkit ls --json)")
+    tree = reader.to_dict()
+    entries = sorted(tree["entries"], key=lambda e: e["offset"])
+    mark = "\x00entries\x00"
+    tree["entries"] = mark
+    indent = None if args.compact else 2
+    head, tail = to_json(tree, indent=indent).split(json.dumps(mark), 1)
+    write = sys.stdout.write
+    write(head + "[")
+    sep = ", " if indent is None else ",\n    "
+    for i, entry in enumerate(entries):
+        value = bytes(reader[bytes.fromhex(entry["key"])])
+        write(("" if indent is None else "\n    ") if not i else sep)
+        write(json.dumps({**entry, "value": value.hex()}))
+    write(("" if indent is None or not entries else "\n  ") + "]" + tail + "\n")
     return EXIT_OK
 
 
@@ -393,16 +430,16 @@ def add_parser(sub: Any, common: argparse.ArgumentParser) -> None:
         p.add_argument("file", metavar="FILE", help="shard file, dataset folder or URL")
         if name == "info":
             p.add_argument("--counts", action="store_true",
-                           help="also counts that need a full scan: ZSS records and blocks; "
+                           help="also counts that need a full scan: ZSS and ZS records and blocks; "
                                 "SWH live/deleted/unused entries (by default for local SWH "
                                 "files of modest size); Neuroglancer shard files and chunks "
                                 "(by default for a local dataset only)")
         if name == "ls":
-            p.add_argument("--hex", action="store_true", help="print keys as hex (ZSS)")
+            p.add_argument("--hex", action="store_true", help="print keys as hex (ZSS, ZS)")
             for opt, what in (("prefix", "records starting with P"),
                               ("start", "records >= P"), ("stop", "records < P")):
                 p.add_argument(f"--{opt}", metavar="P",
-                               help=f"only {what} (ZSS; text, or hex:... for bytes)")
+                               help=f"only {what} (ZSS, ZS; text, or hex:... for bytes)")
             p.add_argument("--scale", metavar="KEY",
                            help="Neuroglancer image dataset: the chunk ids of this scale (key "
                                 "or index), sorted")
@@ -431,11 +468,14 @@ def add_parser(sub: Any, common: argparse.ArgumentParser) -> None:
         if name == "get":
             p.add_argument("key", metavar="KEY",
                            help="the key: hex (SWH), display hex (MDB: a file, xorb or chunk "
-                                "hash), escaped text or hex:... (ZSS), a decimal chunk id "
+                                "hash), escaped text or hex:... (ZSS, ZS), a decimal chunk id "
                                 "(Neuroglancer), a column path (Amudai)")
             p.add_argument("-o", "--output", metavar="OUT", help="write the value to OUT")
         if name == "dump":
             p.add_argument("--compact", action="store_true", help="one-line JSON")
+            p.add_argument("--values", action="store_true",
+                           help="SWH: each entry's value too, in hex, entries in file order "
+                                "(what create --input-format dump takes)")
     p = sub.add_parser("formats", parents=[base_parser()], help="list the formats shardkit knows",
                        description="list the formats shardkit knows and how it recognises each")
     p.set_defaults(subparser=p, run=cmd_formats)

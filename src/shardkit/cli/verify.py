@@ -23,6 +23,7 @@ from .common import (
     EXIT_PROBLEMS,
     Progress,
     call_with,
+    check_out,
     io_options,
     load_spec,
     print_out,
@@ -144,7 +145,15 @@ def cli_verify(args: Any, spec: Mapping[str, Any] | None) -> int:
     """``shardkit verify`` over many targets; returns the exit code."""
     from tqdm import tqdm  # type: ignore[import-untyped,unused-ignore]
 
-    from ..bulk import _check_io_options, _problem_text, connect, format_line, read_target_list
+    from ..bulk import (
+        _check_io_options,
+        _has_glob,
+        _problem_text,
+        connect,
+        expand_targets,
+        format_line,
+        read_target_list,
+    )
     from ..bulk import run as bulk_run
 
     items: list[str] = list(args.file)
@@ -165,6 +174,15 @@ def cli_verify(args: Any, spec: Mapping[str, Any] | None) -> int:
         raise ShardkitError("--timeout must be positive")
     io = _check_io_options(io_options(args))
     show_all = getattr(args, "all", False)
+    report = args.report or args.resume
+    if report is not None:  # named as given, before any shard is read
+        check_out(report)
+    # a glob that matches nothing is a mistake in the command, not an unreadable shard
+    targets = expand_targets(items, format=args.format, spec=spec)
+    unmatched = [t.name for t in targets if t.error is not None and
+                 t.error.get("type") == "NoMatch" and _has_glob(t.name)]
+    if unmatched:
+        raise ShardkitError(f"{', '.join(unmatched)}: no file matched (nothing verified)")
 
     done = [0]
 
@@ -185,9 +203,8 @@ def cli_verify(args: Any, spec: Mapping[str, Any] | None) -> int:
     client = None
     if args.dask is not None:
         client, close = connect(args.dask, args.jobs)
-    report = args.report or args.resume
     try:
-        summary = bulk_run(items, "verify", jobs=args.jobs, client=client,
+        summary = bulk_run(targets, "verify", jobs=args.jobs, client=client,
                            report=report, resume=args.resume,
                            timeout=args.timeout, content_hash=args.content_hash,
                            name_check=args.name_check, strict=getattr(args, "strict", False),

@@ -136,9 +136,7 @@ class ShardedKV(Mapping[int, bytes]):
         except EntryNotFoundError:
             raise
         except ShardkitError as exc:
-            name = f"{self.name}/{self.spec.shard_name(reader.shard_number or 0)}"
-            if name not in exc.message:
-                exc.message = f"{name}: {exc.message}"
+            self._name_error(exc, reader.shard_number or 0)
             raise
 
     def __getitem__(self, key: int) -> bytes:
@@ -171,6 +169,16 @@ class ShardedKV(Mapping[int, bytes]):
             self._forget(number)
             raise EntryNotFoundError(key, f"chunk {key} not found (no shard file "
                                      f"{self.spec.shard_name(number)})") from exc
+        except EntryNotFoundError:
+            raise
+        except ShardkitError as exc:  # a damaged shard file: named
+            self._name_error(exc, number)
+            raise
+
+    def _name_error(self, exc: ShardkitError, number: int) -> None:
+        name = f"{self.name}/{self.spec.shard_name(number)}"
+        if name not in exc.message:
+            exc.message = f"{name}: {exc.message}"
 
     def __contains__(self, key: object) -> bool:
         if not isinstance(key, (int, np.integer)) or isinstance(key, bool):
@@ -184,6 +192,9 @@ class ShardedKV(Mapping[int, bytes]):
         except FileNotFoundError:
             self._forget(number)
             return False
+        except ShardkitError as exc:  # a damaged shard file: named
+            self._name_error(exc, number)
+            raise
 
     def get_many(self, keys: Iterable[int], default: Any = _MISSING) -> list[Any]:
         """Values of many keys: grouped by shard, each shard's reads coalesced."""
