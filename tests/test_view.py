@@ -36,6 +36,7 @@ DATA = Path(__file__).parent / "data"
 SWH_TINY = DATA / "swh" / "tiny.shard"
 SWH_MEDIUM = DATA / "swh" / "medium.shard"
 ZSS_TINY = DATA / "zss" / "tiny_zlib.zss"
+ZS_LETTERS = DATA / "zs" / "reference" / "letters-lzma.zs"
 ZSS_CORRUPT = DATA / "zss" / "corrupt_medium_zlib.zss"
 AMUDAI = DATA / "amudai" / "single.amudai.shard"
 MDB = sorted((DATA / "mdb" / "real" / "session").glob("*.mdb"))[0]
@@ -129,7 +130,7 @@ def test_parse_offset() -> None:
 # -- selecting a node highlights map's range, for every format -----------------------------------
 
 
-FILES = [SWH_TINY, ZSS_TINY, AMUDAI, MDB]
+FILES = [SWH_TINY, ZSS_TINY, ZS_LETTERS, AMUDAI, MDB]
 
 
 @pytest.mark.parametrize("path", FILES, ids=lambda p: p.name[:20])
@@ -298,6 +299,45 @@ def test_zss_lookup_and_goto_read_no_more_than_their_path(
         assert (sec.start, sec.end) == (node.start, node.end)
 
     drive(source, script, format="zss")
+
+
+@pytest.mark.parametrize("name", ["letters-lzma.zs", "letters-none.zs"])
+def test_zs_index_tree_lookup_and_goto(monkeypatch: pytest.MonkeyPatch, name: str) -> None:
+    """ZS addresses blocks by file offset (ZSS by a virtual offset from 0): the index tree
+    opens from the root, `/` selects the record's block through it and `g` lands on a block,
+    with the layout left closed (as on a large file)."""
+    monkeypatch.setattr("shardkit.view.expand.SCAN_LIMIT", 0)
+    path = DATA / "zs" / "reference" / name
+
+    async def script(app: ViewApp, pilot: Any, reader: Any) -> None:
+        tree = next(t for t in app.tree_view.root.children if t.data.node.key == "index tree")
+        assert tree.data.node.start == reader.root
+        app.populate(tree)
+        root_block = tree.children[0].data.node
+        assert root_block.path == f"/blocks/@{reader.root}"
+        assert root_block.value.startswith(f"level {reader.root_level} index block")
+        target = app.jump_to_key("n")
+        await pilot.pause()
+        assert target is not None
+        node = app.selected()
+        assert node.path == target.path and node.note == "level 0 data block"
+        voffset = int(target.path.split("@")[1])
+        info, body = next(iter(reader.iter_blocks(voffset)))
+        assert b"n" in reader.records_of(info, body)
+        assert app.hex.highlight == (info.offset, info.offset + info.size)
+        # a byte in the middle of the blocks selects the block holding it
+        middle = (reader.blocks_offset + reader.root) // 2
+        app.goto(middle)
+        await pilot.pause()
+        node = app.selected()
+        assert node.covers(middle) and node.path.startswith("/blocks/@"), node.path
+        assert app.hex.cursor == middle
+        sec = next(s for s in reader.sections() if s.name == node.path)
+        assert (sec.start, sec.end) == (node.start, node.end)
+        layout = next(t for t in app.tree_view.root.children if t.data.node.key == "layout")
+        assert not layout.data.populated
+
+    drive(path, script)
 
 
 def test_slash_finds_an_mdb_file_record() -> None:

@@ -156,7 +156,9 @@ def index_tree(reader: Any, base: str = "") -> Node | None:
     if not _is_block_tree(reader):
         return None
     root = reader.frame(reader.root)
-    first = reader.frame(0).offset  # the first block: the blocks' subtrees start there
+    # the first block: the blocks' subtrees start there (ZSS addresses blocks by a virtual
+    # offset that starts at 0, ZS by their offset in the file, after the header)
+    first = reader.frame(getattr(reader, "blocks_offset", 0)).offset
 
     def kids() -> Children:
         return FuncChildren(1, lambda lo, hi: [_block_node(reader, reader.root, base, root)],
