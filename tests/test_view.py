@@ -340,6 +340,52 @@ def test_zs_index_tree_lookup_and_goto(monkeypatch: pytest.MonkeyPatch, name: st
     drive(path, script)
 
 
+def test_amudai_map_names_every_field_descriptor() -> None:
+    out = subprocess.run([sys.executable, "-m", "shardkit", "map", "--json", str(AMUDAI)],
+                         check=True, capture_output=True, text=True).stdout
+    rows = json.loads(out)
+    names = [r["name"] for r in rows]
+    assert len(names) == len(set(names))  # no two sections share a name
+    with shardkit.open(AMUDAI) as reader:
+        fields = [n.path for n in reader.iter_fields()]
+        refs = reader._shard_field_list
+    descriptors = [r for r in rows if r["note"] == "FieldDescriptor record"]
+    assert [r["name"] for r in descriptors] == [f"/fields/{f}/descriptor" for f in fields]
+    assert [(r["start"], r["end"]) for r in descriptors] == [(x.start, x.end) for x in refs]
+
+
+def test_amudai_field_nodes_are_their_own_pieces() -> None:
+    """Every field descriptor is a node; a field's node is its descriptor and buffers, not
+    the span from the first to the last (which holds every other field's data)."""
+
+    async def script(app: ViewApp, pilot: Any, reader: Any) -> None:
+        sec = {s.name: s for s in reader.sections()}
+        refs = reader._shard_field_list
+        for field, ref in zip(reader.iter_fields(), refs, strict=True):
+            middle = (ref.start + ref.end) // 2
+            app.goto(middle)
+            await pilot.pause()
+            assert app.selected().path == f"/fields/{field.path}/descriptor"
+            assert app.hex.highlight == (ref.start, ref.end)
+        own = sorted((s.start, s.end) for name, s in sec.items()
+                     if name.startswith("/stripes/0/fields/id/"))
+        assert len(own) == 2  # the data buffer and the descriptor, far apart
+        tnode = app.reveal_path("/stripes/0/fields/id")
+        await pilot.pause()
+        node = app.selected()
+        assert tnode is not None and node.path == "/stripes/0/fields/id"
+        assert node.pieces == own and app.hex.pieces == own
+        assert "in 2 pieces" in status(app)
+        small = sec["/stripes/0/fields/small/data"]
+        assert own[0][1] <= small.start and small.end <= own[1][0]
+        assert not node.covers(small.start)  # another field's data is not the id field's
+        app.goto(small.start)
+        await pilot.pause()
+        assert app.selected().path == "/stripes/0/fields/small/data"
+
+    drive(AMUDAI, script)
+
+
 def test_slash_finds_an_mdb_file_record() -> None:
     async def script(app: ViewApp, pilot: Any, reader: Any) -> None:
         first = next(iter(reader.keys()))

@@ -345,6 +345,8 @@ class ViewApp(App[int]):
             text.append(f": {v}", style="bold red" if node.key == "error" else "")
         if node.start is not None and node.end is not None:
             text.append(f"  [{node.start}, {node.end})", style="dim")
+            if node.pieces is not None:
+                text.append(f" in {len(node.pieces)} pieces", style="dim")
         elif node.start is not None:
             text.append(f"  @{node.start}", style="dim")
         return text
@@ -420,7 +422,7 @@ class ViewApp(App[int]):
             self.hex.show_range(*rng, move_cursor=not keep)
         elif node.start is not None and source is not None:
             end = node.end if node.end is not None else node.start + 1
-            self.hex.show_range(node.start, end, move_cursor=not keep)
+            self.hex.show_range(node.start, end, move_cursor=not keep, pieces=node.pieces)
         self.update_status()
 
     def selected(self) -> Node | None:
@@ -438,7 +440,10 @@ class ViewApp(App[int]):
                          f"{hexp.size_bytes}")
         if node is not None:
             where = node.path or node.key
-            if node.start is not None and node.end is not None:
+            if node.pieces is not None:
+                where += (f"  {node.byte_count} bytes in {len(node.pieces)} pieces of "
+                          f"[{node.start}, {node.end})")
+            elif node.start is not None and node.end is not None:
                 where += f"  [{node.start}, {node.end}) {node.end - node.start} bytes"
             parts.append(where)
         if self.message:

@@ -53,6 +53,8 @@ class HexPane(Widget, can_focus=True):
         super().__init__(id=id)
         self.source = source
         self.highlight: tuple[int, int] | None = None
+        #: The highlighted bytes: ``highlight``, or the pieces of a node with gaps in it.
+        self.pieces: list[tuple[int, int]] = []
         self.reads = 0  # range reads made (tests check that only the window is read)
         self._window: tuple[int, int, bytes] | None = None  # (start, end, bytes) last read
         self.error: str | None = None
@@ -73,13 +75,17 @@ class HexPane(Widget, can_focus=True):
             self.source = source
             self._window = None
             self.highlight = None
+            self.pieces = []
             self.top = 0
             self.cursor = 0
             self.refresh()
 
-    def show_range(self, start: int, end: int, *, move_cursor: bool = True) -> None:
-        """Highlight ``[start, end)``; bring ``start`` into view (and the cursor there)."""
+    def show_range(self, start: int, end: int, *, move_cursor: bool = True,
+                   pieces: list[tuple[int, int]] | None = None) -> None:
+        """Highlight ``[start, end)`` (only its ``pieces``, if given); bring ``start`` into
+        view (and the cursor there)."""
         self.highlight = (start, end)
+        self.pieces = list(pieces) if pieces else [(start, end)]
         if move_cursor:
             self.set_cursor(start, notify=False)
         self.refresh()
@@ -118,7 +124,7 @@ class HexPane(Widget, can_focus=True):
         except (ShardkitError, OSError) as exc:
             return Text(f"cannot read bytes [{start}, {end}): {exc}", style="red")
         width = max(8, len(f"{size:x}"))
-        lo, hi = self.highlight or (-1, -1)
+        lit = self._lit(start, end)
         out = Text(no_wrap=True, overflow="crop")
         for i in range(0, len(data), ROW):
             row = start + i
@@ -126,22 +132,26 @@ class HexPane(Widget, can_focus=True):
             chunk = data[i : i + ROW]
             for j, b in enumerate(chunk):
                 at = row + j
-                out.append(f"{b:02x}", style=self._style(at, lo, hi))
+                out.append(f"{b:02x}", style=self._style(at, lit))
                 out.append(" " if j != 7 else "  ")
             out.append("   " * (ROW - len(chunk)) + (" " if len(chunk) <= 7 else ""))
             out.append(" ")
             for j, b in enumerate(chunk):
                 at = row + j
-                out.append(chr(b) if 32 <= b < 127 else ".", style=self._style(at, lo, hi))
+                out.append(chr(b) if 32 <= b < 127 else ".", style=self._style(at, lit))
             out.append("\n")
         if not data:
             out.append("(empty file)", style="dim")
         return out
 
-    def _style(self, at: int, lo: int, hi: int) -> str:
+    def _lit(self, start: int, end: int) -> list[tuple[int, int]]:
+        """The highlighted pieces that meet the rows ``[start, end)`` on screen."""
+        return [(a, b) for a, b in self.pieces if a < end and b > start]
+
+    def _style(self, at: int, lit: list[tuple[int, int]]) -> str:
         if at == self.cursor:
             return "reverse bold"
-        if lo <= at < hi:
+        if any(a <= at < b for a, b in lit):
             return "black on yellow"
         return ""
 

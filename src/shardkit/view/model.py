@@ -63,8 +63,9 @@ class ListChildren(Children):
     def __init__(self, items: Sequence[Node]) -> None:
         self.items = list(items)
         self._keys = {n.key: i for i, n in enumerate(self.items)}
-        ranged = [(n.start, -(n.end or 0), i) for i, n in enumerate(self.items)
-                  if n.start is not None and n.end is not None]
+        ranged = [(a, -b, i) for i, n in enumerate(self.items) for a, b in (
+            n.pieces if n.pieces is not None else [(n.start, n.end)] if
+            n.start is not None and n.end is not None else [])]
         ranged.sort()
         self._starts = [s for s, _, _ in ranged]
         self._ranged = ranged
@@ -145,6 +146,9 @@ class Node:
         source: The file the range is in (``None``: the viewer's main file).
         children: Makes the children on first expansion (``None``: a leaf).
         owner: For a file's ``layout`` node: the reader of that file (``m`` maps it).
+        pieces: For a node that groups ranges with gaps between them (an Amudai field: its
+            descriptor and its buffers), those ranges, sorted; ``start``/``end`` then span
+            them, and only the pieces are the node's bytes (``covers``, the highlight).
     """
 
     key: str
@@ -156,6 +160,7 @@ class Node:
     source: ByteSource | None = None
     children: Callable[[], Children] | None = None
     owner: Any = None
+    pieces: list[tuple[int, int]] | None = None
     _made: Children | None = dataclasses.field(default=None, repr=False)
 
     @property
@@ -188,12 +193,24 @@ class Node:
             text += f": {v}"
         if self.start is not None and self.end is not None:
             text += f"  [{self.start}, {self.end})"
+            if self.pieces is not None:
+                text += f" in {len(self.pieces)} pieces"
         return text
 
     def covers(self, offset: int) -> bool:
-        """Whether ``offset`` is in the node's range."""
+        """Whether ``offset`` is in the node's range (in one of its pieces, if it has some)."""
+        if self.pieces is not None:
+            k = bisect.bisect_right(self.pieces, (offset, 1 << 62)) - 1
+            return k >= 0 and self.pieces[k][0] <= offset < self.pieces[k][1]
         return self.start is not None and self.end is not None and \
             (self.start <= offset < self.end or self.start == self.end == offset)
+
+    @property
+    def byte_count(self) -> int | None:
+        """Bytes the node holds: its pieces' total, or its range's length."""
+        if self.pieces is not None:
+            return sum(b - a for a, b in self.pieces)
+        return self.size
 
 
 def group_spans(lo: int, hi: int, page: int = PAGE) -> list[tuple[int, int]]:
@@ -278,7 +295,11 @@ def layout_children(sections: Iterable[Any], source: ByteSource | None,
         level = tree
         for p in parts[:-1]:
             level = level.setdefault(p, {"": None, "/": {}})["/"]
-        level.setdefault(parts[-1], {"": None, "/": {}})[""] = s
+        last, n = parts[-1], 1
+        while last in level and level[last][""] is not None:  # a name given twice: keep both
+            n += 1
+            last = f"{parts[-1]} ({n})"
+        level.setdefault(last, {"": None, "/": {}})[""] = s
     return _layout_level(tree, base + "/", source, expand)
 
 
@@ -290,12 +311,15 @@ def _layout_level(level: dict[str, Any], base: str, source: ByteSource | None,
         path = f"{base}{key}"
         if sec is not None:
             start, end, note = sec.start, sec.end, sec.note
+            pieces = None
         else:
-            spans = list(_spans(sub))
-            start = min(a for a, _ in spans) if spans else None
-            end = max(b for _, b in spans) if spans else None
+            pieces = _merge(_spans(sub))
+            start = pieces[0][0] if pieces else None
+            end = max(b for _, b in pieces) if pieces else None
             note = ""
-        node = Node(key, path, note or None, start, end, note, source)
+            if len(pieces) <= 1:
+                pieces = None  # one run of bytes: the range says it all
+        node = Node(key, path, note or None, start, end, note, source, pieces=pieces)
         if sub:
             node.children = (lambda sub=sub, path=path:
                              _layout_level(sub, path + "/", source, expand))
@@ -304,6 +328,18 @@ def _layout_level(level: dict[str, Any], base: str, source: ByteSource | None,
         nodes.append(node)
     nodes.sort(key=lambda n: (n.start if n.start is not None else -1, n.key))
     return ListChildren(nodes)
+
+
+def _merge(spans: Iterable[tuple[int, int]]) -> list[tuple[int, int]]:
+    """Sorted ranges with those that touch or overlap joined."""
+    out: list[tuple[int, int]] = []
+    for a, b in sorted(spans):
+        if out and a <= out[-1][1]:
+            if b > out[-1][1]:
+                out[-1] = (out[-1][0], b)
+        else:
+            out.append((a, b))
+    return out
 
 
 def _spans(level: dict[str, Any]) -> Iterable[tuple[int, int]]:
