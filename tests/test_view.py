@@ -219,6 +219,41 @@ def test_dataset_lists_shard_files_and_highlights_map_range(dataset: Path) -> No
     drive(dataset, script)
 
 
+@pytest.mark.parametrize(("path", "field", "value"), [
+    (SWH_TINY, "/header/num_objects", lambda r: r.header.objects_count),
+    (ZSS_TINY, "/header/root_voffset", lambda r: r.root),
+    (ZS_LETTERS, "/header/ofs_root_index", lambda r: r.root),
+    (AMUDAI, "/directory/len_payload",
+     lambda r: r.directory_ref.end - r.directory_ref.start - 8),
+    (MDB, "/footer/ofs_file_info", lambda r: r.files[0].offset),
+], ids=["swh", "zss", "zs", "amudai", "mdb"])
+def test_leaf_fields_have_their_exact_bytes(path: Path, field: str, value: Any) -> None:
+    """A header's fields are nodes with their own bytes (Kaitai's positions), not the
+    header's: selecting one highlights exactly the bytes its value is read from."""
+
+    async def script(app: ViewApp, pilot: Any, reader: Any) -> None:
+        tnode = app.reveal_path(field)
+        await pilot.pause()
+        assert tnode is not None
+        node = app.selected()
+        assert node.path == field
+        start, end = app.hex.highlight
+        assert (start, end) == (node.start, node.end) and end - start in (4, 8)
+        raw = path.read_bytes()[start:end]
+        expected = value(reader)
+        assert expected in (int.from_bytes(raw, "little"), int.from_bytes(raw, "big"))
+        assert node.value.split(" ")[0] == str(expected)
+        parent = field.rsplit("/", 1)[0]
+        sec = next(s for s in reader.sections() if s.name == parent)
+        assert sec.start <= start and end <= sec.end and end - start < sec.end - sec.start
+        # the hex cursor on the field's last byte selects the field
+        app.goto(end - 1)
+        await pilot.pause()
+        assert app.selected().path == field
+
+    drive(path, script)
+
+
 # -- keys: / g v m ? q ------------------------------------------------------------------------
 
 

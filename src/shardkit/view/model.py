@@ -372,7 +372,7 @@ def file_nodes(reader: Any, source: ByteSource | None = None, base: str = "") ->
     """
     from .expand import expander_for
 
-    expand = expander_for(reader, source, base)
+    expand = _with_fields(reader, source, base, expander_for(reader, source, base))
     cache: dict[str, Any] = {}
 
     def secs() -> dict[str, Any]:
@@ -416,6 +416,33 @@ def file_nodes(reader: Any, source: ByteSource | None = None, base: str = "") ->
         out.append(Node("dump", f"{base}/dump", "the tree of `shardkit dump`", source=source,
                         children=guarded(dump_kids, f"{base}/dump")))
     return out
+
+
+def _with_fields(reader: Any, source: ByteSource | None, base: str,
+                 expand: Callable[[Node], None] | None) -> Callable[[Node], None]:
+    """``expand``, then: a section with no children of its own gets its Kaitai fields, each
+    with its exact range (``/header`` -> ``/header/num_objects``: its 8 bytes)."""
+    from .fields import field_nodes, kaitai_class, trace
+
+    made: dict[str, Any] = {}
+
+    def traced() -> Any:
+        if "trace" not in made:
+            cls = kaitai_class(reader)
+            made["trace"] = trace(cls, source or reader.source) if cls is not None else None
+        return made["trace"]
+
+    def run(node: Node) -> None:
+        if expand is not None:
+            expand(node)
+        if node.children is not None or node.start is None or not node.path.startswith(base):
+            return
+        t = traced()
+        f = t.find(node.path[len(base):]) if t is not None else None
+        if f is not None and f.children and (f.start, f.end) == (node.start, node.end):
+            node.children = lambda: field_nodes(f, node.source or source)
+
+    return run
 
 
 def _cheap_sections(reader: Any) -> bool:
