@@ -473,10 +473,10 @@ def test_v_lists_the_problems_of_a_corrupt_sample_and_enter_jumps() -> None:
         assert not isinstance(app.screen, ListScreen)
         assert app.hex.cursor == expected[0].offset
         assert expected[0].message in status(app)
-        # the map cannot be read past the bad block: the index tree finds the block
+        # the map cannot be read past the bad block: the layout's one error node is there
         node = app.selected()
         assert node.covers(expected[0].offset)
-        assert expected[0].field.startswith(node.path + "/") and node.path.startswith("/blocks/@")
+        assert node.key == "error" and node.path == expected[0].field
 
     drive(ZSS_CORRUPT, script)
 
@@ -783,7 +783,7 @@ def test_opening_with_an_offset_selects_its_node_once_open() -> None:
 
 
 def test_an_error_opening_ends_the_app_with_it() -> None:
-    error = ShardkitError("tiny.shard: truncated header", offset=32)
+    error = OSError("tiny.shard: permission denied")  # no byte of the file to show
 
     async def script(app: ViewApp, pilot: Any, gate: Gate) -> Any:
         gate.go.set()
@@ -792,6 +792,92 @@ def test_an_error_opening_ends_the_app_with_it() -> None:
 
     app = run_opening(SWH_TINY, script, error=error)
     assert app.open_error is error and app.return_code == 2 and app.reader is None
+
+
+def all_nodes(app: ViewApp) -> list[Any]:
+    out, stack = [], [app.tree_view.root]
+    while stack:
+        t = stack.pop()
+        if t.data is not None and not t.data.group:
+            out.append(t.data.node)
+        stack.extend(t.children)
+    return out
+
+
+def test_a_damaged_file_keeps_its_intact_parts_with_one_error_node(tmp_path: Path) -> None:
+    """A shard cut short: its reader does not open, but the magic and the header read (each
+    field its own bytes) and the damage is one error node at the byte the error names."""
+    cut = tmp_path / "half.shard"
+    cut.write_bytes(SWH_TINY.read_bytes()[:700])
+    with pytest.raises(ShardkitError) as info:
+        shardkit.open(cut)
+    error = info.value
+    source = FileSource(str(cut))
+
+    async def go() -> ViewApp:
+        app = ViewApp(Opening(lambda: shardkit.open(cut), str(cut),
+                              "Software Heritage read shard", source, "swh"))
+        async with app.run_test(size=SIZE) as pilot:
+            for _ in range(300):
+                if app.damage is not None or app.return_code is not None:
+                    break
+                await pilot.pause(0.02)
+            await pilot.pause()
+            assert app.return_code is None  # still running: the file is shown
+            assert str(app.tree_view.root.label).endswith("damaged")
+            nodes = all_nodes(app)
+            errors = [n for n in nodes if n.key == "error"]
+            assert len(errors) == 1
+            assert errors[0].start == error.offset == 80 and errors[0].path == error.field
+            layout = app.tree_view.root.children[0]
+            assert [c.data.node.key for c in layout.children] == [
+                "magic", "reserved", "header", "error"]
+            assert app.reveal_path("/header/num_objects") is not None
+            await pilot.pause()
+            assert app.hex.highlight == (40, 48)
+            assert app.selected().value == "3"
+            app.goto(80)
+            await pilot.pause()
+            assert app.selected().key == "error" and app.hex.highlight == (80, 81)
+            assert "damaged" in status(app)
+            await pilot.press("slash")  # what needs the reader says why not
+            await pilot.pause()
+            assert len(app.screen_stack) == 1 and "did not open" in status(app)
+            await pilot.press("q")
+        return app
+
+    try:
+        app = asyncio.run(go())
+    finally:
+        source.close()
+    assert app.open_error is app.damage and str(app.open_error) == str(error)
+
+
+def test_a_corrupt_block_keeps_the_layout_before_and_after_it() -> None:
+    """A ZSS file whose map stops at a corrupt block: its layout is the parts its schema reads
+    (header, blocks, root) with the damage as one error node at its byte."""
+
+    async def script(app: ViewApp, pilot: Any, reader: Any) -> None:
+        with pytest.raises(ShardkitError) as info:
+            reader.sections()
+        offset = info.value.offset
+        layout = next(t for t in app.tree_view.root.children if t.data.node.key == "layout")
+        app.populate(layout)
+        keys = [c.data.node.key for c in layout.children]
+        assert keys[:3] == ["magic", "len_header", "header"] and keys.count("error") == 1
+        err = next(c.data.node for c in layout.children if c.data.node.key == "error")
+        assert err.start == offset
+        app.goto(offset)
+        await pilot.pause()
+        assert app.selected() is err and app.hex.highlight == (offset, offset + 1)
+        app.goto(15)  # the header's root voffset: intact, its own 8 bytes
+        await pilot.pause()
+        assert app.selected().path == "/header/root_voffset"
+        assert app.hex.highlight == (12, 20)
+        assert "header_crc32c_input" not in keys  # an instance over the header's bytes
+        assert "blocks" in keys and keys.index("error") < len(keys)
+
+    drive(ZSS_CORRUPT, script)
 
 
 def test_quitting_while_opening_closes_the_reader_opened_after() -> None:

@@ -26,7 +26,7 @@ from ..sources import ByteSource
 from .hexpane import HexPane
 from .keys import HELP, KEYS
 from .locate import Target, lookup
-from .model import PAGE, Node, build_root, group_spans
+from .model import PAGE, Node, build_root, damaged_root, group_spans
 
 __all__ = ["Opening", "ViewApp"]
 
@@ -62,12 +62,15 @@ class Opening:
         format_name: What the file is, if already known (its magic), else ``""``.
         source: The file's bytes for the hex pane meanwhile, or None (the caller closes it
             after the run; the pane moves to the reader's own source once it is open).
+        format_id: The format's ``--format`` id, if known: a file its reader cannot open
+            (damaged) is then shown as far as its schema reads, the damage as an error node.
     """
 
     open: Callable[[], Any]
     name: str
     format_name: str = ""
     source: ByteSource | None = None
+    format_id: str = ""
 
 
 def parse_offset(text: str) -> int:
@@ -217,6 +220,7 @@ class ViewApp(App[int]):
         self._pending: tuple[TreeNode[Entry], bool, tuple[int, int] | None] | None = None
         self.problems: list[Any] | None = None
         self.last_target: Target | None = None
+        self.damage: BaseException | None = None  # why a damaged file's reader did not open
         self.message = ""
 
     # -- building the tree --------------------------------------------------------------------
@@ -277,15 +281,42 @@ class ViewApp(App[int]):
             self._opened_reader = reader = self.opening.open()
             model = build_root(reader)
         except BaseException as exc:  # noqa: BLE001  # handed to the app, then to the caller
-            self.post_message(self.OpenDone(None, None, exc))
+            self.post_message(self.OpenDone(None, self._damaged(exc), exc))
             return
         self.post_message(self.OpenDone(reader, model, None))
+
+    def _damaged(self, exc: BaseException) -> Node | None:
+        """The tree of a damaged file (its intact parts, an error node at the damage), or
+        None: the error is not one of the file's bytes, or nothing of the file reads."""
+        op = self.opening
+        if op is None or op.source is None or not op.format_id or self._opened_reader is not \
+                None or not isinstance(exc, ShardkitError):
+            return None
+        try:
+            return damaged_root(op.name, op.format_name, op.format_id, op.source, exc)
+        except (ShardkitError, OSError):
+            return None
 
     @on(OpenDone)
     def _open_done(self, event: OpenDone) -> None:
         if event.error is not None:
-            self.open_error = event.error
-            self.exit(2, return_code=2)
+            self.open_error = event.error  # raised after the run (the exit status is 2)
+            if event.model is None:
+                self.exit(2, return_code=2)
+                return
+            self.damage = event.error
+            self.model = event.model
+            root = self.tree_view.root
+            root.data = Entry(event.model)
+            root.set_label(self._label(event.model))
+            root.allow_expand = True
+            self.populate(root)
+            root.expand()
+            for child in root.children:
+                self.populate(child)
+                child.expand()
+            self.message = f"damaged: {event.error}"
+            self.update_status()
             return
         assert event.model is not None
         self._opened(event.reader, event.model)
@@ -353,7 +384,7 @@ class ViewApp(App[int]):
 
     def _add(self, parent: TreeNode[Entry], node: Node) -> TreeNode[Entry]:
         child = parent.add(self._label(node), data=Entry(node), allow_expand=node.expandable)
-        if node.key == "layout" and node.owner is not None:
+        if node.key == "layout" and (node.owner is not None or node.note == "damaged"):
             self.layouts[id(node.source or self.main_source)] = child
         elif node.key == "index tree":
             self.trees[id(node.source or self.main_source)] = child
@@ -614,6 +645,11 @@ class ViewApp(App[int]):
         """True (and the status line says so) while the reader is still opening."""
         if self.reader is not None:
             return False
+        if self.damage is not None:
+            self.message = f"damaged: {self.damage} (the file did not open: only g, the " \
+                           "tree and the hex work)"
+            self.update_status()
+            return True
         self.message = "opening the file… (try again in a moment)"
         self.update_status()
         return True
@@ -735,7 +771,9 @@ class ViewApp(App[int]):
             if index is not None and sections:
                 s = sections[index]
                 self.hex.set_cursor(s.start, notify=False)
-                self.reveal_offset(s.start, keep_cursor=True)
+                # the section's own node (not the innermost field at its first byte)
+                if self.reveal_path(s.name, (s.start, max(s.end, s.start + 1))) is None:
+                    self.reveal_offset(s.start, keep_cursor=True)
                 self.hex.show_range(s.start, max(s.end, s.start + 1), move_cursor=False)
                 self.update_status()
 

@@ -29,13 +29,23 @@ from kaitaistruct import KaitaiStream, KaitaiStruct
 
 from ..sources import ByteSource, SourceStream
 
-__all__ = ["MAX_READ", "MAX_READS", "Field", "Trace", "field_nodes", "kaitai_class", "show",
-           "trace"]
+__all__ = [
+    "CLASSES",
+    "MAX_READ",
+    "MAX_READS",
+    "Field",
+    "Trace",
+    "class_for",
+    "field_nodes",
+    "kaitai_class",
+    "show",
+    "trace",
+]
 
 #: Reads traced per top-level part (the seq, then each instance).
 MAX_READS = 2000
 #: The largest single read traced; a larger one is noted as a range and ends that part.
-MAX_READ = 64 << 10
+MAX_READ = 4 << 10
 
 _ASSIGN = re.compile(r"self\.(?:_raw__m_|_raw__raw_|_raw_|_m_)?(\w+)(?:\s*=|\.append\()")
 _local = threading.local()
@@ -113,8 +123,9 @@ def _wrap(name: str) -> Any:
             return orig(self, *args, **kwargs)
         start = self.pos()
         if name == "read_bytes" and args and isinstance(args[0], int) and args[0] > MAX_READ:
-            _note(ctx, sys._getframe(1), self._base + start, self._base + start + args[0],
-                  f"{args[0]} bytes")
+            if start + args[0] <= self.size():  # (past the end it is no field: damage)
+                _note(ctx, sys._getframe(1), self._base + start, self._base + start + args[0],
+                      f"{args[0]} bytes")
             raise _Stop
         if name == "read_bytes_full" and self.size() - start > MAX_READ:
             _note(ctx, sys._getframe(1), self._base + start, self._base + self.size(),
@@ -156,16 +167,30 @@ def _note(ctx: _Context, frame: Any, start: int, end: int, value: Any) -> None:
         ctx.records.append((tuple(reversed(parts)), start, end, value))
 
 
+#: The generated top-level class of each format (``--format`` id) read from its first byte.
+CLASSES = {"swh": "swh_read_shard:SwhReadShard", "mdb": "xet_mdb_shard:XetMdbShard",
+           "zss": "zss:Zss", "zs": "zs:Zs", "amudai": "amudai_shard:AmudaiShard"}
+
+
+def class_for(format_id: str) -> type[KaitaiStruct] | None:
+    """The generated top-level class of a format, or None (no schema of the whole file)."""
+    import importlib
+
+    name = CLASSES.get(format_id)
+    if name is None:
+        return None
+    module, _, cls = name.partition(":")
+    found: type[KaitaiStruct] = getattr(
+        importlib.import_module(f"shardkit.generated.{module}"), cls)
+    return found
+
+
 def kaitai_class(reader: Any) -> type[KaitaiStruct] | None:
     """The generated top-level class a reader parses its file with, or None."""
     ks = getattr(reader, "_ks", None)
     if isinstance(ks, KaitaiStruct):
         return type(ks)
-    if getattr(reader, "format_id", None) == "zs":
-        from ..generated.zs import Zs
-
-        return Zs  # type: ignore[no-any-return]
-    return None
+    return class_for(str(getattr(reader, "format_id", "")))
 
 
 def trace(cls: type[KaitaiStruct], source: ByteSource) -> Trace:
@@ -193,12 +218,14 @@ def trace(cls: type[KaitaiStruct], source: ByteSource) -> Trace:
             if obj is not None:
                 for name in _instances(cls):
                     ctx.reads = 0
+                    before = len(ctx.records)
                     try:
                         getattr(obj, name)
                     except _Stop:
-                        continue
+                        pass
                     except Exception:  # noqa: BLE001  # an instance past the damage
-                        continue
+                        pass
+                    _drop_repeats(ctx.records, before)
         finally:
             _local.ctx = None
             module.KaitaiStream = saved
@@ -207,6 +234,21 @@ def trace(cls: type[KaitaiStruct], source: ByteSource) -> Trace:
         offset = ctx.records[-1][2] if ctx.records else 0
         return Trace(out, f"{type(error).__name__}: {error}", offset)
     return Trace(out)
+
+
+def _drop_repeats(records: list[Any], before: int) -> None:
+    """Drop what an instance read if those bytes are already fields (``header_crc_input``
+    is the header's bytes again, ``root`` one of the blocks)."""
+    new = records[before:]
+    if not new:
+        return
+    tops: dict[str, tuple[int, int]] = {}
+    for parts, start, end, _ in records[:before]:
+        a, b = tops.get(parts[0], (start, end))
+        tops[parts[0]] = (min(a, start), max(b, end))
+    lo, hi = min(r[1] for r in new), max(r[2] for r in new)
+    if any(a <= lo and hi <= b for a, b in tops.values()):
+        del records[before:]
 
 
 def _instances(cls: type) -> list[str]:

@@ -30,7 +30,7 @@ from ..render import to_jsonable
 from ..sources import ByteSource
 
 __all__ = ["PAGE", "Children", "FuncChildren", "ListChildren", "Node", "build_root",
-           "group_spans", "value_node"]
+           "damaged_root", "error_node", "group_spans", "value_node"]
 
 #: Children shown at once under one node; longer lists are grouped in pages of pages.
 PAGE = 100
@@ -388,7 +388,17 @@ def file_nodes(reader: Any, source: ByteSource | None = None, base: str = "") ->
                              for k, v in to_jsonable(summary).items()])
 
     def layout_kids() -> Children:
-        secs()
+        try:
+            secs()
+        except ShardkitError as exc:  # the parts before the damage, then the damage
+            from .fields import kaitai_class
+
+            cls = kaitai_class(reader)
+            kids = damaged_parts(cls, source or reader.source, exc, base) \
+                if cls is not None and not base else None
+            if kids is None:
+                raise
+            return kids
         return layout_children(cache["list"], source, expand, base)
 
     def dump_kids() -> Children:
@@ -443,6 +453,44 @@ def _with_fields(reader: Any, source: ByteSource | None, base: str,
             node.children = lambda: field_nodes(f, node.source or source)
 
     return run
+
+
+def error_node(exc: BaseException, path: str = "", source: ByteSource | None = None) -> Node:
+    """An ``error`` node at the byte the error names (one byte long), else without a range."""
+    offset = getattr(exc, "offset", None)
+    field = getattr(exc, "field", None) or path
+    start, end = (offset, offset + 1) if isinstance(offset, int) else (None, None)
+    return Node("error", field, str(exc), start, end, "damaged here", source)
+
+
+def damaged_parts(cls: Any, source: ByteSource, exc: BaseException, base: str = ""
+                  ) -> Children | None:
+    """A damaged file's intact parts, as its Kaitai schema reads them (each field with its
+    bytes), with one ``error`` node at the damage; None when not even the first field reads."""
+    from .fields import field_nodes, trace
+
+    t = trace(cls, source)
+    if not t.root.children:
+        return None
+    kids = field_nodes(t.root, source)
+    nodes = [*kids.nodes(0, len(kids)), error_node(exc, base or "/", source)]
+    nodes.sort(key=lambda n: (n.start if n.start is not None else -1))
+    return ListChildren(nodes)
+
+
+def damaged_root(name: str, format_name: str, format_id: str, source: ByteSource,
+                 exc: BaseException) -> Node | None:
+    """The tree of a file its reader cannot open: its ``layout`` holds the parts that read
+    (magic, header...) and the damage as one ``error`` node; None if nothing reads."""
+    from .fields import class_for
+
+    cls = class_for(format_id)
+    kids = damaged_parts(cls, source, exc) if cls is not None else None
+    if kids is None:
+        return None
+    layout = Node("layout", "/", "the parts that read, and where the damage is", 0,
+                  source.size, "damaged", source, children=lambda: kids)
+    return Node(name, "", f"{format_name}: damaged", children=lambda: ListChildren([layout]))
 
 
 def _cheap_sections(reader: Any) -> bool:
