@@ -584,6 +584,182 @@ def test_m_shows_the_map_and_enter_jumps() -> None:
     drive(ZSS_TINY, script)
 
 
+async def ask(app: ViewApp, pilot: Any, key: str, answer: str) -> None:
+    """Press ``key`` and answer its dialog with ``answer`` (replacing any default)."""
+    await pilot.press(key)
+    await pilot.pause()
+    app.screen.query_one("#answer").value = answer
+    await pilot.press("enter")
+    await settle(app, pilot)
+
+
+def test_hex_search_finds_bytes_and_text_and_n_and_N_step() -> None:
+    data = SWH_TINY.read_bytes()
+    hits = [i for i in range(len(data)) if data.startswith(b"o", i)]
+    assert len(hits) >= 3
+
+    async def script(app: ViewApp, pilot: Any, reader: Any) -> None:
+        app.hex.focus()
+        await ask(app, pilot, "slash", '"hello world"')  # text, in quotes
+        assert app.hex.cursor == data.find(b"hello world") == 520
+        assert app.hex.selection == (520, 531)
+        assert app.selected().covers(520)  # the node there is selected too
+        assert "found at byte 520" in status(app)
+        await ask(app, pilot, "slash", "53 6f 66 74")  # bytes: "Soft"
+        assert app.hex.cursor == data.find(b"Soft") > 520
+        app.goto(0)
+        await ask(app, pilot, "slash", "o")  # plain text
+        assert app.hex.cursor == hits[0]
+        await pilot.press("n")
+        await settle(app, pilot)
+        assert app.hex.cursor == hits[1]
+        await pilot.press("n")
+        await settle(app, pilot)
+        assert app.hex.cursor == hits[2]
+        await pilot.press("N")
+        await settle(app, pilot)
+        assert app.hex.cursor == hits[1]
+        app.goto(hits[-1])
+        await pilot.press("n")
+        await settle(app, pilot)
+        assert app.hex.cursor == hits[-1] and "not found after" in status(app)
+        # in the tree, / is the format's lookup, not a search of the bytes
+        app.tree_view.focus()
+        await pilot.press("slash")
+        await pilot.pause()
+        assert "Look up a key" in str(app.screen.query_one("Label").render())
+
+    drive(SWH_TINY, script)
+
+
+def test_search_reads_a_piece_at_a_time(monkeypatch: pytest.MonkeyPatch) -> None:
+    from shardkit.view import navigate
+
+    source = CountingSource(FileSource(str(SWH_MEDIUM)))
+    data = SWH_MEDIUM.read_bytes()
+    pattern = data[1_500_000:1_500_012]
+    at = navigate.find(source, pattern, 0, chunk=65536)
+    assert at == data.find(pattern)
+    assert max(b - a for a, b in source.stats.ranges) < 65536 + len(pattern)
+    zeros = b"\x00" * 6  # many matches: backward finds the last one that begins before `at`
+    before = data.rfind(zeros, 0, at + len(zeros) - 1)
+    assert 0 < before < at
+    assert navigate.find(source, zeros, at, backward=True, chunk=65536) == before
+    assert navigate.find(source, pattern, at, backward=True, chunk=65536) is None
+    assert navigate.find(source, b"\xff" * 40, 0, chunk=65536) is None
+    assert navigate.parse_pattern('"ab"') == (b"ab", 'text "ab"')
+    assert navigate.parse_pattern("61 62")[0] == b"ab" == navigate.parse_pattern("ab cd x")[0][:2]
+
+
+def test_inspector_reads_the_bytes_at_the_cursor() -> None:
+    async def script(app: ViewApp, pilot: Any, reader: Any) -> None:
+        reads = app.hex.reads
+        app.goto(40)  # /header/num_objects: u64 big-endian 3
+        await pilot.pause()
+        text = str(app.query_one("#inspector").render())
+        assert "byte 40 (0x28)" in text
+        row = next(line for line in text.splitlines() if line.startswith("u64 "))
+        raw = SWH_TINY.read_bytes()[40:48]
+        assert row.split()[1:] == [str(int.from_bytes(raw, "little")), "3"]
+        row = next(line for line in text.splitlines() if line.startswith("i16 "))
+        assert row.split()[1:] == ["0", "0"]
+        assert app.hex.reads == reads  # the rows on screen held those bytes
+        app.goto(520)  # "hello": ASCII and UTF-8
+        await pilot.pause()
+        text = str(app.query_one("#inspector").render())
+        assert "ascii 'h'" in text and "varint 104 (1 bytes)" in text
+
+    drive(SWH_TINY, script)
+
+
+def test_select_a_range_and_export_it(tmp_path: Path) -> None:
+    data = SWH_TINY.read_bytes()
+
+    async def script(app: ViewApp, pilot: Any, reader: Any) -> None:
+        app.goto(520)
+        app.hex.focus()
+        await pilot.press(*["shift+right"] * 10)
+        await pilot.pause()
+        assert app.hex.selection == (520, 531)
+        assert "selected [520, 531) 11 bytes" in status(app)
+        out = tmp_path / "hello.bin"
+        await ask(app, pilot, "e", str(out))
+        assert out.read_bytes() == data[520:531] == b"hello world"
+        assert f"exported 11 bytes [520, 531) to {out}" in status(app)
+        await pilot.press("right")  # a plain move ends the selection
+        await pilot.pause()
+        assert app.hex.selection is None
+        # without a selection, e exports the selected node's range
+        app.reveal_path("/header")
+        await pilot.pause()
+        out2 = tmp_path / "header.bin"
+        await ask(app, pilot, "e", str(out2))
+        assert out2.read_bytes() == data[32:88]
+
+    drive(SWH_TINY, script)
+
+
+def test_bookmarks_are_listed_and_jump() -> None:
+    async def script(app: ViewApp, pilot: Any, reader: Any) -> None:
+        app.reveal_path("/header/num_objects")
+        await pilot.pause()
+        await pilot.press("b")
+        app.reveal_path("/hash_function")
+        await pilot.pause()
+        await pilot.press("b")
+        await pilot.pause()
+        assert [(a, b, label) for _, a, b, label in app.bookmarks] == [
+            (40, 48, "/header/num_objects"), (1023, 1098, "/hash_function")]
+        assert app.hex.bookmarks == [(40, 48), (1023, 1098)]
+        app.goto(0)
+        await pilot.press("B")
+        await pilot.pause()
+        assert isinstance(app.screen, ListScreen)
+        assert app.screen.query_one("#items").option_count == 2
+        await pilot.press("enter")  # the first
+        await pilot.pause()
+        assert app.hex.cursor == 40 and app.hex.selection == (40, 48)
+        assert app.selected().path == "/header/num_objects"
+        await pilot.press("b")  # the same range again: removed
+        await pilot.pause()
+        assert [(a, b) for _, a, b, _ in app.bookmarks] == [(1023, 1098)]
+
+    drive(SWH_TINY, script)
+
+
+def test_g_past_the_end_says_so() -> None:
+    async def script(app: ViewApp, pilot: Any, reader: Any) -> None:
+        app.goto(600)
+        await ask(app, pilot, "g", "5000")
+        assert app.hex.cursor == 600
+        assert "byte 5000 is past the end" in status(app) and "1098 bytes" in status(app)
+        await ask(app, pilot, "g", "1097")
+        assert app.hex.cursor == 1097
+
+    drive(SWH_TINY, script)
+
+
+def test_the_selected_node_scrolls_into_view() -> None:
+    async def script(app: ViewApp, pilot: Any, reader: Any) -> None:
+        tree = app.tree_view
+        for slot in (90, 3, 777, 40):
+            app.goto(reader.header.index_position + slot * 40 + 1)
+            tnode = tree.cursor_node
+            assert tnode.data.node.path == f"/index/entries/{slot}/key"
+
+            def shown(tnode: Any = tnode) -> bool:
+                top = tree.scroll_offset.y
+                return bool(top <= tnode.line < top + tree.scrollable_content_region.height)
+
+            for _ in range(50):  # (the app scrolls once the new lines are laid out)
+                await pilot.pause()
+                if shown():
+                    break
+            assert shown()
+
+    drive(SWH_MEDIUM, script)
+
+
 def test_help_and_quit() -> None:
     async def script(app: ViewApp, pilot: Any, reader: Any) -> int | None:
         await pilot.press("question_mark")

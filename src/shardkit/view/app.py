@@ -16,19 +16,19 @@ from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.message import Message
-from textual.screen import ModalScreen
-from textual.widgets import Footer, Input, Label, OptionList, Static, Tree
-from textual.widgets.option_list import Option
+from textual.widgets import Footer, Static, Tree
 from textual.widgets.tree import TreeNode
 
 from ..errors import EntryNotFoundError, ShardkitError
 from ..sources import ByteSource
 from .hexpane import HexPane
-from .keys import HELP, KEYS
+from .keys import KEYS
 from .locate import Target, lookup
 from .model import PAGE, Node, build_root, damaged_root, group_spans
+from .screens import AskScreen, HelpScreen, ListScreen, _Closed, parse_offset
+from .tools import HexTools
 
-__all__ = ["Opening", "ViewApp"]
+__all__ = ["AskScreen", "HelpScreen", "ListScreen", "Opening", "ViewApp", "parse_offset"]
 
 _Bindings = list[Binding | tuple[str, str] | tuple[str, str, str]]
 
@@ -73,106 +73,7 @@ class Opening:
     format_id: str = ""
 
 
-def parse_offset(text: str) -> int:
-    """``1234``, ``0x4d2`` or ``4d2h``: a byte offset.
-
-    Raises:
-        ValueError: Not a number.
-    """
-    t = text.strip().lower().replace("_", "")
-    if t.startswith("0x"):
-        return int(t[2:], 16)
-    if t.endswith("h"):
-        return int(t[:-1], 16)
-    return int(t, 10)
-
-
-class AskScreen(ModalScreen[str | None]):
-    """One line of input (``g``, ``/``); Esc cancels."""
-
-    BINDINGS: ClassVar[_Bindings] = [Binding("escape", "cancel", "cancel")]
-
-    def __init__(self, prompt: str) -> None:
-        super().__init__()
-        self.prompt = prompt
-
-    def compose(self) -> ComposeResult:
-        with Vertical(id="ask"):
-            yield Label(self.prompt)
-            yield Input(id="answer")
-
-    @on(Input.Submitted)
-    def _submitted(self, event: Input.Submitted) -> None:
-        self.dismiss(event.value)
-
-    def action_cancel(self) -> None:
-        self.dismiss(None)
-
-
-class ListScreen(ModalScreen[int | None]):
-    """A list to pick from (verify's problems, the map's sections); Enter picks, Esc closes."""
-
-    BINDINGS: ClassVar[_Bindings] = [Binding("escape", "cancel", "close")]
-
-    def __init__(self, title: str, items: list[Text | str] | None = None,
-                 bar: Text | None = None) -> None:
-        super().__init__()
-        self.title_text = title
-        self.items = items
-        self.bar = bar
-
-    def compose(self) -> ComposeResult:
-        with Vertical(id="list"):
-            yield Label(self.title_text, id="list-title")
-            if self.bar is not None:
-                yield Static(self.bar, id="bar")
-            yield OptionList(*[Option(i) for i in (self.items or [])], id="items")
-
-    def fill(self, title: str, items: list[Text | str], bar: Text | None = None) -> None:
-        """Show ``items`` (a worker's result; nothing if the screen was closed meanwhile)."""
-        if not self.is_attached or not self.query("#items"):
-            return
-        self.query_one("#list-title", Label).update(title)
-        if bar is not None:
-            self.query_one("#bar", Static).update(bar)
-        options = self.query_one("#items", OptionList)
-        options.clear_options()
-        options.add_options([Option(i) for i in items])
-        options.highlighted = 0 if items else None
-        options.focus()
-
-    def set_title(self, title: str) -> None:
-        """Say how far the work is (while the list is open)."""
-        if self.is_attached and self.query("#list-title"):
-            self.query_one("#list-title", Label).update(title)
-
-    @on(OptionList.OptionSelected)
-    def _picked(self, event: OptionList.OptionSelected) -> None:
-        self.dismiss(event.option_index)
-
-    def action_cancel(self) -> None:
-        self.dismiss(None)
-
-
-class _Closed(Exception):
-    """The list a worker reports to was closed: stop the work."""
-
-
-class HelpScreen(ModalScreen[None]):
-    """The keys (``?``); any of Esc, q or ? closes it."""
-
-    BINDINGS: ClassVar[_Bindings] = [Binding("escape,q,question_mark", "close", "close")]
-
-    def compose(self) -> ComposeResult:
-        with Vertical(id="help"):
-            yield Label("shardkit view: keys", id="help-title")
-            yield Static(HELP, id="help-text")
-
-    def action_close(self) -> None:
-        self.dismiss(None)
-
-
-class ViewApp(App[int]):
+class ViewApp(HexTools, App[int]):
     """Look inside a shard: the tree of ``dump`` beside the file's bytes.
 
     Args:
@@ -188,6 +89,9 @@ class ViewApp(App[int]):
     CSS = """
     #main { height: 1fr; }
     #tree { width: 1fr; border: round $secondary; }
+    #right { width: 82; }
+    #inspector { height: 13; border: round $secondary; padding: 0 1; }
+    .hint { margin: 1 0 0 0; }
     #tree:focus { border: round $accent; }
     #status { height: 1; background: $boost; color: $text; padding: 0 1; }
     AskScreen, ListScreen, HelpScreen { align: center middle; }
@@ -221,6 +125,7 @@ class ViewApp(App[int]):
         self.problems: list[Any] | None = None
         self.last_target: Target | None = None
         self.damage: BaseException | None = None  # why a damaged file's reader did not open
+        self.bookmarks: list[tuple[Any, int, int, str]] = []  # (source, start, end, label)
         self.message = ""
 
     # -- building the tree --------------------------------------------------------------------
@@ -230,7 +135,9 @@ class ViewApp(App[int]):
         tree.guide_depth = 2
         with Horizontal(id="main"):
             yield tree
-            yield HexPane(self.main_source, id="hex")
+            with Vertical(id="right"):
+                yield HexPane(self.main_source, id="hex")
+                yield Static("", id="inspector")
         yield Static("", id="status")
         yield Footer()
 
@@ -477,10 +384,14 @@ class ViewApp(App[int]):
             elif node.start is not None and node.end is not None:
                 where += f"  [{node.start}, {node.end}) {node.end - node.start} bytes"
             parts.append(where)
+        sel = hexp.selection
+        if sel is not None:
+            parts.append(f"selected [{sel[0]}, {sel[1]}) {sel[1] - sel[0]} bytes")
         if self.message:
             parts.append(self.message)
         self.query_one("#status", Static).update(Text("  |  ".join(parts), no_wrap=True,
                                                       overflow="ellipsis"))
+        self.update_inspector()
 
     @on(HexPane.CursorMoved)
     def _cursor_moved(self, event: HexPane.CursorMoved) -> None:
@@ -498,6 +409,13 @@ class ViewApp(App[int]):
         self._pending = (tnode, keep_cursor, rng) if tree.cursor_node is not tnode else None
         tree.move_cursor(tnode)
         tree.scroll_to_node(tnode, animate=False)
+        # and once the lines just added are laid out: the selected node is always in view
+        self.call_after_refresh(self._scroll_to, tnode)
+
+    def _scroll_to(self, tnode: TreeNode[Entry]) -> None:
+        tree = self.tree_view
+        if tree.cursor_node is tnode and tnode.line >= 0:
+            tree.scroll_to_line(tnode.line, animate=False)
 
     def _child_for(self, tnode: TreeNode[Entry], pick: Any) -> TreeNode[Entry] | None:
         """Descend one level: ``pick(children) -> index`` among the model's children, with
@@ -614,6 +532,13 @@ class ViewApp(App[int]):
             self.message = "no file shown: select a shard file first"
             self.update_status()
             return
+        size = self.hex.size_bytes
+        if not 0 <= offset < max(size, 1):
+            self.message = (f"byte {offset} is past the end: {self.hex.source.name} has "
+                            f"{size} bytes (the last is {max(size - 1, 0)}, 0x"
+                            f"{max(size - 1, 0):x})")
+            self.update_status()
+            return
         self.hex.set_cursor(offset, notify=False)
         self.reveal_offset(self.hex.cursor, keep_cursor=True)
         self.update_status()
@@ -655,6 +580,9 @@ class ViewApp(App[int]):
         return True
 
     def action_lookup(self) -> None:
+        if self.hex.has_focus:  # in the hex pane, / searches the bytes
+            self.action_search()
+            return
         if self._opening():
             return
 
