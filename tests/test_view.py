@@ -760,6 +760,58 @@ def test_the_selected_node_scrolls_into_view() -> None:
     drive(SWH_MEDIUM, script)
 
 
+NG_GZIP = DATA / "neuroglancer" / "ts_kv_identity_preshift_gzipdata"
+
+
+@pytest.mark.parametrize("path", [ZSS_TINY, ZS_LETTERS], ids=["zss", "zs"])
+def test_d_shows_a_block_decoded_and_a_record_in_it(path: Path) -> None:
+    async def script(app: ViewApp, pilot: Any, reader: Any) -> None:
+        info, body = next(iter(reader.iter_blocks()))
+        name = next(s.name for s in reader.sections() if s.start == info.offset)
+        tnode = app.reveal_path(name)
+        await pilot.pause()
+        await pilot.press("d")
+        await pilot.pause()
+        pane = app.decoded_pane
+        assert pane.has_class("open") and pane.source.read_range(0, pane.source.size) == body
+        assert len(body) != info.size  # (decoded, not stored)
+        # its records: selecting one highlights its bytes in the decoded pane
+        app.populate(tnode)
+        records = reader.records_of(info, body)
+        k = len(records) - 1
+        tnode.expand()
+        await pilot.pause()
+        app.tree_view.move_cursor(tnode.children[k])
+        await pilot.pause()
+        a, b = pane.highlight
+        assert body[a:b] == records[k] and b == len(body)
+        assert app.hex.highlight == (info.offset, info.offset + info.size)  # the stored block
+        await pilot.press("d")  # closes it
+        await pilot.pause()
+        assert not pane.has_class("open")
+
+    drive(path, script)
+
+
+def test_d_shows_a_gzip_chunk_decoded() -> None:
+    async def script(app: ViewApp, pilot: Any, reader: Any) -> None:
+        sec = next(s for s in reader.sections() if "/chunks/" in s.name)
+        chunk = int(sec.name.rsplit("/", 1)[1])
+        app.reveal_path(sec.name)
+        await pilot.pause()
+        await pilot.press("d")
+        await pilot.pause()
+        pane = app.decoded_pane
+        data = pane.source.read_range(0, pane.source.size)
+        assert data == reader[chunk] and data != app.hex.source.read_range(sec.start, sec.end)
+        # a node that is no compressed block says so
+        app.reveal_path(sec.name.split("/minishards")[0] + "/shard_index")
+        await pilot.pause()
+        assert pane.source is None and "no compressed block" in pane.border_title
+
+    drive(NG_GZIP, script)
+
+
 def test_help_and_quit() -> None:
     async def script(app: ViewApp, pilot: Any, reader: Any) -> int | None:
         await pilot.press("question_mark")

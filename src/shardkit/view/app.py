@@ -20,7 +20,7 @@ from textual.widgets import Footer, Static, Tree
 from textual.widgets.tree import TreeNode
 
 from ..errors import EntryNotFoundError, ShardkitError
-from ..sources import ByteSource
+from ..sources import ByteSource, BytesSource
 from .hexpane import HexPane
 from .keys import KEYS
 from .locate import Target, lookup
@@ -90,6 +90,8 @@ class ViewApp(HexTools, App[int]):
     #main { height: 1fr; }
     #tree { width: 1fr; border: round $secondary; }
     #right { width: 82; }
+    #decoded { display: none; }
+    #decoded.open { display: block; }
     #inspector { height: 13; border: round $secondary; padding: 0 1; }
     .hint { margin: 1 0 0 0; }
     #tree:focus { border: round $accent; }
@@ -126,6 +128,7 @@ class ViewApp(HexTools, App[int]):
         self.last_target: Target | None = None
         self.damage: BaseException | None = None  # why a damaged file's reader did not open
         self.bookmarks: list[tuple[Any, int, int, str]] = []  # (source, start, end, label)
+        self._decoded_of: Node | None = None  # the node whose decoded bytes are shown
         self.message = ""
 
     # -- building the tree --------------------------------------------------------------------
@@ -137,6 +140,7 @@ class ViewApp(HexTools, App[int]):
             yield tree
             with Vertical(id="right"):
                 yield HexPane(self.main_source, id="hex")
+                yield HexPane(None, id="decoded")
                 yield Static("", id="inspector")
         yield Static("", id="status")
         yield Footer()
@@ -361,6 +365,63 @@ class ViewApp(HexTools, App[int]):
         elif node.start is not None and source is not None:
             end = node.end if node.end is not None else node.start + 1
             self.hex.show_range(node.start, end, move_cursor=not keep, pieces=node.pieces)
+        if self.decoded_pane.has_class("open"):
+            self.show_decoded(event.node, quiet=True)
+        self.update_status()
+
+    # -- the decoded pane (d) -------------------------------------------------------------
+
+    @property
+    def decoded_pane(self) -> HexPane:
+        """The second hex pane: a compressed block's or chunk's decoded bytes."""
+        return self.query_one("#decoded", HexPane)
+
+    def _decoded_owner(self, tnode: TreeNode[Entry] | None) -> TreeNode[Entry] | None:
+        while tnode is not None:
+            if tnode.data is not None and not tnode.data.group and \
+                    tnode.data.node.decoded is not None:
+                return tnode
+            tnode = tnode.parent
+        return None
+
+    def show_decoded(self, tnode: TreeNode[Entry] | None, *, quiet: bool = False) -> bool:
+        """Show the decoded bytes of ``tnode``'s block (it, or the block it is a record of),
+        the record's own bytes highlighted; False (the status line says why) if none."""
+        pane = self.decoded_pane
+        owner = self._decoded_owner(tnode)
+        if owner is None or owner.data is None:
+            pane.set_source(None)
+            pane.border_title = "decoded: (no compressed block selected)"
+            if not quiet:
+                self.message = "d: select a compressed block or chunk (or a record of one)"
+            return False
+        node = owner.data.node
+        if self._decoded_of is not node:
+            assert node.decoded is not None
+            try:
+                data = node.decoded()
+            except (ShardkitError, OSError) as exc:
+                pane.set_source(None)
+                self.message = f"decode: {exc}"
+                return False
+            self._decoded_of = node
+            pane.set_source(BytesSource(data, f"{node.path} (decoded)"))
+            pane.border_title = f"decoded: {node.path}  {len(data)} bytes " \
+                                f"(from {node.size} stored)"
+        leaf = tnode.data.node if tnode is not None and tnode.data is not None else None
+        if leaf is not None and leaf.in_decoded is not None:
+            pane.show_range(*leaf.in_decoded)
+        return True
+
+    def action_decoded(self) -> None:
+        pane = self.decoded_pane
+        if pane.has_class("open"):
+            pane.remove_class("open")
+            self._decoded_of = None
+            pane.set_source(None)
+            return
+        if self.show_decoded(self.tree_view.cursor_node):
+            pane.add_class("open")
         self.update_status()
 
     def selected(self) -> Node | None:
@@ -395,6 +456,8 @@ class ViewApp(HexTools, App[int]):
 
     @on(HexPane.CursorMoved)
     def _cursor_moved(self, event: HexPane.CursorMoved) -> None:
+        if event.pane is not None and event.pane.id == "decoded":
+            return  # the decoded bytes have no nodes of their own
         self.reveal_offset(event.offset, keep_cursor=True)
         self.update_status()
 

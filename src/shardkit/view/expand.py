@@ -145,6 +145,7 @@ def _block_tree(reader: Any, src: ByteSource, node: Node, base: str) -> None:
     except ValueError:
         return
     node.children = guarded(lambda: _block_children(reader, voffset, base), node.path)
+    node.decoded = functools.partial(_decoded_block, reader, voffset)
 
 
 def index_tree(reader: Any, base: str = "") -> Node | None:
@@ -175,7 +176,33 @@ def _block_node(reader: Any, voffset: int, base: str, info: Any, label: str | No
     kind = "data" if info.level == 0 else "index"
     return Node(label or f"@{voffset}", path, f"level {info.level} {kind} block @{voffset}",
                 info.offset, info.offset + info.size, f"level {info.level} {kind} block",
-                children=guarded(lambda: _block_children(reader, voffset, base), path))
+                children=guarded(lambda: _block_children(reader, voffset, base), path),
+                decoded=functools.partial(_decoded_block, reader, voffset))
+
+
+def _decoded_block(reader: Any, voffset: int) -> bytes:
+    """A block's decoded payload (its records, or its index entries)."""
+    for _, body in reader.iter_blocks(voffset):
+        return bytes(body)
+    return b""
+
+
+def _record_ranges(body: bytes, records: list[bytes]) -> list[tuple[int, int] | None]:
+    """Where each record is in its decoded block (``(uleb128 length, bytes)*``)."""
+    out: list[tuple[int, int] | None] = []
+    pos = 0
+    for rec in records:
+        n, size = len(rec), 1
+        while n >= 0x80:
+            n >>= 7
+            size += 1
+        start = pos + size
+        if body[start:start + len(rec)] != rec:
+            out.extend([None] * (len(records) - len(out)))  # not minimal lengths: no ranges
+            break
+        out.append((start, start + len(rec)))
+        pos = start + len(rec)
+    return out
 
 
 def _escape(record: bytes, limit: int = 80) -> str:
@@ -214,18 +241,15 @@ def _block_children(reader: Any, voffset: int, base: str) -> Children:
             return i if i < len(kids) else None
 
         return FuncChildren(len(keys), make, offset_to_index=at)
-    records: list[bytes] = list(next(iter(_records(reader, voffset))))
+    body = _decoded_block(reader, voffset)
+    records: list[bytes] = list(reader.records_of(info, body))
+    ranges = _record_ranges(body, records)
 
     def make_records(lo: int, hi: int) -> list[Node]:
-        return [Node(str(i), f"{path}/records/{i}", _escape(records[i])) for i in range(lo, hi)]
+        return [Node(str(i), f"{path}/records/{i}", _escape(records[i]),
+                     in_decoded=ranges[i]) for i in range(lo, hi)]
 
     return FuncChildren(len(records), make_records)
-
-
-def _records(reader: Any, voffset: int) -> Any:
-    for info, body in reader.iter_blocks(voffset):
-        yield reader.records_of(info, body)
-        return
 
 
 # -- sections of variable-size record blocks (Xet MDB files and xorbs) --------------------------
@@ -265,6 +289,14 @@ def _record_blocks(reader: Any, node: Node, base: str) -> None:
 
 
 def _ng_shard(reader: Any, src: ByteSource, node: Node, base: str) -> None:
+    if node.path.startswith(f"{base}/minishards/") and "/chunks/" in node.path and \
+            getattr(reader.spec, "data_encoding", "raw") == "gzip":
+        try:
+            chunk = int(node.key)
+        except ValueError:
+            return
+        node.decoded = functools.partial(reader.__getitem__, chunk)  # the chunk, un-gzipped
+        return
     if node.path != f"{base}/shard_index":
         return
     n = int(reader.spec.num_minishards)

@@ -45,9 +45,10 @@ class HexPane(Widget, can_focus=True):
     class CursorMoved(Message):
         """The hex cursor moved to ``offset`` (by a key or a click)."""
 
-        def __init__(self, offset: int) -> None:
+        def __init__(self, offset: int, pane: HexPane | None = None) -> None:
             super().__init__()
             self.offset = offset
+            self.pane = pane
 
     def __init__(self, source: ByteSource | None = None, *, id: str | None = None) -> None:
         super().__init__(id=id)
@@ -108,7 +109,7 @@ class HexPane(Widget, can_focus=True):
         elif row >= self.top + self.rows * ROW:
             self.top = max(0, row - (self.rows // 3) * ROW)
         if notify:
-            self.post_message(self.CursorMoved(offset))
+            self.post_message(self.CursorMoved(offset, self))
 
     @property
     def selection(self) -> tuple[int, int] | None:
@@ -142,9 +143,12 @@ class HexPane(Widget, can_focus=True):
         self._window = (start, end, data)
         return data
 
+    #: What the pane says with no file to show.
+    empty_text = "(select a file in the tree)"
+
     def render(self) -> Text:
         if self.source is None:
-            return Text("(select a file in the tree)", style="dim")
+            return Text(self.empty_text, style="dim")
         size = self.size_bytes
         start = min(self.top, max(0, size - size % ROW))
         end = min(size, start + self.rows * ROW)

@@ -15,6 +15,8 @@ KEYS: list[tuple[str, str, str, str]] = [
     ("b", "bookmark", "bookmark", "bookmark the selected bytes or node (again: remove it)"),
     ("B", "bookmarks", "bookmarks", "the bookmarks; Enter jumps to one"),
     ("e", "export", "export", "export the selected bytes (or the node's) to a file"),
+    ("d", "decoded", "decoded", "a compressed block's or chunk's decoded bytes in a second "
+     "hex pane (a record selected there is highlighted); d again closes it"),
     ("v", "verify", "verify", "run verify: list the problems; Enter jumps to one"),
     ("m", "map", "map", "the map: sections as coloured spans; Enter jumps to one"),
     ("tab", "switch", "tree/hex", "move between the tree and the hex pane"),

@@ -149,6 +149,9 @@ class Node:
         pieces: For a node that groups ranges with gaps between them (an Amudai field: its
             descriptor and its buffers), those ranges, sorted; ``start``/``end`` then span
             them, and only the pieces are the node's bytes (``covers``, the highlight).
+        decoded: For a compressed block or chunk: returns its decoded bytes (``d`` shows them
+            in a second hex pane).
+        in_decoded: For a record of such a block: its range in the decoded bytes.
     """
 
     key: str
@@ -161,6 +164,8 @@ class Node:
     children: Callable[[], Children] | None = None
     owner: Any = None
     pieces: list[tuple[int, int]] | None = None
+    decoded: Callable[[], bytes] | None = None
+    in_decoded: tuple[int, int] | None = None
     _made: Children | None = dataclasses.field(default=None, repr=False)
 
     @property
