@@ -254,6 +254,87 @@ def test_leaf_fields_have_their_exact_bytes(path: Path, field: str, value: Any) 
     drive(path, script)
 
 
+def test_mdb_file_blocks_open_to_their_terms_and_verification_entries() -> None:
+    data = MDB.read_bytes()
+
+    async def script(app: ViewApp, pilot: Any, reader: Any) -> None:
+        i, info = next((i, f) for i, f in enumerate(reader.files)
+                       if f.terms and f.verification_hashes)
+        term = info.terms[0]
+        base = f"/file_info/{i}/terms/0"
+        assert app.reveal_path(f"{base}/chunk_index_end") is not None
+        await pilot.pause()
+        a, b = app.hex.highlight
+        assert b - a == 4 and int.from_bytes(data[a:b], "little") == term.chunk_end
+        assert app.selected().value == str(term.chunk_end)
+        assert app.reveal_path(f"{base}/len_unpacked") is not None
+        await pilot.pause()
+        a, b = app.hex.highlight
+        assert int.from_bytes(data[a:b], "little") == term.unpacked_bytes
+        assert app.reveal_path(f"/file_info/{i}/verification/0") is not None
+        await pilot.pause()
+        node = app.selected()
+        assert node.end - node.start == 48 and str(info.verification_hashes[0])[:16] in node.value
+        xorb = reader.xorbs[0]
+        assert app.reveal_path("/xorb_info/0/chunks/1/len_unpacked") is not None
+        await pilot.pause()
+        a, b = app.hex.highlight
+        assert int.from_bytes(data[a:b], "little") == xorb.chunks[1].size
+
+    drive(MDB, script)
+
+
+@pytest.fixture
+def skeleton_dataset(tmp_path: Path) -> tuple[Path, dict[int, bytes]]:
+    """Real skeletons (the payload samples) in a sharded dataset written by shardkit."""
+    import gzip
+
+    from shardkit.writers.neuroglancer import write_sharded_dataset
+
+    src = DATA / "ng_payloads" / "skeletons"
+    items = {int(p.name[:-3]): gzip.decompress(p.read_bytes()) for p in src.glob("*.gz")}
+    spec = {"@type": "neuroglancer_uint64_sharded_v1", "preshift_bits": 0, "hash": "identity",
+            "minishard_bits": 1, "shard_bits": 0, "minishard_index_encoding": "raw",
+            "data_encoding": "raw"}
+    write_sharded_dataset(tmp_path / "skel", items, spec)
+    return tmp_path / "skel", items
+
+
+def test_skeleton_chunks_open_to_their_fields(
+        skeleton_dataset: tuple[Path, dict[int, bytes]]) -> None:
+    path, items = skeleton_dataset
+
+    async def script(app: ViewApp, pilot: Any, reader: Any) -> None:
+        # the hex pane starts on the first shard file, never empty
+        assert app.hex.source is not None and app.hex.source.name.endswith("0.shard")
+        sec = next(s for s in reader.sections() if s.name.endswith("/chunks/23"))
+        raw = (path / "0.shard").read_bytes()
+        assert raw[sec.start:sec.end] == items[23]
+        assert app.reveal_path(f"{sec.name}/num_vertices") is not None
+        await pilot.pause()
+        assert app.hex.highlight == (sec.start, sec.start + 4)
+        n = int.from_bytes(items[23][:4], "little")
+        assert app.selected().value.split()[0] == str(n)
+        assert app.reveal_path(f"{sec.name}/vertex_positions") is not None
+        await pilot.pause()
+        assert app.hex.highlight == (sec.start + 8, sec.start + 8 + 12 * n)
+        # the shard file's own node shows the file's bytes
+        assert app.reveal_path("0.shard") is not None
+        await pilot.pause()
+        assert app.hex.highlight == (0, len(raw)) and app.hex.source.name.endswith("0.shard")
+
+    drive(path, script)
+
+
+def test_an_image_dataset_opens_on_its_first_shard_file() -> None:
+    async def script(app: ViewApp, pilot: Any, reader: Any) -> None:
+        first = reader.sections()[0].name.split("/shard_index")[0]
+        assert app.hex.source is not None and app.hex.source.name.endswith(first)
+        assert "cannot read" not in str(app.hex.render()) and app.hex.size_bytes > 0
+
+    drive(NG_IMAGE, script)
+
+
 # -- keys: / g v m ? q ------------------------------------------------------------------------
 
 
@@ -301,6 +382,28 @@ def test_slash_jumps_to_the_section_holding_the_value(path: Path, key: str,
             assert raw == reader[422]
 
     drive(path, script)
+
+
+def test_a_lookup_result_leaves_the_status_line_once_the_user_moves() -> None:
+    async def script(app: ViewApp, pilot: Any, reader: Any) -> None:
+        await pilot.press("slash")
+        await pilot.press(*"id", "enter")
+        await pilot.pause()
+        assert "found id Int64: DATA buffer, 1 blocks" in status(app)
+        assert not status(app).rstrip().endswith("section")
+        await pilot.press("down")  # the user moves on: the result is stale
+        await pilot.pause()
+        assert "found id" not in status(app)
+        await pilot.press("slash")
+        await pilot.press(*"nosuchfield", "enter")
+        await pilot.pause()
+        assert "nosuchfield" in status(app)
+        app.hex.focus()
+        await pilot.press("right")
+        await pilot.pause()
+        assert "nosuchfield" not in status(app)
+
+    drive(AMUDAI, script)
 
 
 def test_zss_lookup_and_goto_read_no_more_than_their_path(

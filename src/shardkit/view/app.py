@@ -155,10 +155,24 @@ class ViewApp(HexTools, App[int]):
         """The hex pane."""
         return self.query_one("#hex", HexPane)
 
-    @staticmethod
-    def _source_of(reader: Any) -> ByteSource | None:
-        """The file the hex pane starts on: the reader's (none for a dataset)."""
-        return None if hasattr(reader, "store") else reader.source
+    def _source_of(self, reader: Any) -> ByteSource | None:
+        """The file the hex pane starts on: the reader's; a dataset's first shard file."""
+        if not hasattr(reader, "store"):
+            return reader.source  # type: ignore[no-any-return]
+        try:  # the dataset's top, then (an image volume) its first scale
+            level = self.model.kids()
+            for _ in range(2):
+                nodes = level.nodes(0, min(len(level), PAGE))
+                for node in nodes:
+                    if node.source is not None:
+                        return node.source
+                scales = [n for n in nodes if n.children is not None and n.key != "info"]
+                if not scales:
+                    return None
+                level = scales[0].kids()
+        except (ShardkitError, OSError):
+            return None
+        return None
 
     def on_mount(self) -> None:
         if self.reader is not None:
@@ -357,6 +371,8 @@ class ViewApp(HexTools, App[int]):
         pending, self._pending = self._pending, None
         keep, rng = (pending[1], pending[2]) if pending and pending[0] is event.node else \
             (False, None)
+        if pending is None:  # the user moved: what a lookup or a search said is stale
+            self._drop_message()
         source = node.source or self.main_source
         if source is not None and source is not self.hex.source:
             self.hex.set_source(source)
@@ -454,10 +470,17 @@ class ViewApp(HexTools, App[int]):
                                                       overflow="ellipsis"))
         self.update_inspector()
 
+    def _drop_message(self) -> None:
+        """Forget what the last lookup, search or jump said (a damaged file stays said)."""
+        if self.opening is not None and self.reader is None and self.damage is None:
+            return  # "opening…" stays until the file is open
+        self.message = f"damaged: {self.damage}" if self.damage is not None else ""
+
     @on(HexPane.CursorMoved)
     def _cursor_moved(self, event: HexPane.CursorMoved) -> None:
         if event.pane is not None and event.pane.id == "decoded":
             return  # the decoded bytes have no nodes of their own
+        self._drop_message()
         self.reveal_offset(event.offset, keep_cursor=True)
         self.update_status()
 
@@ -673,6 +696,10 @@ class ViewApp(HexTools, App[int]):
             self.hex.set_source(target.source)
         end = target.end if target.end is not None else target.start + 1
         tnode = self.reveal_path(target.path, (target.start, end)) if target.path else None
+        if tnode is not None and target.end is None and tnode.data is not None and \
+                tnode.data.node.start == target.start and tnode.data.node.end is not None:
+            end = tnode.data.node.end  # the node's range says where the value ends
+            self._pending = (tnode, False, (target.start, end)) if self._pending else None
         if tnode is None:
             self.hex.set_cursor(target.start, notify=False)
             self.reveal_offset(target.start)

@@ -61,7 +61,7 @@ def sections_are_cheap(reader: Any) -> bool:
     return isinstance(size, int) and size <= SCAN_LIMIT
 
 
-def expander_for(reader: Any, source: ByteSource | None, base: str = ""
+def expander_for(reader: Any, source: ByteSource | None, base: str = "", payload: str = ""
                  ) -> Callable[[Node], None] | None:
     """A function that gives ``layout`` section nodes lazy children, or None."""
     src = source or reader.source
@@ -70,7 +70,7 @@ def expander_for(reader: Any, source: ByteSource | None, base: str = ""
     if _is_block_tree(reader):
         return lambda node: _block_tree(reader, src, node, base)
     if _is_ng_shard(reader):
-        return lambda node: _ng_shard(reader, src, node, base)
+        return lambda node: _ng_shard(reader, src, node, base, payload)
     if _is_record_sections(reader):
         return lambda node: _record_blocks(reader, node, base)
     return None
@@ -272,8 +272,11 @@ def _record_blocks(reader: Any, node: Node, base: str) -> None:
             for i in range(lo, hi):
                 b = blocks[i]
                 stop = blocks[i + 1].offset if i + 1 < len(blocks) else end
-                out.append(Node(str(i), f"{path}/{i}", str(b.hash), b.offset, stop,
-                                f"{what[:-1]} block"))
+                node = Node(str(i), f"{path}/{i}", str(b.hash), b.offset, stop,
+                            f"{what[:-1]} block")
+                node.children = guarded(functools.partial(
+                    _file_block if what == "files" else _xorb_block, b, node.path), node.path)
+                out.append(node)
             return out
 
         def at(offset: int) -> int | None:  # a binary search: log2(n) blocks are built
@@ -285,17 +288,104 @@ def _record_blocks(reader: Any, node: Node, base: str) -> None:
     node.children = guarded(kids, path)
 
 
+_REC = 48  # an MDB record
+_FLAG_VERIFICATION = 0x8000_0000
+_FLAG_METADATA_EXT = 0x4000_0000
+
+
+def _record(key: str, path: str, at: int, value: str, fields: list[tuple[str, int, Any]]
+            ) -> Node:
+    """A 48-byte record whose fields are ``(name, size, value)`` in order."""
+    kids, pos = [], at
+    for name, size, v in fields:
+        kids.append(Node(name, f"{path}/{name}", str(v), pos, pos + size))
+        pos += size
+    return Node(key, path, value, at, at + _REC, children=functools.partial(ListChildren, kids))
+
+
+def _records_node(key: str, path: str, at: int, n: int, make: Callable[[int, str, int], Node],
+                  what: str) -> Node:
+    def kids() -> Children:
+        return FuncChildren(n, lambda lo, hi: [make(i, f"{path}/{i}", at + i * _REC)
+                                               for i in range(lo, hi)],
+                            offset_to_index=lambda off: (off - at) // _REC)
+
+    return Node(key, path, f"[{n}] {what}", at, at + n * _REC, children=kids if n else None)
+
+
+def _file_block(info: Any, path: str) -> Children:
+    """A file block's records: its header, terms, verification entries, metadata ext."""
+    at = info.offset
+    terms = info.terms
+    n = len(terms)
+    out = [_record("header", f"{path}/header", at, f"{n} terms, flags 0x{info.flags:08x}", [
+        ("file_hash", 32, info.hash), ("flags", 4, f"0x{info.flags:08x}"), ("num_terms", 4, n),
+        ("reserved", 8, info.reserved)])]
+
+    def term(i: int, p: str, a: int) -> Node:
+        t = terms[i]
+        return _record(str(i), p, a, f"xorb {str(t.xorb_hash)[:16]}… chunks [{t.chunk_start}, "
+                       f"{t.chunk_end}) {t.unpacked_bytes} bytes", [
+                           ("xorb_hash", 32, t.xorb_hash), ("flags", 4, t.flags),
+                           ("len_unpacked", 4, t.unpacked_bytes),
+                           ("chunk_index_start", 4, t.chunk_start),
+                           ("chunk_index_end", 4, t.chunk_end)])
+
+    pos = at + _REC
+    out.append(_records_node("terms", f"{path}/terms", pos, n, term, "reconstruction terms"))
+    pos += n * _REC
+    if info.flags & _FLAG_VERIFICATION:
+        hashes = info.verification_hashes
+
+        def check(i: int, p: str, a: int) -> Node:
+            return _record(str(i), p, a, f"range hash {str(hashes[i])[:16]}…", [
+                ("range_hash", 32, hashes[i]), ("reserved", 16, 0)])
+
+        out.append(_records_node("verification", f"{path}/verification", pos, len(hashes),
+                                 check, "verification entries, one per term"))
+        pos += len(hashes) * _REC
+    if info.flags & _FLAG_METADATA_EXT:
+        out.append(_record("metadata_ext", f"{path}/metadata_ext", pos, f"sha256 {info.sha256}",
+                           [("sha256", 32, info.sha256), ("reserved", 16, 0)]))
+    return ListChildren(out)
+
+
+def _xorb_block(info: Any, path: str) -> Children:
+    """A xorb block's records: its header and its chunks."""
+    at = info.offset
+    chunks = info.chunks
+    n = len(chunks)
+    out = [_record("header", f"{path}/header", at, f"{n} chunks, {info.num_bytes_in_xorb} bytes",
+                   [("xorb_hash", 32, info.hash), ("flags", 4, info.flags), ("num_chunks", 4, n),
+                    ("len_unpacked", 4, info.num_bytes_in_xorb),
+                    ("len_on_disk", 4, info.num_bytes_on_disk)])]
+
+    def chunk(i: int, p: str, a: int) -> Node:
+        c = chunks[i]
+        return _record(str(i), p, a, f"chunk {str(c.hash)[:16]}… at {c.offset}, {c.size} bytes",
+                       [("chunk_hash", 32, c.hash), ("ofs_unpacked", 4, c.offset),
+                        ("len_unpacked", 4, c.size), ("flags", 4, f"0x{c.flags:08x}"),
+                        ("reserved", 4, c.reserved)])
+
+    out.append(_records_node("chunks", f"{path}/chunks", at + _REC, n, chunk, "chunks"))
+    return ListChildren(out)
+
+
 # -- a Neuroglancer shard: its shard index ------------------------------------------------------
 
 
-def _ng_shard(reader: Any, src: ByteSource, node: Node, base: str) -> None:
-    if node.path.startswith(f"{base}/minishards/") and "/chunks/" in node.path and \
-            getattr(reader.spec, "data_encoding", "raw") == "gzip":
+def _ng_shard(reader: Any, src: ByteSource, node: Node, base: str, payload: str = "") -> None:
+    if node.path.startswith(f"{base}/minishards/") and "/chunks/" in node.path:
         try:
             chunk = int(node.key)
         except ValueError:
             return
-        node.decoded = functools.partial(reader.__getitem__, chunk)  # the chunk, un-gzipped
+        gzip = getattr(reader.spec, "data_encoding", "raw") == "gzip"
+        if gzip:
+            node.decoded = functools.partial(reader.__getitem__, chunk)  # un-gzipped
+        if payload == "neuroglancer_skeletons" and node.start is not None:
+            node.children = guarded(functools.partial(
+                _skeleton, reader, chunk, node.path, None if gzip else node.start), node.path)
         return
     if node.path != f"{base}/shard_index":
         return
@@ -317,6 +407,38 @@ def _ng_shard(reader: Any, src: ByteSource, node: Node, base: str) -> None:
     node.children = lambda: FuncChildren(n, make, offset_to_index=lambda off: off // size)
 
 
+def _skeleton(reader: Any, chunk: int, path: str, at: int | None) -> Children:
+    """A skeleton chunk's fields (``ng_skeleton.ksy``): in the file at ``at``, or, for a gzip
+    chunk, in its decoded bytes (``d`` shows them)."""
+    from ..generated.ng_skeleton import NgSkeleton
+    from ..sources import BytesSource
+    from .fields import show, trace
+
+    data = reader[chunk]
+    t = trace(NgSkeleton, BytesSource(data), max_read=len(data))
+
+    def nodes(parent: Any) -> list[Node]:
+        out = []
+        for key, f in parent.children.items():
+            n = len(f.children)
+            value = (f"[{n}]" if all(k.isdigit() for k in f.children) else f"{{{n}}}") \
+                if f.children else show(f.value)
+            node = Node(key, path + f.path, value)
+            if at is None:
+                node.in_decoded = (f.start, f.end)
+            else:
+                node.start, node.end = at + f.start, at + f.end
+            if f.children:
+                node.children = functools.partial(lambda f: ListChildren(nodes(f)), f)
+            out.append(node)
+        return out
+
+    kids = nodes(t.root)
+    if t.error is not None:
+        kids.append(Node("error", path, f"not a skeleton past byte {t.error_offset}: {t.error}"))
+    return ListChildren(kids)
+
+
 # -- Neuroglancer datasets: scales and shard files ----------------------------------------------
 
 
@@ -327,17 +449,19 @@ def dataset_parts(reader: Any) -> list[Node] | None:
     from .model import value_node
 
     out = [value_node("info", "/info", reader.info)]
+    payload = str(reader.info.get("@type", "")) if isinstance(reader.info, dict) else ""
     scales = getattr(reader, "scales", None)
     parts = reader._all_kvs()  # (the prefix `map` gives its sections, the shards' mapping)
     if scales:
         for (prefix, kv), key in zip(parts, scales, strict=True):
             # the path is the prefix `map` gives the scale's sections ("" for a lone scale)
             out.append(Node(str(key), prefix.rstrip("/"), "scale: its shard files",
-                            children=guarded(functools.partial(_shard_files, kv, prefix),
+                            children=guarded(functools.partial(_shard_files, kv, prefix,
+                                                               payload),
                                              f"/scales/{key}")))
     else:
         for prefix, kv in parts:
-            files = _shard_files(kv, prefix)
+            files = _shard_files(kv, prefix, payload)
             if len(files) <= PAGE:
                 out.extend(files.nodes(0, len(files)))
             else:  # thousands of shard files: pages of them
@@ -350,7 +474,7 @@ def _same(children: Children) -> Children:
     return children
 
 
-def _shard_files(kv: Any, prefix: str) -> Children:
+def _shard_files(kv: Any, prefix: str, payload: str = "") -> Children:
     numbers = kv.shard_numbers()
 
     def make(lo: int, hi: int) -> list[Node]:
@@ -362,7 +486,7 @@ def _shard_files(kv: Any, prefix: str) -> Children:
                 out.append(Node(name, f"{prefix}{name}", "(no such file)"))
                 continue
             src = shard.source
-            kids = file_nodes(shard, src, f"{prefix}{name}")
+            kids = file_nodes(shard, src, f"{prefix}{name}", payload)
             out.append(Node(name, f"{prefix}{name}", f"shard file, {src.size} bytes", 0,
                             src.size, source=src,
                             children=functools.partial(ListChildren, kids)))

@@ -100,6 +100,7 @@ class _Context:
         self.reads = 0
         self.last_bytes_start: int | None = None
         self.holder = root_obj_holder
+        self.max_read = MAX_READ
 
 
 class _Traced(KaitaiStream):  # type: ignore[misc]  # the runtime ships no annotations
@@ -122,12 +123,12 @@ def _wrap(name: str) -> Any:
         if ctx is None:
             return orig(self, *args, **kwargs)
         start = self.pos()
-        if name == "read_bytes" and args and isinstance(args[0], int) and args[0] > MAX_READ:
+        if name == "read_bytes" and args and isinstance(args[0], int) and args[0] > ctx.max_read:
             if start + args[0] <= self.size():  # (past the end it is no field: damage)
                 _note(ctx, sys._getframe(1), self._base + start, self._base + start + args[0],
                       f"{args[0]} bytes")
             raise _Stop
-        if name == "read_bytes_full" and self.size() - start > MAX_READ:
+        if name == "read_bytes_full" and self.size() - start > ctx.max_read:
             _note(ctx, sys._getframe(1), self._base + start, self._base + self.size(),
                   f"{self.size() - start} bytes")
             raise _Stop
@@ -193,10 +194,12 @@ def kaitai_class(reader: Any) -> type[KaitaiStruct] | None:
     return class_for(str(getattr(reader, "format_id", "")))
 
 
-def trace(cls: type[KaitaiStruct], source: ByteSource) -> Trace:
-    """Parse ``source`` with ``cls`` and note every field's range (bounded; see the module)."""
+def trace(cls: type[KaitaiStruct], source: ByteSource, max_read: int = MAX_READ) -> Trace:
+    """Parse ``source`` with ``cls`` and note every field's range (bounded; see the module:
+    ``max_read`` is the largest single read, for bytes already in memory)."""
     module = sys.modules[cls.__module__]
     ctx = _Context([])
+    ctx.max_read = max_read
     error: BaseException | None = None
     with _patch_lock:
         saved = module.KaitaiStream
@@ -237,11 +240,11 @@ def trace(cls: type[KaitaiStruct], source: ByteSource) -> Trace:
 
 
 def _drop_repeats(records: list[Any], before: int) -> None:
-    """Drop what an instance read if those bytes are already fields (``header_crc_input``
-    is the header's bytes again, ``root`` one of the blocks)."""
+    """Drop a plain value an instance read if its bytes are already fields
+    (``header_crc_input`` is the header's bytes again)."""
     new = records[before:]
-    if not new:
-        return
+    if not new or any(len(r[0]) > 1 for r in new):
+        return  # (an array of structs over a blob's bytes shows what the blob holds)
     tops: dict[str, tuple[int, int]] = {}
     for parts, start, end, _ in records[:before]:
         a, b = tops.get(parts[0], (start, end))

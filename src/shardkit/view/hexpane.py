@@ -144,7 +144,7 @@ class HexPane(Widget, can_focus=True):
         return data
 
     #: What the pane says with no file to show.
-    empty_text = "(select a file in the tree)"
+    empty_text = "(no bytes here: select a shard file, or a node under one, in the tree)"
 
     def render(self) -> Text:
         if self.source is None:

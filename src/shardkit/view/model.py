@@ -370,14 +370,18 @@ def guarded(make: Callable[[], Children], path: str) -> Callable[[], Children]:
     return run
 
 
-def file_nodes(reader: Any, source: ByteSource | None = None, base: str = "") -> list[Node]:
+def file_nodes(reader: Any, source: ByteSource | None = None, base: str = "",
+               payload: str = "") -> list[Node]:
     """``summary``, ``layout`` and (small files) ``dump`` of one file's reader.
 
-    ``base`` goes before every field path (a dataset's shard file: ``0.shard``).
+    ``base`` goes before every field path (a dataset's shard file: ``0.shard``);
+    ``payload`` names what a Neuroglancer dataset's chunks hold (``neuroglancer_skeletons``:
+    each chunk opens to its fields).
     """
     from .expand import expander_for
 
-    expand = _with_fields(reader, source, base, expander_for(reader, source, base))
+    expand = _with_fields(reader, source, base, expander_for(reader, source, base,
+                                                                 payload))
     cache: dict[str, Any] = {}
 
     def secs() -> dict[str, Any]:
