@@ -915,6 +915,36 @@ def test_d_shows_a_gzip_chunk_decoded() -> None:
     drive(NG_GZIP, script)
 
 
+def test_command_palette_offers_shardkit_actions() -> None:
+    async def script(app: ViewApp, pilot: Any, reader: Any) -> None:
+        from textual.command import CommandPalette
+
+        await pilot.press("ctrl+p")
+        await pilot.pause()
+        assert isinstance(app.screen, CommandPalette)
+        await pilot.press(*"verify")
+        await pilot.pause(0.3)
+        await pilot.press("enter")
+        await settle(app, pilot)
+        assert isinstance(app.screen, ListScreen)  # verify ran
+        assert "verify: OK" in str(app.screen.query_one("#list-title").render())
+        await pilot.press("escape")
+        await pilot.pause()
+        await pilot.press("ctrl+p")
+        await pilot.pause()
+        await pilot.press(*"0x258")  # an offset: go there at once
+        await pilot.pause(0.3)
+        await pilot.press("enter")
+        await pilot.pause()
+        assert app.hex.cursor == 0x258 and app.selected().covers(0x258)
+        from shardkit.view.palette import ACTIONS
+
+        assert {a for _, a, _ in ACTIONS} >= {"goto", "lookup_key", "verify", "map", "export"}
+        assert all(hasattr(app, f"action_{a}") for _, a, _ in ACTIONS)
+
+    drive(SWH_TINY, script)
+
+
 def test_help_and_quit() -> None:
     async def script(app: ViewApp, pilot: Any, reader: Any) -> int | None:
         await pilot.press("question_mark")

@@ -25,6 +25,7 @@ from .hexpane import HexPane
 from .keys import KEYS
 from .locate import Target, lookup
 from .model import PAGE, Node, build_root, damaged_root, group_spans
+from .palette import ShardkitCommands
 from .screens import AskScreen, HelpScreen, ListScreen, _Closed, parse_offset
 from .tools import HexTools
 
@@ -104,6 +105,7 @@ class ViewApp(HexTools, App[int]):
     #help { width: 90; height: auto; border: round $accent; background: $surface; padding: 1; }
     """
     BINDINGS: ClassVar[_Bindings] = [Binding(k, a, label) for k, a, label, _ in KEYS]
+    COMMANDS = App.COMMANDS | {ShardkitCommands}  # ^p: shardkit's actions first
 
     def __init__(self, reader: Any, *, offset: int | None = None) -> None:
         super().__init__()
@@ -677,6 +679,11 @@ class ViewApp(HexTools, App[int]):
                 self.jump_to_key(answer)
 
         self.push_screen(AskScreen("Look up a key (as `shardkit get` takes it):"), done)
+
+    def action_lookup_key(self) -> None:
+        """The format's lookup, wherever the focus is (the palette's ``lookup``)."""
+        self.tree_view.focus()
+        self.action_lookup()
 
     def jump_to_key(self, text: str) -> Target | None:
         """Look ``text`` up; select its value's node and bytes. The status line says why not."""

@@ -34,9 +34,11 @@ PANE_KEYS: list[tuple[str, str]] = [
     ("inspector (under the hex)", "the bytes at the cursor as u8…u64 LE/BE, f32/f64, "
      "varint, ASCII/UTF-8"),
     ("lists: up/down, Enter, Esc", "move, jump to the item, close"),
+    ("^p", "the command palette: shardkit's actions (goto, lookup, search, verify, map, "
+     "export, decoded, bookmarks); an offset typed there goes to it"),
 ]
 
-_NAMES = {"slash": "/", "question_mark": "?", "tab": "Tab"}
+_NAMES = {"slash": "/", "question_mark": "?", "tab": "Tab", "ctrl+p": "^p"}
 
 
 def key_name(key: str) -> str:
