@@ -152,3 +152,5 @@ def test_view_help_names_the_keys(capsys: pytest.CaptureFixture[str]) -> None:
     out = " ".join(capsys.readouterr().out.split())  # argparse wraps the text
     assert "--offset N" in out and "pip install 'shardkit[view]'" in out
     assert "g offset, / look a key up, v verify, m map, ? keys, q quit" in out
+    assert "/ searches the bytes (n, N), shift+arrows select, e exports, b bookmarks, d " \
+        "shows a block decoded; ^p the command palette" in out

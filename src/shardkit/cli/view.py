@@ -112,9 +112,12 @@ def add_parser(sub: Any, common: argparse.ArgumentParser) -> None:
         "view", parents=[common], help=help_text,
         description="A full-screen terminal viewer: the tree of `dump` (opened lazily, large "
                     "arrays a page at a time) beside the file's bytes in hex, linked both ways. "
-                    "Keys: g offset, / look a key up, v verify, m map, ? keys, q quit. Only the "
-                    "visible bytes are read (range reads for URLs). Needs the view extra: "
-                    "pip install 'shardkit[view]'.")
+                    "Keys: g offset, / look a key up, v verify, m map, ? keys, q quit; in the "
+                    "hex pane / searches the bytes (n, N), shift+arrows select, e exports, "
+                    "b bookmarks, d shows a block decoded; ^p the command palette. Only the "
+                    "visible bytes are read (range reads for URLs). A damaged file is shown "
+                    "as far as it reads, then its error is printed (exit 2). Needs the view "
+                    "extra: pip install 'shardkit[view]'.")
     p.set_defaults(subparser=p, run=run_view)
     p.add_argument("file", metavar="FILE", help="shard file, dataset folder or URL")
     p.add_argument("--offset", metavar="N", type=offset,
