@@ -945,6 +945,24 @@ def test_command_palette_offers_shardkit_actions() -> None:
     drive(SWH_TINY, script)
 
 
+def test_every_dialog_says_esc_closes_it() -> None:
+    from shardkit.view.screens import AskScreen
+
+    async def script(app: ViewApp, pilot: Any, reader: Any) -> None:
+        for key, kind in [("g", AskScreen), ("slash", AskScreen), ("m", ListScreen),
+                          ("v", ListScreen), ("question_mark", HelpScreen)]:
+            await pilot.press(key)
+            await settle(app, pilot)
+            assert isinstance(app.screen, kind), key
+            hints = [str(h.render()) for h in app.screen.query(".hint")]
+            assert len(hints) == 1 and "Esc" in hints[0] and "close" in hints[0], key
+            await pilot.press("escape")
+            await pilot.pause()
+            assert len(app.screen_stack) == 1, key
+
+    drive(SWH_TINY, script)
+
+
 def test_help_and_quit() -> None:
     async def script(app: ViewApp, pilot: Any, reader: Any) -> int | None:
         await pilot.press("question_mark")
