@@ -519,7 +519,7 @@ def test_amudai_field_nodes_are_their_own_pieces() -> None:
         assert not node.covers(small.start)  # another field's data is not the id field's
         app.goto(small.start)
         await pilot.pause()
-        assert app.selected().path == "/stripes/0/fields/small/data"
+        assert app.selected().path == "/stripes/0/fields/small/data/blocks/0"  # its block
 
     drive(AMUDAI, script)
 
@@ -894,6 +894,27 @@ def test_d_shows_a_block_decoded_and_a_record_in_it(path: Path) -> None:
         assert not pane.has_class("open")
 
     drive(path, script)
+
+
+def test_d_shows_an_amudai_block_decoded() -> None:
+    import numpy as np
+
+    async def script(app: ViewApp, pilot: Any, reader: Any) -> None:
+        path = "/stripes/0/fields/id/data/blocks/0"
+        assert app.reveal_path(path) is not None
+        await pilot.pause()
+        node = app.selected()
+        n = int(node.value.split()[0])
+        await pilot.press("d")
+        await pilot.pause()
+        pane = app.decoded_pane
+        values = np.frombuffer(pane.source.read_range(0, pane.source.size), "<i8")
+        column = reader.read_column("id")[:n]  # the first stripe's values (nulls read as 0)
+        assert values.tolist() == [0 if v is None else v for v in column]
+        buffer = next(s for s in reader.sections() if s.name == "/stripes/0/fields/id/data")
+        assert buffer.start <= node.start < node.end <= buffer.end  # the block, in its buffer
+
+    drive(AMUDAI, script)
 
 
 def test_d_shows_a_gzip_chunk_decoded() -> None:

@@ -40,7 +40,8 @@ CASES: dict[str, tuple[Path, str, str, str | None]] = {
     "zs": (DATA / "zs" / "reference" / "letters-lzma.zs", "/header/ofs_root_index", "",
            "/blocks/@247"),
     "mdb": (MDB, "/footer/ofs_file_info", "", None),
-    "amudai": (DATA / "amudai" / "single.amudai.shard", "/directory/len_payload", "", None),
+    "amudai": (DATA / "amudai" / "single.amudai.shard", "/directory/len_payload", "",
+               "/stripes/0/fields/u16/data/blocks/0"),
     "dataset": (NG_GZIP, "0.shard/shard_index/0", "0.shard",
                 "0.shard/minishards/0/chunks/0"),
 }
@@ -121,6 +122,12 @@ def _run(app: ViewApp, script: Callable[[ViewApp, Any], Awaitable[Any]]) -> Any:
 
 
 def _decoded(reader: Any, path: str) -> bytes:
+    if "/fields/" in path:  # an Amudai block: the stripe's values, little-endian
+        import numpy as np
+
+        n = int(reader.summary()["stripes"][0]["record_count"])
+        values = reader.read_column(path.split("/")[4])[:n]  # u16: an unsigned Int16
+        return np.array([0 if v is None else v for v in values], "<u2").tobytes()
     if "/chunks/" in path:
         return bytes(reader[int(path.rsplit("/", 1)[1])])
     voffset = int(path.split("@")[1])

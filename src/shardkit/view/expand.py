@@ -40,6 +40,11 @@ def _is_record_sections(reader: Any) -> bool:
     return all(hasattr(reader, a) for a in ("files", "xorbs", "file", "find_chunk"))
 
 
+def _is_column_store(reader: Any) -> bool:
+    return all(hasattr(reader, a) for a in ("stripe_field", "iter_fields", "_block_map",
+                                            "block_table", "_buffers"))
+
+
 def _is_ng_shard(reader: Any) -> bool:
     return all(hasattr(reader, a) for a in ("shard_index", "minishard", "index_size", "spec"))
 
@@ -73,6 +78,8 @@ def expander_for(reader: Any, source: ByteSource | None, base: str = "", payload
         return lambda node: _ng_shard(reader, src, node, base, payload)
     if _is_record_sections(reader):
         return lambda node: _record_blocks(reader, node, base)
+    if _is_column_store(reader):
+        return lambda node: _column_buffer(reader, node)
     return None
 
 
@@ -369,6 +376,79 @@ def _xorb_block(info: Any, path: str) -> Children:
 
     out.append(_records_node("chunks", f"{path}/chunks", at + _REC, n, chunk, "chunks"))
     return ListChildren(out)
+
+
+# -- a column store's block streams (Amudai DATA buffers) --------------------------------------
+
+
+def _column_buffer(reader: Any, node: Node) -> None:
+    parts = node.path.split("/")
+    if len(parts) != 6 or parts[1] != "stripes" or parts[3] != "fields" or \
+            parts[5] != "data" or node.start is None:
+        return
+    try:
+        k = int(parts[2])
+        field_node = reader.field(parts[4])
+    except (ValueError, ShardkitError):
+        return
+    node.children = guarded(functools.partial(_column_blocks, reader, k, field_node, node.path),
+                            node.path)
+
+
+def _column_blocks(reader: Any, k: int, fnode: Any, path: str) -> Children:
+    """A DATA buffer's block map and blocks (each read and decoded only for ``d``)."""
+    from ..formats.amudai.model import _dtype_of
+    from ..generated import amudai_shard_pb2 as spb
+
+    field = path.rsplit("/", 1)[0]
+    sfd = reader.stripe_field(k, fnode.schema_id)
+    buf = reader._buffers(sfd, field).get(spb.DATA) if sfd is not None else None
+    if buf is None:
+        return ListChildren([])
+    ref, mref, _ = reader._block_map(buf, field)
+    src = reader._blobs.locate(ref, path)
+    table = reader.block_table(src.read_range(mref.start, mref.end), mref.start,
+                               path + "/block_map")
+    dtype = _dtype_of(fnode)
+    fixed = fnode.fixed_size if fnode.type in ("FixedSizeBinary", "Guid") else 0
+    if fnode.type == "Guid":
+        fixed = fixed or 16
+    import numpy as np
+
+    if spb.VALUE_DICTIONARY in reader._buffers(sfd, field):
+        dtype = np.dtype("<u4")  # ids into the value dictionary
+    elif fnode.type == "Boolean":
+        dtype = np.dtype(np.uint8)  # bits, eight to a byte
+
+    def block(i: int) -> Node:
+        logical, ofs, size = table[i]
+        at = ref.start + ofs
+        p = f"{path}/blocks/{i}"
+        return Node(str(i), p, f"{logical} values, {size} bytes", at, at + size, "block",
+                    decoded=functools.partial(_decode_column_block, src, buf, at, size, logical,
+                                              dtype, fixed, p))
+
+    nodes = [block(i) for i in range(min(len(table), PAGE))]
+    nodes.append(Node("block_map", f"{path}/block_map", f"{len(table)} blocks", mref.start,
+                      mref.end, "block map"))
+    return ListChildren(nodes)
+
+
+def _decode_column_block(src: ByteSource, buf: Any, at: int, size: int, n: int, dtype: Any,
+                         fixed: int, path: str) -> bytes:
+    """A block's values, decoded: fixed-width values as little-endian bytes, byte strings
+    one after another."""
+    from ..formats.amudai.blocks import decode_binary_values, decode_numeric_values, split_block
+
+    raw = memoryview(src.read_range(at, at + size))
+    parts = split_block(raw, embedded_presence=buf.embedded_presence,
+                        has_checksum=buf.block_checksums, base=at, field=path, region=path)
+    base = at + parts.values_offset
+    if dtype is not None:
+        return bytes(decode_numeric_values(parts.values, n, dtype, base=base,
+                                           field=path + "/values").tobytes())
+    return b"".join(decode_binary_values(parts.values, n, fixed, base=base,
+                                         field=path + "/values"))
 
 
 # -- a Neuroglancer shard: its shard index ------------------------------------------------------
