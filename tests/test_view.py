@@ -913,6 +913,13 @@ def test_d_shows_an_amudai_block_decoded() -> None:
         assert values.tolist() == [0 if v is None else v for v in column]
         buffer = next(s for s in reader.sections() if s.name == "/stripes/0/fields/id/data")
         assert buffer.start <= node.start < node.end <= buffer.end  # the block, in its buffer
+        # a value selected in the tree is highlighted among the decoded bytes
+        assert app.reveal_path(f"{path}/2") is not None
+        await pilot.pause()
+        assert app.selected().value == str(column[2]) and app.selected().path == f"{path}/2"
+        a, b = pane.highlight
+        assert (a, b) == (16, 24) and int.from_bytes(values.tobytes()[a:b], "little",
+                                                     signed=True) == column[2]
 
     drive(AMUDAI, script)
 

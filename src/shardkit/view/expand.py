@@ -424,14 +424,34 @@ def _column_blocks(reader: Any, k: int, fnode: Any, path: str) -> Children:
         logical, ofs, size = table[i]
         at = ref.start + ofs
         p = f"{path}/blocks/{i}"
+        decode = functools.partial(_decode_column_block, src, buf, at, size, logical, dtype,
+                                   fixed, p)
         return Node(str(i), p, f"{logical} values, {size} bytes", at, at + size, "block",
-                    decoded=functools.partial(_decode_column_block, src, buf, at, size, logical,
-                                              dtype, fixed, p))
+                    decoded=decode, children=guarded(functools.partial(
+                        _column_values, decode, logical, dtype, p), p))
 
     nodes = [block(i) for i in range(min(len(table), PAGE))]
     nodes.append(Node("block_map", f"{path}/block_map", f"{len(table)} blocks", mref.start,
                       mref.end, "block map"))
     return ListChildren(nodes)
+
+
+def _column_values(decode: Callable[[], bytes], n: int, dtype: Any, path: str) -> Children:
+    """A block's values, each with its range in the decoded bytes (``d`` highlights it)."""
+    data = decode()
+    if dtype is None or dtype.itemsize * n != len(data):  # bits, or byte strings: one node
+        return ListChildren([Node("values", f"{path}/values", f"{len(data)} decoded bytes",
+                                  in_decoded=(0, len(data)))])
+    import numpy as np
+
+    values = np.frombuffer(data, dtype)
+    w = dtype.itemsize
+
+    def make(lo: int, hi: int) -> list[Node]:
+        return [Node(str(i), f"{path}/{i}", str(values[i].item()),
+                     in_decoded=(i * w, (i + 1) * w)) for i in range(lo, hi)]
+
+    return FuncChildren(n, make)
 
 
 def _decode_column_block(src: ByteSource, buf: Any, at: int, size: int, n: int, dtype: Any,
