@@ -888,6 +888,15 @@ def test_d_shows_a_block_decoded_and_a_record_in_it(path: Path) -> None:
         await pilot.pause()
         a, b = pane.highlight
         assert body[a:b] == records[k] and b == len(body)
+        pane.focus()  # the decoded pane's cursor selects the record under it
+        await pilot.press("home")
+        await pilot.pause()
+        first = app.selected()
+        assert first.key == "0" and body[slice(*first.in_decoded)] == records[0]
+        await pilot.press(*["right"] * (len(body) - 1))  # the last byte: the last record
+        await pilot.pause()
+        assert app.selected().key == str(k) and pane.cursor == len(body) - 1
+        app.tree_view.focus()
         assert app.hex.highlight == (info.offset, info.offset + info.size)  # the stored block
         await pilot.press("d")  # closes it
         await pilot.pause()
@@ -920,6 +929,12 @@ def test_d_shows_an_amudai_block_decoded() -> None:
         a, b = pane.highlight
         assert (a, b) == (16, 24) and int.from_bytes(values.tobytes()[a:b], "little",
                                                      signed=True) == column[2]
+        # and back: the decoded pane's cursor selects the value under it
+        pane.focus()
+        await pilot.press("down")  # 16 bytes on: value 4
+        await pilot.pause()
+        assert pane.cursor == 32 and app.selected().path == f"{path}/4"
+        assert pane.highlight == (32, 40)
 
     drive(AMUDAI, script)
 

@@ -428,8 +428,19 @@ class ViewApp(HexTools, App[int]):
                                 f"(from {node.size} stored)"
         leaf = tnode.data.node if tnode is not None and tnode.data is not None else None
         if leaf is not None and leaf.in_decoded is not None:
-            pane.show_range(*leaf.in_decoded)
+            a, b = leaf.in_decoded
+            pane.show_range(a, b, move_cursor=not a <= pane.cursor < max(b, a + 1))
         return True
+
+    def _decoded_cursor(self, offset: int) -> None:
+        """The decoded pane's cursor moved: select the record (or value) there."""
+        owner = self._decoded_owner(self.tree_view.cursor_node)
+        if owner is None:
+            return
+        child = self._child_for(owner, lambda kids: kids.index_in_decoded(offset))
+        if child is None or child is self.tree_view.cursor_node:
+            return
+        self._select(child, True, None)
 
     def action_decoded(self) -> None:
         pane = self.decoded_pane
@@ -481,7 +492,8 @@ class ViewApp(HexTools, App[int]):
     @on(HexPane.CursorMoved)
     def _cursor_moved(self, event: HexPane.CursorMoved) -> None:
         if event.pane is not None and event.pane.id == "decoded":
-            return  # the decoded bytes have no nodes of their own
+            self._decoded_cursor(event.offset)
+            return
         self._drop_message()
         self.reveal_offset(event.offset, keep_cursor=True)
         self.update_status()

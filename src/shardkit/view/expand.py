@@ -256,7 +256,14 @@ def _block_children(reader: Any, voffset: int, base: str) -> Children:
         return [Node(str(i), f"{path}/records/{i}", _escape(records[i]),
                      in_decoded=ranges[i]) for i in range(lo, hi)]
 
-    return FuncChildren(len(records), make_records)
+    ends = [r[1] if r is not None else -1 for r in ranges]
+
+    def in_decoded(offset: int) -> int | None:  # the record whose length or bytes hold it
+        i = bisect.bisect_right(ends, offset)
+        return i if i < len(ends) else None
+
+    return FuncChildren(len(records), make_records,
+                        decoded_to_index=in_decoded if all(ranges) else None)
 
 
 # -- sections of variable-size record blocks (Xet MDB files and xorbs) --------------------------
@@ -451,7 +458,7 @@ def _column_values(decode: Callable[[], bytes], n: int, dtype: Any, path: str) -
         return [Node(str(i), f"{path}/{i}", str(values[i].item()),
                      in_decoded=(i * w, (i + 1) * w)) for i in range(lo, hi)]
 
-    return FuncChildren(n, make)
+    return FuncChildren(n, make, decoded_to_index=lambda offset: offset // w)
 
 
 def _decode_column_block(src: ByteSource, buf: Any, at: int, size: int, n: int, dtype: Any,

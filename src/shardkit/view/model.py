@@ -56,6 +56,10 @@ class Children:
         """Index of the child whose byte range holds ``offset`` (the innermost search), or None."""
         return None
 
+    def index_in_decoded(self, offset: int) -> int | None:
+        """Index of the child whose range in the parent's decoded bytes holds ``offset``."""
+        return None
+
 
 class ListChildren(Children):
     """Children held in a list (small, or already in memory)."""
@@ -104,11 +108,19 @@ class FuncChildren(Children):
 
     def __init__(self, n: int, make: Callable[[int, int], list[Node]], *,
                  key_to_index: Callable[[str], int | None] | None = None,
-                 offset_to_index: Callable[[int], int | None] | None = None) -> None:
+                 offset_to_index: Callable[[int], int | None] | None = None,
+                 decoded_to_index: Callable[[int], int | None] | None = None) -> None:
         self.n = n
         self.make = make
         self.key_to_index = key_to_index
         self.offset_to_index = offset_to_index
+        self.decoded_to_index = decoded_to_index
+
+    def index_in_decoded(self, offset: int) -> int | None:
+        if self.decoded_to_index is None:
+            return None
+        i = self.decoded_to_index(offset)
+        return i if i is not None and 0 <= i < self.n else None
 
     def __len__(self) -> int:
         return self.n
