@@ -99,6 +99,7 @@ class _Context:
         self.records: list[tuple[tuple[str, ...], int, int, Any]] = []
         self.reads = 0
         self.last_bytes_start: int | None = None
+        self.last_bytes_len = -1
         self.holder = root_obj_holder
         self.max_read = MAX_READ
 
@@ -110,8 +111,12 @@ class _Traced(KaitaiStream):  # type: ignore[misc]  # the runtime ships no annot
         super().__init__(stream)
         self._ctx: _Context | None = getattr(_local, "ctx", None)
         if base is None:  # a substream cut from the bytes just read
-            base = self._ctx.last_bytes_start if self._ctx is not None and \
-                self._ctx.last_bytes_start is not None else 0
+            ctx = self._ctx
+            if ctx is not None and ctx.last_bytes_start is not None and \
+                    self.size() == ctx.last_bytes_len:
+                base = ctx.last_bytes_start
+            else:  # bytes made by a `process:` (decoded): no place in the file to note
+                self._ctx, base = None, 0
         self._base = base
 
 
@@ -137,7 +142,7 @@ def _wrap(name: str) -> Any:
             raise _Stop
         value = orig(self, *args, **kwargs)
         if isinstance(value, (bytes, bytearray)):
-            ctx.last_bytes_start = self._base + start
+            ctx.last_bytes_start, ctx.last_bytes_len = self._base + start, len(value)
         _note(ctx, sys._getframe(1), self._base + start, self._base + self.pos(), value)
         return value
 
