@@ -76,7 +76,12 @@ def headless_run(app: Any) -> Any:
                     break
                 await pilot.pause(0.01)
             await pilot.pause()
-            if app.open_error is None:
+            for _ in range(100):  # a damaged file: its tree fills once it is traced
+                if app.open_error is None or app.damage is not None or \
+                        app.return_code is not None:
+                    break
+                await pilot.pause(0.01)
+            if app.open_error is None or app.damage is not None:
                 seen["root"] = str(app.tree_view.root.label)
                 seen["kids"] = [str(c.label).split(":")[0] for c in app.tree_view.root.children]
                 await pilot.press("q")
@@ -99,7 +104,7 @@ def test_view_end_to_end_opens_the_reader_after_the_first_frame(
     assert seen["kids"] == ["summary", "layout", "dump"]
 
 
-def test_view_of_a_truncated_file_is_one_line_and_exit_2(
+def test_view_of_a_truncated_file_shows_it_then_one_line_and_exit_2(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     pytest.importorskip("textual")
@@ -111,6 +116,10 @@ def test_view_of_a_truncated_file_is_one_line_and_exit_2(
     assert main(["view", str(cut)]) == 2
     err = capsys.readouterr().err
     assert err.startswith(f"shardkit: error: {cut}: truncated") and err.count("\n") == 1
+    # meanwhile the viewer showed what reads: the magic and the header's first field
+    seen = headless_run.seen  # type: ignore[attr-defined]
+    assert seen["root"] == f"{cut}: Software Heritage read shard: damaged"
+    assert seen["kids"] == ["layout"]
     assert main(["info", str(cut)]) == 2
     assert capsys.readouterr().err == err  # as every command says it
 
@@ -143,3 +152,5 @@ def test_view_help_names_the_keys(capsys: pytest.CaptureFixture[str]) -> None:
     out = " ".join(capsys.readouterr().out.split())  # argparse wraps the text
     assert "--offset N" in out and "pip install 'shardkit[view]'" in out
     assert "g offset, / look a key up, v verify, m map, ? keys, q quit" in out
+    assert "/ searches the bytes (n, N), shift+arrows select, e exports, b bookmarks, d " \
+        "shows a block decoded; ^p the command palette" in out

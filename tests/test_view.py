@@ -36,6 +36,7 @@ DATA = Path(__file__).parent / "data"
 SWH_TINY = DATA / "swh" / "tiny.shard"
 SWH_MEDIUM = DATA / "swh" / "medium.shard"
 ZSS_TINY = DATA / "zss" / "tiny_zlib.zss"
+ZS_LETTERS = DATA / "zs" / "reference" / "letters-lzma.zs"
 ZSS_CORRUPT = DATA / "zss" / "corrupt_medium_zlib.zss"
 AMUDAI = DATA / "amudai" / "single.amudai.shard"
 MDB = sorted((DATA / "mdb" / "real" / "session").glob("*.mdb"))[0]
@@ -129,7 +130,7 @@ def test_parse_offset() -> None:
 # -- selecting a node highlights map's range, for every format -----------------------------------
 
 
-FILES = [SWH_TINY, ZSS_TINY, AMUDAI, MDB]
+FILES = [SWH_TINY, ZSS_TINY, ZS_LETTERS, AMUDAI, MDB]
 
 
 @pytest.mark.parametrize("path", FILES, ids=lambda p: p.name[:20])
@@ -218,6 +219,122 @@ def test_dataset_lists_shard_files_and_highlights_map_range(dataset: Path) -> No
     drive(dataset, script)
 
 
+@pytest.mark.parametrize(("path", "field", "value"), [
+    (SWH_TINY, "/header/num_objects", lambda r: r.header.objects_count),
+    (ZSS_TINY, "/header/root_voffset", lambda r: r.root),
+    (ZS_LETTERS, "/header/ofs_root_index", lambda r: r.root),
+    (AMUDAI, "/directory/len_payload",
+     lambda r: r.directory_ref.end - r.directory_ref.start - 8),
+    (MDB, "/footer/ofs_file_info", lambda r: r.files[0].offset),
+], ids=["swh", "zss", "zs", "amudai", "mdb"])
+def test_leaf_fields_have_their_exact_bytes(path: Path, field: str, value: Any) -> None:
+    """A header's fields are nodes with their own bytes (Kaitai's positions), not the
+    header's: selecting one highlights exactly the bytes its value is read from."""
+
+    async def script(app: ViewApp, pilot: Any, reader: Any) -> None:
+        tnode = app.reveal_path(field)
+        await pilot.pause()
+        assert tnode is not None
+        node = app.selected()
+        assert node.path == field
+        start, end = app.hex.highlight
+        assert (start, end) == (node.start, node.end) and end - start in (4, 8)
+        raw = path.read_bytes()[start:end]
+        expected = value(reader)
+        assert expected in (int.from_bytes(raw, "little"), int.from_bytes(raw, "big"))
+        assert node.value.split(" ")[0] == str(expected)
+        parent = field.rsplit("/", 1)[0]
+        sec = next(s for s in reader.sections() if s.name == parent)
+        assert sec.start <= start and end <= sec.end and end - start < sec.end - sec.start
+        # the hex cursor on the field's last byte selects the field
+        app.goto(end - 1)
+        await pilot.pause()
+        assert app.selected().path == field
+
+    drive(path, script)
+
+
+def test_mdb_file_blocks_open_to_their_terms_and_verification_entries() -> None:
+    data = MDB.read_bytes()
+
+    async def script(app: ViewApp, pilot: Any, reader: Any) -> None:
+        i, info = next((i, f) for i, f in enumerate(reader.files)
+                       if f.terms and f.verification_hashes)
+        term = info.terms[0]
+        base = f"/file_info/{i}/terms/0"
+        assert app.reveal_path(f"{base}/chunk_index_end") is not None
+        await pilot.pause()
+        a, b = app.hex.highlight
+        assert b - a == 4 and int.from_bytes(data[a:b], "little") == term.chunk_end
+        assert app.selected().value == str(term.chunk_end)
+        assert app.reveal_path(f"{base}/len_unpacked") is not None
+        await pilot.pause()
+        a, b = app.hex.highlight
+        assert int.from_bytes(data[a:b], "little") == term.unpacked_bytes
+        assert app.reveal_path(f"/file_info/{i}/verification/0") is not None
+        await pilot.pause()
+        node = app.selected()
+        assert node.end - node.start == 48 and str(info.verification_hashes[0])[:16] in node.value
+        xorb = reader.xorbs[0]
+        assert app.reveal_path("/xorb_info/0/chunks/1/len_unpacked") is not None
+        await pilot.pause()
+        a, b = app.hex.highlight
+        assert int.from_bytes(data[a:b], "little") == xorb.chunks[1].size
+
+    drive(MDB, script)
+
+
+@pytest.fixture
+def skeleton_dataset(tmp_path: Path) -> tuple[Path, dict[int, bytes]]:
+    """Real skeletons (the payload samples) in a sharded dataset written by shardkit."""
+    import gzip
+
+    from shardkit.writers.neuroglancer import write_sharded_dataset
+
+    src = DATA / "ng_payloads" / "skeletons"
+    items = {int(p.name[:-3]): gzip.decompress(p.read_bytes()) for p in src.glob("*.gz")}
+    spec = {"@type": "neuroglancer_uint64_sharded_v1", "preshift_bits": 0, "hash": "identity",
+            "minishard_bits": 1, "shard_bits": 0, "minishard_index_encoding": "raw",
+            "data_encoding": "raw"}
+    write_sharded_dataset(tmp_path / "skel", items, spec)
+    return tmp_path / "skel", items
+
+
+def test_skeleton_chunks_open_to_their_fields(
+        skeleton_dataset: tuple[Path, dict[int, bytes]]) -> None:
+    path, items = skeleton_dataset
+
+    async def script(app: ViewApp, pilot: Any, reader: Any) -> None:
+        # the hex pane starts on the first shard file, never empty
+        assert app.hex.source is not None and app.hex.source.name.endswith("0.shard")
+        sec = next(s for s in reader.sections() if s.name.endswith("/chunks/23"))
+        raw = (path / "0.shard").read_bytes()
+        assert raw[sec.start:sec.end] == items[23]
+        assert app.reveal_path(f"{sec.name}/num_vertices") is not None
+        await pilot.pause()
+        assert app.hex.highlight == (sec.start, sec.start + 4)
+        n = int.from_bytes(items[23][:4], "little")
+        assert app.selected().value.split()[0] == str(n)
+        assert app.reveal_path(f"{sec.name}/vertex_positions") is not None
+        await pilot.pause()
+        assert app.hex.highlight == (sec.start + 8, sec.start + 8 + 12 * n)
+        # the shard file's own node shows the file's bytes
+        assert app.reveal_path("0.shard") is not None
+        await pilot.pause()
+        assert app.hex.highlight == (0, len(raw)) and app.hex.source.name.endswith("0.shard")
+
+    drive(path, script)
+
+
+def test_an_image_dataset_opens_on_its_first_shard_file() -> None:
+    async def script(app: ViewApp, pilot: Any, reader: Any) -> None:
+        first = reader.sections()[0].name.split("/shard_index")[0]
+        assert app.hex.source is not None and app.hex.source.name.endswith(first)
+        assert "cannot read" not in str(app.hex.render()) and app.hex.size_bytes > 0
+
+    drive(NG_IMAGE, script)
+
+
 # -- keys: / g v m ? q ------------------------------------------------------------------------
 
 
@@ -267,6 +384,28 @@ def test_slash_jumps_to_the_section_holding_the_value(path: Path, key: str,
     drive(path, script)
 
 
+def test_a_lookup_result_leaves_the_status_line_once_the_user_moves() -> None:
+    async def script(app: ViewApp, pilot: Any, reader: Any) -> None:
+        await pilot.press("slash")
+        await pilot.press(*"id", "enter")
+        await pilot.pause()
+        assert "found id Int64: DATA buffer, 1 blocks" in status(app)
+        assert not status(app).rstrip().endswith("section")
+        await pilot.press("down")  # the user moves on: the result is stale
+        await pilot.pause()
+        assert "found id" not in status(app)
+        await pilot.press("slash")
+        await pilot.press(*"nosuchfield", "enter")
+        await pilot.pause()
+        assert "nosuchfield" in status(app)
+        app.hex.focus()
+        await pilot.press("right")
+        await pilot.pause()
+        assert "nosuchfield" not in status(app)
+
+    drive(AMUDAI, script)
+
+
 def test_zss_lookup_and_goto_read_no_more_than_their_path(
         monkeypatch: pytest.MonkeyPatch) -> None:
     """Above SCAN_LIMIT a block tree is not walked: `/` descends from the root, `g` reads the
@@ -298,6 +437,91 @@ def test_zss_lookup_and_goto_read_no_more_than_their_path(
         assert (sec.start, sec.end) == (node.start, node.end)
 
     drive(source, script, format="zss")
+
+
+@pytest.mark.parametrize("name", ["letters-lzma.zs", "letters-none.zs"])
+def test_zs_index_tree_lookup_and_goto(monkeypatch: pytest.MonkeyPatch, name: str) -> None:
+    """ZS addresses blocks by file offset (ZSS by a virtual offset from 0): the index tree
+    opens from the root, `/` selects the record's block through it and `g` lands on a block,
+    with the layout left closed (as on a large file)."""
+    monkeypatch.setattr("shardkit.view.expand.SCAN_LIMIT", 0)
+    path = DATA / "zs" / "reference" / name
+
+    async def script(app: ViewApp, pilot: Any, reader: Any) -> None:
+        tree = next(t for t in app.tree_view.root.children if t.data.node.key == "index tree")
+        assert tree.data.node.start == reader.root
+        app.populate(tree)
+        root_block = tree.children[0].data.node
+        assert root_block.path == f"/blocks/@{reader.root}"
+        assert root_block.value.startswith(f"level {reader.root_level} index block")
+        target = app.jump_to_key("n")
+        await pilot.pause()
+        assert target is not None
+        node = app.selected()
+        assert node.path == target.path and node.note == "level 0 data block"
+        voffset = int(target.path.split("@")[1])
+        info, body = next(iter(reader.iter_blocks(voffset)))
+        assert b"n" in reader.records_of(info, body)
+        assert app.hex.highlight == (info.offset, info.offset + info.size)
+        # a byte in the middle of the blocks selects the block holding it
+        middle = (reader.blocks_offset + reader.root) // 2
+        app.goto(middle)
+        await pilot.pause()
+        node = app.selected()
+        assert node.covers(middle) and node.path.startswith("/blocks/@"), node.path
+        assert app.hex.cursor == middle
+        sec = next(s for s in reader.sections() if s.name == node.path)
+        assert (sec.start, sec.end) == (node.start, node.end)
+        layout = next(t for t in app.tree_view.root.children if t.data.node.key == "layout")
+        assert not layout.data.populated
+
+    drive(path, script)
+
+
+def test_amudai_map_names_every_field_descriptor() -> None:
+    out = subprocess.run([sys.executable, "-m", "shardkit", "map", "--json", str(AMUDAI)],
+                         check=True, capture_output=True, text=True).stdout
+    rows = json.loads(out)
+    names = [r["name"] for r in rows]
+    assert len(names) == len(set(names))  # no two sections share a name
+    with shardkit.open(AMUDAI) as reader:
+        fields = [n.path for n in reader.iter_fields()]
+        refs = reader._shard_field_list
+    descriptors = [r for r in rows if r["note"] == "FieldDescriptor record"]
+    assert [r["name"] for r in descriptors] == [f"/fields/{f}/descriptor" for f in fields]
+    assert [(r["start"], r["end"]) for r in descriptors] == [(x.start, x.end) for x in refs]
+
+
+def test_amudai_field_nodes_are_their_own_pieces() -> None:
+    """Every field descriptor is a node; a field's node is its descriptor and buffers, not
+    the span from the first to the last (which holds every other field's data)."""
+
+    async def script(app: ViewApp, pilot: Any, reader: Any) -> None:
+        sec = {s.name: s for s in reader.sections()}
+        refs = reader._shard_field_list
+        for field, ref in zip(reader.iter_fields(), refs, strict=True):
+            middle = (ref.start + ref.end) // 2
+            app.goto(middle)
+            await pilot.pause()
+            assert app.selected().path == f"/fields/{field.path}/descriptor"
+            assert app.hex.highlight == (ref.start, ref.end)
+        own = sorted((s.start, s.end) for name, s in sec.items()
+                     if name.startswith("/stripes/0/fields/id/"))
+        assert len(own) == 2  # the data buffer and the descriptor, far apart
+        tnode = app.reveal_path("/stripes/0/fields/id")
+        await pilot.pause()
+        node = app.selected()
+        assert tnode is not None and node.path == "/stripes/0/fields/id"
+        assert node.pieces == own and app.hex.pieces == own
+        assert "in 2 pieces" in status(app)
+        small = sec["/stripes/0/fields/small/data"]
+        assert own[0][1] <= small.start and small.end <= own[1][0]
+        assert not node.covers(small.start)  # another field's data is not the id field's
+        app.goto(small.start)
+        await pilot.pause()
+        assert app.selected().path == "/stripes/0/fields/small/data/blocks/0"  # its block
+
+    drive(AMUDAI, script)
 
 
 def test_slash_finds_an_mdb_file_record() -> None:
@@ -352,10 +576,10 @@ def test_v_lists_the_problems_of_a_corrupt_sample_and_enter_jumps() -> None:
         assert not isinstance(app.screen, ListScreen)
         assert app.hex.cursor == expected[0].offset
         assert expected[0].message in status(app)
-        # the map cannot be read past the bad block: the index tree finds the block
+        # the map cannot be read past the bad block: the layout's one error node is there
         node = app.selected()
         assert node.covers(expected[0].offset)
-        assert expected[0].field.startswith(node.path + "/") and node.path.startswith("/blocks/@")
+        assert node.key == "error" and node.path == expected[0].field
 
     drive(ZSS_CORRUPT, script)
 
@@ -461,6 +685,325 @@ def test_m_shows_the_map_and_enter_jumps() -> None:
         assert app.hex.highlight == (s.start, s.end)
 
     drive(ZSS_TINY, script)
+
+
+async def ask(app: ViewApp, pilot: Any, key: str, answer: str) -> None:
+    """Press ``key`` and answer its dialog with ``answer`` (replacing any default)."""
+    await pilot.press(key)
+    await pilot.pause()
+    app.screen.query_one("#answer").value = answer
+    await pilot.press("enter")
+    await settle(app, pilot)
+
+
+def test_hex_search_finds_bytes_and_text_and_n_and_N_step() -> None:
+    data = SWH_TINY.read_bytes()
+    hits = [i for i in range(len(data)) if data.startswith(b"o", i)]
+    assert len(hits) >= 3
+
+    async def script(app: ViewApp, pilot: Any, reader: Any) -> None:
+        app.hex.focus()
+        await ask(app, pilot, "slash", '"hello world"')  # text, in quotes
+        assert app.hex.cursor == data.find(b"hello world") == 520
+        assert app.hex.selection == (520, 531)
+        assert app.selected().covers(520)  # the node there is selected too
+        assert "found at byte 520" in status(app)
+        await ask(app, pilot, "slash", "53 6f 66 74")  # bytes: "Soft"
+        assert app.hex.cursor == data.find(b"Soft") > 520
+        app.goto(0)
+        await ask(app, pilot, "slash", "o")  # plain text
+        assert app.hex.cursor == hits[0]
+        await pilot.press("n")
+        await settle(app, pilot)
+        assert app.hex.cursor == hits[1]
+        await pilot.press("n")
+        await settle(app, pilot)
+        assert app.hex.cursor == hits[2]
+        await pilot.press("N")
+        await settle(app, pilot)
+        assert app.hex.cursor == hits[1]
+        app.goto(hits[-1])
+        await pilot.press("n")
+        await settle(app, pilot)
+        assert app.hex.cursor == hits[-1] and "not found after" in status(app)
+        # in the tree, / is the format's lookup, not a search of the bytes
+        app.tree_view.focus()
+        await pilot.press("slash")
+        await pilot.pause()
+        assert "Look up a key" in str(app.screen.query_one("Label").render())
+
+    drive(SWH_TINY, script)
+
+
+def test_search_reads_a_piece_at_a_time(monkeypatch: pytest.MonkeyPatch) -> None:
+    from shardkit.view import navigate
+
+    source = CountingSource(FileSource(str(SWH_MEDIUM)))
+    data = SWH_MEDIUM.read_bytes()
+    pattern = data[1_500_000:1_500_012]
+    at = navigate.find(source, pattern, 0, chunk=65536)
+    assert at == data.find(pattern)
+    assert max(b - a for a, b in source.stats.ranges) < 65536 + len(pattern)
+    zeros = b"\x00" * 6  # many matches: backward finds the last one that begins before `at`
+    before = data.rfind(zeros, 0, at + len(zeros) - 1)
+    assert 0 < before < at
+    assert navigate.find(source, zeros, at, backward=True, chunk=65536) == before
+    assert navigate.find(source, pattern, at, backward=True, chunk=65536) is None
+    assert navigate.find(source, b"\xff" * 40, 0, chunk=65536) is None
+    assert navigate.parse_pattern('"ab"') == (b"ab", 'text "ab"')
+    assert navigate.parse_pattern("61 62")[0] == b"ab" == navigate.parse_pattern("ab cd x")[0][:2]
+
+
+def test_inspector_reads_the_bytes_at_the_cursor() -> None:
+    async def script(app: ViewApp, pilot: Any, reader: Any) -> None:
+        reads = app.hex.reads
+        app.goto(40)  # /header/num_objects: u64 big-endian 3
+        await pilot.pause()
+        text = str(app.query_one("#inspector").render())
+        assert "byte 40 (0x28)" in text
+        row = next(line for line in text.splitlines() if line.startswith("u64 "))
+        raw = SWH_TINY.read_bytes()[40:48]
+        assert row.split()[1:] == [str(int.from_bytes(raw, "little")), "3"]
+        row = next(line for line in text.splitlines() if line.startswith("i16 "))
+        assert row.split()[1:] == ["0", "0"]
+        assert app.hex.reads == reads  # the rows on screen held those bytes
+        app.goto(520)  # "hello": ASCII and UTF-8
+        await pilot.pause()
+        text = str(app.query_one("#inspector").render())
+        assert "ascii 'h'" in text and "varint 104 (1 bytes)" in text
+
+    drive(SWH_TINY, script)
+
+
+def test_select_a_range_and_export_it(tmp_path: Path) -> None:
+    data = SWH_TINY.read_bytes()
+
+    async def script(app: ViewApp, pilot: Any, reader: Any) -> None:
+        app.goto(520)
+        app.hex.focus()
+        await pilot.press(*["shift+right"] * 10)
+        await pilot.pause()
+        assert app.hex.selection == (520, 531)
+        assert "selected [520, 531) 11 bytes" in status(app)
+        out = tmp_path / "hello.bin"
+        await ask(app, pilot, "e", str(out))
+        assert out.read_bytes() == data[520:531] == b"hello world"
+        assert f"exported 11 bytes [520, 531) to {out}" in status(app)
+        await pilot.press("right")  # a plain move ends the selection
+        await pilot.pause()
+        assert app.hex.selection is None
+        # without a selection, e exports the selected node's range
+        app.reveal_path("/header")
+        await pilot.pause()
+        out2 = tmp_path / "header.bin"
+        await ask(app, pilot, "e", str(out2))
+        assert out2.read_bytes() == data[32:88]
+
+    drive(SWH_TINY, script)
+
+
+def test_bookmarks_are_listed_and_jump() -> None:
+    async def script(app: ViewApp, pilot: Any, reader: Any) -> None:
+        app.reveal_path("/header/num_objects")
+        await pilot.pause()
+        await pilot.press("b")
+        app.reveal_path("/hash_function")
+        await pilot.pause()
+        await pilot.press("b")
+        await pilot.pause()
+        assert [(a, b, label) for _, a, b, label in app.bookmarks] == [
+            (40, 48, "/header/num_objects"), (1023, 1098, "/hash_function")]
+        assert app.hex.bookmarks == [(40, 48), (1023, 1098)]
+        app.goto(0)
+        await pilot.press("B")
+        await pilot.pause()
+        assert isinstance(app.screen, ListScreen)
+        assert app.screen.query_one("#items").option_count == 2
+        await pilot.press("enter")  # the first
+        await pilot.pause()
+        assert app.hex.cursor == 40 and app.hex.selection == (40, 48)
+        assert app.selected().path == "/header/num_objects"
+        await pilot.press("b")  # the same range again: removed
+        await pilot.pause()
+        assert [(a, b) for _, a, b, _ in app.bookmarks] == [(1023, 1098)]
+
+    drive(SWH_TINY, script)
+
+
+def test_g_past_the_end_says_so() -> None:
+    async def script(app: ViewApp, pilot: Any, reader: Any) -> None:
+        app.goto(600)
+        await ask(app, pilot, "g", "5000")
+        assert app.hex.cursor == 600
+        assert "byte 5000 is past the end" in status(app) and "1098 bytes" in status(app)
+        await ask(app, pilot, "g", "1097")
+        assert app.hex.cursor == 1097
+
+    drive(SWH_TINY, script)
+
+
+def test_the_selected_node_scrolls_into_view() -> None:
+    async def script(app: ViewApp, pilot: Any, reader: Any) -> None:
+        tree = app.tree_view
+        for slot in (90, 3, 777, 40):
+            app.goto(reader.header.index_position + slot * 40 + 1)
+            tnode = tree.cursor_node
+            assert tnode.data.node.path == f"/index/entries/{slot}/key"
+
+            def shown(tnode: Any = tnode) -> bool:
+                top = tree.scroll_offset.y
+                return bool(top <= tnode.line < top + tree.scrollable_content_region.height)
+
+            for _ in range(50):  # (the app scrolls once the new lines are laid out)
+                await pilot.pause()
+                if shown():
+                    break
+            assert shown()
+
+    drive(SWH_MEDIUM, script)
+
+
+NG_GZIP = DATA / "neuroglancer" / "ts_kv_identity_preshift_gzipdata"
+
+
+@pytest.mark.parametrize("path", [ZSS_TINY, ZS_LETTERS], ids=["zss", "zs"])
+def test_d_shows_a_block_decoded_and_a_record_in_it(path: Path) -> None:
+    async def script(app: ViewApp, pilot: Any, reader: Any) -> None:
+        info, body = next(iter(reader.iter_blocks()))
+        name = next(s.name for s in reader.sections() if s.start == info.offset)
+        tnode = app.reveal_path(name)
+        await pilot.pause()
+        await pilot.press("d")
+        await pilot.pause()
+        pane = app.decoded_pane
+        assert pane.has_class("open") and pane.source.read_range(0, pane.source.size) == body
+        assert len(body) != info.size  # (decoded, not stored)
+        # its records: selecting one highlights its bytes in the decoded pane
+        app.populate(tnode)
+        records = reader.records_of(info, body)
+        k = len(records) - 1
+        tnode.expand()
+        await pilot.pause()
+        app.tree_view.move_cursor(tnode.children[k])
+        await pilot.pause()
+        a, b = pane.highlight
+        assert body[a:b] == records[k] and b == len(body)
+        pane.focus()  # the decoded pane's cursor selects the record under it
+        await pilot.press("home")
+        await pilot.pause()
+        first = app.selected()
+        assert first.key == "0" and body[slice(*first.in_decoded)] == records[0]
+        await pilot.press(*["right"] * (len(body) - 1))  # the last byte: the last record
+        await pilot.pause()
+        assert app.selected().key == str(k) and pane.cursor == len(body) - 1
+        app.tree_view.focus()
+        assert app.hex.highlight == (info.offset, info.offset + info.size)  # the stored block
+        await pilot.press("d")  # closes it
+        await pilot.pause()
+        assert not pane.has_class("open")
+
+    drive(path, script)
+
+
+def test_d_shows_an_amudai_block_decoded() -> None:
+    import numpy as np
+
+    async def script(app: ViewApp, pilot: Any, reader: Any) -> None:
+        path = "/stripes/0/fields/id/data/blocks/0"
+        assert app.reveal_path(path) is not None
+        await pilot.pause()
+        node = app.selected()
+        n = int(node.value.split()[0])
+        await pilot.press("d")
+        await pilot.pause()
+        pane = app.decoded_pane
+        values = np.frombuffer(pane.source.read_range(0, pane.source.size), "<i8")
+        column = reader.read_column("id")[:n]  # the first stripe's values (nulls read as 0)
+        assert values.tolist() == [0 if v is None else v for v in column]
+        buffer = next(s for s in reader.sections() if s.name == "/stripes/0/fields/id/data")
+        assert buffer.start <= node.start < node.end <= buffer.end  # the block, in its buffer
+        # a value selected in the tree is highlighted among the decoded bytes
+        assert app.reveal_path(f"{path}/2") is not None
+        await pilot.pause()
+        assert app.selected().value == str(column[2]) and app.selected().path == f"{path}/2"
+        a, b = pane.highlight
+        assert (a, b) == (16, 24) and int.from_bytes(values.tobytes()[a:b], "little",
+                                                     signed=True) == column[2]
+        # and back: the decoded pane's cursor selects the value under it
+        pane.focus()
+        await pilot.press("down")  # 16 bytes on: value 4
+        await pilot.pause()
+        assert pane.cursor == 32 and app.selected().path == f"{path}/4"
+        assert pane.highlight == (32, 40)
+
+    drive(AMUDAI, script)
+
+
+def test_d_shows_a_gzip_chunk_decoded() -> None:
+    async def script(app: ViewApp, pilot: Any, reader: Any) -> None:
+        sec = next(s for s in reader.sections() if "/chunks/" in s.name)
+        chunk = int(sec.name.rsplit("/", 1)[1])
+        app.reveal_path(sec.name)
+        await pilot.pause()
+        await pilot.press("d")
+        await pilot.pause()
+        pane = app.decoded_pane
+        data = pane.source.read_range(0, pane.source.size)
+        assert data == reader[chunk] and data != app.hex.source.read_range(sec.start, sec.end)
+        # a node that is no compressed block says so
+        app.reveal_path(sec.name.split("/minishards")[0] + "/shard_index")
+        await pilot.pause()
+        assert pane.source is None and "no compressed block" in pane.border_title
+
+    drive(NG_GZIP, script)
+
+
+def test_command_palette_offers_shardkit_actions() -> None:
+    async def script(app: ViewApp, pilot: Any, reader: Any) -> None:
+        from textual.command import CommandPalette
+
+        await pilot.press("ctrl+p")
+        await pilot.pause()
+        assert isinstance(app.screen, CommandPalette)
+        await pilot.press(*"verify")
+        await pilot.pause(0.3)
+        await pilot.press("enter")
+        await settle(app, pilot)
+        assert isinstance(app.screen, ListScreen)  # verify ran
+        assert "verify: OK" in str(app.screen.query_one("#list-title").render())
+        await pilot.press("escape")
+        await pilot.pause()
+        await pilot.press("ctrl+p")
+        await pilot.pause()
+        await pilot.press(*"0x258")  # an offset: go there at once
+        await pilot.pause(0.3)
+        await pilot.press("enter")
+        await pilot.pause()
+        assert app.hex.cursor == 0x258 and app.selected().covers(0x258)
+        from shardkit.view.palette import ACTIONS
+
+        assert {a for _, a, _ in ACTIONS} >= {"goto", "lookup_key", "verify", "map", "export"}
+        assert all(hasattr(app, f"action_{a}") for _, a, _ in ACTIONS)
+
+    drive(SWH_TINY, script)
+
+
+def test_every_dialog_says_esc_closes_it() -> None:
+    from shardkit.view.screens import AskScreen
+
+    async def script(app: ViewApp, pilot: Any, reader: Any) -> None:
+        for key, kind in [("g", AskScreen), ("slash", AskScreen), ("m", ListScreen),
+                          ("v", ListScreen), ("question_mark", HelpScreen)]:
+            await pilot.press(key)
+            await settle(app, pilot)
+            assert isinstance(app.screen, kind), key
+            hints = [str(h.render()) for h in app.screen.query(".hint")]
+            assert len(hints) == 1 and "Esc" in hints[0] and "close" in hints[0], key
+            await pilot.press("escape")
+            await pilot.pause()
+            assert len(app.screen_stack) == 1, key
+
+    drive(SWH_TINY, script)
 
 
 def test_help_and_quit() -> None:
@@ -662,7 +1205,7 @@ def test_opening_with_an_offset_selects_its_node_once_open() -> None:
 
 
 def test_an_error_opening_ends_the_app_with_it() -> None:
-    error = ShardkitError("tiny.shard: truncated header", offset=32)
+    error = OSError("tiny.shard: permission denied")  # no byte of the file to show
 
     async def script(app: ViewApp, pilot: Any, gate: Gate) -> Any:
         gate.go.set()
@@ -671,6 +1214,92 @@ def test_an_error_opening_ends_the_app_with_it() -> None:
 
     app = run_opening(SWH_TINY, script, error=error)
     assert app.open_error is error and app.return_code == 2 and app.reader is None
+
+
+def all_nodes(app: ViewApp) -> list[Any]:
+    out, stack = [], [app.tree_view.root]
+    while stack:
+        t = stack.pop()
+        if t.data is not None and not t.data.group:
+            out.append(t.data.node)
+        stack.extend(t.children)
+    return out
+
+
+def test_a_damaged_file_keeps_its_intact_parts_with_one_error_node(tmp_path: Path) -> None:
+    """A shard cut short: its reader does not open, but the magic and the header read (each
+    field its own bytes) and the damage is one error node at the byte the error names."""
+    cut = tmp_path / "half.shard"
+    cut.write_bytes(SWH_TINY.read_bytes()[:700])
+    with pytest.raises(ShardkitError) as info:
+        shardkit.open(cut)
+    error = info.value
+    source = FileSource(str(cut))
+
+    async def go() -> ViewApp:
+        app = ViewApp(Opening(lambda: shardkit.open(cut), str(cut),
+                              "Software Heritage read shard", source, "swh"))
+        async with app.run_test(size=SIZE) as pilot:
+            for _ in range(300):
+                if app.damage is not None or app.return_code is not None:
+                    break
+                await pilot.pause(0.02)
+            await pilot.pause()
+            assert app.return_code is None  # still running: the file is shown
+            assert str(app.tree_view.root.label).endswith("damaged")
+            nodes = all_nodes(app)
+            errors = [n for n in nodes if n.key == "error"]
+            assert len(errors) == 1
+            assert errors[0].start == error.offset == 80 and errors[0].path == error.field
+            layout = app.tree_view.root.children[0]
+            assert [c.data.node.key for c in layout.children] == [
+                "magic", "reserved", "header", "error"]
+            assert app.reveal_path("/header/num_objects") is not None
+            await pilot.pause()
+            assert app.hex.highlight == (40, 48)
+            assert app.selected().value == "3"
+            app.goto(80)
+            await pilot.pause()
+            assert app.selected().key == "error" and app.hex.highlight == (80, 81)
+            assert "damaged" in status(app)
+            await pilot.press("slash")  # what needs the reader says why not
+            await pilot.pause()
+            assert len(app.screen_stack) == 1 and "did not open" in status(app)
+            await pilot.press("q")
+        return app
+
+    try:
+        app = asyncio.run(go())
+    finally:
+        source.close()
+    assert app.open_error is app.damage and str(app.open_error) == str(error)
+
+
+def test_a_corrupt_block_keeps_the_layout_before_and_after_it() -> None:
+    """A ZSS file whose map stops at a corrupt block: its layout is the parts its schema reads
+    (header, blocks, root) with the damage as one error node at its byte."""
+
+    async def script(app: ViewApp, pilot: Any, reader: Any) -> None:
+        with pytest.raises(ShardkitError) as info:
+            reader.sections()
+        offset = info.value.offset
+        layout = next(t for t in app.tree_view.root.children if t.data.node.key == "layout")
+        app.populate(layout)
+        keys = [c.data.node.key for c in layout.children]
+        assert keys[:3] == ["magic", "len_header", "header"] and keys.count("error") == 1
+        err = next(c.data.node for c in layout.children if c.data.node.key == "error")
+        assert err.start == offset
+        app.goto(offset)
+        await pilot.pause()
+        assert app.selected() is err and app.hex.highlight == (offset, offset + 1)
+        app.goto(15)  # the header's root voffset: intact, its own 8 bytes
+        await pilot.pause()
+        assert app.selected().path == "/header/root_voffset"
+        assert app.hex.highlight == (12, 20)
+        assert "header_crc32c_input" not in keys  # an instance over the header's bytes
+        assert "blocks" in keys and keys.index("error") < len(keys)
+
+    drive(ZSS_CORRUPT, script)
 
 
 def test_quitting_while_opening_closes_the_reader_opened_after() -> None:

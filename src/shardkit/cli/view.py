@@ -53,13 +53,13 @@ def run_view(args: argparse.Namespace) -> int:
     early = _early_source(args)
     if early is None:
         return open_and_run(args, handler)
-    source, format_name = early
+    source, format_name, format_id = early
 
     def run_early() -> int:
         from ..view import run
         from ..view.app import Opening
 
-        opening = Opening(lambda: _open(args), source.name, format_name, source)
+        opening = Opening(lambda: _open(args), source.name, format_name, source, format_id)
         return run(opening, offset=args.offset)
 
     try:
@@ -79,9 +79,9 @@ def _open(args: argparse.Namespace) -> Any:
     return open_reader(args.file, args.format, io_options=io_options(args), **options)
 
 
-def _early_source(args: argparse.Namespace) -> tuple[Any, str] | None:
+def _early_source(args: argparse.Namespace) -> tuple[Any, str, str] | None:
     """A local file whose format its first bytes tell (or ``--format`` names): its source
-    and format name, for the first frame; else None (the reader is opened first)."""
+    and format name and id, for the first frame; else None (the reader is opened first)."""
     import os
 
     path = os.fspath(args.file)
@@ -102,7 +102,7 @@ def _early_source(args: argparse.Namespace) -> tuple[Any, str] | None:
     if info is None or not info.readable or info.id == "neuroglancer":
         source.close()
         return None
-    return source, info.name
+    return source, info.name, info.id
 
 
 def add_parser(sub: Any, common: argparse.ArgumentParser) -> None:
@@ -112,9 +112,12 @@ def add_parser(sub: Any, common: argparse.ArgumentParser) -> None:
         "view", parents=[common], help=help_text,
         description="A full-screen terminal viewer: the tree of `dump` (opened lazily, large "
                     "arrays a page at a time) beside the file's bytes in hex, linked both ways. "
-                    "Keys: g offset, / look a key up, v verify, m map, ? keys, q quit. Only the "
-                    "visible bytes are read (range reads for URLs). Needs the view extra: "
-                    "pip install 'shardkit[view]'.")
+                    "Keys: g offset, / look a key up, v verify, m map, ? keys, q quit; in the "
+                    "hex pane / searches the bytes (n, N), shift+arrows select, e exports, "
+                    "b bookmarks, d shows a block decoded; ^p the command palette. Only the "
+                    "visible bytes are read (range reads for URLs). A damaged file is shown "
+                    "as far as it reads, then its error is printed (exit 2). Needs the view "
+                    "extra: pip install 'shardkit[view]'.")
     p.set_defaults(subparser=p, run=run_view)
     p.add_argument("file", metavar="FILE", help="shard file, dataset folder or URL")
     p.add_argument("--offset", metavar="N", type=offset,

@@ -16,19 +16,20 @@ from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.message import Message
-from textual.screen import ModalScreen
-from textual.widgets import Footer, Input, Label, OptionList, Static, Tree
-from textual.widgets.option_list import Option
+from textual.widgets import Footer, Static, Tree
 from textual.widgets.tree import TreeNode
 
 from ..errors import EntryNotFoundError, ShardkitError
-from ..sources import ByteSource
+from ..sources import ByteSource, BytesSource
 from .hexpane import HexPane
-from .keys import HELP, KEYS
+from .keys import KEYS
 from .locate import Target, lookup
-from .model import PAGE, Node, build_root, group_spans
+from .model import PAGE, Node, build_root, damaged_root, group_spans
+from .palette import ShardkitCommands
+from .screens import AskScreen, HelpScreen, ListScreen, _Closed, parse_offset
+from .tools import HexTools
 
-__all__ = ["Opening", "ViewApp"]
+__all__ = ["AskScreen", "HelpScreen", "ListScreen", "Opening", "ViewApp", "parse_offset"]
 
 _Bindings = list[Binding | tuple[str, str] | tuple[str, str, str]]
 
@@ -62,114 +63,18 @@ class Opening:
         format_name: What the file is, if already known (its magic), else ``""``.
         source: The file's bytes for the hex pane meanwhile, or None (the caller closes it
             after the run; the pane moves to the reader's own source once it is open).
+        format_id: The format's ``--format`` id, if known: a file its reader cannot open
+            (damaged) is then shown as far as its schema reads, the damage as an error node.
     """
 
     open: Callable[[], Any]
     name: str
     format_name: str = ""
     source: ByteSource | None = None
+    format_id: str = ""
 
 
-def parse_offset(text: str) -> int:
-    """``1234``, ``0x4d2`` or ``4d2h``: a byte offset.
-
-    Raises:
-        ValueError: Not a number.
-    """
-    t = text.strip().lower().replace("_", "")
-    if t.startswith("0x"):
-        return int(t[2:], 16)
-    if t.endswith("h"):
-        return int(t[:-1], 16)
-    return int(t, 10)
-
-
-class AskScreen(ModalScreen[str | None]):
-    """One line of input (``g``, ``/``); Esc cancels."""
-
-    BINDINGS: ClassVar[_Bindings] = [Binding("escape", "cancel", "cancel")]
-
-    def __init__(self, prompt: str) -> None:
-        super().__init__()
-        self.prompt = prompt
-
-    def compose(self) -> ComposeResult:
-        with Vertical(id="ask"):
-            yield Label(self.prompt)
-            yield Input(id="answer")
-
-    @on(Input.Submitted)
-    def _submitted(self, event: Input.Submitted) -> None:
-        self.dismiss(event.value)
-
-    def action_cancel(self) -> None:
-        self.dismiss(None)
-
-
-class ListScreen(ModalScreen[int | None]):
-    """A list to pick from (verify's problems, the map's sections); Enter picks, Esc closes."""
-
-    BINDINGS: ClassVar[_Bindings] = [Binding("escape", "cancel", "close")]
-
-    def __init__(self, title: str, items: list[Text | str] | None = None,
-                 bar: Text | None = None) -> None:
-        super().__init__()
-        self.title_text = title
-        self.items = items
-        self.bar = bar
-
-    def compose(self) -> ComposeResult:
-        with Vertical(id="list"):
-            yield Label(self.title_text, id="list-title")
-            if self.bar is not None:
-                yield Static(self.bar, id="bar")
-            yield OptionList(*[Option(i) for i in (self.items or [])], id="items")
-
-    def fill(self, title: str, items: list[Text | str], bar: Text | None = None) -> None:
-        """Show ``items`` (a worker's result; nothing if the screen was closed meanwhile)."""
-        if not self.is_attached or not self.query("#items"):
-            return
-        self.query_one("#list-title", Label).update(title)
-        if bar is not None:
-            self.query_one("#bar", Static).update(bar)
-        options = self.query_one("#items", OptionList)
-        options.clear_options()
-        options.add_options([Option(i) for i in items])
-        options.highlighted = 0 if items else None
-        options.focus()
-
-    def set_title(self, title: str) -> None:
-        """Say how far the work is (while the list is open)."""
-        if self.is_attached and self.query("#list-title"):
-            self.query_one("#list-title", Label).update(title)
-
-    @on(OptionList.OptionSelected)
-    def _picked(self, event: OptionList.OptionSelected) -> None:
-        self.dismiss(event.option_index)
-
-    def action_cancel(self) -> None:
-        self.dismiss(None)
-
-
-class _Closed(Exception):
-    """The list a worker reports to was closed: stop the work."""
-
-
-class HelpScreen(ModalScreen[None]):
-    """The keys (``?``); any of Esc, q or ? closes it."""
-
-    BINDINGS: ClassVar[_Bindings] = [Binding("escape,q,question_mark", "close", "close")]
-
-    def compose(self) -> ComposeResult:
-        with Vertical(id="help"):
-            yield Label("shardkit view: keys", id="help-title")
-            yield Static(HELP, id="help-text")
-
-    def action_close(self) -> None:
-        self.dismiss(None)
-
-
-class ViewApp(App[int]):
+class ViewApp(HexTools, App[int]):
     """Look inside a shard: the tree of ``dump`` beside the file's bytes.
 
     Args:
@@ -185,6 +90,11 @@ class ViewApp(App[int]):
     CSS = """
     #main { height: 1fr; }
     #tree { width: 1fr; border: round $secondary; }
+    #right { width: 82; }
+    #decoded { display: none; }
+    #decoded.open { display: block; }
+    #inspector { height: 13; border: round $secondary; padding: 0 1; }
+    .hint { margin: 1 0 0 0; }
     #tree:focus { border: round $accent; }
     #status { height: 1; background: $boost; color: $text; padding: 0 1; }
     AskScreen, ListScreen, HelpScreen { align: center middle; }
@@ -195,6 +105,7 @@ class ViewApp(App[int]):
     #help { width: 90; height: auto; border: round $accent; background: $surface; padding: 1; }
     """
     BINDINGS: ClassVar[_Bindings] = [Binding(k, a, label) for k, a, label, _ in KEYS]
+    COMMANDS = App.COMMANDS | {ShardkitCommands}  # ^p: shardkit's actions first
 
     def __init__(self, reader: Any, *, offset: int | None = None) -> None:
         super().__init__()
@@ -217,6 +128,9 @@ class ViewApp(App[int]):
         self._pending: tuple[TreeNode[Entry], bool, tuple[int, int] | None] | None = None
         self.problems: list[Any] | None = None
         self.last_target: Target | None = None
+        self.damage: BaseException | None = None  # why a damaged file's reader did not open
+        self.bookmarks: list[tuple[Any, int, int, str]] = []  # (source, start, end, label)
+        self._decoded_of: Node | None = None  # the node whose decoded bytes are shown
         self.message = ""
 
     # -- building the tree --------------------------------------------------------------------
@@ -226,7 +140,10 @@ class ViewApp(App[int]):
         tree.guide_depth = 2
         with Horizontal(id="main"):
             yield tree
-            yield HexPane(self.main_source, id="hex")
+            with Vertical(id="right"):
+                yield HexPane(self.main_source, id="hex")
+                yield HexPane(None, id="decoded")
+                yield Static("", id="inspector")
         yield Static("", id="status")
         yield Footer()
 
@@ -240,10 +157,24 @@ class ViewApp(App[int]):
         """The hex pane."""
         return self.query_one("#hex", HexPane)
 
-    @staticmethod
-    def _source_of(reader: Any) -> ByteSource | None:
-        """The file the hex pane starts on: the reader's (none for a dataset)."""
-        return None if hasattr(reader, "store") else reader.source
+    def _source_of(self, reader: Any) -> ByteSource | None:
+        """The file the hex pane starts on: the reader's; a dataset's first shard file."""
+        if not hasattr(reader, "store"):
+            return reader.source  # type: ignore[no-any-return]
+        try:  # the dataset's top, then (an image volume) its first scale
+            level = self.model.kids()
+            for _ in range(2):
+                nodes = level.nodes(0, min(len(level), PAGE))
+                for node in nodes:
+                    if node.source is not None:
+                        return node.source
+                scales = [n for n in nodes if n.children is not None and n.key != "info"]
+                if not scales:
+                    return None
+                level = scales[0].kids()
+        except (ShardkitError, OSError):
+            return None
+        return None
 
     def on_mount(self) -> None:
         if self.reader is not None:
@@ -277,15 +208,42 @@ class ViewApp(App[int]):
             self._opened_reader = reader = self.opening.open()
             model = build_root(reader)
         except BaseException as exc:  # noqa: BLE001  # handed to the app, then to the caller
-            self.post_message(self.OpenDone(None, None, exc))
+            self.post_message(self.OpenDone(None, self._damaged(exc), exc))
             return
         self.post_message(self.OpenDone(reader, model, None))
+
+    def _damaged(self, exc: BaseException) -> Node | None:
+        """The tree of a damaged file (its intact parts, an error node at the damage), or
+        None: the error is not one of the file's bytes, or nothing of the file reads."""
+        op = self.opening
+        if op is None or op.source is None or not op.format_id or self._opened_reader is not \
+                None or not isinstance(exc, ShardkitError):
+            return None
+        try:
+            return damaged_root(op.name, op.format_name, op.format_id, op.source, exc)
+        except (ShardkitError, OSError):
+            return None
 
     @on(OpenDone)
     def _open_done(self, event: OpenDone) -> None:
         if event.error is not None:
-            self.open_error = event.error
-            self.exit(2, return_code=2)
+            self.open_error = event.error  # raised after the run (the exit status is 2)
+            if event.model is None:
+                self.exit(2, return_code=2)
+                return
+            self.damage = event.error
+            self.model = event.model
+            root = self.tree_view.root
+            root.data = Entry(event.model)
+            root.set_label(self._label(event.model))
+            root.allow_expand = True
+            self.populate(root)
+            root.expand()
+            for child in root.children:
+                self.populate(child)
+                child.expand()
+            self.message = f"damaged: {event.error}"
+            self.update_status()
             return
         assert event.model is not None
         self._opened(event.reader, event.model)
@@ -345,13 +303,15 @@ class ViewApp(App[int]):
             text.append(f": {v}", style="bold red" if node.key == "error" else "")
         if node.start is not None and node.end is not None:
             text.append(f"  [{node.start}, {node.end})", style="dim")
+            if node.pieces is not None:
+                text.append(f" in {len(node.pieces)} pieces", style="dim")
         elif node.start is not None:
             text.append(f"  @{node.start}", style="dim")
         return text
 
     def _add(self, parent: TreeNode[Entry], node: Node) -> TreeNode[Entry]:
         child = parent.add(self._label(node), data=Entry(node), allow_expand=node.expandable)
-        if node.key == "layout" and node.owner is not None:
+        if node.key == "layout" and (node.owner is not None or node.note == "damaged"):
             self.layouts[id(node.source or self.main_source)] = child
         elif node.key == "index tree":
             self.trees[id(node.source or self.main_source)] = child
@@ -413,6 +373,8 @@ class ViewApp(App[int]):
         pending, self._pending = self._pending, None
         keep, rng = (pending[1], pending[2]) if pending and pending[0] is event.node else \
             (False, None)
+        if pending is None:  # the user moved: what a lookup or a search said is stale
+            self._drop_message()
         source = node.source or self.main_source
         if source is not None and source is not self.hex.source:
             self.hex.set_source(source)
@@ -420,7 +382,75 @@ class ViewApp(App[int]):
             self.hex.show_range(*rng, move_cursor=not keep)
         elif node.start is not None and source is not None:
             end = node.end if node.end is not None else node.start + 1
-            self.hex.show_range(node.start, end, move_cursor=not keep)
+            self.hex.show_range(node.start, end, move_cursor=not keep, pieces=node.pieces)
+        if self.decoded_pane.has_class("open"):
+            self.show_decoded(event.node, quiet=True)
+        self.update_status()
+
+    # -- the decoded pane (d) -------------------------------------------------------------
+
+    @property
+    def decoded_pane(self) -> HexPane:
+        """The second hex pane: a compressed block's or chunk's decoded bytes."""
+        return self.query_one("#decoded", HexPane)
+
+    def _decoded_owner(self, tnode: TreeNode[Entry] | None) -> TreeNode[Entry] | None:
+        while tnode is not None:
+            if tnode.data is not None and not tnode.data.group and \
+                    tnode.data.node.decoded is not None:
+                return tnode
+            tnode = tnode.parent
+        return None
+
+    def show_decoded(self, tnode: TreeNode[Entry] | None, *, quiet: bool = False) -> bool:
+        """Show the decoded bytes of ``tnode``'s block (it, or the block it is a record of),
+        the record's own bytes highlighted; False (the status line says why) if none."""
+        pane = self.decoded_pane
+        owner = self._decoded_owner(tnode)
+        if owner is None or owner.data is None:
+            pane.set_source(None)
+            pane.border_title = "decoded: (no compressed block selected)"
+            if not quiet:
+                self.message = "d: select a compressed block or chunk (or a record of one)"
+            return False
+        node = owner.data.node
+        if self._decoded_of is not node:
+            assert node.decoded is not None
+            try:
+                data = node.decoded()
+            except (ShardkitError, OSError) as exc:
+                pane.set_source(None)
+                self.message = f"decode: {exc}"
+                return False
+            self._decoded_of = node
+            pane.set_source(BytesSource(data, f"{node.path} (decoded)"))
+            pane.border_title = f"decoded: {node.path}  {len(data)} bytes " \
+                                f"(from {node.size} stored)"
+        leaf = tnode.data.node if tnode is not None and tnode.data is not None else None
+        if leaf is not None and leaf.in_decoded is not None:
+            a, b = leaf.in_decoded
+            pane.show_range(a, b, move_cursor=not a <= pane.cursor < max(b, a + 1))
+        return True
+
+    def _decoded_cursor(self, offset: int) -> None:
+        """The decoded pane's cursor moved: select the record (or value) there."""
+        owner = self._decoded_owner(self.tree_view.cursor_node)
+        if owner is None:
+            return
+        child = self._child_for(owner, lambda kids: kids.index_in_decoded(offset))
+        if child is None or child is self.tree_view.cursor_node:
+            return
+        self._select(child, True, None)
+
+    def action_decoded(self) -> None:
+        pane = self.decoded_pane
+        if pane.has_class("open"):
+            pane.remove_class("open")
+            self._decoded_of = None
+            pane.set_source(None)
+            return
+        if self.show_decoded(self.tree_view.cursor_node):
+            pane.add_class("open")
         self.update_status()
 
     def selected(self) -> Node | None:
@@ -438,16 +468,33 @@ class ViewApp(App[int]):
                          f"{hexp.size_bytes}")
         if node is not None:
             where = node.path or node.key
-            if node.start is not None and node.end is not None:
+            if node.pieces is not None:
+                where += (f"  {node.byte_count} bytes in {len(node.pieces)} pieces of "
+                          f"[{node.start}, {node.end})")
+            elif node.start is not None and node.end is not None:
                 where += f"  [{node.start}, {node.end}) {node.end - node.start} bytes"
             parts.append(where)
+        sel = hexp.selection
+        if sel is not None:
+            parts.append(f"selected [{sel[0]}, {sel[1]}) {sel[1] - sel[0]} bytes")
         if self.message:
             parts.append(self.message)
         self.query_one("#status", Static).update(Text("  |  ".join(parts), no_wrap=True,
                                                       overflow="ellipsis"))
+        self.update_inspector()
+
+    def _drop_message(self) -> None:
+        """Forget what the last lookup, search or jump said (a damaged file stays said)."""
+        if self.opening is not None and self.reader is None and self.damage is None:
+            return  # "opening…" stays until the file is open
+        self.message = f"damaged: {self.damage}" if self.damage is not None else ""
 
     @on(HexPane.CursorMoved)
     def _cursor_moved(self, event: HexPane.CursorMoved) -> None:
+        if event.pane is not None and event.pane.id == "decoded":
+            self._decoded_cursor(event.offset)
+            return
+        self._drop_message()
         self.reveal_offset(event.offset, keep_cursor=True)
         self.update_status()
 
@@ -462,6 +509,13 @@ class ViewApp(App[int]):
         self._pending = (tnode, keep_cursor, rng) if tree.cursor_node is not tnode else None
         tree.move_cursor(tnode)
         tree.scroll_to_node(tnode, animate=False)
+        # and once the lines just added are laid out: the selected node is always in view
+        self.call_after_refresh(self._scroll_to, tnode)
+
+    def _scroll_to(self, tnode: TreeNode[Entry]) -> None:
+        tree = self.tree_view
+        if tree.cursor_node is tnode and tnode.line >= 0:
+            tree.scroll_to_line(tnode.line, animate=False)
 
     def _child_for(self, tnode: TreeNode[Entry], pick: Any) -> TreeNode[Entry] | None:
         """Descend one level: ``pick(children) -> index`` among the model's children, with
@@ -578,6 +632,13 @@ class ViewApp(App[int]):
             self.message = "no file shown: select a shard file first"
             self.update_status()
             return
+        size = self.hex.size_bytes
+        if not 0 <= offset < max(size, 1):
+            self.message = (f"byte {offset} is past the end: {self.hex.source.name} has "
+                            f"{size} bytes (the last is {max(size - 1, 0)}, 0x"
+                            f"{max(size - 1, 0):x})")
+            self.update_status()
+            return
         self.hex.set_cursor(offset, notify=False)
         self.reveal_offset(self.hex.cursor, keep_cursor=True)
         self.update_status()
@@ -609,11 +670,19 @@ class ViewApp(App[int]):
         """True (and the status line says so) while the reader is still opening."""
         if self.reader is not None:
             return False
+        if self.damage is not None:
+            self.message = f"damaged: {self.damage} (the file did not open: only g, the " \
+                           "tree and the hex work)"
+            self.update_status()
+            return True
         self.message = "opening the file… (try again in a moment)"
         self.update_status()
         return True
 
     def action_lookup(self) -> None:
+        if self.hex.has_focus:  # in the hex pane, / searches the bytes
+            self.action_search()
+            return
         if self._opening():
             return
 
@@ -622,6 +691,11 @@ class ViewApp(App[int]):
                 self.jump_to_key(answer)
 
         self.push_screen(AskScreen("Look up a key (as `shardkit get` takes it):"), done)
+
+    def action_lookup_key(self) -> None:
+        """The format's lookup, wherever the focus is (the palette's ``lookup``)."""
+        self.tree_view.focus()
+        self.action_lookup()
 
     def jump_to_key(self, text: str) -> Target | None:
         """Look ``text`` up; select its value's node and bytes. The status line says why not."""
@@ -641,6 +715,10 @@ class ViewApp(App[int]):
             self.hex.set_source(target.source)
         end = target.end if target.end is not None else target.start + 1
         tnode = self.reveal_path(target.path, (target.start, end)) if target.path else None
+        if tnode is not None and target.end is None and tnode.data is not None and \
+                tnode.data.node.start == target.start and tnode.data.node.end is not None:
+            end = tnode.data.node.end  # the node's range says where the value ends
+            self._pending = (tnode, False, (target.start, end)) if self._pending else None
         if tnode is None:
             self.hex.set_cursor(target.start, notify=False)
             self.reveal_offset(target.start)
@@ -730,7 +808,9 @@ class ViewApp(App[int]):
             if index is not None and sections:
                 s = sections[index]
                 self.hex.set_cursor(s.start, notify=False)
-                self.reveal_offset(s.start, keep_cursor=True)
+                # the section's own node (not the innermost field at its first byte)
+                if self.reveal_path(s.name, (s.start, max(s.end, s.start + 1))) is None:
+                    self.reveal_offset(s.start, keep_cursor=True)
                 self.hex.show_range(s.start, max(s.end, s.start + 1), move_cursor=False)
                 self.update_status()
 

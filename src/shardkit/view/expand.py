@@ -40,6 +40,11 @@ def _is_record_sections(reader: Any) -> bool:
     return all(hasattr(reader, a) for a in ("files", "xorbs", "file", "find_chunk"))
 
 
+def _is_column_store(reader: Any) -> bool:
+    return all(hasattr(reader, a) for a in ("stripe_field", "iter_fields", "_block_map",
+                                            "block_table", "_buffers"))
+
+
 def _is_ng_shard(reader: Any) -> bool:
     return all(hasattr(reader, a) for a in ("shard_index", "minishard", "index_size", "spec"))
 
@@ -61,7 +66,7 @@ def sections_are_cheap(reader: Any) -> bool:
     return isinstance(size, int) and size <= SCAN_LIMIT
 
 
-def expander_for(reader: Any, source: ByteSource | None, base: str = ""
+def expander_for(reader: Any, source: ByteSource | None, base: str = "", payload: str = ""
                  ) -> Callable[[Node], None] | None:
     """A function that gives ``layout`` section nodes lazy children, or None."""
     src = source or reader.source
@@ -70,9 +75,11 @@ def expander_for(reader: Any, source: ByteSource | None, base: str = ""
     if _is_block_tree(reader):
         return lambda node: _block_tree(reader, src, node, base)
     if _is_ng_shard(reader):
-        return lambda node: _ng_shard(reader, src, node, base)
+        return lambda node: _ng_shard(reader, src, node, base, payload)
     if _is_record_sections(reader):
         return lambda node: _record_blocks(reader, node, base)
+    if _is_column_store(reader):
+        return lambda node: _column_buffer(reader, node)
     return None
 
 
@@ -145,6 +152,7 @@ def _block_tree(reader: Any, src: ByteSource, node: Node, base: str) -> None:
     except ValueError:
         return
     node.children = guarded(lambda: _block_children(reader, voffset, base), node.path)
+    node.decoded = functools.partial(_decoded_block, reader, voffset)
 
 
 def index_tree(reader: Any, base: str = "") -> Node | None:
@@ -156,7 +164,9 @@ def index_tree(reader: Any, base: str = "") -> Node | None:
     if not _is_block_tree(reader):
         return None
     root = reader.frame(reader.root)
-    first = reader.frame(0).offset  # the first block: the blocks' subtrees start there
+    # the first block: the blocks' subtrees start there (ZSS addresses blocks by a virtual
+    # offset that starts at 0, ZS by their offset in the file, after the header)
+    first = reader.frame(getattr(reader, "blocks_offset", 0)).offset
 
     def kids() -> Children:
         return FuncChildren(1, lambda lo, hi: [_block_node(reader, reader.root, base, root)],
@@ -173,7 +183,33 @@ def _block_node(reader: Any, voffset: int, base: str, info: Any, label: str | No
     kind = "data" if info.level == 0 else "index"
     return Node(label or f"@{voffset}", path, f"level {info.level} {kind} block @{voffset}",
                 info.offset, info.offset + info.size, f"level {info.level} {kind} block",
-                children=guarded(lambda: _block_children(reader, voffset, base), path))
+                children=guarded(lambda: _block_children(reader, voffset, base), path),
+                decoded=functools.partial(_decoded_block, reader, voffset))
+
+
+def _decoded_block(reader: Any, voffset: int) -> bytes:
+    """A block's decoded payload (its records, or its index entries)."""
+    for _, body in reader.iter_blocks(voffset):
+        return bytes(body)
+    return b""
+
+
+def _record_ranges(body: bytes, records: list[bytes]) -> list[tuple[int, int] | None]:
+    """Where each record is in its decoded block (``(uleb128 length, bytes)*``)."""
+    out: list[tuple[int, int] | None] = []
+    pos = 0
+    for rec in records:
+        n, size = len(rec), 1
+        while n >= 0x80:
+            n >>= 7
+            size += 1
+        start = pos + size
+        if body[start:start + len(rec)] != rec:
+            out.extend([None] * (len(records) - len(out)))  # not minimal lengths: no ranges
+            break
+        out.append((start, start + len(rec)))
+        pos = start + len(rec)
+    return out
 
 
 def _escape(record: bytes, limit: int = 80) -> str:
@@ -212,18 +248,22 @@ def _block_children(reader: Any, voffset: int, base: str) -> Children:
             return i if i < len(kids) else None
 
         return FuncChildren(len(keys), make, offset_to_index=at)
-    records: list[bytes] = list(next(iter(_records(reader, voffset))))
+    body = _decoded_block(reader, voffset)
+    records: list[bytes] = list(reader.records_of(info, body))
+    ranges = _record_ranges(body, records)
 
     def make_records(lo: int, hi: int) -> list[Node]:
-        return [Node(str(i), f"{path}/records/{i}", _escape(records[i])) for i in range(lo, hi)]
+        return [Node(str(i), f"{path}/records/{i}", _escape(records[i]),
+                     in_decoded=ranges[i]) for i in range(lo, hi)]
 
-    return FuncChildren(len(records), make_records)
+    ends = [r[1] if r is not None else -1 for r in ranges]
 
+    def in_decoded(offset: int) -> int | None:  # the record whose length or bytes hold it
+        i = bisect.bisect_right(ends, offset)
+        return i if i < len(ends) else None
 
-def _records(reader: Any, voffset: int) -> Any:
-    for info, body in reader.iter_blocks(voffset):
-        yield reader.records_of(info, body)
-        return
+    return FuncChildren(len(records), make_records,
+                        decoded_to_index=in_decoded if all(ranges) else None)
 
 
 # -- sections of variable-size record blocks (Xet MDB files and xorbs) --------------------------
@@ -246,8 +286,11 @@ def _record_blocks(reader: Any, node: Node, base: str) -> None:
             for i in range(lo, hi):
                 b = blocks[i]
                 stop = blocks[i + 1].offset if i + 1 < len(blocks) else end
-                out.append(Node(str(i), f"{path}/{i}", str(b.hash), b.offset, stop,
-                                f"{what[:-1]} block"))
+                node = Node(str(i), f"{path}/{i}", str(b.hash), b.offset, stop,
+                            f"{what[:-1]} block")
+                node.children = guarded(functools.partial(
+                    _file_block if what == "files" else _xorb_block, b, node.path), node.path)
+                out.append(node)
             return out
 
         def at(offset: int) -> int | None:  # a binary search: log2(n) blocks are built
@@ -259,10 +302,198 @@ def _record_blocks(reader: Any, node: Node, base: str) -> None:
     node.children = guarded(kids, path)
 
 
+_REC = 48  # an MDB record
+_FLAG_VERIFICATION = 0x8000_0000
+_FLAG_METADATA_EXT = 0x4000_0000
+
+
+def _record(key: str, path: str, at: int, value: str, fields: list[tuple[str, int, Any]]
+            ) -> Node:
+    """A 48-byte record whose fields are ``(name, size, value)`` in order."""
+    kids, pos = [], at
+    for name, size, v in fields:
+        kids.append(Node(name, f"{path}/{name}", str(v), pos, pos + size))
+        pos += size
+    return Node(key, path, value, at, at + _REC, children=functools.partial(ListChildren, kids))
+
+
+def _records_node(key: str, path: str, at: int, n: int, make: Callable[[int, str, int], Node],
+                  what: str) -> Node:
+    def kids() -> Children:
+        return FuncChildren(n, lambda lo, hi: [make(i, f"{path}/{i}", at + i * _REC)
+                                               for i in range(lo, hi)],
+                            offset_to_index=lambda off: (off - at) // _REC)
+
+    return Node(key, path, f"[{n}] {what}", at, at + n * _REC, children=kids if n else None)
+
+
+def _file_block(info: Any, path: str) -> Children:
+    """A file block's records: its header, terms, verification entries, metadata ext."""
+    at = info.offset
+    terms = info.terms
+    n = len(terms)
+    out = [_record("header", f"{path}/header", at, f"{n} terms, flags 0x{info.flags:08x}", [
+        ("file_hash", 32, info.hash), ("flags", 4, f"0x{info.flags:08x}"), ("num_terms", 4, n),
+        ("reserved", 8, info.reserved)])]
+
+    def term(i: int, p: str, a: int) -> Node:
+        t = terms[i]
+        return _record(str(i), p, a, f"xorb {str(t.xorb_hash)[:16]}… chunks [{t.chunk_start}, "
+                       f"{t.chunk_end}) {t.unpacked_bytes} bytes", [
+                           ("xorb_hash", 32, t.xorb_hash), ("flags", 4, t.flags),
+                           ("len_unpacked", 4, t.unpacked_bytes),
+                           ("chunk_index_start", 4, t.chunk_start),
+                           ("chunk_index_end", 4, t.chunk_end)])
+
+    pos = at + _REC
+    out.append(_records_node("terms", f"{path}/terms", pos, n, term, "reconstruction terms"))
+    pos += n * _REC
+    if info.flags & _FLAG_VERIFICATION:
+        hashes = info.verification_hashes
+
+        def check(i: int, p: str, a: int) -> Node:
+            return _record(str(i), p, a, f"range hash {str(hashes[i])[:16]}…", [
+                ("range_hash", 32, hashes[i]), ("reserved", 16, 0)])
+
+        out.append(_records_node("verification", f"{path}/verification", pos, len(hashes),
+                                 check, "verification entries, one per term"))
+        pos += len(hashes) * _REC
+    if info.flags & _FLAG_METADATA_EXT:
+        out.append(_record("metadata_ext", f"{path}/metadata_ext", pos, f"sha256 {info.sha256}",
+                           [("sha256", 32, info.sha256), ("reserved", 16, 0)]))
+    return ListChildren(out)
+
+
+def _xorb_block(info: Any, path: str) -> Children:
+    """A xorb block's records: its header and its chunks."""
+    at = info.offset
+    chunks = info.chunks
+    n = len(chunks)
+    out = [_record("header", f"{path}/header", at, f"{n} chunks, {info.num_bytes_in_xorb} bytes",
+                   [("xorb_hash", 32, info.hash), ("flags", 4, info.flags), ("num_chunks", 4, n),
+                    ("len_unpacked", 4, info.num_bytes_in_xorb),
+                    ("len_on_disk", 4, info.num_bytes_on_disk)])]
+
+    def chunk(i: int, p: str, a: int) -> Node:
+        c = chunks[i]
+        return _record(str(i), p, a, f"chunk {str(c.hash)[:16]}… at {c.offset}, {c.size} bytes",
+                       [("chunk_hash", 32, c.hash), ("ofs_unpacked", 4, c.offset),
+                        ("len_unpacked", 4, c.size), ("flags", 4, f"0x{c.flags:08x}"),
+                        ("reserved", 4, c.reserved)])
+
+    out.append(_records_node("chunks", f"{path}/chunks", at + _REC, n, chunk, "chunks"))
+    return ListChildren(out)
+
+
+# -- a column store's block streams (Amudai DATA buffers) --------------------------------------
+
+
+def _column_buffer(reader: Any, node: Node) -> None:
+    parts = node.path.split("/")
+    if len(parts) != 6 or parts[1] != "stripes" or parts[3] != "fields" or \
+            parts[5] != "data" or node.start is None:
+        return
+    try:
+        k = int(parts[2])
+        field_node = reader.field(parts[4])
+    except (ValueError, ShardkitError):
+        return
+    node.children = guarded(functools.partial(_column_blocks, reader, k, field_node, node.path),
+                            node.path)
+
+
+def _column_blocks(reader: Any, k: int, fnode: Any, path: str) -> Children:
+    """A DATA buffer's block map and blocks (each read and decoded only for ``d``)."""
+    from ..formats.amudai.model import _dtype_of
+    from ..generated import amudai_shard_pb2 as spb
+
+    field = path.rsplit("/", 1)[0]
+    sfd = reader.stripe_field(k, fnode.schema_id)
+    buf = reader._buffers(sfd, field).get(spb.DATA) if sfd is not None else None
+    if buf is None:
+        return ListChildren([])
+    ref, mref, _ = reader._block_map(buf, field)
+    src = reader._blobs.locate(ref, path)
+    table = reader.block_table(src.read_range(mref.start, mref.end), mref.start,
+                               path + "/block_map")
+    dtype = _dtype_of(fnode)
+    fixed = fnode.fixed_size if fnode.type in ("FixedSizeBinary", "Guid") else 0
+    if fnode.type == "Guid":
+        fixed = fixed or 16
+    import numpy as np
+
+    if spb.VALUE_DICTIONARY in reader._buffers(sfd, field):
+        dtype = np.dtype("<u4")  # ids into the value dictionary
+    elif fnode.type == "Boolean":
+        dtype = np.dtype(np.uint8)  # bits, eight to a byte
+
+    def block(i: int) -> Node:
+        logical, ofs, size = table[i]
+        at = ref.start + ofs
+        p = f"{path}/blocks/{i}"
+        decode = functools.partial(_decode_column_block, src, buf, at, size, logical, dtype,
+                                   fixed, p)
+        return Node(str(i), p, f"{logical} values, {size} bytes", at, at + size, "block",
+                    decoded=decode, children=guarded(functools.partial(
+                        _column_values, decode, logical, dtype, p), p))
+
+    nodes = [block(i) for i in range(min(len(table), PAGE))]
+    nodes.append(Node("block_map", f"{path}/block_map", f"{len(table)} blocks", mref.start,
+                      mref.end, "block map"))
+    return ListChildren(nodes)
+
+
+def _column_values(decode: Callable[[], bytes], n: int, dtype: Any, path: str) -> Children:
+    """A block's values, each with its range in the decoded bytes (``d`` highlights it)."""
+    data = decode()
+    if dtype is None or dtype.itemsize * n != len(data):  # bits, or byte strings: one node
+        return ListChildren([Node("values", f"{path}/values", f"{len(data)} decoded bytes",
+                                  in_decoded=(0, len(data)))])
+    import numpy as np
+
+    values = np.frombuffer(data, dtype)
+    w = dtype.itemsize
+
+    def make(lo: int, hi: int) -> list[Node]:
+        return [Node(str(i), f"{path}/{i}", str(values[i].item()),
+                     in_decoded=(i * w, (i + 1) * w)) for i in range(lo, hi)]
+
+    return FuncChildren(n, make, decoded_to_index=lambda offset: offset // w)
+
+
+def _decode_column_block(src: ByteSource, buf: Any, at: int, size: int, n: int, dtype: Any,
+                         fixed: int, path: str) -> bytes:
+    """A block's values, decoded: fixed-width values as little-endian bytes, byte strings
+    one after another."""
+    from ..formats.amudai.blocks import decode_binary_values, decode_numeric_values, split_block
+
+    raw = memoryview(src.read_range(at, at + size))
+    parts = split_block(raw, embedded_presence=buf.embedded_presence,
+                        has_checksum=buf.block_checksums, base=at, field=path, region=path)
+    base = at + parts.values_offset
+    if dtype is not None:
+        return bytes(decode_numeric_values(parts.values, n, dtype, base=base,
+                                           field=path + "/values").tobytes())
+    return b"".join(decode_binary_values(parts.values, n, fixed, base=base,
+                                         field=path + "/values"))
+
+
 # -- a Neuroglancer shard: its shard index ------------------------------------------------------
 
 
-def _ng_shard(reader: Any, src: ByteSource, node: Node, base: str) -> None:
+def _ng_shard(reader: Any, src: ByteSource, node: Node, base: str, payload: str = "") -> None:
+    if node.path.startswith(f"{base}/minishards/") and "/chunks/" in node.path:
+        try:
+            chunk = int(node.key)
+        except ValueError:
+            return
+        gzip = getattr(reader.spec, "data_encoding", "raw") == "gzip"
+        if gzip:
+            node.decoded = functools.partial(reader.__getitem__, chunk)  # un-gzipped
+        if payload == "neuroglancer_skeletons" and node.start is not None:
+            node.children = guarded(functools.partial(
+                _skeleton, reader, chunk, node.path, None if gzip else node.start), node.path)
+        return
     if node.path != f"{base}/shard_index":
         return
     n = int(reader.spec.num_minishards)
@@ -283,6 +514,38 @@ def _ng_shard(reader: Any, src: ByteSource, node: Node, base: str) -> None:
     node.children = lambda: FuncChildren(n, make, offset_to_index=lambda off: off // size)
 
 
+def _skeleton(reader: Any, chunk: int, path: str, at: int | None) -> Children:
+    """A skeleton chunk's fields (``ng_skeleton.ksy``): in the file at ``at``, or, for a gzip
+    chunk, in its decoded bytes (``d`` shows them)."""
+    from ..generated.ng_skeleton import NgSkeleton
+    from ..sources import BytesSource
+    from .fields import show, trace
+
+    data = reader[chunk]
+    t = trace(NgSkeleton, BytesSource(data), max_read=len(data))
+
+    def nodes(parent: Any) -> list[Node]:
+        out = []
+        for key, f in parent.children.items():
+            n = len(f.children)
+            value = (f"[{n}]" if all(k.isdigit() for k in f.children) else f"{{{n}}}") \
+                if f.children else show(f.value)
+            node = Node(key, path + f.path, value)
+            if at is None:
+                node.in_decoded = (f.start, f.end)
+            else:
+                node.start, node.end = at + f.start, at + f.end
+            if f.children:
+                node.children = functools.partial(lambda f: ListChildren(nodes(f)), f)
+            out.append(node)
+        return out
+
+    kids = nodes(t.root)
+    if t.error is not None:
+        kids.append(Node("error", path, f"not a skeleton past byte {t.error_offset}: {t.error}"))
+    return ListChildren(kids)
+
+
 # -- Neuroglancer datasets: scales and shard files ----------------------------------------------
 
 
@@ -293,17 +556,19 @@ def dataset_parts(reader: Any) -> list[Node] | None:
     from .model import value_node
 
     out = [value_node("info", "/info", reader.info)]
+    payload = str(reader.info.get("@type", "")) if isinstance(reader.info, dict) else ""
     scales = getattr(reader, "scales", None)
     parts = reader._all_kvs()  # (the prefix `map` gives its sections, the shards' mapping)
     if scales:
         for (prefix, kv), key in zip(parts, scales, strict=True):
             # the path is the prefix `map` gives the scale's sections ("" for a lone scale)
             out.append(Node(str(key), prefix.rstrip("/"), "scale: its shard files",
-                            children=guarded(functools.partial(_shard_files, kv, prefix),
+                            children=guarded(functools.partial(_shard_files, kv, prefix,
+                                                               payload),
                                              f"/scales/{key}")))
     else:
         for prefix, kv in parts:
-            files = _shard_files(kv, prefix)
+            files = _shard_files(kv, prefix, payload)
             if len(files) <= PAGE:
                 out.extend(files.nodes(0, len(files)))
             else:  # thousands of shard files: pages of them
@@ -316,7 +581,7 @@ def _same(children: Children) -> Children:
     return children
 
 
-def _shard_files(kv: Any, prefix: str) -> Children:
+def _shard_files(kv: Any, prefix: str, payload: str = "") -> Children:
     numbers = kv.shard_numbers()
 
     def make(lo: int, hi: int) -> list[Node]:
@@ -328,7 +593,7 @@ def _shard_files(kv: Any, prefix: str) -> Children:
                 out.append(Node(name, f"{prefix}{name}", "(no such file)"))
                 continue
             src = shard.source
-            kids = file_nodes(shard, src, f"{prefix}{name}")
+            kids = file_nodes(shard, src, f"{prefix}{name}", payload)
             out.append(Node(name, f"{prefix}{name}", f"shard file, {src.size} bytes", 0,
                             src.size, source=src,
                             children=functools.partial(ListChildren, kids)))

@@ -45,14 +45,22 @@ class HexPane(Widget, can_focus=True):
     class CursorMoved(Message):
         """The hex cursor moved to ``offset`` (by a key or a click)."""
 
-        def __init__(self, offset: int) -> None:
+        def __init__(self, offset: int, pane: HexPane | None = None) -> None:
             super().__init__()
             self.offset = offset
+            self.pane = pane
 
     def __init__(self, source: ByteSource | None = None, *, id: str | None = None) -> None:
         super().__init__(id=id)
         self.source = source
         self.highlight: tuple[int, int] | None = None
+        #: The highlighted bytes: ``highlight``, or the pieces of a node with gaps in it.
+        self.pieces: list[tuple[int, int]] = []
+        #: Where a range selection began (shift+arrows); the selection runs to the cursor.
+        self.mark: int | None = None
+        self._selection: tuple[int, int] | None = None
+        #: Bookmarked ranges (underlined).
+        self.bookmarks: list[tuple[int, int]] = []
         self.reads = 0  # range reads made (tests check that only the window is read)
         self._window: tuple[int, int, bytes] | None = None  # (start, end, bytes) last read
         self.error: str | None = None
@@ -73,13 +81,19 @@ class HexPane(Widget, can_focus=True):
             self.source = source
             self._window = None
             self.highlight = None
+            self.pieces = []
+            self.mark = None
+            self._selection = None
             self.top = 0
             self.cursor = 0
             self.refresh()
 
-    def show_range(self, start: int, end: int, *, move_cursor: bool = True) -> None:
-        """Highlight ``[start, end)``; bring ``start`` into view (and the cursor there)."""
+    def show_range(self, start: int, end: int, *, move_cursor: bool = True,
+                   pieces: list[tuple[int, int]] | None = None) -> None:
+        """Highlight ``[start, end)`` (only its ``pieces``, if given); bring ``start`` into
+        view (and the cursor there)."""
         self.highlight = (start, end)
+        self.pieces = list(pieces) if pieces else [(start, end)]
         if move_cursor:
             self.set_cursor(start, notify=False)
         self.refresh()
@@ -95,7 +109,29 @@ class HexPane(Widget, can_focus=True):
         elif row >= self.top + self.rows * ROW:
             self.top = max(0, row - (self.rows // 3) * ROW)
         if notify:
-            self.post_message(self.CursorMoved(offset))
+            self.post_message(self.CursorMoved(offset, self))
+
+    @property
+    def selection(self) -> tuple[int, int] | None:
+        """The selected range ``[start, end)``, or None."""
+        return self._selection
+
+    def select(self, start: int, end: int) -> None:
+        """Select ``[start, end)`` (shift+arrows then extend it from ``start``)."""
+        self.mark = start
+        self._selection = (start, max(end, start + 1))
+        self.refresh()
+
+    def bytes_at(self, offset: int, n: int) -> bytes:
+        """Up to ``n`` bytes from ``offset`` (from the rows on screen when they hold them)."""
+        if self.source is None:
+            return b""
+        end = min(self.size_bytes, offset + n)
+        w = self._window
+        if w is not None and w[0] <= offset and end <= w[1]:
+            return w[2][offset - w[0] : end - w[0]]
+        self.reads += 1
+        return self.source.read_range(offset, end)
 
     def _read(self, start: int, end: int) -> bytes:
         w = self._window
@@ -107,9 +143,12 @@ class HexPane(Widget, can_focus=True):
         self._window = (start, end, data)
         return data
 
+    #: What the pane says with no file to show.
+    empty_text = "(no bytes here: select a shard file, or a node under one, in the tree)"
+
     def render(self) -> Text:
         if self.source is None:
-            return Text("(select a file in the tree)", style="dim")
+            return Text(self.empty_text, style="dim")
         size = self.size_bytes
         start = min(self.top, max(0, size - size % ROW))
         end = min(size, start + self.rows * ROW)
@@ -118,7 +157,9 @@ class HexPane(Widget, can_focus=True):
         except (ShardkitError, OSError) as exc:
             return Text(f"cannot read bytes [{start}, {end}): {exc}", style="red")
         width = max(8, len(f"{size:x}"))
-        lo, hi = self.highlight or (-1, -1)
+        lit = self._lit(start, end)
+        sel = self.selection or (-1, -1)
+        marks = [(a, b) for a, b in self.bookmarks if a < end and b > start]
         out = Text(no_wrap=True, overflow="crop")
         for i in range(0, len(data), ROW):
             row = start + i
@@ -126,24 +167,32 @@ class HexPane(Widget, can_focus=True):
             chunk = data[i : i + ROW]
             for j, b in enumerate(chunk):
                 at = row + j
-                out.append(f"{b:02x}", style=self._style(at, lo, hi))
+                out.append(f"{b:02x}", style=self._style(at, lit, sel, marks))
                 out.append(" " if j != 7 else "  ")
             out.append("   " * (ROW - len(chunk)) + (" " if len(chunk) <= 7 else ""))
             out.append(" ")
             for j, b in enumerate(chunk):
                 at = row + j
-                out.append(chr(b) if 32 <= b < 127 else ".", style=self._style(at, lo, hi))
+                out.append(chr(b) if 32 <= b < 127 else ".", style=self._style(at, lit, sel, marks))
             out.append("\n")
         if not data:
             out.append("(empty file)", style="dim")
         return out
 
-    def _style(self, at: int, lo: int, hi: int) -> str:
+    def _lit(self, start: int, end: int) -> list[tuple[int, int]]:
+        """The highlighted pieces that meet the rows ``[start, end)`` on screen."""
+        return [(a, b) for a, b in self.pieces if a < end and b > start]
+
+    def _style(self, at: int, lit: list[tuple[int, int]], sel: tuple[int, int],
+               marks: list[tuple[int, int]]) -> str:
         if at == self.cursor:
             return "reverse bold"
-        if lo <= at < hi:
-            return "black on yellow"
-        return ""
+        mark = " underline" if any(a <= at < b for a, b in marks) else ""
+        if sel[0] <= at < sel[1]:
+            return "white on blue" + mark
+        if any(a <= at < b for a, b in lit):
+            return "black on yellow" + mark
+        return mark.strip()
 
     def watch_top(self) -> None:
         self.refresh()
@@ -154,12 +203,22 @@ class HexPane(Widget, can_focus=True):
     async def _on_key(self, event: events.Key) -> None:
         moves = {"left": -1, "right": 1, "up": -ROW, "down": ROW,
                  "pageup": -ROW * self.rows, "pagedown": ROW * self.rows}
-        if event.key in moves:
-            self.set_cursor(self.cursor + moves[event.key])
-        elif event.key == "home":
-            self.set_cursor(0)
-        elif event.key == "end":
-            self.set_cursor(self.size_bytes - 1)
+        key = event.key
+        extend = key.startswith("shift+")
+        if extend:
+            key = key[len("shift+"):]
+        if key in moves or key in ("home", "end"):
+            if extend and self.mark is None:
+                self.mark = self.cursor
+            elif not extend:
+                self.mark = self._selection = None
+            if key in moves:
+                self.set_cursor(self.cursor + moves[key])
+            else:
+                self.set_cursor(0 if key == "home" else self.size_bytes - 1)
+            if self.mark is not None:
+                self._selection = (min(self.mark, self.cursor), max(self.mark, self.cursor) + 1)
+            self.refresh()
         else:
             return
         event.stop()

@@ -64,10 +64,20 @@ def lookup(reader: Any, text: str) -> Target:
     value = reader[key]  # the format's own lookup (raises EntryNotFoundError)
     offset = getattr(value, "offset", None)
     if isinstance(offset, int):  # a record that knows where it is (an MDB file)
-        return Target(shown, offset, None, note=f"{type(value).__name__} at byte {offset}")
+        path = None
+        files = getattr(reader, "files", None)
+        if files is not None:  # its block's node (not the innermost field at its offset)
+            i = bisect.bisect_left(files, offset, key=lambda b: b.offset)
+            if i < len(files) and files[i].offset == offset:
+                path = f"/file_info/{i}"
+        return Target(shown, offset, None, path,
+                      note=f"{type(value).__name__} at byte {offset}")
     for s in reader.sections():  # a section named after the key (an Amudai column)
         if f"/{key}/" in f"{s.name}/":
-            return Target(shown, s.start, s.end, s.name, note=f"section {s.name}")
+            what = s.note or "its bytes"
+            return Target(shown, s.start, s.end, s.name,
+                          note=f"found {' '.join(str(shown).split())}: {what}, the first of "
+                               "its sections")
     raise ShardkitError(f"{shown} is in the file, but {reader.format_name} does not say where "
                         "its bytes are")
 

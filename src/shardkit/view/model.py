@@ -30,7 +30,7 @@ from ..render import to_jsonable
 from ..sources import ByteSource
 
 __all__ = ["PAGE", "Children", "FuncChildren", "ListChildren", "Node", "build_root",
-           "group_spans", "value_node"]
+           "damaged_root", "error_node", "group_spans", "value_node"]
 
 #: Children shown at once under one node; longer lists are grouped in pages of pages.
 PAGE = 100
@@ -56,6 +56,10 @@ class Children:
         """Index of the child whose byte range holds ``offset`` (the innermost search), or None."""
         return None
 
+    def index_in_decoded(self, offset: int) -> int | None:
+        """Index of the child whose range in the parent's decoded bytes holds ``offset``."""
+        return None
+
 
 class ListChildren(Children):
     """Children held in a list (small, or already in memory)."""
@@ -63,8 +67,9 @@ class ListChildren(Children):
     def __init__(self, items: Sequence[Node]) -> None:
         self.items = list(items)
         self._keys = {n.key: i for i, n in enumerate(self.items)}
-        ranged = [(n.start, -(n.end or 0), i) for i, n in enumerate(self.items)
-                  if n.start is not None and n.end is not None]
+        ranged = [(a, -b, i) for i, n in enumerate(self.items) for a, b in (
+            n.pieces if n.pieces is not None else [(n.start, n.end)] if
+            n.start is not None and n.end is not None else [])]
         ranged.sort()
         self._starts = [s for s, _, _ in ranged]
         self._ranged = ranged
@@ -103,11 +108,19 @@ class FuncChildren(Children):
 
     def __init__(self, n: int, make: Callable[[int, int], list[Node]], *,
                  key_to_index: Callable[[str], int | None] | None = None,
-                 offset_to_index: Callable[[int], int | None] | None = None) -> None:
+                 offset_to_index: Callable[[int], int | None] | None = None,
+                 decoded_to_index: Callable[[int], int | None] | None = None) -> None:
         self.n = n
         self.make = make
         self.key_to_index = key_to_index
         self.offset_to_index = offset_to_index
+        self.decoded_to_index = decoded_to_index
+
+    def index_in_decoded(self, offset: int) -> int | None:
+        if self.decoded_to_index is None:
+            return None
+        i = self.decoded_to_index(offset)
+        return i if i is not None and 0 <= i < self.n else None
 
     def __len__(self) -> int:
         return self.n
@@ -145,6 +158,12 @@ class Node:
         source: The file the range is in (``None``: the viewer's main file).
         children: Makes the children on first expansion (``None``: a leaf).
         owner: For a file's ``layout`` node: the reader of that file (``m`` maps it).
+        pieces: For a node that groups ranges with gaps between them (an Amudai field: its
+            descriptor and its buffers), those ranges, sorted; ``start``/``end`` then span
+            them, and only the pieces are the node's bytes (``covers``, the highlight).
+        decoded: For a compressed block or chunk: returns its decoded bytes (``d`` shows them
+            in a second hex pane).
+        in_decoded: For a record of such a block: its range in the decoded bytes.
     """
 
     key: str
@@ -156,6 +175,9 @@ class Node:
     source: ByteSource | None = None
     children: Callable[[], Children] | None = None
     owner: Any = None
+    pieces: list[tuple[int, int]] | None = None
+    decoded: Callable[[], bytes] | None = None
+    in_decoded: tuple[int, int] | None = None
     _made: Children | None = dataclasses.field(default=None, repr=False)
 
     @property
@@ -188,12 +210,24 @@ class Node:
             text += f": {v}"
         if self.start is not None and self.end is not None:
             text += f"  [{self.start}, {self.end})"
+            if self.pieces is not None:
+                text += f" in {len(self.pieces)} pieces"
         return text
 
     def covers(self, offset: int) -> bool:
-        """Whether ``offset`` is in the node's range."""
+        """Whether ``offset`` is in the node's range (in one of its pieces, if it has some)."""
+        if self.pieces is not None:
+            k = bisect.bisect_right(self.pieces, (offset, 1 << 62)) - 1
+            return k >= 0 and self.pieces[k][0] <= offset < self.pieces[k][1]
         return self.start is not None and self.end is not None and \
             (self.start <= offset < self.end or self.start == self.end == offset)
+
+    @property
+    def byte_count(self) -> int | None:
+        """Bytes the node holds: its pieces' total, or its range's length."""
+        if self.pieces is not None:
+            return sum(b - a for a, b in self.pieces)
+        return self.size
 
 
 def group_spans(lo: int, hi: int, page: int = PAGE) -> list[tuple[int, int]]:
@@ -278,7 +312,11 @@ def layout_children(sections: Iterable[Any], source: ByteSource | None,
         level = tree
         for p in parts[:-1]:
             level = level.setdefault(p, {"": None, "/": {}})["/"]
-        level.setdefault(parts[-1], {"": None, "/": {}})[""] = s
+        last, n = parts[-1], 1
+        while last in level and level[last][""] is not None:  # a name given twice: keep both
+            n += 1
+            last = f"{parts[-1]} ({n})"
+        level.setdefault(last, {"": None, "/": {}})[""] = s
     return _layout_level(tree, base + "/", source, expand)
 
 
@@ -290,12 +328,15 @@ def _layout_level(level: dict[str, Any], base: str, source: ByteSource | None,
         path = f"{base}{key}"
         if sec is not None:
             start, end, note = sec.start, sec.end, sec.note
+            pieces = None
         else:
-            spans = list(_spans(sub))
-            start = min(a for a, _ in spans) if spans else None
-            end = max(b for _, b in spans) if spans else None
+            pieces = _merge(_spans(sub))
+            start = pieces[0][0] if pieces else None
+            end = max(b for _, b in pieces) if pieces else None
             note = ""
-        node = Node(key, path, note or None, start, end, note, source)
+            if len(pieces) <= 1:
+                pieces = None  # one run of bytes: the range says it all
+        node = Node(key, path, note or None, start, end, note, source, pieces=pieces)
         if sub:
             node.children = (lambda sub=sub, path=path:
                              _layout_level(sub, path + "/", source, expand))
@@ -304,6 +345,18 @@ def _layout_level(level: dict[str, Any], base: str, source: ByteSource | None,
         nodes.append(node)
     nodes.sort(key=lambda n: (n.start if n.start is not None else -1, n.key))
     return ListChildren(nodes)
+
+
+def _merge(spans: Iterable[tuple[int, int]]) -> list[tuple[int, int]]:
+    """Sorted ranges with those that touch or overlap joined."""
+    out: list[tuple[int, int]] = []
+    for a, b in sorted(spans):
+        if out and a <= out[-1][1]:
+            if b > out[-1][1]:
+                out[-1] = (out[-1][0], b)
+        else:
+            out.append((a, b))
+    return out
 
 
 def _spans(level: dict[str, Any]) -> Iterable[tuple[int, int]]:
@@ -329,14 +382,18 @@ def guarded(make: Callable[[], Children], path: str) -> Callable[[], Children]:
     return run
 
 
-def file_nodes(reader: Any, source: ByteSource | None = None, base: str = "") -> list[Node]:
+def file_nodes(reader: Any, source: ByteSource | None = None, base: str = "",
+               payload: str = "") -> list[Node]:
     """``summary``, ``layout`` and (small files) ``dump`` of one file's reader.
 
-    ``base`` goes before every field path (a dataset's shard file: ``0.shard``).
+    ``base`` goes before every field path (a dataset's shard file: ``0.shard``);
+    ``payload`` names what a Neuroglancer dataset's chunks hold (``neuroglancer_skeletons``:
+    each chunk opens to its fields).
     """
     from .expand import expander_for
 
-    expand = expander_for(reader, source, base)
+    expand = _with_fields(reader, source, base, expander_for(reader, source, base,
+                                                                 payload))
     cache: dict[str, Any] = {}
 
     def secs() -> dict[str, Any]:
@@ -352,7 +409,17 @@ def file_nodes(reader: Any, source: ByteSource | None = None, base: str = "") ->
                              for k, v in to_jsonable(summary).items()])
 
     def layout_kids() -> Children:
-        secs()
+        try:
+            secs()
+        except ShardkitError as exc:  # the parts before the damage, then the damage
+            from .fields import kaitai_class
+
+            cls = kaitai_class(reader)
+            kids = damaged_parts(cls, source or reader.source, exc, base) \
+                if cls is not None and not base else None
+            if kids is None:
+                raise
+            return kids
         return layout_children(cache["list"], source, expand, base)
 
     def dump_kids() -> Children:
@@ -380,6 +447,71 @@ def file_nodes(reader: Any, source: ByteSource | None = None, base: str = "") ->
         out.append(Node("dump", f"{base}/dump", "the tree of `shardkit dump`", source=source,
                         children=guarded(dump_kids, f"{base}/dump")))
     return out
+
+
+def _with_fields(reader: Any, source: ByteSource | None, base: str,
+                 expand: Callable[[Node], None] | None) -> Callable[[Node], None]:
+    """``expand``, then: a section with no children of its own gets its Kaitai fields, each
+    with its exact range (``/header`` -> ``/header/num_objects``: its 8 bytes)."""
+    from .fields import field_nodes, kaitai_class, trace
+
+    made: dict[str, Any] = {}
+
+    def traced() -> Any:
+        if "trace" not in made:
+            cls = kaitai_class(reader)
+            made["trace"] = trace(cls, source or reader.source) if cls is not None else None
+        return made["trace"]
+
+    def run(node: Node) -> None:
+        if expand is not None:
+            expand(node)
+        if node.children is not None or node.start is None or not node.path.startswith(base):
+            return
+        t = traced()
+        f = t.find(node.path[len(base):]) if t is not None else None
+        if f is not None and f.children and (f.start, f.end) == (node.start, node.end):
+            node.children = lambda: field_nodes(f, node.source or source)
+
+    return run
+
+
+def error_node(exc: BaseException, path: str = "", source: ByteSource | None = None) -> Node:
+    """An ``error`` node at the byte the error names (one byte long), else without a range."""
+    offset = getattr(exc, "offset", None)
+    field = getattr(exc, "field", None) or path
+    start, end = (offset, offset + 1) if isinstance(offset, int) else (None, None)
+    return Node("error", field, str(exc), start, end, "damaged here", source)
+
+
+def damaged_parts(cls: Any, source: ByteSource, exc: BaseException, base: str = ""
+                  ) -> Children | None:
+    """A damaged file's intact parts, as its Kaitai schema reads them (each field with its
+    bytes), with one ``error`` node at the damage; None when not even the first field reads."""
+    from .fields import field_nodes, trace
+
+    t = trace(cls, source)
+    if not t.root.children:
+        return None
+    kids = field_nodes(t.root, source)
+    nodes = [*kids.nodes(0, len(kids)), error_node(exc, base or "/", source)]
+    nodes.sort(key=lambda n: (n.start if n.start is not None else -1))
+    return ListChildren(nodes)
+
+
+def damaged_root(name: str, format_name: str, format_id: str, source: ByteSource,
+                 exc: BaseException) -> Node | None:
+    """The tree of a file its reader cannot open: its ``layout`` holds the parts that read
+    (magic, header...) and the damage as one ``error`` node; None if nothing reads."""
+    from .fields import class_for
+
+    cls = class_for(format_id)
+    kids = damaged_parts(cls, source, exc) if cls is not None else None
+    if kids is None:
+        return None
+    layout = Node("layout", "/", "the parts that read, and where the damage is", 0,
+                  source.size, "damaged", source, children=lambda: kids)
+    return Node(name, "", f"{format_name}: damaged", children=lambda: ListChildren([layout]))
 
 
 def _cheap_sections(reader: Any) -> bool:

@@ -676,9 +676,11 @@ class AmudaiShard(AmudaiColumns, AmudaiRows, AmudaiStream, AmudaiBatches, Amudai
                 if not ref.empty and not ref.url:
                     out.append(Section("/" + name.removesuffix("_ref"), ref.start, ref.end,
                                        "record"))
-        for ref in self._shard_field_list:
-            if not ref.empty and not ref.url:
-                out.append(Section("/field_list/descriptor", ref.start, ref.end,
+        names = {node.schema_id: node.path for node in self.iter_fields()}
+        for sid, ref in enumerate(self._shard_field_list):
+            if not ref.empty and not ref.url:  # named by its field, as the stripes' are
+                where = f"/fields/{names[sid]}" if sid in names else f"/field_list/{sid}"
+                out.append(Section(f"{where}/descriptor", ref.start, ref.end,
                                    "FieldDescriptor record"))
         artifacts = [a for i in self.indexes for a in i.artifacts]
         for s in self.stripes:
