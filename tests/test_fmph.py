@@ -193,8 +193,64 @@ def test_random_mutations_give_errors_or_answers() -> None:
             assert exc.offset is not None and exc.offset >= 7 and exc.field
             errors += 1
             continue
-        values = f.get_many(keys[:50])
-        assert values == [f.get(k) for k in keys[:50]] == [f._get_py(k) for k in keys[:50]]
+        probes = keys[:40] + [sha(i, salt=b"foreign") for i in range(20)]
+        values = f.get_many(probes)
+        assert values == [f.get(k) for k in probes] == [f._get_py(k) for k in probes]
+        assert f.values_of(probes).tolist() == [-1 if v is None else v for v in values]
         assert all(v is None or 0 <= v < len(f) for v in values)
         answers += 1
     assert errors > 50 and answers > 50
+
+
+# --- the C accelerator answers as the Python path does -------------------------------------
+
+native = fmph._native
+needs_native = pytest.mark.skipif(native is None, reason="the C accelerator is not built")
+
+
+@needs_native
+def test_native_siphash13_matches_python() -> None:
+    rng = random.Random(13)
+    for length in range(0, 70):
+        key = rng.randbytes(length)
+        for seed in (0, 1, 5, 2**63 + 11):
+            assert native.siphash13(seed, key) == fmph.siphash13(seed, key)
+
+
+@needs_native
+def test_native_evaluator_matches_python_on_every_key() -> None:
+    keys = [sha(i, 20 + i % 13) for i in range(4000)]
+    f = fmph.GOFunction.parse(fmph.build(keys))
+    assert f._fast is not None and f.getter == f._fast.get
+    probes = keys + [sha(i, 20 + i % 13, b"other") for i in range(4000)] + [b"", b"z" * 200]
+    want = [f._get_py(k) for k in probes]
+    assert f.get_many(probes) == want
+    assert [f.get(k) for k in probes] == want
+    assert [f.get(bytearray(k)) for k in probes[:50]] == want[:50]
+    assert [f.get(memoryview(k)) for k in probes[:50]] == want[:50]
+    assert f.values_of(probes).tolist() == [-1 if v is None else v for v in want]
+    with pytest.raises(TypeError):
+        f.get("text")  # type: ignore[arg-type]
+
+
+@needs_native
+def test_native_evaluator_refuses_inconsistent_regions() -> None:
+    f = fmph.GOFunction.parse(fmph.build([sha(i) for i in range(100)]))
+    levels, rank = f._levels_blob(), f._rank.tobytes()
+    native.Evaluator(f._array, f._seeds, levels, rank)
+    for args in [(f._array[:-8], f._seeds, levels, rank),
+                 (f._array, f._seeds[:-8], levels, rank),
+                 (f._array, f._seeds, levels, rank[:-8]),
+                 (f._array, f._seeds, levels[:-1], rank),
+                 (f._array, f._seeds, b"\0" * 8 + levels, rank)]:
+        with pytest.raises(ValueError):
+            native.Evaluator(*args)
+
+
+def test_without_the_accelerator(monkeypatch: pytest.MonkeyPatch) -> None:
+    keys = [sha(i) for i in range(500)]
+    blob, ranks = fmph.build_with_ranks(keys)
+    monkeypatch.setattr(fmph, "_native", None)
+    f = fmph.GOFunction.parse(blob)
+    assert f._fast is None and f.getter == f._get_py
+    assert [f.get(k) for k in keys] == f.get_many(keys) == ranks.tolist()
