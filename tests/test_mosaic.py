@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
+import json
 from pathlib import Path
 
 import pytest
@@ -13,6 +15,7 @@ from shardkit.errors import (
     EntryNotFoundError,
     InvalidKeyError,
     LimitExceededError,
+    ShardkitError,
     UnknownFormatError,
 )
 from shardkit.formats.mosaic import KINDS, MosaicFile, content_key
@@ -168,3 +171,66 @@ def test_detection_and_other_ebml_documents() -> None:
 def test_kinds() -> None:
     assert [k.key_len for k in KINDS.values()] == [20, 20, 32, 32]
     assert content_key("sha1_git", b"hello\n").hex() == "ce013625030ba8dba906f756967f9e9ca394464a"
+
+
+# -- verify -------------------------------------------------------------------------------------
+
+BROKEN = DATA / "broken"
+VERDICTS = json.loads((BROKEN / "verdicts.json").read_text())
+
+
+@pytest.mark.parametrize("name", sorted(FILES))
+def test_verify_good_files(name: str) -> None:
+    with shardkit.open(DATA / f"{name}.mosaic") as r:
+        assert r.verify() == []
+        assert r.verify(content_hash=False) == []
+
+
+@pytest.mark.parametrize("name", sorted(VERDICTS))
+def test_broken_files_verdicts(name: str) -> None:
+    verdict = VERDICTS[name]
+    if verdict["error"]:
+        with pytest.raises(getattr(shardkit.errors, verdict["error"])) as info, \
+                shardkit.open(BROKEN / name) as r:
+            r.verify()
+        assert info.value.offset is not None
+        return
+    with shardkit.open(BROKEN / name) as r:
+        problems = r.verify()
+    assert sorted(p.check for p in problems) == sorted(verdict["checks"])
+    for p in problems:
+        assert p.offset is not None and p.field and p.field.startswith("/Mosaic")
+
+
+def test_verify_names_the_bad_object() -> None:
+    with shardkit.open(BROKEN / "bad_content.mosaic") as r:
+        (p,) = r.verify()
+        assert p.check == "content_hash"
+        assert p.field.startswith("/Mosaic/Index[0]/IdxUnrolled/entry[")
+        head = r.source.read_range(p.offset, p.offset + 1)
+        assert head == b"\xf0"  # the Object element's ID
+        assert r.verify(content_hash=False) == []
+
+
+def _touch_everything(data: bytes) -> None:
+    try:
+        r = MosaicFile(BytesSource(data))
+    except ShardkitError:
+        return
+    for call in (lambda: r.verify(), lambda: list(r.values()),
+                 lambda: [list(r.items(k)) for k in r.index_names],
+                 lambda: r.get(hashlib.sha256(b"hello world\n").digest(), index="sha256"),
+                 lambda: r.summary(), lambda: r.sections()):
+        with contextlib.suppress(ShardkitError):
+            call()
+
+
+@pytest.mark.parametrize("name", ["single", "zstd"])
+def test_every_corrupted_byte_is_a_shardkit_error(name: str) -> None:
+    """Each byte of the file changed (and the file cut there): only shardkit errors."""
+    good = (DATA / f"{name}.mosaic").read_bytes()
+    step = 1 if len(good) < 1000 else 7
+    for i in range(0, len(good), step):
+        for value in (good[i] ^ 0xFF, 0x00, 0x80):
+            _touch_everything(good[:i] + bytes([value]) + good[i + 1:])
+        _touch_everything(good[:i])
