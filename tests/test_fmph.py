@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import io
 import random
 import struct
 
@@ -254,3 +255,34 @@ def test_without_the_accelerator(monkeypatch: pytest.MonkeyPatch) -> None:
     f = fmph.GOFunction.parse(blob)
     assert f._fast is None and f.getter == f._get_py
     assert [f.get(k) for k in keys] == f.get_many(keys) == ranks.tolist()
+
+
+# --- the schema (schemas/ph_fmph_go.ksy) reads the same layout ------------------------------
+
+
+@pytest.mark.parametrize("n", [0, 1, 1000, 30000])
+def test_generated_parser_agrees(n: int) -> None:
+    from shardkit.generated.ph_fmph_go import PhFmphGo
+
+    blob = fmph.build([sha(i) for i in range(n)])
+    f = fmph.GOFunction.parse(blob)
+    p = PhFmphGo.from_bytes(blob)
+    assert p.bits_per_group == 16 and p.bits_per_seed == 4
+    assert tuple(level.size.value for level in p.level_sizes) == f.level_sizes
+    assert [level.groups_before for level in p.level_sizes] == list(f._level_starts)
+    assert p.num_groups == sum(f.level_sizes)
+    assert p.array == f._array and p.group_seeds == f._seeds
+    assert p._io.pos() == len(blob) == f.size_bytes
+    assert sum(bin(b).count("1") for b in p.array) == n
+
+
+def test_generated_vbyte_matches_binout() -> None:
+    from kaitaistruct import KaitaiStream
+    from shardkit.generated.ph_fmph_go import PhFmphGo
+
+    for raw, want in [(b"\x00", 0), (b"\x7f", 127), (b"\x80\x01", 128), (b"\x80\x00", 0),
+                      (b"\xff" * 8 + b"\xab", 0xABFFFFFFFFFFFFFF)]:
+        assert PhFmphGo.Vbyte(KaitaiStream(io.BytesIO(raw))).value == want
+        reader = fmph._Reader(memoryview(raw), 0)
+        assert reader.vbyte("x") == want and reader.pos == len(raw)
+    assert fmph._vbyte(300) == b"\xac\x02" and fmph._vbyte(1 << 40)[-1] < 0x80

@@ -75,7 +75,7 @@ def test_index_lists_every_schema_with_its_imports() -> None:
     # shared types imported by a format's schema, and payloads stored inside Neuroglancer shards
     assert sorted(sid for sid, info in index.items() if info.format is None) == [
         "cmph_chd_ph", "ebml_vint", "ng_compressed_segmentation", "ng_mesh_manifest", "ng_skeleton",
-        "uleb128"]
+        "ph_fmph_go", "uleb128"]
 
 
 @pytest.mark.parametrize("name", ["zss", "zss.ksy", "uleb128", "neuroglancer",
@@ -126,7 +126,7 @@ def test_cli_list(capsys: pytest.CaptureFixture[str]) -> None:
     lines = capsys.readouterr().out.splitlines()
     kinds = [line.split()[0] for line in lines]
     assert kinds[:len(FORMATS)] == FORMATS_SORTED
-    assert kinds[len(FORMATS):].count("(payload)") == 3
+    assert kinds[len(FORMATS):].count("(payload)") == 4
     assert set(kinds[len(FORMATS):]) == {"(imported)", "(payload)"}
     assert "(+ cmph_chd_ph.ksy)" in next(line for line in lines if line.startswith("swh "))
     assert main(["schema", "--list", "--json"]) == 0

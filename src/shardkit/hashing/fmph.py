@@ -163,52 +163,69 @@ def _mix32(x: int) -> int:
 # --- numpy versions (whole batches of keys of one length) -------------------------------------
 
 
-def _np_rotl(x: npt.NDArray[Any], r: int) -> npt.NDArray[Any]:
-    return (x << np.uint64(r)) | (x >> np.uint64(64 - r))
+_CHUNK = 1 << 18  # keys hashed at a time by numpy (bounds the temporaries to a few MiB)
 
 
-def _np_rounds(v: list[npt.NDArray[Any]], count: int) -> None:
+def _np_rotl(x: npt.NDArray[Any], r: int, tmp: npt.NDArray[Any]) -> None:
+    """Rotates ``x`` left by ``r`` bits in place (``tmp``: scratch of the same shape)."""
+    np.right_shift(x, np.uint64(64 - r), out=tmp)
+    np.left_shift(x, np.uint64(r), out=x)
+    x |= tmp
+
+
+def _np_rounds(v: list[npt.NDArray[Any]], count: int, tmp: npt.NDArray[Any]) -> None:
     v0, v1, v2, v3 = v
     for _ in range(count):
         v0 += v1
-        v1 = _np_rotl(v1, 13)
+        _np_rotl(v1, 13, tmp)
         v1 ^= v0
-        v0 = _np_rotl(v0, 32)
+        _np_rotl(v0, 32, tmp)
         v2 += v3
-        v3 = _np_rotl(v3, 16)
+        _np_rotl(v3, 16, tmp)
         v3 ^= v2
         v0 += v3
-        v3 = _np_rotl(v3, 21)
+        _np_rotl(v3, 21, tmp)
         v3 ^= v0
         v2 += v1
-        v1 = _np_rotl(v1, 17)
+        _np_rotl(v1, 17, tmp)
         v1 ^= v2
-        v2 = _np_rotl(v2, 32)
-    v[:] = [v0, v1, v2, v3]
+        _np_rotl(v2, 32, tmp)
 
 
 def _np_siphash13(seed: int, rows: npt.NDArray[np.uint8]) -> npt.NDArray[np.uint64]:
     """:func:`siphash13` of every row of a 2-D ``uint8`` array (keys of one length)."""
+    count = rows.shape[0]
+    out = np.empty(count, dtype=np.uint64)
+    for start in range(0, count, _CHUNK):
+        out[start:start + _CHUNK] = _np_siphash13_chunk(seed, rows[start:start + _CHUNK])
+    return out
+
+
+def _np_siphash13_chunk(seed: int, rows: npt.NDArray[np.uint8]) -> npt.NDArray[np.uint64]:
     count, length = rows.shape
     state = _prefix_state(seed, length)
     v = [np.full(count, s, dtype=np.uint64) for s in state]
+    tmp = np.empty(count, dtype=np.uint64)
     n_words = length >> 3
     if n_words:
         words = np.ascontiguousarray(rows[:, :n_words * 8]).view("<u8")
         for i in range(n_words):
-            m = words[:, i].astype(np.uint64)
+            m = words[:, i]
             v[3] ^= m
-            _np_rounds(v, 1)
+            _np_rounds(v, 1, tmp)
             v[0] ^= m
     b = np.full(count, ((16 + length) & 0xFF) << 56, dtype=np.uint64)
     for j in range(length - n_words * 8):
         b |= rows[:, n_words * 8 + j].astype(np.uint64) << np.uint64(8 * j)
     v[3] ^= b
-    _np_rounds(v, 1)
+    _np_rounds(v, 1, tmp)
     v[0] ^= b
     v[2] ^= np.uint64(0xFF)
-    _np_rounds(v, 3)
-    return v[0] ^ v[1] ^ v[2] ^ v[3]  # type: ignore[no-any-return]
+    _np_rounds(v, 3, tmp)
+    v[0] ^= v[1]
+    v[0] ^= v[2]
+    v[0] ^= v[3]
+    return v[0]
 
 
 def _np_mix32(x: npt.NDArray[np.uint32]) -> npt.NDArray[np.uint32]:
