@@ -286,3 +286,31 @@ def test_generated_vbyte_matches_binout() -> None:
         reader = fmph._Reader(memoryview(raw), 0)
         assert reader.vbyte("x") == want and reader.pos == len(raw)
     assert fmph._vbyte(300) == b"\xac\x02" and fmph._vbyte(1 << 40)[-1] < 0x80
+
+
+@needs_native
+@pytest.mark.parametrize("n", [0, 1, 5, 64, 65, 3000, 70000])
+def test_native_build_gives_the_numpy_bytes(n: int) -> None:
+    keys = [sha(i, 20 + (i % 3) * 6) for i in range(n)]
+    blob, ranks = fmph.build_with_ranks(keys)
+    blob_np, ranks_np = fmph.build_with_ranks(keys, native=False)
+    assert blob == blob_np and ranks.tolist() == ranks_np.tolist()
+    rows = np.frombuffer(b"".join(k[:20] for k in keys), np.uint8).reshape(n, 20)
+    out = np.empty(n, np.uint64)
+    assert native.hash_rows(3, rows, 20, out) == n
+    assert out.tolist() == fmph._np_siphash13(3, rows).tolist()
+
+
+@needs_native
+def test_native_build_helpers_check_sizes() -> None:
+    h = np.arange(10, dtype=np.uint64)
+    with pytest.raises(ValueError):
+        native.build_level(h, 4, bytearray(4), bytearray(4), np.empty(10, np.uint64),
+                           bytearray(10))  # bits need 8 bytes
+    with pytest.raises(ValueError):
+        native.build_level(h, 6, bytearray(12), bytearray(6), np.empty(10, np.uint64),
+                           bytearray(10))  # not a multiple of 4 groups
+    with pytest.raises(ValueError):
+        native.hash_rows(0, b"x" * 41, 20, np.empty(3, np.uint64))
+    with pytest.raises(ValueError):
+        native.hash_rows(0, b"x" * 40, 20, np.empty(1, np.uint64))

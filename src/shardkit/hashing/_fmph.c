@@ -9,6 +9,9 @@
  * Per level l (G groups, B groups before it): h = SipHash-1-3 with the zero key of
  * u64le(l) || u64le(len) || key; group g = B + (h * G) >> 64; its 4-bit seed s; the bit
  * 16 * g + (mix32(low32(h) ^ s) & 15); if set, the value is its rank (ones before it).
+ *
+ * It also has the two hot loops of a build (hash_rows, build_level), whose twins are
+ * fmph._np_siphash13 and fmph._build_level; fmph.build gives the same bytes with either.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -214,8 +217,136 @@ static PyObject *py_siphash13(PyObject *mod, PyObject *args) {
     return PyLong_FromUnsignedLongLong(h);
 }
 
+/* hash_rows(seed, rows, key_len, out): out[i] = siphash13(seed, row i) for the rows of a
+ * contiguous buffer of keys of key_len bytes each; out is a writable buffer of u64. */
+static PyObject *py_hash_rows(PyObject *mod, PyObject *args) {
+    unsigned long long seed;
+    Py_ssize_t key_len;
+    Py_buffer rows, out;
+    (void)mod;
+    if (!PyArg_ParseTuple(args, "Ky*nw*", &seed, &rows, &key_len, &out)) return NULL;
+    PyObject *ret = NULL;
+    if (key_len < 0 || (key_len ? rows.len % key_len : rows.len) != 0) {
+        PyErr_SetString(PyExc_ValueError, "rows is not a whole number of keys");
+        goto done;
+    }
+    Py_ssize_t n = key_len ? rows.len / key_len : 0;
+    if (out.len < n * 8) {
+        PyErr_SetString(PyExc_ValueError, "out is shorter than 8 bytes a key");
+        goto done;
+    }
+    const uint8_t *r = (const uint8_t *)rows.buf;
+    uint8_t *o = (uint8_t *)out.buf;
+    Py_BEGIN_ALLOW_THREADS
+    for (Py_ssize_t i = 0; i < n; i++) {
+        uint64_t h = siphash13(seed, r + i * key_len, (size_t)key_len);
+        memcpy(o + 8 * i, &h, 8);
+    }
+    Py_END_ALLOW_THREADS
+    ret = PyLong_FromSsize_t(n);
+done:
+    PyBuffer_Release(&rows);
+    PyBuffer_Release(&out);
+    return ret;
+}
+
+/* build_level(hashes, groups, bits, seeds, key_bits, placed): one level of the construction
+ * (GOBuilder::build_levels with relative level size 100) for the u64 hashes of its keys.
+ * For every seed 0..15 each key sets bit 16 * group + (mix32(low32(h) ^ seed) & 15) and bits
+ * hit twice are cleared; each group keeps the seed whose bits have the most ones (the first on
+ * a tie). Writes the level's bits (groups * 2 bytes, little-endian bit order), the seed of each
+ * group (one byte each), each key's bit under its group's seed (u64) and whether the key is
+ * placed (one byte, 0 or 1). Returns the number of keys placed. */
+static PyObject *py_build_level(PyObject *mod, PyObject *args) {
+    Py_buffer hb, bits, seeds, key_bits, placed;
+    unsigned long long groups;
+    (void)mod;
+    if (!PyArg_ParseTuple(args, "y*Kw*w*w*w*", &hb, &groups, &bits, &seeds, &key_bits, &placed))
+        return NULL;
+    PyObject *ret = NULL;
+    uint64_t *res = NULL, *col = NULL, *best = NULL;
+    uint8_t *best_count = NULL;
+    Py_ssize_t n = hb.len / 8;
+    if (hb.len % 8 || groups == 0 || groups % 4 || groups > ((uint64_t)1 << 40) ||
+        (uint64_t)bits.len < groups * 2 || (uint64_t)seeds.len < groups ||
+        key_bits.len < n * 8 || placed.len < n) {
+        PyErr_SetString(PyExc_ValueError, "build_level: buffer sizes do not match");
+        goto done;
+    }
+    size_t words = (size_t)(groups / 4);
+    res = PyMem_Calloc(words, 8);
+    col = PyMem_Calloc(words, 8);
+    best = PyMem_Calloc(words, 8);
+    best_count = PyMem_Calloc((size_t)groups, 1);
+    if (!res || !col || !best || !best_count) { PyErr_NoMemory(); goto done; }
+    const uint8_t *hp = (const uint8_t *)hb.buf;
+    uint8_t *sd = (uint8_t *)seeds.buf;
+    Py_ssize_t count = 0;
+    Py_BEGIN_ALLOW_THREADS
+    memset(sd, 0, (size_t)groups);
+    for (uint32_t seed = 0; seed < 16; seed++) {
+        memset(res, 0, words * 8);
+        memset(col, 0, words * 8);
+        for (Py_ssize_t i = 0; i < n; i++) {
+            uint64_t h;
+            memcpy(&h, hp + 8 * i, 8);
+            uint64_t group = (uint64_t)(((unsigned __int128)h * groups) >> 64);
+            uint64_t bit = (group << 4) + (mix32((uint32_t)h ^ seed) & 0xf);
+            uint64_t mask = 1ULL << (bit & 63);
+            col[bit >> 6] |= res[bit >> 6] & mask;
+            res[bit >> 6] |= mask;
+        }
+        for (size_t w = 0; w < words; w++) res[w] &= ~col[w];
+        if (seed == 0) {
+            memcpy(best, res, words * 8);
+            for (uint64_t g = 0; g < groups; g++)
+                best_count[g] = (uint8_t)__builtin_popcountll((res[g >> 2] >> ((g & 3) << 4)) & 0xffff);
+            continue;
+        }
+        for (uint64_t g = 0; g < groups; g++) {
+            unsigned shift = (unsigned)((g & 3) << 4);
+            uint64_t chunk = (res[g >> 2] >> shift) & 0xffff;
+            uint8_t c = (uint8_t)__builtin_popcountll(chunk);
+            if (c > best_count[g]) {
+                best_count[g] = c;
+                sd[g] = (uint8_t)seed;
+                best[g >> 2] = (best[g >> 2] & ~(0xffffULL << shift)) | (chunk << shift);
+            }
+        }
+    }
+    uint8_t *kb = (uint8_t *)key_bits.buf, *pl = (uint8_t *)placed.buf;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        uint64_t h;
+        memcpy(&h, hp + 8 * i, 8);
+        uint64_t group = (uint64_t)(((unsigned __int128)h * groups) >> 64);
+        uint64_t bit = (group << 4) + (mix32((uint32_t)h ^ sd[group]) & 0xf);
+        memcpy(kb + 8 * i, &bit, 8);
+        pl[i] = (uint8_t)((best[bit >> 6] >> (bit & 63)) & 1);
+        count += pl[i];
+    }
+    uint8_t *bo = (uint8_t *)bits.buf;
+    for (size_t w = 0; w < words; w++)
+        for (int j = 0; j < 8; j++) bo[8 * w + j] = (uint8_t)(best[w] >> (8 * j));
+    Py_END_ALLOW_THREADS
+    ret = PyLong_FromSsize_t(count);
+done:
+    PyMem_Free(res);
+    PyMem_Free(col);
+    PyMem_Free(best);
+    PyMem_Free(best_count);
+    PyBuffer_Release(&hb);
+    PyBuffer_Release(&bits);
+    PyBuffer_Release(&seeds);
+    PyBuffer_Release(&key_bits);
+    PyBuffer_Release(&placed);
+    return ret;
+}
+
 static PyMethodDef module_methods[] = {
     {"siphash13", py_siphash13, METH_VARARGS, "siphash13(seed, key): the crate's hash_one."},
+    {"hash_rows", py_hash_rows, METH_VARARGS, "hash_rows(seed, rows, key_len, out): hash each key."},
+    {"build_level", py_build_level, METH_VARARGS,
+     "build_level(hashes, groups, bits, seeds, key_bits, placed): one level of a build."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -551,20 +551,43 @@ def _build_level(h: npt.NDArray[np.uint64], groups: int) -> tuple[
     return best_bits, best_seed, key_bit, placed
 
 
-def build_with_ranks(keys: Sequence[bytes] | npt.NDArray[np.uint8]) -> tuple[
-        bytes, npt.NDArray[np.int64]]:
+def _hash_level(level: int, rows: npt.NDArray[np.uint8], native: bool
+                ) -> npt.NDArray[np.uint64]:
+    if not native or _native is None:
+        return _np_siphash13(level, rows)
+    rows = np.ascontiguousarray(rows)
+    out = np.empty(rows.shape[0], dtype=np.uint64)
+    _native.hash_rows(level, rows, rows.shape[1], out)
+    return out
+
+
+def _build_level_native(h: npt.NDArray[np.uint64], groups: int) -> tuple[
+        bytes, npt.NDArray[np.uint8], npt.NDArray[np.uint64], npt.NDArray[np.bool_]]:
+    bits = bytearray(groups * BITS_PER_GROUP // 8)
+    seeds = np.empty(groups, dtype=np.uint8)
+    key_bit = np.empty(len(h), dtype=np.uint64)
+    placed = np.empty(len(h), dtype=np.uint8)
+    _native.build_level(np.ascontiguousarray(h), groups, bits, seeds, key_bit, placed)
+    return bytes(bits), seeds, key_bit, placed.view(np.bool_)
+
+
+def build_with_ranks(keys: Sequence[bytes] | npt.NDArray[np.uint8], *,
+                     native: bool = True) -> tuple[bytes, npt.NDArray[np.int64]]:
     """:func:`build`, and the value the function gives each key (in the order of ``keys``).
 
     ``keys`` may also be a 2-D ``uint8`` array, one key per row (less memory than bytes
     objects at millions of keys).
 
+    ``native=False`` keeps to numpy where the C accelerator is built (the same bytes, slower).
+
     Raises:
         ValueError: The keys are not distinct (the construction cannot place them).
     """
+    native = native and _native is not None
     parts = _key_rows(keys)
     n = sum(len(p) for p, _ in parts)
     level_sizes: list[int] = []
-    level_bits: list[npt.NDArray[np.bool_]] = []
+    level_bits: list[bytes] = []
     level_seeds: list[npt.NDArray[np.uint8]] = []
     # where each key landed: level and bit within its level (filled level by level)
     key_level = np.full(n, -1, dtype=np.int16)
@@ -575,8 +598,13 @@ def build_with_ranks(keys: Sequence[bytes] | npt.NDArray[np.uint8]) -> tuple[
     while input_size:
         level = len(level_sizes)
         groups = (-(-input_size // 64)) * (64 // BITS_PER_GROUP)
-        hashes = np.concatenate([_np_siphash13(level, rows) for _, rows in remaining])
-        bits, seeds, bit_of, placed = _build_level(hashes, groups)
+        hashes = np.concatenate([_hash_level(level, rows, native) for _, rows in remaining])
+        if native:
+            bits, seeds, bit_of, placed = _build_level_native(hashes, groups)
+        else:
+            bool_bits, seeds, bit_of, placed = _build_level(hashes, groups)
+            bits = np.packbits(bool_bits, bitorder="little").tobytes()
+            del bool_bits
         del hashes
         level_sizes.append(groups)
         level_bits.append(bits)
@@ -602,7 +630,7 @@ def build_with_ranks(keys: Sequence[bytes] | npt.NDArray[np.uint8]) -> tuple[
         else:
             stalled = 0
     # serialize
-    array = b"".join(np.packbits(bits, bitorder="little").tobytes() for bits in level_bits)
+    array = b"".join(level_bits)
     all_seeds = (np.concatenate(level_seeds) if level_seeds else np.zeros(0, np.uint8))
     total_groups = len(all_seeds)
     padded = np.zeros(-(-total_groups // 16) * 16, dtype=np.uint8)
