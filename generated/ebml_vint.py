@@ -45,7 +45,9 @@ class EbmlVint(KaitaiStruct):
 
     @property
     def is_unknown(self):
-        """All VINT_DATA bits are ones, the reserved "unknown size"."""
+        """All VINT_DATA bits are ones, RFC 8794's reserved "unknown size". `value` still gives the
+        number the bits spell, which is how swh-mosaic writes and reads a size of 2**(7n)-1.
+        """
         if hasattr(self, '_m_is_unknown'):
             return self._m_is_unknown
 

@@ -3,6 +3,7 @@
 
 import kaitaistruct
 from kaitaistruct import KaitaiStruct, KaitaiStream, BytesIO
+from . import ph_fmph_go
 from . import ebml_vint
 from enum import IntEnum
 
@@ -29,8 +30,8 @@ class Mosaic(KaitaiStruct):
       stored (zstd frames when compressed);
     * one `index` (0x1F535748) per key kind: a CRC-32 element, `idx_description` (which key, which
       map), `idx_unrolled`, `idx_unrolled_entry_size`, `map_container` (a CRC-32 element and
-      `map`, a serialized FMPH-GO function of the `ph` crate mapping a key to its rank in
-      `idx_unrolled`) and, when a key has several objects, `conflicts`.
+      `map`, a serialized FMPH-GO function of the `ph` crate (`ph_fmph_go.ksy`) mapping a key to
+      its rank in `idx_unrolled`) and, when a key has several objects, `conflicts`.
     
     `idx_unrolled` is a run of fixed-size entries, `key` (0xA0) then `offset` (0xA1, the absolute
     offset of the `object` element's ID), in the map's rank order. A key of several objects has
@@ -41,8 +42,8 @@ class Mosaic(KaitaiStruct):
     A CRC-32 element (0xBF) is the first child of its master: the CRC-32 (IEEE, as zlib computes
     it), little-endian, of every byte of the master's data after the CRC-32 element. The
     semantic layer checks it. Unknown IDs
-    are kept as raw bytes. An unknown size (all ones) is not written by MOSAIC writers: the
-    reader refuses it.
+    are kept as raw bytes. A size VINT of all ones, RFC 8794's "unknown size", is the number it
+    spells: swh-mosaic writes `ff` for an object of 127 bytes and reads it back as 127.
     
     .. seealso::
        swh-mosaic 0.6.1 schema.ebml.xml (swh.mosaic.EBML_SCHEMA)
@@ -249,6 +250,11 @@ class Mosaic(KaitaiStruct):
                 self._raw_data = self._io.read_bytes(self.len_data.value)
                 _io__raw_data = KaitaiStream(BytesIO(self._raw_data))
                 self.data = Mosaic.Elements(_io__raw_data, self, self._root)
+            elif _on == Mosaic.ElementId.map:
+                pass
+                self._raw_data = self._io.read_bytes(self.len_data.value)
+                _io__raw_data = KaitaiStream(BytesIO(self._raw_data))
+                self.data = ph_fmph_go.PhFmphGo(_io__raw_data)
             elif _on == Mosaic.ElementId.map_container:
                 pass
                 self._raw_data = self._io.read_bytes(self.len_data.value)
@@ -347,6 +353,9 @@ class Mosaic(KaitaiStruct):
                 pass
                 self.data._fetch_instances()
             elif _on == Mosaic.ElementId.index:
+                pass
+                self.data._fetch_instances()
+            elif _on == Mosaic.ElementId.map:
                 pass
                 self.data._fetch_instances()
             elif _on == Mosaic.ElementId.map_container:

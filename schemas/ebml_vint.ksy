@@ -65,4 +65,6 @@ instances:
     doc: The whole encoding as a big-endian integer, marker kept (an element's ID).
   is_unknown:
     value: value == marker * scale - 1
-    doc: All VINT_DATA bits are ones, the reserved "unknown size".
+    doc: |
+      All VINT_DATA bits are ones, RFC 8794's reserved "unknown size". `value` still gives the
+      number the bits spell, which is how swh-mosaic writes and reads a size of 2**(7n)-1.

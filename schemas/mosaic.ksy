@@ -6,6 +6,7 @@ meta:
   ks-version: 0.11
   imports:
     - ebml_vint
+    - ph_fmph_go
   endian: be
 doc: |
   MOSAIC (MOdular Storage of Archived and Indexed Contents), the object store written by
@@ -26,8 +27,8 @@ doc: |
     stored (zstd frames when compressed);
   * one `index` (0x1F535748) per key kind: a CRC-32 element, `idx_description` (which key, which
     map), `idx_unrolled`, `idx_unrolled_entry_size`, `map_container` (a CRC-32 element and
-    `map`, a serialized FMPH-GO function of the `ph` crate mapping a key to its rank in
-    `idx_unrolled`) and, when a key has several objects, `conflicts`.
+    `map`, a serialized FMPH-GO function of the `ph` crate (`ph_fmph_go.ksy`) mapping a key to
+    its rank in `idx_unrolled`) and, when a key has several objects, `conflicts`.
 
   `idx_unrolled` is a run of fixed-size entries, `key` (0xA0) then `offset` (0xA1, the absolute
   offset of the `object` element's ID), in the map's rank order. A key of several objects has
@@ -38,8 +39,8 @@ doc: |
   A CRC-32 element (0xBF) is the first child of its master: the CRC-32 (IEEE, as zlib computes
   it), little-endian, of every byte of the master's data after the CRC-32 element. The
   semantic layer checks it. Unknown IDs
-  are kept as raw bytes. An unknown size (all ones) is not written by MOSAIC writers: the
-  reader refuses it.
+  are kept as raw bytes. A size VINT of all ones, RFC 8794's "unknown size", is the number it
+  spells: swh-mosaic writes `ff` for an object of 127 bytes and reads it back as 127.
 doc-ref:
   - swh-mosaic 0.6.1 schema.ebml.xml (swh.mosaic.EBML_SCHEMA)
   - swh-mosaic 0.6.1 lib/src/ebml.rs, lib/src/creator.rs, lib/src/updater.rs
@@ -91,9 +92,11 @@ types:
             'element_id::compression_method': text
             'element_id::comment': text
             'element_id::idx_description': text
+            'element_id::map': ph_fmph_go
         doc: |
-          The element's data: child elements, an integer, a string, or raw bytes (`object`,
-          `key`, `map`, `compression_data`, `conflicting_key`, `void`, unknown IDs).
+          The element's data: child elements, an integer, a string, the FMPH-GO function of a
+          `map`, or raw bytes (`object`, `key`, `compression_data`, `conflicting_key`, `void`,
+          unknown IDs).
     instances:
       id:
         value: id_vint.raw_value

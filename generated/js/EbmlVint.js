@@ -44,7 +44,8 @@ var EbmlVint = (function() {
   }
 
   /**
-   * All VINT_DATA bits are ones, the reserved "unknown size".
+   * All VINT_DATA bits are ones, RFC 8794's reserved "unknown size". `value` still gives the
+   * number the bits spell, which is how swh-mosaic writes and reads a size of 2**(7n)-1.
    */
   Object.defineProperty(EbmlVint.prototype, 'isUnknown', {
     get: function() {

@@ -2,13 +2,13 @@
 
 (function (root, factory) {
   if (typeof define === 'function' && define.amd) {
-    define(['exports', 'kaitai-struct/KaitaiStream', './EbmlVint'], factory);
+    define(['exports', 'kaitai-struct/KaitaiStream', './PhFmphGo', './EbmlVint'], factory);
   } else if (typeof exports === 'object' && exports !== null && typeof exports.nodeType !== 'number') {
-    factory(exports, require('kaitai-struct/KaitaiStream'), require('./EbmlVint'));
+    factory(exports, require('kaitai-struct/KaitaiStream'), require('./PhFmphGo'), require('./EbmlVint'));
   } else {
-    factory(root.Mosaic || (root.Mosaic = {}), root.KaitaiStream, root.EbmlVint || (root.EbmlVint = {}));
+    factory(root.Mosaic || (root.Mosaic = {}), root.KaitaiStream, root.PhFmphGo || (root.PhFmphGo = {}), root.EbmlVint || (root.EbmlVint = {}));
   }
-})(typeof self !== 'undefined' ? self : this, function (Mosaic_, KaitaiStream, EbmlVint_) {
+})(typeof self !== 'undefined' ? self : this, function (Mosaic_, KaitaiStream, PhFmphGo_, EbmlVint_) {
 /**
  * MOSAIC (MOdular Storage of Archived and Indexed Contents), the object store written by
  * swh-mosaic for Software Heritage's winery pools: an EBML document (RFC 8794, the container of
@@ -28,8 +28,8 @@
  *   stored (zstd frames when compressed);
  * * one `index` (0x1F535748) per key kind: a CRC-32 element, `idx_description` (which key, which
  *   map), `idx_unrolled`, `idx_unrolled_entry_size`, `map_container` (a CRC-32 element and
- *   `map`, a serialized FMPH-GO function of the `ph` crate mapping a key to its rank in
- *   `idx_unrolled`) and, when a key has several objects, `conflicts`.
+ *   `map`, a serialized FMPH-GO function of the `ph` crate (`ph_fmph_go.ksy`) mapping a key to
+ *   its rank in `idx_unrolled`) and, when a key has several objects, `conflicts`.
  * 
  * `idx_unrolled` is a run of fixed-size entries, `key` (0xA0) then `offset` (0xA1, the absolute
  * offset of the `object` element's ID), in the map's rank order. A key of several objects has
@@ -40,8 +40,8 @@
  * A CRC-32 element (0xBF) is the first child of its master: the CRC-32 (IEEE, as zlib computes
  * it), little-endian, of every byte of the master's data after the CRC-32 element. The
  * semantic layer checks it. Unknown IDs
- * are kept as raw bytes. An unknown size (all ones) is not written by MOSAIC writers: the
- * reader refuses it.
+ * are kept as raw bytes. A size VINT of all ones, RFC 8794's "unknown size", is the number it
+ * spells: swh-mosaic writes `ff` for an object of 127 bytes and reads it back as 127.
  * @see swh-mosaic 0.6.1 schema.ebml.xml (swh.mosaic.EBML_SCHEMA)
  * @see swh-mosaic 0.6.1 lib/src/ebml.rs, lib/src/creator.rs, lib/src/updater.rs
  * @see {@link https://www.rfc-editor.org/rfc/rfc8794.html|Source}
@@ -272,6 +272,11 @@ var Mosaic = (function() {
         var _io__raw_data = new KaitaiStream(this._raw_data);
         this.data = new Elements(_io__raw_data, this, this._root);
         break;
+      case Mosaic.ElementId.MAP:
+        this._raw_data = this._io.readBytes(this.lenData.value);
+        var _io__raw_data = new KaitaiStream(this._raw_data);
+        this.data = new PhFmphGo_.PhFmphGo(_io__raw_data, null, null);
+        break;
       case Mosaic.ElementId.MAP_CONTAINER:
         this._raw_data = this._io.readBytes(this.lenData.value);
         var _io__raw_data = new KaitaiStream(this._raw_data);
@@ -341,8 +346,9 @@ var Mosaic = (function() {
      */
 
     /**
-     * The element's data: child elements, an integer, a string, or raw bytes (`object`,
-     * `key`, `map`, `compression_data`, `conflicting_key`, `void`, unknown IDs).
+     * The element's data: child elements, an integer, a string, the FMPH-GO function of a
+     * `map`, or raw bytes (`object`, `key`, `compression_data`, `conflicting_key`, `void`,
+     * unknown IDs).
      */
 
     return Element;

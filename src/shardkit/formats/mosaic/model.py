@@ -156,7 +156,11 @@ def crc32_le(data: bytes | memoryview, value: int = 0) -> int:
 
 def read_vint(buf: bytes, pos: int, base: int = 0, what: str = "size") -> tuple[int, int]:
     """``(value, length)`` of the VINT at ``buf[pos]`` (marker removed); ``base`` is the file
-    offset of ``buf[0]``, for errors. An unknown size (all ones) is returned as -1."""
+    offset of ``buf[0]``, for errors.
+
+    All ones is RFC 8794's "unknown size", but swh-mosaic 0.6.1 writes it for a size of
+    2**(7n)-1 (an object of 127 bytes has the size ``ff``) and reads it as that number: so
+    does this reader."""
     if pos >= len(buf):
         raise TruncatedError(f"truncated: element {what} needs 1 byte, none remain", needed=1,
                              available=0, offset=base + pos)
@@ -172,8 +176,6 @@ def read_vint(buf: bytes, pos: int, base: int = 0, what: str = "size") -> tuple[
     value = b0 & (0xFF >> n)
     if n > 1:
         value = (value << (8 * (n - 1))) | int.from_bytes(buf[pos + 1:pos + n], "big")
-    if value == (1 << (7 * n)) - 1:
-        return -1, n
     return value, n
 
 
@@ -231,13 +233,10 @@ class Element:
 def element_at(buf: bytes, pos: int, base: int = 0, limit: int | None = None,
                field: str | None = None) -> Element:
     """The element whose ID starts at ``buf[pos]``; its data must end by ``limit`` (an absolute
-    offset; ``base + len(buf)`` by default). Unknown sizes are refused."""
+    offset; ``base + len(buf)`` by default)."""
     eid, n = read_id(buf, pos, base)
     size, m = read_vint(buf, pos + n, base)
     name = ELEMENT_NAMES.get(eid, f"0x{eid:X}")
-    if size < 0:
-        raise LayoutError(f"{name} element of unknown size (MOSAIC writers always give sizes)",
-                          offset=base + pos + n, field=field)
     data_start = base + pos + n + m
     end = base + len(buf) if limit is None else limit
     if data_start + size > end:
