@@ -126,7 +126,8 @@ def test_cli_list(capsys: pytest.CaptureFixture[str]) -> None:
     lines = capsys.readouterr().out.splitlines()
     kinds = [line.split()[0] for line in lines]
     assert kinds[:len(FORMATS)] == FORMATS_SORTED
-    assert kinds[len(FORMATS):].count("(payload)") == 3  # Neuroglancer payloads (mosaic imports ph_fmph_go)
+    # the three Neuroglancer payloads (mosaic imports ph_fmph_go)
+    assert kinds[len(FORMATS):].count("(payload)") == 3
     assert set(kinds[len(FORMATS):]) == {"(imported)", "(payload)"}
     assert "(+ cmph_chd_ph.ksy)" in next(line for line in lines if line.startswith("swh "))
     assert main(["schema", "--list", "--json"]) == 0
