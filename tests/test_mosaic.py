@@ -234,3 +234,24 @@ def test_every_corrupted_byte_is_a_shardkit_error(name: str) -> None:
         for value in (good[i] ^ 0xFF, 0x00, 0x80):
             _touch_everything(good[:i] + bytes([value]) + good[i + 1:])
         _touch_everything(good[:i])
+
+
+def test_conflict_sample() -> None:
+    shared = hashlib.sha256(b"first object of a shared key\n").digest()
+    with shardkit.open(DATA / "conflict.mosaic") as r:
+        assert len(r) == 3
+        assert r.get_all(shared) == [b"first object of a shared key\n",
+                                     b"second object of the shared key\n"]
+        assert r[shared] == b"first object of a shared key\n"
+        assert list(r.keys()).count(shared) == 1
+        assert sorted(v for k, v in r.items() if k == shared) == [
+            b"first object of a shared key\n", b"second object of the shared key\n"]
+        (p,) = r.verify()
+        assert p.check == "content_hash" and "hashes to" in p.message
+
+
+def test_reference_deletion_across_tiles_has_a_stale_crc() -> None:
+    with shardkit.open(DATA / "deleted_tiles.mosaic") as r:
+        assert len(r) == 14
+        assert r.get(hashlib.sha256(corpus_objects(15)[2]).digest()) is None
+        assert [(p.check, p.field) for p in r.verify()] == [("crc32", "/Mosaic/Tile[0]/CRC-32")]

@@ -77,5 +77,32 @@ def main(out: Path) -> None:
             updater.delete([(KINDS[k], key(k, victim)) for k in ("sha256", "sha1")])
 
 
+def extra(out: Path) -> None:
+    """The later samples: a reference deletion across tiles, and a conflict."""
+    # swh-mosaic 0.6.1's MosaicUpdater.delete rewrites the CRC-32 of the tile after the
+    # deleted object's: with several tiles, the object's own tile keeps a stale CRC-32
+    objs = objects(15)
+    create(out / "deleted_tiles.mosaic", objs, ["sha256"], tile_threshold=300)
+    with MosaicUpdater(out / "deleted_tiles.mosaic") as updater:
+        updater.delete([(KINDS["sha256"], key("sha256", objs[2]))])
+    # swh-mosaic never writes Conflicts (a repeated key keeps its last object): shardkit's
+    # writer does, for keys its caller gives
+    from shardkit.writers.mosaic import MosaicWriter
+
+    path = out / "conflict.mosaic"
+    if path.exists():
+        path.unlink()
+    shared = key("sha256", b"first object of a shared key\n")
+    with MosaicWriter(path, ["sha256"]) as w:
+        w.add(b"first object of a shared key\n", [shared])
+        w.add(b"an object of its own\n", [key("sha256", b"an object of its own\n")])
+        w.add(b"second object of the shared key\n", [shared])
+
+
 if __name__ == "__main__":
-    main(Path(sys.argv[1]) if len(sys.argv) > 1 else Path(os.path.dirname(__file__)))
+    target = Path(sys.argv[1]) if len(sys.argv) > 1 else Path(os.path.dirname(__file__))
+    if len(sys.argv) > 2 and sys.argv[2] == "--extra":
+        extra(target)
+    else:
+        main(target)
+        extra(target)
