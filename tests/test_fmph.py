@@ -314,3 +314,38 @@ def test_native_build_helpers_check_sizes() -> None:
         native.hash_rows(0, b"x" * 41, 20, np.empty(3, np.uint64))
     with pytest.raises(ValueError):
         native.hash_rows(0, b"x" * 40, 20, np.empty(1, np.uint64))
+    out = np.zeros(3, np.uint64)
+    assert native.hash_rows(7, b"", 0, out) == 3  # three empty keys
+    assert out.tolist() == [fmph.siphash13(7, b"")] * 3
+
+
+# --- properties ----------------------------------------------------------------------------
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.sets(st.binary(min_size=0, max_size=40), max_size=300))
+def test_any_key_set_gives_a_bijection(keys: set[bytes]) -> None:
+    ordered = sorted(keys)
+    blob, ranks = fmph.build_with_ranks(ordered)
+    assert sorted(ranks.tolist()) == list(range(len(ordered)))
+    f = fmph.GOFunction.parse(blob)
+    assert len(f) == len(ordered)
+    assert f.get_many(ordered) == ranks.tolist() == [f._get_py(k) for k in ordered]
+    assert fmph.build_with_ranks(ordered, native=False)[0] == blob
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.binary(max_size=200), st.lists(st.binary(max_size=24), max_size=8))
+def test_any_bytes_parse_or_fail_cleanly(data: bytes, probes: list[bytes]) -> None:
+    try:
+        f = fmph.GOFunction.parse(data, base_offset=100)
+    except CorruptShardError as exc:
+        assert exc.offset is not None and 100 <= exc.offset <= 100 + len(data) and exc.field
+        return
+    assert f.size_bytes + f.trailing == len(data)
+    values = [f._get_py(k) for k in probes]
+    assert f.get_many(probes) == values == [f.get(k) for k in probes]
+    assert all(v is None or 0 <= v < len(f) for v in values)

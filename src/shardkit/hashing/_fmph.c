@@ -217,8 +217,8 @@ static PyObject *py_siphash13(PyObject *mod, PyObject *args) {
     return PyLong_FromUnsignedLongLong(h);
 }
 
-/* hash_rows(seed, rows, key_len, out): out[i] = siphash13(seed, row i) for the rows of a
- * contiguous buffer of keys of key_len bytes each; out is a writable buffer of u64. */
+/* hash_rows(seed, rows, key_len, out): out[i] = siphash13(seed, row i) for the len(out) / 8
+ * keys of key_len bytes each in the contiguous buffer rows; out is a writable buffer of u64. */
 static PyObject *py_hash_rows(PyObject *mod, PyObject *args) {
     unsigned long long seed;
     Py_ssize_t key_len;
@@ -226,13 +226,10 @@ static PyObject *py_hash_rows(PyObject *mod, PyObject *args) {
     (void)mod;
     if (!PyArg_ParseTuple(args, "Ky*nw*", &seed, &rows, &key_len, &out)) return NULL;
     PyObject *ret = NULL;
-    if (key_len < 0 || (key_len ? rows.len % key_len : rows.len) != 0) {
-        PyErr_SetString(PyExc_ValueError, "rows is not a whole number of keys");
-        goto done;
-    }
-    Py_ssize_t n = key_len ? rows.len / key_len : 0;
-    if (out.len < n * 8) {
-        PyErr_SetString(PyExc_ValueError, "out is shorter than 8 bytes a key");
+    Py_ssize_t n = out.len / 8;  /* one u64 a key: the count, even for keys of 0 bytes */
+    if (key_len < 0 || out.len % 8 || (key_len && n > PY_SSIZE_T_MAX / key_len) ||
+        rows.len != n * key_len) {
+        PyErr_SetString(PyExc_ValueError, "rows is not len(out) / 8 keys of key_len bytes");
         goto done;
     }
     const uint8_t *r = (const uint8_t *)rows.buf;
