@@ -385,7 +385,7 @@ class GOFunction:
                                   offset=base_offset + at, field=f"level_sizes/{i}")
             sizes.append(size)
             total_groups += size
-            if total_groups > 4 * (len(r.buf) - r.pos):  # its array alone needs 2 bytes a group
+            if 2 * total_groups > len(r.buf) - r.pos:  # its array alone needs 2 bytes a group
                 raise TruncatedError(
                     f"levels of {total_groups} groups need {2 * total_groups} array bytes, "
                     f"{len(r.buf) - r.pos} remain", needed=2 * total_groups,
