@@ -572,18 +572,19 @@ class MosaicFile(Reader):
 
     # -- verification and description -------------------------------------------------------
 
-    def verify(self, content_hash: bool = True,
+    def verify(self, content_hash: bool | str = True,
                progress: Callable[[int, int], None] | None = None) -> list[Problem]:
         """Run every check; return the problems found (empty list: the file is sound).
 
         Args:
             content_hash: Also check that each key is the hash of its decompressed object
-                (sha1, git's blob sha1, sha256, blake2s256).
+                (sha1, git's blob sha1, sha256, blake2s256: each index's own kind; any
+                non-empty string, as ``verify --content-hash`` gives, means yes).
             progress: Called as ``progress(done, total)`` (bytes walked).
         """
         from .verify import check
 
-        return check(self, content_hash=content_hash, progress=progress)
+        return check(self, content_hash=bool(content_hash), progress=progress)
 
     def sections(self) -> list[Section]:
         """Byte layout: the EBML header, ContainerMetaData, the tiles (as one range) and each
