@@ -4,7 +4,8 @@
  * twin and gives the same answer for every key and every function that GOFunction.parse
  * accepts. The layout was checked by GOFunction.parse before an Evaluator is made, and the
  * constructor checks again that every region is as long as the level sizes say, so the
- * lookups below never read outside the buffers.
+ * lookups below never read outside the buffers. The rank directory (ones before each 64-bit
+ * word) is built here, from the array.
  *
  * Per level l (G groups, B groups before it): h = SipHash-1-3 with the zero key of
  * u64le(l) || u64le(len) || key; group g = B + (h * G) >> 64; its 4-bit seed s; the bit
@@ -72,6 +73,7 @@ typedef struct {
     uint64_t *levels;                  /* groups per level */
     Py_ssize_t nlevels;
     uint64_t *rank;                    /* ones before each word; words + 1 entries */
+    uint64_t words;                    /* 64-bit words of the array the levels use */
 } Evaluator;
 
 /* The value of key, or -1 when no level claims it. */
@@ -104,14 +106,14 @@ static void Evaluator_dealloc(Evaluator *self) {
 
 static int Evaluator_init(Evaluator *self, PyObject *args, PyObject *kwds) {
     PyObject *array, *seeds;
-    const char *levels, *rank;
-    Py_ssize_t levels_len, rank_len;
-    static char *kwlist[] = {"array", "seeds", "levels", "rank", NULL};
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "SSy#y#", kwlist, &array, &seeds, &levels,
-                                     &levels_len, &rank, &rank_len))
+    const char *levels;
+    Py_ssize_t levels_len;
+    static char *kwlist[] = {"array", "seeds", "levels", NULL};
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "SSy#", kwlist, &array, &seeds, &levels,
+                                     &levels_len))
         return -1;
-    if (levels_len % 8 || rank_len % 8) {
-        PyErr_SetString(PyExc_ValueError, "levels and rank are arrays of u64");
+    if (levels_len % 8) {
+        PyErr_SetString(PyExc_ValueError, "levels is an array of u64");
         return -1;
     }
     Py_ssize_t nlevels = levels_len / 8;
@@ -129,15 +131,17 @@ static int Evaluator_init(Evaluator *self, PyObject *args, PyObject *kwds) {
     }
     uint64_t words = (total * 16 + 63) / 64, seed_bytes = (total * 4 + 63) / 64 * 8;
     if ((uint64_t)PyBytes_GET_SIZE(array) < words * 8 ||
-        (uint64_t)PyBytes_GET_SIZE(seeds) < seed_bytes ||
-        (uint64_t)rank_len != (words + 1) * 8) {
+        (uint64_t)PyBytes_GET_SIZE(seeds) < seed_bytes) {
         PyMem_Free(lv);
-        PyErr_SetString(PyExc_ValueError, "array, seeds or rank shorter than the levels need");
+        PyErr_SetString(PyExc_ValueError, "array or seeds shorter than the levels need");
         return -1;
     }
-    uint64_t *rk = PyMem_Malloc((size_t)rank_len);
+    uint64_t *rk = PyMem_Malloc((size_t)(words + 1) * 8);
     if (!rk) { PyMem_Free(lv); PyErr_NoMemory(); return -1; }
-    for (uint64_t i = 0; i <= words; i++) rk[i] = le64((const uint8_t *)rank + 8 * i);
+    const uint8_t *a = (const uint8_t *)PyBytes_AS_STRING(array);
+    rk[0] = 0;
+    for (uint64_t i = 0; i < words; i++)
+        rk[i + 1] = rk[i] + (uint64_t)__builtin_popcountll(le64(a + 8 * i));
     Py_XDECREF(self->array_obj);
     Py_XDECREF(self->seeds_obj);
     PyMem_Free(self->levels);
@@ -146,12 +150,20 @@ static int Evaluator_init(Evaluator *self, PyObject *args, PyObject *kwds) {
     Py_INCREF(seeds);
     self->array_obj = array;
     self->seeds_obj = seeds;
-    self->array = (const uint8_t *)PyBytes_AS_STRING(array);
+    self->array = a;
     self->seeds = (const uint8_t *)PyBytes_AS_STRING(seeds);
     self->levels = lv;
     self->nlevels = nlevels;
     self->rank = rk;
+    self->words = words;
     return 0;
+}
+
+/* ones(): the number of set bits of the array (the number of keys). */
+static PyObject *Evaluator_ones(Evaluator *self, PyObject *unused) {
+    (void)unused;
+    if (!self->levels) { PyErr_SetString(PyExc_RuntimeError, "Evaluator not initialised"); return NULL; }
+    return PyLong_FromUnsignedLongLong(self->rank[self->words]);
 }
 
 static PyObject *result(int64_t v) {
@@ -192,6 +204,7 @@ static PyObject *Evaluator_get_many(Evaluator *self, PyObject *keys) {
 static PyMethodDef Evaluator_methods[] = {
     {"get", (PyCFunction)Evaluator_get, METH_O, "The key's value, or None."},
     {"get_many", (PyCFunction)Evaluator_get_many, METH_O, "get() of every key, as a list."},
+    {"ones", (PyCFunction)Evaluator_ones, METH_NOARGS, "The number of keys (set bits)."},
     {NULL, NULL, 0, NULL},
 };
 
@@ -200,7 +213,7 @@ static PyTypeObject EvaluatorType = {
     .tp_name = "shardkit.hashing._fmph.Evaluator",
     .tp_basicsize = sizeof(Evaluator),
     .tp_flags = Py_TPFLAGS_DEFAULT,
-    .tp_doc = "Evaluator(array, seeds, levels, rank): FMPH-GO lookups over a parsed function.",
+    .tp_doc = "Evaluator(array, seeds, levels): FMPH-GO lookups over a parsed function.",
     .tp_new = PyType_GenericNew,
     .tp_init = (initproc)Evaluator_init,
     .tp_dealloc = (destructor)Evaluator_dealloc,

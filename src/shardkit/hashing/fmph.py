@@ -337,17 +337,25 @@ class GOFunction:
             starts.append(total)
             total += size
         self._level_starts = tuple(starts)
-        # rank structure: ones before each 64-bit word (uint64, one more entry than words)
-        words = np.frombuffer(array, dtype="<u8")
-        rank = np.zeros(len(words) + 1, dtype=np.uint64)
-        if len(words):
-            np.cumsum(_popcount64(words), out=rank[1:], dtype=np.uint64)
-        self._words = words
-        self._rank = rank
-        self._n = int(rank[-1])
+        self._words: npt.NDArray[np.uint64] | None = None
+        self._rank: npt.NDArray[np.uint64] | None = None
         self._fast = None
         if _native is not None and level_sizes:
-            self._fast = _native.Evaluator(array, seeds, self._levels_blob(), rank.tobytes())
+            # the C evaluator builds its own rank directory (numpy's waits for the first use)
+            self._fast = _native.Evaluator(array, seeds, self._levels_blob())
+            self._n = int(self._fast.ones())
+        else:
+            self._n = int(self._rank_directory()[1][-1])
+
+    def _rank_directory(self) -> tuple[npt.NDArray[np.uint64], npt.NDArray[np.uint64]]:
+        """The array as u64 words, and the ones before each word (one more entry)."""
+        if self._words is None or self._rank is None:
+            words = np.frombuffer(self._array, dtype="<u8")
+            rank = np.zeros(len(words) + 1, dtype=np.uint64)
+            if len(words):
+                np.cumsum(_popcount64(words), out=rank[1:], dtype=np.uint64)
+            self._words, self._rank = words, rank
+        return self._words, self._rank
 
     def _levels_blob(self) -> bytes:
         return struct.pack(f"<{len(self.level_sizes)}Q", *self.level_sizes)
@@ -439,7 +447,7 @@ class GOFunction:
             word = int.from_bytes(array[word_index << 3:(word_index << 3) + 8], "little")
             if (word >> (bit & 63)) & 1:
                 below = word & ((1 << (bit & 63)) - 1)
-                return int(self._rank[word_index]) + below.bit_count()
+                return int(self._rank_directory()[1][word_index]) + below.bit_count()
         return None
 
     @property
@@ -475,7 +483,7 @@ class GOFunction:
         out = np.full(rows.shape[0], -1, dtype=np.int64)
         todo = np.arange(rows.shape[0])
         seeds = np.frombuffer(self._seeds, dtype=np.uint8)
-        words = self._words
+        words, rank = self._rank_directory()
         for level, (groups, before) in enumerate(zip(self.level_sizes, self._level_starts,
                                                      strict=True)):
             if not len(todo):
@@ -491,7 +499,7 @@ class GOFunction:
             word = words[word_index]
             hit = ((word >> shift) & np.uint64(1)).astype(bool)
             below = word & ((np.uint64(1) << shift) - np.uint64(1))
-            ranks = self._rank[word_index] + _popcount64(below).astype(np.uint64)
+            ranks = rank[word_index] + _popcount64(below).astype(np.uint64)
             out[todo[hit]] = ranks[hit].astype(np.int64)
             todo = todo[~hit]
         return out
