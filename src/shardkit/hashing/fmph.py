@@ -44,6 +44,8 @@ the very bytes swh-mosaic writes for the same keys.
 
 from __future__ import annotations
 
+import importlib
+import os
 import struct
 from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any
@@ -69,10 +71,12 @@ class _LazyNumpy:
 if not TYPE_CHECKING:
     np = _LazyNumpy()
 
-try:  # the optional C accelerator of get (same answers as the Python path below)
-    from . import _fmph as _native
-except ImportError:  # pragma: no cover - depends on the build
-    _native = None
+_native: Any = None  # the optional C accelerator (same answers and bytes as the Python path)
+if not os.environ.get("SHARDKIT_NO_NATIVE"):  # set: the pure-Python path, for comparisons
+    try:
+        _native = importlib.import_module("shardkit.hashing._fmph")
+    except ImportError:  # pragma: no cover - a build without a C compiler
+        _native = None
 
 __all__ = [
     "BITS_PER_GROUP",
@@ -242,12 +246,12 @@ def _np_group(h: npt.NDArray[np.uint64], groups: int) -> npt.NDArray[np.uint64]:
     g = np.uint64(groups)
     hi = (h >> np.uint64(32)) * g
     lo = ((h & np.uint64(_M32)) * g) >> np.uint64(32)
-    return (hi + lo) >> np.uint64(32)  # type: ignore[no-any-return]
+    return (hi + lo) >> np.uint64(32)
 
 
 def _popcount64(words: npt.NDArray[np.uint64]) -> npt.NDArray[Any]:
     if hasattr(np, "bitwise_count"):
-        return np.bitwise_count(words)  # type: ignore[no-any-return]
+        return np.bitwise_count(words)
     table = np.array([bin(i).count("1") for i in range(256)], dtype=np.uint8)
     as_bytes = words.view(np.uint8).reshape(-1, 8)
     return table[as_bytes].sum(axis=1, dtype=np.uint8)  # type: ignore[no-any-return]
@@ -455,7 +459,7 @@ class GOFunction:
         """:meth:`get` as the fastest plain callable (the C evaluator's method when it is
         built): bind it once for a loop of lookups."""
         fast = self._fast
-        return fast.get if fast is not None else self._get_py  # type: ignore[no-any-return]
+        return fast.get if fast is not None else self._get_py
 
     def get_many(self, keys: Sequence[bytes] | npt.NDArray[np.uint8]) -> list[int | None]:
         """:meth:`get` of every key (in C when built, else vectorised with numpy).
