@@ -144,17 +144,34 @@ def siphash13(seed: int, key: bytes) -> int:
     """The crate's ``hash_one(key, seed)`` for a byte string ``key`` (a 64-bit integer)."""
     v0, v1, v2, v3 = _prefix_state(seed, len(key))
     n_words = len(key) >> 3
-    for m in struct.unpack_from(f"<{n_words}Q", key):
-        v0, v1, v2, v3 = _sipround(v0, v1, v2, v3 ^ m)
+    b = (((16 + len(key)) & 0xFF) << 56) | int.from_bytes(key[n_words << 3:], "little")
+    mask = _M64
+    # one round (inlined) after each message word and after the final word b
+    for m in (*struct.unpack_from(f"<{n_words}Q", key), b):
+        v3 ^= m
+        v0 = (v0 + v1) & mask
+        v1 = ((v1 << 13) | (v1 >> 51)) & mask ^ v0
+        v0 = ((v0 << 32) | (v0 >> 32)) & mask
+        v2 = (v2 + v3) & mask
+        v3 = ((v3 << 16) | (v3 >> 48)) & mask ^ v2
+        v0 = (v0 + v3) & mask
+        v3 = ((v3 << 21) | (v3 >> 43)) & mask ^ v0
+        v2 = (v2 + v1) & mask
+        v1 = ((v1 << 17) | (v1 >> 47)) & mask ^ v2
+        v2 = ((v2 << 32) | (v2 >> 32)) & mask
         v0 ^= m
-    tail = key[n_words << 3:]
-    b = (((16 + len(key)) & 0xFF) << 56) | int.from_bytes(tail, "little")
-    v0, v1, v2, v3 = _sipround(v0, v1, v2, v3 ^ b)
-    v0 ^= b
     v2 ^= 0xFF
-    v0, v1, v2, v3 = _sipround(v0, v1, v2, v3)
-    v0, v1, v2, v3 = _sipround(v0, v1, v2, v3)
-    v0, v1, v2, v3 = _sipround(v0, v1, v2, v3)
+    for _ in range(3):  # the finalization rounds
+        v0 = (v0 + v1) & mask
+        v1 = ((v1 << 13) | (v1 >> 51)) & mask ^ v0
+        v0 = ((v0 << 32) | (v0 >> 32)) & mask
+        v2 = (v2 + v3) & mask
+        v3 = ((v3 << 16) | (v3 >> 48)) & mask ^ v2
+        v0 = (v0 + v3) & mask
+        v3 = ((v3 << 21) | (v3 >> 43)) & mask ^ v0
+        v2 = (v2 + v1) & mask
+        v1 = ((v1 << 17) | (v1 >> 47)) & mask ^ v2
+        v2 = ((v2 << 32) | (v2 >> 32)) & mask
     return v0 ^ v1 ^ v2 ^ v3
 
 
