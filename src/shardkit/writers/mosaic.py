@@ -63,6 +63,20 @@ def vint(value: int, length: int = 0) -> bytes:
     return ((1 << (7 * n)) | value).to_bytes(n, "big")
 
 
+#: One-byte size VINTs, by size (0 to 126).
+_SIZE1 = [bytes([0x80 | n]) for n in range(127)]
+
+
+def _digest(kind: str) -> Any:
+    """A function giving an object's key of ``kind`` (see :func:`content_key`)."""
+    import hashlib
+
+    if kind == "sha1_git":
+        return lambda data: content_key("sha1_git", data)
+    new = hashlib.blake2s if kind == "blake2s256" else getattr(hashlib, kind)
+    return lambda data: new(data).digest()
+
+
 def element(eid: int, data: bytes) -> bytes:
     """A whole element: ID, size VINT, data."""
     return eid.to_bytes((eid.bit_length() + 7) // 8, "big") + vint(len(data)) + data
@@ -151,6 +165,8 @@ class MosaicWriter:
         self.compression = method
         # what stays in memory: per index the keys and, per object, its offset and size
         self._keys = [bytearray() for _ in self.indexes]
+        self._digests = [(store, _digest(k)) for store, k in zip(self._keys, self.indexes,
+                                                                  strict=True)]
         self._offsets = array("Q")
         self._sizes = array("Q")
         self._tile_starts = array("Q")
@@ -200,27 +216,36 @@ class MosaicWriter:
         """Add one object; its keys are its hashes, or ``keys`` (one per index, in order)."""
         if self._done:
             raise ShardkitError("the writer is closed")
-        data = bytes(data)
+        if type(data) is not bytes:
+            data = bytes(data)
         if keys is None:
-            keys = [content_key(k, data) for k in self.indexes]
+            for store, digest in self._digests:
+                store += digest(data)
         else:
-            self._explicit = True
-            if len(keys) != len(self.indexes):
-                raise InvalidKeyError(f"{len(keys)} keys for {len(self.indexes)} indexes")
-            keys = [bytes(k) for k in keys]
-        for store, kind, key in zip(self._keys, self.kinds, keys, strict=True):
+            self._add_keys(keys)
+        stored = self._compress(data) if self._compress is not None else data
+        n = len(stored)
+        tile = self._tile
+        if tile and len(tile) + n + 10 >= self.tile_threshold:
+            self._flush_tile()
+            tile = self._tile
+        self._offsets.append(len(tile))  # relative to the tile's data for now
+        self._sizes.append(len(data))
+        tile += b"\xf0" + (_SIZE1[n] if n < 127 else vint(n))
+        tile += stored
+
+    def _add_keys(self, keys: Sequence[bytes]) -> None:
+        self._explicit = True
+        if len(keys) != len(self.indexes):
+            raise InvalidKeyError(f"{len(keys)} keys for {len(self.indexes)} indexes")
+        keys = [bytes(k) for k in keys]
+        for kind, key in zip(self.kinds, keys, strict=True):
             assert kind is not None
             if len(key) != kind.key_len:
                 raise InvalidKeyError(f"{kind.name} keys are {kind.key_len} bytes, not "
                                       f"{len(key)}")
+        for store, key in zip(self._keys, keys, strict=True):
             store += key
-        stored = self._compress(data) if self._compress is not None else data
-        obj = b"\xf0" + vint(len(stored)) + stored
-        if self._tile and len(self._tile) + len(obj) + 16 >= self.tile_threshold:
-            self._flush_tile()
-        self._offsets.append(len(self._tile))  # relative to the tile's data for now
-        self._sizes.append(len(data))
-        self._tile += obj
 
     def _flush_tile(self) -> None:
         if not self._tile:
@@ -278,8 +303,9 @@ class MosaicWriter:
             return keep
         later = order[1:][same]  # lexsort is stable: the first copy stays
         keep[later] = False
-        for i in sorted(later.tolist()):
-            self._void_object(int(self._offsets[i]))
+        tiles = {self._void_object(int(self._offsets[i])) for i in sorted(later.tolist())}
+        for t in sorted(tiles):
+            self._rewrite_crc(t)
         return keep
 
     def _pread(self, start: int, n: int) -> bytes:
@@ -291,9 +317,9 @@ class MosaicWriter:
         finally:
             os.close(fd)
 
-    def _void_object(self, offset: int) -> None:
-        """Overwrite the Object at ``offset`` with a Void of the same length, and its tile's
-        CRC-32."""
+    def _void_object(self, offset: int) -> int:
+        """Overwrite the Object at ``offset`` with a Void of the same length; return its
+        tile's offset (whose CRC-32 is then to be written again)."""
         fh = self._fh
         el = m.element_at(self._pread(offset, 9), 0, offset, 1 << 62)
         fh.seek(offset)
@@ -307,7 +333,7 @@ class MosaicWriter:
         starts = self._tile_starts
         t = int(np.searchsorted(np.frombuffer(starts.tobytes(), np.uint64), offset,
                                 side="right")) - 1
-        self._rewrite_crc(int(starts[t]))
+        return int(starts[t])
 
     def _rewrite_crc(self, start: int) -> None:
         fh = self._fh

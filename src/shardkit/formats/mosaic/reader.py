@@ -84,6 +84,7 @@ class MosaicFile(Reader):
         self._indexes: list[MosaicIndex] | None = None
         self._functions: dict[int, Any] = {}
         self._conflicts: dict[int, dict[bytes, list[int]]] = {}
+        self._plans: dict[int | str, tuple[Any, ...] | None] = {}
         self.meta = self._read_meta()
         self.decoder = Decoder(self.meta.compression, self.meta.compression_data,
                                max_object_size)
@@ -445,11 +446,29 @@ class MosaicFile(Reader):
             raise EntryNotFoundError(key)
         return [self.decoder.decode(self._object(o), o) for o in found[1]]
 
-    def __getitem__(self, key: bytes | str) -> bytes:
-        key = normalize_key(key)
-        found = self._locate(key, None)
+    def _plan(self, key: bytes, index: str | None) -> tuple[Any, ...] | None:
+        """What the hot lookup path needs for ``key``'s index (``index``, or the one its length
+        picks): the map's ``get``, the entries' start, size and count, the bytes an entry of
+        the key starts with (before and after it), the mapped file. None when the file is not
+        mapped or its entries are not Key + Offset of fixed sizes: the general path then reads
+        them. Kept per ``index`` (or per key length when None)."""
+        idx = self._index_for(key, index)
+        klen = idx.key_len
+        off_len = idx.entry_size - 4 - klen
+        plan = None
+        if self._raw is not None and 1 <= off_len <= 8:
+            f = self.function(idx)
+            fget = getattr(getattr(f, "_fast", None), "get", None) or f.get
+            plan = (fget, idx.unrolled_start, idx.entry_size, idx.num_entries, klen,
+                    bytes([m.KEY, 0x80 | klen]), bytes([m.OFFSET, 0x80 | off_len]), self._raw,
+                    self.meta.compression == "none")
+        self._plans[index if index is not None else klen] = plan
+        return plan
+
+    def _slow(self, key: bytes, index: str | None) -> bytes | None:
+        found = self._locate(key, index)
         if found is None:
-            raise EntryNotFoundError(key)
+            return None
         o = found[1][0]
         return self.decoder.decode(self._object(o), o)
 
@@ -458,12 +477,45 @@ class MosaicFile(Reader):
         """The object of ``key`` in ``index`` (picked from the key's length when None), or
         ``default`` when absent or deleted. A key of several objects gives the first
         (:meth:`get_all` gives them all)."""
-        key = normalize_key(key)
-        found = self._locate(key, index)
-        if found is None:
+        if type(key) is not bytes:
+            key = normalize_key(key)
+        plans = self._plans
+        ref = index if index is not None else len(key)
+        plan = plans[ref] if ref in plans else self._plan(key, index)  # type: ignore[arg-type]
+        if plan is None:
+            got = self._slow(key, index)  # type: ignore[arg-type]
+            return default if got is None else got
+        fget, ustart, esize, n, klen, head, tail, raw, plain = plan
+        if len(key) != klen:
+            self._index_for(key, index)  # type: ignore[arg-type]  # raises: wrong length
+        rank = fget(key)
+        if rank is None or rank >= n:
             return default
-        o = found[1][0]
+        p = ustart + rank * esize
+        if raw[p:p + klen + 4] != head + key + tail:  # type: ignore[operator]
+            # deleted, absent (another key's entry), a conflict, or unusually written
+            got = self._slow(key, index)  # type: ignore[arg-type]
+            return default if got is None else got
+        o = int.from_bytes(raw[p + klen + 4:p + esize], "big")
+        if o + 3 <= len(raw) and raw[o] == 0xF0:
+            b1 = raw[o + 1]
+            if b1 & 0x80:
+                a = o + 2
+                z = a + (b1 & 0x7F)
+            elif b1 & 0x40:
+                a = o + 3
+                z = a + (((b1 & 0x3F) << 8) | raw[o + 2])
+            else:
+                a = z = -1
+            if a >= 0 and z <= len(raw):
+                return raw[a:z] if plain else self.decoder.decode(raw[a:z], o)
         return self.decoder.decode(self._object(o), o)
+
+    def __getitem__(self, key: bytes | str) -> bytes:
+        got = self.get(key, _MISSING)
+        if got is _MISSING:
+            raise EntryNotFoundError(normalize_key(key))
+        return got  # type: ignore[no-any-return]
 
     def __contains__(self, key: object) -> bool:
         try:
@@ -547,28 +599,68 @@ class MosaicFile(Reader):
             for o in offsets:
                 yield key, self.decoder.decode(self._object(o), o)
 
-    def iter_objects(self) -> Iterator[tuple[int, bytes]]:
-        """``(offset, stored bytes)`` of every Object, in file order (deleted ones, now Void,
-        are skipped); tiles are read whole, one at a time."""
+    def _tiles(self) -> Iterator[tuple[int, bytes]]:
+        """``(data offset, data)`` of every Tile, in file order, one read each."""
         pos = self.meta.meta_end
         end = min(self.meta.end_of_tiles_offset, self.meta.root_end)
         while pos < end:
             head = self._read(pos, min(end, pos + 12))
             tile = element_at(head, 0, pos, self.meta.root_end, "/Mosaic/Tile")
             if tile.id == m.TILE:
-                buf = self._read(tile.data_start, tile.end)
-                for el in children(buf, tile.data_start, tile.data_start, tile.end,
-                                   "/Mosaic/Tile"):
-                    if el.id == m.OBJECT:
-                        yield el.start, buf[el.data_start - tile.data_start:
-                                            el.end - tile.data_start]
+                yield tile.data_start, self._read(tile.data_start, tile.end)
             pos = tile.end
+
+    @staticmethod
+    def _tile_objects(base: int, buf: bytes, offsets: list[int] | None) -> list[bytes]:
+        """The stored bytes of the Objects of one tile's data ``buf`` (at ``base``), Voids
+        skipped; their offsets appended to ``offsets`` when given."""
+        out: list[bytes] = []
+        pos, n = 0, len(buf)
+        while pos < n:
+            b = buf[pos]
+            if (b == 0xF0 or b == 0xEC) and pos + 3 <= n:  # Object, Void: 1-byte IDs, inline
+                b1 = buf[pos + 1]
+                if b1 & 0x80:
+                    a = pos + 2
+                    z = a + (b1 & 0x7F)
+                elif b1 & 0x40:
+                    a = pos + 3
+                    z = a + (((b1 & 0x3F) << 8) | buf[pos + 2])
+                else:
+                    a = z = -1
+                if 0 < z <= n:
+                    if b == 0xF0:
+                        out.append(buf[a:z])
+                        if offsets is not None:
+                            offsets.append(base + pos)
+                    pos = z
+                    continue
+            el = element_at(buf, pos, base, base + n, "/Mosaic/Tile")
+            if el.id == m.OBJECT:
+                out.append(buf[el.data_start - base:el.end - base])
+                if offsets is not None:
+                    offsets.append(el.start)
+            pos = el.end - base
+        return out
+
+    def iter_objects(self) -> Iterator[tuple[int, bytes]]:
+        """``(offset, stored bytes)`` of every Object, in file order (deleted ones, now Void,
+        are skipped); tiles are read whole, one at a time."""
+        for base, buf in self._tiles():
+            offsets: list[int] = []
+            yield from zip(offsets, self._tile_objects(base, buf, offsets), strict=True)
 
     def values(self) -> Iterator[bytes]:
         """Every live object, decoded, in file order (not the order of :meth:`keys`)."""
+        plain = self.meta.compression == "none"
         decode = self.decoder.decode
-        for offset, raw in self.iter_objects():
-            yield decode(raw, offset)
+        for base, buf in self._tiles():
+            if plain:
+                yield from self._tile_objects(base, buf, None)
+                continue
+            offsets: list[int] = []
+            for o, raw in zip(offsets, self._tile_objects(base, buf, offsets), strict=True):
+                yield decode(raw, o)
 
     # -- verification and description -------------------------------------------------------
 
