@@ -31,6 +31,9 @@ setup(
                            ["src/shardkit/formats/swh/_native.c"],
                            extra_compile_args=["-O2", "-Wall"], optional=True),
                  Extension("shardkit.hashing._fmph", ["src/shardkit/hashing/_fmph.c"],
+                           extra_compile_args=["-O2", "-Wall"], optional=True),
+                 Extension("shardkit.formats.mosaic._native",
+                           ["src/shardkit/formats/mosaic/_native.c"],
                            extra_compile_args=["-O2", "-Wall"], optional=True)],
     cmdclass={"build_ext": OptionalBuildExt},
 )

@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
+import random
 from pathlib import Path
 
 import pytest
@@ -255,3 +256,63 @@ def test_reference_deletion_across_tiles_has_a_stale_crc() -> None:
         assert len(r) == 14
         assert r.get(hashlib.sha256(corpus_objects(15)[2]).digest()) is None
         assert [(p.check, p.field) for p in r.verify()] == [("crc32", "/Mosaic/Tile[0]/CRC-32")]
+
+
+# -- the C accelerator and its Python twin ------------------------------------------------------
+
+
+
+def _outcome(data: bytes, keys: list[bytes]) -> list[object]:
+    """What a user sees of ``data``: each key's object (or error type), then the values."""
+    out: list[object] = []
+    try:
+        r = MosaicFile(BytesSource(data))
+    except ShardkitError as exc:
+        return [type(exc).__name__]
+    for key in keys:
+        try:
+            out.append(r.get(key, index="sha256"))
+        except ShardkitError as exc:
+            out.append(type(exc).__name__)
+    try:
+        out.append(list(r.values()))
+    except ShardkitError as exc:
+        out.append(type(exc).__name__)
+    return out
+
+
+@pytest.mark.parametrize("name", ["sha256", "zstd", "tiles", "deleted", "conflict"])
+def test_c_and_python_paths_agree(name: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    from shardkit.formats.mosaic import reader
+
+    if reader._native is None:
+        pytest.skip("the C accelerator is not built")
+    good = (DATA / f"{name}.mosaic").read_bytes()
+    with shardkit.open(DATA / f"{name}.mosaic") as r:
+        real = list(r.keys("sha256"))[:6]
+    keys = [*real, bytes(32), b"\x01" * 32]
+    rnd = random.Random(name)
+    variants = [good] + [
+        bytes(b ^ (0xFF if i == at else 0) for i, b in enumerate(good))
+        for at in sorted(rnd.sample(range(len(good)), min(150, len(good))))]
+    native = [_outcome(v, keys) for v in variants]
+    monkeypatch.setattr(reader, "_native", None)
+    python = [_outcome(v, keys) for v in variants]
+    assert native == python
+    assert all(isinstance(x, bytes) for x in native[0][:len(real)])
+    assert native[0][len(real):len(keys)] == [None, None]
+
+
+@pytest.mark.parametrize("name", ["sha256", "tiles", "deleted"])
+def test_python_path_reads_every_object(name: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    from shardkit.formats.mosaic import reader
+
+    monkeypatch.setattr(reader, "_native", None)
+    count, kinds, _ = FILES[name]
+    with shardkit.open(DATA / f"{name}.mosaic") as r:
+        for kind in kinds:
+            items = dict(r.items(kind))
+            assert len(items) == count
+            for key, value in items.items():
+                assert r.get(key, index=kind) == value
+        assert len(list(r.values())) == count

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
@@ -34,6 +35,13 @@ from .model import (
 )
 
 __all__ = ["ENTRY_CHUNK", "OBJECT_READAHEAD", "MosaicFile"]
+
+try:  # the optional C accelerator (setup.py builds it when a C compiler is there)
+    from . import _native
+except ImportError:  # pragma: no cover - a build without a compiler: the Python path
+    _native = None  # type: ignore[assignment]
+if os.environ.get("SHARDKIT_NO_NATIVE"):  # the pure-Python path, for tests and comparisons
+    _native = None  # type: ignore[assignment]
 
 #: Bytes of an object read with its header in one request (more only for larger objects).
 OBJECT_READAHEAD = 16 << 10
@@ -85,9 +93,19 @@ class MosaicFile(Reader):
         self._functions: dict[int, Any] = {}
         self._conflicts: dict[int, dict[bytes, list[int]]] = {}
         self._plans: dict[int | str, tuple[Any, ...] | None] = {}
+        self._hot: dict[int, Any] = {}
         self.meta = self._read_meta()
         self.decoder = Decoder(self.meta.compression, self.meta.compression_data,
                                max_object_size)
+
+    def close(self) -> None:
+        """Release the source (the C lookups let the mapping go first)."""
+        for plan in self._plans.values():
+            if plan is not None and plan[-1] is not None:
+                plan[-1].__self__.release()
+        self._plans.clear()
+        self._hot.clear()
+        super().close()
 
     # -- opening ----------------------------------------------------------------------------
 
@@ -326,8 +344,10 @@ class MosaicFile(Reader):
     # -- lookups ------------------------------------------------------------------------------
 
     def _entry(self, idx: MosaicIndex, rank: int, buf: bytes | None = None,
-               base: int = 0) -> tuple[bytes, list[int]] | None:
-        """The key and object offsets of entry ``rank``; None when deleted (voided)."""
+               base: int = 0, want: bytes | None = None) -> tuple[bytes, list[int]] | None:
+        """The key and object offsets of entry ``rank``; None when deleted (voided). With
+        ``want``, an entry of another key gives that key and no offset (the rest of the entry
+        is not read: ``want`` is not in the file)."""
         start = idx.unrolled_start + rank * idx.entry_size
         end = start + idx.entry_size
         if buf is None:
@@ -349,6 +369,8 @@ class MosaicFile(Reader):
             raise LayoutError(f"index entry starts with {el.name}, not Key", offset=el.start,
                               field=field)
         key = buf[el.data_start - base:el.end - base]
+        if want is not None and key != want:
+            return key, []
         nxt = el.end
         while True:
             if nxt >= end:
@@ -429,7 +451,7 @@ class MosaicFile(Reader):
         rank = self.function(idx).get(key)
         if rank is None or rank >= idx.num_entries:
             return None
-        found = self._entry(idx, rank)
+        found = self._entry(idx, rank, want=key)
         if found is None or found[0] != key:
             return None
         return idx, found[1]
@@ -459,9 +481,17 @@ class MosaicFile(Reader):
         if self._raw is not None and 1 <= off_len <= 8:
             f = self.function(idx)
             fget = getattr(getattr(f, "_fast", None), "get", None) or f.get
+            plain = self.meta.compression == "none"
+            native = None
+            if _native is not None:
+                native = _native.Lookup(self._raw, fget, idx.unrolled_start, idx.entry_size,
+                                        idx.num_entries, klen, off_len)
+                native = native.get if plain else native.get_at
+                if plain and index is None:
+                    self._hot[klen] = native
             plan = (fget, idx.unrolled_start, idx.entry_size, idx.num_entries, klen,
                     bytes([m.KEY, 0x80 | klen]), bytes([m.OFFSET, 0x80 | off_len]), self._raw,
-                    self.meta.compression == "none")
+                    plain, native)
         self._plans[index if index is not None else klen] = plan
         return plan
 
@@ -477,6 +507,14 @@ class MosaicFile(Reader):
         """The object of ``key`` in ``index`` (picked from the key's length when None), or
         ``default`` when absent or deleted. A key of several objects gives the first
         (:meth:`get_all` gives them all)."""
+        if index is None and type(key) is bytes:
+            hot = self._hot.get(len(key))
+            if hot is not None:  # C, plain objects, the index the key's length picks
+                got = hot(key)
+                if got is None:
+                    return default
+                if got is not NotImplemented:
+                    return got
         if type(key) is not bytes:
             key = normalize_key(key)
         plans = self._plans
@@ -485,9 +523,17 @@ class MosaicFile(Reader):
         if plan is None:
             got = self._slow(key, index)  # type: ignore[arg-type]
             return default if got is None else got
-        fget, ustart, esize, n, klen, head, tail, raw, plain = plan
+        fget, ustart, esize, n, klen, head, tail, raw, plain, native = plan
         if len(key) != klen:
             self._index_for(key, index)  # type: ignore[arg-type]  # raises: wrong length
+        if native is not None:
+            got = native(key)
+            if got is None:
+                return default
+            if got is not NotImplemented:
+                return got if plain else self.decoder.decode(got[1], got[0])
+            got = self._slow(key, index)  # type: ignore[arg-type]
+            return default if got is None else got
         rank = fget(key)
         if rank is None or rank >= n:
             return default
@@ -512,6 +558,12 @@ class MosaicFile(Reader):
         return self.decoder.decode(self._object(o), o)
 
     def __getitem__(self, key: bytes | str) -> bytes:
+        if type(key) is bytes:
+            hot = self._hot.get(len(key))
+            if hot is not None:
+                got = hot(key)
+                if got is not None and got is not NotImplemented:
+                    return got  # type: ignore[no-any-return]
         got = self.get(key, _MISSING)
         if got is _MISSING:
             raise EntryNotFoundError(normalize_key(key))
@@ -547,7 +599,7 @@ class MosaicFile(Reader):
             found = None
             if spot is not None:
                 found = self._entry(idx, (spot[0] - idx.unrolled_start) // idx.entry_size,
-                                    next(entries), spot[0])
+                                    next(entries), spot[0], want=k)
             offsets.append(found[1][0] if found is not None and found[0] == k else None)
         if self._raw is None:  # fetch the objects' heads in one batch
             live = sorted({o for o in offsets if o is not None and 0 <= o < self.source.size})
@@ -614,6 +666,10 @@ class MosaicFile(Reader):
     def _tile_objects(base: int, buf: bytes, offsets: list[int] | None) -> list[bytes]:
         """The stored bytes of the Objects of one tile's data ``buf`` (at ``base``), Voids
         skipped; their offsets appended to ``offsets`` when given."""
+        if _native is not None:
+            got = _native.tile_objects(buf, base, offsets)
+            if got is not None:
+                return got  # type: ignore[no-any-return]
         out: list[bytes] = []
         pos, n = 0, len(buf)
         while pos < n:
