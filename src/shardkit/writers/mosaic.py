@@ -87,11 +87,12 @@ def uint_element(eid: int, value: int) -> bytes:
     return element(eid, value.to_bytes((value.bit_length() + 7) // 8, "big"))
 
 
-def _crc(data: bytes | memoryview, value: int = 0) -> int:
+def _crc(data: bytes | bytearray | memoryview, value: int = 0) -> int:
     return m.crc32_le(data, value)
 
 
-def _master_with_crc(eid: int, parts: Sequence[bytes | memoryview]) -> list[bytes | memoryview]:
+def _master_with_crc(eid: int, parts: Sequence[bytes | bytearray | memoryview]
+                     ) -> list[bytes | bytearray | memoryview]:
     """A master element whose first child is the CRC-32 of ``parts``: the pieces to write."""
     crc = 0
     size = 6
@@ -378,7 +379,7 @@ class MosaicWriter:
         sink.__exit__(None, None, None)
 
     def _index(self, kind: m.IndexKind, keys: np.ndarray, offsets: np.ndarray,
-               off_len: int) -> list[bytes | memoryview]:
+               off_len: int) -> list[bytes | bytearray | memoryview]:
         """The Index element of ``kind``: the pieces to write."""
         from ..hashing import fmph
 
@@ -424,9 +425,9 @@ class MosaicWriter:
                                                 for o in offs)))
         table = np.empty_like(rows)
         table[ranks] = rows
-        unrolled = memoryview(table.reshape(-1))
+        unrolled = table.reshape(-1).data
         mp = element(m.MAP, func)
-        parts: list[bytes | memoryview] = [
+        parts: list[bytes | bytearray | memoryview] = [
             element(m.IDX_DESCRIPTION, kind.description.encode()),
             m.IDX_UNROLLED.to_bytes(2, "big") + vint(len(unrolled)),
             unrolled,

@@ -149,7 +149,7 @@ def normalize_key(key: object, key_len: int | None = None) -> bytes:
     return out
 
 
-def crc32_le(data: bytes | memoryview, value: int = 0) -> int:
+def crc32_le(data: bytes | bytearray | memoryview, value: int = 0) -> int:
     """CRC-32 (IEEE, zlib's) of ``data``, continuing from ``value``."""
     return zlib.crc32(data, value)
 

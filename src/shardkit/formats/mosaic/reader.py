@@ -37,7 +37,7 @@ from .model import (
 __all__ = ["ENTRY_CHUNK", "OBJECT_READAHEAD", "MosaicFile"]
 
 try:  # the optional C accelerator (setup.py builds it when a C compiler is there)
-    from . import _native
+    from . import _native  # type: ignore[attr-defined]
 except ImportError:  # pragma: no cover - a build without a compiler: the Python path
     _native = None  # type: ignore[assignment]
 if os.environ.get("SHARDKIT_NO_NATIVE"):  # the pure-Python path, for tests and comparisons
@@ -579,12 +579,12 @@ class MosaicFile(Reader):
                  index: str | None = None) -> list[Any]:
         """The objects of ``keys``, in order; ``default`` for absent ones (raise when not
         given). Over a URL the entries, then the objects, are fetched in one batch each."""
-        keys = [normalize_key(k) for k in keys]
-        if not keys:
+        todo = [normalize_key(k) for k in keys]
+        if not todo:
             return []
-        idxs = [self._index_for(k, index) for k in keys]
+        idxs = [self._index_for(k, index) for k in todo]
         spots: list[tuple[int, int] | None] = []
-        for k, idx in zip(keys, idxs, strict=True):
+        for k, idx in zip(todo, idxs, strict=True):
             rank = self.function(idx).get(k)
             if rank is None or rank >= idx.num_entries:
                 spots.append(None)
@@ -595,7 +595,7 @@ class MosaicFile(Reader):
         entries = iter(read_ranges(self.source, wanted) if self._raw is None
                        else [self._raw[a:b] for a, b in wanted])
         offsets: list[int | None] = []
-        for k, idx, spot in zip(keys, idxs, spots, strict=True):
+        for k, idx, spot in zip(todo, idxs, spots, strict=True):
             found = None
             if spot is not None:
                 found = self._entry(idx, (spot[0] - idx.unrolled_start) // idx.entry_size,
@@ -606,7 +606,7 @@ class MosaicFile(Reader):
             read_ranges(self.source, [(o, min(self.source.size, o + OBJECT_READAHEAD))
                                       for o in live])
         out = []
-        for k, o in zip(keys, offsets, strict=True):
+        for k, o in zip(todo, offsets, strict=True):
             if o is None:
                 if default is _MISSING:
                     raise EntryNotFoundError(k)
