@@ -106,6 +106,13 @@ def main() -> None:
          ["entry", "orphan"])
 
     b = bytearray(good)
+    second = kids(good, unrolled[2], unrolled[3])[3]  # Offset of rank 1
+    b[second[2]:second[3]] = good[off[2]:off[3]]
+    fix_crc(b, index)
+    save("dup_offset.mosaic", b, "sha256.mosaic, entry 1's Offset set to entry 0's, index "
+         "CRC-32 fixed", ["entry", "orphan", "content_hash"])
+
+    b = bytearray(good)
     mc = next(k for k in ikids if k[0] == 0x6004)
     mp = kids(good, mc[2], mc[3])[1]
     b[mp[3] - 1] ^= 0x01

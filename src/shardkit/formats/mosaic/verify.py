@@ -6,7 +6,8 @@ every entry against the map, the Objects and the hashes). The file is read throu
 cached blocks, each byte about once; what is kept is 8 bytes per object (the Objects' offsets,
 to check that the entries point at Objects), 8 bytes per object and index kind (the first 8
 bytes of its hash, compared with the first 8 bytes of its key: a mismatch of the 64 bits is
-reported, one of the other bits is not looked for) and, per index, 8 bytes per entry.
+reported, one of the other bits is not looked for) and one byte per object for the index being
+checked (how many entries point at it).
 """
 
 from __future__ import annotations
@@ -340,7 +341,7 @@ def _index(r: MosaicFile, src: _Blocks, el: Element, n: int, objects: Any,
     # the entries, BATCH at a time
     idx = MosaicIndex(kind.name, description, el.start, el.data_start, el.end,
                       unrolled.data_start, unrolled.size, entry_size)
-    refs = array("Q")
+    seen = np.zeros(len(objects), np.uint8)  # per Object: 0 no entry, 1 one, 2 several
     goto: set[bytes] = set()
     for first in range(0, num, BATCH):
         last = min(num, first + BATCH)
@@ -364,7 +365,6 @@ def _index(r: MosaicFile, src: _Blocks, el: Element, n: int, objects: Any,
             ranks.append(rank)
             keys.append(key)
             for o in offs:
-                refs.append(o)
                 targets.append((o, key, rank))
         if func is not None and keys:
             got = func.get_many(keys)
@@ -374,21 +374,16 @@ def _index(r: MosaicFile, src: _Blocks, el: Element, n: int, objects: Any,
                              f"{g}", unrolled.data_start + rank * entry_size,
                              f"{field}/IdxUnrolled/entry[{rank}]")
         _targets(kind.name, targets, objects, prints.get(kind.name), unrolled.data_start,
-                 entry_size, field, part)
+                 entry_size, field, part, seen)
     for key in set(conflicts) - goto:
         part.add("conflict", f"Conflict for key {key.hex()}, which has no GoToConflicts entry",
                  None, field + "/Conflicts")
     # every object is referenced, once
-    if refs:
-        ref = np.sort(np.frombuffer(refs.tobytes(), np.uint64))
-        dup = ref[1:][ref[1:] == ref[:-1]]
-        for o in np.unique(dup)[:5].tolist():
-            part.add("entry", f"several entries point at the Object at byte {o}", int(o),
-                     field + "/IdxUnrolled")
-        live = np.unique(ref)
-    else:
-        live = np.zeros(0, np.uint64)
-    orphans = np.setdiff1d(objects, live, assume_unique=True)
+    dups = np.nonzero(seen == 2)[0]
+    for o in objects[dups[:5]].tolist():
+        part.add("entry", f"several entries point at the Object at byte {o}", int(o),
+                 field + "/IdxUnrolled")
+    orphans = objects[seen == 0]
     for o in orphans[:5].tolist():
         part.add("orphan", f"the Object at byte {o} has no {kind.name} entry", int(o),
                  field + "/IdxUnrolled")
@@ -478,7 +473,7 @@ def _conflicts(src: _Blocks, cs: Element, key_len: int, objects: Any, field: str
 
 def _targets(kind: str, targets: list[tuple[int, bytes, int]], objects: Any,
              prints: array[int] | None, unrolled: int, entry_size: int, field: str,
-             part: _Part) -> None:
+             part: _Part, seen: Any) -> None:
     """Each entry points at an Object; with ``prints`` (the first 8 bytes of the objects'
     hashes, in the order of ``objects``), its key starts with them."""
     import numpy as np
@@ -489,6 +484,8 @@ def _targets(kind: str, targets: list[tuple[int, bytes, int]], objects: Any,
     i = np.searchsorted(objects, offs)
     ok = (i < len(objects)) & (objects[np.minimum(i, max(0, len(objects) - 1))] == offs) \
         if len(objects) else np.zeros(len(offs), bool)
+    hit, count = np.unique(i[ok], return_counts=True)
+    seen[hit] = np.where((count > 1) | (seen[hit] > 0), 2, 1)
     for (o, key, rank), good, at in zip(targets, ok.tolist(), i.tolist(), strict=True):
         efield = f"{field}/IdxUnrolled/entry[{rank}]"
         if not good:
