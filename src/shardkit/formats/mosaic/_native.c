@@ -7,10 +7,11 @@
  *                 entry or an Object written in another way, anything out of bounds).
  *   .get_at(key)  the same, as (offset of the Object, stored bytes).
  *   fget is the FMPH-GO function's get (key -> rank or None), called once per lookup.
- * tile_objects(buffer, base, offsets) -> list of the stored bytes of every Object of a tile's
- *   data (Voids skipped), their absolute offsets appended to the list `offsets` unless it is
- *   None; None when the data is not a run of well-formed elements (the Python path then says
- *   where). Every element of the data is walked: IDs of 1 to 4 bytes, sizes of 1 to 8 bytes.
+ * tile_objects(buffer, base, offsets, strict=False) -> list of the stored bytes of every Object
+ *   of a tile's data (Voids skipped), their absolute offsets appended to the list `offsets`
+ *   unless it is None; None when the data is not a run of well-formed elements (the Python
+ *   path then says where) or, with strict, holds an element other than Object, Void and a
+ *   leading CRC-32. IDs of 1 to 4 bytes, sizes of 1 to 8 bytes.
  *
  * Each has a pure-Python twin in reader.py; the tests run both on the same files.
  */
@@ -142,7 +143,8 @@ static PyTypeObject LookupType = {
 static PyObject *tile_objects(PyObject *mod, PyObject *args) {
     PyObject *buf, *offsets;
     Py_ssize_t base;
-    if (!PyArg_ParseTuple(args, "OnO", &buf, &base, &offsets)) return NULL;
+    int strict = 0;
+    if (!PyArg_ParseTuple(args, "OnO|p", &buf, &base, &offsets, &strict)) return NULL;
     if (offsets != Py_None && !PyList_Check(offsets)) {
         PyErr_SetString(PyExc_TypeError, "offsets: a list or None");
         return NULL;
@@ -170,6 +172,8 @@ static PyObject *tile_objects(PyObject *mod, PyObject *args) {
         Py_ssize_t a = q + len;
         if (size > (unsigned long long)(n - a)) goto unusual;
         Py_ssize_t z = a + (Py_ssize_t)size;
+        if (strict && !(idlen == 1 && (b0 == 0xF0 || b0 == 0xEC || (b0 == 0xBF && pos == 0))))
+            goto unusual; /* not Object, Void or a leading CRC-32: the careful walk says */
         if (idlen == 1 && b0 == 0xF0) {
             PyObject *obj = PyBytes_FromStringAndSize((const char *)p + a, z - a);
             if (obj == NULL || PyList_Append(out, obj) < 0) {

@@ -12,6 +12,7 @@ from ...errors import (
     InvalidKeyError,
     LayoutError,
     Problem,
+    ShardkitError,
     TruncatedError,
     UnsupportedVersionError,
 )
@@ -663,13 +664,30 @@ class MosaicFile(Reader):
             pos = tile.end
 
     @staticmethod
-    def _tile_objects(base: int, buf: bytes, offsets: list[int] | None) -> list[bytes]:
+    def _tile_objects(base: int, buf: bytes, offsets: list[int] | None,
+                      strict: bool = False) -> list[bytes] | None:
         """The stored bytes of the Objects of one tile's data ``buf`` (at ``base``), Voids
-        skipped; their offsets appended to ``offsets`` when given."""
+        skipped; their offsets appended to ``offsets`` when given. With ``strict``, None (and
+        ``offsets`` as given) when an element is neither an Object, a Void nor a leading
+        CRC-32, or the framing is bad (verify's careful walk then says what)."""
         if _native is not None:
-            got = _native.tile_objects(buf, base, offsets)
-            if got is not None:
+            got = _native.tile_objects(buf, base, offsets, strict)
+            if got is not None or strict:
                 return got  # type: ignore[no-any-return]
+        if strict:
+            first = len(offsets) if offsets is not None else 0
+            try:
+                out = MosaicFile._tile_objects_py(base, buf, offsets, True)
+            except ShardkitError:
+                out = None
+            if out is None and offsets is not None:
+                del offsets[first:]
+            return out
+        return MosaicFile._tile_objects_py(base, buf, offsets, False)
+
+    @staticmethod
+    def _tile_objects_py(base: int, buf: bytes, offsets: list[int] | None,
+                         strict: bool) -> list[bytes] | None:
         out: list[bytes] = []
         pos, n = 0, len(buf)
         while pos < n:
@@ -692,6 +710,9 @@ class MosaicFile(Reader):
                     pos = z
                     continue
             el = element_at(buf, pos, base, base + n, "/Mosaic/Tile")
+            if strict and el.id not in (m.OBJECT, m.VOID) and not (el.id == m.CRC32
+                                                                  and pos == 0):
+                return None
             if el.id == m.OBJECT:
                 out.append(buf[el.data_start - base:el.end - base])
                 if offsets is not None:
@@ -704,7 +725,7 @@ class MosaicFile(Reader):
         are skipped); tiles are read whole, one at a time."""
         for base, buf in self._tiles():
             offsets: list[int] = []
-            yield from zip(offsets, self._tile_objects(base, buf, offsets), strict=True)
+            yield from zip(offsets, self._tile_objects(base, buf, offsets) or (), strict=True)
 
     def values(self) -> Iterator[bytes]:
         """Every live object, decoded, in file order (not the order of :meth:`keys`)."""
@@ -712,10 +733,11 @@ class MosaicFile(Reader):
         decode = self.decoder.decode
         for base, buf in self._tiles():
             if plain:
-                yield from self._tile_objects(base, buf, None)
+                yield from self._tile_objects(base, buf, None) or ()
                 continue
             offsets: list[int] = []
-            for o, raw in zip(offsets, self._tile_objects(base, buf, offsets), strict=True):
+            for o, raw in zip(offsets, self._tile_objects(base, buf, offsets) or (),
+                              strict=True):
                 yield decode(raw, o)
 
     # -- verification and description -------------------------------------------------------
