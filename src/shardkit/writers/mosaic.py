@@ -352,22 +352,29 @@ class MosaicWriter:
 
     def _finish(self) -> None:
         fh = self._fh
+        self._digests = []  # they hold the key stores, let go one by one below
         eot = self._pos
         keep = self._dedupe()
-        offsets = np.frombuffer(self._offsets.tobytes(), np.uint64)[keep] if len(self._offsets) \
+        every = bool(keep.all())
+        offsets = np.frombuffer(self._offsets, np.uint64) if len(self._offsets) \
             else np.zeros(0, np.uint64)
+        if not every:
+            offsets = offsets[keep]
         count = int(keep.sum())
         total = int(np.frombuffer(self._sizes.tobytes(), np.uint64)[keep].sum()) \
             if count else 0
         off_len = max(2, len(vint(eot)))
         fh.seek(0, os.SEEK_END)
-        for kind, store in zip(self.kinds, self._keys, strict=True):
+        for i, kind in enumerate(self.kinds):
             assert kind is not None
+            store, self._keys[i] = self._keys[i], bytearray()  # let each go once written
             n = len(store) // kind.key_len
-            keys = np.frombuffer(bytes(store), np.uint8).reshape(n, kind.key_len)[keep]
+            keys = np.frombuffer(store, np.uint8).reshape(n, kind.key_len)
+            if not every:
+                keys = keys[keep]
             for part in self._index(kind, keys, offsets, off_len):
                 fh.write(part)
-            del keys
+            del keys, store
         end = fh.tell()
         fh.seek(self._root_size_at)
         fh.write(vint(end - self._meta_start, 8))
@@ -395,36 +402,40 @@ class MosaicWriter:
             counts = np.diff(np.append(starts, len(sk)))
         else:
             order = np.zeros(0, np.int64)
-            ukeys = np.zeros((0, klen), np.uint8)
+            sk = ukeys = np.zeros((0, klen), np.uint8)
             starts = counts = np.zeros(0, np.int64)
+        conflict_order = order if len(keys) and not bool((counts == 1).all()) else None
         try:
             func, ranks = fmph.build_with_ranks(ukeys)
         except ValueError as exc:  # pragma: no cover - the keys are distinct
             raise ShardkitError(f"cannot build the {kind.name} map: {exc}") from None
         entry = 4 + klen + off_len
-        rows = np.zeros((len(ukeys), entry), np.uint8)
-        rows[:, 0] = m.KEY
-        rows[:, 1] = 0x80 | klen
-        rows[:, 2:2 + klen] = ukeys
+        # the entries, written in place at their ranks: table[ranks[u]] is unique key u's
+        table = np.empty((len(ukeys), entry), np.uint8)
+        table[:, 0] = m.KEY
+        table[:, 1] = 0x80 | klen
+        table[ranks, 2:2 + klen] = ukeys
+        del sk
         single = counts == 1
         first_off = offsets[order[starts]] if len(starts) else np.zeros(0, np.uint64)
         be = first_off.astype(">u8").view(np.uint8).reshape(-1, 8)
-        rows[single, 2 + klen] = m.OFFSET
-        rows[single, 3 + klen] = 0x80 | off_len
-        rows[single, 4 + klen:] = be[single][:, 8 - off_len:]
+        table[:, 2 + klen] = m.OFFSET
+        table[:, 3 + klen] = 0x80 | off_len
+        table[ranks, 4 + klen:] = be[:, 8 - off_len:]
+        del be, first_off, order
         conflicts = []
         for u in np.nonzero(~single)[0].tolist():
-            rows[u, 2 + klen] = m.GO_TO_CONFLICTS
-            rows[u, 3 + klen] = 0x80
-            rows[u, 4 + klen] = m.VOID
-            rows[u, 5 + klen] = 0x80 | (off_len - 2)
+            row = int(ranks[u])
+            table[row, 2 + klen] = m.GO_TO_CONFLICTS
+            table[row, 3 + klen] = 0x80
+            table[row, 4 + klen] = m.VOID
+            table[row, 5 + klen] = 0x80 | (off_len - 2)
+            table[row, 6 + klen:] = 0
             s = int(starts[u])
-            offs = sorted(int(o) for o in offsets[order[s:s + int(counts[u])]])
+            offs = sorted(int(o) for o in offsets[conflict_order[s:s + int(counts[u])]])
             conflicts.append(element(m.CONFLICT, element(m.CONFLICTING_KEY, bytes(ukeys[u]))
                                      + b"".join(uint_element(m.CONFLICTING_OFFSET, o)
                                                 for o in offs)))
-        table = np.empty_like(rows)
-        table[ranks] = rows
         unrolled = table.reshape(-1).data
         mp = element(m.MAP, func)
         parts: list[bytes | bytearray | memoryview] = [
