@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import os
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
@@ -729,12 +730,14 @@ class MosaicFile(Reader):
 
     def values(self) -> Iterator[bytes]:
         """Every live object, decoded, in file order (not the order of :meth:`keys`)."""
-        plain = self.meta.compression == "none"
+        if self.meta.compression == "none":  # items flow from each tile's list in C
+            return itertools.chain.from_iterable(
+                self._tile_objects(base, buf, None) or () for base, buf in self._tiles())
+        return self._decoded_values()
+
+    def _decoded_values(self) -> Iterator[bytes]:
         decode = self.decoder.decode
         for base, buf in self._tiles():
-            if plain:
-                yield from self._tile_objects(base, buf, None) or ()
-                continue
             offsets: list[int] = []
             for o, raw in zip(offsets, self._tile_objects(base, buf, offsets) or (),
                               strict=True):
