@@ -86,3 +86,17 @@ def test_view_tree() -> None:
         inner = top["Mosaic"].kids()
         labels = " ".join(n.label() for n in inner.nodes(0, len(inner)))
         assert "Index[1]" in labels and "ContainerMetaData" in labels and "Tile" in labels
+
+
+def test_index_option(capsys: pytest.CaptureFixture[str]) -> None:
+    f = str(DATA / "all_indexes.mosaic")
+    sha256 = _json(capsys, ["ls", f, "--index", "sha256"])
+    sha1 = _json(capsys, ["ls", f])  # the file's first index
+    assert {len(k) for k in sha256} == {64} and {len(k) for k in sha1} == {40}
+    git = _json(capsys, ["ls", f, "--index", "sha1_git"])
+    got = _json(capsys, ["get", f, git[0], "--index", "sha1_git"])
+    assert got["key"] == git[0]
+    assert main(["get", f, git[0]]) == 2  # a 20-byte key: sha1 or sha1_git?
+    assert "pass index=" in capsys.readouterr().err
+    assert main(["ls", str(DATA / "sha1.mosaic"), "--index", "sha256"]) == 2
+    assert "no sha256 index (this file has: sha1)" in capsys.readouterr().err

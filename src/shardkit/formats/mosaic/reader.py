@@ -341,7 +341,7 @@ class MosaicFile(Reader):
                 self._tail(i)
                 return i
         raise InvalidKeyError(f"a {len(key)}-byte key could be any of "
-                              f"{', '.join(str(i.kind) for i in fits)}: pass index=")
+                              f"{', '.join(str(i.kind) for i in fits)}: pass index= (--index)")
 
     # -- lookups ------------------------------------------------------------------------------
 
