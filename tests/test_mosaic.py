@@ -144,8 +144,11 @@ def test_zstd_and_dictionary() -> None:
 
 def test_tiles_and_large_objects() -> None:
     with shardkit.open(DATA / "tiles.mosaic") as r:
-        tiles = [s for s in r.sections() if s.name == "/Mosaic/Tile"]
-        assert len(tiles) == 1  # the tiles, as one range
+        tiles = [s for s in r.sections() if s.name.startswith("/Mosaic/Tile")]
+        assert [s.name for s in tiles] == [f"/Mosaic/Tile[{i}]" for i in range(8)]
+        assert tiles[0].start == r.meta.meta_end and tiles[-1].end == r.meta.end_of_tiles_offset
+        assert all(a.end == b.start for a, b in zip(tiles, tiles[1:]))
+        assert [s.name for s in r._tile_sections(limit=3)][-1] == "/Mosaic/Tile[3:]"
         big = bytes(range(256)) * 4
         assert r.get(hashlib.sha256(big).digest(), index="sha256") == big
         assert r.get(hashlib.blake2s(b"x" * 700 + b"large one").digest(),

@@ -41,7 +41,7 @@ def test_info_ls_get_dump_map(capsys: pytest.CaptureFixture[str]) -> None:
     assert dump["entries"]["sha256"][0]["key"] == key
     sections = _json(capsys, ["map", str(DATA / "conflict.mosaic")])
     names = [s["name"] for s in sections]
-    assert names[:3] == ["/EBML", "/Mosaic/ContainerMetaData", "/Mosaic/Tile"]
+    assert names[:3] == ["/EBML", "/Mosaic/ContainerMetaData", "/Mosaic/Tile[0]"]
     assert "/Mosaic/Index[0]/Conflicts" in names
     assert all(s["start"] <= s["end"] for s in sections)
 

@@ -767,8 +767,7 @@ class MosaicFile(Reader):
                Section("/Mosaic/ContainerMetaData", meta.meta_start, meta.meta_end,
                        f"{meta.objects_counter} objects, {meta.compression}")]
         if meta.end_of_tiles_offset > meta.meta_end:
-            out.append(Section("/Mosaic/Tile", meta.meta_end, meta.end_of_tiles_offset,
-                               "tiles of objects"))
+            out += self._tile_sections()
         for n, idx in enumerate(self.indexes):
             self._tail(idx)
             f = f"/Mosaic/Index[{n}]"
@@ -781,6 +780,30 @@ class MosaicFile(Reader):
             if idx.conflicts_start >= 0:
                 out.append(Section(f + "/Conflicts", idx.conflicts_start,
                                    idx.conflicts_start + idx.conflicts_size, "key conflicts"))
+        return out
+
+    def _tile_sections(self, limit: int = 64) -> list[Section]:
+        """The first ``limit`` tiles of a mapped file one by one, then the rest as one range
+        (over a URL: all of them as one range, which costs no read)."""
+        meta = self.meta
+        end = min(meta.end_of_tiles_offset, meta.root_end)
+        out: list[Section] = []
+        pos = meta.meta_end
+        if self._raw is not None:
+            try:
+                while pos < end and len(out) < limit:
+                    tile = element_at(self._read(pos, min(end, pos + 12)), 0, pos,
+                                      meta.root_end, "/Mosaic/Tile")
+                    if tile.id != m.TILE:
+                        break
+                    out.append(Section(f"/Mosaic/Tile[{len(out)}]", tile.start, tile.end,
+                                       f"tile of {tile.size} bytes"))
+                    pos = tile.end
+            except ShardkitError:
+                pass  # verify says what; map shows the rest as one range
+        if pos < end:
+            name = "/Mosaic/Tile" if not out else f"/Mosaic/Tile[{len(out)}:]"
+            out.append(Section(name, pos, end, "tiles of objects"))
         return out
 
     def summary(self, counts: bool | None = None) -> dict[str, Any]:
