@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import itertools
 import json
 import random
 from pathlib import Path
@@ -147,7 +148,7 @@ def test_tiles_and_large_objects() -> None:
         tiles = [s for s in r.sections() if s.name.startswith("/Mosaic/Tile")]
         assert [s.name for s in tiles] == [f"/Mosaic/Tile[{i}]" for i in range(8)]
         assert tiles[0].start == r.meta.meta_end and tiles[-1].end == r.meta.end_of_tiles_offset
-        assert all(a.end == b.start for a, b in zip(tiles, tiles[1:]))
+        assert all(a.end == b.start for a, b in itertools.pairwise(tiles))
         assert [s.name for s in r._tile_sections(limit=3)][-1] == "/Mosaic/Tile[3:]"
         big = bytes(range(256)) * 4
         assert r.get(hashlib.sha256(big).digest(), index="sha256") == big
