@@ -202,7 +202,7 @@ def check(r: MosaicFile, content_hash: bool = True,
     # -- the indexes --------------------------------------------------------------------------
     import numpy as np
 
-    offsets = np.frombuffer(objects.tobytes(), np.uint64) if objects else np.zeros(0, np.uint64)
+    offsets = np.frombuffer(objects, np.uint64) if objects else np.zeros(0, np.uint64)
     seen_kinds: set[str] = set()
     for n, el in enumerate(index_els):
         if progress is not None:
@@ -429,7 +429,7 @@ def _index(r: MosaicFile, src: _Blocks, el: Element, n: int, objects: Any,
     if fp is not None and lost.any():
         # swh-mosaic stores content added twice twice, its index keeping the last copy: an
         # Object whose hash is that of an Object with an entry is such a copy, not lost
-        hashes = np.frombuffer(fp.tobytes(), np.uint64)
+        hashes = np.frombuffer(fp, np.uint64)
         lost &= ~np.isin(hashes, hashes[~lost])
     orphans = objects[lost]
     for o in orphans[:5].tolist():
