@@ -126,11 +126,15 @@ REF_KIND = {"sha1": "SHA1FMPHGO", "sha1_git": "SHA1GITFMPHGO", "sha256": "SHA256
 
 
 @pytest.mark.interop
-@pytest.mark.parametrize("opts", [{}, {"zstd_level": 5}, {"tile_threshold": 300}],
-                         ids=["plain", "zstd", "tiles"])
+@pytest.mark.parametrize("opts", [{}, {"zstd_level": 5}, {"tile_threshold": 300},
+                                  {"zstd_level": 3, "zstd_dict": True}],
+                         ids=["plain", "zstd", "tiles", "zstd-dict"])
 def test_reference_reads_ours(tmp_path: Path, opts: dict) -> None:
     sm = _ref()
     objs = objects(400, seed=7)
+    if opts.get("zstd_dict"):
+        opts = {**opts, "zstd_dict": sm.create_zstd_dict(
+            [b"sample %d: " % i + b"lorem ipsum " * (i % 9) for i in range(80)], 1024)}
     out = write_mosaic(tmp_path / "ours.mosaic", objs, ALL, comments=["c"], **opts)
     for kind in ALL:
         r = sm.MosaicReader(str(out), getattr(sm.IdxDescription, REF_KIND[kind]))
