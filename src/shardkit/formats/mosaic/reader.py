@@ -653,15 +653,21 @@ class MosaicFile(Reader):
             for o in offsets:
                 yield key, self.decoder.decode(self._object(o), o)
 
-    def _tiles(self) -> Iterator[tuple[int, bytes]]:
-        """``(data offset, data)`` of every Tile, in file order, one read each."""
+    def _tiles(self, view: bool = False) -> Iterator[tuple[int, Any]]:
+        """``(data offset, data)`` of every Tile, in file order, one read each (with ``view``,
+        a memoryview of the mapped file where there is one: no copy, for the C walk)."""
+        raw = self._raw if view else None
         pos = self.meta.meta_end
         end = min(self.meta.end_of_tiles_offset, self.meta.root_end)
         while pos < end:
             head = self._read(pos, min(end, pos + 12))
             tile = element_at(head, 0, pos, self.meta.root_end, "/Mosaic/Tile")
             if tile.id == m.TILE:
-                yield tile.data_start, self._read(tile.data_start, tile.end)
+                if raw is not None:
+                    with memoryview(raw) as whole, whole[tile.data_start:tile.end] as part:
+                        yield tile.data_start, part
+                else:
+                    yield tile.data_start, self._read(tile.data_start, tile.end)
             pos = tile.end
 
     @staticmethod
@@ -731,6 +737,11 @@ class MosaicFile(Reader):
     def values(self) -> Iterator[bytes]:
         """Every live object, decoded, in file order (not the order of :meth:`keys`)."""
         if self.meta.compression == "none":  # items flow from each tile's list in C
+            if _native is not None:
+                return itertools.chain.from_iterable(
+                    _native.tile_objects(buf, base, None)
+                    or self._tile_objects(base, bytes(buf), None) or ()
+                    for base, buf in self._tiles(view=True))
             return itertools.chain.from_iterable(
                 self._tile_objects(base, buf, None) or () for base, buf in self._tiles())
         return self._decoded_values()
