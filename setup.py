@@ -1,8 +1,9 @@
-"""Build hook for the optional C accelerator of SWH lookups (everything else is in pyproject.toml).
+"""Build hook for the optional C accelerators of SWH and FMPH-GO (MOSAIC) lookups (everything
+else is in pyproject.toml).
 
-``shardkit.formats.swh._native`` is compiled with the system C compiler when one is there; when
-compiling fails, the install goes on without it and shardkit uses its pure-Python path (same
-answers, slower lookups).
+``shardkit.formats.swh._native`` and ``shardkit.hashing._fmph`` are compiled with the system C
+compiler when one is there; when compiling fails, the install goes on without them and shardkit
+uses its pure-Python paths (same answers, slower lookups).
 """
 
 from setuptools import Extension, setup
@@ -28,6 +29,11 @@ class OptionalBuildExt(build_ext):
 setup(
     ext_modules=[Extension("shardkit.formats.swh._native",
                            ["src/shardkit/formats/swh/_native.c"],
+                           extra_compile_args=["-O2", "-Wall"], optional=True),
+                 Extension("shardkit.hashing._fmph", ["src/shardkit/hashing/_fmph.c"],
+                           extra_compile_args=["-O2", "-Wall"], optional=True),
+                 Extension("shardkit.formats.mosaic._native",
+                           ["src/shardkit/formats/mosaic/_native.c"],
                            extra_compile_args=["-O2", "-Wall"], optional=True)],
     cmdclass={"build_ext": OptionalBuildExt},
 )

@@ -226,6 +226,49 @@ def cseg_seeds() -> Iterator[tuple[str, bytes]]:
                                                             (8, 8, 8))]) + one
 
 
+# --- MOSAIC ----------------------------------------------------------------------------------
+
+
+def mosaic_seeds() -> Iterator[tuple[str, bytes]]:
+    """Each index kind, zstd, zstd with a dictionary, several tiles, a conflict, a deletion and
+    an empty file, a few objects each (shardkit's writer: deterministic bytes)."""
+    import tempfile
+
+    from shardkit.formats.mosaic import content_key
+    from shardkit.writers.mosaic import MosaicWriter, delete, write_mosaic
+
+    objs = [b"", b"a", b"hello world\n", b"seed " * 30, bytes(range(200))]
+    with tempfile.TemporaryDirectory() as tmp:
+        def made(name: str, write: Callable[[Path], object]) -> tuple[str, bytes]:
+            path = Path(tmp) / name
+            write(path)
+            return name, path.read_bytes()
+
+        yield made("sha256.mosaic", lambda p: write_mosaic(p, objs[:3]))
+        yield made("all-indexes.mosaic", lambda p: write_mosaic(
+            p, objs, ["sha1", "sha1_git", "sha256", "blake2s256"], comments=["seed"]))
+        yield made("zstd.mosaic", lambda p: write_mosaic(p, objs, ["sha1"], zstd_level=1))
+        yield made("zstd-dict.mosaic", lambda p: write_mosaic(
+            p, objs[2:], zstd_level=1, zstd_dict=b"seed hello world " * 8))
+        yield made("tiles.mosaic", lambda p: write_mosaic(p, objs, ["blake2s256"],
+                                                         tile_threshold=64))
+        yield made("empty.mosaic", lambda p: write_mosaic(p, []))
+
+        def conflict(p: Path) -> None:
+            with MosaicWriter(p, ["sha256"]) as w:
+                w.add(b"one", [content_key("sha256", b"one")])
+                w.add(b"two", [content_key("sha256", b"one")])
+                w.add(b"three", [content_key("sha256", b"three")])
+
+        yield made("conflict.mosaic", conflict)
+
+        def deleted(p: Path) -> None:
+            write_mosaic(p, objs, ["sha256", "sha1"])
+            delete(p, [content_key("sha1", objs[2])], index="sha1")
+
+        yield made("deleted.mosaic", deleted)
+
+
 MAKERS: dict[str, Callable[[], Iterator[tuple[str, bytes]]]] = {
     "amudai": amudai_seeds,
     "zss": zss_seeds,
@@ -233,6 +276,7 @@ MAKERS: dict[str, Callable[[], Iterator[tuple[str, bytes]]]] = {
     "mdb": mdb_seeds,
     "neuroglancer": neuroglancer_seeds,
     "cseg": cseg_seeds,
+    "mosaic": mosaic_seeds,
 }
 
 

@@ -208,6 +208,28 @@ def run_cseg(data: bytes) -> None:
                                                   dtype, field="/chunk"))
 
 
+def run_mosaic(data: bytes) -> None:
+    """MOSAIC: every index's keys, lookups (single, batched, all objects of a key), the objects
+    in file order, verify with content hashes."""
+
+    def body() -> None:
+        with shardkit.open(data, format="mosaic") as r:
+            r.summary()
+            json.dumps(r.to_dict(), default=str)
+            for section in r.sections():
+                section.to_dict()
+            for kind in r.index_names:
+                keys = _take(r.keys(kind), 16)
+                r.get_many(keys, default=None, index=kind)
+                for key in keys[:4]:
+                    r.get_all(key, index=kind)
+                _take(r.items(kind), 16)
+            _take(r.values())
+            r.verify()
+
+    _guard(body)
+
+
 TARGETS: dict[str, Callable[[bytes], None]] = {
     "swh": run_swh,
     "mdb": run_mdb,
@@ -216,6 +238,7 @@ TARGETS: dict[str, Callable[[bytes], None]] = {
     "amudai": run_amudai,
     "neuroglancer": run_neuroglancer,
     "cseg": run_cseg,
+    "mosaic": run_mosaic,
 }
 
 
@@ -245,7 +268,8 @@ def _samples(fmt: str) -> list[tuple[str, bytes]]:
             out.append((str(shard.relative_to(folder)), bytes([NG_SPECS.index(spec)])
                         + shard.read_bytes()))
         return out
-    suffix = {"swh": ".shard", "zss": ".zss", "zs": ".zs", "amudai": ".amudai.shard"}.get(fmt)
+    suffix = {"swh": ".shard", "zss": ".zss", "zs": ".zs", "amudai": ".amudai.shard",
+              "mosaic": ".mosaic"}.get(fmt)
     files = [p for p in sorted(folder.rglob("*"))
              if p.is_file() and "fuzz" not in p.relative_to(folder).parts]
     if fmt == "mdb":

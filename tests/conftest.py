@@ -33,7 +33,7 @@ def pytest_collection_modifyitems(config, items):
 
     missing = [name for name in ("swh.perfecthash", "swh.shard", "hf_xet", "tensorstore",
                                  "cloudvolume", "aiohttp", "compressed_segmentation", "DracoPy",
-                                 "distributed")
+                                 "distributed", "swh.mosaic")
                if importlib.util.find_spec(name) is None]
     if missing:  # pragma: no cover - only on a broken CI install
         raise pytest.UsageError(

@@ -115,7 +115,8 @@ def test_usage_error_exit_2(capsys):
 def test_formats(capsys):
     assert main(["formats", "--json"]) == 0
     rows = json.loads(capsys.readouterr().out)
-    assert {r["id"] for r in rows} == {"swh", "mdb", "zss", "zs", "amudai", "neuroglancer"}
+    assert {r["id"] for r in rows} == {"swh", "mdb", "zss", "zs", "amudai", "neuroglancer",
+                                      "mosaic"}
 
 
 def test_console_script_runs_as_module():

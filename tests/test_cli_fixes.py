@@ -163,7 +163,8 @@ def test_unknown_format_is_one_short_line(tmp_path, capsys):
     code, _, err = _run(["info", str(junk)], capsys)
     assert code == 2
     assert err == (f"shardkit: error: {junk}: not a shard shardkit knows (first bytes 07 08 09 "
-                   "0a 0b 0c 0d 0e; it reads swh, mdb, zss, zs, amudai, neuroglancer: see "
+                   "0a 0b 0c 0d 0e; it reads swh, mdb, zss, zs, amudai, mosaic, neuroglancer: "
+                   "see "
                    "'shardkit formats') (at byte 0)\n")
     assert len(err) - len(str(junk)) < 180  # was 515 characters and more (one line, six formats)
 

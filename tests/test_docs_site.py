@@ -26,10 +26,10 @@ from shardkit.formats import FORMATS
 
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = ROOT / "docs"
-WRITERS = ["amudai", "neuroglancer", "swh", "xet_mdb", "zs", "zss"]
+WRITERS = ["amudai", "mosaic", "neuroglancer", "swh", "xet_mdb", "zs", "zss"]
 #: format id -> its page
 PAGES = {"swh": "swh", "mdb": "mdb", "zss": "zss", "neuroglancer": "neuroglancer",
-         "amudai": "amudai", "zs": "zs"}
+         "amudai": "amudai", "zs": "zs", "mosaic": "mosaic"}
 HEADINGS = ["## What it is", "## Layout", "## A real file, byte by byte", "## Command line",
             "## Python API", "## What `verify` checks", "## Remote costs", "## Tested against"]
 SVG = "{http://www.w3.org/2000/svg}"

@@ -14,7 +14,7 @@ from shardkit.schema_files import SCHEMA_OF_FORMAT, resolve, schema_bytes, schem
 
 ROOT = Path(__file__).parents[1]
 SCHEMAS = ROOT / "schemas"
-FORMATS = ["swh", "mdb", "zss", "zs", "neuroglancer", "amudai"]
+FORMATS = ["swh", "mdb", "zss", "zs", "neuroglancer", "amudai", "mosaic"]
 
 
 def meta_id(text: str) -> str:
@@ -70,11 +70,12 @@ def test_index_lists_every_schema_with_its_imports() -> None:
     assert index["swh_read_shard"].upload == ("swh_read_shard.ksy", "cmph_chd_ph.ksy")
     assert index["zss"].upload == ("zss.ksy", "uleb128.ksy")
     assert {info.format for info in index.values()} - {None} == set(FORMATS)
-    assert [info.format for info in index.values()] == [*sorted(FORMATS), *[None] * 5]
+    assert [info.format for info in index.values()] == [*sorted(FORMATS),
+                                                       *[None] * (len(index) - len(FORMATS))]
     # shared types imported by a format's schema, and payloads stored inside Neuroglancer shards
     assert sorted(sid for sid, info in index.items() if info.format is None) == [
-        "cmph_chd_ph", "ng_compressed_segmentation", "ng_mesh_manifest", "ng_skeleton",
-        "uleb128"]
+        "cmph_chd_ph", "ebml_vint", "ng_compressed_segmentation", "ng_mesh_manifest", "ng_skeleton",
+        "ph_fmph_go", "uleb128"]
 
 
 @pytest.mark.parametrize("name", ["zss", "zss.ksy", "uleb128", "neuroglancer",
@@ -123,8 +124,11 @@ def test_cli_json_and_overwrite(tmp_path: Path, capsys: pytest.CaptureFixture[st
 def test_cli_list(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["schema", "--list"]) == 0
     lines = capsys.readouterr().out.splitlines()
-    assert [line.split()[0] for line in lines] == [
-        *FORMATS_SORTED, "(imported)", "(payload)", "(payload)", "(payload)", "(imported)"]
+    kinds = [line.split()[0] for line in lines]
+    assert kinds[:len(FORMATS)] == FORMATS_SORTED
+    # the three Neuroglancer payloads (mosaic imports ph_fmph_go)
+    assert kinds[len(FORMATS):].count("(payload)") == 3
+    assert set(kinds[len(FORMATS):]) == {"(imported)", "(payload)"}
     assert "(+ cmph_chd_ph.ksy)" in next(line for line in lines if line.startswith("swh "))
     assert main(["schema", "--list", "--json"]) == 0
     rows = json.loads(capsys.readouterr().out)
@@ -161,10 +165,11 @@ def test_webide_upload_table_matches_the_index() -> None:
     """The Web IDE page's table names, per format, the files `shardkit schema` writes, and
     sample files that exist."""
     readme = (ROOT / "docs" / "tasks" / "webide.md").read_text()
-    rows = re.findall(r"^\| (SWH|Xet MDB|ZSS|ZS|Neuroglancer|Amudai) \| (.+?) \| (.+?) \|", readme,
-                      re.M)
+    rows = re.findall(r"^\| (SWH|Xet MDB|ZSS|ZS|Neuroglancer|Amudai|MOSAIC) \| (.+?) \| (.+?) \|",
+                      readme, re.M)
     fmt_of = {"SWH": "swh", "Xet MDB": "mdb", "ZSS": "zss", "ZS": "zs",
-              "Neuroglancer": "neuroglancer", "Amudai": "amudai"}
+              "Neuroglancer": "neuroglancer", "Amudai": "amudai",
+              "MOSAIC": "mosaic"}
     assert sorted(fmt_of[name] for name, _, _ in rows) == sorted(FORMATS)
     for name, upload, sample in rows:
         assert tuple(re.findall(r"`([^`]+\.ksy)`", upload)) == resolve(fmt_of[name]).upload

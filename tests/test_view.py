@@ -130,7 +130,7 @@ def test_parse_offset() -> None:
 # -- selecting a node highlights map's range, for every format -----------------------------------
 
 
-FILES = [SWH_TINY, ZSS_TINY, ZS_LETTERS, AMUDAI, MDB]
+FILES = [SWH_TINY, ZSS_TINY, ZS_LETTERS, AMUDAI, MDB, DATA / "mosaic" / "tiles.mosaic"]
 
 
 @pytest.mark.parametrize("path", FILES, ids=lambda p: p.name[:20])

@@ -185,6 +185,17 @@ FORMATS = [
             "directory/checksum",
         ),
     ),
+    Format(  # MOSAIC: every sample (EBML framing, integers, strings, CRC-32 elements)
+        "Mosaic",
+        "shardkit.generated.mosaic",
+        "Mosaic",
+        "tests/data/mosaic/*.mosaic",
+        required=(
+            "elements/*/idVint/rawValue",
+            "elements/*/lenData/value",
+            "elements/*/data/elements/*/data/elements/*/lenData/value",
+        ),
+    ),
 ]
 
 
@@ -481,7 +492,7 @@ def test_gallery_list_is_the_pinned_one() -> None:
                       "common/vlq_base128_le"]
 
 
-FORMAT_SCHEMAS = ["swh", "mdb", "zss", "zs", "neuroglancer", "amudai"]
+FORMAT_SCHEMAS = ["swh", "mdb", "zss", "zs", "neuroglancer", "amudai", "mosaic"]
 
 
 @pytest.mark.parametrize("fmt", FORMAT_SCHEMAS)

@@ -35,6 +35,7 @@ SAMPLES: dict[str, list[str]] = {
     "zs": ["tests/data/zs/reference/letters-none.zs"],
     "neuroglancer": ["tests/data/neuroglancer/cv_identity_raw/0.shard"],
     "amudai": ["tests/data/amudai/single.amudai.shard"],
+    "mosaic": ["tests/data/mosaic/tiles.mosaic"],
 }
 
 MAX_ROWS = 22

@@ -279,6 +279,28 @@ def _amudai(a: Any, b: Any) -> Iterator[Difference]:
             yield Difference("added", f"column {column}")
 
 
+def _mosaic(a: Any, b: Any) -> Iterator[Difference]:
+    """Objects by the first index kind both files have (every object of a conflicting key)."""
+    common = [k for k in a.index_names if k in b.index_names]
+    if not common:
+        return
+    kind = common[0]
+    prefix = f"{kind}:"
+    for key in a.keys(kind):
+        try:
+            vb = b.get_all(key, index=kind)
+        except EntryNotFoundError:
+            yield Difference("removed", prefix + key.hex())
+            continue
+        ha = value_hash(b"".join(a.get_all(key, index=kind)))
+        hb = value_hash(b"".join(vb))
+        if ha != hb:
+            yield Difference("changed", prefix + key.hex(), ha, hb)
+    for key in b.keys(kind):
+        if a.get(key, index=kind) is None:
+            yield Difference("added", prefix + key.hex())
+
+
 def diff(a: Any, b: Any) -> Iterator[Difference]:
     """Every difference between readers ``a`` and ``b`` (see the module doc), as found.
 
@@ -296,6 +318,8 @@ def diff(a: Any, b: Any) -> Iterator[Difference]:
         yield from _mdb(a, b)
     elif fa == "amudai":
         yield from _amudai(a, b)
+    elif fa == "mosaic":
+        yield from _mosaic(a, b)
     elif getattr(a, "sorted_keys", fa in ("zss", "zs")):
         yield from _merged(a, b, a.format_key)
     else:

@@ -44,6 +44,7 @@ SCHEMA_OF_FORMAT = {
     "zs": "zs",
     "neuroglancer": "neuroglancer_uint64_sharded",
     "amudai": "amudai_shard",
+    "mosaic": "mosaic",
 }
 
 

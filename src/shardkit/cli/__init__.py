@@ -56,6 +56,10 @@ def build_parser() -> argparse.ArgumentParser:
     common.add_argument("--spec", metavar="JSON",
                         help="Neuroglancer: sharding spec (JSON text or a file) for a bare "
                              ".shard file")
+    common.add_argument("--index", metavar="KIND",
+                        choices=["sha1", "sha1_git", "sha256", "blake2s256"],
+                        help="MOSAIC: the index keys belong to (ls, get...; default: the one "
+                             "the key's length picks, or the file's first)")
     add_remote_options(common)
     parser = argparse.ArgumentParser(
         prog="shardkit",

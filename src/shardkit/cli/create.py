@@ -37,6 +37,7 @@ _FORMATS: dict[str, str] = {
     "mdb": "create_mdb",
     "amudai": "create_amudai",
     "zs": "create_zs",
+    "mosaic": "create_mosaic",
 }
 
 #: Every format option of ``create`` (its ``dest``) and its flag, for :func:`refuse_options`.
@@ -54,6 +55,11 @@ FORMAT_OPTIONS: dict[str, str] = {
     "schema": "--schema",
     "schema_file": "--schema-file",
     "layout": "--layout",
+    "index": "--index",
+    "zstd": "--zstd",
+    "zstd_dict": "--zstd-dict",
+    "tile_threshold": "--tile-threshold",
+    "comment": "--comment",
 }
 
 
@@ -139,7 +145,8 @@ def _add_create(sub: Any, own: argparse.ArgumentParser) -> None:
                     "takes them ('-': stdin), or in hex or JSON as 'shardkit ls --hex|--json' "
                     "prints them (--input-format hex|json). mdb: INPUT is the JSON 'shardkit dump' "
                     "prints for an MDB shard. amudai: INPUTs are NDJSON or CSV files, one stripe "
-                    "each, as 'amudai-cmd ingest' takes them. OUT is written under a "
+                    "each, as 'amudai-cmd ingest' takes them. mosaic: INPUTs are files, one "
+                    "object each, indexed by their hashes. OUT is written under a "
                     "temporary name and renamed when complete.",
         epilog=_EPILOGS["create"])
     p.set_defaults(subparser=p, run=run_create, file=None, spec=None)
@@ -188,6 +195,19 @@ def _add_create(sub: Any, own: argparse.ArgumentParser) -> None:
     g.add_argument("--schema", metavar="TEXT", help="the table schema, as text")
     g.add_argument("--schema-file", metavar="F", help="the table schema, from a file")
     g.add_argument("--layout", choices=["single", "twolevel"], help="the shard's layout")
+    g = p.add_argument_group("mosaic (INPUTs are files, one object each)")
+    g.add_argument("--index", action="append", metavar="KIND",
+                   choices=["sha1", "sha1_git", "sha256", "blake2s256"],
+                   help="an index of the objects' hashes (repeatable, in file order; "
+                        "default sha256)")
+    g.add_argument("--zstd", metavar="LEVEL", type=int,
+                   help="compress each object with zstd at this level")
+    g.add_argument("--zstd-dict", metavar="FILE",
+                   help="a zstd dictionary, stored in the file (with --zstd)")
+    g.add_argument("--tile-threshold", metavar="BYTES", type=lambda t: byte_count(
+                   t, positive=True), help="bytes per tile (default 32000000)")
+    g.add_argument("--comment", action="append", metavar="TEXT",
+                   help="a Comment element (repeatable)")
 
 
 def add_parser(sub: Any, common: argparse.ArgumentParser | None = None) -> None:
@@ -216,5 +236,9 @@ def add_parser(sub: Any, common: argparse.ArgumentParser | None = None) -> None:
             p.add_argument("--ignore-missing", action="store_true",
                            help="keys not in the shard are not an error: delete the others "
                                 "and exit 0 (for scripts that may run twice)")
+            p.add_argument("--index", action="append", metavar="KIND",
+                           choices=["sha1", "sha1_git", "sha256", "blake2s256"],
+                           help="MOSAIC: the index the keys belong to (default: picked "
+                                "from their length)")
         else:
             p.add_argument("shards", metavar="SHARD", nargs="+", help="shards to truncate")

@@ -157,6 +157,11 @@ def cmd_delete(args: argparse.Namespace) -> int:
     from ..formats.swh import normalize_key
     from ..writers.swh import KeysNotFoundError, _plan_delete, delete
 
+    with open(args.shard, "rb") as fh:
+        if fh.read(4) == b"\x1a\x45\xdf\xa3":  # an EBML document: a MOSAIC file
+            from .create_mosaic import cmd_delete as delete_mosaic
+
+            return delete_mosaic(args)
     keys = list(args.keys)
     if keys == ["-"]:
         keys = sys.stdin.read().split()
@@ -228,7 +233,8 @@ def cmd_truncate(args: argparse.Namespace) -> int:
 
 
 COMMANDS: dict[str, tuple[Callable[[argparse.Namespace], int], str]] = {
-    "delete": (_guarded(cmd_delete), "delete objects from an SWH shard in place (hex keys)"),
+    "delete": (_guarded(cmd_delete), "delete objects from an SWH shard or a MOSAIC file in "
+                                      "place (hex keys)"),
     "truncate": (_guarded(cmd_truncate), "cut pre-allocated SWH shards to their content"),
 }
 

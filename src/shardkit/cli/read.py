@@ -395,6 +395,12 @@ def open_and_run(args: argparse.Namespace,
             options["spec"] = load_spec(args.spec)
         with open_reader(args.file, args.format, io_options=io_options(args),
                          **options) as reader:
+            index = getattr(args, "index", None)
+            if index is not None:
+                if getattr(reader, "format_id", None) != "mosaic":
+                    raise ShardkitError("--index: only MOSAIC files have several indexes")
+                reader.index(index)  # refuses an index the file does not have
+                reader.default_index = index
             return handler(args, reader)
 
     return run_guarded(args, run)

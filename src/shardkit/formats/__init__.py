@@ -67,6 +67,13 @@ def _sniff_amudai(head: bytes, source: ByteSource) -> bool:
     return head.startswith(b"amud")
 
 
+def _sniff_mosaic(head: bytes, source: ByteSource) -> bool:
+    # EBML magic, then the DocType element (42 82, any size VINT) holding "mosaic" among the
+    # first bytes (swh-mosaic writes it 17 bytes in)
+    at = head.find(b"\x42\x82", 4)
+    return head.startswith(b"\x1a\x45\xdf\xa3") and at > 0 and b"mosaic" in head[at:at + 16]
+
+
 _ZSS_MAGIC = b"ZSS\x1c\x8el\x00\x01"
 _ZSS_INCOMPLETE_MAGIC = b"SSZ\x1c\x8el\x00\x01"
 _ZS_MAGIC = b"\xabZSfiLe\x01"
@@ -95,6 +102,10 @@ FORMATS: dict[str, FormatInfo] = {
                    _sniff_amudai,
                    'starts with the 8-byte "amud" header (and ends with the same footer)',
                    "shardkit.formats.amudai.reader:AmudaiShard"),
+        FormatInfo("mosaic", "Software Heritage MOSAIC file",
+                   _sniff_mosaic,
+                   'starts with the EBML header 1a 45 df a3 of DocType "mosaic"',
+                   "shardkit.formats.mosaic.reader:MosaicFile"),
         FormatInfo("neuroglancer", "Neuroglancer precomputed neuroglancer_uint64_sharded_v1",
                    lambda head, src: False,
                    "a dataset folder or URL holding an `info` file with sharding parameters "
@@ -127,7 +138,8 @@ def detect(source: ByteSource) -> FormatInfo:
 
 
 #: Names that are files, never dataset folders: no ``<url>/info`` is asked for them.
-_FILE_SUFFIXES = (".shard", ".zss", ".zs", ".mdb", ".amudai", ".stripe", ".bin", ".gz", ".zst")
+_FILE_SUFFIXES = (".shard", ".zss", ".zs", ".mdb", ".amudai", ".stripe", ".bin", ".gz", ".zst",
+                  ".mosaic")
 
 
 def _url_kind(url: str) -> str:

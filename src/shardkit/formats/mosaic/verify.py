@@ -1,0 +1,558 @@
+"""Every check of :meth:`MosaicFile.verify <shardkit.formats.mosaic.MosaicFile.verify>`.
+
+One pass over the tiles (every CRC-32, every Object's offset and size, EndOfTilesOffset, the
+counters and, optionally, each object's hashes), then one pass per index (its CRC-32s, the map,
+every entry against the map, the Objects and the hashes). The file is read through large
+cached blocks, each byte about once; what is kept is 8 bytes per object (the Objects' offsets,
+to check that the entries point at Objects), 8 bytes per object and index kind (the first 8
+bytes of its hash, compared with the first 8 bytes of its key: a mismatch of the 64 bits is
+reported, one of the other bits is not looked for) and one byte per object for the index being
+checked (how many entries point at it).
+"""
+
+from __future__ import annotations
+
+from array import array
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from ...errors import LayoutError, Problem, ShardkitError
+from . import model as m
+from .model import Element, MosaicIndex, content_key, element_at, read_uint
+
+if TYPE_CHECKING:
+    from .reader import MosaicFile
+
+__all__ = ["BLOCK", "MAX_PROBLEMS_PER_PART", "check"]
+
+#: Blocks the file is read in (three kept).
+BLOCK = 4 << 20
+#: Problems reported per tile walk or per index before the rest are summed up in one.
+MAX_PROBLEMS_PER_PART = 50
+#: Index entries checked per batch (their objects are then read in offset order).
+BATCH = 8192
+
+
+class _Blocks:
+    """Reads a source in aligned blocks, keeping the last few (sequential passes)."""
+
+    def __init__(self, source: Any, block: int = BLOCK, keep: int = 3) -> None:
+        self.source = source
+        self.size = source.size
+        self.block = block
+        self.keep = keep
+        self._cache: dict[int, bytes] = {}
+
+    def _get(self, i: int) -> bytes:
+        data = self._cache.get(i)
+        if data is None:
+            lo = i * self.block
+            data = self.source.read_range(lo, min(self.size, lo + self.block))
+            self._cache[i] = data
+            if len(self._cache) > self.keep:
+                del self._cache[next(iter(self._cache))]
+        return data
+
+    def read(self, start: int, end: int) -> bytes:
+        end = min(end, self.size)
+        if start >= end:
+            return b""
+        if end - start > self.block:
+            return self.source.read_range(start, end)  # type: ignore[no-any-return]
+        first, last = start // self.block, (end - 1) // self.block
+        if first == last:
+            base = first * self.block
+            return self._get(first)[start - base:end - base]
+        a, b = self._get(first), self._get(last)
+        return a[start - first * self.block:] + b[:end - last * self.block]
+
+
+class _Part:
+    """Problems of one part of the file, capped at :data:`MAX_PROBLEMS_PER_PART`."""
+
+    def __init__(self, out: list[Problem], what: str) -> None:
+        self.out = out
+        self.what = what
+        self.n = 0
+
+    def add(self, check: str, message: str, offset: int | None = None,
+            field: str | None = None) -> None:
+        self.n += 1
+        if self.n <= MAX_PROBLEMS_PER_PART:
+            self.out.append(Problem(check, message, offset, field))
+
+    def error(self, check: str, exc: ShardkitError, field: str | None = None) -> None:
+        self.add(check, exc.message, exc.offset, exc.field or field)
+
+    def close(self) -> None:
+        if self.n > MAX_PROBLEMS_PER_PART:
+            self.out.append(Problem("more", f"{self.n - MAX_PROBLEMS_PER_PART} more problems "
+                                    f"in {self.what} not listed"))
+
+
+def _head(src: _Blocks, pos: int, limit: int, field: str) -> Element:
+    return element_at(src.read(pos, min(limit, pos + 12)), 0, pos, limit, field)
+
+
+def _crc_of(src: _Blocks, el: Element, part: _Part, field: str) -> int:
+    """Check the CRC-32 element that opens master ``el``; return where the rest starts."""
+    if el.size == 0:
+        part.add("crc32", f"{el.name} is empty: no CRC-32 element", el.start, field)
+        return el.data_start
+    try:
+        first = _head(src, el.data_start, el.end, field + "/CRC-32")
+    except ShardkitError as exc:
+        part.error("ebml", exc, field)
+        return el.end
+    if first.id != m.CRC32:
+        part.add("crc32", f"{el.name} does not start with a CRC-32 element (found "
+                 f"{first.name})", first.start, field)
+        return el.data_start
+    if first.size != 4:
+        part.add("crc32", f"CRC-32 element of {first.size} bytes (4 expected)", first.start,
+                 field + "/CRC-32")
+        return first.end
+    stored = int.from_bytes(src.read(first.data_start, first.end), "little")
+    crc = 0
+    pos = first.end
+    while pos < el.end:
+        nxt = min(el.end, pos + BLOCK)
+        crc = m.crc32_le(src.read(pos, nxt), crc)
+        pos = nxt
+    if crc != stored:
+        part.add("crc32", f"{el.name} CRC-32 mismatch: stored {stored:08x}, computed "
+                 f"{crc:08x} over bytes [{first.end}, {el.end})", first.start,
+                 field + "/CRC-32")
+    return first.end
+
+
+def check(r: MosaicFile, content_hash: bool = True,
+          progress: Callable[[int, int], None] | None = None) -> list[Problem]:
+    """Every check; the problems found (empty: the file is sound)."""
+    out: list[Problem] = []
+    meta = r.meta
+    size = r.source.size
+    src = _Blocks(r.source)
+    part = _Part(out, "the container")
+    if meta.root_end != size:
+        part.add("ebml", f"the Mosaic element ends at byte {meta.root_end} but the file has "
+                 f"{size} bytes", meta.root_start, "/Mosaic")
+    mfield = "/Mosaic/ContainerMetaData"
+    if meta.crc_stored is None:
+        part.add("crc32", "ContainerMetaData does not start with a CRC-32 element",
+                 meta.meta_start, mfield)
+    elif meta.crc_stored != meta.crc_computed:
+        part.add("crc32", f"ContainerMetaData CRC-32 mismatch: stored {meta.crc_stored:08x}, "
+                 f"computed {meta.crc_computed:08x}", meta.meta_start, mfield + "/CRC-32")
+
+    # -- the top-level walk: tiles, then indexes ----------------------------------------------
+    objects = array("Q")
+    kinds: list[str] = []
+    if content_hash:
+        try:
+            kinds = list(dict.fromkeys(r.index_names))
+        except ShardkitError:
+            kinds = []  # EndOfTilesOffset or the indexes are broken: reported below
+    prints = {k: array("Q") for k in kinds}
+    total_size = 0
+    n_tiles = 0
+    first_non_tile: int | None = None
+    index_els: list[Element] = []
+    pos = meta.meta_end
+    tparts = _Part(out, "the tiles")
+    while pos < meta.root_end:
+        if progress is not None:
+            progress(pos, size)
+        try:
+            el = _head(src, pos, meta.root_end, "/Mosaic")
+        except ShardkitError as exc:
+            part.error("ebml", exc, "/Mosaic")
+            break
+        if el.id == m.TILE:
+            field = f"/Mosaic/Tile[{n_tiles}]"
+            if first_non_tile is not None:
+                tparts.add("tile", "a Tile after an Index", el.start, field)
+            n_tiles += 1
+            total_size += _tile(r, src, el, field, objects, prints, tparts)
+        else:
+            if first_non_tile is None:
+                first_non_tile = el.start
+            if el.id == m.INDEX:
+                index_els.append(el)
+            elif el.id != m.VOID:
+                part.add("ebml", f"unexpected {el.name} element in Mosaic", el.start, "/Mosaic")
+        pos = el.end
+    tparts.close()
+    eot = meta.root_end if first_non_tile is None else first_non_tile
+    if meta.end_of_tiles_offset != eot:
+        part.add("end_of_tiles", f"EndOfTilesOffset is {meta.end_of_tiles_offset} but the "
+                 f"tiles end at byte {eot}", meta.meta_start,
+                 mfield + "/EndOfTilesOffset")
+    if len(objects) != meta.objects_counter:
+        part.add("count", f"ObjectsCounter is {meta.objects_counter} but the tiles hold "
+                 f"{len(objects)} objects", meta.meta_start, mfield + "/ObjectsCounter")
+    if total_size != meta.objects_total_size:
+        part.add("total_size", f"ObjectsTotalSize is {meta.objects_total_size} but the objects "
+                 f"take {total_size} bytes uncompressed", meta.meta_start,
+                 mfield + "/ObjectsTotalSize")
+    if not index_els:
+        part.add("index", "the file has no Index", meta.root_end, "/Mosaic/Index")
+    part.close()
+
+    # -- the indexes --------------------------------------------------------------------------
+    import numpy as np
+
+    offsets = np.frombuffer(objects, np.uint64) if objects else np.zeros(0, np.uint64)
+    seen_kinds: set[str] = set()
+    for n, el in enumerate(index_els):
+        if progress is not None:
+            progress(el.start, size)
+        ipart = _Part(out, f"Index {n}")
+        _index(r, src, el, n, offsets, prints, seen_kinds, ipart)
+        ipart.close()
+    if progress is not None:
+        progress(size, size)
+    return out
+
+
+def _tile(r: MosaicFile, src: _Blocks, tile: Element, field: str, objects: array[int],
+          prints: dict[str, array[int]], part: _Part) -> int:
+    """Check one tile; append its objects' offsets (and hashes' first 8 bytes); return their
+    uncompressed size."""
+    fast = _tile_fast(r, src, tile, field, objects, prints, part)
+    if fast is not None:
+        return fast
+    total = 0
+    pos = _crc_of(src, tile, part, field)
+    zstd = r.meta.compression != "none"
+    while pos < tile.end:
+        try:
+            el = _head(src, pos, tile.end, field + "/Object")
+        except ShardkitError as exc:
+            part.error("ebml", exc, field)
+            break
+        if el.id == m.OBJECT:
+            objects.append(el.start)
+            if prints:
+                data = None
+                try:
+                    data = r.decoder.decode(src.read(el.data_start, el.end), el.start)
+                    total += len(data)
+                except ShardkitError as exc:
+                    part.error("object", exc, field + "/Object")
+                for kind, fp in prints.items():
+                    fp.append(0xFFFF_FFFF_FFFF_FFFF if data is None else  # "not decoded"
+                              int.from_bytes(content_key(kind, data)[:8], "big"))
+            elif not zstd:
+                total += el.size
+            else:
+                try:
+                    total += _decoded_size(r, src, el)
+                except ShardkitError as exc:
+                    part.error("object", exc, field + "/Object")
+        elif el.id != m.VOID:
+            part.add("tile", f"unexpected {el.name} element in a Tile", el.start, field)
+        pos = el.end
+    return total
+
+
+def _tile_fast(r: MosaicFile, src: _Blocks, tile: Element, field: str, objects: array[int],
+               prints: dict[str, array[int]], part: _Part) -> int | None:
+    """:func:`_tile` for a well-formed tile, read whole and walked in one call (C when
+    built); None, with nothing reported, when the careful walk must say what is wrong."""
+    from .reader import MosaicFile
+
+    buf = src.read(tile.data_start, tile.end)
+    offsets: list[int] = []
+    found = MosaicFile._tile_objects(tile.data_start, buf, offsets, strict=True)
+    if found is None or len(buf) < 6 or buf[0] != m.CRC32 or buf[1] != 0x84:
+        return None
+    stored = int.from_bytes(buf[2:6], "little")
+    crc = m.crc32_le(memoryview(buf)[6:])
+    if crc != stored:
+        part.add("crc32", f"Tile CRC-32 mismatch: stored {stored:08x}, computed {crc:08x} over "
+                 f"bytes [{tile.data_start + 6}, {tile.end})", tile.data_start,
+                 field + "/CRC-32")
+    objects.extend(offsets)
+    total = 0
+    decode = r.decoder.decode
+    plain = r.meta.compression == "none"
+    kinds = list(prints.items())
+    for o, raw in zip(offsets, found, strict=True):
+        if plain and not kinds:
+            total += len(raw)
+            continue
+        data = None
+        try:
+            data = decode(raw, o)
+            total += len(data)
+        except ShardkitError as exc:
+            part.error("object", exc, field + "/Object")
+        for kind, fp in kinds:
+            fp.append(0xFFFF_FFFF_FFFF_FFFF if data is None else  # "not decoded"
+                      int.from_bytes(content_key(kind, data)[:8], "big"))
+    return total
+
+
+def _decoded_size(r: MosaicFile, src: _Blocks, el: Element) -> int:
+    import zstandard
+
+    head = src.read(el.data_start, min(el.end, el.data_start + 18))
+    try:
+        n = zstandard.frame_content_size(head)
+    except zstandard.ZstdError:
+        n = -1
+    if 0 <= n <= r.decoder.cap and el.size >= 9:
+        return int(n)
+    return len(r.decoder.decode(src.read(el.data_start, el.end), el.start))
+
+
+def _index(r: MosaicFile, src: _Blocks, el: Element, n: int, objects: Any,
+           prints: dict[str, array[int]], seen: set[str], part: _Part) -> None:
+    import numpy as np
+
+    field = f"/Mosaic/Index[{n}]"
+    pos = _crc_of(src, el, part, field)
+    kids: dict[int, list[Element]] = {}
+    try:
+        while pos < el.end:
+            child = _head(src, pos, el.end, field)
+            kids.setdefault(child.id, []).append(child)
+            pos = child.end
+    except ShardkitError as exc:
+        part.error("ebml", exc, field)
+        return
+    for need in (m.IDX_DESCRIPTION, m.IDX_UNROLLED, m.IDX_UNROLLED_ENTRY_SIZE,
+                 m.MAP_CONTAINER):
+        if need not in kids:
+            part.add("index", f"Index has no {m.ELEMENT_NAMES[need]}", el.start, field)
+            return
+        if len(kids[need]) > 1:
+            part.add("index", f"Index has {len(kids[need])} {m.ELEMENT_NAMES[need]} elements",
+                     kids[need][1].start, field)
+    d = kids[m.IDX_DESCRIPTION][0]
+    description = src.read(d.data_start, d.end).decode("utf-8", "replace").rstrip("\0")
+    kind = m.kind_of_description(description)
+    if kind is None:
+        part.add("index", f"unknown IdxDescription {description!r}", d.start,
+                 field + "/IdxDescription")
+        return
+    if kind.name in seen:
+        part.add("index", f"a second {kind.name} index", el.start, field)
+    seen.add(kind.name)
+    es = kids[m.IDX_UNROLLED_ENTRY_SIZE][0]
+    entry_size = read_uint(src.read(es.data_start, es.end), es.start)
+    unrolled = kids[m.IDX_UNROLLED][0]
+    if entry_size < kind.key_len + 4:
+        part.add("index", f"IdxUnrolledEntrySize {entry_size} is too small for "
+                 f"{kind.key_len}-byte keys", es.start, field + "/IdxUnrolledEntrySize")
+        return
+    if unrolled.size % entry_size:
+        part.add("index", f"IdxUnrolled of {unrolled.size} bytes is not a multiple of "
+                 f"IdxUnrolledEntrySize {entry_size}", unrolled.start, field + "/IdxUnrolled")
+        return
+    num = unrolled.size // entry_size
+
+    # the map: CRC-32, parse, size
+    mc = kids[m.MAP_CONTAINER][0]
+    mstart = _crc_of(src, mc, part, field + "/MapContainer")
+    func = None
+    try:
+        mp = _head(src, mstart, mc.end, field + "/MapContainer/Map")
+        if mp.id != m.MAP:
+            part.add("map", f"MapContainer holds {mp.name}, not Map", mp.start,
+                     field + "/MapContainer")
+        else:
+            from ...hashing import fmph
+
+            func = fmph.GOFunction.parse(src.read(mp.data_start, mp.end),
+                                         base_offset=mp.data_start)
+            if len(func) != num:
+                part.add("map", f"the map is a function of {len(func)} keys but IdxUnrolled "
+                         f"has {num} entries", mp.start, field + "/MapContainer/Map")
+    except ShardkitError as exc:
+        part.error("map", exc, field + "/MapContainer/Map")
+        func = None
+
+    # conflicts
+    conflicts: dict[bytes, list[int]] = {}
+    for cs in kids.get(m.CONFLICTS, []):
+        _conflicts(src, cs, kind.key_len, objects, field + "/Conflicts", conflicts, part)
+
+    # the entries, BATCH at a time
+    idx = MosaicIndex(kind.name, description, el.start, el.data_start, el.end,
+                      unrolled.data_start, unrolled.size, entry_size)
+    seen = np.zeros(len(objects), np.uint8)  # per Object: 0 no entry, 1 one, 2 several
+    goto: set[bytes] = set()
+    for first in range(0, num, BATCH):
+        last = min(num, first + BATCH)
+        a = unrolled.data_start + first * entry_size
+        buf = src.read(a, unrolled.data_start + last * entry_size)
+        ranks, keys, targets = [], [], []
+        for rank in range(first, last):
+            efield = f"{field}/IdxUnrolled/entry[{rank}]"
+            try:
+                found = _entry(r, idx, rank, buf, a, conflicts, goto)
+            except ShardkitError as exc:
+                part.error("entry", exc, efield)
+                continue
+            if found is None:
+                continue
+            key, offs = found
+            if len(key) != kind.key_len:
+                part.add("entry", f"key of {len(key)} bytes in a {kind.name} index",
+                         a + (rank - first) * entry_size, efield)
+                continue
+            ranks.append(rank)
+            keys.append(key)
+            for o in offs:
+                targets.append((o, key, rank))
+        if func is not None and keys:
+            got = func.get_many(keys)
+            for rank, key, g in zip(ranks, keys, got, strict=True):
+                if g != rank:
+                    part.add("map", f"key {key.hex()} is entry {rank} but the map gives "
+                             f"{g}", unrolled.data_start + rank * entry_size,
+                             f"{field}/IdxUnrolled/entry[{rank}]")
+        _targets(kind.name, targets, objects, prints.get(kind.name), unrolled.data_start,
+                 entry_size, field, part, seen)
+    for key in set(conflicts) - goto:
+        part.add("conflict", f"Conflict for key {key.hex()}, which has no GoToConflicts entry",
+                 None, field + "/Conflicts")
+    # every object is referenced, once
+    dups = np.nonzero(seen == 2)[0]
+    for o in objects[dups[:5]].tolist():
+        part.add("entry", f"several entries point at the Object at byte {o}", int(o),
+                 field + "/IdxUnrolled")
+    lost = seen == 0
+    fp = prints.get(kind.name)
+    if fp is not None and lost.any():
+        # swh-mosaic stores content added twice twice, its index keeping the last copy: an
+        # Object whose hash is that of an Object with an entry is such a copy, not lost
+        hashes = np.frombuffer(fp, np.uint64)
+        lost &= ~np.isin(hashes, hashes[~lost])
+    orphans = objects[lost]
+    for o in orphans[:5].tolist():
+        part.add("orphan", f"the Object at byte {o} has no {kind.name} entry", int(o),
+                 field + "/IdxUnrolled")
+    if orphans.size > 5:
+        part.add("orphan", f"{orphans.size - 5} more Objects have no {kind.name} entry",
+                 None, field + "/IdxUnrolled")
+
+
+def _entry(r: MosaicFile, idx: MosaicIndex, rank: int, buf: bytes, base: int,
+           conflicts: dict[bytes, list[int]], goto: set[bytes]
+           ) -> tuple[bytes, list[int]] | None:
+    """An entry as :meth:`MosaicFile._entry` reads it, checked strictly: Key then Offset (or
+    GoToConflicts then Void) filling the entry exactly; Void only."""
+    start = idx.unrolled_start + rank * idx.entry_size
+    end = start + idx.entry_size
+    klen = idx.key_len
+    p = start - base
+    off_len = idx.entry_size - 4 - klen
+    if (0 < off_len <= 8 and buf[p] == m.KEY and buf[p + 1] == 0x80 | klen
+            and buf[p + 2 + klen] == m.OFFSET and buf[p + 3 + klen] == 0x80 | off_len):
+        # Key then Offset filling the entry: the layout every writer uses
+        return (bytes(buf[p + 2:p + 2 + klen]),
+                [int.from_bytes(buf[p + 4 + klen:p + 4 + klen + off_len], "big")])
+    field = f"/IdxUnrolled/entry[{rank}]"
+    els = []
+    p = start
+    while p < end:
+        el = element_at(buf, p - base, base, end, field)
+        els.append(el)
+        p = el.end
+    ids = [e.id for e in els]
+    if all(i == m.VOID for i in ids):
+        return None
+    if ids[0] != m.KEY:
+        raise LayoutError(f"index entry starts with {els[0].name}, not Key", offset=start)
+    key = bytes(buf[els[0].data_start - base:els[0].end - base])
+    if len(ids) >= 2 and ids[1] == m.OFFSET and all(i == m.VOID for i in ids[2:]):
+        o = els[1]
+        return key, [read_uint(buf[o.data_start - base:o.end - base], o.start, "Offset")]
+    if len(ids) >= 2 and ids[1] == m.GO_TO_CONFLICTS and all(i == m.VOID for i in ids[2:]):
+        if els[1].size:
+            raise LayoutError(f"GoToConflicts of {els[1].size} bytes (it is empty)",
+                                offset=els[1].start)
+        goto.add(key)
+        offs = conflicts.get(key)
+        if not offs:
+            raise LayoutError(f"GoToConflicts for key {key.hex()}, which has no Conflict",
+                                offset=els[1].start)
+        return key, offs
+    if all(i == m.VOID for i in ids[1:]):
+        return None  # the Offset voided: deleted
+    raise LayoutError("index entry is not Key + Offset (or GoToConflicts): "
+                        + ", ".join(e.name for e in els), offset=start)
+
+
+def _conflicts(src: _Blocks, cs: Element, key_len: int, objects: Any, field: str,
+               out: dict[bytes, list[int]], part: _Part) -> None:
+    import numpy as np
+
+    try:
+        buf = src.read(cs.data_start, cs.end)
+        for c in m.children(buf, cs.data_start, cs.data_start, cs.end, field):
+            if c.id == m.VOID:
+                continue
+            if c.id != m.CONFLICT:
+                part.add("conflict", f"unexpected {c.name} in Conflicts", c.start, field)
+                continue
+            key = None
+            offs: list[int] = []
+            for s in m.children(buf, cs.data_start, c.data_start, c.end, field + "/Conflict"):
+                data = buf[s.data_start - cs.data_start:s.end - cs.data_start]
+                if s.id == m.CONFLICTING_KEY:
+                    key = bytes(data)
+                elif s.id == m.CONFLICTING_OFFSET:
+                    offs.append(read_uint(data, s.start, "ConflictingOffset"))
+            if key is None or len(key) != key_len:
+                part.add("conflict", "Conflict without a ConflictingKey of "
+                         f"{key_len} bytes", c.start, field + "/Conflict")
+                continue
+            if len(offs) < 2:
+                part.add("conflict", f"Conflict for key {key.hex()} lists {len(offs)} offset(s) "
+                         "(at least 2)", c.start, field + "/Conflict")
+            if key in out:
+                part.add("conflict", f"a second Conflict for key {key.hex()}", c.start,
+                         field + "/Conflict")
+            for o in offs:
+                i = int(np.searchsorted(objects, o))
+                if i >= len(objects) or int(objects[i]) != o:
+                    part.add("conflict", f"ConflictingOffset {o} of key {key.hex()} is not an "
+                             "Object", c.start, field + "/Conflict/ConflictingOffset")
+            out[key] = offs
+    except ShardkitError as exc:
+        part.error("conflict", exc, field)
+
+
+def _targets(kind: str, targets: list[tuple[int, bytes, int]], objects: Any,
+             prints: array[int] | None, unrolled: int, entry_size: int, field: str,
+             part: _Part, seen: Any) -> None:
+    """Each entry points at an Object; with ``prints`` (the first 8 bytes of the objects'
+    hashes, in the order of ``objects``), its key starts with them."""
+    import numpy as np
+
+    if not targets:
+        return
+    offs = np.array([t[0] for t in targets], np.uint64)
+    i = np.searchsorted(objects, offs)
+    ok = (i < len(objects)) & (objects[np.minimum(i, max(0, len(objects) - 1))] == offs) \
+        if len(objects) else np.zeros(len(offs), bool)
+    hit, count = np.unique(i[ok], return_counts=True)
+    seen[hit] = np.where((count > 1) | (seen[hit] > 0), 2, 1)
+    for (o, key, rank), good, at in zip(targets, ok.tolist(), i.tolist(), strict=True):
+        efield = f"{field}/IdxUnrolled/entry[{rank}]"
+        if not good:
+            part.add("entry", f"key {key.hex()} points at byte {o}, which is not an Object",
+                     unrolled + rank * entry_size, efield)
+            continue
+        if prints is None:
+            continue
+        want = prints[at]
+        if want == 0xFFFF_FFFF_FFFF_FFFF:
+            continue  # the object could not be decoded: reported with the tile
+        if int.from_bytes(key[:8], "big") != want:
+            part.add("content_hash", f"{kind} key {key.hex()} but the object at byte {o} "
+                     f"hashes to {want:016x}...", o, efield)
