@@ -104,9 +104,7 @@ class AmudaiBatches:
         if sfd is not None:
             self._check_count(sfd, count, field)
         if sfd is None or sfd.field.HasField("constant_value"):
-            value = None if sfd is None else self._constant(sfd, node, field)
-            if value is not None and node.type == "DateTime":
-                value = sfd.field.constant_value.datetime_value.ticks  # type: ignore[union-attr]
+            value = None if sfd is None else self._constant_raw(sfd.field, node, field)
             for size in sizes:
                 if value is None:
                     yield np.ma.MaskedArray(np.zeros(size, dtype), np.ones(size, bool))

@@ -19,7 +19,7 @@ from ...errors import LayoutError, UnsupportedVersionError
 from ...generated import amudai_shard_pb2 as spb
 from .blocks import decode_binary_values, decode_numeric_values, ticks_to_datetime
 from .columns import _kusto_decimal
-from .model import _BYTES_TYPES, AmudaiField, _dtype_of, _map_value, _plain
+from .model import _BYTES_TYPES, AmudaiField, _dtype_of, _is_text, _map_value, _plain
 
 if TYPE_CHECKING:
     from .reader import AmudaiShard
@@ -165,7 +165,7 @@ class _Streams:
     def _bytes(self, node: AmudaiField, count: int, bufs: dict[int, Any], field: str
                ) -> Iterator[Any]:
         s = self.s
-        text = node.type == "String"
+        text = _is_text(node)
         decimal = node.extended_type == "KustoDecimal"
 
         def out(v: Any) -> Any:

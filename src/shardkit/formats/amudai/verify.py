@@ -39,6 +39,7 @@ from .model import (
     DataRefInfo,
     HopLimitError,
     _dtype_of,
+    _is_text,
     _lookup_issue,
 )
 
@@ -412,7 +413,7 @@ class _StreamCheck:
             if seen != count:
                 raise LayoutError(f"{seen} dictionary ids for {count} positions",
                                   field=field + "/data")
-            if node.type == "String":
+            if _is_text(node):
                 self._utf8(entries, None, field)
             return
         fixed = node.fixed_size if node.type in ("FixedSizeBinary", "Guid") else 0
@@ -423,7 +424,7 @@ class _StreamCheck:
             items = decode_binary_values(parts.values, n, fixed, base=base + parts.values_offset,
                                          field=where + "/values")
             seen += len(items)
-            if node.type == "String":
+            if _is_text(node):
                 self._utf8(items, valid, field)
         if seen != count:
             raise LayoutError(f"DATA buffer holds {seen} values, expected {count}",
