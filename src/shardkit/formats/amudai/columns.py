@@ -299,7 +299,8 @@ class AmudaiColumns:
             offs = np.frombuffer(offs_raw, "<u8")
             from .blocks import _slice
 
-            entries = _slice(data, offs, ref.start + h.ofs_offsets, field + "/offsets")
+            data, bounds = _slice(data, offs, ref.start + h.ofs_offsets, field + "/offsets")
+            entries = [data[a:b] for a, b in itertools.pairwise(bounds.tolist())]
         null_id = h.null_id if h.null_entry_present else None
         if null_id is not None and null_id >= count:
             raise LayoutError(f"null id {null_id} of {count} entries", offset=ref.start + 6,
