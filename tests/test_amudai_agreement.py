@@ -98,3 +98,52 @@ def test_rows_and_arrow_agree_on_every_column(name: str) -> None:
 
 def test_the_corpus_is_all_here() -> None:
     assert len(SHARDS) >= 10
+
+
+def _unsealed(tmp_path: Path) -> bytes:
+    """shardkit's sample schema without block checksums: a flipped byte of a block reaches
+    the decoders."""
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).parent))
+    from amudai_samples import SCHEMA, STRIPES
+
+    from shardkit.writers.amudai import write_amudai
+
+    out = tmp_path / "unsealed.amudai.shard"
+    write_amudai(out, SCHEMA, STRIPES, two_level=False, compression="lz4",
+                 block_checksums=False)
+    return out.read_bytes()
+
+
+def test_arrow_and_rows_on_corrupted_blocks(tmp_path: Path) -> None:
+    """Flipped bytes in the blocks: to_arrow and rows either agree or raise shardkit errors
+    (never another exception, never different values)."""
+    pa = pytest.importorskip("pyarrow")
+    import random
+
+    from shardkit.errors import ShardkitError
+
+    data = _unsealed(tmp_path)
+    with shardkit.open(data, format="amudai") as s:
+        spans = [(sec.start, sec.start + sec.size) for sec in s.sections()
+                 if sec.name.startswith("/stripes/") and sec.name.endswith("/data")]
+    rng = random.Random(31)
+    outcomes = {"both": 0, "error": 0}
+    for _ in range(150):
+        lo, hi = rng.choice(spans)
+        bad = bytearray(data)
+        at = rng.randrange(lo, hi)
+        bad[at] ^= 1 << rng.randrange(8)
+        try:
+            with shardkit.open(bytes(bad), format="amudai") as s:
+                table = s.to_arrow()
+                rows = s.rows()
+        except ShardkitError:
+            outcomes["error"] += 1
+            continue
+        outcomes["both"] += 1
+        for node in s.schema:
+            want = _plain(_arrow_as_rows(pa, table.column(node.name).combine_chunks()))
+            assert _same([r[node.name] for r in rows], want), (at, node.name)
+    assert outcomes["both"] and outcomes["error"], outcomes

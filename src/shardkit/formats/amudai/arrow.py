@@ -61,7 +61,7 @@ def arrow_type(node: AmudaiField, units: dict[int, str] | None = None) -> pa.Dat
     t, ext = node.type, node.extended_type
     if t in ("Int8", "Int16", "Int32", "Int64"):
         if t == "Int64" and ext == "KustoTimeSpan":
-            return pa.duration("ns")
+            return pa.duration(units.get(node.schema_id, "ns"))
         bits = t[3:]
         return getattr(pa, ("int" if node.signed else "uint") + bits)()
     simple = {"Boolean": pa.bool_, "Float32": pa.float32, "Float64": pa.float64,

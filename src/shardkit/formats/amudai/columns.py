@@ -21,7 +21,6 @@ from ...errors import (
 from ...generated import amudai_shard_pb2 as spb
 from ...generated.amudai_shard import AmudaiShard as KsAmudai
 from ...hashing.amudai import checksum
-from .arrow import arrow_field, arrow_type, pyarrow, to_arrow_values
 from .blocks import (
     any_value_to_python,
     decode_binary_values,
@@ -324,26 +323,14 @@ class AmudaiColumns:
         """
         node = self.field(path)
         self._stripe_records()
+        if arrow:
+            return self._arrow_column(node)  # type: ignore[attr-defined]
         unbacked = self._unbacked()
         out: list[Any] = []
         for k, stripe in enumerate(self.stripes):
             out.extend(self._column_in_stripe(k, node, self._positions(k, node, stripe),
-                                              unbacked, arrow))
-        if not arrow:
-            return out
-        pa = pyarrow()
-        units: dict[int, str] = {}
-        values = to_arrow_values(node, out, units)
-        return pa.array(values, type=arrow_type(node, units))
-
-    def to_arrow(self) -> Any:
-        """The whole shard as a ``pyarrow.Table``: one column per top-level field, in schema
-        order, typed as :mod:`.arrow` says (needs the ``shardkit[arrow]`` extra)."""
-        pa = pyarrow()
-        arrays = [self.read_column(node.name, arrow=True) for node in self.schema]
-        fields = [arrow_field(node).with_type(a.type) for node, a in zip(self.schema, arrays,
-                                                                            strict=True)]
-        return pa.Table.from_arrays(arrays, schema=pa.schema(fields))
+                                              unbacked))
+        return out
 
     def _stripe_records(self) -> int:
         """Records the stripes hold; LayoutError when the directory's ``total_record_count``
