@@ -96,6 +96,35 @@ def test_rows_and_arrow_agree_on_every_column(name: str) -> None:
             assert _same(_plain(s.read_column(node.name)), want), (name, node.name)
 
 
+@pytest.mark.parametrize("name", SHARDS)
+def test_batches_agree_with_read_column(name: str) -> None:
+    """iter_batches' block-wise paths (numbers as arrays, text and bytes decoded a block at a
+    time) give read_column's values."""
+    from shardkit.formats.amudai.model import _BYTES_TYPES, _dtype_of
+
+    with shardkit.open(DATA / name) as s:
+        got: dict[str, list[Any]] = {n.name: [] for n in s.schema}
+        for batch in s.iter_batches(batch_size=100):
+            for key, values in batch.items():
+                if hasattr(values, "mask"):
+                    got[key] += [None if m else v for v, m in
+                                 zip(values.data.tolist(), values.mask.tolist(), strict=True)]
+                else:
+                    got[key] += values.tolist() if hasattr(values, "tolist") else values
+        for node in s.schema:
+            if _dtype_of(node) is not None:
+                arr = s.read_array(node.name)
+                want = [None if m else v for v, m in zip(
+                    arr.tolist() if not hasattr(arr, "mask") else arr.data.tolist(),
+                    arr.mask.tolist() if hasattr(arr, "mask") else [False] * len(arr),
+                    strict=True)]
+            elif node.type in _BYTES_TYPES:
+                want = s.read_column(node.name)
+            else:
+                continue
+            assert _same(got[node.name], want), (name, node.name)
+
+
 def test_the_corpus_is_all_here() -> None:
     assert len(SHARDS) >= 10
 

@@ -20,8 +20,8 @@ import numpy as np
 
 from ...errors import LayoutError, LimitExceededError
 from ...generated import amudai_shard_pb2 as spb
-from .blocks import decode_numeric_values
-from .model import AmudaiField, _dtype_of
+from .blocks import decode_binary_raw, decode_numeric_values
+from .model import _BYTES_TYPES, AmudaiField, _apply, _dtype_of, _is_text
 from .stream import _Streams
 
 if TYPE_CHECKING:
@@ -92,6 +92,16 @@ class AmudaiBatches:
         """Column ``node`` of stripe ``k`` (``count`` positions) cut in ``sizes``."""
         dtype = _dtype_of(node)
         field = f"/stripes/{k}/fields/{node.path}"
+        sfd = self.stripe_field(k, node.schema_id)
+        if (dtype is None and node.type in _BYTES_TYPES and node.extended_type != "KustoDecimal"
+                and sfd is not None and not sfd.field.HasField("constant_value")):
+            self._check_count(sfd, count, field)
+            bufs = self._buffers(sfd, field)
+            if spb.DATA not in bufs:
+                raise LayoutError(f"{node.type} field without a DATA buffer", field=field)
+            yield from _cut_lists(self._bytes_pieces(node, bufs, field), sizes, count,
+                                  bufs[spb.DATA].buffer.range.start, field + "/data")
+            return
         if dtype is None:
             values = _Streams(self, k).column(node, count)
             for size in sizes:
@@ -100,7 +110,6 @@ class AmudaiBatches:
                 raise LayoutError(f"more values than the stripe's {count} records",
                                   field=field)
             return
-        sfd = self.stripe_field(k, node.schema_id)
         if sfd is not None:
             self._check_count(sfd, count, field)
         if sfd is None or sfd.field.HasField("constant_value"):
@@ -117,6 +126,41 @@ class AmudaiBatches:
         yield from _cut(self._numeric_pieces(bufs[spb.DATA], dtype, field + "/data"), sizes,
                         count, bufs[spb.DATA].buffer.range.start, field + "/data")
 
+    def _bytes_pieces(self: AmudaiShard, node: AmudaiField,  # type: ignore[misc]
+                      bufs: dict[int, Any], field: str) -> Iterator[list[Any]]:
+        """Each block's values of a String, Binary, FixedSizeBinary or Guid column, as the
+        value readers give them (str for text, bytes otherwise, None for nulls), decoded a
+        block at a time (one UTF-8 decode per block when its bytes are ASCII)."""
+        text = _is_text(node)
+        where = field + "/data"
+        if spb.VALUE_DICTIONARY in bufs:
+            entries, null_id = self.value_dictionary(bufs[spb.VALUE_DICTIONARY],
+                                                     field + "/dictionary")
+            table: list[Any] = _texts(b"".join(entries), np.cumsum(
+                [0, *map(len, entries)]), field) if text else list(entries)
+            if null_id is not None:
+                table[null_id] = None
+            for ids, valid in self._numeric_pieces(bufs[spb.DATA], np.dtype("<u4"), where):
+                if ids.size and int(ids.max()) >= len(table):
+                    raise LayoutError(f"dictionary id {int(ids.max())} of {len(table)} entries",
+                                      field=where)
+                items = [table[i] for i in ids.tolist()]
+                yield _apply(items, valid)
+            return
+        fixed = node.fixed_size if node.type in ("FixedSizeBinary", "Guid") else 0
+        if node.type == "Guid":
+            fixed = fixed or 16
+        for n, parts, valid, base, at in self._block_parts(bufs[spb.DATA], where):
+            data, offs = decode_binary_raw(parts.values, n, fixed,
+                                           base=base + parts.values_offset,
+                                           field=at + "/values")
+            if text:
+                items = _texts(data, offs, field)
+            else:
+                bounds = offs.tolist()
+                items = [data[a:b] for a, b in itertools.pairwise(bounds)]
+            yield _apply(items, valid)
+
     def _numeric_pieces(self: AmudaiShard, buf: spb.EncodedBuffer,  # type: ignore[misc]
                         dtype: np.dtype, field: str
                         ) -> Iterator[tuple[np.ndarray, np.ndarray | None]]:
@@ -132,6 +176,43 @@ class AmudaiBatches:
 
 
 _END = object()
+
+
+def _texts(data: bytes, offsets: Any, field: str) -> list[str]:
+    """The UTF-8 values ``data[offsets[i]:offsets[i + 1]]`` as str (LayoutError otherwise)."""
+    bounds = [int(x) for x in offsets] if not hasattr(offsets, "tolist") else offsets.tolist()
+    try:
+        if data.isascii():  # character offsets are byte offsets
+            whole = data.decode("ascii")
+            return [whole[a:b] for a, b in itertools.pairwise(bounds)]
+        return [data[a:b].decode("utf-8") for a, b in itertools.pairwise(bounds)]
+    except UnicodeDecodeError as exc:
+        raise LayoutError(f"String value is not UTF-8: {exc}", field=field) from exc
+
+
+def _cut_lists(pieces: Iterator[list[Any]], sizes: list[int], count: int, offset: int,
+               field: str) -> Iterator[list[Any]]:
+    """Lists of ``sizes`` values from blocks of any size; LayoutError unless the blocks hold
+    exactly ``count`` values."""
+    held: list[list[Any]] = []
+    have = seen = 0
+    for size in sizes:
+        while have < size:
+            piece = next(pieces, None)
+            if piece is None:
+                raise LayoutError(f"buffer holds {seen} values, the stripe {count}",
+                                  offset=offset, field=field)
+            held.append(piece)
+            have += len(piece)
+            seen += len(piece)
+        flat = held[0] if len(held) == 1 else list(itertools.chain.from_iterable(held))
+        rest = flat[size:]
+        held, have = ([rest] if rest else []), len(rest)
+        yield flat[:size] if rest else flat
+    more = sum(len(p) for p in pieces)
+    if have or more:
+        raise LayoutError(f"buffer holds {seen + more} values, the stripe {count}",
+                          offset=offset, field=field)
 
 
 def _cut(pieces: Iterator[tuple[np.ndarray, np.ndarray | None]], sizes: list[int],
