@@ -176,3 +176,36 @@ def test_arrow_and_rows_on_corrupted_blocks(tmp_path: Path) -> None:
             want = _plain(_arrow_as_rows(pa, table.column(node.name).combine_chunks()))
             assert _same([r[node.name] for r in rows], want), (at, node.name)
     assert outcomes["both"] and outcomes["error"], outcomes
+
+
+class _Bad(str):
+    """A str the writer encodes as bytes that are not UTF-8."""
+
+    def encode(self, *args: Any, **kwargs: Any) -> bytes:  # type: ignore[override]
+        return b"o\xff\xfe"  # between the smallest and largest values (not in the stats)
+
+
+@pytest.mark.parametrize("dictionary", [False, True])
+def test_every_reader_refuses_a_string_that_is_not_utf8(tmp_path: Path,
+                                                        dictionary: bool) -> None:
+    pytest.importorskip("pyarrow")
+    from shardkit.errors import LayoutError
+    from shardkit.writers.amudai import field, write_amudai
+
+    out = tmp_path / "bad.amudai.shard"
+    write_amudai(out, [field("s", "String", dictionary=dictionary)],
+                 [{"s": ["naïve", _Bad("x"), None, "plain"]}])
+    with shardkit.open(out) as s:
+        problems = s.verify()
+        assert [p.check for p in problems] and "not UTF-8" in problems[0].message
+        for read in (lambda: s.read_column("s"), s.to_arrow, s.rows,
+                     lambda: list(s.iter_batches()), lambda: list(s.iter_rows())):
+            with pytest.raises(LayoutError, match="not UTF-8"):
+                read()
+    good = tmp_path / "good.amudai.shard"
+    write_amudai(good, [field("s", "String", dictionary=dictionary)],
+                 [{"s": ["naïve", "日本", None, "plain"]}])
+    with shardkit.open(good) as s:
+        assert s.verify() == []
+        assert s.to_arrow().column("s").to_pylist() == ["naïve", "日本", None, "plain"]
+        assert [b["s"] for b in s.iter_batches()] == [["naïve", "日本", None, "plain"]]
