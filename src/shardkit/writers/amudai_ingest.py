@@ -31,7 +31,7 @@ import uuid
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from decimal import Decimal
+from decimal import Context, Decimal
 from pathlib import Path
 from typing import Any
 
@@ -268,6 +268,7 @@ def infer_schema(inputs: Sequence[str | Path]) -> list[FieldSpec]:
 # --- values -------------------------------------------------------------------------------
 
 _I64 = 1 << 63
+_DECIMALS = Context(prec=80)  # Decimal256 input has up to 76 digits
 
 
 def unix_to_ticks(value: int, unit: int) -> int | None:
@@ -287,19 +288,23 @@ def unix_to_ticks(value: int, unit: int) -> int | None:
     return ticks
 
 
-def datetime_ticks(text: str) -> int:
-    """DateTime ticks (100 ns since 0001-01-01 UTC) of an ISO 8601 date or date-time text."""
+def datetime_ticks(text: str, unit: int = 1) -> int | None:
+    """DateTime ticks (100 ns since 0001-01-01 UTC) of an ISO 8601 date or date-time text, as
+    the reference takes it into a column of ``unit`` nanoseconds: the instant floored to the
+    unit (Arrow's parsers), then made ticks as :func:`unix_to_ticks` makes them (nanoseconds
+    rounded toward zero); None (stored as null) before 0001-01-01 UTC."""
     m = _DT.match(text.strip())
     if m is None:
         raise ValueError(f"{text!r} is not a date or date-time")
     y, mo, d, h, mi, s, frac, tz = m.groups()
     dt = datetime(int(y), int(mo), int(d), int(h or 0), int(mi or 0), int(s or 0))
+    whole = (dt - datetime(1970, 1, 1)) // timedelta(seconds=1)
     if tz and tz.upper() != "Z":
         sign = -1 if tz[0] == "-" else 1
         digits = tz[1:].replace(":", "")
-        dt -= sign * timedelta(hours=int(digits[:2]), minutes=int(digits[2:4] or 0))
-    whole = (dt - datetime(1, 1, 1)) // timedelta(seconds=1)
-    return whole * 10_000_000 + int((frac or "").ljust(9, "0")) // 100
+        whole -= sign * (int(digits[:2]) * 3600 + int(digits[2:4] or 0) * 60)
+    ns = whole * 1_000_000_000 + int((frac or "").ljust(9, "0"))
+    return unix_to_ticks(ns // unit, unit)
 
 
 @dataclass(frozen=True)
@@ -429,12 +434,13 @@ def _scalar(col: _Col, v: Any, where: str) -> Any:
                 raise ValueError("not a date-time")
             if isinstance(v, int):  # in the column's unit since the Unix epoch
                 return unix_to_ticks(v, col.unit)
-            return datetime_ticks(str(v))
+            return datetime_ticks(str(v), col.unit)
         if t == "Guid":
             return uuid.UUID(str(v)).bytes
         if col.scale is not None:
             number = Decimal(str(v))
-            return encode_d128(number.quantize(Decimal(1).scaleb(-col.scale)))
+            return encode_d128(number.quantize(Decimal(1).scaleb(-col.scale),
+                                               context=_DECIMALS))
         if col.hex and isinstance(v, str):
             raw = bytes.fromhex(v)
             if t == "FixedSizeBinary" and len(raw) != spec.fixed_size:
