@@ -125,6 +125,26 @@ def test_batches_agree_with_read_column(name: str) -> None:
             assert _same(got[node.name], want), (name, node.name)
 
 
+@pytest.mark.parametrize("name", SHARDS)
+def test_arrow_batches_agree_with_to_arrow(name: str) -> None:
+    """iter_batches(arrow=True): record batches of the same values as to_arrow()."""
+    pa = pytest.importorskip("pyarrow")
+    with shardkit.open(DATA / name) as s:
+        table = s.to_arrow()
+        batches = list(s.iter_batches(batch_size=77, arrow=True))
+        assert all(b.schema == batches[0].schema for b in batches)
+        assert sum(b.num_rows for b in batches) == table.num_rows
+        assert all(b.num_rows <= 77 for b in batches)
+        joined = pa.Table.from_batches(batches)
+        for node in s.schema:
+            got = _arrow_as_rows(pa, joined.column(node.name).combine_chunks())
+            want = _arrow_as_rows(pa, table.column(node.name).combine_chunks())
+            assert _same(_plain(got), _plain(want)), (name, node.name)
+            a, b = joined.schema.field(node.name).type, table.schema.field(node.name).type
+            if not pa.types.is_timestamp(a):
+                assert a == b, (name, node.name)
+
+
 def test_the_corpus_is_all_here() -> None:
     assert len(SHARDS) >= 10
 

@@ -16,12 +16,13 @@ size list, Struct → struct, Map → ``map`` (non-nullable keys). Every child i
 
 from __future__ import annotations
 
+from datetime import datetime
 from decimal import Context, Decimal
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ...errors import ShardkitError, UnsupportedVersionError
+from ...errors import LayoutError, ShardkitError, UnsupportedVersionError
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -120,6 +121,12 @@ def _decimal(value: Decimal, node: AmudaiField) -> Decimal:
     return out
 
 
+def _ticks(value: datetime) -> int:
+    """A naive UTC datetime as DateTime ticks."""
+    delta = value - datetime(1, 1, 1)
+    return (delta.days * 86_400 + delta.seconds) * 10_000_000 + delta.microseconds * 10
+
+
 def datetime_unit(ticks: Any) -> str:
     """The timestamp unit for DateTime ticks ``ticks`` (an iterable of ints or a numpy
     array, no nulls): ``"ns"`` when every one fits an int64 of nanoseconds, else ``"us"``."""
@@ -140,10 +147,17 @@ def to_arrow_values(node: AmudaiField, values: list[Any],
     :func:`arrow_type`."""
     t, ext = node.type, node.extended_type
     if t == "DateTime":
-        unit = datetime_unit(v for v in values if v is not None)
-        if unit == "us":
-            if units is not None:
+        values = [_ticks(v) if isinstance(v, datetime) else v for v in values]
+        if units is not None and node.schema_id in units:  # chosen before: kept
+            unit = units[node.schema_id]
+            if unit == "ns" and datetime_unit(v for v in values if v is not None) != "ns":
+                raise LayoutError("a DateTime value outside the range statistics",
+                                  field=node.path)
+        else:
+            unit = datetime_unit(v for v in values if v is not None)
+            if unit == "us" and units is not None:
                 units[node.schema_id] = unit
+        if unit == "us":
             return [None if v is None else (v - UNIX_EPOCH_TICKS) // 10 for v in values]
         return [None if v is None else (v - UNIX_EPOCH_TICKS) * 100 for v in values]
     if t == "Int64" and ext == "KustoTimeSpan":
