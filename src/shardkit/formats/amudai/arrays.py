@@ -17,7 +17,7 @@ import numpy as np
 from ...errors import LayoutError
 from ...generated import amudai_shard_pb2 as spb
 from .arrow import NS_TICKS, UNIX_EPOCH_TICKS, arrow_field, arrow_type, pyarrow, to_arrow_values
-from .blocks import decode_binary_raw
+from .blocks import decode_binary_raw, decode_numeric_values
 from .columns import _Unbacked
 from .model import _BYTES_TYPES, AmudaiField, _dtype_of, _is_text
 
@@ -134,15 +134,36 @@ class AmudaiArrays:
             raise LayoutError(f"{t} field without a DATA buffer", field=field)
         dtype = _dtype_of(node)
         if dtype is not None:
-            values, mask = self._numeric_stream(bufs[spb.DATA], dtype, field + "/data")
-            if len(values) != count:
-                raise LayoutError(f"DATA buffer holds {len(values)} values, the stripe "
-                                  f"{count}", offset=bufs[spb.DATA].buffer.range.start,
-                                  field=field + "/data")
+            values, mask = self._numeric_into(bufs[spb.DATA], dtype, count, field + "/data")
             return self._numeric_array(node, values, mask, units)
         if t in _BYTES_TYPES:
             return self._bytes_chunk(node, bufs, count, typ, field)
         return self._python_chunk(k, node, count, units, unbacked, counted=True)
+
+    def _numeric_into(self: AmudaiShard, buf: spb.EncodedBuffer,  # type: ignore[misc]
+                      dtype: np.dtype, count: int, field: str
+                      ) -> tuple[np.ndarray, np.ndarray | None]:
+        """A block stream's ``count`` values decoded into one array (no list of per-block
+        arrays to concatenate: memory is the column's once), and its valid mask."""
+        out = np.empty(count, dtype)
+        mask: np.ndarray | None = None
+        pos = 0
+        for n, parts, valid, base, where in self._block_parts(buf, field):
+            got = decode_numeric_values(parts.values, n, dtype, base=base + parts.values_offset,
+                                        field=where + "/values")
+            if pos + len(got) > count:
+                raise LayoutError(f"DATA buffer holds more than the stripe's {count} values",
+                                  offset=buf.buffer.range.start, field=field)
+            out[pos:pos + len(got)] = got
+            if valid is not None:
+                if mask is None:
+                    mask = np.ones(count, bool)
+                mask[pos:pos + len(got)] = valid
+            pos += len(got)
+        if pos != count:
+            raise LayoutError(f"DATA buffer holds {pos} values, the stripe {count}",
+                              offset=buf.buffer.range.start, field=field)
+        return out, mask
 
     def _python_chunk(self: AmudaiShard, k: int, node: AmudaiField,  # type: ignore[misc]
                       count: int, units: dict[int, str], unbacked: _Unbacked,
@@ -172,13 +193,17 @@ class AmudaiArrays:
             if unit == "ns" and present.size and (int(present.min()) < lo
                                                   or int(present.max()) > hi):
                 raise _Wide(node.schema_id)
-            rel = values.astype(np.int64) - np.int64(UNIX_EPOCH_TICKS)
-            if values.size and int(values.max()) >= _I64:  # past int64 ticks: no instant
-                raise LayoutError(f"DateTime ticks {int(values.max())} past 9999-12-31",
+            if present.size and int(present.max()) >= _I64:  # past int64 ticks: no instant
+                raise LayoutError(f"DateTime ticks {int(present.max())} past 9999-12-31",
                                   field=node.path)
-            out = rel * 100 if unit == "ns" else rel // 10
+            out = values.view(np.int64)  # in place: the ticks are not needed after this
             if nulls is not None:
-                out = np.where(mask, out, 0)
+                out[nulls] = UNIX_EPOCH_TICKS
+            out -= np.int64(UNIX_EPOCH_TICKS)
+            if unit == "ns":
+                out *= 100
+            else:
+                out //= 10
             return pa.array(out, type=typ, mask=nulls)
         if node.type == "Int64" and node.extended_type == "KustoTimeSpan":
             if typ.unit == "ns":
@@ -243,7 +268,7 @@ class AmudaiArrays:
             ok = np.ones(count, bool) if mask is None else mask.copy()
             if null_id is not None:
                 ok &= ids != null_id
-            arr = table.take(pa.array(ids.astype(np.int64), mask=~ok))
+            arr = table.take(pa.array(ids, type=pa.uint32(), mask=None if ok.all() else ~ok))
             return _as_type(arr, typ, text, field)
         datas: list[bytes] = []
         offsets: list[np.ndarray] = []

@@ -204,7 +204,7 @@ class AmudaiBatches:
                     null = np.ma.getmaskarray(ids)
                     if null_id is not None:
                         null = null | (raw == null_id)
-                    yield table.take(pa.array(raw.astype(np.int64),
+                    yield table.take(pa.array(raw, type=pa.uint32(),
                                               mask=null if null.any() else None))
                 return
             if spb.VALUE_DICTIONARY not in bufs:
