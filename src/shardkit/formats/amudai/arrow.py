@@ -59,6 +59,10 @@ def arrow_type(node: AmudaiField, units: dict[int, str] | None = None) -> pa.Dat
     :func:`to_arrow_values` chose them for the values."""
     pa = pyarrow()
     units = units or {}
+    want = {"List": 1, "FixedSizeList": 1, "Map": 2}.get(node.type)
+    if want is not None and len(node.children) != want:
+        raise LayoutError(f"{node.type} field with {len(node.children)} children (expected "
+                          f"{want})", field=node.path)
     t, ext = node.type, node.extended_type
     if t in ("Int8", "Int16", "Int32", "Int64"):
         if t == "Int64" and ext == "KustoTimeSpan":

@@ -132,6 +132,10 @@ class _Streams:
     def _lists(self, node: AmudaiField, count: int, buf: spb.EncodedBuffer, field: str
                ) -> Iterator[Any]:
         where = field + "/offsets"
+        want = 1 if node.type == "List" else 2
+        if len(node.children) != want:
+            raise LayoutError(f"{node.type} field with {len(node.children)} children "
+                              f"(expected {want})", field=field)
         offsets = (v for values, _ in self._blocks(buf, np.dtype("<u8"), where)
                    for v in values)
         prev = next(offsets, None)
