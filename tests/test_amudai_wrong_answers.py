@@ -287,3 +287,26 @@ def test_ingest_nanoseconds_round_toward_zero_as_the_reference(tmp_path: Path) -
     ingest(out, [src], schema=schema)
     with shardkit.open(out) as s:
         assert (s.read_array("t").astype(np.int64) - UNIX_EPOCH_TICKS).tolist() == [-1, 1, -1]
+
+
+def test_timespans_past_the_nanosecond_range_in_arrow(tmp_path: Path) -> None:
+    """A KustoTimeSpan is 100 ns ticks in an int64: one past ±2^63 ns is duration("us")
+    (never an overflow), in to_arrow and in Arrow batches alike."""
+    pa = pytest.importorskip("pyarrow")
+    path = tmp_path / "span.amudai.shard"
+    big = 2**62
+    write_amudai(path, [field("d", "Int64", extended_type="KustoTimeSpan")],
+                 [{"d": [1, None, -big]}, {"d": [big, 5]}])
+    with shardkit.open(path) as s:
+        table = s.to_arrow()
+        assert table.schema.field("d").type == pa.duration("us")
+        want = [0, None, -big // 10, big // 10, 0]
+        assert table.column("d").combine_chunks().cast(pa.int64()).to_pylist() == want
+        joined = pa.Table.from_batches(list(s.iter_batches(arrow=True)))
+        assert joined.column("d").combine_chunks().cast(pa.int64()).to_pylist() == want
+        assert s.read_column("d") == [1, None, -big, big, 5]
+    small = tmp_path / "small.amudai.shard"
+    write_amudai(small, [field("d", "Int64", extended_type="KustoTimeSpan")], [{"d": [7, None]}])
+    with shardkit.open(small) as s:
+        arr = s.read_column("d", arrow=True)
+        assert arr.type == pa.duration("ns") and arr.cast(pa.int64()).to_pylist() == [700, None]

@@ -165,6 +165,18 @@ def to_arrow_values(node: AmudaiField, values: list[Any],
             return [None if v is None else (v - UNIX_EPOCH_TICKS) // 10 for v in values]
         return [None if v is None else (v - UNIX_EPOCH_TICKS) * 100 for v in values]
     if t == "Int64" and ext == "KustoTimeSpan":
+        limit = (2**63 - 1) // 100
+        fits = all(-limit <= v <= limit for v in values if v is not None)
+        unit = (units or {}).get(node.schema_id)
+        if unit is None:
+            unit = "ns" if fits else "us"
+            if unit == "us" and units is not None:
+                units[node.schema_id] = unit
+        elif unit == "ns" and not fits:
+            raise LayoutError("a KustoTimeSpan value outside the range statistics",
+                              field=node.path)
+        if unit == "us":
+            return [None if v is None else v // 10 for v in values]
         return [None if v is None else v * 100 for v in values]
     if t == "FixedSizeBinary" and ext == "KustoDecimal":
         return [None if v is None else _decimal(v, node) for v in values]

@@ -104,7 +104,8 @@ class AmudaiBatches:
 
         pa = pyarrow()
         units = {n.schema_id: self._batch_unit(n) for top in nodes for n in _walk(top)
-                 if n.type == "DateTime"}
+                 if n.type == "DateTime" or (n.type == "Int64"
+                                             and n.extended_type == "KustoTimeSpan")}
         schema = pa.schema([arrow_field(n, units=units) for n in nodes])
         for k, stripe in enumerate(self.stripes):
             n = stripe.record_count
@@ -123,7 +124,8 @@ class AmudaiBatches:
                 next(col, None)
 
     def _batch_unit(self: AmudaiShard, node: AmudaiField) -> str:  # type: ignore[misc]
-        """A DateTime column's unit in Arrow batches, from the shard's range statistics."""
+        """A DateTime (or KustoTimeSpan) column's unit in Arrow batches, from the shard's
+        range statistics (``"us"`` without them)."""
         from .arrow import NS_TICKS
 
         msg = self.field_descriptor(node.schema_id)
@@ -139,6 +141,9 @@ class AmudaiBatches:
                 ends.append(int(v.datetime_value.ticks))
             else:
                 return "us"
+        if node.type != "DateTime":  # a KustoTimeSpan: ticks × 100 in an int64
+            limit = (2**63 - 1) // 100
+            return "ns" if -limit <= ends[0] and ends[1] <= limit else "us"
         return "ns" if NS_TICKS[0] <= ends[0] and ends[1] <= NS_TICKS[1] else "us"
 
     def _arrow_column_batches(self: AmudaiShard, k: int,  # type: ignore[misc]
