@@ -10,9 +10,9 @@ from the Unix epoch, exact) when every value of the column lies in the nanosecon
 (1677-09-21 to 2262-04-11), else ``timestamp("us")`` for the whole column (ticks ÷ 10, the
 100 ns digit dropped toward the past; the reference reader turns such values into nulls),
 a ``KustoTimeSpan`` Int64 → ``duration("ns")`` (``"us"`` likewise past ±2^63 ns), a
-``KustoDecimal``
-FixedSizeBinary(16) → ``decimal128(38, 16)``, List → ``large_list``, FixedSizeList → a fixed
-size list, Struct → struct, Map → ``map`` (non-nullable keys). Every child is nullable.
+``KustoDecimal`` FixedSizeBinary(16) → ``decimal128(38, 16)``, List → ``large_list``,
+FixedSizeList → a fixed size list, Struct → struct, Map → ``map`` (non-nullable keys). Every
+child is nullable.
 """
 
 from __future__ import annotations
