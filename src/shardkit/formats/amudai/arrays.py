@@ -257,10 +257,8 @@ class AmudaiArrays:
         if spb.VALUE_DICTIONARY in bufs:
             entries, null_id = self.value_dictionary(bufs[spb.VALUE_DICTIONARY],
                                                      field + "/dictionary")
-            ids, mask = self._numeric_stream(bufs[spb.DATA], np.dtype("<u4"), field + "/data")
-            if len(ids) != count:
-                raise LayoutError(f"{len(ids)} dictionary ids for {count} positions",
-                                  field=field + "/data")
+            ids, mask = self._numeric_into(bufs[spb.DATA], np.dtype("<u4"), count,
+                                           field + "/data")
             if len(ids) and int(ids.max()) >= len(entries):
                 raise LayoutError(f"dictionary id {int(ids.max())} of {len(entries)} entries",
                                   field=field + "/data")
@@ -287,6 +285,7 @@ class AmudaiArrays:
             raise LayoutError(f"DATA buffer holds {seen} values, expected {count}",
                               field=field + "/data")
         data = b"".join(datas)
+        datas.clear()  # the blocks' bytes go before the Arrow buffers are made
         nulls = None
         if any(m is not None for m in masks):
             ok = np.concatenate([np.ones(len(o), bool) if m is None else m
