@@ -13,6 +13,7 @@ a regression test the moment its file lands in ``tests/data/<format>/fuzz/``.
 from __future__ import annotations
 
 import contextlib
+import importlib.util
 import itertools
 import json
 from collections.abc import Callable
@@ -139,6 +140,11 @@ def run_amudai(data: bytes) -> None:
                 path = getattr(f, "path", None) or f.name
                 _guard(lambda p=path: s.descriptor(p))
                 _guard(lambda p=path: s.read_column(p))
+            _guard(s.rows)
+            _guard(lambda: list(s.iter_batches(batch_size=50)))
+            if importlib.util.find_spec("pyarrow") is not None:
+                _guard(s.to_arrow)
+                _guard(lambda: list(s.iter_batches(batch_size=50, arrow=True)))
             s.verify()
 
     _guard(body)

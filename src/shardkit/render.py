@@ -15,6 +15,11 @@ __all__ = ["to_json", "to_jsonable", "to_text"]
 def to_jsonable(obj: Any) -> Any:
     """Convert dataclasses, bytes, tuples and numpy scalars into JSON-ready values.
 
+    Values JSON has no type for become strings: a ``Decimal`` its exact positional text
+    (``"-12.3400"``), a datetime its ISO text, a UUID its canonical form, NaN and infinities
+    ``"nan"``/``"inf"``/``"-inf"``. Integers stay numbers, however large (JSON's grammar has
+    no limit; Python writes them exactly).
+
     Bytes become hex, except a bytes subclass with its own ``str()`` (such as an MDB
     ``XetHash``, whose display hex byte-reverses each 8-byte group): that text is its identity.
     """
@@ -43,6 +48,10 @@ def to_jsonable(obj: Any) -> Any:
     uu = sys.modules.get("uuid")
     if uu is not None and isinstance(obj, uu.UUID):
         return str(obj)
+    dec = sys.modules.get("decimal")
+    if dec is not None and isinstance(obj, dec.Decimal):
+        # JSON has no decimal type: the exact value as text, positional ("12.3400")
+        return format(obj, "f") if obj.is_finite() else str(obj)
     if isinstance(obj, float) and not math.isfinite(obj):
         return str(obj)  # JSON has no NaN/Infinity
     if hasattr(obj, "tolist") and callable(obj.tolist):  # numpy array or scalar

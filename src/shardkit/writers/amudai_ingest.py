@@ -31,7 +31,7 @@ import uuid
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from decimal import Decimal
+from decimal import Context, Decimal
 from pathlib import Path
 from typing import Any
 
@@ -40,7 +40,7 @@ from ..formats.amudai.decimal128 import encode_d128
 from .amudai import FieldSpec, field, write_amudai
 
 __all__ = ["INFER_RECORDS", "SCHEMA_TYPES", "IngestError", "datetime_ticks", "infer_schema",
-           "ingest", "parse_arrow_schema", "parse_schema", "read_records"]
+           "ingest", "parse_arrow_schema", "parse_schema", "read_records", "unix_to_ticks"]
 
 #: Records of each file the schema is inferred from (the reference's sample size).
 INFER_RECORDS = 100
@@ -267,19 +267,44 @@ def infer_schema(inputs: Sequence[str | Path]) -> list[FieldSpec]:
 
 # --- values -------------------------------------------------------------------------------
 
-def datetime_ticks(text: str) -> int:
-    """DateTime ticks (100 ns since 0001-01-01 UTC) of an ISO 8601 date or date-time text."""
+_I64 = 1 << 63
+_DECIMALS = Context(prec=80)  # Decimal256 input has up to 76 digits
+
+
+def unix_to_ticks(value: int, unit: int) -> int | None:
+    """DateTime ticks of ``value`` units of ``unit`` nanoseconds since the Unix epoch, as the
+    reference converts an Arrow timestamp or date (``datetime_conversions.rs`` of
+    ``amudai-arrow-compat``): nanoseconds divide by 100 toward zero, other units multiply, in
+    int64 arithmetic; None (the value is stored as null) where that overflows or the instant
+    is before 0001-01-01."""
+    if not -_I64 <= value < _I64:
+        return None
+    # nanoseconds: Rust's checked_div, which rounds toward zero; other units multiply
+    scaled = value * (unit // 100) if unit != 1 else (abs(value) // 100) * (-1 if value < 0
+                                                                           else 1)
+    ticks = scaled + _EPOCH_TICKS
+    if not -_I64 <= scaled < _I64 or not 0 <= ticks < _I64:
+        return None
+    return ticks
+
+
+def datetime_ticks(text: str, unit: int = 1) -> int | None:
+    """DateTime ticks (100 ns since 0001-01-01 UTC) of an ISO 8601 date or date-time text, as
+    the reference takes it into a column of ``unit`` nanoseconds: the instant floored to the
+    unit (Arrow's parsers), then made ticks as :func:`unix_to_ticks` makes them (nanoseconds
+    rounded toward zero); None (stored as null) before 0001-01-01 UTC."""
     m = _DT.match(text.strip())
     if m is None:
         raise ValueError(f"{text!r} is not a date or date-time")
     y, mo, d, h, mi, s, frac, tz = m.groups()
     dt = datetime(int(y), int(mo), int(d), int(h or 0), int(mi or 0), int(s or 0))
+    whole = (dt - datetime(1970, 1, 1)) // timedelta(seconds=1)
     if tz and tz.upper() != "Z":
         sign = -1 if tz[0] == "-" else 1
         digits = tz[1:].replace(":", "")
-        dt -= sign * timedelta(hours=int(digits[:2]), minutes=int(digits[2:4] or 0))
-    whole = (dt - datetime(1, 1, 1)) // timedelta(seconds=1)
-    return whole * 10_000_000 + int((frac or "").ljust(9, "0")) // 100
+        whole -= sign * (int(digits[:2]) * 3600 + int(digits[2:4] or 0) * 60)
+    ns = whole * 1_000_000_000 + int((frac or "").ljust(9, "0"))
+    return unix_to_ticks(ns // unit, unit)
 
 
 @dataclass(frozen=True)
@@ -291,6 +316,7 @@ class _Col:
     date: bool = False  # DateTime from Date32/Date64
     scale: int | None = None  # a decimal's scale
     hex: bool = False  # Binary / FixedSizeBinary from hex text
+    json: bool = False  # a KustoDynamic Binary from text (its UTF-8 bytes)
     children: tuple[_Col, ...] = ()
 
 
@@ -319,6 +345,9 @@ def _arrow_col(f: dict[str, Any], where: str) -> _Col:
                   "Boolean": "Boolean", "Utf8": "String", "LargeUtf8": "String",
                   "Utf8View": "String", "Binary": "Binary", "LargeBinary": "Binary",
                   "BinaryView": "Binary"}
+        if ext == "arrow.json" and dt in ("Utf8", "LargeUtf8", "Utf8View"):
+            # KustoDynamic: JSON text kept as a Binary (DataTypeBuilder::new_dynamic)
+            return _Col(field(name, "Binary", extended_type="KustoDynamic"), json=True)
         if dt in simple:
             return _Col(field(name, simple[dt]), hex=simple[dt] == "Binary")
         if dt in ("Date32", "Date64"):
@@ -376,12 +405,11 @@ def _scalar(col: _Col, v: Any, where: str) -> Any:
     spec = col.spec
     t = spec.type
     try:
-        if t == "String":
-            if isinstance(v, str):
-                return v
+        if t == "String" or col.json:
             if isinstance(v, (dict, list)):
-                raise ValueError("an object or array in a String column")
-            return json.dumps(v)
+                raise ValueError(f"an object or array in a {t} column")
+            text = v if isinstance(v, str) else json.dumps(v)
+            return text.encode("utf-8") if col.json else text
         if t == "Boolean":
             if isinstance(v, bool):
                 return v
@@ -405,13 +433,14 @@ def _scalar(col: _Col, v: Any, where: str) -> Any:
             if isinstance(v, bool):
                 raise ValueError("not a date-time")
             if isinstance(v, int):  # in the column's unit since the Unix epoch
-                return _EPOCH_TICKS + v * col.unit // 100
-            return datetime_ticks(str(v))
+                return unix_to_ticks(v, col.unit)
+            return datetime_ticks(str(v), col.unit)
         if t == "Guid":
             return uuid.UUID(str(v)).bytes
         if col.scale is not None:
             number = Decimal(str(v))
-            return encode_d128(number.quantize(Decimal(1).scaleb(-col.scale)))
+            return encode_d128(number.quantize(Decimal(1).scaleb(-col.scale),
+                                               context=_DECIMALS))
         if col.hex and isinstance(v, str):
             raw = bytes.fromhex(v)
             if t == "FixedSizeBinary" and len(raw) != spec.fixed_size:

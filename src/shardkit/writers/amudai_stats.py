@@ -60,7 +60,7 @@ def _primitive_any(spec: FieldSpec, v: Any) -> cpb.AnyValue:
         else:
             out.u64_value = v
     elif t == "DateTime":
-        out.datetime_value.ticks = v
+        out.u64_value = v  # ticks, as the Rust writer stores DateTime constants and ranges
     elif t in ("Float32", "Float64"):
         out.double_value = float(np.float32(v)) if t == "Float32" else v
     elif t == "String":

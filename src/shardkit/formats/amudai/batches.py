@@ -20,8 +20,8 @@ import numpy as np
 
 from ...errors import LayoutError, LimitExceededError
 from ...generated import amudai_shard_pb2 as spb
-from .blocks import decode_numeric_values
-from .model import AmudaiField, _dtype_of
+from .blocks import decode_binary_raw, decode_numeric_values
+from .model import _BYTES_TYPES, AmudaiField, _apply, _dtype_of, _is_text
 from .stream import _Streams
 
 if TYPE_CHECKING:
@@ -37,7 +37,7 @@ class AmudaiBatches:
     """Column-batch scans for :class:`~shardkit.formats.amudai.AmudaiShard`."""
 
     def iter_batches(self: AmudaiShard, columns: list[str] | None = None,  # type: ignore[misc]
-                     *, batch_size: int = 1 << 16) -> Iterator[dict[str, Any]]:
+                     *, batch_size: int = 1 << 16, arrow: bool = False) -> Iterator[Any]:
         """The records in order, as batches of columns: ``{name: values}`` per batch.
 
         A numeric column's values are a numpy array (a ``numpy.ma.MaskedArray`` when the
@@ -46,9 +46,17 @@ class AmudaiBatches:
         fewer at the end of a stripe: batches never span two stripes. Memory is bounded by
         the batch, whatever the shard's size.
 
+        With ``arrow=True`` each batch is a ``pyarrow.RecordBatch`` instead (the
+        ``shardkit[arrow]`` extra), typed as :meth:`to_arrow` types the columns, built from
+        the decoded buffers without Python values (text and bytes too), in the same bounded
+        memory. A DateTime column is ``timestamp("ns")`` when the shard's range statistics
+        put every value in the nanosecond range, else ``timestamp("us")`` (a value outside
+        the range the statistics state is a LayoutError).
+
         Args:
             columns: Top-level column names to read (None: all).
             batch_size: Rows per batch (1 to :data:`MAX_BATCH`).
+            arrow: Yield ``pyarrow.RecordBatch`` objects.
 
         Raises:
             ValueError: ``batch_size`` out of range, or a nested field (``a.b``) in
@@ -70,6 +78,9 @@ class AmudaiBatches:
                 raise ValueError(f"iter_batches reads top-level columns; {nested[0]!r} is a "
                                  "nested field (read its top-level column)")
         nodes = [self.field(c) for c in columns] if columns is not None else list(self.schema)
+        if arrow:
+            yield from self._arrow_batches(nodes, batch_size)
+            return
         for k, stripe in enumerate(self.stripes):
             n = stripe.record_count
             sizes = [batch_size] * (n // batch_size) + ([n % batch_size] if n % batch_size
@@ -87,11 +98,179 @@ class AmudaiBatches:
             for col in streams:  # each checks, once drained, that its values were all used
                 next(col, None)
 
+    def _arrow_batches(self: AmudaiShard, nodes: list[AmudaiField],  # type: ignore[misc]
+                       batch_size: int) -> Iterator[Any]:
+        from .arrow import arrow_field, pyarrow
+
+        pa = pyarrow()
+        units = {n.schema_id: self._batch_unit(n) for top in nodes for n in _walk(top)
+                 if n.type == "DateTime" or (n.type == "Int64"
+                                             and n.extended_type == "KustoTimeSpan")}
+        schema = pa.schema([arrow_field(n, units=units) for n in nodes])
+        for k, stripe in enumerate(self.stripes):
+            n = stripe.record_count
+            sizes = [batch_size] * (n // batch_size) + ([n % batch_size] if n % batch_size
+                                                        else [])
+            streams = [self._arrow_column_batches(k, node, n, sizes, units, f.type)
+                       for node, f in zip(nodes, schema, strict=True)]
+            for size in sizes:
+                arrays = [next(col) for col in streams]
+                for node, a in zip(nodes, arrays, strict=True):
+                    if len(a) != size:
+                        raise LayoutError(f"{len(a)} values where the stripe has {size} more "
+                                          "records", field=f"/stripes/{k}/fields/{node.name}")
+                yield pa.RecordBatch.from_arrays(arrays, schema=schema)
+            for col in streams:
+                next(col, None)
+
+    def _batch_unit(self: AmudaiShard, node: AmudaiField) -> str:  # type: ignore[misc]
+        """A DateTime (or KustoTimeSpan) column's unit in Arrow batches, from the shard's
+        range statistics (``"us"`` without them)."""
+        from .arrow import NS_TICKS
+
+        msg = self.field_descriptor(node.schema_id)
+        if msg is None or not msg.HasField("range_stats"):
+            return "us"
+        lo, hi = msg.range_stats.min_value, msg.range_stats.max_value
+        ends = []
+        for v in (lo, hi):
+            kind = v.WhichOneof("kind")
+            if kind in ("u64_value", "i64_value"):
+                ends.append(int(getattr(v, kind)))
+            elif kind == "datetime_value":
+                ends.append(int(v.datetime_value.ticks))
+            else:
+                return "us"
+        if node.type != "DateTime":  # a KustoTimeSpan: ticks × 100 in an int64
+            limit = (2**63 - 1) // 100
+            return "ns" if -limit <= ends[0] and ends[1] <= limit else "us"
+        return "ns" if NS_TICKS[0] <= ends[0] and ends[1] <= NS_TICKS[1] else "us"
+
+    def _arrow_column_batches(self: AmudaiShard, k: int,  # type: ignore[misc]
+                              node: AmudaiField, count: int, sizes: list[int],
+                              units: dict[int, str], typ: Any) -> Iterator[Any]:
+        """Column ``node`` of stripe ``k`` cut in ``sizes``, as Arrow arrays."""
+        from .arrays import _as_type
+        from .arrow import NS_TICKS, UNIX_EPOCH_TICKS, pyarrow
+
+        pa = pyarrow()
+        field = f"/stripes/{k}/fields/{node.path}"
+        dtype = _dtype_of(node)
+        sfd = self.stripe_field(k, node.schema_id)
+        plain = sfd is not None and not sfd.field.HasField("constant_value")
+        if dtype is not None and plain and not (node.type == "Int64"
+                                                and node.extended_type == "KustoTimeSpan"):
+            assert sfd is not None
+            self._check_count(sfd, count, field)
+            bufs = self._buffers(sfd, field)
+            if spb.DATA not in bufs:
+                raise LayoutError(f"{node.type} field without a DATA buffer", field=field)
+            ns = units.get(node.schema_id) == "ns"
+            for values in _cut(self._numeric_pieces(bufs[spb.DATA], dtype, field + "/data"),
+                               sizes, count, bufs[spb.DATA].buffer.range.start,
+                               field + "/data"):
+                mask = np.ma.getmaskarray(values) if isinstance(values, np.ma.MaskedArray) \
+                    else None
+                data = np.ma.getdata(values)
+                if node.type == "DateTime":
+                    present = data if mask is None else data[~mask]
+                    if ns and present.size and (int(present.min()) < NS_TICKS[0]
+                                                or int(present.max()) > NS_TICKS[1]):
+                        raise LayoutError("a DateTime value outside the range statistics",
+                                          field=field)
+                    if present.size and int(present.max()) >= 1 << 63:
+                        raise LayoutError(f"DateTime ticks {int(present.max())} past int64",
+                                          field=field)
+                    rel = data.astype(np.int64) - np.int64(UNIX_EPOCH_TICKS)
+                    data = rel * 100 if ns else rel // 10
+                yield pa.array(data, type=typ, mask=mask)
+            return
+        if (dtype is None and plain and node.type in _BYTES_TYPES
+                and node.extended_type != "KustoDecimal"):
+            assert sfd is not None
+            self._check_count(sfd, count, field)
+            bufs = self._buffers(sfd, field)
+            if spb.DATA not in bufs:
+                raise LayoutError(f"{node.type} field without a DATA buffer", field=field)
+            if spb.VALUE_DICTIONARY in bufs:
+                entries, null_id = self.value_dictionary(bufs[spb.VALUE_DICTIONARY],
+                                                         field + "/dictionary")
+                fixed = typ.byte_width if pa.types.is_fixed_size_binary(typ) else 0
+                table = _as_type(pa.array(entries, type=pa.binary(fixed) if fixed
+                                          else pa.large_binary()), typ, _is_text(node), field)
+                for ids in _cut(self._numeric_pieces(bufs[spb.DATA], np.dtype("<u4"),
+                                                     field + "/data"),
+                                sizes, count, bufs[spb.DATA].buffer.range.start,
+                                field + "/data"):
+                    raw = np.ma.getdata(ids)
+                    if raw.size and int(raw.max()) >= len(entries):
+                        raise LayoutError(f"dictionary id {int(raw.max())} of {len(entries)} "
+                                          "entries", field=field + "/data")
+                    null = np.ma.getmaskarray(ids)
+                    if null_id is not None:
+                        null = null | (raw == null_id)
+                    yield table.take(pa.array(raw, type=pa.uint32(),
+                                              mask=null if null.any() else None))
+                return
+            if spb.VALUE_DICTIONARY not in bufs:
+                for data, offs, ok in _cut_raw(self._raw_pieces(node, bufs, field), sizes,
+                                               count, bufs[spb.DATA].buffer.range.start,
+                                               field + "/data"):
+                    nulls = None if ok is None else pa.py_buffer(np.packbits(
+                        ok, bitorder="little"))
+                    n = len(offs) - 1
+                    fixed = typ.byte_width if pa.types.is_fixed_size_binary(typ) else 0
+                    if fixed and not pa.types.is_decimal(typ):
+                        arr = pa.Array.from_buffers(pa.binary(fixed), n,
+                                                    [nulls, pa.py_buffer(data)])
+                    else:
+                        arr = pa.Array.from_buffers(pa.large_binary(), n,
+                                                    [nulls, pa.py_buffer(offs),
+                                                     pa.py_buffer(data)])
+                    yield _as_type(arr, typ, _is_text(node), field)
+                return
+        for values in self._column_batches(k, node, count, sizes):
+            if isinstance(values, np.ndarray):
+                mask = np.ma.getmaskarray(values) if isinstance(values, np.ma.MaskedArray) \
+                    else None
+                values = [None if m else v for v, m in zip(
+                    np.ma.getdata(values).tolist(),
+                    mask.tolist() if mask is not None else [False] * len(values),
+                    strict=True)]
+            from .arrow import to_arrow_values
+
+            mine: dict[int, str] = dict(units)
+            raw = to_arrow_values(node, values, mine)
+            yield pa.array(raw, type=typ)
+
+    def _raw_pieces(self: AmudaiShard, node: AmudaiField,  # type: ignore[misc]
+                    bufs: dict[int, Any], field: str
+                    ) -> Iterator[tuple[bytes, np.ndarray, np.ndarray | None]]:
+        """Each block of a binary column: its bytes, offsets and valid mask."""
+        fixed = node.fixed_size if node.type in ("FixedSizeBinary", "Guid") else 0
+        if node.type == "Guid":
+            fixed = fixed or 16
+        for n, parts, valid, base, at in self._block_parts(bufs[spb.DATA], field + "/data"):
+            data, offs = decode_binary_raw(parts.values, n, fixed,
+                                           base=base + parts.values_offset,
+                                           field=at + "/values")
+            yield data, offs, valid
+
     def _column_batches(self: AmudaiShard, k: int, node: AmudaiField,  # type: ignore[misc]
                         count: int, sizes: list[int]) -> Iterator[Any]:
         """Column ``node`` of stripe ``k`` (``count`` positions) cut in ``sizes``."""
         dtype = _dtype_of(node)
         field = f"/stripes/{k}/fields/{node.path}"
+        sfd = self.stripe_field(k, node.schema_id)
+        if (dtype is None and node.type in _BYTES_TYPES and node.extended_type != "KustoDecimal"
+                and sfd is not None and not sfd.field.HasField("constant_value")):
+            self._check_count(sfd, count, field)
+            bufs = self._buffers(sfd, field)
+            if spb.DATA not in bufs:
+                raise LayoutError(f"{node.type} field without a DATA buffer", field=field)
+            yield from _cut_lists(self._bytes_pieces(node, bufs, field), sizes, count,
+                                  bufs[spb.DATA].buffer.range.start, field + "/data")
+            return
         if dtype is None:
             values = _Streams(self, k).column(node, count)
             for size in sizes:
@@ -100,13 +279,10 @@ class AmudaiBatches:
                 raise LayoutError(f"more values than the stripe's {count} records",
                                   field=field)
             return
-        sfd = self.stripe_field(k, node.schema_id)
         if sfd is not None:
             self._check_count(sfd, count, field)
         if sfd is None or sfd.field.HasField("constant_value"):
-            value = None if sfd is None else self._constant(sfd, node, field)
-            if value is not None and node.type == "DateTime":
-                value = sfd.field.constant_value.datetime_value.ticks  # type: ignore[union-attr]
+            value = None if sfd is None else self._constant_raw(sfd.field, node, field)
             for size in sizes:
                 if value is None:
                     yield np.ma.MaskedArray(np.zeros(size, dtype), np.ones(size, bool))
@@ -118,6 +294,41 @@ class AmudaiBatches:
             raise LayoutError(f"{node.type} field without a DATA buffer", field=field)
         yield from _cut(self._numeric_pieces(bufs[spb.DATA], dtype, field + "/data"), sizes,
                         count, bufs[spb.DATA].buffer.range.start, field + "/data")
+
+    def _bytes_pieces(self: AmudaiShard, node: AmudaiField,  # type: ignore[misc]
+                      bufs: dict[int, Any], field: str) -> Iterator[list[Any]]:
+        """Each block's values of a String, Binary, FixedSizeBinary or Guid column, as the
+        value readers give them (str for text, bytes otherwise, None for nulls), decoded a
+        block at a time (one UTF-8 decode per block when its bytes are ASCII)."""
+        text = _is_text(node)
+        where = field + "/data"
+        if spb.VALUE_DICTIONARY in bufs:
+            entries, null_id = self.value_dictionary(bufs[spb.VALUE_DICTIONARY],
+                                                     field + "/dictionary")
+            table: list[Any] = _texts(b"".join(entries), np.cumsum(
+                [0, *map(len, entries)]), field) if text else list(entries)
+            if null_id is not None:
+                table[null_id] = None
+            for ids, valid in self._numeric_pieces(bufs[spb.DATA], np.dtype("<u4"), where):
+                if ids.size and int(ids.max()) >= len(table):
+                    raise LayoutError(f"dictionary id {int(ids.max())} of {len(table)} entries",
+                                      field=where)
+                items = [table[i] for i in ids.tolist()]
+                yield _apply(items, valid)
+            return
+        fixed = node.fixed_size if node.type in ("FixedSizeBinary", "Guid") else 0
+        if node.type == "Guid":
+            fixed = fixed or 16
+        for n, parts, valid, base, at in self._block_parts(bufs[spb.DATA], where):
+            data, offs = decode_binary_raw(parts.values, n, fixed,
+                                           base=base + parts.values_offset,
+                                           field=at + "/values")
+            if text:
+                items = _texts(data, offs, field)
+            else:
+                bounds = offs.tolist()
+                items = [data[a:b] for a, b in itertools.pairwise(bounds)]
+            yield _apply(items, valid)
 
     def _numeric_pieces(self: AmudaiShard, buf: spb.EncodedBuffer,  # type: ignore[misc]
                         dtype: np.dtype, field: str
@@ -134,6 +345,92 @@ class AmudaiBatches:
 
 
 _END = object()
+
+
+def _walk(node: AmudaiField) -> Iterator[AmudaiField]:
+    yield node
+    for c in node.children:
+        yield from _walk(c)
+
+
+def _cut_raw(pieces: Iterator[tuple[bytes, np.ndarray, np.ndarray | None]], sizes: list[int],
+             count: int, offset: int, field: str
+             ) -> Iterator[tuple[bytes, np.ndarray, np.ndarray | None]]:
+    """Binary values of blocks of any size in runs of ``sizes``: ``(bytes, int64 offsets from
+    0, valid mask or None)``; LayoutError unless the blocks hold exactly ``count`` values."""
+    held: list[tuple[bytes, np.ndarray, np.ndarray | None]] = []
+    have = seen = 0
+    for size in sizes:
+        while have < size:
+            piece = next(pieces, None)
+            if piece is None:
+                raise LayoutError(f"buffer holds {seen} values, the stripe {count}",
+                                  offset=offset, field=field)
+            held.append(piece)
+            have += len(piece[1]) - 1
+            seen += len(piece[1]) - 1
+        parts, offs, masks, shift = [], [], [], 0
+        for data, o, m in held:
+            parts.append(data)
+            offs.append(o[:-1] + shift)
+            masks.append(m)
+            shift += int(o[-1])
+        data = b"".join(parts)
+        allo = np.concatenate([*offs, np.array([shift], np.int64)])
+        ok = None
+        if any(m is not None for m in masks):
+            ok = np.concatenate([np.ones(len(o), bool) if m is None else m
+                                 for o, m in zip(offs, masks, strict=True)])
+        held = []
+        if have > size:  # the rest of the last block stays for the next batch
+            cut = int(allo[size])
+            rest_offs = allo[size:] - cut
+            held = [(data[cut:], rest_offs, None if ok is None else ok[size:])]
+            data, allo = data[:cut], allo[:size + 1]
+            ok = None if ok is None else ok[:size]
+        have -= size
+        yield data, allo, ok
+    more = sum(len(p[1]) - 1 for p in pieces)
+    if have or more:
+        raise LayoutError(f"buffer holds {seen + more} values, the stripe {count}",
+                          offset=offset, field=field)
+
+
+def _texts(data: bytes, offsets: Any, field: str) -> list[str]:
+    """The UTF-8 values ``data[offsets[i]:offsets[i + 1]]`` as str (LayoutError otherwise)."""
+    bounds = [int(x) for x in offsets] if not hasattr(offsets, "tolist") else offsets.tolist()
+    try:
+        if data.isascii():  # character offsets are byte offsets
+            whole = data.decode("ascii")
+            return [whole[a:b] for a, b in itertools.pairwise(bounds)]
+        return [data[a:b].decode("utf-8") for a, b in itertools.pairwise(bounds)]
+    except UnicodeDecodeError as exc:
+        raise LayoutError(f"String value is not UTF-8: {exc}", field=field) from exc
+
+
+def _cut_lists(pieces: Iterator[list[Any]], sizes: list[int], count: int, offset: int,
+               field: str) -> Iterator[list[Any]]:
+    """Lists of ``sizes`` values from blocks of any size; LayoutError unless the blocks hold
+    exactly ``count`` values."""
+    held: list[list[Any]] = []
+    have = seen = 0
+    for size in sizes:
+        while have < size:
+            piece = next(pieces, None)
+            if piece is None:
+                raise LayoutError(f"buffer holds {seen} values, the stripe {count}",
+                                  offset=offset, field=field)
+            held.append(piece)
+            have += len(piece)
+            seen += len(piece)
+        flat = held[0] if len(held) == 1 else list(itertools.chain.from_iterable(held))
+        rest = flat[size:]
+        held, have = ([rest] if rest else []), len(rest)
+        yield flat[:size] if rest else flat
+    more = sum(len(p) for p in pieces)
+    if have or more:
+        raise LayoutError(f"buffer holds {seen + more} values, the stripe {count}",
+                          offset=offset, field=field)
 
 
 def _cut(pieces: Iterator[tuple[np.ndarray, np.ndarray | None]], sizes: list[int],

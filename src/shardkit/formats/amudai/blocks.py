@@ -9,6 +9,7 @@ block (the caller passes ``base``) and a ``field`` path. Layouts: FORMAT_NOTES.m
 
 from __future__ import annotations
 
+import functools
 import itertools
 import struct
 from contextvars import ContextVar
@@ -331,15 +332,37 @@ def _fastlanes_unpack(sec: _Section, pos: int, end: int, n: int, udt: np.dtype, 
     lanes = 1024 // bits
     words = sec.array(pos, end, chunks * width * lanes, udt, what)
     packed = words.reshape(chunks, width, lanes)
+    first, shift, spill, place = _fl_plan(bits, width)
+    # every row at once: row r is bits [r*W, r*W + W) of each lane's stream of W words
+    value = packed[:, first, :] >> shift
+    if spill is not None:
+        rows, left = spill
+        value[:, rows, :] |= packed[:, first[rows] + 1, :] << left
+    if width < bits:
+        value &= udt.type((1 << width) - 1)
     out = np.empty((chunks, 1024), udt)
-    mask = udt.type((1 << width) - 1)
-    for row, start in enumerate(_FL_ROW_START[bits]):
-        k, shift = divmod(row * width, bits)
-        value = packed[:, k, :] >> udt.type(shift)
-        if shift + width > bits:
-            value = value | (packed[:, k + 1, :] << udt.type(bits - shift))
-        out[:, start : start + lanes] = value & mask
+    out[:, place] = value.reshape(chunks, bits * lanes)
     return out.reshape(-1)[:n]
+
+
+@functools.cache
+def _fl_plan(bits: int, width: int) -> tuple[np.ndarray, np.ndarray,
+                                             tuple[np.ndarray, np.ndarray] | None, np.ndarray]:
+    """For ``width``-bit values packed in ``bits``-bit words: per row, the word it starts in,
+    the shift, the rows that spill into the next word (and the left shift there), and where
+    each (row, lane) value goes among the 1024 of a chunk (the FastLanes order)."""
+    udt = np.dtype(f"<u{bits // 8}")
+    rows = np.arange(bits)
+    first = rows * width // bits
+    shift = (rows * width % bits).astype(udt)[None, :, None]
+    over = np.flatnonzero(rows * width % bits + width > bits)
+    spill = None
+    if over.size:
+        spill = (over, (bits - rows[over] * width % bits).astype(udt)[None, :, None])
+    lanes = 1024 // bits
+    starts = np.array(_FL_ROW_START[bits])
+    place = (starts[:, None] + np.arange(lanes)[None, :]).reshape(-1)
+    return first, shift, spill, place
 
 
 def _int_only(sec: _Section, code: int, dtype: np.dtype, pos: int) -> None:
@@ -607,6 +630,14 @@ def decode_binary_values(values: memoryview, n: int, fixed: int, *, base: int,
     BlockDictionary code 0 (a null slot) yields empty bytes (``fixed`` zero bytes for a
     fixed-size field); the presence section says which slots are null.
     """
+    data, offsets = decode_binary_raw(values, n, fixed, base=base, field=field)
+    return [data[a:b] for a, b in itertools.pairwise(offsets.tolist())]
+
+
+def decode_binary_raw(values: memoryview, n: int, fixed: int, *, base: int,
+                      field: str) -> tuple[bytes, np.ndarray]:
+    """The values of :func:`decode_binary_values` as one byte string and ``n + 1`` int64
+    offsets into it (increasing from 0, checked): what an Arrow binary array is made of."""
     sec = _Section(values, base, field)
     end = len(values)
     (code,) = sec.unpack("<H", 0, end, "encoding code")
@@ -617,7 +648,11 @@ def decode_binary_values(values: memoryview, n: int, fixed: int, *, base: int,
         raise LimitExceededError(f"{n} values in one block (the cap is {MAX_BLOCK_VALUES})",
                                  offset=base, field=field)
     if code == SINGLE_VALUE:
-        return [bytes(values[2:])] * n
+        one = bytes(values[2:])
+        if len(one) * n > 1 << 31:
+            raise LimitExceededError(f"{n} copies of a {len(one)}-byte value", offset=base,
+                                     field=field)
+        return one * n, np.arange(n + 1, dtype=np.int64) * len(one)
     if code == PLAIN:
         (width,) = sec.unpack("<B", 2, end, "Plain binary offset width")
         return _fixed_or_offsets(sec, width, 3, end, n, fixed, None)
@@ -654,7 +689,7 @@ def _fixed_size(sec: _Section, fixed: int, n: int) -> int:
 
 
 def _fixed_or_offsets(sec: _Section, width: int, pos: int, end: int, n: int, fixed: int,
-                      data: bytes | None) -> list[bytes]:
+                      data: bytes | None) -> tuple[bytes, np.ndarray]:
     """Plain binary payload at ``pos`` (offsets + bytes), or fixed-size values."""
     if width == 0:
         size = fixed
@@ -664,7 +699,7 @@ def _fixed_or_offsets(sec: _Section, width: int, pos: int, end: int, n: int, fix
             data = bytes(sec.buf[pos : pos + total])
         elif len(data) < total:
             raise sec.layout(f"fixed-size block holds {len(data)} bytes, needs {total}", 0)
-        return [data[i * size : (i + 1) * size] for i in range(n)]
+        return data[:total], np.arange(n + 1, dtype=np.int64) * size
     if width != 8:
         raise UnsupportedVersionError(f"binary offset width {width}", offset=sec.base + 2,
                                       field=sec.field + "/offset_width")
@@ -673,7 +708,7 @@ def _fixed_or_offsets(sec: _Section, width: int, pos: int, end: int, n: int, fix
     return _slice(body, offsets, sec.base, sec.field)
 
 
-def _binary_dictionary(sec: _Section, n: int, fixed: int) -> list[bytes]:
+def _binary_dictionary(sec: _Section, n: int, fixed: int) -> tuple[bytes, np.ndarray]:
     """Binary BlockDictionary: meta{u32 codes_size, u32 lengths_size, u32 unique_count,
     u8 lengths_cascading}; codes; [pad 8]; u32 lengths; concatenated unique values.
 
@@ -716,10 +751,28 @@ def _binary_dictionary(sec: _Section, n: int, fixed: int) -> list[bytes]:
     lengths, dpos = candidates[0]
     bounds = np.zeros(unique + 1, np.int64)
     np.cumsum(lengths, out=bounds[1:])
-    data = bytes(sec.buf[dpos : dpos + int(bounds[-1])])
-    entries = [(bytes(fixed) if fixed else b"")]
-    entries += [data[a:b] for a, b in itertools.pairwise(bounds.tolist())]
-    return [entries[c] for c in codes.tolist()]
+    # entry 0 (a null slot) is empty, or ``fixed`` zero bytes
+    data = np.concatenate([np.zeros(fixed, np.uint8),
+                           np.frombuffer(sec.buf, np.uint8, int(bounds[-1]), dpos)])
+    starts = np.concatenate([[0], bounds[:-1] + fixed])
+    sizes = np.concatenate([[fixed], np.diff(bounds)])
+    return _gather(data, starts, sizes, codes.astype(np.int64), sec)
+
+
+def _gather(data: np.ndarray, starts: np.ndarray, sizes: np.ndarray, ids: np.ndarray,
+            sec: _Section) -> tuple[bytes, np.ndarray]:
+    """The entries ``ids`` of a table of byte strings (``data[starts[i]:starts[i] +
+    sizes[i]]``), concatenated, and their offsets."""
+    out_len = sizes[ids]
+    offsets = np.zeros(ids.size + 1, np.int64)
+    np.cumsum(out_len, out=offsets[1:])
+    total = int(offsets[-1])
+    if total > 1 << 31:
+        raise LimitExceededError(f"dictionary values expand to {total} bytes",
+                                 offset=sec.base, field=sec.field)
+    owner = np.repeat(np.arange(ids.size), out_len)
+    within = np.arange(total) - offsets[:-1][owner]
+    return data[starts[ids][owner] + within].tobytes(), offsets
 
 
 # FSST, from microsoft/amudai, crate amudai-encodings, src/encodings/binary/fsst.rs
@@ -787,7 +840,7 @@ def _fsst_decompress(sec: _Section, symbols: np.ndarray, lengths: np.ndarray, po
     return table[ids[owner], within].tobytes()
 
 
-def _binary_fsst(sec: _Section, n: int, fixed: int) -> list[bytes]:
+def _binary_fsst(sec: _Section, n: int, fixed: int) -> tuple[bytes, np.ndarray]:
     end = len(sec.buf)
     count, size, cascading, width = sec.unpack("<BIBB", 2, end, "FSST metadata")
     pos = 2 + _meta_size(7)
@@ -803,7 +856,7 @@ def _binary_fsst(sec: _Section, n: int, fixed: int) -> list[bytes]:
         if len(data) != total:
             raise sec.layout(f"FSST data decompresses to {len(data)} bytes, {n} fixed-size "
                              f"values need {total}", cpos)
-        return [data[i * fixed : (i + 1) * fixed] for i in range(n)]
+        return data, np.arange(n + 1, dtype=np.int64) * fixed
     if width != 8:
         raise UnsupportedVersionError(f"binary offset width {width}", offset=sec.base + 8,
                                       field=sec.field + "/offset_width")
@@ -836,13 +889,16 @@ def _binary_fsst(sec: _Section, n: int, fixed: int) -> list[bytes]:
     return _slice(data, found[0], sec.base, sec.field)
 
 
-def _slice(data: bytes, offsets: np.ndarray, base: int, field: str) -> list[bytes]:
-    if offsets.size and (int(offsets[0]) != 0 or int(offsets[-1]) > len(data)
-                         or bool(np.any(np.diff(offsets.astype(np.int64)) < 0))):
+def _slice(data: bytes, offsets: np.ndarray, base: int, field: str
+           ) -> tuple[bytes, np.ndarray]:
+    """``data`` and its offsets as int64, once they are checked to increase from 0 within it
+    (the offsets of a block must be u64 values below 2^63 to be increasing as int64)."""
+    offs = offsets.astype(np.int64, copy=False)
+    if offs.size and (int(offs[0]) != 0 or int(offs[-1]) > len(data)
+                      or bool(np.any(offs[1:] < offs[:-1]))):
         raise LayoutError("binary offsets are not increasing from 0 within the data",
                           offset=base, field=field + "/offsets")
-    bounds = offsets.tolist()
-    return [data[a:b] for a, b in itertools.pairwise(bounds)]
+    return data, offs
 
 
 def ticks_to_datetime(ticks: int, *, base: int | None = None, field: str | None = None

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Iterator
-from datetime import datetime
 from decimal import Decimal
 from typing import Any, Literal, overload
 
@@ -22,7 +21,6 @@ from ...errors import (
 from ...generated import amudai_shard_pb2 as spb
 from ...generated.amudai_shard import AmudaiShard as KsAmudai
 from ...hashing.amudai import checksum
-from .arrow import arrow_field, arrow_type, pyarrow, to_arrow_values
 from .blocks import (
     any_value_to_python,
     decode_binary_values,
@@ -44,6 +42,7 @@ from .model import (
     DataRefInfo,
     _apply,
     _dtype_of,
+    _is_text,
     _map_value,
     _section_len,
 )
@@ -299,7 +298,8 @@ class AmudaiColumns:
             offs = np.frombuffer(offs_raw, "<u8")
             from .blocks import _slice
 
-            entries = _slice(data, offs, ref.start + h.ofs_offsets, field + "/offsets")
+            data, bounds = _slice(data, offs, ref.start + h.ofs_offsets, field + "/offsets")
+            entries = [data[a:b] for a, b in itertools.pairwise(bounds.tolist())]
         null_id = h.null_id if h.null_entry_present else None
         if null_id is not None and null_id >= count:
             raise LayoutError(f"null id {null_id} of {count} entries", offset=ref.start + 6,
@@ -323,23 +323,14 @@ class AmudaiColumns:
         """
         node = self.field(path)
         self._stripe_records()
+        if arrow:
+            return self._arrow_column(node)  # type: ignore[attr-defined]
         unbacked = self._unbacked()
         out: list[Any] = []
         for k, stripe in enumerate(self.stripes):
             out.extend(self._column_in_stripe(k, node, self._positions(k, node, stripe),
-                                              unbacked, arrow))
-        if not arrow:
-            return out
-        pa = pyarrow()
-        return pa.array(to_arrow_values(node, out), type=arrow_type(node))
-
-    def to_arrow(self) -> Any:
-        """The whole shard as a ``pyarrow.Table``: one column per top-level field, in schema
-        order, typed as :mod:`.arrow` says (needs the ``shardkit[arrow]`` extra)."""
-        pa = pyarrow()
-        fields = [arrow_field(node) for node in self.schema]
-        arrays = [self.read_column(node.name, arrow=True) for node in self.schema]
-        return pa.Table.from_arrays(arrays, schema=pa.schema(fields))
+                                              unbacked))
+        return out
 
     def _stripe_records(self) -> int:
         """Records the stripes hold; LayoutError when the directory's ``total_record_count``
@@ -392,11 +383,9 @@ class AmudaiColumns:
         if sfd is None:
             return np.zeros(count, dtype), np.zeros(count, bool)
         if sfd.field.HasField("constant_value"):
-            value = self._constant(sfd, node, field)
+            value = self._constant_raw(sfd.field, node, field)
             if value is None:
                 return np.zeros(count, dtype), np.zeros(count, bool)
-            if isinstance(value, datetime):
-                value = sfd.field.constant_value.datetime_value.ticks
             return np.full(count, value, dtype), None
         bufs = self._buffers(sfd, field)
         if spb.DATA not in bufs:
@@ -431,11 +420,36 @@ class AmudaiColumns:
     def _constant(self, sfd: spb.StripeFieldDescriptor, node: AmudaiField, field: str) -> Any:
         return self._constant_of(sfd.field, node, field)
 
+    def _constant_raw(self, msg: spb.FieldDescriptor, node: AmudaiField, field: str) -> Any:
+        """A descriptor's constant as the raw column holds it: a DateTime as its ticks (the
+        Rust writer stores them as ``U64Value``, as its statistics; a ``DatetimeValue`` is
+        read too), anything else as :meth:`_constant_of` gives it."""
+        if node.type != "DateTime":
+            return self._constant_of(msg, node, field)
+        value = msg.constant_value
+        kind = value.WhichOneof("kind")
+        if kind is None or kind == "null_value":
+            return None
+        if kind in ("u64_value", "i64_value"):
+            ticks = int(getattr(value, kind))
+        elif kind == "datetime_value":
+            ticks = int(value.datetime_value.ticks)
+        else:
+            raise LayoutError(f"DateTime constant of kind {kind} (U64Value ticks expected)",
+                              field=field + "/constant_value")
+        if not 0 <= ticks < 1 << 64:
+            raise LayoutError(f"DateTime constant {ticks} is not a tick count",
+                              field=field + "/constant_value")
+        return ticks
+
     def _constant_of(self, msg: spb.FieldDescriptor, node: AmudaiField, field: str) -> Any:
+        if node.type == "DateTime":
+            ticks = self._constant_raw(msg, node, field)
+            return None if ticks is None else ticks_to_datetime(ticks, field=field)
         value = any_value_to_python(msg.constant_value, self.max_depth, field=field)
         if node.extended_type == "KustoDecimal" and isinstance(value, bytes):
             return _kusto_decimal(value, field)
-        if node.type == "String" and isinstance(value, bytes):
+        if _is_text(node) and isinstance(value, bytes):
             value = value.decode("utf-8", "replace")
         return value
 
@@ -451,8 +465,8 @@ class AmudaiColumns:
             return [None] * count
         t = node.type
         if sfd.field.HasField("constant_value"):
-            if raw and t == "DateTime" and sfd.field.constant_value.HasField("datetime_value"):
-                return [int(sfd.field.constant_value.datetime_value.ticks)] * count
+            if raw and t == "DateTime":
+                return [self._constant_raw(sfd.field, node, field)] * count
             return [self._constant(sfd, node, field)] * count
         bufs = self._buffers(sfd, field)
         valid: np.ndarray | None = None
@@ -543,7 +557,7 @@ class AmudaiColumns:
             if len(items) != count:
                 raise LayoutError(f"DATA buffer holds {len(items)} values, expected {count}",
                                   field=field + "/data")
-        if node.type == "String":
+        if _is_text(node):
             try:
                 items = [None if v is None else v.decode("utf-8") for v in items]
             except UnicodeDecodeError as exc:

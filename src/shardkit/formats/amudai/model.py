@@ -108,11 +108,12 @@ class AmudaiField:
     @property
     def type_name(self) -> str:
         """The type as ``ls`` shows it (``Int32 unsigned``, ``FixedSizeBinary(16)``...)."""
+        name = self.type
         if self.type in _INT_WIDTH and not self.signed:
-            return f"{self.type} unsigned"
-        if self.type in ("FixedSizeBinary", "FixedSizeList"):
-            return f"{self.type}({self.fixed_size})"
-        return self.type + (f" [{self.extended_type}]" if self.extended_type else "")
+            name = f"{self.type} unsigned"
+        elif self.type in ("FixedSizeBinary", "FixedSizeList"):
+            name = f"{self.type}({self.fixed_size})"
+        return name + (f" [{self.extended_type}]" if self.extended_type else "")
 
     def to_dict(self) -> dict[str, Any]:
         """Plain dict for JSON (children nested)."""
@@ -385,6 +386,13 @@ def _section_len(h: Any, name: str) -> int:
               "offsets": (h.ofs_offsets, h.ofs_offsets_end),
               "sorted_ids": (h.ofs_sorted_ids, h.ofs_sorted_ids_end)}[name]
     return hi - lo
+
+
+def _is_text(node: AmudaiField) -> bool:
+    """Values read as ``str``: String, and a ``KustoDynamic`` Binary (JSON text; the
+    reference maps it to Arrow ``large_string`` with the ``arrow.json`` extension)."""
+    return node.type == "String" or (node.type == "Binary"
+                                     and node.extended_type == "KustoDynamic")
 
 
 def _dtype_of(node: AmudaiField) -> np.dtype | None:

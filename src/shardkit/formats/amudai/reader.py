@@ -31,6 +31,7 @@ from ...hashing.amudai import checksum
 from ...render import to_jsonable
 from ...sources import ByteSource, as_stream
 from ..base import Reader, Section
+from .arrays import AmudaiArrays
 from .batches import AmudaiBatches
 from .blocks import (
     any_value_to_python,
@@ -64,8 +65,8 @@ from .verify import AmudaiVerify
 from .wire import WALK_FROM, check_items, check_known
 
 
-class AmudaiShard(AmudaiColumns, AmudaiRows, AmudaiStream, AmudaiBatches, AmudaiVerify,
-                  Reader):
+class AmudaiShard(AmudaiArrays, AmudaiColumns, AmudaiRows, AmudaiStream, AmudaiBatches,
+                  AmudaiVerify, Reader):
     """An Amudai shard (root ``.amudai.shard`` file, and stripe files beside it).
 
     Args:

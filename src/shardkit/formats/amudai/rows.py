@@ -32,6 +32,7 @@ from .model import (
     DataRefInfo,
     _apply,
     _dtype_of,
+    _is_text,
     _map_value,
     _plain,
 )
@@ -162,7 +163,7 @@ class AmudaiRows:
                     bufs[spb.DATA], field + "/data", lo, hi,
                     lambda vals, n, base, where: decode_binary_values(
                         vals, n, fixed, base=base, field=where))
-            if t == "String":
+            if _is_text(node):
                 try:
                     items = [None if v is None else bytes(v).decode("utf-8") for v in items]
                 except UnicodeDecodeError as exc:

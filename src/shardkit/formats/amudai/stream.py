@@ -19,7 +19,7 @@ from ...errors import LayoutError, UnsupportedVersionError
 from ...generated import amudai_shard_pb2 as spb
 from .blocks import decode_binary_values, decode_numeric_values, ticks_to_datetime
 from .columns import _kusto_decimal
-from .model import _BYTES_TYPES, AmudaiField, _dtype_of, _map_value, _plain
+from .model import _BYTES_TYPES, AmudaiField, _dtype_of, _is_text, _map_value, _plain
 
 if TYPE_CHECKING:
     from .reader import AmudaiShard
@@ -132,6 +132,10 @@ class _Streams:
     def _lists(self, node: AmudaiField, count: int, buf: spb.EncodedBuffer, field: str
                ) -> Iterator[Any]:
         where = field + "/offsets"
+        want = 1 if node.type == "List" else 2
+        if len(node.children) != want:
+            raise LayoutError(f"{node.type} field with {len(node.children)} children "
+                              f"(expected {want})", field=field)
         offsets = (v for values, _ in self._blocks(buf, np.dtype("<u8"), where)
                    for v in values)
         prev = next(offsets, None)
@@ -165,7 +169,7 @@ class _Streams:
     def _bytes(self, node: AmudaiField, count: int, bufs: dict[int, Any], field: str
                ) -> Iterator[Any]:
         s = self.s
-        text = node.type == "String"
+        text = _is_text(node)
         decimal = node.extended_type == "KustoDecimal"
 
         def out(v: Any) -> Any:

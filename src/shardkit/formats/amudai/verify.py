@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import struct
 import sys
 from collections.abc import Callable, Iterator
@@ -20,7 +21,7 @@ from ...generated import amudai_schema_fb as fb
 from ...generated import amudai_shard_pb2 as spb
 from .blocks import (
     _MAX_TICKS,
-    decode_binary_values,
+    decode_binary_raw,
     decode_numeric_values,
     split_block,
     ticks_to_datetime,
@@ -39,6 +40,7 @@ from .model import (
     DataRefInfo,
     HopLimitError,
     _dtype_of,
+    _is_text,
     _lookup_issue,
 )
 
@@ -412,19 +414,22 @@ class _StreamCheck:
             if seen != count:
                 raise LayoutError(f"{seen} dictionary ids for {count} positions",
                                   field=field + "/data")
-            if node.type == "String":
+            if _is_text(node):
                 self._utf8(entries, None, field)
             return
         fixed = node.fixed_size if node.type in ("FixedSizeBinary", "Guid") else 0
         if node.type == "Guid":
             fixed = fixed or 16
         seen = 0
+        text = _is_text(node)
         for n, parts, valid, base, where in s._block_parts(bufs[spb.DATA], field + "/data"):
-            items = decode_binary_values(parts.values, n, fixed, base=base + parts.values_offset,
-                                         field=where + "/values")
-            seen += len(items)
-            if node.type == "String":
-                self._utf8(items, valid, field)
+            data, offs = decode_binary_raw(parts.values, n, fixed,
+                                           base=base + parts.values_offset,
+                                           field=where + "/values")
+            seen += len(offs) - 1
+            if text and not data.isascii():  # ASCII is UTF-8 whatever the slicing
+                bounds = offs.tolist()
+                self._utf8([data[a:b] for a, b in itertools.pairwise(bounds)], valid, field)
         if seen != count:
             raise LayoutError(f"DATA buffer holds {seen} values, expected {count}",
                               field=field + "/data")
