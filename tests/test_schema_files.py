@@ -70,11 +70,11 @@ def test_index_lists_every_schema_with_its_imports() -> None:
     assert index["swh_read_shard"].upload == ("swh_read_shard.ksy", "cmph_chd_ph.ksy")
     assert index["zss"].upload == ("zss.ksy", "uleb128.ksy")
     assert {info.format for info in index.values()} - {None} == set(FORMATS)
-    assert [info.format for info in index.values()] == [*sorted(FORMATS), *[None] * 5]
+    assert [info.format for info in index.values()] == [*sorted(FORMATS), *[None] * 8]
     # shared types imported by a format's schema, and payloads stored inside Neuroglancer shards
     assert sorted(sid for sid, info in index.items() if info.format is None) == [
-        "cmph_chd_ph", "ng_compressed_segmentation", "ng_mesh_manifest", "ng_skeleton",
-        "uleb128"]
+        "cmph_chd_ph", "ng_annotation", "ng_annotation_by_id", "ng_annotation_cell",
+        "ng_compressed_segmentation", "ng_mesh_manifest", "ng_skeleton", "uleb128"]
 
 
 @pytest.mark.parametrize("name", ["zss", "zss.ksy", "uleb128", "neuroglancer",
@@ -124,7 +124,8 @@ def test_cli_list(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["schema", "--list"]) == 0
     lines = capsys.readouterr().out.splitlines()
     assert [line.split()[0] for line in lines] == [
-        *FORMATS_SORTED, "(imported)", "(payload)", "(payload)", "(payload)", "(imported)"]
+        *FORMATS_SORTED, "(imported)", "(imported)", "(payload)", "(payload)", "(payload)",
+        "(payload)", "(payload)", "(imported)"]
     assert "(+ cmph_chd_ph.ksy)" in next(line for line in lines if line.startswith("swh "))
     assert main(["schema", "--list", "--json"]) == 0
     rows = json.loads(capsys.readouterr().out)
