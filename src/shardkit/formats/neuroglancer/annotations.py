@@ -485,6 +485,16 @@ class SpatialLevel:
         size = np.asarray(self.chunk_size, dtype=np.float64)
         return origin + c * size, origin + (c + 1) * size
 
+    def open_cell_box(self, origin: np.ndarray, cell: Sequence[int]
+                      ) -> tuple[np.ndarray, np.ndarray]:
+        """:meth:`cell_box`, reaching to infinity on the sides where the cell is at the edge
+        of the grid."""
+        lo, hi = self.cell_box(origin, cell)
+        c = np.asarray(cell)
+        lo = np.where(c == 0, -np.inf, lo)
+        hi = np.where(c == np.asarray(self.grid_shape) - 1, np.inf, hi)
+        return lo, hi
+
 
 def _level_of(store: _Store, meta: Any, i: int, rank: int, options: dict[str, Any],
               allow_external: bool) -> SpatialLevel:
@@ -582,38 +592,56 @@ class NgAnnotationLayer(NgDataset):
     def decoder(self) -> RecordDecoder:
         return self._decoder
 
-    def _decide(self, size_ok: Callable[[RecordDecoder], bool]) -> None:
-        """Pick the spec layout or neuroglancer 2.41.2's from the first value read."""
+    def _decide(self, fits: Callable[[RecordDecoder], int]) -> None:
+        """Pick the spec layout or neuroglancer 2.41.2's from the values read.
+
+        ``fits(decoder)`` is -1 when a value does not parse with that layout, 0 when it parses
+        with non-zero padding, 1 when it parses with zero padding. The first value where the
+        two layouts score differently decides; until then the spec's is used.
+        """
         if self._decided or self._alt is None:
             return
-        self._decided = True
-        if size_ok(self._decoder):
-            return
         alt = RecordDecoder(self._alt)
-        if size_ok(alt):
+        ours, theirs = fits(RecordDecoder(AnnotationLayout(self.info))), fits(alt)
+        if ours == theirs:
+            return  # nothing tells them apart yet
+        self._decided = True
+        if theirs > ours:
             self._decoder = alt
             self.layout = self._alt
             self.quirks.append(
                 "records use neuroglancer 2.41.2's property layout (a uint32 padded as if "
-                f"3-aligned: {self._alt.record_bytes}-byte records where the spec gives "
-                f"{AnnotationLayout(self.info).record_bytes})")
+                f"3-aligned, at offset {[p.offset for p in self._alt.properties]} after the "
+                "geometry where the spec gives "
+                f"{[p.offset for p in AnnotationLayout(self.info).properties]})")
 
-    def _fits_by_id(self, data: bytes) -> Callable[[RecordDecoder], bool]:
-        def ok(dec: RecordDecoder) -> bool:
+    @staticmethod
+    def _zero_padding(dec: RecordDecoder, data: bytes, ends: Iterable[int]) -> bool:
+        lay = dec.layout
+        pads = lay.padding_ranges()
+        for end in ends:
+            base = end - lay.property_bytes
+            if any(any(data[base + a : base + b]) for a, b in pads):
+                return False
+        return True
+
+    def _fits_by_id(self, data: bytes) -> Callable[[RecordDecoder], int]:
+        def ok(dec: RecordDecoder) -> int:
             try:
                 dec.decode_by_id(0, data)
-                return True
+                end = dec.record_end(data, 0, "")
             except ShardkitError:
-                return False
+                return -1
+            return int(self._zero_padding(dec, data, [end]))
         return ok
 
-    def _fits_cell(self, data: bytes) -> Callable[[RecordDecoder], bool]:
-        def ok(dec: RecordDecoder) -> bool:
+    def _fits_cell(self, data: bytes) -> Callable[[RecordDecoder], int]:
+        def ok(dec: RecordDecoder) -> int:
             try:
-                dec.cell_bounds(data, "")
-                return True
+                _, starts = dec.cell_bounds(data, "")
             except ShardkitError:
-                return False
+                return -1
+            return int(self._zero_padding(dec, data, starts[1:]))
         return ok
 
     # -- by id -------------------------------------------------------------------------------
@@ -730,8 +758,8 @@ class NgAnnotationLayer(NgDataset):
             anns = self.decode_cell(data, f"{lvl.key}/{fname}")
         except ShardkitError:
             return False
-        lo, hi = lvl.cell_box(self.lower_bound, cell)
-        slack = 1e-4 * np.maximum(1.0, np.abs(hi))
+        lo, hi = lvl.open_cell_box(self.lower_bound, cell)
+        slack = 1e-4 * np.maximum(1.0, np.asarray(lvl.chunk_size))
         return all(meets(a.type, a.geometry, lo - slack, hi + slack) for a in anns)
 
     def read_cell(self, level: int, cell: Sequence[int]) -> list[Annotation]:
@@ -749,23 +777,23 @@ class NgAnnotationLayer(NgDataset):
 
     def cells_meeting(self, level: int, lower: Sequence[float], upper: Sequence[float]
                       ) -> list[tuple[int, ...]]:
-        """Grid cells of ``level`` whose closed box meets ``[lower, upper]``."""
+        """Grid cells of ``level`` whose closed box meets ``[lower, upper]``.
+
+        The cells at the edges of the grid stand for everything beyond it too (geometry
+        outside the bounds, which verify reports, is stored in them), so a box outside the
+        grid still reads the edge cells it faces, as Neuroglancer does.
+        """
         lvl = self.spatial[level]
         size = np.asarray(lvl.chunk_size)
-        lo = np.floor((np.asarray(lower, dtype=np.float64) - self.lower_bound) / size)
-        hi = np.floor((np.asarray(upper, dtype=np.float64) - self.lower_bound) / size)
-        grid = np.asarray(lvl.grid_shape)
-        lo = np.clip(lo - 1, 0, grid - 1).astype(np.int64)  # closed cells: one more below
-        hi = np.clip(hi, 0, grid - 1).astype(np.int64)
         if np.any(np.asarray(upper) < np.asarray(lower)):
             return []
-        ranges = [range(int(a), int(b) + 1) for a, b in zip(lo, hi, strict=True)]
-        out = []
-        for cell in _product(ranges):
-            clo, chi = lvl.cell_box(self.lower_bound, cell)
-            if np.all(clo <= np.asarray(upper)) and np.all(chi >= np.asarray(lower)):
-                out.append(cell)
-        return out
+        first = np.ceil((np.asarray(lower, dtype=np.float64) - self.lower_bound) / size - 1)
+        last = np.floor((np.asarray(upper, dtype=np.float64) - self.lower_bound) / size)
+        grid = np.asarray(lvl.grid_shape)
+        first = np.clip(first, 0, grid - 1).astype(np.int64)
+        last = np.clip(last, 0, grid - 1).astype(np.int64)
+        return list(_product([range(int(a), int(b) + 1) for a, b in zip(first, last,
+                                                                       strict=True)]))
 
     def query(self, lower: Sequence[float] | Sequence[Sequence[float]],
               upper: Sequence[float] | None = None, *, level: int | None = None
