@@ -17,11 +17,11 @@ from typing import Any
 
 import numpy as np
 import pytest
+from test_ng_annotations import make_annotations
 
 import shardkit
 from shardkit.formats.neuroglancer.annotations import meets
 from shardkit.writers.neuroglancer import write_annotations
-from test_ng_annotations import make_annotations
 
 pytestmark = pytest.mark.interop
 
