@@ -34,6 +34,7 @@ _FORMATS: dict[str, str] = {
     "mdb": "create_mdb",
     "amudai": "create_amudai",
     "zs": "create_zs",
+    "ng-annotations": "create_ng_annotations",
 }
 
 #: Every format option of ``create`` (its ``dest``) and its flag, for :func:`refuse_options`.
@@ -91,7 +92,8 @@ def run_create(args: argparse.Namespace) -> int:
     module = importlib.import_module(f"{__package__}.{_FORMATS[args.format]}")
 
     def run() -> int:
-        check_out(args.shard)
+        if not getattr(module, "OUT_IS_FOLDER", False):  # a folder OUT checks itself
+            check_out(args.shard)
         return int(module.run(args))
 
     return run_guarded(args, run)
@@ -124,7 +126,9 @@ def _add_create(sub: Any, own: argparse.ArgumentParser) -> None:
                     "('-': file names from stdin). zss: INPUTs hold sorted records, as "
                     "'zs make' takes them ('-': stdin). mdb: INPUT is the JSON 'shardkit dump' "
                     "prints for an MDB shard. amudai: INPUTs are NDJSON or CSV files, one stripe "
-                    "each, as 'amudai-cmd ingest' takes them. OUT is written under a "
+                    "each, as 'amudai-cmd ingest' takes them. ng-annotations: OUT is a "
+                    "Neuroglancer annotation layer (a folder), INPUTs NDJSON annotations, "
+                    "--metadata the layer's info fields. OUT is written under a "
                     "temporary name and renamed when complete.",
         epilog=_EPILOGS["create"])
     p.set_defaults(subparser=p, run=run_create, file=None, spec=None)
@@ -154,7 +158,8 @@ def _add_create(sub: Any, own: argparse.ArgumentParser) -> None:
     g.add_argument("--codec", metavar="NAME",
                    help="block compression (zss: zlib, bz2, none+crc32c; default zlib; "
                         "zs: lzma, deflate, none; default lzma)")
-    g.add_argument("--metadata", metavar="JSON", help="a JSON object stored in the header")
+    g.add_argument("--metadata", metavar="JSON", help="a JSON object stored in the header "
+                   "(ng-annotations: the layer's annotation_type, dimensions, properties...)")
     g.add_argument("--approx-block-size", metavar="BYTES", type=lambda t: byte_count(t,
                    positive=True), help="raw bytes of records per data block (zss default 256K, "
                                          "zs 384K)")

@@ -93,6 +93,7 @@ class _Encoder:
         if pos < layout.property_bytes:
             fmt += f"{layout.property_bytes - pos}x"
         self.prop_struct = struct.Struct(fmt)
+        self.names = {p.id for p in layout.properties}
         kind = layout.type
         self.vectors = 0 if kind == "polyline" else len(_GEOMETRY_FIELDS[kind])
         self.geo_struct = struct.Struct(f"<{self.vectors * self.rank}f")
@@ -122,6 +123,9 @@ class _Encoder:
         return np.array(out, dtype=np.float32)
 
     def prop_values(self, props: Mapping[str, Any], ident: int) -> list[Any]:
+        unknown = set(props) - self.names
+        if unknown:
+            raise ValueError(f"annotation {ident}: unknown property(ies) {sorted(unknown)}")
         values: list[Any] = []
         for pid, ptype, labels, default in self.props:
             v = props.get(pid, default)
