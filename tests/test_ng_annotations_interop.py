@@ -251,3 +251,23 @@ def test_ngsidekick_lines_missing_from_cells_they_cross(tmp_path):
                       dimensions={"x": [1e-9, "m"], "y": [1e-9, "m"], "z": [1e-9, "m"]},
                       limit=20)
     assert shardkit.open(tmp_path / "ours").verify() == []
+
+
+def test_converting_ngsidekick_unsharded_layer_fixes_its_cell_names(tmp_path):
+    from shardkit.ng.convert import shard_layer, unshard_layer
+
+    df = _sk_points(300, seed=9)
+    _sk_write(df, tmp_path / "sk", properties=["score", "big"], relationships=["seg"],
+              write_sharded=False, target_chunk_limit=40)
+    quirks = [p for p in shardkit.open(tmp_path / "sk").verify() if p.check == "writer_quirk"]
+    assert quirks and "ngsidekick" in quirks[0].message
+    shard_layer(tmp_path / "sk", tmp_path / "s")
+    unshard_layer(tmp_path / "s", tmp_path / "u")
+    for path in (tmp_path / "s", tmp_path / "u"):
+        layer = shardkit.open(path)
+        assert {p.check for p in layer.verify()} <= {"bounds"}  # no quirk left
+        lo, hi = np.array([0.0, 0, 0]), np.array([50.0, 50, 50])
+        xyz = df[["x", "y", "z"]].to_numpy()
+        inside = (xyz >= lo).all(1) & (xyz <= hi).all(1)
+        assert sorted(a.id for a in layer.query(lo, hi)) == sorted(
+            int(i) for i in df.index[inside])
