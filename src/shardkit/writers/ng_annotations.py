@@ -32,6 +32,7 @@ import os
 import struct
 import tempfile
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -48,6 +49,7 @@ from ..formats.neuroglancer.store import check_relative
 __all__ = ["write_annotations"]
 
 _MASK64 = (1 << 64) - 1
+_BATCH = 8192  # annotations encoded at once
 DEFAULT_LIMIT = 10_000
 MAX_LEVELS = 20
 _GEOMETRY_FIELDS = {"point": ("point",), "line": ("point_a", "point_b"),
@@ -157,6 +159,78 @@ class _Encoder:
                 values.append(v)
         return values
 
+    def batch(self, batch: Sequence[Mapping[str, Any]], first: int,
+              rel_meta: list[dict[str, Any]]) -> _Encoded:
+        return _batch_of(self, batch, first, rel_meta)
+
+    def _ids(self, batch: Sequence[Mapping[str, Any]], first: int) -> np.ndarray:
+        ids = [a.get("id") for a in batch]
+        for i, ident in enumerate(ids):
+            if (type(ident) is not int and not isinstance(ident, np.integer)) \
+                    or isinstance(ident, bool) or not 0 <= int(ident) <= _MASK64:
+                raise ValueError(f"annotation #{first + i}: id must be a uint64, got "
+                                 f"{ident!r}"[:200])
+        return np.array([int(x) for x in ids], dtype=np.uint64)
+
+    def fast_batch(self, batch: Sequence[Mapping[str, Any]], first: int
+                   ) -> tuple[np.ndarray, bytes, np.ndarray, np.ndarray] | None:
+        """Records of plain numeric annotations at once, or ``None`` to go one by one."""
+        ids = self._ids(batch, first)
+        lay = self.layout
+        try:
+            geo = np.array([[a[f] for f in self.fields] for a in batch], dtype=np.float64)
+        except (KeyError, TypeError, ValueError):
+            return None
+        if geo.shape != (len(batch), self.vectors, self.rank) or not np.all(np.isfinite(geo)):
+            return None
+        recs = np.zeros(len(batch), lay.dtype)
+        recs["geometry"] = geo
+        empty: dict[str, Any] = {}
+        props = [a.get("properties") or empty for a in batch]
+        if any(not self.names.issuperset(p) for p in props):
+            return None
+        for pid, ptype, _labels, default in self.props:
+            values = [p.get(pid, default) for p in props]
+            if any(v is None or isinstance(v, (str, bool)) for v in values):
+                return None
+            try:
+                arr = np.array(values, dtype=np.float64 if ptype == "float32" else np.int64)
+            except (TypeError, ValueError, OverflowError):
+                return None
+            if ptype in ("rgb", "rgba"):
+                if arr.shape != (len(batch), len(ptype)) or arr.min(initial=0) < 0 \
+                        or arr.max(initial=0) > 255:
+                    return None
+            elif arr.shape != (len(batch),):
+                return None
+            elif ptype != "float32":
+                info = np.iinfo(PROPERTY_TYPES[ptype][0])
+                if arr.min(initial=0) < info.min or arr.max(initial=0) > info.max:
+                    return None
+            recs[pid] = arr
+        offsets = np.arange(len(batch) + 1, dtype=np.int64) * lay.record_bytes
+        return ids, recs.tobytes(), offsets, geo.astype(np.float32)
+
+    def slow_batch(self, batch: Sequence[Mapping[str, Any]], first: int
+                   ) -> tuple[np.ndarray, bytes, np.ndarray, Any]:
+        """One by one: every value form, and the first bad one named."""
+        ids = self._ids(batch, first)
+        parts = []
+        offsets = np.zeros(len(batch) + 1, dtype=np.int64)
+        geos = []
+        for i, (ann, ident) in enumerate(zip(batch, ids.tolist(), strict=True)):
+            geometry = self.geometry(ann, ident)
+            rec = self.record(geometry, ann.get("properties") or {}, ident)
+            parts.append(rec)
+            offsets[i + 1] = offsets[i] + len(rec)
+            geos.append(geometry)
+        if self.layout.type != "polyline":
+            geos_arr: Any = (np.stack(geos) if geos
+                             else np.zeros((0, self.vectors, self.rank), np.float32))
+        else:
+            geos_arr = geos
+        return ids, b"".join(parts), offsets, geos_arr
+
     def record(self, geometry: np.ndarray, props: Mapping[str, Any], ident: int) -> bytes:
         try:
             tail = self.prop_struct.pack(*self.prop_values(props, ident))
@@ -165,6 +239,86 @@ class _Encoder:
         if self.layout.type == "polyline":
             return struct.pack("<I", len(geometry)) + geometry.astype("<f4").tobytes() + tail
         return geometry.astype("<f4").tobytes() + tail
+
+
+def _batch_of(encoder: _Encoder, batch: Sequence[Mapping[str, Any]], first: int,
+              rel_meta: list[dict[str, Any]]) -> _Encoded:
+    """Encode a batch: vectorised for fixed-size records whose values are plain numbers;
+    otherwise (labels, colour strings, polylines, or an error to name) one by one."""
+    fast = encoder.fast_batch(batch, first) if encoder.layout.type != "polyline" else None
+    if fast is None:
+        fast = encoder.slow_batch(batch, first)
+    ids, records, rec_offsets, geos = fast
+    rel_ids = {m["id"] for m in rel_meta}
+    tail_parts: list[bytes] = []
+    tail_offsets = np.zeros(len(batch) + 1, dtype=np.int64)
+    pair_lists: list[list[tuple[int, int]]] = [[] for _ in rel_meta]
+    pos = 0
+    names = [m["id"] for m in rel_meta]
+    for row, ann in enumerate(batch):
+        rels = ann.get("relationships") or {}
+        if rels and not rel_ids.issuperset(rels):
+            raise ValueError(f"annotation {int(ids[row])}: unknown relationship(s) "
+                             f"{sorted(set(rels) - rel_ids)}")
+        for i, name in enumerate(names):
+            segs = rels.get(name) or ()
+            if isinstance(segs, (int, np.integer)):
+                segs = (segs,)
+            try:
+                part = struct.pack(f"<I{len(segs)}Q", len(segs), *segs)
+            except (struct.error, TypeError) as exc:
+                raise ValueError(f"annotation {int(ids[row])}: a {name} id is not a "
+                                 "uint64") from exc
+            tail_parts.append(part)
+            pos += len(part)
+            if segs:
+                pair_lists[i] += [(int(sg), row) for sg in dict.fromkeys(segs)]
+        tail_offsets[row + 1] = pos
+    if encoder.layout.type == "ellipsoid":
+        r = np.abs(geos[:, 1])
+        lo, hi = geos[:, 0] - r, geos[:, 0] + r
+    elif encoder.layout.type == "polyline":
+        lo = np.array([g.min(axis=0) for g in geos], dtype=np.float32).reshape(-1, encoder.rank)
+        hi = np.array([g.max(axis=0) for g in geos], dtype=np.float32).reshape(-1, encoder.rank)
+    else:
+        lo, hi = geos.min(axis=1), geos.max(axis=1)
+    pairs = [np.array(pl, dtype=np.uint64).reshape(-1, 2) for pl in pair_lists]
+    return _Encoded(ids, records, rec_offsets, b"".join(tail_parts), tail_offsets,
+                    np.asarray(lo, np.float32), np.asarray(hi, np.float32), pairs)
+
+
+def _write_shards(put: Any, key: str, keys: np.ndarray, values_for: Any,
+                  spec: ShardingSpec) -> None:
+    """Shard files of ``keys`` (``values_for(positions) -> values``), one shard in memory at
+    a time."""
+    from .neuroglancer import _gzip, check_writable, shard_pieces
+
+    check_writable(spec)
+    if not len(keys):
+        return
+    keys = np.asarray(keys, dtype=np.uint64)
+    shards, _ = spec.locate_many(keys)
+    order = np.argsort(shards, kind="stable")
+    bounds = np.flatnonzero(np.diff(shards[order])) + 1
+    gzip = spec.data_encoding == "gzip"
+    for group in np.split(order, bounds):
+        values = values_for(group)
+        stored = {k: (_gzip(v) if gzip else v)
+                  for k, v in zip(keys[group].tolist(), values, strict=True)}
+        put(f"{key}/{spec.shard_name(int(shards[group[0]]))}", b"".join(
+            shard_pieces(stored, spec)))
+
+
+@dataclass
+class _Encoded:
+    ids: np.ndarray
+    records: bytes
+    rec_offsets: np.ndarray  # len + 1, relative to the batch
+    tails: bytes
+    tail_offsets: np.ndarray
+    lo: np.ndarray
+    hi: np.ndarray
+    pairs: list[np.ndarray]  # per relationship: (segment, row in batch)
 
 
 def _relationship_meta(relationships: Sequence[Any]) -> list[dict[str, Any]]:
@@ -182,13 +336,13 @@ def _relationship_meta(relationships: Sequence[Any]) -> list[dict[str, Any]]:
 
 
 class _Spill:
-    """Encoded values appended to a temporary file, read back memory-mapped."""
+    """Bytes appended to a temporary file, read back memory-mapped (slices are bytes)."""
 
-    def __init__(self, folder: str) -> None:
-        self.file = tempfile.NamedTemporaryFile(dir=folder, prefix=".annotations-",  # noqa: SIM115
+    def __init__(self, folder: str, name: str) -> None:
+        self.file = tempfile.NamedTemporaryFile(dir=folder, prefix=f".annotations-{name}-",  # noqa: SIM115
                                                 suffix=".spill", delete=False)
         self.pos = 0
-        self.mm: np.ndarray | None = None
+        self.mm: Any = b""
 
     def add(self, data: bytes) -> int:
         start = self.pos
@@ -197,17 +351,22 @@ class _Spill:
         return start
 
     def close_writing(self) -> None:
+        import mmap
+
         self.file.flush()
         self.file.close()
         if self.pos:
-            self.mm = np.memmap(self.file.name, dtype=np.uint8, mode="r")
+            with open(self.file.name, "rb") as fh:
+                self.mm = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)
 
     def get(self, start: int, end: int) -> bytes:
-        assert self.mm is not None
-        return self.mm[start:end].tobytes()
+        return self.mm[start:end]  # type: ignore[no-any-return]
 
     def remove(self) -> None:
-        self.mm = None
+        if not isinstance(self.mm, bytes):
+            with contextlib.suppress(BufferError):
+                self.mm.close()
+        self.mm = b""
         with contextlib.suppress(OSError):
             os.unlink(self.file.name)
 
@@ -267,7 +426,7 @@ def write_annotations(path: str | os.PathLike[str], annotations: Iterable[Mappin
             but complete files; ``info`` is written last).
     """
     from ..ng.chooser import choose_hashed_spec, choose_spatial_spec
-    from .neuroglancer import _writer, build_shards
+    from .neuroglancer import _writer
 
     kind = str(annotation_type).lower()
     if kind not in ANNOTATION_TYPES:
@@ -307,61 +466,52 @@ def write_annotations(path: str | os.PathLike[str], annotations: Iterable[Mappin
     if folder is not None:
         os.makedirs(folder, exist_ok=True)
     put = _writer(dest, storage_options)
-    spill = _Spill(folder or tempfile.gettempdir())
+    spill_dir = folder or tempfile.gettempdir()
+    spill = _Spill(spill_dir, "records")
+    tails = _Spill(spill_dir, "relationships")
     rows = tempfile.TemporaryFile()  # noqa: SIM115 - fixed-size rows, memory-mapped later
     pairs = [tempfile.TemporaryFile() for _ in rel_meta]  # noqa: SIM115 - (segment, row)
-    row_dtype = np.dtype([("id", "<u8"), ("start", "<u8"), ("rec_end", "<u8"), ("end", "<u8"),
+    row_dtype = np.dtype([("id", "<u8"), ("start", "<u8"), ("rec_end", "<u8"),
+                          ("tail_start", "<u8"), ("tail_end", "<u8"),
                           ("lo", "<f4", (rank,)), ("hi", "<f4", (rank,))])
     try:
         n = 0
-        buf: list[tuple[Any, ...]] = []
-        pair_bufs: list[list[tuple[int, int]]] = [[] for _ in rel_meta]
         seen_max = np.full(rank, -np.inf)
         seen_min = np.full(rank, np.inf)
+        batch: list[Mapping[str, Any]] = []
+
+        def flush() -> None:
+            nonlocal n, seen_min, seen_max
+            enc = encoder.batch(batch, n, rel_meta)
+            rec_starts = spill.pos + enc.rec_offsets[:-1]
+            spill.add(enc.records)
+            tail_starts = tails.pos + enc.tail_offsets[:-1]
+            tails.add(enc.tails)
+            table_part = np.zeros(len(batch), row_dtype)
+            table_part["id"] = enc.ids
+            table_part["start"] = rec_starts
+            table_part["rec_end"] = spill.pos - enc.rec_offsets[-1] + enc.rec_offsets[1:]
+            table_part["tail_start"] = tail_starts
+            table_part["tail_end"] = tails.pos - enc.tail_offsets[-1] + enc.tail_offsets[1:]
+            table_part["lo"] = enc.lo
+            table_part["hi"] = enc.hi
+            rows.write(table_part.tobytes())
+            if len(batch):
+                seen_min = np.minimum(seen_min, enc.lo.min(axis=0))
+                seen_max = np.maximum(seen_max, enc.hi.max(axis=0))
+            for f, pb in zip(pairs, enc.pairs, strict=True):
+                pb[:, 1] += n
+                f.write(pb.astype("<u8").tobytes())
+            n += len(batch)
+            batch.clear()
+
         for ann in annotations:
-            ident = ann.get("id")
-            if isinstance(ident, bool) or not isinstance(ident, (int, np.integer)) \
-                    or not 0 <= int(ident) <= _MASK64:
-                raise ValueError(f"annotation #{n}: id must be a uint64, got {ident!r}"[:200])
-            ident = int(ident)
-            geometry = encoder.geometry(ann, ident)
-            rec = encoder.record(geometry, ann.get("properties") or {}, ident)
-            rels = ann.get("relationships") or {}
-            unknown = set(rels) - {m["id"] for m in rel_meta}
-            if unknown:
-                raise ValueError(f"annotation {ident}: unknown relationship(s) {sorted(unknown)}")
-            tail = []
-            for i, m in enumerate(rel_meta):
-                segs = rels.get(m["id"]) or []
-                if isinstance(segs, (int, np.integer)):
-                    segs = [segs]
-                segs = [int(s) for s in segs]
-                if any(not 0 <= s <= _MASK64 for s in segs):
-                    raise ValueError(f"annotation {ident}: a {m['id']} id is not a uint64")
-                tail.append(struct.pack(f"<I{len(segs)}Q", len(segs), *segs))
-                pair_bufs[i] += [(s, n) for s in dict.fromkeys(segs)]
-            start = spill.add(rec)
-            spill.add(b"".join(tail))
-            if kind == "ellipsoid":
-                r = np.abs(geometry[1])
-                lo, hi = geometry[0] - r, geometry[0] + r
-            else:
-                lo, hi = geometry.min(axis=0), geometry.max(axis=0)
-            seen_min = np.minimum(seen_min, lo)
-            seen_max = np.maximum(seen_max, hi)
-            buf.append((ident, start, start + len(rec), spill.pos, lo, hi))
-            n += 1
-            if len(buf) >= 65536:
-                rows.write(np.array(buf, dtype=row_dtype).tobytes())
-                buf = []
-                for f, pb in zip(pairs, pair_bufs, strict=True):
-                    f.write(np.array(pb, dtype="<u8").reshape(-1, 2).tobytes())
-                    pb.clear()
-        if buf:
-            rows.write(np.array(buf, dtype=row_dtype).tobytes())
-        for f, pb in zip(pairs, pair_bufs, strict=True):
-            f.write(np.array(pb, dtype="<u8").reshape(-1, 2).tobytes())
+            batch.append(ann)
+            if len(batch) >= _BATCH:
+                flush()
+        flush()
         spill.close_writing()
+        tails.close_writing()
         rows.flush()
         table = (np.memmap(rows, dtype=row_dtype, mode="r", shape=(n,)) if n
                  else np.zeros(0, row_dtype))
@@ -382,43 +532,58 @@ def write_annotations(path: str | os.PathLike[str], annotations: Iterable[Mappin
             raise ValueError(f"lower_bound and upper_bound must be {rank} numbers each, "
                              "upper above lower")
 
-        def value_of(row: int) -> bytes:
-            return spill.get(int(table["start"][row]), int(table["end"][row]))
+        starts_all = np.asarray(table["start"])
+        rec_ends_all = np.asarray(table["rec_end"])
+        tail_starts_all = np.asarray(table["tail_start"])
+        tail_ends_all = np.asarray(table["tail_end"])
+        fixed = layout.type != "polyline"
+        rec_bytes = layout.record_bytes
+        records_2d = (np.frombuffer(spill.mm, np.uint8).reshape(n, rec_bytes)
+                      if fixed and n else None)
 
-        def record_of(row: int) -> bytes:
-            return spill.get(int(table["start"][row]), int(table["rec_end"][row]))
+        def values_of(rows_: np.ndarray) -> list[bytes]:
+            """by_id values (record, then relationships) of many rows."""
+            mm, tm = spill.mm, tails.mm
+            return [mm[s:e] + tm[ts:te] for s, e, ts, te in zip(
+                starts_all[rows_].tolist(), rec_ends_all[rows_].tolist(),
+                tail_starts_all[rows_].tolist(), tail_ends_all[rows_].tolist(), strict=True)]
 
         def list_value(rows_: np.ndarray) -> bytes:
-            recs = b"".join(record_of(int(r)) for r in rows_)
+            if records_2d is not None:
+                recs = records_2d[rows_].tobytes()
+            else:
+                mm = spill.mm
+                recs = b"".join(mm[s:e] for s, e in zip(starts_all[rows_].tolist(),
+                                                       rec_ends_all[rows_].tolist(),
+                                                       strict=True))
             return (struct.pack("<Q", len(rows_)) + recs
-                    + np.asarray(table["id"][rows_], dtype="<u8").tobytes())
+                    + np.asarray(ids[rows_], dtype="<u8").tobytes())
 
         info: dict[str, Any] = {**base_info, "lower_bound": lower.tolist(),
                                 "upper_bound": upper.tolist()}
 
         def write_uint64_index(key: str, name: str, group: str, keys: np.ndarray,
-                               value_for: Any, total_bytes: int) -> dict[str, Any]:
+                               values_for: Any, total_bytes: int) -> dict[str, Any]:
             meta: dict[str, Any] = {"key": key}
             choice = want(name, group)
             if choice is False:
-                for k, idx in zip(keys.tolist(), range(len(keys)), strict=True):
-                    put(f"{key}/{k}", value_for(idx))
+                for start in range(0, len(keys), _BATCH):
+                    part = np.arange(start, min(len(keys), start + _BATCH))
+                    for k, v in zip(keys[part].tolist(), values_for(part), strict=True):
+                        put(f"{key}/{k}", v)
                 return meta
-            spec = choice if isinstance(choice, ShardingSpec) else choose_hashed_spec(
-                len(keys), total_bytes=total_bytes).spec
+            if isinstance(choice, ShardingSpec):
+                spec = choice
+            else:  # gzip adds some 20 bytes to each value: small values are stored raw
+                small = total_bytes < 256 * max(1, len(keys))
+                spec = choose_hashed_spec(len(keys), total_bytes=total_bytes,
+                                          data_encoding="raw" if small else "gzip").spec
             meta["sharding"] = spec.to_dict()
-            if len(keys):
-                shards, _ = spec.locate_many(keys)
-                order = np.argsort(shards, kind="stable")
-                bounds = np.flatnonzero(np.diff(shards[order])) + 1
-                for group_rows in np.split(order, bounds):
-                    items = {int(keys[i]): value_for(int(i)) for i in group_rows}
-                    for fname, data in build_shards(items, spec).items():
-                        put(f"{key}/{fname}", data)
+            _write_shards(put, key, keys, values_for, spec)
             return meta
 
-        total = int(spill.pos)
-        info["by_id"] = write_uint64_index("by_id", "by_id", "by_id", ids, value_of, total)
+        total = int(spill.pos + tails.pos)
+        info["by_id"] = write_uint64_index("by_id", "by_id", "by_id", ids, values_of, total)
         rel_info = []
         for i, (m, f) in enumerate(zip(rel_meta, pairs, strict=True)):
             f.flush()
@@ -429,11 +594,11 @@ def write_annotations(path: str | os.PathLike[str], annotations: Iterable[Mappin
             segs, starts = np.unique(pr[:, 0], return_index=True)
             ends = np.append(starts[1:], len(pr))
 
-            def rel_value(j: int, pr: np.ndarray = pr, starts: np.ndarray = starts,
-                          ends: np.ndarray = ends) -> bytes:
-                return list_value(pr[starts[j] : ends[j], 1])
+            def rel_values(js: np.ndarray, pr: np.ndarray = pr, starts: np.ndarray = starts,
+                           ends: np.ndarray = ends) -> list[bytes]:
+                return [list_value(pr[starts[j] : ends[j], 1]) for j in js.tolist()]
 
-            meta = write_uint64_index(m["key"], m["id"], "relationships", segs, rel_value,
+            meta = write_uint64_index(m["key"], m["id"], "relationships", segs, rel_values,
                                       len(pr) * (layout.record_bytes + 8))
             rel_info.append({"id": m["id"], **meta})
             del i
@@ -445,6 +610,7 @@ def write_annotations(path: str | os.PathLike[str], annotations: Iterable[Mappin
         return info
     finally:
         spill.remove()
+        tails.remove()
         rows.close()
         for f in pairs:
             f.close()
@@ -468,7 +634,6 @@ def _write_spatial(put: Any, table: np.ndarray, kind: str, lower: np.ndarray,
                    layout: AnnotationLayout, encoder: _Encoder, spill: _Spill
                    ) -> list[dict[str, Any]]:
     from ..formats.neuroglancer.annotations import meets
-    from .neuroglancer import build_shards
 
     n = len(table)
     ids = np.asarray(table["id"])
@@ -544,15 +709,12 @@ def _write_spatial(put: Any, table: np.ndarray, kind: str, lower: np.ndarray,
             spec = choice if isinstance(choice, ShardingSpec) else choose_spatial_spec(
                 grid.tolist(), cell_bytes=mean, num_cells=len(cells)).spec
             meta["sharding"] = spec.to_dict()
-            if len(cells):
-                shards, _ = spec.locate_many(cells.astype(np.uint64))
-                order = np.argsort(shards, kind="stable")
-                bounds = np.flatnonzero(np.diff(shards[order])) + 1
-                for group in np.split(order, bounds):
-                    items = {int(cells[j]): list_value(rows_l[starts[j] : ends[j]])
-                             for j in group}
-                    for fname, data in build_shards(items, spec).items():
-                        put(f"{key}/{fname}", data)
+
+            def cell_values(js: np.ndarray, rows_l: np.ndarray = rows_l,
+                            starts: np.ndarray = starts, ends: np.ndarray = ends) -> list[bytes]:
+                return [list_value(rows_l[starts[j] : ends[j]]) for j in js.tolist()]
+
+            _write_shards(put, key, cells.astype(np.uint64), cell_values, spec)
         out.append(meta)
         remaining = np.setdiff1d(remaining, emitted_rows, assume_unique=True)
     return out
