@@ -107,3 +107,44 @@ def test_create_from_stdin(tmp_path, capsys, monkeypatch, stdin):
     assert main(["create", "--format", "ng-annotations", "--metadata", json.dumps(META),
                  str(tmp_path / "l"), "-"]) == 0
     assert len(shardkit.open(tmp_path / "l")) == 5
+
+
+def _layer(tmp_path: Path, name: str, sharded: bool) -> Path:
+    src = _ndjson(tmp_path / f"{name}.ndjson", n=30)
+    out = tmp_path / name
+    assert main(["create", "--format", "ng-annotations", "--metadata",
+                 json.dumps({**META, "sharded": sharded}), str(out), str(src)]) == 0
+    return out
+
+
+def test_bulk_verify_takes_a_layer_as_one_target(tmp_path, capsys):
+    from shardkit import bulk
+
+    good, bad = _layer(tmp_path, "good", True), _layer(tmp_path, "bad", False)
+    (bad / "rel_seg" / "2").unlink()  # by_id relates annotations to segment 2: now unlisted
+    capsys.readouterr()
+    results = {Path(r["target"]).name: r
+               for r in bulk.run([str(good), str(bad)], jobs=1).results}
+    assert results["good"]["status"] == "sound" and results["good"]["problems"] == []
+    assert results["bad"]["status"] == "unsound"
+    assert {p["check"] for p in results["bad"]["problems"]} == {"relationship"}
+    assert len(results["bad"]["problems"]) == 7  # annotations 3, 7, ..., 27
+    assert main(["verify", str(good), str(bad)]) == 1
+
+
+def test_view_tree_of_a_layer(tmp_path):
+    from shardkit.view.model import build_root
+
+    for sharded in (True, False):
+        layer = shardkit.open(_layer(tmp_path, f"v{sharded}", sharded))
+        kids = build_root(layer).kids()
+        nodes = {n.key: n for n in kids.nodes(0, len(kids))}
+        assert list(nodes)[:3] == ["info", "annotations", "cells of spatial0"]
+        first = nodes["annotations"].kids().nodes(0, 1)[0]
+        assert first.key == "1" and first.path == "/annotations/1"
+        cell = nodes["cells of spatial0"].kids().nodes(0, 1)[0]
+        assert cell.key == "0_0"
+        assert ("shard files" in nodes["by_id"].value) == sharded
+        if sharded:
+            shard = nodes["by_id"].kids().nodes(0, 1)[0]
+            assert shard.key.endswith(".shard") and shard.end > 0
