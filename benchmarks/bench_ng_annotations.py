@@ -55,11 +55,16 @@ seg = (np.arange(n) % 100_000).astype(np.uint64)
 t = time.perf_counter()
 if which == "shardkit":
     from shardkit.writers.neuroglancer import write_annotations
-    x, y, z = xyz[:, 0].tolist(), xyz[:, 1].tolist(), xyz[:, 2].tolist()
-    sc, bg, sg = score.tolist(), big.tolist(), seg.tolist()
-    anns = ({"id": i + 1, "point": [x[i], y[i], z[i]],
-             "properties": {"big": bg[i], "score": sc[i]},
-             "relationships": {"seg": [sg[i]]}} for i in range(n))
+    def annotations():  # dicts made a chunk at a time, as a reader of a big input would
+        for s in range(0, n, 65536):
+            e = min(n, s + 65536)
+            pts, sc, bg, sg = xyz[s:e].tolist(), score[s:e].tolist(), big[s:e].tolist(), \
+                seg[s:e].tolist()
+            for j in range(e - s):
+                yield {"id": s + j + 1, "point": pts[j],
+                       "properties": {"big": bg[j], "score": sc[j]},
+                       "relationships": {"seg": [sg[j]]}}
+    anns = annotations()
     write_annotations(out, anns, annotation_type="point",
                       dimensions={"x": [1, "nm"], "y": [1, "nm"], "z": [1, "nm"]},
                       properties=[{"id": "big", "type": "uint32"},

@@ -241,14 +241,56 @@ class _Encoder:
         return geometry.astype("<f4").tobytes() + tail
 
 
-def _batch_of(encoder: _Encoder, batch: Sequence[Mapping[str, Any]], first: int,
-              rel_meta: list[dict[str, Any]]) -> _Encoded:
-    """Encode a batch: vectorised for fixed-size records whose values are plain numbers;
-    otherwise (labels, colour strings, polylines, or an error to name) one by one."""
-    fast = encoder.fast_batch(batch, first) if encoder.layout.type != "polyline" else None
-    if fast is None:
-        fast = encoder.slow_batch(batch, first)
-    ids, records, rec_offsets, geos = fast
+def _tails_fast(batch: Sequence[Mapping[str, Any]], ids: np.ndarray,
+                rel_meta: list[dict[str, Any]]
+                ) -> tuple[bytes, np.ndarray, list[np.ndarray]] | None:
+    """The relationship parts of a batch's by_id values at once, when every relationship value
+    is a list or tuple of ints (else ``None``: one by one)."""
+    import itertools
+
+    n = len(batch)
+    empty: dict[str, Any] = {}
+    rels = [a.get("relationships") or empty for a in batch]
+    names = [m["id"] for m in rel_meta]
+    known = set(names)
+    if any(r and not known.issuperset(r) for r in rels):
+        return None
+    lengths = np.full(n, 4 * len(names), dtype=np.int64)
+    columns = []
+    for name in names:
+        lists = [r.get(name) or () for r in rels]
+        if not all(type(x) in (list, tuple) for x in lists):
+            return None
+        counts = np.fromiter(map(len, lists), np.int64, n)
+        try:
+            flat = np.fromiter(itertools.chain.from_iterable(lists), np.uint64,
+                               int(counts.sum()))
+        except (TypeError, ValueError, OverflowError):
+            return None
+        columns.append((counts, flat))
+        lengths += 8 * counts
+    offsets = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(lengths, out=offsets[1:])
+    out = np.zeros(int(offsets[-1]), dtype=np.uint8)
+    pos = offsets[:-1].copy()
+    pairs = []
+    for counts, flat in columns:
+        out[pos[:, None] + np.arange(4)] = counts.astype("<u4").view(np.uint8).reshape(n, 4)
+        if len(flat):
+            row = np.repeat(np.arange(n), counts)
+            within = np.arange(len(flat)) - np.repeat(np.cumsum(counts) - counts, counts)
+            at = pos[row] + 4 + 8 * within
+            out[at[:, None] + np.arange(8)] = flat.astype("<u8").view(np.uint8).reshape(-1, 8)
+            pr = np.stack([flat, row.astype(np.uint64)], axis=1)
+            pairs.append(np.unique(pr, axis=0) if len(pr) else pr)
+        else:
+            pairs.append(np.zeros((0, 2), np.uint64))
+        pos += 4 + 8 * counts
+    return out.tobytes(), offsets, pairs
+
+
+def _tails_slow(batch: Sequence[Mapping[str, Any]], ids: np.ndarray,
+                rel_meta: list[dict[str, Any]]) -> tuple[bytes, np.ndarray, list[np.ndarray]]:
     rel_ids = {m["id"] for m in rel_meta}
     tail_parts: list[bytes] = []
     tail_offsets = np.zeros(len(batch) + 1, dtype=np.int64)
@@ -274,6 +316,22 @@ def _batch_of(encoder: _Encoder, batch: Sequence[Mapping[str, Any]], first: int,
             if segs:
                 pair_lists[i] += [(int(sg), row) for sg in dict.fromkeys(segs)]
         tail_offsets[row + 1] = pos
+    pairs = [np.array(pl, dtype=np.uint64).reshape(-1, 2) for pl in pair_lists]
+    return b"".join(tail_parts), tail_offsets, pairs
+
+
+def _batch_of(encoder: _Encoder, batch: Sequence[Mapping[str, Any]], first: int,
+              rel_meta: list[dict[str, Any]]) -> _Encoded:
+    """Encode a batch: vectorised for fixed-size records whose values are plain numbers;
+    otherwise (labels, colour strings, polylines, or an error to name) one by one."""
+    fast = encoder.fast_batch(batch, first) if encoder.layout.type != "polyline" else None
+    if fast is None:
+        fast = encoder.slow_batch(batch, first)
+    ids, records, rec_offsets, geos = fast
+    got = _tails_fast(batch, ids, rel_meta)
+    if got is None:
+        got = _tails_slow(batch, ids, rel_meta)
+    tails, tail_offsets, pairs = got
     if encoder.layout.type == "ellipsoid":
         r = np.abs(geos[:, 1])
         lo, hi = geos[:, 0] - r, geos[:, 0] + r
@@ -282,31 +340,67 @@ def _batch_of(encoder: _Encoder, batch: Sequence[Mapping[str, Any]], first: int,
         hi = np.array([g.max(axis=0) for g in geos], dtype=np.float32).reshape(-1, encoder.rank)
     else:
         lo, hi = geos.min(axis=1), geos.max(axis=1)
-    pairs = [np.array(pl, dtype=np.uint64).reshape(-1, 2) for pl in pair_lists]
-    return _Encoded(ids, records, rec_offsets, b"".join(tail_parts), tail_offsets,
+    return _Encoded(ids, records, rec_offsets, tails, tail_offsets,
                     np.asarray(lo, np.float32), np.asarray(hi, np.float32), pairs)
+
+
+def _runs(values: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(distinct values, start of each run, length of each run)`` of sorted ``values`` (what
+    ``np.unique`` gives, without its hashing: much slower on uint64 here)."""
+    if not len(values):
+        return values[:0], np.zeros(0, np.int64), np.zeros(0, np.int64)
+    starts = np.flatnonzero(np.concatenate(([True], values[1:] != values[:-1])))
+    lengths = np.diff(np.append(starts, len(values)))
+    return values[starts], starts, lengths
+
+
+def _distinct(values: np.ndarray) -> np.ndarray:
+    return _runs(np.sort(values))[0]
 
 
 def _write_shards(put: Any, key: str, keys: np.ndarray, values_for: Any,
                   spec: ShardingSpec) -> None:
     """Shard files of ``keys`` (``values_for(positions) -> values``), one shard in memory at
-    a time."""
-    from .neuroglancer import _gzip, check_writable, shard_pieces
+    a time, laid out as :func:`shardkit.writers.neuroglancer.shard_pieces` lays them out
+    (shard index, values minishard by minishard and by ascending key, minishard indices)."""
+    from .neuroglancer import _gzip, check_writable
 
     check_writable(spec)
     if not len(keys):
         return
     keys = np.asarray(keys, dtype=np.uint64)
-    shards, _ = spec.locate_many(keys)
-    order = np.argsort(shards, kind="stable")
-    bounds = np.flatnonzero(np.diff(shards[order])) + 1
-    gzip = spec.data_encoding == "gzip"
-    for group in np.split(order, bounds):
+    shards, minis = spec.locate_many(keys)
+    order = np.lexsort((keys, minis, shards))
+    _, starts, lengths = _runs(shards[order])
+    gzip_data = spec.data_encoding == "gzip"
+    gzip_index = spec.minishard_index_encoding == "gzip"
+    for start, length in zip(starts.tolist(), lengths.tolist(), strict=True):
+        group = order[start : start + length]
         values = values_for(group)
-        stored = {k: (_gzip(v) if gzip else v)
-                  for k, v in zip(keys[group].tolist(), values, strict=True)}
-        put(f"{key}/{spec.shard_name(int(shards[group[0]]))}", b"".join(
-            shard_pieces(stored, spec)))
+        if gzip_data:
+            values = [_gzip(v) for v in values]
+        sizes = np.fromiter(map(len, values), np.uint64, len(values))
+        ends = np.cumsum(sizes)
+        data_end = int(ends[-1]) if len(ends) else 0
+        entries = np.zeros((spec.num_minishards, 2), dtype="<u8")
+        tables = []
+        pos = data_end
+        group_keys, group_minis = keys[group], minis[group]
+        mini_values, mini_starts, mini_lengths = _runs(group_minis)
+        for mini, ms, ml in zip(mini_values.tolist(), mini_starts.tolist(),
+                                mini_lengths.tolist(), strict=True):
+            ids = group_keys[ms : ms + ml]
+            offsets = np.zeros(ml, dtype=np.uint64)
+            offsets[0] = ends[ms] - sizes[ms]  # where the minishard's first value starts
+            table = np.stack([np.diff(ids, prepend=np.uint64(0)), offsets,
+                              sizes[ms : ms + ml]]).astype("<u8").tobytes()
+            if gzip_index:
+                table = _gzip(table)
+            entries[mini] = (pos, pos + len(table))
+            pos += len(table)
+            tables.append(table)
+        put(f"{key}/{spec.shard_name(int(shards[group[0]]))}",
+            b"".join([entries.tobytes(), *values, *tables]))
 
 
 @dataclass
@@ -516,7 +610,7 @@ def write_annotations(path: str | os.PathLike[str], annotations: Iterable[Mappin
         table = (np.memmap(rows, dtype=row_dtype, mode="r", shape=(n,)) if n
                  else np.zeros(0, row_dtype))
         ids = np.asarray(table["id"])
-        if n and len(np.unique(ids)) != n:
+        if n > 1 and np.any(np.diff(np.sort(ids)) == 0):
             raise ValueError("annotation ids must be unique")
         lower = np.asarray(lower_bound if lower_bound is not None else
                            (seen_min if n else np.zeros(rank)), dtype=np.float64)
@@ -591,7 +685,7 @@ def write_annotations(path: str | os.PathLike[str], annotations: Iterable[Mappin
             pr = np.frombuffer(f.read(), dtype="<u8").reshape(-1, 2)
             order = np.lexsort((pr[:, 1], pr[:, 0]))
             pr = pr[order]
-            segs, starts = np.unique(pr[:, 0], return_index=True)
+            segs, starts, _ = _runs(pr[:, 0])
             ends = np.append(starts[1:], len(pr))
 
             def rel_values(js: np.ndarray, pr: np.ndarray = pr, starts: np.ndarray = starts,
@@ -671,7 +765,7 @@ def _write_spatial(put: Any, table: np.ndarray, kind: str, lower: np.ndarray,
                     keep[j] = meets(kind, geo, clo, clo + size)
                 pair_rows, pair_cells = pair_rows[keep], pair_cells[keep]
         codes = _codes(pair_cells, grid)
-        counts = np.unique(codes, return_counts=True)[1]
+        counts = _runs(np.sort(codes))[2]
         max_count = int(counts.max()) if len(counts) else 0
         last = level == len(grids) - 1
         p = 1.0 if (max_count <= limit or last) else limit / max_count
@@ -685,10 +779,10 @@ def _write_spatial(put: Any, table: np.ndarray, kind: str, lower: np.ndarray,
             rank_in_cell = np.empty(len(codes), dtype=np.int64)
             rank_in_cell[by_cell] = np.arange(len(codes)) - first
             ok = (u < p) & (rank_in_cell < limit)
-            bad_rows = np.unique(pair_rows[~ok])
-            emitted_rows = np.setdiff1d(np.unique(pair_rows), bad_rows, assume_unique=True)
+            bad_rows = _distinct(pair_rows[~ok])
+            emitted_rows = np.setdiff1d(_distinct(pair_rows), bad_rows, assume_unique=True)
         else:
-            emitted_rows = np.unique(pair_rows)
+            emitted_rows = _distinct(pair_rows)
         em_mask = np.isin(pair_rows, emitted_rows)
         rows_l, codes_l = pair_rows[em_mask], codes[em_mask]
         # cells in a pseudo-random order of the ids
@@ -698,7 +792,7 @@ def _write_spatial(put: Any, table: np.ndarray, kind: str, lower: np.ndarray,
         meta: dict[str, Any] = {"key": key, "grid_shape": [int(g) for g in grid],
                                 "chunk_size": [float(s) for s in size], "limit": limit}
         choice = want("spatial", "spatial")
-        cells, starts = np.unique(codes_l, return_index=True)
+        cells, starts, _ = _runs(codes_l)
         ends = np.append(starts[1:], len(codes_l))
         if choice is False:
             for c, s, e in zip(cells.tolist(), starts.tolist(), ends.tolist(), strict=True):
