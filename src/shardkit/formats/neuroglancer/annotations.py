@@ -408,9 +408,29 @@ class ShardedIndex:
         self.name = kv.name
 
     def get(self, key: int) -> bytes | None:
+        """The value of ``key`` or ``None``: the minishard index is searched (its ids are
+        ascending: they are stored as unsigned deltas) rather than turned into a dict, so a
+        first lookup in a minishard costs its read and decode only (annotation ids are
+        random: most lookups are first lookups)."""
+        kv = self.kv
+        number, mini = kv.spec.shard_and_minishard(key)
         try:
-            return bytes(self.kv[key])
-        except EntryNotFoundError:
+            reader = kv.shard(number)
+            if reader is None:
+                return None
+            with kv.naming(reader):
+                index = reader.minishard(mini)
+                ids = index.ids
+                i = int(np.searchsorted(ids, np.uint64(key)))
+                if i >= len(ids) or int(ids[i]) != key:
+                    return None
+                start, end = index.base + int(index.starts[i]), index.base + int(index.ends[i])
+                mm = reader._mm
+                if mm is not None and end <= reader._mm_size and not reader._gzip_data:
+                    return bytes(mm[start:end])
+                return bytes(reader._read_data(key, start, end))
+        except FileNotFoundError:
+            kv._forget(number)
             return None
 
     def get_many(self, keys: Sequence[int]) -> list[bytes | None]:
