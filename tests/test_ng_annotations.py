@@ -442,3 +442,17 @@ def test_remote_get_is_at_most_three_range_requests(tmp_path, range_server):
     want = {a["id"] for a in anns if all(0 <= c <= 30 for c in np.float32(a["point"]))}
     assert {a.id for a in found} == want
     layer.close()
+
+
+def test_vectorised_murmur_equals_mmh3():
+    """The sharded writers and verify hash many keys with numpy; the values are mmh3's."""
+    import mmh3
+
+    from shardkit.hashing.murmur import hash_uint64_array
+
+    rng = np.random.default_rng(11)
+    keys = np.concatenate([rng.integers(0, 2**64, 5000, dtype=np.uint64),
+                           np.array([0, 1, 2**32, 2**63, 2**64 - 1], dtype=np.uint64)])
+    want = [mmh3.hash64(int(k).to_bytes(8, "little"), 0, False, False)[0] for k in keys]
+    assert hash_uint64_array(keys).tolist() == want
+    assert hash_uint64_array(keys[:10]).tolist() == want[:10]  # the short path

@@ -446,16 +446,15 @@ class _Verifier:
             except ShardkitError as exc:
                 rep.add("shard", rkey, "-", exc.message, exc.field or "", exc.offset)
             if self.have_by_id:
-                a = np.unique(np.concatenate(listed)) if listed else _pairs(
-                    np.zeros(0, np.uint64), np.zeros(0, np.uint64))
+                empty = _pairs(np.zeros(0, np.uint64), np.zeros(0, np.uint64))
+                a = np.concatenate(listed) if listed else empty
                 parts = self.rel_pairs.get(rel, [])
-                b = np.unique(np.concatenate(parts)) if parts else a[:0]
-                for p in a[~np.isin(a, b)][:_MAX_PROBLEMS_PER_CHECK].tolist():
-                    seg, ident = p
+                b = np.concatenate(parts) if parts else empty
+                only_a, only_b = _pair_differences(a, b)
+                for seg, ident in only_a[:_MAX_PROBLEMS_PER_CHECK]:
                     rep.add("relationship", rkey, seg, f"lists annotation {ident}, whose by_id "
                             f"entry does not relate it to segment {seg}", "/ids")
-                for p in b[~np.isin(b, a)][:_MAX_PROBLEMS_PER_CHECK].tolist():
-                    seg, ident = p
+                for seg, ident in only_b[:_MAX_PROBLEMS_PER_CHECK]:
                     rep.add("relationship", rkey, seg, f"lacks annotation {ident}, which by_id "
                             f"relates to segment {seg}", "/ids")
             tick()
@@ -580,6 +579,27 @@ class _Verifier:
         else:
             geoms = self.poly_geo
         _coverage(layer, rep, geoms, appear)
+
+
+def _pair_differences(a: np.ndarray, b: np.ndarray
+                      ) -> tuple[list[tuple[int, int]], list[tuple[int, int]]]:
+    """``(seg, id)`` pairs only in ``a`` and only in ``b``, sorted (sorting two uint64
+    columns, not structured records: much faster)."""
+    seg = np.concatenate([a["seg"], b["seg"]])
+    ident = np.concatenate([a["id"], b["id"]])
+    tag = np.concatenate([np.zeros(len(a), np.int8), np.ones(len(b), np.int8)])
+    if not len(seg):
+        return [], []
+    order = np.lexsort((tag, ident, seg))
+    seg, ident, tag = seg[order], ident[order], tag[order]
+    new_run = np.concatenate(([True], (seg[1:] != seg[:-1]) | (ident[1:] != ident[:-1])))
+    run = np.cumsum(new_run) - 1
+    has_a = np.bincount(run, weights=(tag == 0)) > 0
+    has_b = np.bincount(run, weights=(tag == 1)) > 0
+    first = np.flatnonzero(new_run)
+    pick_a, pick_b = first[has_a & ~has_b], first[has_b & ~has_a]
+    return (list(zip(seg[pick_a].tolist(), ident[pick_a].tolist(), strict=True)),
+            list(zip(seg[pick_b].tolist(), ident[pick_b].tolist(), strict=True)))
 
 
 def _pairs(segs: np.ndarray, ids: np.ndarray) -> np.ndarray:

@@ -437,8 +437,32 @@ class ShardedIndex:
         return [None if v is None else bytes(v) for v in self.kv.get_many(keys, None)]
 
     def items(self) -> Iterator[tuple[int, bytes]]:
-        for k, v in self.kv.items():
-            yield k, bytes(v)
+        """Every ``(key, value)``, shard by shard, minishard by minishard: the values of a
+        minishard are read with one request (when they lie in one span of at most 64 MiB;
+        else one by one) and cut apart."""
+        kv = self.kv
+        for reader in kv._existing_shards():
+            with kv.naming(reader):
+                size = reader.source.size
+                for _, index in reader.iter_minishards():
+                    if not len(index):
+                        continue
+                    base = index.base
+                    starts = (index.starts + np.uint64(base)).tolist()
+                    ends = (index.ends + np.uint64(base)).tolist()
+                    ids = index.ids.tolist()
+                    lo, hi = min(starts), max(ends)
+                    if hi > size or hi - lo > (1 << 26):
+                        for k, a, b in zip(ids, starts, ends, strict=True):
+                            yield k, bytes(reader._read_data(k, a, b))
+                        continue
+                    block = bytes(reader.source.read_range(lo, hi))
+                    if reader._gzip_data:
+                        for k, a, b in zip(ids, starts, ends, strict=True):
+                            yield k, bytes(reader._decode(k, a, block[a - lo : b - lo]))
+                    else:
+                        for k, a, b in zip(ids, starts, ends, strict=True):
+                            yield k, block[a - lo : b - lo]
 
     def count(self) -> int:
         return len(self.kv)
