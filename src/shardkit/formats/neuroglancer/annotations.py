@@ -410,8 +410,8 @@ class ShardedIndex:
     def get(self, key: int) -> bytes | None:
         """The value of ``key`` or ``None``: the minishard index is searched (its ids are
         ascending: they are stored as unsigned deltas) rather than turned into a dict, so a
-        first lookup in a minishard costs its read and decode only (annotation ids are
-        random: most lookups are first lookups)."""
+        first lookup in a minishard costs its read and decode only, and the cache holds 24
+        bytes per id (annotation ids are random: lookups spread over every minishard)."""
         kv = self.kv
         number, mini = kv.spec.shard_and_minishard(key)
         try:
@@ -419,7 +419,14 @@ class ShardedIndex:
             if reader is None:
                 return None
             with kv.naming(reader):
-                index = reader.minishard(mini)
+                # in the dataset's cache under a key of its own, charged for its arrays only
+                # (no lookup dict is built: a minishard of a million-id layer is a few KB)
+                ckey = ("sorted", reader._key, mini)
+                index = kv.cache.get(ckey)
+                if index is None:
+                    start, end = reader.index_entry(mini)
+                    index = reader._decode_minishard(mini, start, end)
+                    kv.cache.put(ckey, index, 24 * len(index) + 256)
                 ids = index.ids
                 i = int(np.searchsorted(ids, np.uint64(key)))
                 if i >= len(ids) or int(ids[i]) != key:
