@@ -406,7 +406,9 @@ class _Verifier:
         if not self.have_by_id or not len(ids):
             return
         srt = self.ids_sorted
-        pos = np.searchsorted(srt, ids)
+        order = np.argsort(ids, kind="stable")  # sorted queries: a walk, not random probes
+        pos = np.empty(len(ids), dtype=np.int64)
+        pos[order] = np.searchsorted(srt, ids[order])
         pos_c = np.minimum(pos, max(0, len(srt) - 1))
         found = ((pos < len(srt)) & (srt[pos_c] == ids)) if len(srt) \
             else np.zeros(len(ids), dtype=bool)
