@@ -165,6 +165,11 @@ class _Encoder:
 
     def _ids(self, batch: Sequence[Mapping[str, Any]], first: int) -> np.ndarray:
         ids = [a.get("id") for a in batch]
+        if all(type(x) is int for x in ids):  # the usual case: one conversion checks range
+            try:
+                return np.array(ids, dtype=np.uint64)
+            except OverflowError:
+                pass
         for i, ident in enumerate(ids):
             if (type(ident) is not int and not isinstance(ident, np.integer)) \
                     or isinstance(ident, bool) or not 0 <= int(ident) <= _MASK64:
@@ -191,10 +196,11 @@ class _Encoder:
             return None
         for pid, ptype, _labels, default in self.props:
             values = [p.get(pid, default) for p in props]
-            if any(v is None or isinstance(v, (str, bool)) for v in values):
-                return None
-            try:
-                arr = np.array(values, dtype=np.float64 if ptype == "float32" else np.int64)
+            try:  # numbers only: None, labels and colour strings go one by one
+                raw = np.array(values)
+                if raw.dtype.kind not in "iuf" or (ptype != "float32" and raw.dtype.kind == "f"):
+                    return None
+                arr = raw.astype(np.float64 if ptype == "float32" else np.int64)
             except (TypeError, ValueError, OverflowError):
                 return None
             if ptype in ("rgb", "rgba"):
@@ -669,7 +675,7 @@ def write_annotations(path: str | os.PathLike[str], annotations: Iterable[Mappin
             if isinstance(choice, ShardingSpec):
                 spec = choice
             else:  # gzip adds some 20 bytes to each value: small values are stored raw
-                small = total_bytes < 256 * max(1, len(keys))
+                small = total_bytes < 1024 * max(1, len(keys))
                 spec = choose_hashed_spec(len(keys), total_bytes=total_bytes,
                                           data_encoding="raw" if small else "gzip").spec
             meta["sharding"] = spec.to_dict()
