@@ -81,7 +81,8 @@ else:
                                   num_spatial_levels=4, target_chunk_limit=n // 500 + 1)
     print("", file=sys.stderr)
 usage = resource.getrusage(resource.RUSAGE_SELF)
-print(json.dumps({"seconds": time.perf_counter() - t, "cpu_seconds": usage.ru_utime + usage.ru_stime,
+print(json.dumps({"seconds": time.perf_counter() - t,
+                  "cpu_seconds": usage.ru_utime + usage.ru_stime,
                   "peak_rss_mb": usage.ru_maxrss / 1024}))
 """
 
