@@ -456,3 +456,33 @@ def test_vectorised_murmur_equals_mmh3():
     want = [mmh3.hash64(int(k).to_bytes(8, "little"), 0, False, False)[0] for k in keys]
     assert hash_uint64_array(keys).tolist() == want
     assert hash_uint64_array(keys[:10]).tolist() == want[:10]  # the short path
+
+
+# -- layers written by the reference writers (tests/data/ng_annotations) ------------------------
+
+SAMPLES = Path(__file__).parent / "data" / "ng_annotations"
+
+
+@pytest.mark.parametrize("name", ["ng_points", "sk_points", "sk_lines"])
+def test_reference_layers_read_equal_to_their_input(name):
+    expected = json.loads((SAMPLES / "expected.json").read_text())[name]
+    layer = shardkit.open(SAMPLES / name)
+    assert len(layer) == len(expected)
+    for want in expected:
+        same(layer[want["id"]], {"properties": {}, "relationships": {}, **want})
+    # a query through the spatial index finds what a scan finds
+    lo, hi = [10.0, 10.0, 0.0], [40.0, 50.0, 30.0]
+    scan = sorted(a.id for a in layer if meets(layer.layout.type, a.geometry, lo, hi))
+    assert sorted(a.id for a in layer.query(lo, hi)) == scan and scan
+    problems = layer.verify()
+    checks = {p.check for p in problems}
+    assert "bounds" in checks  # every one of these writers makes upper_bound inclusive
+    quirks = [p.message for p in problems if p.check == "writer_quirk"]
+    if name == "ng_points":
+        assert checks == {"bounds", "writer_quirk"} and "3-aligned" in quirks[0]
+        assert layer[3].properties == {"score": 0.5, "big": 3_000_000_002, "kind": 0}
+        assert layer[4].labels == {"kind": "post"}
+    elif name == "sk_points":
+        assert checks == {"bounds", "writer_quirk"} and "ngsidekick 0.0.20" in quirks[0]
+    else:
+        assert checks == {"bounds"} and layer.by_id.sharded
