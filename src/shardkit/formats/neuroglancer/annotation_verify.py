@@ -194,6 +194,13 @@ class _Verifier:
             for odd in index.uint64_keys()[1]:
                 rep.add("file_name", bkey, odd, "not a decimal uint64 id")
         batch: list[tuple[int, bytes]] = []
+        if isinstance(index, ShardedIndex) and index.kv.spec.data_encoding != "gzip":
+            try:
+                if self.by_id_blocks(bkey, index):
+                    return
+            except ShardkitError as exc:
+                rep.add("shard", bkey, "-", exc.message, exc.field or "", exc.offset)
+                return
         try:
             for item in index.items():  # type: ignore[union-attr]
                 if not batch:  # the layout is decided on the first value
@@ -211,6 +218,38 @@ class _Verifier:
         if batch:
             self.by_id_batch(bkey, batch)
 
+    def by_id_blocks(self, bkey: str, index: ShardedIndex) -> bool:
+        """A sharded, raw-encoded by_id of fixed-size records, a minishard's values at a time
+        as arrays (no Python object per value); ``False`` when the layout says otherwise."""
+        layer = self.layer
+        started = False
+        for ids, block, starts, ends in index.blocks():
+            if not started:
+                started = True
+                with contextlib.suppress(ShardkitError):
+                    layer.decode_by_id(int(ids[0]), bytes(block[int(starts[0]):
+                                                                int(ends[0])]))
+                self.setup()
+                if not self.fixed:
+                    return False
+            lengths = (ends - starts).astype(np.int64)
+            buf = np.frombuffer(block, np.uint8)
+            slow: list[tuple[int, bytes]] = []
+            for length in _distinct_ints(lengths):
+                rows = np.flatnonzero(lengths == length)
+                if length < self.rb + 4 * len(self.lay.relationships):
+                    bad = rows
+                else:
+                    arr = buf[starts[rows].astype(np.int64)[:, None] + np.arange(length)]
+                    bad = rows[self.by_id_matrix(bkey, ids[rows], arr)]
+                slow += [(int(ids[i]), bytes(block[int(starts[i]) : int(ends[i])]))
+                         for i in bad.tolist()]
+            if slow:
+                self.by_id_slow(bkey, slow)
+        if not started:
+            self.setup()
+        return True
+
     def by_id_batch(self, bkey: str, batch: list[tuple[int, bytes]]) -> None:
         if not self.fixed:
             self.by_id_slow(bkey, batch)
@@ -226,44 +265,51 @@ class _Verifier:
             arr = np.frombuffer(b"".join(v for _, v in group), np.uint8).reshape(len(group),
                                                                                  length)
             ids = np.array([k for k, _ in group], dtype=np.uint64)
-            pos = np.full(len(group), self.rb, dtype=np.int64)
-            good = np.ones(len(group), dtype=bool)
-            pairs = []
-            for _ in self.lay.relationships:
-                inside = pos + 4 <= length
-                good &= inside
-                cnt = np.zeros(len(group), np.int64)
-                if inside.any():
-                    cnt[inside] = _gather(arr[inside], pos[inside], 4).copy().view(
-                        "<u4").reshape(-1).astype(np.int64)
-                end = pos + 4 + 8 * cnt
-                good &= end <= length
-                pairs.append((pos + 4, cnt))
-                pos = np.where(good, end, length)
-            good &= pos == length
-            if not good.all():
-                slow += [group[i] for i in np.flatnonzero(~good).tolist()]
-                keep = np.flatnonzero(good)
-                arr, ids = arr[keep], ids[keep]
-                pairs = [(p[keep], c[keep]) for p, c in pairs]
-            recs = arr[:, : self.rb]
-            self.by_ids.append(ids)
-            self.by_hash.append(hash_records(recs))
-            self.by_geo.append(recs.view(self.lay.dtype).reshape(len(recs))["geometry"].copy())
-            id_list = ids
-            self.check_records(bkey, lambda i, id_list=id_list: int(id_list[i]), ids, recs,
-                               lambda i: "", True)
-            for rel, (start, cnt) in zip(self.lay.relationships, pairs, strict=True):
-                total = int(cnt.sum())
-                if not total:
-                    continue
-                row = np.repeat(np.arange(len(cnt)), cnt)
-                within = np.arange(total) - np.repeat(np.cumsum(cnt) - cnt, cnt)
-                offs = start[row] + 8 * within
-                segs = _gather(arr[row], offs, 8).copy().view("<u8").reshape(-1)
-                self.rel_pairs[rel].append(_pairs(segs, ids[row]))
+            bad = self.by_id_matrix(bkey, ids, arr)
+            slow += [group[i] for i in bad.tolist()]
         if slow:
             self.by_id_slow(bkey, slow)
+
+    def by_id_matrix(self, bkey: str, ids: np.ndarray, arr: np.ndarray) -> np.ndarray:
+        """by_id values of one length, as the rows of ``arr``; returns the rows that do not
+        parse (to go one by one)."""
+        length = arr.shape[1]
+        group_n = len(arr)
+        pos = np.full(group_n, self.rb, dtype=np.int64)
+        good = np.ones(group_n, dtype=bool)
+        pairs = []
+        for _ in self.lay.relationships:
+            inside = pos + 4 <= length
+            good &= inside
+            cnt = np.zeros(group_n, np.int64)
+            if inside.any():
+                cnt[inside] = _gather(arr[inside], pos[inside], 4).copy().view(
+                    "<u4").reshape(-1).astype(np.int64)
+            end = pos + 4 + 8 * cnt
+            good &= end <= length
+            pairs.append((pos + 4, cnt))
+            pos = np.where(good, end, length)
+        good &= pos == length
+        bad = np.flatnonzero(~good)
+        if len(bad):
+            keep = np.flatnonzero(good)
+            arr, ids = arr[keep], ids[keep]
+            pairs = [(p[keep], c[keep]) for p, c in pairs]
+        recs = arr[:, : self.rb]
+        self.by_ids.append(ids)
+        self.by_hash.append(hash_records(recs))
+        self.by_geo.append(recs.view(self.lay.dtype).reshape(len(recs))["geometry"].copy())
+        self.check_records(bkey, lambda i, ids=ids: int(ids[i]), ids, recs, lambda i: "", True)
+        for rel, (start, cnt) in zip(self.lay.relationships, pairs, strict=True):
+            total = int(cnt.sum())
+            if not total:
+                continue
+            row = np.repeat(np.arange(len(cnt)), cnt)
+            within = np.arange(total) - np.repeat(np.cumsum(cnt) - cnt, cnt)
+            offs = start[row] + 8 * within
+            segs = _gather(arr[row], offs, 8).copy().view("<u8").reshape(-1)
+            self.rel_pairs[rel].append(_pairs(segs, ids[row]))
+        return bad
 
     def by_id_slow(self, bkey: str, batch: list[tuple[int, bytes]]) -> None:
         layer, rep = self.layer, self.rep
@@ -583,10 +629,25 @@ class _Verifier:
         _coverage(layer, rep, geoms, appear)
 
 
+def _distinct_ints(values: np.ndarray) -> list[int]:
+    s = np.sort(values)
+    return s[np.concatenate(([True], s[1:] != s[:-1]))].tolist() if len(s) else []
+
+
 def _pair_differences(a: np.ndarray, b: np.ndarray
                       ) -> tuple[list[tuple[int, int]], list[tuple[int, int]]]:
     """``(seg, id)`` pairs only in ``a`` and only in ``b``, sorted (sorting two uint64
-    columns, not structured records: much faster)."""
+    columns, not structured records: much faster). Equal sets are recognised first by their
+    sorted 64-bit pair hashes; any difference is then found exactly."""
+    if len(a) and len(b):  # the usual case, equal sets: compared by sorted 64-bit hashes
+        def hashed(p: np.ndarray) -> np.ndarray:
+            with np.errstate(over="ignore"):
+                h = np.sort(_mix(p["seg"]) ^ _mix(p["id"] ^ np.uint64(0x5BD1E995)))
+            return h[np.concatenate(([True], h[1:] != h[:-1]))]
+
+        ha, hb = hashed(a), hashed(b)
+        if len(ha) == len(hb) and bool(np.all(ha == hb)):
+            return [], []
     seg = np.concatenate([a["seg"], b["seg"]])
     ident = np.concatenate([a["id"], b["id"]])
     tag = np.concatenate([np.zeros(len(a), np.int8), np.ones(len(b), np.int8)])

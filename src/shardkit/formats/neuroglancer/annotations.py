@@ -443,6 +443,26 @@ class ShardedIndex:
     def get_many(self, keys: Sequence[int]) -> list[bytes | None]:
         return [None if v is None else bytes(v) for v in self.kv.get_many(keys, None)]
 
+    def blocks(self) -> Iterator[tuple[np.ndarray, bytes, np.ndarray, np.ndarray]]:
+        """``(ids, block, starts, ends)`` per minishard: its values lie at
+        ``block[starts[i]:ends[i]]`` (stored bytes: for a raw data encoding, the values)."""
+        kv = self.kv
+        for reader in kv._existing_shards():
+            with kv.naming(reader):
+                size = reader.source.size
+                for _, index in reader.iter_minishards():
+                    if not len(index):
+                        continue
+                    starts = index.starts + np.uint64(index.base)
+                    ends = index.ends + np.uint64(index.base)
+                    lo, hi = int(starts.min()), int(ends.max())
+                    if hi > size:
+                        raise TruncatedError(f"minishard values [{lo}, {hi}) are past the end "
+                                             f"of the file ({size} bytes)", offset=lo,
+                                             needed=hi - lo, available=max(0, size - lo))
+                    block = bytes(reader.source.read_range(lo, hi))
+                    yield (index.ids, block, starts - np.uint64(lo), ends - np.uint64(lo))
+
     def items(self) -> Iterator[tuple[int, bytes]]:
         """Every ``(key, value)``, shard by shard, minishard by minishard: the values of a
         minishard are read with one request (when they lie in one span of at most 64 MiB;
