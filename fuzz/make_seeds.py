@@ -269,6 +269,44 @@ def mosaic_seeds() -> Iterator[tuple[str, bytes]]:
         yield made("deleted.mosaic", deleted)
 
 
+# --- Neuroglancer annotation values -------------------------------------------------------------
+
+
+def ngann_seeds() -> Iterator[tuple[str, bytes]]:
+    """For each layout of ``targets.NGANN_LAYOUTS``: the ``by_id`` value of one annotation and
+    the level-0 cell of a three-annotation layer written by shardkit's writer (unsharded)."""
+    import tempfile
+
+    import shardkit
+    from shardkit.writers.neuroglancer import write_annotations
+
+    values = {"uint8": 1, "int8": -2, "uint16": 3, "int16": -4, "uint32": 2**31 + 5,
+              "int32": -6, "float32": 0.5, "rgb": [1, 2, 3], "rgba": [4, 5, 6, 7]}
+    for index, lay in enumerate(targets.NGANN_LAYOUTS):
+        info = targets.ngann_info(index)
+        rank = lay["rank"]
+        anns = []
+        for i in range(3):
+            p, q = [float(i + d) for d in range(rank)], [float(i + 2) for _ in range(rank)]
+            geometry = {"point": {"point": p}, "line": {"point_a": p, "point_b": q},
+                        "axis_aligned_bounding_box": {"point_a": p, "point_b": q},
+                        "ellipsoid": {"center": q, "radii": [0.5] * rank},
+                        "polyline": {"points": [p, q, p][: i + 1]}}[lay["annotation_type"]]
+            anns.append({"id": i + 1, **geometry,
+                         "properties": {pr["id"]: values[pr["type"]] for pr in lay["properties"]},
+                         "relationships": {r: [10 + i, 20] for r in lay["relationships"]}})
+        with tempfile.TemporaryDirectory() as tmp:
+            write_annotations(tmp, anns, annotation_type=lay["annotation_type"],
+                              dimensions=info["dimensions"], properties=lay["properties"],
+                              relationships=lay["relationships"], sharded=False,
+                              lower_bound=[0] * rank, upper_bound=[8] * rank)
+            layer = shardkit.open(tmp)
+            by_id = layer.raw(3)
+            cell = (Path(tmp) / "spatial0" / "_".join("0" * rank)).read_bytes()
+        yield (f"{index}-{lay['annotation_type']}.ngann",
+               bytes([index]) + len(by_id).to_bytes(2, "little") + by_id + cell)
+
+
 MAKERS: dict[str, Callable[[], Iterator[tuple[str, bytes]]]] = {
     "amudai": amudai_seeds,
     "zss": zss_seeds,
@@ -277,6 +315,7 @@ MAKERS: dict[str, Callable[[], Iterator[tuple[str, bytes]]]] = {
     "neuroglancer": neuroglancer_seeds,
     "cseg": cseg_seeds,
     "mosaic": mosaic_seeds,
+    "ngann": ngann_seeds,
 }
 
 

@@ -236,6 +236,76 @@ def run_mosaic(data: bytes) -> None:
     _guard(body)
 
 
+#: The annotation layers an ``ngann`` input's first byte picks from (``info`` fields): every
+#: annotation type, every property type, with and without relationships.
+NGANN_LAYOUTS: list[dict[str, Any]] = [
+    {"annotation_type": "point", "rank": 3, "properties": [], "relationships": []},
+    {"annotation_type": "point", "rank": 3,
+     "properties": [{"id": "kind", "type": "uint8", "enum_values": [0, 1],
+                     "enum_labels": ["a", "b"]}, {"id": "score", "type": "float32"}],
+     "relationships": ["pre", "post"]},
+    {"annotation_type": "line", "rank": 2,
+     "properties": [{"id": "c", "type": "rgb"}, {"id": "n", "type": "int16"}],
+     "relationships": ["seg"]},
+    {"annotation_type": "axis_aligned_bounding_box", "rank": 3,
+     "properties": [{"id": "u", "type": "uint32"}, {"id": "t", "type": "rgba"}],
+     "relationships": []},
+    {"annotation_type": "ellipsoid", "rank": 3,
+     "properties": [{"id": "i", "type": "int32"}, {"id": "j", "type": "int8"},
+                    {"id": "k", "type": "uint16"}], "relationships": ["seg"]},
+    {"annotation_type": "polyline", "rank": 3, "properties": [{"id": "w", "type": "float32"}],
+     "relationships": ["seg"]},
+    {"annotation_type": "point", "rank": 3,  # neuroglancer 2.41.2's uint32 layout differs
+     "properties": [{"id": "f", "type": "float32"}, {"id": "u", "type": "uint32"},
+                    {"id": "b", "type": "uint8"}], "relationships": []},
+]
+
+
+def ngann_info(index: int) -> dict[str, Any]:
+    """The ``info`` of :data:`NGANN_LAYOUTS` ``[index]``."""
+    lay = NGANN_LAYOUTS[index]
+    names = "xyzw"[: lay["rank"]]
+    return {"@type": "neuroglancer_annotations_v1", "annotation_type": lay["annotation_type"],
+            "dimensions": {n: [1, "nm"] for n in names}, "properties": lay["properties"],
+            "relationships": [{"id": r, "key": r} for r in lay["relationships"]]}
+
+
+def run_ngann(data: bytes) -> None:
+    """Neuroglancer annotation values: the first byte picks a layout (:data:`NGANN_LAYOUTS`),
+    the next two (u16) split the rest into a ``by_id`` value and a cell list; both are decoded
+    (spec layout, and neuroglancer 2.41.2's where it differs), their geometry tested against a
+    box."""
+    if len(data) < 3:
+        return
+    from shardkit.formats.neuroglancer.annotation_layout import AnnotationLayout, quirk_layout
+    from shardkit.formats.neuroglancer.annotations import RecordDecoder, bounding_box, meets
+
+    info = ngann_info(data[0] % len(NGANN_LAYOUTS))
+    split = int.from_bytes(data[1:3], "little")
+    by_id, cell = data[3 : 3 + split], data[3 + split :]
+    layout = AnnotationLayout(info)
+    layouts = [layout, *filter(None, [quirk_layout(info, layout)])]
+    box = ([0.0] * layout.rank, [10.0] * layout.rank)
+
+    def body(decoder: RecordDecoder) -> None:
+        def use(ann: Any) -> None:
+            json.dumps(ann.to_dict(), default=str)
+            meets(ann.type, ann.geometry, *box)
+            if len(ann.geometry):
+                bounding_box(ann.type, ann.geometry)
+
+        with contextlib.suppress(ShardkitError):
+            use(decoder.decode_by_id(1, by_id))
+        with contextlib.suppress(ShardkitError):
+            for ann in decoder.decode_cell(cell, "cell"):
+                use(ann)
+        with contextlib.suppress(ShardkitError):
+            decoder.cell_arrays(cell, "cell")
+
+    for lay in layouts:
+        body(RecordDecoder(lay))
+
+
 TARGETS: dict[str, Callable[[bytes], None]] = {
     "swh": run_swh,
     "mdb": run_mdb,
@@ -245,6 +315,7 @@ TARGETS: dict[str, Callable[[bytes], None]] = {
     "neuroglancer": run_neuroglancer,
     "cseg": run_cseg,
     "mosaic": run_mosaic,
+    "ngann": run_ngann,
 }
 
 

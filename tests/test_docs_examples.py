@@ -22,7 +22,7 @@ NOT_RUN = re.compile(r"<!--\s*not run:\s*(.+?)\s*-->\s*$")
 #: pages whose examples are the point of the page: each must have a block that runs
 MUST_RUN = ["README.md", "docs/quickstart.md", "docs/formats/swh.md", "docs/formats/mdb.md",
             "docs/formats/zss.md", "docs/formats/zs.md", "docs/formats/neuroglancer.md",
-            "docs/formats/amudai.md",
+            "docs/formats/amudai.md", "docs/formats/ng-annotations.md",
             "docs/tasks/write.md", "docs/tasks/bulk-verify.md", "docs/tasks/remote.md",
             "docs/tasks/ng-convert.md"]
 

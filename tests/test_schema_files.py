@@ -74,8 +74,8 @@ def test_index_lists_every_schema_with_its_imports() -> None:
                                                        *[None] * (len(index) - len(FORMATS))]
     # shared types imported by a format's schema, and payloads stored inside Neuroglancer shards
     assert sorted(sid for sid, info in index.items() if info.format is None) == [
-        "cmph_chd_ph", "ebml_vint", "ng_compressed_segmentation", "ng_mesh_manifest", "ng_skeleton",
-        "ph_fmph_go", "uleb128"]
+        "cmph_chd_ph", "ebml_vint", "ng_annotation", "ng_annotation_by_id", "ng_annotation_cell",
+        "ng_compressed_segmentation", "ng_mesh_manifest", "ng_skeleton", "ph_fmph_go", "uleb128"]
 
 
 @pytest.mark.parametrize("name", ["zss", "zss.ksy", "uleb128", "neuroglancer",
@@ -126,8 +126,8 @@ def test_cli_list(capsys: pytest.CaptureFixture[str]) -> None:
     lines = capsys.readouterr().out.splitlines()
     kinds = [line.split()[0] for line in lines]
     assert kinds[:len(FORMATS)] == FORMATS_SORTED
-    # the three Neuroglancer payloads (mosaic imports ph_fmph_go)
-    assert kinds[len(FORMATS):].count("(payload)") == 3
+    # the Neuroglancer payloads (mosaic imports ph_fmph_go)
+    assert kinds[len(FORMATS):].count("(payload)") == 5
     assert set(kinds[len(FORMATS):]) == {"(imported)", "(payload)"}
     assert "(+ cmph_chd_ph.ksy)" in next(line for line in lines if line.startswith("swh "))
     assert main(["schema", "--list", "--json"]) == 0

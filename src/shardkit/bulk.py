@@ -60,6 +60,9 @@ __all__ = [
 ]
 
 TASKS = ("verify", "info", "keys")
+#: The ``format`` of a target that is a whole Neuroglancer annotation layer (a folder or URL,
+#: verified as one: its checks compare its indexes with each other).
+LAYER_FORMAT = "neuroglancer-annotations"
 _GLOB_CHARS = frozenset("*?[")
 #: Result statuses, from best to worst; the exit code is the index of the worst one seen.
 STATUSES = ("sound", "unsound", "unreadable")
@@ -162,6 +165,11 @@ class _Where:
         return sorted(f"{base}/{p.rsplit('/', 1)[-1]}" for p in found)
 
 
+def _is_annotation_layer(where: _Where) -> bool:
+    info = where.read_info()
+    return isinstance(info, dict) and info.get("@type") == "neuroglancer_annotations_v1"
+
+
 def _expand_dataset(where: _Where, fmt: str | None) -> list[Target]:
     """The shard files of a Neuroglancer dataset, each with its scale's sharding spec."""
     info = where.read_info()
@@ -215,6 +223,8 @@ def _expand_one(item: str, fmt: str | None, spec: Mapping[str, Any] | None,
             where = _Where(item, storage_options)
             if where.has_info():
                 try:
+                    if _is_annotation_layer(where):  # one target: its checks span indexes
+                        return [Target(item, format=LAYER_FORMAT)]
                     found = _expand_dataset(where, fmt)
                 except (OSError, ValueError) as exc:
                     return [Target(item, error=_error(
@@ -354,6 +364,15 @@ def run_one(target: Target | str, task: str | Callable[[Any], Mapping[str, Any]]
         return result
     counter = None
     try:
+        if target.format == LAYER_FORMAT:  # a whole annotation layer (a folder or URL)
+            with shardkit.open(target.location or target.name,
+                               storage_options=dict(options.get("storage_options") or {})
+                               ) as reader:
+                result["format"] = "neuroglancer"
+                result.update(_do_task(reader, task, options))
+            result["status"] = "sound" if result["ok"] else "unsound"
+            result["seconds"] = round(time.perf_counter() - t0, 6)
+            return result
         source = shardkit.open_source(target.location or target.name,
                                       io_options=dict(options.get("io_options") or {}) or None,
                                       **dict(options.get("storage_options") or {}))

@@ -38,6 +38,7 @@ _FORMATS: dict[str, str] = {
     "amudai": "create_amudai",
     "zs": "create_zs",
     "mosaic": "create_mosaic",
+    "ng-annotations": "create_ng_annotations",
 }
 
 #: Every format option of ``create`` (its ``dest``) and its flag, for :func:`refuse_options`.
@@ -101,7 +102,8 @@ def run_create(args: argparse.Namespace) -> int:
     module = importlib.import_module(f"{__package__}.{_FORMATS[args.format]}")
 
     def run() -> int:
-        check_out(args.shard)
+        if not getattr(module, "OUT_IS_FOLDER", False):  # a folder OUT checks itself
+            check_out(args.shard)
         existed = os.path.exists(args.shard)
         try:
             return int(module.run(args))
@@ -146,7 +148,9 @@ def _add_create(sub: Any, own: argparse.ArgumentParser) -> None:
                     "prints them (--input-format hex|json). mdb: INPUT is the JSON 'shardkit dump' "
                     "prints for an MDB shard. amudai: INPUTs are NDJSON or CSV files, one stripe "
                     "each, as 'amudai-cmd ingest' takes them. mosaic: INPUTs are files, one "
-                    "object each, indexed by their hashes. OUT is written under a "
+                    "object each, indexed by their hashes. ng-annotations: OUT is a "
+                    "Neuroglancer annotation layer (a folder), INPUTs NDJSON annotations, "
+                    "--metadata the layer's info fields. OUT is written under a "
                     "temporary name and renamed when complete.",
         epilog=_EPILOGS["create"])
     p.set_defaults(subparser=p, run=run_create, file=None, spec=None)
@@ -180,7 +184,8 @@ def _add_create(sub: Any, own: argparse.ArgumentParser) -> None:
     g.add_argument("--codec", metavar="NAME",
                    help="block compression (zss: zlib, bz2, none+crc32c; default zlib; "
                         "zs: lzma, deflate, none; default lzma)")
-    g.add_argument("--metadata", metavar="JSON", help="a JSON object stored in the header")
+    g.add_argument("--metadata", metavar="JSON", help="a JSON object stored in the header "
+                   "(ng-annotations: the layer's annotation_type, dimensions, properties...)")
     g.add_argument("--approx-block-size", metavar="BYTES", type=lambda t: byte_count(t,
                    positive=True), help="raw bytes of records per data block (zss default 256K, "
                                          "zs 384K)")

@@ -48,9 +48,46 @@ def hash_uint64(value: int) -> int:
     return mmh3.hash64((value & _MASK64).to_bytes(8, "little"), 0, False, False)[0]
 
 
+def _fmix32(h: np.ndarray) -> np.ndarray:
+    h ^= h >> np.uint32(16)
+    h *= np.uint32(0x85EBCA6B)
+    h ^= h >> np.uint32(13)
+    h *= np.uint32(0xC2B2AE35)
+    h ^= h >> np.uint32(16)
+    return h
+
+
+def _rotl32(x: np.ndarray, r: int) -> np.ndarray:
+    return (x << np.uint32(r)) | (x >> np.uint32(32 - r))
+
+
+def _hash_uint64_numpy(arr: np.ndarray) -> np.ndarray:
+    """MurmurHash3_x86_128 (seed 0) of 8-byte keys, low 64 bits, in numpy: an 8-byte input is
+    one 8-byte tail (no 16-byte block), so the whole function is a few array operations."""
+    words = arr.astype("<u8").view("<u4").reshape(-1, 2)
+    k1, k2 = words[:, 0].astype(np.uint32), words[:, 1].astype(np.uint32)
+    c1, c2, c3 = np.uint32(0x239B961B), np.uint32(0xAB0E9789), np.uint32(0x38B34AE5)
+    k2 = _rotl32(k2 * c2, 16) * c3
+    k1 = _rotl32(k1 * c1, 15) * c2
+    length = np.uint32(8)
+    h1, h2 = k1 ^ length, k2 ^ length
+    h3 = np.full_like(h1, length)
+    h4 = h3.copy()
+    h1 = h1 + h2 + h3 + h4
+    h2, h3, h4 = h2 + h1, h3 + h1, h4 + h1
+    h1, h2, h3, h4 = _fmix32(h1), _fmix32(h2), _fmix32(h3), _fmix32(h4)
+    h1 = h1 + h2 + h3 + h4
+    h2 = h2 + h1
+    return h1.astype(np.uint64) | (h2.astype(np.uint64) << np.uint64(32))
+
+
 def hash_uint64_array(values: Iterable[int] | np.ndarray) -> np.ndarray:
-    """:func:`hash_uint64` of many keys, as a ``uint64`` numpy array."""
+    """:func:`hash_uint64` of many keys, as a ``uint64`` numpy array (computed with numpy
+    array arithmetic for more than a few keys: the same values, see the tests)."""
     arr = np.ascontiguousarray(np.asarray(values, dtype="<u8"))
+    if arr.size > 64:
+        with np.errstate(over="ignore"):
+            return _hash_uint64_numpy(arr.reshape(-1)).reshape(arr.shape)
     raw = arr.tobytes()
     h64 = mmh3.hash64
     out = np.fromiter((h64(raw[i : i + 8], 0, False, False)[0]

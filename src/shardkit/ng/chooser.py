@@ -51,6 +51,7 @@ __all__ = [
     "SpecChoice",
     "choose_hashed_spec",
     "choose_image_spec",
+    "choose_spatial_spec",
     "image_shard_shape",
     "morton_bits",
 ]
@@ -350,3 +351,55 @@ def choose_hashed_spec(num_keys: int, *, total_bytes: int | None = None,
                       {"shard_bytes": shard_bytes, "shard_index_bytes": shard_index_bytes,
                        "minishard_index_bytes": minishard_index_bytes},
                       estimates, reasons, warnings)
+
+
+def choose_spatial_spec(grid_shape: Sequence[int], *, cell_bytes: float,
+                        num_cells: int | None = None,
+                        shard_bytes: int = DEFAULT_SHARD_BYTES,
+                        shard_index_bytes: int = DEFAULT_SHARD_INDEX_BYTES,
+                        minishard_index_bytes: int = DEFAULT_MINISHARD_INDEX_BYTES,
+                        data_encoding: str = "gzip",
+                        minishard_index_encoding: str = "gzip") -> SpecChoice:
+    """Propose the sharding of one spatial index level of an annotation layer.
+
+    Cells are keyed by the compressed Morton code of their grid position (any rank), so the
+    reasoning of :func:`choose_image_spec` applies: the identity hash keeps neighbouring cells
+    in one shard, ``preshift_bits + minishard_bits`` lowest code bits make a shard's box of
+    cells, sized so that a shard holds about ``shard_bytes``, and minishards of at most
+    ``minishard_index_bytes / 24`` cells (google/neuroglancer pull request 522 does the same
+    for annotations).
+
+    Args:
+        grid_shape: Cells per dimension.
+        cell_bytes: Mean bytes of a stored cell.
+        num_cells: Cells that hold annotations (default every cell of the grid).
+    """
+    grid = [int(g) for g in grid_shape]
+    if not grid or min(grid) < 1:
+        raise ValueError(f"grid_shape must be positive integers, got {grid}")
+    _check_targets(shard_bytes, shard_index_bytes, minishard_index_bytes)
+    bits = morton_bits(grid)
+    total_bits = sum(bits)
+    cells = math.prod(grid)
+    filled = cells if num_cells is None else max(1, int(num_cells))
+    per_cell = max(1.0, float(cell_bytes)) * filled / cells  # bytes per grid position
+    fit = _floor_log2(shard_bytes / per_cell)
+    region = min(fit, total_bits)
+    max_entries = max(1, minishard_index_bytes // ENTRY_BYTES)
+    max_minishard_bits = _floor_log2(max(1, shard_index_bytes // SHARD_ENTRY_BYTES))
+    minishard_bits = min(max(0, region - _floor_log2(max_entries)), max_minishard_bits)
+    preshift_bits = region - minishard_bits
+    shard_bits = total_bits - region
+    reasons = [f"grid {'x'.join(map(str, grid))} cells: Morton codes use {total_bits} bits",
+               "identity hash: neighbouring cells share a shard",
+               f"{_human(shard_bytes)} shard target / {_human(per_cell)} per cell position: "
+               f"preshift_bits + minishard_bits = {region}",
+               f"minishard_bits = {minishard_bits}, preshift_bits = {preshift_bits}, "
+               f"shard_bits = {shard_bits}"]
+    spec = ShardingSpec("identity", preshift_bits, minishard_bits, shard_bits,
+                        minishard_index_encoding, data_encoding)
+    estimates = {"cells": cells, "filled_cells": filled, "shards": 1 << shard_bits,
+                 "shard_index_bytes": spec.shard_index_size}
+    return SpecChoice(spec, "spatial", filled, float(cell_bytes),
+                      {"shard_bytes": shard_bytes, "shard_index_bytes": shard_index_bytes,
+                       "minishard_index_bytes": minishard_index_bytes}, estimates, reasons, [])

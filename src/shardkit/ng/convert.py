@@ -411,6 +411,9 @@ class ConversionReport:
         return dict(self.__dict__)
 
 
+_ANNOTATIONS = "neuroglancer_annotations_v1"
+
+
 def _is_image(info: Mapping[str, Any]) -> bool:
     kind = info.get("@type")
     return kind == "neuroglancer_multiscale_volume" or (kind is None and "scales" in info)
@@ -827,6 +830,13 @@ def shard_layer(src: str | os.PathLike[str], dst: str | os.PathLike[str], *,
     src_store = LayerStore(src, storage_options)
     dst_store = LayerStore(dst, dst_storage_options)
     info = src_store.read_info()
+    if info.get("@type") == _ANNOTATIONS:  # every index on its own: convert_annotations
+        from .convert_annotations import shard_annotation_layer
+
+        return shard_annotation_layer(  # type: ignore[no-any-return]
+            src, dst, spec=spec, progress=progress, storage_options=storage_options,
+            dst_storage_options=dst_storage_options, shard_bytes=shard_bytes,
+            shard_index_bytes=shard_index_bytes, minishard_index_bytes=minishard_index_bytes)
     targets = {"shard_bytes": shard_bytes, "shard_index_bytes": shard_index_bytes,
                "minishard_index_bytes": minishard_index_bytes}
     if _is_image(info):
@@ -952,6 +962,12 @@ def unshard_layer(src: str | os.PathLike[str], dst: str | os.PathLike[str], *,
     src_store = LayerStore(src, storage_options)
     dst_store = LayerStore(dst, dst_storage_options)
     info = src_store.read_info()
+    if info.get("@type") == _ANNOTATIONS:
+        from .convert_annotations import unshard_annotation_layer
+
+        return unshard_annotation_layer(  # type: ignore[no-any-return]
+            src, dst, progress=progress, storage_options=storage_options,
+            dst_storage_options=dst_storage_options)
     ds = open_dataset(src_store.target, storage_options)
     report = ConversionReport("unshard")
     tasks: list[ShardTask] = []

@@ -551,6 +551,8 @@ def _skeleton(reader: Any, chunk: int, path: str, at: int | None) -> Children:
 
 def dataset_parts(reader: Any) -> list[Node] | None:
     """A dataset's top level (its ``info``, then each scale's shard files), or None for a file."""
+    if hasattr(reader, "indexes") and hasattr(reader, "spatial"):  # an annotation layer
+        return _annotation_parts(reader)
     if not (hasattr(reader, "store") and hasattr(reader, "info") and hasattr(reader, "kv")):
         return None
     from .model import value_node
@@ -574,6 +576,49 @@ def dataset_parts(reader: Any) -> list[Node] | None:
             else:  # thousands of shard files: pages of them
                 out.append(Node("shard files", prefix.rstrip("/"), f"[{len(files)}]",
                                 children=functools.partial(_same, files)))
+    return out
+
+
+def _annotation_parts(layer: Any) -> list[Node]:
+    """An annotation layer: its ``info``; the annotations (decoded, from ``by_id``); each index
+    (sharded: its shard files; unsharded: its files, decoded); each spatial level's cells."""
+    import itertools
+
+    from .model import value_node
+
+    out = [value_node("info", "/info", layer.info)]
+    if layer.by_id is not None:
+        def annotations() -> Children:
+            anns = list(itertools.islice(iter(layer), PAGE))
+            return ListChildren([value_node(str(a.id), f"/annotations/{a.id}", a.to_dict())
+                                 for a in anns])
+
+        out.append(Node("annotations", "/annotations", f"the first {PAGE}, decoded",
+                        children=guarded(annotations, "/annotations")))
+    for level in layer.spatial:
+        def cells(level: Any = level) -> Children:
+            import numpy as np
+
+            nodes = []
+            for cell in itertools.islice(np.ndindex(*level.grid_shape), PAGE * 4):
+                anns = layer.read_cell(level.level, cell)
+                if anns:
+                    name = "_".join(map(str, cell))
+                    nodes.append(value_node(name, f"/{level.key}/{name}",
+                                            [a.to_dict() for a in anns]))
+                if len(nodes) >= PAGE:
+                    break
+            return ListChildren(nodes)
+
+        out.append(Node(f"cells of {level.key}", f"/{level.key}/cells",
+                        f"level {level.level}, grid {list(level.grid_shape)}, decoded",
+                        children=guarded(cells, f"/{level.key}")))
+    for key, index in layer.indexes():
+        if getattr(index, "sharded", False):
+            out.append(Node(key, key, "sharded index: its shard files", children=guarded(
+                functools.partial(_shard_files, index.kv, f"{key}/"), f"/{key}")))
+        else:
+            out.append(Node(key, key, f"unsharded index: {len(index.names())} files"))
     return out
 
 

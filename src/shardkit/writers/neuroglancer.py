@@ -50,6 +50,7 @@ __all__ = [
     "build_shards",
     "check_writable",
     "shard_pieces",
+    "write_annotations",
     "write_image_volume",
     "write_sharded_dataset",
 ]
@@ -297,3 +298,6 @@ def write_image_volume(dest: str | os.PathLike[str], volume: np.ndarray,
         put(f"{key}/{name}", data)
     put("info", json.dumps(info).encode())  # last: a volume without it is not complete
     return info
+
+
+from .ng_annotations import write_annotations  # noqa: E402 - its own module, re-exported

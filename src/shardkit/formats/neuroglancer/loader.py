@@ -8,11 +8,12 @@ from typing import Any
 
 from ...errors import UnsupportedVersionError
 from ...remote import DEFAULT_MAX_WHOLE_READ
+from .annotations import NgAnnotationLayer
 from .cache import ByteLRU
 from .dataset import NgDataset, NgKeyValueDataset
 from .image import NgImageDataset
 from .spec import DEFAULT_CACHE_BYTES, MAX_INFO_BYTES, ShardingSpec, SpecError, parse_json
-from .store import _Store, check_relative
+from .store import _Store
 
 _KV_TYPES = {"neuroglancer_skeletons", "neuroglancer_multilod_draco", "neuroglancer_legacy_mesh"}
 
@@ -61,16 +62,7 @@ def open_dataset(target: str | os.PathLike[str], storage_options: Mapping[str, A
     if kind == "neuroglancer_multiscale_volume" or (kind is None and "scales" in info):
         return NgImageDataset(store, info, **options)
     if kind == "neuroglancer_annotations_v1":
-        by_id = info.get("by_id") or {}
-        if not isinstance(by_id, Mapping):
-            raise SpecError(f"{store.name}/info: by_id must be an object", field="/by_id")
-        if by_id.get("sharding") is None:
-            raise UnsupportedVersionError(f"{store.name}: annotations by id are not sharded")
-        spec = _spec_at(by_id["sharding"], "/by_id/sharding")
-        key = check_relative(by_id.get("key", "by_id"), "/by_id/key",
-                             allow_external=allow_external)
-        options.pop("allow_external")
-        return NgKeyValueDataset(store, info, spec, key, **options)
+        return NgAnnotationLayer(store, info, **options)
     if info.get("sharding") is not None:  # null means unsharded (cloud-volume)
         spec = _spec_at(info["sharding"], "/sharding")
         options.pop("allow_external")

@@ -1,0 +1,791 @@
+"""Checks of an annotation layer (:meth:`NgAnnotationLayer.verify`).
+
+Each problem names the index (its folder), the key (annotation id, segment id or cell) and the
+field (``/relationships/0/ids``, ``/properties/kind``...). Checks:
+
+- ``shard`` (every check of :meth:`NgShard.verify`) on each sharded index; ``file_name`` for
+  files of an unsharded index that are not keys of it;
+- ``record``: a value whose counts and sizes disagree with its bytes;
+- ``padding``: non-zero padding bytes;
+- ``enum``: a value that is not among a property's ``enum_values``;
+- ``bounds``: geometry outside ``[lower_bound, upper_bound)``;
+- ``by_id``: an id listed in a relationship or spatial index that ``by_id`` lacks, or with other
+  record bytes there;
+- ``relationship``: ``by_id`` and a relationship index disagree on which annotations relate to
+  a segment;
+- ``spatial_extra``: an annotation in a cell it does not meet; ``spatial_missing``: an
+  annotation absent from a cell it meets at every level from the first it could be in down to
+  the finest (or from the whole spatial index); ``spatial_duplicate``: an annotation listed
+  again in a cell below one that already lists it; ``limit``: a cell holding more than
+  ``limit`` annotations above the finest level;
+- ``writer_quirk``: what the reader had to work around (neuroglancer 2.41.2's uint32 padding,
+  ngsidekick 0.0.20's cell file names).
+
+Memory: one value at a time, plus about 40 bytes per annotation and per cell entry for the
+cross-index comparisons (sorted numpy arrays).
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from ...errors import Problem, ShardkitError
+from .annotations import ShardedIndex, SpatialLevel, UnshardedIndex, meets
+from .decode import compressed_morton_code, morton_decode
+
+if TYPE_CHECKING:
+    from .annotations import NgAnnotationLayer
+
+_MAX_PROBLEMS_PER_CHECK = 1000
+
+
+class _Report:
+    def __init__(self) -> None:
+        self.problems: list[Problem] = []
+        self.counts: dict[str, int] = {}
+
+    def add(self, check: str, index: str, key: Any, message: str, field: str = "",
+            offset: int | None = None) -> None:
+        n = self.counts.get(check, 0)
+        self.counts[check] = n + 1
+        if n < _MAX_PROBLEMS_PER_CHECK:
+            self.problems.append(Problem(check, f"{index} {key}: {message}", offset,
+                                         f"/{index}/{key}{field}"))
+
+    def finish(self) -> list[Problem]:
+        for check, n in self.counts.items():
+            if n > _MAX_PROBLEMS_PER_CHECK:
+                self.problems.append(Problem(check, f"{n - _MAX_PROBLEMS_PER_CHECK} more "
+                                             f"{check} problems not listed"))
+        return self.problems
+
+
+def _cell_name_to_cell(name: str, rank: int) -> tuple[int, ...] | None:
+    parts = name.split("_")
+    if len(parts) != rank or not all(p.isdigit() and p.isascii() for p in parts):
+        return None
+    return tuple(int(p) for p in parts)
+
+
+def _true_cell(lvl: SpatialLevel, named: tuple[int, ...]) -> tuple[int, ...]:
+    """The cell a file named ``named`` holds under ngsidekick 0.0.20's naming."""
+    code = compressed_morton_code(named, lvl.grid_shape)
+    rev = morton_decode(code, tuple(reversed(lvl.grid_shape)))
+    return tuple(reversed(rev))
+
+
+_BATCH = 65536
+
+
+def _mix(x: np.ndarray) -> np.ndarray:
+    with np.errstate(over="ignore"):
+        x = x + np.uint64(0x9E3779B97F4A7C15)
+        x = (x ^ (x >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+        x = (x ^ (x >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+        return x ^ (x >> np.uint64(31))
+
+
+def hash_records(recs: np.ndarray) -> np.ndarray:
+    """A 64-bit hash of each row of a ``(n, record_bytes)`` uint8 array (vectorised)."""
+    n, width = recs.shape
+    if width % 8:
+        recs = np.concatenate([recs, np.zeros((n, 8 - width % 8), np.uint8)], axis=1)
+    words = np.ascontiguousarray(recs).view("<u8")
+    h = np.full(n, width, dtype=np.uint64)
+    for j in range(words.shape[1]):
+        h = _mix(h ^ words[:, j])
+    return h
+
+
+def _gather(arr: np.ndarray, pos: np.ndarray, width: int) -> np.ndarray:
+    """Bytes ``pos[i] : pos[i] + width`` of each row ``i`` of ``arr`` (uint8, 2-D)."""
+    rows = np.arange(len(arr))[:, None]
+    return arr[rows, pos[:, None] + np.arange(width)[None, :]]
+
+
+class _Verifier:
+    """The checks of :func:`verify_layer`: values in batches, vectorised where the records
+    have a fixed size; a batch that does not parse is gone through value by value, which
+    names the problem."""
+
+    def __init__(self, layer: NgAnnotationLayer, rep: _Report) -> None:
+        self.layer = layer
+        self.rep = rep
+        self.have_by_id = layer.by_id is not None
+        self.lower, self.upper = layer.lower_bound, layer.upper_bound
+        self.by_ids: list[np.ndarray] = []
+        self.by_hash: list[np.ndarray] = []
+        self.by_geo: list[np.ndarray] = []
+        self.poly_geo: dict[int, np.ndarray] = {}
+        self.rel_pairs: dict[str, list[np.ndarray]] = {r: [] for r in
+                                                       layer.layout.relationships}
+        self.app_ids: list[np.ndarray] = []
+        self.app_level: list[np.ndarray] = []
+        self.app_cell: list[np.ndarray] = []  # (k, rank) cells
+        self.app_ok: list[np.ndarray] = []
+
+    # -- layout --------------------------------------------------------------------------
+
+    def setup(self) -> None:
+        lay = self.layer.layout
+        self.lay = lay
+        self.fixed = lay.type != "polyline"
+        self.rb = lay.record_bytes
+        self.enums = [(p.id, np.array(sorted(p.enum), dtype=p.dtype)) for p in lay.properties
+                      if p.enum]
+        self.pads = [(lay.geometry_bytes + a, lay.geometry_bytes + b)
+                     for a, b in lay.padding_ranges()]
+
+    def rec_hash(self, data: bytes | memoryview) -> int:
+        if self.fixed:
+            return int(hash_records(np.frombuffer(data, np.uint8).reshape(1, -1))[0])
+        return hash(bytes(data)) & 0xFFFF_FFFF_FFFF_FFFF
+
+    # -- per record checks (vectorised) -------------------------------------------------------
+
+    def check_records(self, index: str, keys: Any, ids: np.ndarray, recs: np.ndarray,
+                      field_prefix: Callable[[int], str], check_values: bool) -> None:
+        """Padding, and (``check_values``) finite geometry, bounds and enums of ``recs``
+        (``(n, record_bytes)`` uint8) whose ids are ``ids``; ``keys[i]`` names the key."""
+        rep = self.rep
+        for a, b in self.pads:
+            bad = np.flatnonzero(recs[:, a:b].any(axis=1))
+            for i in bad.tolist():
+                rep.add("padding", index, keys(i), f"annotation {int(ids[i])}: padding bytes "
+                        f"{a - self.lay.geometry_bytes}..{b - self.lay.geometry_bytes} after "
+                        "the geometry are not zero", field_prefix(i) + "/padding")
+        if not check_values or not len(recs):
+            return
+        structured = recs.view(self.lay.dtype).reshape(len(recs))
+        geo = structured["geometry"].astype(np.float64)
+        if self.lay.type == "ellipsoid":
+            lo, hi = geo[:, 0] - np.abs(geo[:, 1]), geo[:, 0] + np.abs(geo[:, 1])
+        else:
+            lo, hi = geo.min(axis=1), geo.max(axis=1)
+        finite = np.isfinite(geo).all(axis=(1, 2))
+        with np.errstate(invalid="ignore"):
+            out = ~((lo >= self.lower).all(axis=1) & (hi < self.upper).all(axis=1))
+        for i in np.flatnonzero(~finite).tolist():
+            rep.add("bounds", index, keys(i), f"annotation {int(ids[i])}: geometry is not "
+                    "finite", field_prefix(i) + "/geometry")
+        for i in np.flatnonzero(out & finite).tolist():
+            rep.add("bounds", index, keys(i), f"annotation {int(ids[i])}: geometry spans "
+                    f"{lo[i].tolist()}..{hi[i].tolist()}, outside [lower_bound, "
+                    f"upper_bound) = [{self.lower.tolist()}, {self.upper.tolist()})",
+                    field_prefix(i) + "/geometry")
+        for name, values in self.enums:
+            got = structured[name]
+            for i in np.flatnonzero(~np.isin(got, values)).tolist():
+                rep.add("enum", index, keys(i), f"annotation {int(ids[i])}: property {name} "
+                        f"is {got[i].item()}, not one of its enum_values",
+                        field_prefix(i) + f"/properties/{name}")
+
+    # -- by_id --------------------------------------------------------------------------------
+
+    def by_id(self) -> None:
+        layer, rep = self.layer, self.rep
+        bkey = layer.by_id_key or "by_id"
+        index = layer.by_id
+        if isinstance(index, UnshardedIndex):
+            for odd in index.uint64_keys()[1]:
+                rep.add("file_name", bkey, odd, "not a decimal uint64 id")
+        batch: list[tuple[int, bytes]] = []
+        if isinstance(index, ShardedIndex) and index.kv.spec.data_encoding != "gzip":
+            try:
+                if self.by_id_blocks(bkey, index):
+                    return
+            except ShardkitError as exc:
+                rep.add("shard", bkey, "-", exc.message, exc.field or "", exc.offset)
+                return
+        try:
+            for item in index.items():  # type: ignore[union-attr]
+                if not batch:  # the layout is decided on the first value
+                    with contextlib.suppress(ShardkitError):
+                        layer.decode_by_id(item[0], item[1])
+                    self.setup()
+                batch.append(item)
+                if len(batch) >= _BATCH:
+                    self.by_id_batch(bkey, batch)
+                    batch = []
+        except ShardkitError as exc:
+            rep.add("shard", bkey, "-", exc.message, exc.field or "", exc.offset)
+        if not hasattr(self, "lay"):
+            self.setup()
+        if batch:
+            self.by_id_batch(bkey, batch)
+
+    def by_id_blocks(self, bkey: str, index: ShardedIndex) -> bool:
+        """A sharded, raw-encoded by_id of fixed-size records, a minishard's values at a time
+        as arrays (no Python object per value); ``False`` when the layout says otherwise."""
+        layer = self.layer
+        started = False
+        for ids, block, starts, ends in index.blocks():
+            if not started:
+                started = True
+                with contextlib.suppress(ShardkitError):
+                    layer.decode_by_id(int(ids[0]), bytes(block[int(starts[0]):
+                                                                int(ends[0])]))
+                self.setup()
+                if not self.fixed:
+                    return False
+            lengths = (ends - starts).astype(np.int64)
+            buf = np.frombuffer(block, np.uint8)
+            slow: list[tuple[int, bytes]] = []
+            for length in _distinct_ints(lengths):
+                rows = np.flatnonzero(lengths == length)
+                if length < self.rb + 4 * len(self.lay.relationships):
+                    bad = rows
+                else:
+                    arr = buf[starts[rows].astype(np.int64)[:, None] + np.arange(length)]
+                    bad = rows[self.by_id_matrix(bkey, ids[rows], arr)]
+                slow += [(int(ids[i]), bytes(block[int(starts[i]) : int(ends[i])]))
+                         for i in bad.tolist()]
+            if slow:
+                self.by_id_slow(bkey, slow)
+        if not started:
+            self.setup()
+        return True
+
+    def by_id_batch(self, bkey: str, batch: list[tuple[int, bytes]]) -> None:
+        if not self.fixed:
+            self.by_id_slow(bkey, batch)
+            return
+        lengths = np.fromiter((len(v) for _, v in batch), dtype=np.int64, count=len(batch))
+        slow: list[tuple[int, bytes]] = []
+        for length in np.unique(lengths).tolist():
+            rows = np.flatnonzero(lengths == length)
+            group = [batch[i] for i in rows.tolist()]
+            if length < self.rb + 4 * len(self.lay.relationships):
+                slow += group
+                continue
+            arr = np.frombuffer(b"".join(v for _, v in group), np.uint8).reshape(len(group),
+                                                                                 length)
+            ids = np.array([k for k, _ in group], dtype=np.uint64)
+            bad = self.by_id_matrix(bkey, ids, arr)
+            slow += [group[i] for i in bad.tolist()]
+        if slow:
+            self.by_id_slow(bkey, slow)
+
+    def by_id_matrix(self, bkey: str, ids: np.ndarray, arr: np.ndarray) -> np.ndarray:
+        """by_id values of one length, as the rows of ``arr``; returns the rows that do not
+        parse (to go one by one)."""
+        length = arr.shape[1]
+        group_n = len(arr)
+        pos = np.full(group_n, self.rb, dtype=np.int64)
+        good = np.ones(group_n, dtype=bool)
+        pairs = []
+        for _ in self.lay.relationships:
+            inside = pos + 4 <= length
+            good &= inside
+            cnt = np.zeros(group_n, np.int64)
+            if inside.any():
+                cnt[inside] = _gather(arr[inside], pos[inside], 4).copy().view(
+                    "<u4").reshape(-1).astype(np.int64)
+            end = pos + 4 + 8 * cnt
+            good &= end <= length
+            pairs.append((pos + 4, cnt))
+            pos = np.where(good, end, length)
+        good &= pos == length
+        bad = np.flatnonzero(~good)
+        if len(bad):
+            keep = np.flatnonzero(good)
+            arr, ids = arr[keep], ids[keep]
+            pairs = [(p[keep], c[keep]) for p, c in pairs]
+        recs = arr[:, : self.rb]
+        self.by_ids.append(ids)
+        self.by_hash.append(hash_records(recs))
+        self.by_geo.append(recs.view(self.lay.dtype).reshape(len(recs))["geometry"].copy())
+        self.check_records(bkey, lambda i, ids=ids: int(ids[i]), ids, recs, lambda i: "", True)
+        for rel, (start, cnt) in zip(self.lay.relationships, pairs, strict=True):
+            total = int(cnt.sum())
+            if not total:
+                continue
+            row = np.repeat(np.arange(len(cnt)), cnt)
+            within = np.arange(total) - np.repeat(np.cumsum(cnt) - cnt, cnt)
+            offs = start[row] + 8 * within
+            segs = _gather(arr[row], offs, 8).copy().view("<u8").reshape(-1)
+            self.rel_pairs[rel].append(_pairs(segs, ids[row]))
+        return bad
+
+    def by_id_slow(self, bkey: str, batch: list[tuple[int, bytes]]) -> None:
+        layer, rep = self.layer, self.rep
+        ids, hashes, geos = [], [], []
+        for ident, data in batch:
+            try:
+                ann = layer.decode_by_id(ident, data)
+            except ShardkitError as exc:
+                rep.add("record", bkey, ident, exc.message, exc.field or "", exc.offset)
+                continue
+            end = layer.decoder.record_end(data, 0, bkey)
+            rec = data[:end]
+            ids.append(ident)
+            hashes.append(self.rec_hash(rec))
+            if self.fixed:
+                geos.append(ann.geometry)
+                arr = np.frombuffer(rec, np.uint8).reshape(1, -1)
+                self.check_records(bkey, lambda i, ident=ident: ident,
+                                   np.array([ident], np.uint64), arr, lambda i: "", True)
+            else:
+                self.poly_geo[ident] = ann.geometry
+                self._check_poly(bkey, ident, ann, data, end)
+            for rel, segs in (ann.relationships or {}).items():
+                if segs:
+                    self.rel_pairs[rel].append(_pairs(np.array(segs, np.uint64),
+                                                      np.full(len(segs), ident, np.uint64)))
+        if ids:
+            self.by_ids.append(np.array(ids, dtype=np.uint64))
+            self.by_hash.append(np.array(hashes, dtype=np.uint64))
+            if self.fixed:
+                self.by_geo.append(np.array(geos, dtype=np.float32))
+
+    def _check_poly(self, index: str, key: Any, ann: Any, data: bytes, end: int) -> None:
+        rep = self.rep
+        base = end - self.lay.property_bytes
+        for a, b in self.lay.padding_ranges():
+            if any(data[base + a : base + b]):
+                rep.add("padding", index, key, f"annotation {ann.id}: padding bytes {a}..{b} "
+                        "after the geometry are not zero", "/padding", offset=base + a)
+        g = ann.geometry.astype(np.float64)
+        if not np.all(np.isfinite(g)):
+            rep.add("bounds", index, key, f"annotation {ann.id}: geometry is not finite",
+                    "/geometry")
+        elif len(g) and (np.any(g.min(axis=0) < self.lower)
+                         or np.any(g.max(axis=0) >= self.upper)):
+            rep.add("bounds", index, key, f"annotation {ann.id}: geometry spans "
+                    f"{g.min(axis=0).tolist()}..{g.max(axis=0).tolist()}, outside "
+                    f"[lower_bound, upper_bound) = [{self.lower.tolist()}, "
+                    f"{self.upper.tolist()})", "/geometry")
+        for p in self.lay.properties:
+            if p.enum and ann.properties[p.id] not in p.enum:
+                rep.add("enum", index, key, f"annotation {ann.id}: property {p.id} is "
+                        f"{ann.properties[p.id]}, not one of its enum_values",
+                        f"/properties/{p.id}")
+
+    def finish_by_id(self) -> None:
+        ids = np.concatenate(self.by_ids) if self.by_ids else np.zeros(0, np.uint64)
+        hashes = np.concatenate(self.by_hash) if self.by_hash else np.zeros(0, np.uint64)
+        order = np.argsort(ids, kind="stable")
+        self.ids_sorted = ids[order]
+        self.hash_sorted = hashes[order]
+        if self.fixed:
+            geo = (np.concatenate(self.by_geo) if self.by_geo
+                   else np.zeros((0, 1, self.lay.rank), np.float32))
+            self.geo_sorted = geo[order]
+        self.by_ids, self.by_hash, self.by_geo = [], [], []
+
+    # -- lists (relationship entries, spatial cells) -----------------------------------------
+
+    def cells(self, index: str, entries: list[tuple[Any, Any, bytes]]
+              ) -> tuple[np.ndarray, np.ndarray, np.ndarray | None, list[Any] | None,
+                         np.ndarray]:
+        """Many lists at once: ``(cell of each annotation, ids, records (n, rb) or None,
+        annotations or None, count of each list)``; a list that does not parse is reported
+        and counts 0."""
+        rb = self.rb
+        n = len(entries)
+        counts = np.zeros(n, np.int64)
+        if self.fixed:
+            heads = np.frombuffer(b"".join(d[:8].ljust(8, b"\xff") for _, _, d in entries),
+                                  "<u8").astype(np.int64) if n else np.zeros(0, np.int64)
+            lengths = np.fromiter((len(d) for _, _, d in entries), np.int64, n)
+            with np.errstate(over="ignore"):
+                good = (heads >= 0) & (heads < (1 << 32)) & (lengths == 8 + heads * (rb + 8))
+            slow = np.flatnonzero(~good).tolist()
+            counts[good] = heads[good]
+            fast = np.flatnonzero(good).tolist()
+            recs = np.frombuffer(b"".join(entries[i][2][8 : 8 + int(counts[i]) * rb]
+                                          for i in fast), np.uint8).reshape(-1, rb)
+            ids = np.frombuffer(b"".join(entries[i][2][8 + int(counts[i]) * rb:]
+                                         for i in fast), "<u8").astype(np.uint64)
+            where = np.repeat(np.arange(n), counts)
+            for i in slow:
+                self.cell_slow(index, entries[i][0], entries[i][2])
+            starts = np.cumsum(counts) - counts
+            within = np.arange(len(ids)) - np.repeat(starts, counts)
+            keys = [k for k, _, _ in entries]
+            self.check_records(index, lambda j: keys[where[j]], ids, recs,
+                               lambda j: f"/annotations/{within[j]}", not self.have_by_id)
+            self.listed(index, [keys[i] for i in where.tolist()], within, ids,
+                        hash_records(recs))
+            return where, ids, recs, None, counts
+        anns_all: list[Any] = []
+        where_l: list[int] = []
+        for i, (key, _, data) in enumerate(entries):
+            got = self.cell_slow(index, key, data)
+            if got is not None:
+                anns_all += got
+                where_l += [i] * len(got)
+                counts[i] = len(got)
+        ids = np.array([a.id for a in anns_all], dtype=np.uint64)
+        return np.array(where_l, np.int64), ids, None, anns_all, counts
+
+    def cell_slow(self, index: str, key: Any, data: bytes) -> list[Any] | None:
+        layer, rep = self.layer, self.rep
+        try:
+            anns = layer.decode_cell(data, f"{index}/{key}")
+            _, starts = layer.decoder.cell_bounds(data, f"{index}/{key}")
+        except ShardkitError as exc:
+            rep.add("record", index, key, exc.message, exc.field or "", exc.offset)
+            return None
+        ids = np.array([a.id for a in anns], dtype=np.uint64)
+        hashes = np.array([self.rec_hash(data[starts[i] : starts[i + 1]])
+                           for i in range(len(anns))], dtype=np.uint64)
+        for i, a in enumerate(anns):
+            if self.have_by_id:
+                base = starts[i + 1] - self.lay.property_bytes
+                for s_, e_ in self.lay.padding_ranges():
+                    if any(data[base + s_ : base + e_]):
+                        rep.add("padding", index, key, f"annotation {a.id}: padding bytes "
+                                f"{s_}..{e_} after the geometry are not zero",
+                                f"/annotations/{i}/padding")
+            else:
+                self._check_poly(index, key, a, data, starts[i + 1])
+        self.listed(index, [key] * len(ids), np.arange(len(ids)), ids, hashes)
+        return anns
+
+    def listed(self, index: str, keys: list[Any], within: np.ndarray, ids: np.ndarray,
+               hashes: np.ndarray) -> None:
+        if not self.have_by_id or not len(ids):
+            return
+        srt = self.ids_sorted
+        order = np.argsort(ids, kind="stable")  # sorted queries: a walk, not random probes
+        pos = np.empty(len(ids), dtype=np.int64)
+        pos[order] = np.searchsorted(srt, ids[order])
+        pos_c = np.minimum(pos, max(0, len(srt) - 1))
+        found = ((pos < len(srt)) & (srt[pos_c] == ids)) if len(srt) \
+            else np.zeros(len(ids), dtype=bool)
+        for i in np.flatnonzero(~found).tolist():
+            self.rep.add("by_id", index, keys[i], f"annotation {int(ids[i])} is not in by_id",
+                         f"/ids/{int(within[i])}")
+        if len(srt):
+            for i in np.flatnonzero(found & (self.hash_sorted[pos_c] != hashes)).tolist():
+                self.rep.add("by_id", index, keys[i], f"annotation {int(ids[i])}: its record "
+                             "differs from the one in by_id", f"/annotations/{int(within[i])}")
+
+    def _batches(self, items: Any) -> Any:
+        batch: list[tuple[Any, Any, bytes]] = []
+        for item in items:
+            batch.append(item)
+            if len(batch) >= _BATCH // 4:
+                yield batch
+                batch = []
+        if batch:
+            yield batch
+
+    def relationships(self, tick: Callable[[], None]) -> None:
+        layer, rep = self.layer, self.rep
+        for rel, index in layer.relationships_index.items():
+            rkey = layer.relationship_keys[rel]
+            listed: list[np.ndarray] = []
+            if isinstance(index, UnshardedIndex):
+                for odd in index.uint64_keys()[1]:
+                    rep.add("file_name", rkey, odd, "not a decimal uint64 segment id")
+            try:
+                items = ((seg, None, data) for seg, data in index.items())
+                for batch in self._batches(items):
+                    where, ids, _, _, _ = self.cells(rkey, batch)
+                    segs = np.array([k for k, _, _ in batch], dtype=np.uint64)
+                    if len(ids):
+                        listed.append(_pairs(segs[where], ids))
+            except ShardkitError as exc:
+                rep.add("shard", rkey, "-", exc.message, exc.field or "", exc.offset)
+            if self.have_by_id:
+                empty = _pairs(np.zeros(0, np.uint64), np.zeros(0, np.uint64))
+                a = np.concatenate(listed) if listed else empty
+                parts = self.rel_pairs.get(rel, [])
+                b = np.concatenate(parts) if parts else empty
+                only_a, only_b = _pair_differences(a, b)
+                for seg, ident in only_a[:_MAX_PROBLEMS_PER_CHECK]:
+                    rep.add("relationship", rkey, seg, f"lists annotation {ident}, whose by_id "
+                            f"entry does not relate it to segment {seg}", "/ids")
+                for seg, ident in only_b[:_MAX_PROBLEMS_PER_CHECK]:
+                    rep.add("relationship", rkey, seg, f"lacks annotation {ident}, which by_id "
+                            f"relates to segment {seg}", "/ids")
+            tick()
+
+    # -- spatial --------------------------------------------------------------------------
+
+    def _level_entries(self, lvl: SpatialLevel) -> Any:
+        layer, rep = self.layer, self.rep
+        naming = layer._naming(lvl) if not lvl.index.sharded else "spec"
+        if isinstance(lvl.index, UnshardedIndex):
+            for name in lvl.index.names():
+                named = _cell_name_to_cell(name, self.lay.rank)
+                if named is None or any(c >= g for c, g in zip(named, lvl.grid_shape,
+                                                                strict=True)):
+                    rep.add("file_name", lvl.key, name, "not a cell of the grid "
+                            f"{list(lvl.grid_shape)} (x_y_z)")
+                    continue
+                cell = _true_cell(lvl, named) if naming == "ngsidekick" else named
+                data = lvl.index.read(name)
+                if data is not None:
+                    yield name, cell, data
+        else:
+            for code, data in lvl.index.items():  # type: ignore[union-attr]
+                try:
+                    cell = morton_decode(code, lvl.grid_shape)
+                except ShardkitError as exc:
+                    rep.add("file_name", lvl.key, code, exc.message)
+                    continue
+                yield code, cell, data
+
+    def spatial(self, tick: Callable[[], None]) -> None:
+        layer, rep = self.layer, self.rep
+        for lvl in layer.spatial:
+            finest = lvl.level == len(layer.spatial) - 1
+            slack = 1e-5 * np.maximum(1.0, np.abs(np.asarray(lvl.chunk_size)))
+            try:
+                for batch in self._batches(self._level_entries(lvl)):
+                    where, ids, recs, anns, counts = self.cells(lvl.key, batch)
+                    if lvl.limit > 0 and not finest:
+                        for i in np.flatnonzero(counts > lvl.limit).tolist():
+                            rep.add("limit", lvl.key, batch[i][0], f"{int(counts[i])} "
+                                    f"annotations, over the level's limit {lvl.limit}",
+                                    "/count")
+                    cells = np.array([c for _, c, _ in batch], dtype=np.int64).reshape(
+                        len(batch), -1)
+                    boxes = [lvl.open_cell_box(self.lower, c) for c in cells]
+                    clo = np.array([b[0] for b in boxes]).reshape(len(batch), -1) - slack
+                    chi = np.array([b[1] for b in boxes]).reshape(len(batch), -1) + slack
+                    ok = self._meets_cells(recs, anns, clo[where], chi[where])
+                    starts = np.cumsum(counts) - counts
+                    within = np.arange(len(ids)) - np.repeat(starts, counts)
+                    for j in np.flatnonzero(~ok).tolist():
+                        w = int(where[j])
+                        rep.add("spatial_extra", lvl.key, batch[w][0], f"annotation "
+                                f"{int(ids[j])} does not meet cell {cells[w].tolist()} "
+                                f"[{clo[w].tolist()}, {chi[w].tolist()}]",
+                                f"/annotations/{int(within[j])}")
+                    self.app_ids.append(ids)
+                    self.app_level.append(np.full(len(ids), lvl.level, np.int64))
+                    self.app_cell.append(cells[where])
+                    self.app_ok.append(ok)
+            except ShardkitError as exc:
+                rep.add("shard", lvl.key, "-", exc.message, exc.field or "", exc.offset)
+            tick()
+
+    def _meets_cells(self, recs: np.ndarray | None, anns: list[Any] | None, clo: np.ndarray,
+                     chi: np.ndarray) -> np.ndarray:
+        kind = self.lay.type
+        if recs is None:
+            return np.array([meets(kind, a.geometry, clo[i], chi[i])
+                             for i, a in enumerate(anns or [])], dtype=bool)
+        geo = recs.view(self.lay.dtype).reshape(len(recs))["geometry"].astype(np.float64)
+        if kind == "ellipsoid":
+            lo, hi = geo[:, 0] - np.abs(geo[:, 1]), geo[:, 0] + np.abs(geo[:, 1])
+        else:
+            lo, hi = geo.min(axis=1), geo.max(axis=1)
+        with np.errstate(invalid="ignore"):
+            ok = (lo <= chi).all(axis=1) & (hi >= clo).all(axis=1)
+        if kind in ("line", "ellipsoid"):
+            for i in np.flatnonzero(ok).tolist():
+                ok[i] = meets(kind, geo[i], clo[i], chi[i])
+        return ok
+
+    def coverage(self) -> None:
+        layer = self.layer
+        if not layer.spatial or not self.have_by_id:
+            return
+        ids = np.concatenate(self.app_ids) if self.app_ids else np.zeros(0, np.uint64)
+        levels = np.concatenate(self.app_level) if self.app_level else np.zeros(0, np.int64)
+        cells = (np.concatenate(self.app_cell) if self.app_cell
+                 else np.zeros((0, self.lay.rank), np.int64))
+        ok = np.concatenate(self.app_ok) if self.app_ok else np.zeros(0, bool)
+        rep = self.rep
+        first_key = layer.spatial[0].key
+        if self.lay.type == "point":
+            srt = self.ids_sorted
+            counts = np.zeros(len(srt), np.int64)
+            good = np.zeros(len(srt), np.int64)
+            if len(ids) and len(srt):
+                pos = np.minimum(np.searchsorted(srt, ids), len(srt) - 1)
+                known = srt[pos] == ids
+                np.add.at(counts, pos[known], 1)
+                np.add.at(good, pos[known], ok[known].astype(np.int64))
+            for i in np.flatnonzero(good == 0).tolist():
+                ident = int(srt[i])
+                where = "is in no cell of the spatial index" if counts[i] == 0 else \
+                    "is in no cell of the spatial index that it meets"
+                rep.add("spatial_missing", first_key, ident, f"annotation {ident} {where}", "")
+            for i in np.flatnonzero(counts > 1).tolist():
+                ident = int(srt[i])
+                rep.add("spatial_duplicate", first_key, ident, f"annotation {ident} is listed "
+                        f"{int(counts[i])} times in the spatial index (a point meets one cell "
+                        "per level, and is emitted at one level)", "")
+            return
+        appear: dict[int, list[tuple[int, tuple[int, ...]]]] = {}
+        for ident, level, cell in zip(ids.tolist(), levels.tolist(), cells.tolist(),
+                                      strict=True):
+            appear.setdefault(ident, []).append((level, tuple(cell)))
+        if self.fixed:
+            geoms = {int(i): g for i, g in zip(self.ids_sorted.tolist(), self.geo_sorted,
+                                               strict=True)}
+        else:
+            geoms = self.poly_geo
+        _coverage(layer, rep, geoms, appear)
+
+
+def _distinct_ints(values: np.ndarray) -> list[int]:
+    s = np.sort(values)
+    return s[np.concatenate(([True], s[1:] != s[:-1]))].tolist() if len(s) else []
+
+
+def _pair_differences(a: np.ndarray, b: np.ndarray
+                      ) -> tuple[list[tuple[int, int]], list[tuple[int, int]]]:
+    """``(seg, id)`` pairs only in ``a`` and only in ``b``, sorted (sorting two uint64
+    columns, not structured records: much faster). Equal sets are recognised first by their
+    sorted 64-bit pair hashes; any difference is then found exactly."""
+    if len(a) and len(b):  # the usual case, equal sets: compared by sorted 64-bit hashes
+        def hashed(p: np.ndarray) -> np.ndarray:
+            with np.errstate(over="ignore"):
+                h = np.sort(_mix(p["seg"]) ^ _mix(p["id"] ^ np.uint64(0x5BD1E995)))
+            return h[np.concatenate(([True], h[1:] != h[:-1]))]
+
+        ha, hb = hashed(a), hashed(b)
+        if len(ha) == len(hb) and bool(np.all(ha == hb)):
+            return [], []
+    seg = np.concatenate([a["seg"], b["seg"]])
+    ident = np.concatenate([a["id"], b["id"]])
+    tag = np.concatenate([np.zeros(len(a), np.int8), np.ones(len(b), np.int8)])
+    if not len(seg):
+        return [], []
+    order = np.lexsort((tag, ident, seg))
+    seg, ident, tag = seg[order], ident[order], tag[order]
+    new_run = np.concatenate(([True], (seg[1:] != seg[:-1]) | (ident[1:] != ident[:-1])))
+    run = np.cumsum(new_run) - 1
+    has_a = np.bincount(run, weights=(tag == 0)) > 0
+    has_b = np.bincount(run, weights=(tag == 1)) > 0
+    first = np.flatnonzero(new_run)
+    pick_a, pick_b = first[has_a & ~has_b], first[has_b & ~has_a]
+    return (list(zip(seg[pick_a].tolist(), ident[pick_a].tolist(), strict=True)),
+            list(zip(seg[pick_b].tolist(), ident[pick_b].tolist(), strict=True)))
+
+
+def _pairs(segs: np.ndarray, ids: np.ndarray) -> np.ndarray:
+    out = np.empty(len(segs), dtype=[("seg", "<u8"), ("id", "<u8")])
+    out["seg"] = segs
+    out["id"] = ids
+    return out
+
+
+def verify_layer(layer: NgAnnotationLayer, progress: Callable[[int, int], None] | None = None
+                 ) -> list[Problem]:
+    rep = _Report()
+    indexes = layer.indexes()
+    steps = len(indexes) + 1
+    done = 0
+
+    def tick() -> None:
+        nonlocal done
+        done += 1
+        if progress is not None:
+            progress(done, steps)
+
+    # sharded indexes: the checks every sharded dataset gets
+    for key, index in indexes:
+        if isinstance(index, ShardedIndex):
+            for p in index.kv.verify():
+                rep.problems.append(Problem("shard" if p.check == "read" else p.check,
+                                            f"{key}/{p.message}", p.offset,
+                                            f"/{key}{p.field or ''}"))
+    v = _Verifier(layer, rep)
+    if layer.by_id is not None:
+        v.by_id()
+    else:
+        v.setup()
+    v.finish_by_id()
+    tick()
+    v.relationships(tick)
+    v.spatial(tick)
+    v.coverage()
+    for q in layer.quirks:
+        rep.problems.append(Problem("writer_quirk", q))
+    return rep.finish()
+
+
+def _cells_meeting(layer: NgAnnotationLayer, lvl: SpatialLevel, kind: str, geometry: np.ndarray,
+                   within: tuple[np.ndarray, np.ndarray] | None = None
+                   ) -> list[tuple[int, ...]]:
+    """Cells of ``lvl`` an annotation must be in: points, their half-open cell; others, the
+    cells between the floors of their bounding box that they meet (optionally only inside
+    ``within``)."""
+    lower = layer.lower_bound
+    size = np.asarray(lvl.chunk_size)
+    grid = np.asarray(lvl.grid_shape)
+    g = geometry.astype(np.float64)
+    if kind == "ellipsoid":
+        lo, hi = g[0] - np.abs(g[1]), g[0] + np.abs(g[1])
+    else:
+        lo, hi = g.min(axis=0), g.max(axis=0)
+    if within is not None:
+        lo, hi = np.maximum(lo, within[0]), np.minimum(hi, within[1])
+        if np.any(lo > hi):
+            return []
+    a = np.clip(np.floor((lo - lower) / size), 0, grid - 1).astype(np.int64)
+    b = np.clip(np.floor((hi - lower) / size), 0, grid - 1).astype(np.int64)
+    if kind == "point":
+        return [tuple(a.tolist())]
+    import itertools
+
+    out = []
+    for cell in itertools.product(*(range(int(x), int(y) + 1) for x, y in zip(a, b,
+                                                                             strict=True))):
+        clo = lower + np.asarray(cell) * size
+        if meets(kind, geometry, clo, clo + size):
+            out.append(cell)
+        if len(out) > 4096:
+            break
+    return out
+
+
+def _coverage(layer: NgAnnotationLayer, rep: _Report, by_geom: dict[int, np.ndarray],
+              appear: dict[int, list[tuple[int, tuple[int, ...]]]]) -> None:
+    kind = layer.layout.type
+    levels = layer.spatial
+    for ident, geometry in by_geom.items():
+        where = appear.get(ident)
+        if not where:
+            rep.add("spatial_missing", levels[0].key, ident, f"annotation {ident} is in no "
+                    "cell of the spatial index", "")
+            continue
+        have = set(where)
+        if len(have) != len(where):
+            rep.add("spatial_duplicate", levels[where[0][0]].key, ident,
+                    f"annotation {ident} is listed twice in one cell", "")
+        # walk down from level 0: a required cell without the annotation hands its part of
+        # the geometry to its children
+        todo: list[tuple[int, tuple[np.ndarray, np.ndarray] | None]] = [(0, None)]
+        missing: tuple[int, tuple[int, ...]] | None = None
+        covered: list[tuple[int, tuple[np.ndarray, np.ndarray]]] = []
+        while todo and missing is None:
+            li, within = todo.pop()
+            lvl = levels[li]
+            for cell in _cells_meeting(layer, lvl, kind, geometry, within):
+                box = lvl.cell_box(layer.lower_bound, cell)
+                if (li, cell) in have:
+                    covered.append((li, box))
+                elif li + 1 < len(levels):
+                    todo.append((li + 1, box))
+                else:
+                    missing = (li, cell)
+                    break
+        if missing is not None:
+            li, cell = missing
+            rep.add("spatial_missing", levels[li].key, ident, f"annotation {ident} meets "
+                    f"cell {list(cell)} of level {li} but is in neither it nor a cell above it",
+                    "")
+        for li, cell in where:
+            if li == 0:
+                continue
+            box = levels[li].cell_box(layer.lower_bound, cell)
+            mid = (box[0] + box[1]) / 2
+            for lj, (clo, chi) in covered:
+                if lj < li and np.all(mid >= clo) and np.all(mid <= chi):
+                    rep.add("spatial_duplicate", levels[li].key, ident,
+                            f"annotation {ident} is in cell {list(cell)} of level {li} and "
+                            f"already in a cell of level {lj} above it", "")
+                    break

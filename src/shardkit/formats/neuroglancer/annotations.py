@@ -1,0 +1,1076 @@
+"""Neuroglancer precomputed annotation layers (``neuroglancer_annotations_v1``).
+
+A layer is an ``info`` file and three kinds of index, each sharded
+(``neuroglancer_uint64_sharded_v1``, read by :class:`ShardedKV`) or unsharded (one file per key):
+
+- ``by_id``: annotation id -> one record and its relationships (``ng_annotation_by_id.ksy``);
+- one index per relationship: segment id -> the annotations related to it
+  (``ng_annotation_cell.ksy``);
+- the spatial index, levels from coarse to fine: grid cell -> a subsample of the annotations
+  meeting the cell (``ng_annotation_cell.ksy``), keyed ``x_y_z`` unsharded and by the cell's
+  compressed Morton code sharded.
+
+:class:`NgAnnotationLayer` reads them (``shardkit.open(folder)``): ``len``, ``layer[id]`` /
+``get(id)`` (an :class:`Annotation`), ``related(relationship, segment_id)``,
+``query(lower, upper)``, iteration, ``to_arrow()`` / ``to_pandas()``; ``verify()`` runs the
+checks of :mod:`.annotation_verify`.
+
+What real writers get wrong, and how it is read:
+
+- neuroglancer 2.41.2 pads ``uint32`` properties as if 3-aligned: when a record's size says so,
+  records are decoded with that layout (:attr:`NgAnnotationLayer.quirks` says it; verify reports
+  it).
+- ngsidekick 0.0.20 names unsharded spatial cell files with a Morton code built over the
+  reversed axes and decoded over the axes in order: a level whose files follow that naming is
+  read through it (found from the folder listing, reported by verify).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from ...errors import (
+    EntryNotFoundError,
+    LayoutError,
+    LimitExceededError,
+    Problem,
+    ShardkitError,
+    TruncatedError,
+)
+from ..base import Section
+from .annotation_layout import AnnotationLayout, quirk_layout
+from .dataset import NgDataset
+from .decode import compressed_morton_code, morton_decode
+from .kv import ShardedKV
+from .spec import ShardingSpec, SpecError
+from .store import _Store, check_relative
+
+ANNOTATIONS_TYPE = "neuroglancer_annotations_v1"
+_MASK64 = (1 << 64) - 1
+MAX_CELL_COUNT = 1 << 32  # Neuroglancer refuses a count of 2**32 or more
+MAX_VALUE_BYTES = 1 << 30  # cap on one unsharded file read whole
+
+
+# -- one annotation -----------------------------------------------------------------------------
+
+
+@dataclass
+class Annotation:
+    """One decoded annotation.
+
+    Attributes:
+        id: Its uint64 id.
+        type: The layer's annotation type (``point``, ``line``...).
+        geometry: float32 array ``(vectors, rank)``: the point; the two points of a line or
+            box; the center and radii of an ellipsoid; every point of a polyline.
+        properties: Property id -> value (an int, a float, or a tuple for rgb / rgba).
+        labels: Property id -> enum label, for enum properties whose value is declared.
+        relationships: Relationship id -> related segment ids; ``None`` when the annotation
+            was read from a spatial or relationship index (only ``by_id`` holds them).
+    """
+
+    id: int
+    type: str
+    geometry: np.ndarray
+    properties: dict[str, Any] = field(default_factory=dict)
+    labels: dict[str, str] = field(default_factory=dict)
+    relationships: dict[str, list[int]] | None = None
+
+    @property
+    def point(self) -> np.ndarray:
+        return self.geometry[0]
+
+    @property
+    def point_a(self) -> np.ndarray:
+        return self.geometry[0]
+
+    @property
+    def point_b(self) -> np.ndarray:
+        return self.geometry[1]
+
+    @property
+    def center(self) -> np.ndarray:
+        return self.geometry[0]
+
+    @property
+    def radii(self) -> np.ndarray:
+        return self.geometry[1]
+
+    @property
+    def points(self) -> np.ndarray:
+        return self.geometry
+
+    def geometry_dict(self) -> dict[str, Any]:
+        """The geometry under the writer's names (``point``, ``point_a``/``point_b``...)."""
+        g = self.geometry.tolist()
+        if self.type == "point":
+            return {"point": g[0]}
+        if self.type in ("line", "axis_aligned_bounding_box"):
+            return {"point_a": g[0], "point_b": g[1]}
+        if self.type == "ellipsoid":
+            return {"center": g[0], "radii": g[1]}
+        return {"points": g}
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready, in the shape :func:`shardkit.writers.neuroglancer.write_annotations`
+        takes (plus ``labels``)."""
+        out: dict[str, Any] = {"id": self.id, "type": self.type, **self.geometry_dict(),
+                               "properties": {k: list(v) if isinstance(v, tuple) else v
+                                              for k, v in self.properties.items()}}
+        if self.labels:
+            out["labels"] = dict(self.labels)
+        if self.relationships is not None:
+            out["relationships"] = {k: list(v) for k, v in self.relationships.items()}
+        return out
+
+
+# -- decoding -----------------------------------------------------------------------------------
+
+
+def _property_value(value: Any) -> Any:
+    if isinstance(value, np.ndarray):
+        return tuple(int(v) for v in value)
+    return value.item() if isinstance(value, np.generic) else value
+
+
+class RecordDecoder:
+    """Decodes records, by-id entries and cells of one layout."""
+
+    def __init__(self, layout: AnnotationLayout) -> None:
+        self.layout = layout
+        self._names = [p.id for p in layout.properties]
+        self._enums = [(p.id, p.enum) for p in layout.properties if p.enum]
+
+    def _props(self, rec: Any) -> tuple[dict[str, Any], dict[str, str]]:
+        props = {n: _property_value(rec[n]) for n in self._names}
+        labels = {}
+        for name, enum in self._enums:
+            label = enum.get(props[name])
+            if label is not None:
+                labels[name] = label
+        return props, labels
+
+    def record_end(self, data: bytes | memoryview, pos: int, where: str) -> int:
+        """End of the record starting at ``pos`` (checked against the data)."""
+        lay = self.layout
+        if lay.type != "polyline":
+            end = pos + lay.record_bytes
+        else:
+            if pos + 4 > len(data):
+                raise TruncatedError(f"{where}: truncated polyline point count", needed=4,
+                                     available=max(0, len(data) - pos), offset=pos,
+                                     field="/num_points")
+            n = int.from_bytes(data[pos : pos + 4], "little")
+            end = pos + 4 + n * 4 * lay.rank + lay.property_bytes
+        if end > len(data):
+            raise TruncatedError(f"{where}: a record needs bytes up to {end}, the value has "
+                                 f"{len(data)}", needed=end - pos,
+                                 available=max(0, len(data) - pos), offset=pos,
+                                 field="/annotation")
+        return end
+
+    def decode_record(self, data: bytes | memoryview, pos: int, end: int, ident: int
+                      ) -> Annotation:
+        lay = self.layout
+        if lay.type != "polyline":
+            rec = np.frombuffer(data, lay.dtype, 1, pos)[0]  # type: ignore[arg-type]
+            geometry = rec["geometry"].copy()
+            props, labels = self._props(rec)
+        else:
+            n = int.from_bytes(data[pos : pos + 4], "little")
+            geometry = np.frombuffer(data, "<f4", n * lay.rank, pos + 4).reshape(n, lay.rank)
+            geometry = geometry.astype(np.float32)
+            rec = np.frombuffer(data, lay.props_dtype, 1, end - lay.property_bytes)[0]
+            props, labels = self._props(rec)
+        return Annotation(ident, lay.type, geometry, props, labels)
+
+    def decode_by_id(self, ident: int, data: bytes | memoryview, where: str = "by_id"
+                     ) -> Annotation:
+        """One ``by_id`` value: the record, then each relationship's ids."""
+        end = self.record_end(data, 0, where)
+        ann = self.decode_record(data, 0, end, ident)
+        ann.relationships = {}
+        pos = end
+        for i, rel in enumerate(self.layout.relationships):
+            if pos + 4 > len(data):
+                raise TruncatedError(f"{where}/{ident}: relationship {rel!r} count past the "
+                                     f"end ({len(data)} bytes)", needed=4,
+                                     available=max(0, len(data) - pos), offset=pos,
+                                     field=f"/relationships/{i}/count")
+            count = int.from_bytes(data[pos : pos + 4], "little")
+            pos += 4
+            if pos + 8 * count > len(data):
+                raise TruncatedError(f"{where}/{ident}: relationship {rel!r} lists {count} ids, "
+                                     f"{(len(data) - pos) // 8} fit", needed=8 * count,
+                                     available=len(data) - pos, offset=pos,
+                                     field=f"/relationships/{i}/ids")
+            ann.relationships[rel] = np.frombuffer(data, "<u8", count, pos).tolist()
+            pos += 8 * count
+        if pos != len(data):
+            raise LayoutError(f"{where}/{ident}: {len(data) - pos} bytes after the last "
+                              "relationship", offset=pos, field="/relationships")
+        return ann
+
+    def cell_bounds(self, data: bytes | memoryview, where: str) -> tuple[int, list[int]]:
+        """``(count, record starts + [end of the records])`` of a cell, checked."""
+        if len(data) < 8:
+            raise TruncatedError(f"{where}: {len(data)} bytes, a count needs 8", needed=8,
+                                 available=len(data), offset=0, field="/count")
+        count = int.from_bytes(data[:8], "little")
+        lay = self.layout
+        least = lay.property_bytes + 4 if lay.type == "polyline" else lay.record_bytes
+        if count >= MAX_CELL_COUNT or 8 + count * (least + 8) > len(data):
+            raise LayoutError(f"{where}: count {count} does not fit in {len(data)} bytes "
+                              f"({least + 8} bytes per annotation at least)", offset=0,
+                              field="/count")
+        if lay.type != "polyline":
+            starts = list(range(8, 8 + (count + 1) * lay.record_bytes, lay.record_bytes))
+        else:
+            starts = [8]
+            for _ in range(count):
+                starts.append(self.record_end(data, starts[-1], where))
+        if starts[-1] + 8 * count != len(data):
+            raise LayoutError(f"{where}: {count} annotations and ids take "
+                              f"{starts[-1] + 8 * count} bytes, the value has {len(data)}",
+                              offset=starts[-1], field="/ids")
+        return count, starts
+
+    def decode_cell(self, data: bytes | memoryview, where: str) -> list[Annotation]:
+        count, starts = self.cell_bounds(data, where)
+        ids = np.frombuffer(data, "<u8", count, starts[-1]).tolist()
+        lay = self.layout
+        if lay.type != "polyline" and count:
+            recs = np.frombuffer(data, lay.dtype, count, 8)  # type: ignore[arg-type]
+            geoms = recs["geometry"].copy()
+            return [Annotation(ids[i], lay.type, geoms[i], *self._props(recs[i]))
+                    for i in range(count)]
+        return [self.decode_record(data, starts[i], starts[i + 1], ids[i])
+                for i in range(count)]
+
+    def cell_arrays(self, data: bytes | memoryview, where: str
+                    ) -> tuple[np.ndarray, np.ndarray, np.ndarray | None, list[int]]:
+        """``(ids, lower corners, upper corners, record starts)`` of a cell: each annotation's
+        bounding box (float64), for fast geometry tests; polylines give per-record boxes."""
+        count, starts = self.cell_bounds(data, where)
+        ids = np.frombuffer(data, "<u8", count, starts[-1])
+        lay = self.layout
+        if lay.type != "polyline":
+            geo = np.frombuffer(data, lay.dtype, count, 8)["geometry"]  # type: ignore[arg-type]
+            return ids, geo.astype(np.float64), None, starts
+        lo = np.empty((count, lay.rank))
+        hi = np.empty((count, lay.rank))
+        for i in range(count):
+            n = int.from_bytes(data[starts[i] : starts[i] + 4], "little")
+            pts = np.frombuffer(data, "<f4", n * lay.rank, starts[i] + 4).reshape(n, lay.rank)
+            lo[i] = pts.min(axis=0) if n else np.inf
+            hi[i] = pts.max(axis=0) if n else -np.inf
+        return ids, lo, hi, starts
+
+
+# -- geometry -----------------------------------------------------------------------------------
+
+
+def _segment_meets(a: np.ndarray, b: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> bool:
+    """Does the segment ``a``-``b`` meet the closed box ``[lo, hi]`` (Liang-Barsky)?"""
+    t0, t1 = 0.0, 1.0
+    d = b - a
+    for k in range(len(a)):
+        if d[k] == 0:
+            if a[k] < lo[k] or a[k] > hi[k]:
+                return False
+            continue
+        u0 = (lo[k] - a[k]) / d[k]
+        u1 = (hi[k] - a[k]) / d[k]
+        if u0 > u1:
+            u0, u1 = u1, u0
+        t0, t1 = max(t0, u0), min(t1, u1)
+        if t0 > t1:
+            return False
+    return True
+
+
+def meets(ann_type: str, geometry: np.ndarray, lo: Sequence[float], hi: Sequence[float]) -> bool:
+    """Does an annotation's geometry meet the closed box ``[lo, hi]``?"""
+    g = np.asarray(geometry, dtype=np.float64)
+    lo_ = np.asarray(lo, dtype=np.float64)
+    hi_ = np.asarray(hi, dtype=np.float64)
+    if ann_type == "point":
+        return bool(np.all(g[0] >= lo_) and np.all(g[0] <= hi_))
+    if ann_type == "axis_aligned_bounding_box":
+        a, b = np.minimum(g[0], g[1]), np.maximum(g[0], g[1])
+        return bool(np.all(a <= hi_) and np.all(b >= lo_))
+    if ann_type == "line":
+        return _segment_meets(g[0], g[1], lo_, hi_)
+    if ann_type == "ellipsoid":
+        c, r = g[0], np.abs(g[1])
+        q = np.clip(c, lo_, hi_)
+        d = q - c
+        flat = r == 0
+        if np.any(flat & (d != 0)):
+            return False
+        return bool(np.sum((d[~flat] / r[~flat]) ** 2) <= 1.0)
+    if len(g) == 1:
+        return bool(np.all(g[0] >= lo_) and np.all(g[0] <= hi_))
+    return any(_segment_meets(g[i], g[i + 1], lo_, hi_) for i in range(len(g) - 1))
+
+
+def bounding_box(ann_type: str, geometry: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The axis-aligned box around a geometry (float64)."""
+    g = np.asarray(geometry, dtype=np.float64)
+    if ann_type == "ellipsoid":
+        r = np.abs(g[1])
+        return g[0] - r, g[0] + r
+    return g.min(axis=0), g.max(axis=0)
+
+
+# -- indexes ------------------------------------------------------------------------------------
+
+
+class UnshardedIndex:
+    """An unsharded index: one file per key in a folder (``str(key)`` names)."""
+
+    sharded = False
+
+    def __init__(self, store: _Store, name: Callable[[Any], str] = str) -> None:
+        self.store = store
+        self.name = store.name
+        self._name = name
+
+    def file_name(self, key: Any) -> str:
+        return self._name(key)
+
+    def read(self, fname: str) -> bytes | None:
+        """The file ``fname``, or ``None`` if it is not there."""
+        store = self.store
+        if store.fs is None:
+            path = os.path.join(store.root, fname)
+            try:
+                with open(path, "rb") as fh:
+                    data = fh.read(MAX_VALUE_BYTES + 1)
+            except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
+                return None
+            except OSError as exc:
+                raise ShardkitError(f"cannot read {store.name}/{fname}: {exc}") from exc
+        else:
+            try:
+                data = bytes(store.fs.cat_file(f"{store.root}/{fname}"))
+            except FileNotFoundError:
+                return None
+            except Exception as exc:
+                raise ShardkitError(f"cannot read {store.name}/{fname}: {exc}") from exc
+        if len(data) > MAX_VALUE_BYTES:
+            raise LimitExceededError(f"{store.name}/{fname}: more than {MAX_VALUE_BYTES} bytes")
+        return data
+
+    def get(self, key: Any) -> bytes | None:
+        return self.read(self._name(key))
+
+    def get_many(self, keys: Sequence[Any]) -> list[bytes | None]:
+        return [self.get(k) for k in keys]
+
+    def names(self) -> list[str]:
+        return [n for n in (self.store.list() or []) if not n.startswith(".")]
+
+    def uint64_keys(self) -> tuple[list[int], list[str]]:
+        """``(ids, names that are not decimal uint64s)`` of the folder."""
+        ids, odd = [], []
+        for n in self.names():
+            if n.isdigit() and n.isascii() and str(int(n)) == n and int(n) <= _MASK64:
+                ids.append(int(n))
+            else:
+                odd.append(n)
+        ids.sort()
+        return ids, odd
+
+    def items(self) -> Iterator[tuple[int, bytes]]:
+        for k in self.uint64_keys()[0]:
+            data = self.get(k)
+            if data is not None:
+                yield k, data
+
+    def count(self) -> int:
+        return len(self.uint64_keys()[0])
+
+
+class ShardedIndex:
+    """A sharded index over :class:`ShardedKV`."""
+
+    sharded = True
+
+    def __init__(self, kv: ShardedKV) -> None:
+        self.kv = kv
+        self.name = kv.name
+
+    def get(self, key: int) -> bytes | None:
+        """The value of ``key`` or ``None``: the minishard index is searched (its ids are
+        ascending: they are stored as unsigned deltas) rather than turned into a dict, so a
+        first lookup in a minishard costs its read and decode only, and the cache holds 24
+        bytes per id (annotation ids are random: lookups spread over every minishard)."""
+        kv = self.kv
+        number, mini = kv.spec.shard_and_minishard(key)
+        try:
+            reader = kv.shard(number)
+            if reader is None:
+                return None
+            with kv.naming(reader):
+                # in the dataset's cache under a key of its own, charged for its arrays only
+                # (no lookup dict is built: a minishard of a million-id layer is a few KB)
+                ckey = ("sorted", reader._key, mini)
+                index = kv.cache.get(ckey)
+                if index is None:
+                    start, end = reader.index_entry(mini)
+                    index = reader._decode_minishard(mini, start, end)
+                    kv.cache.put(ckey, index, 24 * len(index) + 256)
+                ids = index.ids
+                i = int(np.searchsorted(ids, np.uint64(key)))
+                if i >= len(ids) or int(ids[i]) != key:
+                    return None
+                start, end = index.base + int(index.starts[i]), index.base + int(index.ends[i])
+                mm = reader._mm
+                if mm is not None and end <= reader._mm_size and not reader._gzip_data:
+                    return bytes(mm[start:end])
+                return bytes(reader._read_data(key, start, end))
+        except FileNotFoundError:
+            kv._forget(number)
+            return None
+
+    def get_many(self, keys: Sequence[int]) -> list[bytes | None]:
+        return [None if v is None else bytes(v) for v in self.kv.get_many(keys, None)]
+
+    def blocks(self) -> Iterator[tuple[np.ndarray, bytes, np.ndarray, np.ndarray]]:
+        """``(ids, block, starts, ends)`` per minishard: its values lie at
+        ``block[starts[i]:ends[i]]`` (stored bytes: for a raw data encoding, the values)."""
+        kv = self.kv
+        for reader in kv._existing_shards():
+            with kv.naming(reader):
+                size = reader.source.size
+                for _, index in reader.iter_minishards():
+                    if not len(index):
+                        continue
+                    starts = index.starts + np.uint64(index.base)
+                    ends = index.ends + np.uint64(index.base)
+                    lo, hi = int(starts.min()), int(ends.max())
+                    if hi > size:
+                        raise TruncatedError(f"minishard values [{lo}, {hi}) are past the end "
+                                             f"of the file ({size} bytes)", offset=lo,
+                                             needed=hi - lo, available=max(0, size - lo))
+                    block = bytes(reader.source.read_range(lo, hi))
+                    yield (index.ids, block, starts - np.uint64(lo), ends - np.uint64(lo))
+
+    def items(self) -> Iterator[tuple[int, bytes]]:
+        """Every ``(key, value)``, shard by shard, minishard by minishard: the values of a
+        minishard are read with one request (when they lie in one span of at most 64 MiB;
+        else one by one) and cut apart."""
+        kv = self.kv
+        for reader in kv._existing_shards():
+            with kv.naming(reader):
+                size = reader.source.size
+                for _, index in reader.iter_minishards():
+                    if not len(index):
+                        continue
+                    base = index.base
+                    starts = (index.starts + np.uint64(base)).tolist()
+                    ends = (index.ends + np.uint64(base)).tolist()
+                    ids = index.ids.tolist()
+                    lo, hi = min(starts), max(ends)
+                    if hi > size or hi - lo > (1 << 26):
+                        for k, a, b in zip(ids, starts, ends, strict=True):
+                            yield k, bytes(reader._read_data(k, a, b))
+                        continue
+                    block = bytes(reader.source.read_range(lo, hi))
+                    if reader._gzip_data:
+                        for k, a, b in zip(ids, starts, ends, strict=True):
+                            yield k, bytes(reader._decode(k, a, block[a - lo : b - lo]))
+                    else:
+                        for k, a, b in zip(ids, starts, ends, strict=True):
+                            yield k, block[a - lo : b - lo]
+
+    def count(self) -> int:
+        return len(self.kv)
+
+
+def _open_index(store: _Store, meta: Any, where: str, default_key: str | None,
+                options: dict[str, Any], allow_external: bool,
+                name: Callable[[Any], str] = str) -> tuple[str, UnshardedIndex | ShardedIndex]:
+    if not isinstance(meta, Mapping):
+        raise SpecError(f"{store.name}/info: {where} must be an object", field=where)
+    key = meta.get("key", default_key)
+    key = check_relative(key, f"{where}/key", allow_external=allow_external)
+    sub = store.sub(key)
+    if meta.get("sharding") is not None:
+        try:
+            spec = ShardingSpec.from_dict(meta["sharding"])
+        except SpecError as exc:
+            raise SpecError(exc.message, field=where + (exc.field or "").removeprefix(
+                "/sharding").join(("/sharding", ""))) from exc
+        return key, ShardedIndex(ShardedKV(sub, spec, **options))
+    return key, UnshardedIndex(sub, name)
+
+
+@dataclass
+class SpatialLevel:
+    """One level of the spatial index.
+
+    Attributes:
+        level: Its number (0 is the coarsest).
+        key: Its folder.
+        grid_shape: Cells per dimension.
+        chunk_size: Size of a cell per dimension.
+        limit: The ``limit`` of the ``info`` file.
+        index: Its cells (sharded: keyed by compressed Morton code; unsharded: ``x_y_z``).
+        naming: ``"spec"``, or ``"ngsidekick"`` when the unsharded files follow ngsidekick
+            0.0.20's transposed naming (decided from the listing on first use).
+    """
+
+    level: int
+    key: str
+    grid_shape: tuple[int, ...]
+    chunk_size: tuple[float, ...]
+    limit: int
+    index: UnshardedIndex | ShardedIndex
+    naming: str | None = None
+
+    def cell_key(self, cell: Sequence[int]) -> Any:
+        if self.index.sharded:
+            return compressed_morton_code(cell, self.grid_shape)
+        return tuple(int(c) for c in cell)
+
+    def spec_name(self, cell: Sequence[int]) -> str:
+        return "_".join(str(int(c)) for c in cell)
+
+    def ngsidekick_name(self, cell: Sequence[int]) -> str:
+        """The name ngsidekick 0.0.20 gives cell ``cell``: the Morton code of the reversed
+        position over the reversed grid, decoded over the grid in order."""
+        rev = tuple(reversed(self.grid_shape))
+        code = compressed_morton_code(tuple(reversed(tuple(cell))), rev)
+        return "_".join(str(c) for c in morton_decode(code, self.grid_shape))
+
+    def cell_box(self, origin: np.ndarray, cell: Sequence[int]) -> tuple[np.ndarray, np.ndarray]:
+        c = np.asarray(cell, dtype=np.float64)
+        size = np.asarray(self.chunk_size, dtype=np.float64)
+        return origin + c * size, origin + (c + 1) * size
+
+    def open_cell_box(self, origin: np.ndarray, cell: Sequence[int]
+                      ) -> tuple[np.ndarray, np.ndarray]:
+        """:meth:`cell_box`, reaching to infinity on the sides where the cell is at the edge
+        of the grid."""
+        lo, hi = self.cell_box(origin, cell)
+        c = np.asarray(cell)
+        lo = np.where(c == 0, -np.inf, lo)
+        hi = np.where(c == np.asarray(self.grid_shape) - 1, np.inf, hi)
+        return lo, hi
+
+
+def _level_of(store: _Store, meta: Any, i: int, rank: int, options: dict[str, Any],
+              allow_external: bool) -> SpatialLevel:
+    where = f"/spatial/{i}"
+    key, index = _open_index(store, meta, where, None, options, allow_external,
+                             name=lambda cell: "_".join(str(int(c)) for c in cell))
+    grid = meta.get("grid_shape")
+    chunk = meta.get("chunk_size")
+    limit = meta.get("limit")
+    if (not isinstance(grid, list) or len(grid) != rank
+            or not all(type(g) is int and 0 < g < (1 << 32) for g in grid)):
+        raise SpecError(f"{store.name}/info: {where}/grid_shape must be {rank} positive "
+                        f"integers, got {grid!r}"[:300], field=f"{where}/grid_shape")
+    if sum(max(0, g - 1).bit_length() for g in grid) > 64:
+        raise SpecError(f"{store.name}/info: {where}/grid_shape needs more than 64 Morton bits",
+                        field=f"{where}/grid_shape")
+    if (not isinstance(chunk, list) or len(chunk) != rank
+            or not all(isinstance(c, (int, float)) and not isinstance(c, bool)
+                       and math.isfinite(c) and c > 0 for c in chunk)):
+        raise SpecError(f"{store.name}/info: {where}/chunk_size must be {rank} positive "
+                        f"numbers, got {chunk!r}"[:300], field=f"{where}/chunk_size")
+    if type(limit) is not int or limit < 0:
+        raise SpecError(f"{store.name}/info: {where}/limit must be a non-negative integer, "
+                        f"got {limit!r}", field=f"{where}/limit")
+    return SpatialLevel(i, key, tuple(grid), tuple(float(c) for c in chunk), limit, index)
+
+
+def _bounds(info: Mapping[str, Any], name: str, rank: int) -> np.ndarray:
+    value = info.get(name)
+    if (not isinstance(value, list) or len(value) != rank
+            or not all(isinstance(v, (int, float)) and not isinstance(v, bool)
+                       and math.isfinite(v) for v in value)):
+        raise SpecError(f"info: {name} must be {rank} finite numbers, got {value!r}"[:300],
+                        field=f"/{name}")
+    return np.asarray(value, dtype=np.float64)
+
+
+# -- the layer ----------------------------------------------------------------------------------
+
+
+class NgAnnotationLayer(NgDataset):
+    """A ``neuroglancer_annotations_v1`` layer, local or remote, any index sharded or not.
+
+    Example::
+
+        with shardkit.open("gs://bucket/synapses") as layer:
+            print(len(layer), layer.get(1234).point)
+            for a in layer.query([0, 0, 0], [100, 100, 100]):
+                ...
+            df = layer.to_pandas()
+
+    Attributes:
+        layout: The record layout (:class:`AnnotationLayout`).
+        lower_bound, upper_bound: The layer's bounds (float64 arrays).
+        by_id: The ``by_id`` index (``None`` if ``info`` has none).
+        relationships_index: Relationship id -> its index.
+        spatial: The spatial index levels, coarse to fine.
+        quirks: What the reader found a reference writer got wrong, as messages.
+    """
+
+    format_name = "Neuroglancer precomputed annotation layer"
+
+    def __init__(self, store: _Store, info: dict[str, Any], *, allow_external: bool = False,
+                 **options: Any) -> None:
+        super().__init__(store, info)
+        self.by_id: UnshardedIndex | ShardedIndex | None = None
+        self.by_id_key: str | None = None
+        if info.get("by_id") is not None:  # first: a key climbing out is refused before all
+            self.by_id_key, self.by_id = _open_index(store, info["by_id"], "/by_id", "by_id",
+                                                     options, allow_external)
+        self.layout = AnnotationLayout(info)
+        self._alt = quirk_layout(info, self.layout)
+        self._decoder = RecordDecoder(self.layout)
+        self._decided = self._alt is None
+        rank = self.layout.rank
+        self.lower_bound = _bounds(info, "lower_bound", rank)
+        self.upper_bound = _bounds(info, "upper_bound", rank)
+        self.quirks: list[str] = []
+        self.relationships_index: dict[str, UnshardedIndex | ShardedIndex] = {}
+        self.relationship_keys: dict[str, str] = {}
+        for i, rel in enumerate(info.get("relationships") or []):
+            key, index = _open_index(store, rel, f"/relationships/{i}", None, options,
+                                     allow_external)
+            self.relationships_index[rel["id"]] = index
+            self.relationship_keys[rel["id"]] = key
+        spatial = info.get("spatial") or []
+        if not isinstance(spatial, list):
+            raise SpecError(f"{store.name}/info: spatial must be a list", field="/spatial")
+        self.spatial = [_level_of(store, m, i, rank, options, allow_external)
+                        for i, m in enumerate(spatial)]
+
+    # -- layout decisions ------------------------------------------------------------------
+
+    @property
+    def decoder(self) -> RecordDecoder:
+        return self._decoder
+
+    def _decide(self, fits: Callable[[RecordDecoder], int]) -> None:
+        """Pick the spec layout or neuroglancer 2.41.2's from the values read.
+
+        ``fits(decoder)`` is -1 when a value does not parse with that layout, 0 when it parses
+        with non-zero padding, 1 when it parses with zero padding. The first value where the
+        two layouts score differently decides; until then the spec's is used.
+        """
+        if self._decided or self._alt is None:
+            return
+        alt = RecordDecoder(self._alt)
+        ours, theirs = fits(RecordDecoder(AnnotationLayout(self.info))), fits(alt)
+        if ours == theirs:
+            return  # nothing tells them apart yet
+        self._decided = True
+        if theirs > ours:
+            self._decoder = alt
+            self.layout = self._alt
+            self.quirks.append(
+                "records use neuroglancer 2.41.2's property layout (a uint32 padded as if "
+                f"3-aligned, at offset {[p.offset for p in self._alt.properties]} after the "
+                "geometry where the spec gives "
+                f"{[p.offset for p in AnnotationLayout(self.info).properties]})")
+
+    @staticmethod
+    def _zero_padding(dec: RecordDecoder, data: bytes, ends: Iterable[int]) -> bool:
+        lay = dec.layout
+        pads = lay.padding_ranges()
+        for end in ends:
+            base = end - lay.property_bytes
+            if any(any(data[base + a : base + b]) for a, b in pads):
+                return False
+        return True
+
+    def _fits_by_id(self, data: bytes) -> Callable[[RecordDecoder], int]:
+        def ok(dec: RecordDecoder) -> int:
+            try:
+                dec.decode_by_id(0, data)
+                end = dec.record_end(data, 0, "")
+            except ShardkitError:
+                return -1
+            return int(self._zero_padding(dec, data, [end]))
+        return ok
+
+    def _fits_cell(self, data: bytes) -> Callable[[RecordDecoder], int]:
+        def ok(dec: RecordDecoder) -> int:
+            try:
+                _, starts = dec.cell_bounds(data, "")
+            except ShardkitError:
+                return -1
+            return int(self._zero_padding(dec, data, starts[1:]))
+        return ok
+
+    # -- by id -------------------------------------------------------------------------------
+
+    def _need_by_id(self) -> UnshardedIndex | ShardedIndex:
+        if self.by_id is None:
+            raise ShardkitError(f"{self.store.name}: the layer has no by_id index")
+        return self.by_id
+
+    def raw(self, ident: int) -> bytes:
+        """The stored ``by_id`` value of ``ident``."""
+        data = self._need_by_id().get(_as_id(ident))
+        if data is None:
+            raise EntryNotFoundError(ident, f"annotation {ident} not found")
+        return data
+
+    def decode_by_id(self, ident: int, data: bytes) -> Annotation:
+        if not self._decided:
+            self._decide(self._fits_by_id(data))
+        try:
+            return self._decoder.decode_by_id(ident, data, f"{self.by_id_key}")
+        except ShardkitError as exc:
+            exc.message = f"{self.store.name}/{self.by_id_key} {ident}: {exc.message}"
+            raise
+
+    def __getitem__(self, ident: int) -> Annotation:  # type: ignore[override]
+        return self.decode_by_id(_as_id(ident), self.raw(ident))
+
+    def get(self, ident: int, default: Any = None, **_: Any) -> Any:  # type: ignore[override]
+        """The annotation ``ident`` (with its relationships), or ``default``."""
+        data = self._need_by_id().get(_as_id(ident))
+        return default if data is None else self.decode_by_id(_as_id(ident), data)
+
+    def get_many(self, ids: Iterable[int], default: Any = None) -> list[Any]:  # type: ignore[override]
+        """Many annotations, reads coalesced per shard."""
+        ids = [_as_id(i) for i in ids]
+        datas = self._need_by_id().get_many(ids)
+        return [default if d is None else self.decode_by_id(i, d)
+                for i, d in zip(ids, datas, strict=True)]
+
+    def __contains__(self, ident: object) -> bool:
+        try:
+            return self._need_by_id().get(_as_id(ident)) is not None  # type: ignore[arg-type]
+        except (ValueError, TypeError):
+            return False
+
+    def keys(self) -> Iterator[int]:  # type: ignore[override]
+        """Every annotation id (``by_id``: shard by shard, or in folder order)."""
+        for k, _ in self._by_id_items():
+            yield k
+
+    def _by_id_items(self) -> Iterator[tuple[int, bytes]]:
+        return self._need_by_id().items()
+
+    def items(self) -> Iterator[tuple[int, Annotation]]:  # type: ignore[override]
+        for k, data in self._by_id_items():
+            yield k, self.decode_by_id(k, data)
+
+    def __iter__(self) -> Iterator[Annotation]:  # type: ignore[override]
+        """Every annotation, from ``by_id`` (bounded memory: one shard index at a time)."""
+        for k, data in self._by_id_items():
+            yield self.decode_by_id(k, data)
+
+    def __len__(self) -> int:
+        return self._need_by_id().count()
+
+    # -- relationships -----------------------------------------------------------------------
+
+    def decode_cell(self, data: bytes, where: str) -> list[Annotation]:
+        if not self._decided:
+            self._decide(self._fits_cell(data))
+        return self._decoder.decode_cell(data, where)
+
+    def related(self, relationship: str, segment_id: int) -> list[Annotation]:
+        """The annotations related to ``segment_id`` through ``relationship`` (from its
+        index: geometry and properties; ``relationships`` is ``None``)."""
+        if relationship not in self.relationships_index:
+            raise KeyError(f"no relationship {relationship!r}; the layer has "
+                           f"{list(self.relationships_index)}")
+        data = self.relationships_index[relationship].get(_as_id(segment_id))
+        if data is None:
+            return []
+        return self.decode_cell(data, f"{self.relationship_keys[relationship]}/{segment_id}")
+
+    # -- spatial -----------------------------------------------------------------------------
+
+    def _naming(self, lvl: SpatialLevel) -> str:
+        """``spec`` or ``ngsidekick`` for an unsharded level (decided from its listing)."""
+        if lvl.naming is not None:
+            return lvl.naming
+        lvl.naming = "spec"
+        if lvl.index.sharded or all(g == 1 for g in lvl.grid_shape):
+            return lvl.naming
+        names = set(lvl.index.names())  # type: ignore[union-attr]
+        for cell in np.ndindex(*lvl.grid_shape):
+            spec_name, alt_name = lvl.spec_name(cell), lvl.ngsidekick_name(cell)
+            if spec_name == alt_name or (spec_name not in names and alt_name not in names):
+                continue
+            if spec_name in names and self._cell_fits(lvl, cell, spec_name):
+                break
+            if alt_name in names and self._cell_fits(lvl, cell, alt_name):
+                lvl.naming = "ngsidekick"
+                self.quirks.append(
+                    f"spatial level {lvl.level} ({lvl.key}): cell files are named as "
+                    "ngsidekick 0.0.20 names them (a transposed Morton decode), not x_y_z")
+            break
+        return lvl.naming
+
+    def _cell_fits(self, lvl: SpatialLevel, cell: Sequence[int], fname: str) -> bool:
+        data = lvl.index.read(fname)  # type: ignore[union-attr]
+        if data is None:
+            return False
+        try:
+            anns = self.decode_cell(data, f"{lvl.key}/{fname}")
+        except ShardkitError:
+            return False
+        lo, hi = lvl.open_cell_box(self.lower_bound, cell)
+        slack = 1e-4 * np.maximum(1.0, np.asarray(lvl.chunk_size))
+        return all(meets(a.type, a.geometry, lo - slack, hi + slack) for a in anns)
+
+    def read_cell(self, level: int, cell: Sequence[int]) -> list[Annotation]:
+        """The annotations stored in one cell of a spatial level."""
+        lvl = self.spatial[level]
+        data = self._cell_bytes(lvl, [tuple(int(c) for c in cell)])[0]
+        return [] if data is None else self.decode_cell(
+            data, f"{lvl.key}/{lvl.spec_name(cell)}")
+
+    def _cell_bytes(self, lvl: SpatialLevel, cells: list[tuple[int, ...]]) -> list[bytes | None]:
+        if lvl.index.sharded:
+            return lvl.index.get_many([lvl.cell_key(c) for c in cells])
+        name = lvl.ngsidekick_name if self._naming(lvl) == "ngsidekick" else lvl.spec_name
+        return [lvl.index.read(name(c)) for c in cells]  # type: ignore[union-attr]
+
+    def cells_meeting(self, level: int, lower: Sequence[float], upper: Sequence[float]
+                      ) -> list[tuple[int, ...]]:
+        """Grid cells of ``level`` whose closed box meets ``[lower, upper]``.
+
+        The cells at the edges of the grid stand for everything beyond it too (geometry
+        outside the bounds, which verify reports, is stored in them), so a box outside the
+        grid still reads the edge cells it faces, as Neuroglancer does.
+        """
+        lvl = self.spatial[level]
+        size = np.asarray(lvl.chunk_size)
+        if np.any(np.asarray(upper) < np.asarray(lower)):
+            return []
+        first = np.ceil((np.asarray(lower, dtype=np.float64) - self.lower_bound) / size - 1)
+        last = np.floor((np.asarray(upper, dtype=np.float64) - self.lower_bound) / size)
+        grid = np.asarray(lvl.grid_shape)
+        first = np.clip(first, 0, grid - 1).astype(np.int64)
+        last = np.clip(last, 0, grid - 1).astype(np.int64)
+        return list(_product([range(int(a), int(b) + 1) for a, b in zip(first, last,
+                                                                       strict=True)]))
+
+    def query(self, lower: Sequence[float] | Sequence[Sequence[float]],
+              upper: Sequence[float] | None = None, *, level: int | None = None
+              ) -> list[Annotation]:
+        """Every annotation meeting the closed box ``[lower, upper]``, once each, through the
+        spatial index (every level, or only ``level``).
+
+        ``query(((x0, y0, z0), (x1, y1, z1)))`` works too.
+        """
+        if upper is None:
+            lower, upper = lower  # type: ignore[misc]
+        lo = np.asarray(lower, dtype=np.float64)
+        hi = np.asarray(upper, dtype=np.float64)
+        if lo.shape != (self.layout.rank,) or hi.shape != (self.layout.rank,):
+            raise ValueError(f"a box needs two corners of {self.layout.rank} coordinates")
+        levels = range(len(self.spatial)) if level is None else [level]
+        seen: set[int] = set()
+        out = []
+        for li in levels:
+            lvl = self.spatial[li]
+            cells = self.cells_meeting(li, lo, hi)
+            for cell, data in zip(cells, self._cell_bytes(lvl, cells), strict=True):
+                if data is None:
+                    continue
+                for a in self.decode_cell(data, f"{lvl.key}/{lvl.spec_name(cell)}"):
+                    if a.id not in seen and meets(a.type, a.geometry, lo, hi):
+                        seen.add(a.id)
+                        out.append(a)
+        return out
+
+    # -- tables ------------------------------------------------------------------------------
+
+    def iter_batches(self, batch_size: int = 65536) -> Iterator[Any]:
+        """``pyarrow.RecordBatch`` es of ``batch_size`` annotations (bounded memory)."""
+        import pyarrow as pa
+
+        schema = self.arrow_schema()
+        batch: list[Annotation] = []
+        sent = False
+        for ann in self:
+            batch.append(ann)
+            if len(batch) >= batch_size:
+                yield self._to_batch(batch, schema, pa)
+                sent = True
+                batch = []
+        if batch or not sent:
+            yield self._to_batch(batch, schema, pa)
+
+    def arrow_schema(self) -> Any:
+        """One column per geometry vector coordinate, property (and enum label) and
+        relationship (a list of uint64)."""
+        import pyarrow as pa
+
+        lay = self.layout
+        fields = [pa.field("id", pa.uint64())]
+        if lay.type == "polyline":
+            fields.append(pa.field("points", pa.list_(pa.list_(pa.float32(), lay.rank))))
+        else:
+            for vec in _VECTOR_NAMES[lay.type]:
+                fields += [pa.field(f"{vec}{d}" if vec else d, pa.float32())
+                           for d in lay.dimensions]
+        for p in lay.properties:
+            if p.type in ("rgb", "rgba"):
+                fields.append(pa.field(p.id, pa.list_(pa.uint8(), len(p.type))))
+            else:
+                fields.append(pa.field(p.id, pa.from_numpy_dtype(p.dtype)))
+                if p.enum:
+                    fields.append(pa.field(f"{p.id}_label", pa.string()))
+        fields += [pa.field(r, pa.list_(pa.uint64())) for r in lay.relationships]
+        return pa.schema(fields)
+
+    def _to_batch(self, anns: list[Annotation], schema: Any, pa: Any) -> Any:
+        lay = self.layout
+        cols: list[Any] = [pa.array([a.id for a in anns], pa.uint64())]
+        if lay.type == "polyline":
+            cols.append(pa.array([a.geometry.tolist() for a in anns], schema.field(1).type))
+        else:
+            geo = (np.stack([a.geometry for a in anns]) if anns
+                   else np.zeros((0, len(_VECTOR_NAMES[lay.type]), lay.rank), np.float32))
+            for v in range(len(_VECTOR_NAMES[lay.type])):
+                for d in range(lay.rank):
+                    cols.append(pa.array(geo[:, v, d], pa.float32()))
+        for p in lay.properties:
+            values = [a.properties.get(p.id) for a in anns]
+            if p.type in ("rgb", "rgba"):
+                cols.append(pa.array([list(v) for v in values],
+                                     pa.list_(pa.uint8(), len(p.type))))
+            else:
+                cols.append(pa.array(np.asarray(values, dtype=p.dtype)))
+                if p.enum:
+                    cols.append(pa.array([a.labels.get(p.id) for a in anns], pa.string()))
+        for r in lay.relationships:
+            cols.append(pa.array([(a.relationships or {}).get(r, []) for a in anns],
+                                 pa.list_(pa.uint64())))
+        return pa.RecordBatch.from_arrays(cols, schema=schema)
+
+    def to_arrow(self, batch_size: int = 65536) -> Any:
+        """Every annotation as a ``pyarrow.Table`` (see :meth:`arrow_schema`)."""
+        import pyarrow as pa
+
+        return pa.Table.from_batches(list(self.iter_batches(batch_size)), self.arrow_schema())
+
+    def to_pandas(self) -> Any:
+        """:meth:`to_arrow` as a pandas DataFrame."""
+        return self.to_arrow().to_pandas()
+
+    # -- dataset hooks ------------------------------------------------------------------------
+
+    @property
+    def kv(self) -> ShardedKV:
+        if isinstance(self.by_id, ShardedIndex):
+            return self.by_id.kv
+        raise ShardkitError(f"{self.store.name}: by_id is not sharded")
+
+    def _all_kvs(self) -> list[tuple[str, ShardedKV]]:
+        out = []
+        for prefix, index in self.indexes():
+            if isinstance(index, ShardedIndex):
+                out.append((f"{prefix}/", index.kv))
+        return out
+
+    def indexes(self) -> list[tuple[str, UnshardedIndex | ShardedIndex]]:
+        """``(folder, index)`` of every index: by_id, relationships, spatial levels."""
+        out: list[tuple[str, UnshardedIndex | ShardedIndex]] = []
+        if self.by_id is not None:
+            out.append((self.by_id_key or "by_id", self.by_id))
+        out += [(self.relationship_keys[r], idx) for r, idx in self.relationships_index.items()]
+        out += [(lvl.key, lvl.index) for lvl in self.spatial]
+        return out
+
+    def verify(self, progress: Callable[[int, int], None] | None = None) -> list[Problem]:
+        """Every check of :func:`.annotation_verify.verify_layer`."""
+        from .annotation_verify import verify_layer
+
+        return verify_layer(self, progress)
+
+    def summary(self, count_chunks: bool | None = None) -> dict[str, Any]:
+        count = self._counting(count_chunks)
+        lay = self.layout
+        out: dict[str, Any] = {
+            "format": self.format_name, "dataset": self.store.name, "type": ANNOTATIONS_TYPE,
+            "annotation_type": lay.type, "dimensions": self.info.get("dimensions"),
+            "lower_bound": self.lower_bound.tolist(), "upper_bound": self.upper_bound.tolist(),
+            "properties": [p.to_json() for p in lay.properties],
+            "record_bytes": lay.record_bytes if lay.type != "polyline" else None,
+            "relationships": list(lay.relationships),
+            "indexes": [],
+        }
+        for prefix, index in self.indexes():
+            entry: dict[str, Any] = {"key": prefix, "sharded": index.sharded}
+            if isinstance(index, ShardedIndex):
+                entry["sharding"] = index.kv.spec.to_dict()
+            if count:
+                entry["entries"] = index.count()
+            out["indexes"].append(entry)
+        out["spatial"] = [{"key": lvl.key, "grid_shape": list(lvl.grid_shape),
+                           "chunk_size": list(lvl.chunk_size), "limit": lvl.limit}
+                          for lvl in self.spatial]
+        out["annotation_count"] = len(self) if count and self.by_id is not None else None
+        if self.quirks:
+            out["quirks"] = list(self.quirks)
+        return out
+
+    def sections(self) -> list[Section]:
+        out = []
+        for prefix, kv in self._all_kvs():
+            out += [Section(f"{prefix}{s.name}", s.start, s.end, s.note) for s in kv.sections()]
+        return out
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"format": self.format_id, "dataset": self.store.name, "info": self.info,
+                "summary": self.summary(count_chunks=not self.store.remote)}
+
+    def close(self) -> None:
+        for _, index in self.indexes():
+            if isinstance(index, ShardedIndex):
+                index.kv.close()
+
+
+_VECTOR_NAMES = {"point": ("",), "line": ("a_", "b_"), "axis_aligned_bounding_box": ("a_", "b_"),
+                 "ellipsoid": ("center_", "radius_")}
+
+
+def _product(ranges: list[range]) -> Iterator[tuple[int, ...]]:
+    import itertools
+
+    return itertools.product(*ranges)
+
+
+def _as_id(value: Any) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+        if isinstance(value, str) and value.isdigit():
+            value = int(value)
+        else:
+            raise TypeError(f"an annotation or segment id must be a uint64, got {value!r}")
+    value = int(value)
+    if not 0 <= value <= _MASK64:
+        raise ValueError(f"id {value} is not a uint64")
+    return value
+
+
+def open_annotation_layer(store: _Store, info: dict[str, Any], **options: Any
+                          ) -> NgAnnotationLayer:
+    """:class:`NgAnnotationLayer` of a store whose ``info`` is ``neuroglancer_annotations_v1``."""
+    return NgAnnotationLayer(store, info, **options)
+
+
+__all__ = ["ANNOTATIONS_TYPE", "Annotation", "NgAnnotationLayer", "RecordDecoder",
+           "SpatialLevel", "bounding_box", "meets", "open_annotation_layer"]

@@ -1,0 +1,850 @@
+"""Writing Neuroglancer precomputed annotation layers (``neuroglancer_annotations_v1``).
+
+:func:`write_annotations` streams any iterable of annotations: each is encoded once and
+appended to a temporary spill file beside a fixed-size row (id, bounding box, where its bytes
+are), both read back memory-mapped, so memory holds one shard (or one cell list) at a time
+plus the per-level arrays of the spatial index. Then it writes:
+
+- ``by_id``: id -> record and relationships;
+- one index per relationship: segment id -> the related annotations;
+- the spatial index, level by level from one cell over the whole bounds, each level halving
+  the widest cell sizes (the spec's recommendation): at each level every remaining annotation
+  is emitted with probability ``min(1, limit / maxCount)`` (``maxCount`` the fullest cell's
+  remaining annotations), chosen by a hash of its id and the level, so the same input gives the
+  same layer; an emitted annotation goes in every cell of that level it meets; the rest go on
+  to the next level. Levels stop when nothing remains; a cell never holds more than ``limit``
+  annotations except at the last level allowed (``max_levels``).
+
+Each index is sharded or not: ``sharded=True`` chooses the sharding as ``shardkit ng spec``
+does (``murmurhash3_x86_128`` for ids, the identity hash on Morton codes for spatial levels),
+``False`` writes one file per key, and a mapping gives a spec (or ``True``/``False``) per index
+(``"by_id"``, a relationship id, ``"spatial"``). The ``info`` lists the properties in their
+stored order (size order), so that readers which lay them out in ``info`` order (neuroglancer
+2.41.2's Python reader) read them right. ``info`` is written last; every file is atomic.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import math
+import os
+import struct
+import tempfile
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ..formats.neuroglancer import ShardingSpec
+from ..formats.neuroglancer.annotation_layout import (
+    ANNOTATION_TYPES,
+    PROPERTY_TYPES,
+    AnnotationLayout,
+    stored_order,
+)
+from ..formats.neuroglancer.store import check_relative
+
+__all__ = ["write_annotations"]
+
+_MASK64 = (1 << 64) - 1
+_BATCH = 8192  # annotations encoded at once
+DEFAULT_LIMIT = 10_000
+MAX_LEVELS = 20
+_GEOMETRY_FIELDS = {"point": ("point",), "line": ("point_a", "point_b"),
+                    "axis_aligned_bounding_box": ("point_a", "point_b"),
+                    "ellipsoid": ("center", "radii"), "polyline": ("points",)}
+_STRUCT = {"uint8": "B", "int8": "b", "uint16": "H", "int16": "h", "uint32": "I", "int32": "i",
+           "float32": "f", "rgb": "3B", "rgba": "4B"}
+
+
+def _splitmix(x: np.ndarray) -> np.ndarray:
+    """A 64-bit mix of each value (uniform bits from ids)."""
+    with np.errstate(over="ignore"):
+        z = x.astype(np.uint64) + np.uint64(0x9E3779B97F4A7C15)
+        z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+        z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+        return z ^ (z >> np.uint64(31))
+
+
+def _uniform(ids: np.ndarray, salt: int) -> np.ndarray:
+    with np.errstate(over="ignore"):
+        mixed = _splitmix(ids ^ np.uint64((salt * 0x2545F4914F6CDD1D) & _MASK64))
+    return (mixed >> np.uint64(11)).astype(np.float64) / float(1 << 53)
+
+
+class _Encoder:
+    """Records of one layout, from the writer's dicts."""
+
+    def __init__(self, layout: AnnotationLayout, properties: list[dict[str, Any]]) -> None:
+        self.layout = layout
+        self.rank = layout.rank
+        order = stored_order([p["type"] for p in properties])
+        fmt = "<"
+        pos = 0
+        self.props = []
+        for i in order:
+            spec = layout.properties[i]
+            if spec.offset > pos:
+                fmt += f"{spec.offset - pos}x"
+            fmt += _STRUCT[spec.type]
+            pos = spec.offset + spec.nbytes
+            labels = {v: k for k, v in (spec.enum or {}).items()}
+            self.props.append((spec.id, spec.type, labels, properties[i].get("default")))
+        if pos < layout.property_bytes:
+            fmt += f"{layout.property_bytes - pos}x"
+        self.prop_struct = struct.Struct(fmt)
+        self.names = {p.id for p in layout.properties}
+        kind = layout.type
+        self.vectors = 0 if kind == "polyline" else len(_GEOMETRY_FIELDS[kind])
+        self.geo_struct = struct.Struct(f"<{self.vectors * self.rank}f")
+        self.fields = _GEOMETRY_FIELDS[kind]
+
+    def _vec(self, value: Any, name: str, ident: int) -> list[float]:
+        try:
+            vec = [float(v) for v in value]
+        except (TypeError, ValueError) as exc:
+            raise ValueError(f"annotation {ident}: {name} must be {self.rank} numbers") from exc
+        if len(vec) != self.rank or not all(math.isfinite(v) for v in vec):
+            raise ValueError(f"annotation {ident}: {name} must be {self.rank} finite numbers, "
+                             f"got {value!r}"[:200])
+        return vec
+
+    def geometry(self, ann: Mapping[str, Any], ident: int) -> np.ndarray:
+        if self.layout.type == "polyline":
+            pts = ann.get("points")
+            if pts is None or len(pts) < 1:
+                raise ValueError(f"annotation {ident}: points must list at least one point")
+            return np.array([self._vec(p, "points[]", ident) for p in pts], dtype=np.float32)
+        out = []
+        for name in self.fields:
+            if name not in ann:
+                raise ValueError(f"annotation {ident}: {name} is missing")
+            out.append(self._vec(ann[name], name, ident))
+        return np.array(out, dtype=np.float32)
+
+    def prop_values(self, props: Mapping[str, Any], ident: int) -> list[Any]:
+        unknown = set(props) - self.names
+        if unknown:
+            raise ValueError(f"annotation {ident}: unknown property(ies) {sorted(unknown)}")
+        values: list[Any] = []
+        for pid, ptype, labels, default in self.props:
+            v = props.get(pid, default)
+            if v is None:
+                v = 0 if ptype not in ("rgb", "rgba") else [0] * len(ptype)
+            if ptype in ("rgb", "rgba"):
+                if isinstance(v, str):
+                    h = v.lstrip("#")
+                    if len(h) != 2 * len(ptype):
+                        raise ValueError(f"annotation {ident}: property {pid}: {v!r} is not "
+                                         f"#{'rr' * len(ptype)}"[:200])
+                    v = [int(h[i : i + 2], 16) for i in range(0, len(h), 2)]
+                v = [int(c) for c in v]
+                if len(v) != len(ptype):
+                    raise ValueError(f"annotation {ident}: property {pid} needs {len(ptype)} "
+                                     "components")
+                values += v
+            else:
+                if isinstance(v, str) and v in labels:
+                    v = labels[v]
+                if ptype == "float32":
+                    v = float(v)
+                else:
+                    v = int(v)
+                    info = np.iinfo(PROPERTY_TYPES[ptype][0])
+                    if not info.min <= v <= info.max:
+                        raise ValueError(f"annotation {ident}: property {pid} value {v} is "
+                                         f"outside {ptype}")
+                values.append(v)
+        return values
+
+    def batch(self, batch: Sequence[Mapping[str, Any]], first: int,
+              rel_meta: list[dict[str, Any]]) -> _Encoded:
+        return _batch_of(self, batch, first, rel_meta)
+
+    def _ids(self, batch: Sequence[Mapping[str, Any]], first: int) -> np.ndarray:
+        ids = [a.get("id") for a in batch]
+        if all(type(x) is int for x in ids):  # the usual case: one conversion checks range
+            try:
+                return np.array(ids, dtype=np.uint64)
+            except OverflowError:
+                pass
+        for i, ident in enumerate(ids):
+            if (type(ident) is not int and not isinstance(ident, np.integer)) \
+                    or isinstance(ident, bool) or not 0 <= int(ident) <= _MASK64:
+                raise ValueError(f"annotation #{first + i}: id must be a uint64, got "
+                                 f"{ident!r}"[:200])
+        return np.array([int(x) for x in ids], dtype=np.uint64)
+
+    def fast_batch(self, batch: Sequence[Mapping[str, Any]], first: int
+                   ) -> tuple[np.ndarray, bytes, np.ndarray, np.ndarray] | None:
+        """Records of plain numeric annotations at once, or ``None`` to go one by one."""
+        ids = self._ids(batch, first)
+        lay = self.layout
+        try:
+            geo = np.array([[a[f] for f in self.fields] for a in batch], dtype=np.float64)
+        except (KeyError, TypeError, ValueError):
+            return None
+        if geo.shape != (len(batch), self.vectors, self.rank) or not np.all(np.isfinite(geo)):
+            return None
+        recs = np.zeros(len(batch), lay.dtype)
+        recs["geometry"] = geo
+        empty: dict[str, Any] = {}
+        props = [a.get("properties") or empty for a in batch]
+        if any(not self.names.issuperset(p) for p in props):
+            return None
+        for pid, ptype, _labels, default in self.props:
+            values = [p.get(pid, default) for p in props]
+            try:  # numbers only: None, labels and colour strings go one by one
+                raw = np.array(values)
+                if raw.dtype.kind not in "iuf" or (ptype != "float32" and raw.dtype.kind == "f"):
+                    return None
+                arr = raw.astype(np.float64 if ptype == "float32" else np.int64)
+            except (TypeError, ValueError, OverflowError):
+                return None
+            if ptype in ("rgb", "rgba"):
+                if arr.shape != (len(batch), len(ptype)) or arr.min(initial=0) < 0 \
+                        or arr.max(initial=0) > 255:
+                    return None
+            elif arr.shape != (len(batch),):
+                return None
+            elif ptype != "float32":
+                info = np.iinfo(PROPERTY_TYPES[ptype][0])
+                if arr.min(initial=0) < info.min or arr.max(initial=0) > info.max:
+                    return None
+            recs[pid] = arr
+        offsets = np.arange(len(batch) + 1, dtype=np.int64) * lay.record_bytes
+        return ids, recs.tobytes(), offsets, geo.astype(np.float32)
+
+    def slow_batch(self, batch: Sequence[Mapping[str, Any]], first: int
+                   ) -> tuple[np.ndarray, bytes, np.ndarray, Any]:
+        """One by one: every value form, and the first bad one named."""
+        ids = self._ids(batch, first)
+        parts = []
+        offsets = np.zeros(len(batch) + 1, dtype=np.int64)
+        geos = []
+        for i, (ann, ident) in enumerate(zip(batch, ids.tolist(), strict=True)):
+            geometry = self.geometry(ann, ident)
+            rec = self.record(geometry, ann.get("properties") or {}, ident)
+            parts.append(rec)
+            offsets[i + 1] = offsets[i] + len(rec)
+            geos.append(geometry)
+        if self.layout.type != "polyline":
+            geos_arr: Any = (np.stack(geos) if geos
+                             else np.zeros((0, self.vectors, self.rank), np.float32))
+        else:
+            geos_arr = geos
+        return ids, b"".join(parts), offsets, geos_arr
+
+    def record(self, geometry: np.ndarray, props: Mapping[str, Any], ident: int) -> bytes:
+        try:
+            tail = self.prop_struct.pack(*self.prop_values(props, ident))
+        except struct.error as exc:
+            raise ValueError(f"annotation {ident}: {exc}") from exc
+        if self.layout.type == "polyline":
+            return struct.pack("<I", len(geometry)) + geometry.astype("<f4").tobytes() + tail
+        return geometry.astype("<f4").tobytes() + tail
+
+
+def _tails_fast(batch: Sequence[Mapping[str, Any]], ids: np.ndarray,
+                rel_meta: list[dict[str, Any]]
+                ) -> tuple[bytes, np.ndarray, list[np.ndarray]] | None:
+    """The relationship parts of a batch's by_id values at once, when every relationship value
+    is a list or tuple of ints (else ``None``: one by one)."""
+    import itertools
+
+    n = len(batch)
+    empty: dict[str, Any] = {}
+    rels = [a.get("relationships") or empty for a in batch]
+    names = [m["id"] for m in rel_meta]
+    known = set(names)
+    if any(r and not known.issuperset(r) for r in rels):
+        return None
+    lengths = np.full(n, 4 * len(names), dtype=np.int64)
+    columns = []
+    for name in names:
+        lists = [r.get(name) or () for r in rels]
+        if not all(type(x) in (list, tuple) for x in lists):
+            return None
+        counts = np.fromiter(map(len, lists), np.int64, n)
+        try:
+            flat = np.fromiter(itertools.chain.from_iterable(lists), np.uint64,
+                               int(counts.sum()))
+        except (TypeError, ValueError, OverflowError):
+            return None
+        columns.append((counts, flat))
+        lengths += 8 * counts
+    offsets = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(lengths, out=offsets[1:])
+    out = np.zeros(int(offsets[-1]), dtype=np.uint8)
+    pos = offsets[:-1].copy()
+    pairs = []
+    for counts, flat in columns:
+        out[pos[:, None] + np.arange(4)] = counts.astype("<u4").view(np.uint8).reshape(n, 4)
+        if len(flat):
+            row = np.repeat(np.arange(n), counts)
+            within = np.arange(len(flat)) - np.repeat(np.cumsum(counts) - counts, counts)
+            at = pos[row] + 4 + 8 * within
+            out[at[:, None] + np.arange(8)] = flat.astype("<u8").view(np.uint8).reshape(-1, 8)
+            pr = np.stack([flat, row.astype(np.uint64)], axis=1)
+            pairs.append(np.unique(pr, axis=0) if len(pr) else pr)
+        else:
+            pairs.append(np.zeros((0, 2), np.uint64))
+        pos += 4 + 8 * counts
+    return out.tobytes(), offsets, pairs
+
+
+def _tails_slow(batch: Sequence[Mapping[str, Any]], ids: np.ndarray,
+                rel_meta: list[dict[str, Any]]) -> tuple[bytes, np.ndarray, list[np.ndarray]]:
+    rel_ids = {m["id"] for m in rel_meta}
+    tail_parts: list[bytes] = []
+    tail_offsets = np.zeros(len(batch) + 1, dtype=np.int64)
+    pair_lists: list[list[tuple[int, int]]] = [[] for _ in rel_meta]
+    pos = 0
+    names = [m["id"] for m in rel_meta]
+    for row, ann in enumerate(batch):
+        rels = ann.get("relationships") or {}
+        if rels and not rel_ids.issuperset(rels):
+            raise ValueError(f"annotation {int(ids[row])}: unknown relationship(s) "
+                             f"{sorted(set(rels) - rel_ids)}")
+        for i, name in enumerate(names):
+            segs = rels.get(name) or ()
+            if isinstance(segs, (int, np.integer)):
+                segs = (segs,)
+            try:
+                part = struct.pack(f"<I{len(segs)}Q", len(segs), *segs)
+            except (struct.error, TypeError) as exc:
+                raise ValueError(f"annotation {int(ids[row])}: a {name} id is not a "
+                                 "uint64") from exc
+            tail_parts.append(part)
+            pos += len(part)
+            if segs:
+                pair_lists[i] += [(int(sg), row) for sg in dict.fromkeys(segs)]
+        tail_offsets[row + 1] = pos
+    pairs = [np.array(pl, dtype=np.uint64).reshape(-1, 2) for pl in pair_lists]
+    return b"".join(tail_parts), tail_offsets, pairs
+
+
+def _batch_of(encoder: _Encoder, batch: Sequence[Mapping[str, Any]], first: int,
+              rel_meta: list[dict[str, Any]]) -> _Encoded:
+    """Encode a batch: vectorised for fixed-size records whose values are plain numbers;
+    otherwise (labels, colour strings, polylines, or an error to name) one by one."""
+    fast = encoder.fast_batch(batch, first) if encoder.layout.type != "polyline" else None
+    if fast is None:
+        fast = encoder.slow_batch(batch, first)
+    ids, records, rec_offsets, geos = fast
+    got = _tails_fast(batch, ids, rel_meta)
+    if got is None:
+        got = _tails_slow(batch, ids, rel_meta)
+    tails, tail_offsets, pairs = got
+    if encoder.layout.type == "ellipsoid":
+        r = np.abs(geos[:, 1])
+        lo, hi = geos[:, 0] - r, geos[:, 0] + r
+    elif encoder.layout.type == "polyline":
+        lo = np.array([g.min(axis=0) for g in geos], dtype=np.float32).reshape(-1, encoder.rank)
+        hi = np.array([g.max(axis=0) for g in geos], dtype=np.float32).reshape(-1, encoder.rank)
+    else:
+        lo, hi = geos.min(axis=1), geos.max(axis=1)
+    return _Encoded(ids, records, rec_offsets, tails, tail_offsets,
+                    np.asarray(lo, np.float32), np.asarray(hi, np.float32), pairs)
+
+
+def _runs(values: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(distinct values, start of each run, length of each run)`` of sorted ``values`` (what
+    ``np.unique`` gives, without its hashing: much slower on uint64 here)."""
+    if not len(values):
+        return values[:0], np.zeros(0, np.int64), np.zeros(0, np.int64)
+    starts = np.flatnonzero(np.concatenate(([True], values[1:] != values[:-1])))
+    lengths = np.diff(np.append(starts, len(values)))
+    return values[starts], starts, lengths
+
+
+def _distinct(values: np.ndarray) -> np.ndarray:
+    return _runs(np.sort(values))[0]
+
+
+def _write_shards(put: Any, key: str, keys: np.ndarray, values_for: Any,
+                  spec: ShardingSpec) -> None:
+    """Shard files of ``keys`` (``values_for(positions) -> values``), one shard in memory at
+    a time, laid out as :func:`shardkit.writers.neuroglancer.shard_pieces` lays them out
+    (shard index, values minishard by minishard and by ascending key, minishard indices)."""
+    from .neuroglancer import _gzip, check_writable
+
+    check_writable(spec)
+    if not len(keys):
+        return
+    keys = np.asarray(keys, dtype=np.uint64)
+    shards, minis = spec.locate_many(keys)
+    order = np.lexsort((keys, minis, shards))
+    _, starts, lengths = _runs(shards[order])
+    gzip_data = spec.data_encoding == "gzip"
+    gzip_index = spec.minishard_index_encoding == "gzip"
+    for start, length in zip(starts.tolist(), lengths.tolist(), strict=True):
+        group = order[start : start + length]
+        values = values_for(group)
+        if gzip_data:
+            values = [_gzip(v) for v in values]
+        sizes = np.fromiter(map(len, values), np.uint64, len(values))
+        ends = np.cumsum(sizes)
+        data_end = int(ends[-1]) if len(ends) else 0
+        entries = np.zeros((spec.num_minishards, 2), dtype="<u8")
+        tables = []
+        pos = data_end
+        group_keys, group_minis = keys[group], minis[group]
+        mini_values, mini_starts, mini_lengths = _runs(group_minis)
+        for mini, ms, ml in zip(mini_values.tolist(), mini_starts.tolist(),
+                                mini_lengths.tolist(), strict=True):
+            ids = group_keys[ms : ms + ml]
+            offsets = np.zeros(ml, dtype=np.uint64)
+            offsets[0] = ends[ms] - sizes[ms]  # where the minishard's first value starts
+            table = np.stack([np.diff(ids, prepend=np.uint64(0)), offsets,
+                              sizes[ms : ms + ml]]).astype("<u8").tobytes()
+            if gzip_index:
+                table = _gzip(table)
+            entries[mini] = (pos, pos + len(table))
+            pos += len(table)
+            tables.append(table)
+        put(f"{key}/{spec.shard_name(int(shards[group[0]]))}",
+            b"".join([entries.tobytes(), *values, *tables]))
+
+
+@dataclass
+class _Encoded:
+    ids: np.ndarray
+    records: bytes
+    rec_offsets: np.ndarray  # len + 1, relative to the batch
+    tails: bytes
+    tail_offsets: np.ndarray
+    lo: np.ndarray
+    hi: np.ndarray
+    pairs: list[np.ndarray]  # per relationship: (segment, row in batch)
+
+
+def _relationship_meta(relationships: Sequence[Any]) -> list[dict[str, Any]]:
+    out = []
+    for r in relationships:
+        meta = {"id": r} if isinstance(r, str) else dict(r)
+        if not isinstance(meta.get("id"), str) or not meta["id"]:
+            raise ValueError(f"a relationship needs a string id, got {r!r}")
+        meta.setdefault("key", f"rel_{meta['id']}")
+        check_relative(meta["key"], f"relationships/{meta['id']}/key")
+        out.append(meta)
+    if len({m["id"] for m in out}) != len(out):
+        raise ValueError("relationship ids must be unique")
+    return out
+
+
+class _Spill:
+    """Bytes appended to a temporary file, read back memory-mapped (slices are bytes)."""
+
+    def __init__(self, folder: str, name: str) -> None:
+        self.file = tempfile.NamedTemporaryFile(dir=folder, prefix=f".annotations-{name}-",  # noqa: SIM115
+                                                suffix=".spill", delete=False)
+        self.pos = 0
+        self.mm: Any = b""
+
+    def add(self, data: bytes) -> int:
+        start = self.pos
+        self.file.write(data)
+        self.pos += len(data)
+        return start
+
+    def close_writing(self) -> None:
+        import mmap
+
+        self.file.flush()
+        self.file.close()
+        if self.pos:
+            with open(self.file.name, "rb") as fh:
+                self.mm = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)
+
+    def get(self, start: int, end: int) -> bytes:
+        return self.mm[start:end]  # type: ignore[no-any-return]
+
+    def remove(self) -> None:
+        if not isinstance(self.mm, bytes):
+            with contextlib.suppress(BufferError):
+                self.mm.close()
+        self.mm = b""
+        with contextlib.suppress(OSError):
+            os.unlink(self.file.name)
+
+
+def _level_grids(lower: np.ndarray, upper: np.ndarray, scales: np.ndarray, levels: int
+                 ) -> list[tuple[np.ndarray, np.ndarray]]:
+    """``(grid_shape, chunk_size)`` per level: each level halves the widest cell sizes
+    (those within 1.5x of half the widest, in physical units)."""
+    size = np.maximum(upper - lower, 1e-30) * scales
+    grid = np.ones(len(size), dtype=np.int64)
+    out = [(grid.copy(), size / scales)]
+    for _ in range(1, levels):
+        target = size.max() / 2
+        split = (size == size.max()) | (size / target > 1.5)
+        size = np.where(split, size / 2, size)
+        grid = np.where(split, grid * 2, grid)
+        out.append((grid.copy(), size / scales))
+    return out
+
+
+def write_annotations(path: str | os.PathLike[str], annotations: Iterable[Mapping[str, Any]], *,
+                      annotation_type: str, dimensions: Mapping[str, Sequence[Any]],
+                      properties: Sequence[Mapping[str, Any]] = (),
+                      relationships: Sequence[str | Mapping[str, Any]] = (),
+                      lower_bound: Sequence[float] | None = None,
+                      upper_bound: Sequence[float] | None = None,
+                      sharded: bool | Mapping[str, Any] = True,
+                      limit: int = DEFAULT_LIMIT, max_levels: int = MAX_LEVELS,
+                      storage_options: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """Write a Neuroglancer precomputed annotation layer.
+
+    Args:
+        path: Output folder or fsspec URL.
+        annotations: Dicts: ``id`` (uint64), the geometry (``point``; ``point_a`` and
+            ``point_b``; ``center`` and ``radii``; ``points``), ``properties`` (property id ->
+            value; an enum label is taken for its value, ``rgb``/``rgba`` as a list or
+            ``#rrggbb[aa]``) and ``relationships`` (relationship id -> segment ids).
+        annotation_type: ``point``, ``line``, ``axis_aligned_bounding_box``, ``ellipsoid`` or
+            ``polyline`` (any case).
+        dimensions: ``{name: [scale, unit]}`` as in ``info``.
+        properties: ``info`` property objects (``id``, ``type``, optional ``description``,
+            ``enum_values``/``enum_labels``, and ``default`` for annotations without a value).
+        relationships: Relationship ids (or ``info`` objects with ``id`` and ``key``).
+        lower_bound, upper_bound: The layer's bounds; by default the annotations' (the upper
+            bound nudged up so that it is exclusive).
+        sharded: ``True``, ``False``, or ``{"by_id" | relationship id | "spatial": spec, True
+            or False}``.
+        limit: Most annotations per spatial cell.
+        max_levels: Most spatial index levels.
+        storage_options: For fsspec URLs.
+
+    Returns:
+        The ``info`` written.
+
+    Raises:
+        ValueError: An annotation or an argument is invalid (nothing is left under ``path``
+            but complete files; ``info`` is written last).
+    """
+    from ..ng.chooser import choose_hashed_spec, choose_spatial_spec
+    from .neuroglancer import _writer
+
+    kind = str(annotation_type).lower()
+    if kind not in ANNOTATION_TYPES:
+        raise ValueError(f"annotation_type must be one of {', '.join(ANNOTATION_TYPES)}")
+    if type(limit) is not int or limit < 1:
+        raise ValueError(f"limit must be a positive integer, got {limit!r}")
+    dims = {str(k): list(v) for k, v in dict(dimensions).items()}
+    rank = len(dims)
+    rel_meta = _relationship_meta(relationships)
+    props = [dict(p) for p in properties]
+    order = stored_order([p.get("type", "") for p in props]) if all(
+        p.get("type") in PROPERTY_TYPES for p in props) else list(range(len(props)))
+    props = [props[i] for i in order]  # info lists them in stored order
+    info_props = [{k: v for k, v in p.items() if k != "default"} for p in props]
+    base_info: dict[str, Any] = {
+        "@type": "neuroglancer_annotations_v1", "dimensions": dims,
+        "annotation_type": kind, "properties": info_props,
+        "relationships": [{"id": m["id"], "key": m["key"]} for m in rel_meta],
+    }
+    layout = AnnotationLayout(base_info)
+    encoder = _Encoder(layout, props)
+    scales = np.array([float(v[0]) for v in dims.values()], dtype=np.float64)
+    if not np.all(np.isfinite(scales) & (scales > 0)):
+        raise ValueError("every dimension needs a positive scale: {name: [scale, unit]}")
+
+    def want(name: str, group: str) -> ShardingSpec | bool:
+        if isinstance(sharded, Mapping):
+            value = sharded.get(name, sharded.get(group, True))
+        else:
+            value = sharded
+        if isinstance(value, bool):
+            return value
+        return ShardingSpec.coerce(value)
+
+    dest = os.fspath(path)
+    folder = dest if "://" not in dest else None
+    if folder is not None:
+        os.makedirs(folder, exist_ok=True)
+    put = _writer(dest, storage_options)
+    spill_dir = folder or tempfile.gettempdir()
+    spill = _Spill(spill_dir, "records")
+    tails = _Spill(spill_dir, "relationships")
+    rows = tempfile.TemporaryFile()  # noqa: SIM115 - fixed-size rows, memory-mapped later
+    pairs = [tempfile.TemporaryFile() for _ in rel_meta]  # noqa: SIM115 - (segment, row)
+    row_dtype = np.dtype([("id", "<u8"), ("start", "<u8"), ("rec_end", "<u8"),
+                          ("tail_start", "<u8"), ("tail_end", "<u8"),
+                          ("lo", "<f4", (rank,)), ("hi", "<f4", (rank,))])
+    try:
+        n = 0
+        seen_max = np.full(rank, -np.inf)
+        seen_min = np.full(rank, np.inf)
+        batch: list[Mapping[str, Any]] = []
+
+        def flush() -> None:
+            nonlocal n, seen_min, seen_max
+            enc = encoder.batch(batch, n, rel_meta)
+            rec_starts = spill.pos + enc.rec_offsets[:-1]
+            spill.add(enc.records)
+            tail_starts = tails.pos + enc.tail_offsets[:-1]
+            tails.add(enc.tails)
+            table_part = np.zeros(len(batch), row_dtype)
+            table_part["id"] = enc.ids
+            table_part["start"] = rec_starts
+            table_part["rec_end"] = spill.pos - enc.rec_offsets[-1] + enc.rec_offsets[1:]
+            table_part["tail_start"] = tail_starts
+            table_part["tail_end"] = tails.pos - enc.tail_offsets[-1] + enc.tail_offsets[1:]
+            table_part["lo"] = enc.lo
+            table_part["hi"] = enc.hi
+            rows.write(table_part.tobytes())
+            if len(batch):
+                seen_min = np.minimum(seen_min, enc.lo.min(axis=0))
+                seen_max = np.maximum(seen_max, enc.hi.max(axis=0))
+            for f, pb in zip(pairs, enc.pairs, strict=True):
+                pb[:, 1] += n
+                f.write(pb.astype("<u8").tobytes())
+            n += len(batch)
+            batch.clear()
+
+        for ann in annotations:
+            batch.append(ann)
+            if len(batch) >= _BATCH:
+                flush()
+        flush()
+        spill.close_writing()
+        tails.close_writing()
+        rows.flush()
+        table = (np.memmap(rows, dtype=row_dtype, mode="r", shape=(n,)) if n
+                 else np.zeros(0, row_dtype))
+        ids = np.asarray(table["id"])
+        if n > 1 and np.any(np.diff(np.sort(ids)) == 0):
+            raise ValueError("annotation ids must be unique")
+        lower = np.asarray(lower_bound if lower_bound is not None else
+                           (seen_min if n else np.zeros(rank)), dtype=np.float64)
+        if upper_bound is not None:
+            upper = np.asarray(upper_bound, dtype=np.float64)
+        elif n:
+            upper = np.nextafter(seen_max.astype(np.float32), np.float32(np.inf)
+                                 ).astype(np.float64)
+            upper = np.maximum(upper, lower + 1e-6)
+        else:
+            upper = lower + 1
+        if lower.shape != (rank,) or upper.shape != (rank,) or np.any(upper <= lower):
+            raise ValueError(f"lower_bound and upper_bound must be {rank} numbers each, "
+                             "upper above lower")
+
+        starts_all = np.asarray(table["start"])
+        rec_ends_all = np.asarray(table["rec_end"])
+        tail_starts_all = np.asarray(table["tail_start"])
+        tail_ends_all = np.asarray(table["tail_end"])
+        fixed = layout.type != "polyline"
+        rec_bytes = layout.record_bytes
+        records_2d = (np.frombuffer(spill.mm, np.uint8).reshape(n, rec_bytes)
+                      if fixed and n else None)
+
+        def values_of(rows_: np.ndarray) -> list[bytes]:
+            """by_id values (record, then relationships) of many rows."""
+            mm, tm = spill.mm, tails.mm
+            return [mm[s:e] + tm[ts:te] for s, e, ts, te in zip(
+                starts_all[rows_].tolist(), rec_ends_all[rows_].tolist(),
+                tail_starts_all[rows_].tolist(), tail_ends_all[rows_].tolist(), strict=True)]
+
+        def list_value(rows_: np.ndarray) -> bytes:
+            if records_2d is not None:
+                recs = records_2d[rows_].tobytes()
+            else:
+                mm = spill.mm
+                recs = b"".join(mm[s:e] for s, e in zip(starts_all[rows_].tolist(),
+                                                       rec_ends_all[rows_].tolist(),
+                                                       strict=True))
+            return (struct.pack("<Q", len(rows_)) + recs
+                    + np.asarray(ids[rows_], dtype="<u8").tobytes())
+
+        info: dict[str, Any] = {**base_info, "lower_bound": lower.tolist(),
+                                "upper_bound": upper.tolist()}
+
+        def write_uint64_index(key: str, name: str, group: str, keys: np.ndarray,
+                               values_for: Any, total_bytes: int) -> dict[str, Any]:
+            meta: dict[str, Any] = {"key": key}
+            choice = want(name, group)
+            if choice is False:
+                for start in range(0, len(keys), _BATCH):
+                    part = np.arange(start, min(len(keys), start + _BATCH))
+                    for k, v in zip(keys[part].tolist(), values_for(part), strict=True):
+                        put(f"{key}/{k}", v)
+                return meta
+            if isinstance(choice, ShardingSpec):
+                spec = choice
+            else:  # gzip adds some 20 bytes to each value: small values are stored raw
+                small = total_bytes < 1024 * max(1, len(keys))
+                spec = choose_hashed_spec(len(keys), total_bytes=total_bytes,
+                                          data_encoding="raw" if small else "gzip").spec
+            meta["sharding"] = spec.to_dict()
+            _write_shards(put, key, keys, values_for, spec)
+            return meta
+
+        total = int(spill.pos + tails.pos)
+        info["by_id"] = write_uint64_index("by_id", "by_id", "by_id", ids, values_of, total)
+        rel_info = []
+        for i, (m, f) in enumerate(zip(rel_meta, pairs, strict=True)):
+            f.flush()
+            f.seek(0)
+            pr = np.frombuffer(f.read(), dtype="<u8").reshape(-1, 2)
+            order = np.lexsort((pr[:, 1], pr[:, 0]))
+            pr = pr[order]
+            segs, starts, _ = _runs(pr[:, 0])
+            ends = np.append(starts[1:], len(pr))
+
+            def rel_values(js: np.ndarray, pr: np.ndarray = pr, starts: np.ndarray = starts,
+                           ends: np.ndarray = ends) -> list[bytes]:
+                return [list_value(pr[starts[j] : ends[j], 1]) for j in js.tolist()]
+
+            meta = write_uint64_index(m["key"], m["id"], "relationships", segs, rel_values,
+                                      len(pr) * (layout.record_bytes + 8))
+            rel_info.append({"id": m["id"], **meta})
+            del i
+        info["relationships"] = rel_info
+        info["spatial"] = _write_spatial(put, table, kind, lower, upper, scales, limit,
+                                         max_levels, list_value, want, choose_spatial_spec,
+                                         layout, encoder, spill)
+        put("info", json.dumps(info).encode())  # last: a layer without it is not complete
+        return info
+    finally:
+        spill.remove()
+        tails.remove()
+        rows.close()
+        for f in pairs:
+            f.close()
+
+
+def _cells_of(kind: str, lo: np.ndarray, hi: np.ndarray, origin: np.ndarray,
+              size: np.ndarray, grid: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Lowest and highest cell per annotation (bounding boxes; points: half-open cells)."""
+    if kind == "point":
+        c = np.floor((lo - origin) / size).astype(np.int64)
+        c = np.clip(c, 0, grid - 1)
+        return c, c
+    a = np.clip(np.floor((lo - origin) / size).astype(np.int64), 0, grid - 1)
+    b = np.clip(np.floor((hi - origin) / size).astype(np.int64), 0, grid - 1)
+    return a, b
+
+
+def _write_spatial(put: Any, table: np.ndarray, kind: str, lower: np.ndarray,
+                   upper: np.ndarray, scales: np.ndarray, limit: int, max_levels: int,
+                   list_value: Any, want: Any, choose_spatial_spec: Any,
+                   layout: AnnotationLayout, encoder: _Encoder, spill: _Spill
+                   ) -> list[dict[str, Any]]:
+    from ..formats.neuroglancer.annotations import meets
+
+    n = len(table)
+    ids = np.asarray(table["id"])
+    lo_all = np.asarray(table["lo"], dtype=np.float64)
+    hi_all = np.asarray(table["hi"], dtype=np.float64)
+    grids = _level_grids(lower, upper, scales, max_levels)
+    remaining = np.arange(n)
+    out: list[dict[str, Any]] = []
+    need_exact = kind in ("line", "ellipsoid", "polyline")
+    for level, (grid, size) in enumerate(grids):
+        if level and not len(remaining):
+            break
+        # (row, cell code) pairs of the remaining annotations at this level
+        a, b = _cells_of(kind, lo_all[remaining], hi_all[remaining], lower, size, grid)
+        if kind == "point" or np.all(a == b):
+            pair_rows = remaining
+            pair_cells = a
+        else:
+            spans = np.prod(b - a + 1, axis=1)
+            pair_rows = np.repeat(remaining, spans)
+            base = np.repeat(a, spans, axis=0)
+            ext = np.repeat(b - a + 1, spans, axis=0)
+            offs = np.arange(len(pair_rows)) - np.repeat(np.cumsum(spans) - spans, spans)
+            step = np.zeros_like(base)
+            for d in range(base.shape[1]):
+                step[:, d] = offs % ext[:, d]
+                offs = offs // ext[:, d]
+            pair_cells = base + step
+            if need_exact:
+                keep = np.ones(len(pair_rows), dtype=bool)
+                for j in range(len(pair_rows)):
+                    r = int(pair_rows[j])
+                    clo = lower + pair_cells[j] * size
+                    geo = _geometry_of(r, table, layout, spill)
+                    keep[j] = meets(kind, geo, clo, clo + size)
+                pair_rows, pair_cells = pair_rows[keep], pair_cells[keep]
+        codes = _codes(pair_cells, grid)
+        counts = _runs(np.sort(codes))[2]
+        max_count = int(counts.max()) if len(counts) else 0
+        last = level == len(grids) - 1
+        p = 1.0 if (max_count <= limit or last) else limit / max_count
+        if p < 1:
+            # chosen with probability p, and never more than limit in a cell: within a cell
+            # the first limit by the same uniform draw; an annotation is emitted at this level
+            # only where every cell it meets keeps it (so it is in all of them or none)
+            u = _uniform(ids[pair_rows], level)
+            by_cell = np.lexsort((u, codes))
+            first = np.searchsorted(codes[by_cell], codes[by_cell], side="left")
+            rank_in_cell = np.empty(len(codes), dtype=np.int64)
+            rank_in_cell[by_cell] = np.arange(len(codes)) - first
+            ok = (u < p) & (rank_in_cell < limit)
+            bad_rows = _distinct(pair_rows[~ok])
+            emitted_rows = np.setdiff1d(_distinct(pair_rows), bad_rows, assume_unique=True)
+        else:
+            emitted_rows = _distinct(pair_rows)
+        em_mask = np.isin(pair_rows, emitted_rows)
+        rows_l, codes_l = pair_rows[em_mask], codes[em_mask]
+        # cells in a pseudo-random order of the ids
+        order = np.lexsort((_uniform(ids[rows_l], 1 << 20), codes_l))
+        rows_l, codes_l = rows_l[order], codes_l[order]
+        key = f"spatial{level}"
+        meta: dict[str, Any] = {"key": key, "grid_shape": [int(g) for g in grid],
+                                "chunk_size": [float(s) for s in size], "limit": limit}
+        choice = want("spatial", "spatial")
+        cells, starts, _ = _runs(codes_l)
+        ends = np.append(starts[1:], len(codes_l))
+        if choice is False:
+            for c, s, e in zip(cells.tolist(), starts.tolist(), ends.tolist(), strict=True):
+                pos = _decode_code(c, grid)
+                put(f"{key}/{'_'.join(map(str, pos))}", list_value(rows_l[s:e]))
+        else:
+            mean = (len(rows_l) * (layout.record_bytes + 8) / max(1, len(cells))) + 8
+            spec = choice if isinstance(choice, ShardingSpec) else choose_spatial_spec(
+                grid.tolist(), cell_bytes=mean, num_cells=len(cells)).spec
+            meta["sharding"] = spec.to_dict()
+
+            def cell_values(js: np.ndarray, rows_l: np.ndarray = rows_l,
+                            starts: np.ndarray = starts, ends: np.ndarray = ends) -> list[bytes]:
+                return [list_value(rows_l[starts[j] : ends[j]]) for j in js.tolist()]
+
+            _write_shards(put, key, cells.astype(np.uint64), cell_values, spec)
+        out.append(meta)
+        remaining = np.setdiff1d(remaining, emitted_rows, assume_unique=True)
+    return out
+
+
+def _geometry_of(row: int, table: np.ndarray, layout: AnnotationLayout, spill: _Spill
+                 ) -> np.ndarray:
+    rec = spill.get(int(table["start"][row]), int(table["rec_end"][row]))
+    if layout.type == "polyline":
+        k = int.from_bytes(rec[:4], "little")
+        return np.frombuffer(rec, "<f4", k * layout.rank, 4).reshape(k, layout.rank)
+    return np.frombuffer(rec, "<f4", layout.geometry_bytes // 4).reshape(-1, layout.rank)
+
+
+def _codes(cells: np.ndarray, grid: np.ndarray) -> np.ndarray:
+    """Compressed Morton codes of many cells (vectorised)."""
+    bits = [max(0, int(g) - 1).bit_length() for g in grid]
+    code = np.zeros(len(cells), dtype=np.uint64)
+    j = 0
+    c = cells.astype(np.uint64)
+    for i in range(max(bits, default=0)):
+        for d in range(len(bits)):
+            if i < bits[d]:
+                code |= ((c[:, d] >> np.uint64(i)) & np.uint64(1)) << np.uint64(j)
+                j += 1
+    return code
+
+
+def _decode_code(code: int, grid: np.ndarray) -> tuple[int, ...]:
+    from ..formats.neuroglancer.decode import morton_decode
+
+    return morton_decode(int(code), [int(g) for g in grid])
+
