@@ -1,407 +1,297 @@
 #!/usr/bin/env python3
-"""Bulk verify: local worker processes and a Dask LocalCluster, on many small and a few large
-shards.
+"""Bulk verify on many cores, measured against a control that reads the same files whole.
 
-The script makes two sets in a temporary directory:
+For each worker count (1, 2, 4, ... up to the core count, or ``--workers``), the harness times:
 
-* *small*: ``--small`` shards (default 500) of all five formats, a fifth each: SWH read shards
-  (copies of the bundled reference-written samples), Xet MDB shards (the bundled real shards
-  rebuilt by our writer), ZSS files (our writer, 1 to 300 records, every codec), Neuroglancer
-  shards (key-value datasets of 8 shards from our writer, given as dataset folders, so the
-  expansion is part of the run) and single-file Amudai shards (our writer).
-* *large*: ``--large`` ZSS files (default 20) of ``--records`` records (default 600,000, about
-  7 MB each), half zlib and half bz2: copies of two files, so the set costs two writes.
+* **bulk local**: ``shardkit.bulk.run(targets, task="verify", jobs=N)``, from the call to its
+  return (expansion, worker start-up and every shard included);
+* **bulk dask**: the same run on a ``distributed.LocalCluster`` of N single-threaded worker
+  processes, timed after the cluster has started (its start-up is printed on its own);
+* **control**: every file read whole with ``read(1 MiB)`` + ``zlib.crc32`` in a
+  ``multiprocessing`` pool of N processes, largest file first: what the machine allows for
+  touching the same bytes once, with no format work.
 
-Each row is one ``shardkit.bulk.run(..., task="verify")`` over a set, timed from the call to
-its return (target expansion, worker start-up and every shard included), best of ``--repeats``:
+Each row gives the time, the speedup over the same engine at 1 worker, the efficiency
+(speedup / workers) and **bulk as a share of the control**: bulk's speedup divided by the
+control's at the same worker count. A share of 100% means bulk scales as well as reading the
+files does; the rest is what bulk adds (the parent, the results, the format's own use of
+shared caches and memory bandwidth).
 
-* ``local x1`` and ``local x2``: the default engine with 1 and 2 worker processes;
-* ``dask x2``: a ``distributed.LocalCluster`` of 2 single-threaded worker processes, started
-  before the timing (its start-up is printed separately), through the same task function.
+The shards: any targets given on the command line (paths, globs, URLs, datasets), or, by
+default, a set made here like the one of the many-core measurement: ``--zss`` ZSS files of
+``--zss-records`` records, half zlib and half bz2, and ``--swh`` SWH read shards of
+``--swh-objects`` objects, all written by shardkit (copies of one file per kind, so the set
+costs three writes). Every shard is read once before timing, so the runs find them in the page
+cache, as the control does.
 
-Derived figures: shards/s and MB/s (bytes the tasks read, through ``CountingSource``);
-scaling efficiency = speedup / workers; the per-shard overhead of the Dask path vs local =
-(wall time of ``dask x2`` minus that of ``local x2`` without its worker start-up) / shards, on
-the small set where the verify work itself is a fraction of a millisecond; and the in-process
-cost of one small shard (``run_one`` in a loop, no workers) for scale. Local worker start-up
-is measured as a run over 2 shards with 2 workers.
+Besides the table, the harness reports the parent's CPU time per shard in the local runs (what
+the parent spends receiving, ordering and reporting results), and, for Dask, the bytes of the
+task sent per shard and of the result sent back.
 
-Targets (PASS/MISS, reported, never enforced): 2 local workers >= 1.7x one worker on the
-large set; Dask per-shard overhead <= 20 ms; in the scheduling model, >= 80% efficiency at 16
-workers, local and Dask.
+Targets (PASS/MISS, reported, never enforced):
 
-The scheduling model (this machine has 2 cores; the issue's run was on 16): the measured costs
-(each shard's in-process verify time, the parent's CPU time per shard of a local run, a local
-worker's start-up, a Dask task's round trip on the LocalCluster) drive an event simulation of
-``--model-workers`` workers (default 16) and of 1 worker; efficiency = speedup / workers
-(per-shard costs are CPU seconds, so a loaded machine does not make shards look longer). The
-parent (local) and the scheduler (Dask) are serial: each shard (task) costs them their
-measured time, and a worker without a shard waits for them. Two policies: *before* (targets
-in the order given, one shard at a time per worker, one Dask task per shard) and *now*
-(largest first, two shards ahead per local worker, small shards grouped into Dask tasks as
-``bulk`` does). Workloads: the two sets measured here together (in the order given), and
-192 shards of 4 GB in all with log-normal sizes (sigma 1, seeded; cost = size x the large
-set's measured seconds per byte), the issue's 16-core case, which the 80% target is checked
-on. The measured sets cannot keep 16 workers busy whatever the schedule (20 large files hold
-most of the work): their rows show the *ceiling* (total work / (workers x max(largest shard,
-total / workers))) beside what the model gives.
+* bulk's speedup >= 90% of the control's at every worker count, local and Dask;
+* at 2 workers, local speedup >= 1.9x (on an idle 2-core machine);
+* Dask after cluster start within 5% of local at every worker count.
 
-Run: ``.venv/bin/python benchmarks/bench_bulk.py [--small N] [--large N] [--records N]
-[--repeats N] [--no-dask] [--json]``. The exit code is 0 whatever the numbers are; non-zero
-only on a crash or when a report is incomplete or not all sound (then the numbers would mean
-nothing).
+Run: ``.venv/bin/python benchmarks/bench_bulk.py [TARGET ...] [--workers 1,2,4] [--control]
+[--no-dask] [--repeats N] [--json]``. Timings need idle cores: the 1-minute load average
+before and after is printed. The exit code is 0 whatever the numbers are; non-zero on a crash
+or when a shard does not verify (the numbers would mean nothing).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import multiprocessing
 import os
+import pickle
 import random
 import resource
 import shutil
 import sys
 import tempfile
 import time
+import zlib
 from pathlib import Path
 from typing import Any
 
-import shardkit
 from shardkit import bulk
-from shardkit.writers.amudai import field, write_amudai
-from shardkit.writers.neuroglancer import write_sharded_dataset
-from shardkit.writers.xet_mdb import build
+from shardkit.writers.swh import write_swh
 from shardkit.writers.zss import write_zss
 
-DATA = Path(__file__).resolve().parent.parent / "tests" / "data"
-NG_SPEC = {"@type": "neuroglancer_uint64_sharded_v1", "preshift_bits": 0, "hash": "identity",
-           "minishard_bits": 1, "shard_bits": 3, "minishard_index_encoding": "raw",
-           "data_encoding": "raw"}
+SHARE_TARGET = 0.90
+TWO_WORKER_TARGET = 1.9
+DASK_MARGIN = 0.05
 
 
-def make_small(root: Path, n: int, seed: int) -> tuple[list[str], int]:
-    """About ``n`` small sound shards, a fifth of each format; (targets, shard count)."""
+# -- the default set --------------------------------------------------------------------------
+
+
+def make_set(root: Path, zss: int, zss_records: int, swh: int, swh_objects: int,
+             seed: int) -> list[str]:
+    """ZSS (half zlib, half bz2) and SWH shards under ``root``; the targets (two globs)."""
     rng = random.Random(seed)
-    per = max(1, n // 5)
-    targets: list[str] = []
-    count = 0
-    swh = root / "swh"
-    swh.mkdir(parents=True)
-    samples = [DATA / "swh" / f"{s}.shard" for s in ("tiny", "single")]
-    for i in range(per):
-        shutil.copyfile(samples[i % 2], swh / f"{i:04d}.shard")
-    mdb = root / "mdb"
-    mdb.mkdir()
-    real = sorted((DATA / "mdb" / "real").glob("*/*.mdb"))
-    built = []
-    for src in real:
-        with shardkit.open(src) as shard:
-            built.append(build(shard))
-    for i in range(per):
-        (mdb / f"{i:04d}.mdb").write_bytes(built[i % len(built)])
-    zss = root / "zss"
-    zss.mkdir()
-    codecs = ("zlib", "bz2", "none+crc32c")
-    for i in range(per):
-        recs = sorted(f"rec-{rng.randrange(10**6):07d}".encode()
-                      for _ in range(rng.randrange(1, 300)))
-        write_zss(zss / f"{i:04d}.zss", recs, codec=codecs[i % 3], approx_block_size=4096)
-    am = root / "amudai"
-    am.mkdir()
-    schema = [field("id", "Int64"), field("name", "String")]
-    for i in range(per):
-        rows = rng.randrange(1, 50)
-        write_amudai(am / f"{i:04d}.amudai.shard", schema,
-                     [{"id": list(range(rows)), "name": [f"n{k}" for k in range(rows)]}])
-    targets += [f"{swh}/*.shard", f"{mdb}/*.mdb", f"{zss}/*.zss", f"{am}/*.amudai.shard"]
-    count += 4 * per
-    d = 0
-    while count < n:
-        ds = root / "ng" / f"ds{d:03d}"
-        items = {k: f"segment {k} of {d}".encode() * (1 + k % 5) for k in range(1, 120)}
-        bits = min(3, (n - count).bit_length() - 1)  # 8 shards a dataset, fewer at the end
-        count += len(write_sharded_dataset(ds, items, {**NG_SPEC, "shard_bits": bits})) - 1
-        targets.append(str(ds))
-        d += 1
-    return targets, count
+    targets = []
+    if zss:
+        (root / "zss").mkdir(parents=True)
+        recs = sorted(b"%016x-%s" % (rng.getrandbits(64), b"x" * rng.randrange(40))
+                      for _ in range(zss_records))
+        first: dict[str, Path] = {}
+        for i in range(zss):
+            codec = ("zlib", "bz2")[i % 2]
+            path = root / "zss" / f"{i:04d}-{codec}.zss"
+            if codec not in first:
+                write_zss(path, recs, codec=codec)
+                first[codec] = path
+            else:
+                shutil.copyfile(first[codec], path)
+        targets.append(f"{root / 'zss'}/*.zss")
+    if swh:
+        (root / "swh").mkdir(parents=True)
+        items = [(rng.randbytes(32), rng.randbytes(rng.randrange(16, 1024)))
+                 for _ in range(swh_objects)]
+        one = root / "swh" / "0000.shard"
+        write_swh(one, items)
+        for i in range(1, swh):
+            shutil.copyfile(one, root / "swh" / f"{i:04d}.shard")
+        targets.append(f"{root / 'swh'}/*.shard")
+    return targets
 
 
-def make_large(root: Path, n: int, records: int, seed: int) -> list[str]:
-    """``n`` large ZSS files: copies of one zlib and one bz2 file."""
-    rng = random.Random(seed)
-    root.mkdir(parents=True)
-    recs = sorted(b"%016x-%s" % (rng.getrandbits(64), b"x" * rng.randrange(40))
-                  for _ in range(records))
-    first = {}
-    for codec in ("zlib", "bz2"):
-        first[codec] = root / f"0000-{codec}.zss"
-        write_zss(first[codec], recs, codec=codec)
-    for i in range(2, n):
-        codec = ("zlib", "bz2")[i % 2]
-        shutil.copyfile(first[codec], root / f"{i:04d}-{codec}.zss")
-    return [f"{root}/*.zss"]
+# -- the control ------------------------------------------------------------------------------
 
 
-def _worker_cpu(client: Any) -> float:
-    """CPU seconds used so far: by this process's reaped children (local workers), or by the
-    Dask workers of ``client``."""
-    if client is None:
-        ru = resource.getrusage(resource.RUSAGE_CHILDREN)
-        return ru.ru_utime + ru.ru_stime
-
-    def cpu() -> float:
-        import psutil  # a dependency of distributed
-
-        t = psutil.Process().cpu_times()
-        return t.user + t.system
-
-    return sum(client.run(cpu).values())
+def _crc_file(path: str) -> int:
+    """Read ``path`` whole, 1 MiB at a time, into one reused buffer; its CRC-32."""
+    crc = 0
+    buf = bytearray(1 << 20)
+    view = memoryview(buf)
+    with open(path, "rb", buffering=0) as fh:
+        while n := fh.readinto(buf):
+            crc = zlib.crc32(view[:n], crc)
+    return crc
 
 
-def timed_run(targets: list[str], repeats: int, client: Any = None,
-              **kw: Any) -> tuple[float, float, bulk.BulkSummary]:
-    """Best wall time of ``repeats`` runs, the worker CPU seconds of that run, its summary."""
-    best, best_cpu, summary = float("inf"), 0.0, None
-    for _ in range(repeats):
-        c0 = _worker_cpu(client)
-        t0 = time.perf_counter()
-        s = bulk.run(targets, progress=False, client=client, **kw)
-        dt = time.perf_counter() - t0
-        cpu = _worker_cpu(client) - c0
-        if s.sound != s.targets:
-            bad = [r for r in s.results if r["status"] != "sound"][:3]
-            raise SystemExit(f"not all sound ({s.to_dict()}): {bad}")
-        if dt < best:
-            best, best_cpu, summary = dt, cpu, s
-    assert summary is not None
-    return best, best_cpu, summary
-
-
-def simulate_local(costs: list[float], workers: int, depth: int, parent: float,
-                   startup: float) -> float:
-    """Makespan of ``costs`` run in order on ``workers`` local workers, each holding up to
-    ``depth`` shards, with a serial parent spending ``parent`` seconds per shard sent."""
-    import heapq
-    from collections import deque
-
-    n = len(costs)
-    queues: list[deque[tuple[int, float]]] = [deque() for _ in range(workers)]
-    running = [False] * workers
-    heap: list[tuple[float, int]] = []
-    parent_free = startup
-    nxt = 0
-
-    def start(w: int, t: float) -> None:
-        if queues[w] and not running[w]:
-            j, ready = queues[w].popleft()
-            running[w] = True
-            heapq.heappush(heap, (max(t, ready) + costs[j], w))
-
-    for _ in range(depth):
-        for w in range(workers):
-            if nxt < n:
-                parent_free += parent
-                queues[w].append((nxt, parent_free))
-                nxt += 1
-    for w in range(workers):
-        start(w, startup)
-    end = startup
-    while heap:
-        t, w = heapq.heappop(heap)
-        running[w] = False
-        start(w, t)  # a shard sent ahead starts at once
-        parent_free = max(parent_free, t) + parent  # the parent reads the answer ...
-        end = max(end, parent_free)
-        if nxt < n:  # ... and sends the next shard
-            queues[w].append((nxt, parent_free))
-            nxt += 1
-            start(w, parent_free)
-    return end
-
-
-def simulate_dask(tasks: list[float], workers: int, sched: float) -> float:
-    """Makespan of ``tasks`` (seconds each) on ``workers`` single-threaded Dask workers whose
-    tasks a serial scheduler hands out at ``sched`` seconds each (a worker holds the next
-    task while it runs one, as Dask's queuing does)."""
-    return simulate_local(tasks, workers, 2, sched, 0.0)
-
-
-def model(costs: list[float], sizes: list[int], workers: int, parent: float, startup: float,
-          sched: float) -> dict[str, dict[str, float]]:
-    """Speedup and efficiency at ``workers`` vs 1, per engine and policy."""
-    from shardkit.bulk import Target, _groups
-
-    order = sorted(range(len(costs)), key=lambda i: -sizes[i])
-    jobs = [(i, Target(str(i))) for i in order]
-    groups = _groups(jobs, dict(enumerate(sizes)), workers)
-    grouped = [sum(costs[i] for i, _ in g) for g in groups]
-    by_size = [costs[i] for i in order]
-    out: dict[str, dict[str, float]] = {}
-    for name, run in (
-            ("local, before", lambda w: simulate_local(costs, w, 1, parent, startup)),
-            ("local, now", lambda w: simulate_local(by_size, w, 2, parent, startup)),
-            ("dask, before", lambda w: simulate_dask(costs, w, sched)),
-            ("dask, now", lambda w: simulate_dask(grouped, w, sched))):
-        one, many = run(1), run(workers)
-        out[name] = {"speedup": one / many, "efficiency": one / many / workers,
-                     "tasks": float(len(grouped) if name == "dask, now" else len(costs))}
-    total = sum(costs)
-    out["ceiling"] = {"speedup": total / max(max(costs), total / workers),
-                      "efficiency": total / max(max(costs), total / workers) / workers,
-                      "tasks": float(len(costs))}
-    return out
-
-
-def _dask_task_seconds(client: Any, n: int = 2000) -> float:
-    """Wall seconds per trivial task through the LocalCluster: the scheduler's serial cost,
-    at most (the two workers run them in parallel)."""
+def control(paths: list[str], workers: int) -> float:
+    """Seconds to CRC every file in a pool of ``workers`` processes, largest first (the pool's
+    start-up included, as bulk's is)."""
+    order = sorted(paths, key=lambda p: -os.path.getsize(p))
     t0 = time.perf_counter()
-    client.gather(client.map(abs, range(n), pure=False))
-    return (time.perf_counter() - t0) / n
+    ctx = multiprocessing.get_context("spawn")
+    with ctx.Pool(workers) as pool:
+        for _ in pool.imap_unordered(_crc_file, order, chunksize=1):
+            pass
+    return time.perf_counter() - t0
+
+
+# -- bulk runs --------------------------------------------------------------------------------
+
+
+def _self_cpu() -> float:
+    ru = resource.getrusage(resource.RUSAGE_SELF)
+    return ru.ru_utime + ru.ru_stime
+
+
+def bulk_local(targets: list[str], workers: int) -> tuple[float, float, bulk.BulkSummary]:
+    """(seconds, parent CPU seconds, summary) of one local run."""
+    c0 = _self_cpu()
+    t0 = time.perf_counter()
+    summary = bulk.run(targets, jobs=workers, progress=False, keep_results=True)
+    dt = time.perf_counter() - t0
+    return dt, _self_cpu() - c0, summary
+
+
+def bulk_dask(targets: list[str], client: Any) -> tuple[float, bulk.BulkSummary]:
+    t0 = time.perf_counter()
+    summary = bulk.run(targets, client=client, progress=False, keep_results=True)
+    return time.perf_counter() - t0, summary
+
+
+def _check(summary: bulk.BulkSummary) -> None:
+    if summary.sound != summary.targets:
+        bad = [r for r in summary.results if r["status"] != "sound"][:3]
+        raise SystemExit(f"not all sound ({summary.to_dict()}): {bad}")
+
+
+def _best(fn: Any, repeats: int) -> Any:
+    """The run with the smallest first element among ``repeats`` runs of ``fn()``."""
+    runs = [fn() for _ in range(repeats)]
+    return min(runs, key=lambda r: r[0])
+
+
+def payload_sizes(targets: list[str]) -> tuple[float, float]:
+    """Mean pickled bytes of a task's input (its Target) and of its result, per shard."""
+    expanded = bulk.expand_targets(targets)
+    sent = [len(pickle.dumps(t)) for t in expanded]
+    back = [len(pickle.dumps(bulk.run_one(t))) for t in expanded[:16]]
+    return sum(sent) / len(sent), sum(back) / len(back)
+
+
+def worker_counts(text: str | None) -> list[int]:
+    """The worker counts to run: always 1 (the base of every speedup)."""
+    if text:
+        return sorted({1} | {int(x) for x in text.split(",") if x.strip()})
+    top = os.cpu_count() or 1
+    counts, n = [], 1
+    while n < top:
+        counts.append(n)
+        n *= 2
+    counts.append(top)
+    return counts
 
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--small", type=int, default=500, help="small shards (default 500)")
-    ap.add_argument("--large", type=int, default=20, help="large ZSS files (default 20)")
-    ap.add_argument("--records", type=int, default=600_000,
-                    help="records per large file (default 600,000)")
-    ap.add_argument("--repeats", type=int, default=2, help="best of N runs (default 2)")
-    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("targets", nargs="*", help="shards to run on (default: a set made here)")
+    ap.add_argument("--workers", help="worker counts, comma-separated (default 1, 2, 4, ... "
+                    "up to the core count)")
+    ap.add_argument("--control", action="store_true",
+                    help="also time the control (read + CRC-32 of the same files)")
     ap.add_argument("--no-dask", action="store_true", help="skip the LocalCluster rows")
+    ap.add_argument("--repeats", type=int, default=1, help="best of N runs (default 1)")
+    ap.add_argument("--zss", type=int, default=8, help="ZSS files of the default set")
+    ap.add_argument("--zss-records", type=int, default=300_000)
+    ap.add_argument("--swh", type=int, default=8, help="SWH shards of the default set")
+    ap.add_argument("--swh-objects", type=int, default=100_000)
+    ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--json", action="store_true", help="machine-readable output")
-    ap.add_argument("--model-workers", type=int, default=16,
-                    help="workers of the scheduling model (default 16)")
     args = ap.parse_args()
-
-    rows: dict[str, dict[str, Any]] = {}
+    counts = worker_counts(args.workers)
     load_before = os.getloadavg()[0]
+
     with tempfile.TemporaryDirectory(prefix="shardkit-bench-bulk-") as tmp:
         t0 = time.perf_counter()
-        small, n_small = make_small(Path(tmp) / "small", args.small, args.seed)
-        large = make_large(Path(tmp) / "large", args.large, args.records, args.seed)
+        targets = args.targets or make_set(Path(tmp), args.zss, args.zss_records, args.swh,
+                                           args.swh_objects, args.seed)
         made = time.perf_counter() - t0
-        expanded = bulk.expand_targets(small)
-        assert len(expanded) == n_small, (len(expanded), n_small)
-        for t in expanded:  # warm: page cache and this process's imports
-            bulk.run_one(t)
-        costs: list[float] = []
-        sizes: list[int] = []
-        for t in [*expanded, *bulk.expand_targets(large)]:
-            t0 = time.process_time()  # CPU time: what the shard costs on an idle core
-            bulk.run_one(t)
-            costs.append(time.process_time() - t0)
-            sizes.append(os.stat(t.location or t.name).st_size)
-        inproc = sum(costs[:n_small]) / n_small
-        two = [str(t.name) for t in expanded[:2]]
-        startup, _, _ = timed_run(two, args.repeats, jobs=2)
+        expanded = bulk.expand_targets(targets)
+        paths = [t.location or t.name for t in expanded]
+        local_files = all(os.path.isfile(p) for p in paths)
+        total = sum(os.path.getsize(p) for p in paths) if local_files else 0
+        if local_files:
+            for p in paths:  # into the page cache, for both sides
+                _crc_file(p)
+        sent, back = payload_sizes(targets)
 
-        parent_cpu = {}
-        for name, targets in (("small", small), ("large", large)):
-            for jobs in (1, 2):
-                ru0 = resource.getrusage(resource.RUSAGE_SELF)
-                dt, cpu, s = timed_run(targets, args.repeats, jobs=jobs)
-                ru1 = resource.getrusage(resource.RUSAGE_SELF)
-                parent_cpu[f"{name} {jobs}"] = (ru1.ru_utime + ru1.ru_stime - ru0.ru_utime
-                                                - ru0.ru_stime) / (args.repeats * s.targets)
-                rows[f"{name} local x{jobs}"] = {"seconds": dt, "shards": s.targets,
-                                                 "bytes": s.bytes_read, "worker_cpu": cpu}
-        cluster_start = None
-        sched = 0.002  # replaced by the measured figure when Dask runs
+        rows: dict[int, dict[str, Any]] = {}
+        for n in counts:
+            dt, parent, summary = _best(lambda n=n: bulk_local(targets, n), args.repeats)
+            _check(summary)
+            rows[n] = {"local": dt, "parent_ms_per_shard": parent / summary.targets * 1e3}
+            if args.control and local_files:
+                rows[n]["control"] = min(control(paths, n) for _ in range(args.repeats))
+        cluster_start: dict[int, float] = {}
         if not args.no_dask:
             from distributed import Client, LocalCluster
 
-            t0 = time.perf_counter()
-            with LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                              dashboard_address=None) as cluster, Client(cluster) as client:
-                client.submit(bulk.run_one, bulk.Target(two[0])).result()  # workers warm
-                cluster_start = time.perf_counter() - t0
-                sched = _dask_task_seconds(client)
-                for name, targets in (("small", small), ("large", large)):
-                    dt, cpu, s = timed_run(targets, args.repeats, client=client)
-                    rows[f"{name} dask x2"] = {"seconds": dt, "shards": s.targets,
-                                               "bytes": s.bytes_read, "worker_cpu": cpu}
+            for n in counts:
+                t0 = time.perf_counter()
+                with LocalCluster(n_workers=n, threads_per_worker=1, processes=True,
+                                  dashboard_address=None) as cluster, Client(cluster) as client:
+                    client.wait_for_workers(n)
+                    cluster_start[n] = time.perf_counter() - t0
+                    dt, summary = _best(lambda c=client: bulk_dask(targets, c), args.repeats)
+                    _check(summary)
+                    rows[n]["dask"] = dt
 
-    # the scheduling model
-    parent = parent_cpu["small 2"]  # the parent's CPU seconds per shard (expansion included)
-    per_byte = sum(costs[n_small:]) / max(1, sum(sizes[n_small:]))
-    rng = random.Random(args.seed)
-    raw = [rng.lognormvariate(0, 1) for _ in range(192)]
-    big_sizes = [int(4e9 * x / sum(raw)) for x in raw]
-    workloads = {
-        f"measured: {n_small} small + {len(costs) - n_small} large, as given": (costs, sizes),
-        "192 shards, 4 GB, log-normal sizes": ([b * per_byte for b in big_sizes], big_sizes)}
-    sched_cost = sched if cluster_start is not None else 0.002
-    models = {name: model(c, z, args.model_workers, parent, startup, sched_cost)
-              for name, (c, z) in workloads.items()}
-    for r in rows.values():
-        r["shards_per_s"] = r["shards"] / r["seconds"]
-        r["mb_per_s"] = r["bytes"] / r["seconds"] / 1e6
-        r["cores_used"] = r["worker_cpu"] / r["seconds"]
-    l1, l2 = rows["large local x1"]["seconds"], rows["large local x2"]["seconds"]
-    speedup = l1 / l2
-    results: dict[str, Any] = {
-        "cores": os.cpu_count(), "load_before": load_before, "load_after": os.getloadavg()[0],
-        "small_shards": n_small, "large_shards": rows["large local x1"]["shards"],
-        "setup_seconds": made, "in_process_ms_per_small_shard": inproc * 1e3,
-        "local_worker_startup_seconds": startup, "rows": rows,
-        "large_speedup_local_x2": speedup, "large_efficiency_local_x2": speedup / 2,
-        "small_speedup_local_x2": rows["small local x1"]["seconds"]
-        / rows["small local x2"]["seconds"],
-        "model": {"workers": args.model_workers, "parent_ms_per_shard": parent * 1e3,
-                  "dask_ms_per_task": sched_cost * 1e3,
-                  "seconds_per_mb_large": per_byte * 1e6, "workloads": models},
-    }
-    if cluster_start is not None:
-        d_small = rows["small dask x2"]["seconds"]
-        steady_local = max(rows["small local x2"]["seconds"] - startup, 0.0)
-        results.update({
-            "dask_cluster_startup_seconds": cluster_start,
-            "dask_overhead_ms_per_shard": (d_small - steady_local) / n_small * 1e3,
-            "large_speedup_dask_x2": l1 / rows["large dask x2"]["seconds"],
-        })
-        results["large_efficiency_dask_x2"] = results["large_speedup_dask_x2"] / 2
+    base = rows[1]
+    for n, r in rows.items():
+        for engine in ("local", "dask", "control"):
+            if engine in r:
+                r[f"{engine}_speedup"] = base[engine] / r[engine]
+                r[f"{engine}_efficiency"] = r[f"{engine}_speedup"] / n
+        for engine in ("local", "dask"):
+            if engine in r and "control" in r:
+                r[f"{engine}_share"] = r[f"{engine}_speedup"] / r["control_speedup"]
+        if "dask" in r:
+            r["dask_vs_local"] = r["dask"] / r["local"] - 1
+    verdicts: dict[str, bool] = {}
+    shares = [r[k] for r in rows.values() for k in ("local_share", "dask_share") if k in r]
+    if shares:
+        verdicts["bulk >= 90% of the control at every worker count"] = min(shares) >= SHARE_TARGET
+    if 2 in rows:
+        verdicts["2 workers >= 1.9x"] = rows[2]["local_speedup"] >= TWO_WORKER_TARGET
+    gaps = [r["dask_vs_local"] for r in rows.values() if "dask_vs_local" in r]
+    if gaps:
+        verdicts["Dask within 5% of local"] = max(gaps) <= DASK_MARGIN
+    results = {"cores": os.cpu_count(), "load_before": load_before,
+               "load_after": os.getloadavg()[0], "shards": len(paths), "bytes": total,
+               "setup_seconds": made, "task_bytes_sent": sent, "result_bytes_back": back,
+               "dask_cluster_start_seconds": cluster_start, "rows": rows,
+               "verdicts": verdicts}
     if args.json:
         print(json.dumps(results, indent=2))
         return 0
-    print(f"bulk verify: {n_small} small shards (5 formats), "
-          f"{results['large_shards']} large ZSS files ({args.records:,} records each); "
-          f"set-up {made:.1f} s")
-    print(f"{os.cpu_count()} cores; 1-minute load average {load_before:.1f} before, "
+    print(f"bulk verify: {len(paths)} shards, {total / 1e9:.2f} GB; set-up {made:.1f} s; "
+          f"{os.cpu_count()} cores, 1-minute load {load_before:.1f} before, "
           f"{results['load_after']:.1f} after (scaling needs idle cores)")
-    print(f"{'run':<18}{'seconds':>9}{'shards/s':>11}{'MB/s':>9}{'worker CPU s':>14}"
-          f"{'cores used':>12}")
-    for name, r in rows.items():
-        print(f"{name:<18}{r['seconds']:>9.2f}{r['shards_per_s']:>11.1f}{r['mb_per_s']:>9.1f}"
-              f"{r['worker_cpu']:>14.2f}{r['cores_used']:>12.2f}")
-    print(f"in-process verify of one small shard: {inproc * 1e3:.2f} ms; local worker "
-          f"start-up (2 workers, 2 shards): {startup:.2f} s")
-    ok = "PASS" if speedup >= 1.7 else "MISS"
-    print(f"large set, 2 local workers vs 1: {speedup:.2f}x (efficiency {speedup / 2:.0%}); "
-          f"target >= 1.7x  {ok}")
-    if cluster_start is not None:
-        ov = results["dask_overhead_ms_per_shard"]
-        print(f"large set, Dask 2 workers vs 1 local worker: "
-              f"{results['large_speedup_dask_x2']:.2f}x (efficiency "
-              f"{results['large_efficiency_dask_x2']:.0%})")
-        print(f"Dask cluster start-up: {cluster_start:.2f} s (not in the rows)")
-        print(f"Dask per-shard overhead vs local (small set): {ov:.2f} ms; target <= 20 ms  "
-              f"{'PASS' if ov <= 20 else 'MISS'}")
-    w = args.model_workers
-    print(f"\nscheduling model, {w} workers vs 1: parent {parent * 1e3:.2f} ms CPU per shard, "
-          f"local worker start-up {startup:.2f} s, Dask {sched_cost * 1e3:.2f} ms per task"
-          f"{'' if cluster_start is not None else ' (assumed: --no-dask)'}, large set "
-          f"{per_byte * 1e6:.3f} s per MB")
-    print(f"{'workload':<46}{'engine, policy':<16}{'tasks':>7}{'speedup':>9}{'efficiency':>12}"
-          "  target >= 80%")
-    for name, by_policy in models.items():
-        for policy, m in by_policy.items():
-            verdict = "(no schedule does better: the largest shard)" if policy == "ceiling" \
-                else "(before)" if policy.endswith("before") else \
-                ("PASS" if m["efficiency"] >= 0.8 else "MISS") if name.startswith("192") \
-                else "(bounded by the ceiling)"
-            print(f"{name:<46}{policy:<16}{m['tasks']:>7.0f}{m['speedup']:>8.1f}x"
-                  f"{m['efficiency']:>12.0%}  {verdict}")
+    print(f"per shard: task sent {sent:.0f} B, result back {back:.0f} B (pickled)")
+    head = f"{'workers':>7}{'local s':>9}{'speedup':>9}{'eff':>6}{'parent ms':>11}"
+    if args.control:
+        head += f"{'control s':>11}{'speedup':>9}{'share':>7}"
+    if not args.no_dask:
+        head += f"{'dask s':>9}{'speedup':>9}{'vs local':>10}"
+        if args.control:
+            head += f"{'share':>7}"
+    print(head)
+    for n, r in rows.items():
+        line = (f"{n:>7}{r['local']:>9.2f}{r['local_speedup']:>8.2f}x"
+                f"{r['local_efficiency']:>6.0%}{r['parent_ms_per_shard']:>11.2f}")
+        if "control" in r:
+            line += (f"{r['control']:>11.2f}{r['control_speedup']:>8.2f}x"
+                     f"{r['local_share']:>7.0%}")
+        if "dask" in r:
+            line += f"{r['dask']:>9.2f}{r['dask_speedup']:>8.2f}x{r['dask_vs_local']:>+10.0%}"
+            if "dask_share" in r:
+                line += f"{r['dask_share']:>7.0%}"
+        print(line)
+    if cluster_start:
+        print("Dask cluster start (not in the rows): "
+              + ", ".join(f"{n}: {s:.1f} s" for n, s in cluster_start.items()))
+    for name, ok in verdicts.items():
+        print(f"{'PASS' if ok else 'MISS'}  {name}")
     return 0
 
 
