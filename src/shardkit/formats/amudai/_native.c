@@ -1,0 +1,419 @@
+/* The hot path of Amudai numeric blocks, in C: a whole cascade of integer encodings
+ * (Plain, SingleValue, FLBitPack, FOR, FFOR, Delta, RunLength, Sparse, BlockDictionary,
+ * ZigZag, TruncateU8..U64) decoded in one call, without a numpy call per level.
+ *
+ * It is an optional accelerator of shardkit.formats.amudai.blocks: _decode_num there is the
+ * pure-Python twin, which gives the same values and raises the precise errors. Whatever is
+ * unusual (a size that does not fit, a count over the cap, a code or a width that does not
+ * apply, a nesting too deep) makes decode_numeric answer None, and the caller takes the Python
+ * path, which names the field and byte offset at fault. Encodings that need a codec or floats
+ * (LZ4, Zstd, ALP, ALPRD) also answer None: the Python path decodes them, and calls this again
+ * for the integer cascades nested in them.
+ *
+ * Every size read from the bytes is checked against the bytes that remain before it is used;
+ * every count is capped (MAX_BLOCK_VALUES) before anything is allocated; every temporary is
+ * freed once, on every path. Layouts: FORMAT_NOTES.md section 4.4 and blocks.py.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_CASCADE_DEPTH 16
+#define MAX_BLOCK_VALUES ((int64_t)1 << 24)
+
+enum {
+    PLAIN = 1, FL_BIT_PACK, FOR_, FFOR, DELTA, RUN_LENGTH, SINGLE_VALUE,
+    TRUNCATE_U8, TRUNCATE_U16, TRUNCATE_U32, TRUNCATE_U64,
+    ALP, ALPRD, BLOCK_DICTIONARY, FSST, ZSTD, LZ4, ZIGZAG, SPARSE
+};
+
+/* Answers of dec(): OK, or FALLBACK (the Python path decides: an error or a codec), or
+ * NOMEM (a Python MemoryError is set). */
+#define OK 0
+#define FALLBACK (-1)
+#define NOMEM (-2)
+
+typedef struct {
+    const uint8_t *buf;
+    int64_t len;
+} Sec;
+
+static const int FL_ORDER[8] = {0, 4, 2, 6, 1, 5, 3, 7};
+
+static inline int fits(int64_t pos, int64_t count, int64_t end) {
+    return count >= 0 && pos >= 0 && pos <= end && count <= end - pos;
+}
+
+static inline uint64_t rd(const uint8_t *p, int w) {
+    uint64_t v = 0;
+    memcpy(&v, p, (size_t)w); /* little-endian hosts only (checked at import) */
+    return v;
+}
+
+static inline void wr(uint8_t *p, int w, uint64_t v) { memcpy(p, &v, (size_t)w); }
+
+static inline uint32_t le32(const uint8_t *p) { return (uint32_t)rd(p, 4); }
+
+static inline int64_t meta_size(int64_t own) { return (own + 2 + 7) / 8 * 8 - 2; }
+
+static inline int64_t round8(int64_t pos) { return (pos + 7) / 8 * 8; }
+
+static inline uint64_t mask_of(int w) { return w >= 8 ? ~(uint64_t)0 : (((uint64_t)1 << (8 * w)) - 1); }
+
+static int dec(const Sec *s, int64_t start, int64_t end, int64_t n, int w, char kind, int depth,
+               uint8_t *out);
+
+/* n values of width w decoded into a fresh buffer (freed by the caller). */
+static int dec_alloc(const Sec *s, int64_t start, int64_t end, int64_t n, int w, char kind,
+                     int depth, uint8_t **res) {
+    *res = NULL;
+    if (n < 0 || n > MAX_BLOCK_VALUES) return FALLBACK;
+    uint8_t *b = (uint8_t *)malloc((size_t)(n * w) + 8);
+    if (!b) {
+        PyErr_NoMemory();
+        return NOMEM;
+    }
+    int rc = dec(s, start, end, n, w, kind, depth, b);
+    if (rc != OK) {
+        free(b);
+        return rc;
+    }
+    *res = b;
+    return OK;
+}
+
+/* FastLanes unpack, one function per word type: chunks of 1024 values; lane l (of 1024 / B)
+ * holds the W-bit values of rows r = 0..B (LSB first) whose element index is
+ * ORDER[r/8]*16 + (r%8)*128 + l; word k of lane l is stored at LANES*k + l (blocks.py,
+ * _fastlanes_unpack). A chunk is copied to an aligned buffer first (the bytes may be
+ * unaligned), and the last chunk's values past n are dropped. */
+#define FL_UNPACK(T, BITS)                                                                     \
+    static void fl_##BITS(const uint8_t *src, int64_t chunks, int width, int64_t n,           \
+                          uint8_t *out) {                                                     \
+        enum { LANES = 1024 / BITS };                                                        \
+        T words[BITS * LANES];                                                               \
+        T tmp[1024];                                                                         \
+        const T mask = width >= BITS ? (T)~(T)0 : (T)(((uint64_t)1 << width) - 1);            \
+        for (int64_t c = 0; c < chunks; c++) {                                               \
+            memcpy(words, src + (size_t)(c * width * LANES) * sizeof(T),                      \
+                   (size_t)(width * LANES) * sizeof(T));                                      \
+            for (int r = 0; r < BITS; r++) {                                                 \
+                int first = r * width / BITS, shift = r * width % BITS;                      \
+                T *dst = tmp + FL_ORDER[r / 8] * 16 + (r % 8) * 128;                         \
+                const T *lo = words + first * LANES;                                          \
+                if (shift + width > BITS) {                                                  \
+                    const T *hi = lo + LANES;                                                \
+                    for (int l = 0; l < LANES; l++)                                          \
+                        dst[l] = (T)((T)(lo[l] >> shift) | (T)(hi[l] << (BITS - shift))) & mask; \
+                } else {                                                                     \
+                    for (int l = 0; l < LANES; l++) dst[l] = (T)(lo[l] >> shift) & mask;     \
+                }                                                                            \
+            }                                                                                \
+            int64_t left = n - c * 1024;                                                     \
+            memcpy(out + (size_t)(c * 1024) * sizeof(T), tmp,                                 \
+                   (size_t)(left < 1024 ? left : 1024) * sizeof(T));                          \
+        }                                                                                    \
+    }
+FL_UNPACK(uint8_t, 8)
+FL_UNPACK(uint16_t, 16)
+FL_UNPACK(uint32_t, 32)
+FL_UNPACK(uint64_t, 64)
+
+/* n values of w bytes bit-packed with `width` bits at pos (blocks.py, _fastlanes_unpack). */
+static int fl_unpack(const Sec *s, int64_t pos, int64_t end, int64_t n, int w, int width,
+                     uint8_t *out) {
+    int bits = 8 * w;
+    if (width > bits) return FALLBACK;
+    if (width == 0 || n == 0) {
+        memset(out, 0, (size_t)(n * w));
+        return OK;
+    }
+    int lanes = 1024 / bits;
+    int64_t chunks = (n + 1023) / 1024;
+    int64_t words = chunks * width * lanes;
+    if (!fits(pos, words * w, end)) return FALLBACK;
+    const uint8_t *src = s->buf + pos;
+    switch (w) {
+    case 1: fl_8(src, chunks, width, n, out); break;
+    case 2: fl_16(src, chunks, width, n, out); break;
+    case 4: fl_32(src, chunks, width, n, out); break;
+    default: fl_64(src, chunks, width, n, out); break;
+    }
+    return OK;
+}
+
+/* out[i] += ref (wrapping), out[i] = prefix sum (wrapping), per width */
+#define PER_WIDTH(NAME, BODY)                                                                  \
+    static void NAME(uint8_t *out, int64_t n, int w, uint64_t ref) {                          \
+        switch (w) {                                                                         \
+        case 1: { typedef uint8_t T; BODY; break; }                                          \
+        case 2: { typedef uint16_t T; BODY; break; }                                         \
+        case 4: { typedef uint32_t T; BODY; break; }                                         \
+        default: { typedef uint64_t T; BODY; break; }                                        \
+        }                                                                                    \
+    }
+PER_WIDTH(add_ref, for (int64_t i = 0; i < n; i++) {
+    T v; memcpy(&v, out + i * sizeof(T), sizeof(T)); v = (T)(v + (T)ref);
+    memcpy(out + i * sizeof(T), &v, sizeof(T)); })
+PER_WIDTH(prefix_sum, T acc = (T)ref; for (int64_t i = 0; i < n; i++) {
+    T v; memcpy(&v, out + i * sizeof(T), sizeof(T)); acc = (T)(acc + v);
+    memcpy(out + i * sizeof(T), &acc, sizeof(T)); })
+
+static int dec(const Sec *s, int64_t start, int64_t end, int64_t n, int w, char kind, int depth,
+               uint8_t *out) {
+    if (depth > MAX_CASCADE_DEPTH || n < 0 || n > MAX_BLOCK_VALUES) return FALLBACK;
+    if (end > s->len || !fits(start, 2, end)) return FALLBACK;
+    const uint8_t *b = s->buf;
+    int code = (int)(b[start] | (b[start + 1] << 8));
+    int64_t body = start + 2;
+    int rc;
+    if (code == PLAIN) {
+        if (!fits(body, n * w, end)) return FALLBACK;
+        memcpy(out, b + body, (size_t)(n * w));
+        return OK;
+    }
+    if (code == SINGLE_VALUE) {
+        if (!fits(body, w, end)) return FALLBACK;
+        for (int64_t i = 0; i < n; i++) memcpy(out + i * w, b + body, (size_t)w);
+        return OK;
+    }
+    if (code == RUN_LENGTH) {
+        if (!fits(body, 10, end)) return FALLBACK;
+        int64_t size = le32(b + body), runs = le32(b + body + 4);
+        int v_casc = b[body + 8], l_casc = b[body + 9];
+        int64_t pos = body + meta_size(10);
+        if (runs > n || !fits(pos, size, end)) return FALLBACK;
+        uint8_t *vals = NULL, *lens = NULL;
+        if (v_casc) {
+            if ((rc = dec_alloc(s, pos, pos + size, runs, w, kind, depth + 1, &vals)) != OK)
+                return rc;
+        } else if (!fits(pos, runs * w, pos + size)) {
+            return FALLBACK;
+        }
+        const uint8_t *vp = v_casc ? vals : b + pos;
+        int64_t lpos = round8(pos + size);
+        if (l_casc) {
+            if ((rc = dec_alloc(s, lpos, end, runs, 4, 'u', depth + 1, &lens)) != OK) {
+                free(vals);
+                return rc;
+            }
+        } else if (!fits(lpos, runs * 4, end)) {
+            free(vals);
+            return FALLBACK;
+        }
+        const uint8_t *lp = l_casc ? lens : b + lpos;
+        uint64_t total = 0;
+        for (int64_t i = 0; i < runs; i++) total += le32(lp + 4 * i);
+        if (total != (uint64_t)n) {
+            free(vals);
+            free(lens);
+            return FALLBACK;
+        }
+        int64_t o = 0;
+        for (int64_t i = 0; i < runs; i++) {
+            uint32_t len = le32(lp + 4 * i);
+            uint64_t v = rd(vp + i * w, w);
+            switch (w) {
+            case 1: memset(out + o, (int)v, len); break;
+            case 2: for (uint32_t k = 0; k < len; k++) { uint16_t x = (uint16_t)v; memcpy(out + (o + k) * 2, &x, 2); } break;
+            case 4: for (uint32_t k = 0; k < len; k++) { uint32_t x = (uint32_t)v; memcpy(out + (o + k) * 4, &x, 4); } break;
+            default: for (uint32_t k = 0; k < len; k++) memcpy(out + (o + k) * 8, &v, 8); break;
+            }
+            o += len;
+        }
+        free(vals);
+        free(lens);
+        return OK;
+    }
+    if (code == SPARSE) {
+        if (!fits(body, 10, end)) return FALLBACK;
+        int64_t count = le32(b + body), size = le32(b + body + 4);
+        int p_casc = b[body + 8], v_casc = b[body + 9];
+        int64_t pos = body + meta_size(10);
+        if (count > n || !fits(pos, size, end)) return FALLBACK;
+        uint8_t *posb = NULL, *vals = NULL;
+        if (p_casc) {
+            if ((rc = dec_alloc(s, pos, pos + size, count, 4, 'u', depth + 1, &posb)) != OK)
+                return rc;
+        } else if (!fits(pos, count * 4, pos + size)) {
+            return FALLBACK;
+        }
+        const uint8_t *pp = p_casc ? posb : b + pos;
+        int64_t vpos = round8(pos + size);
+        if (v_casc) {
+            if ((rc = dec_alloc(s, vpos, end, count, w, kind, depth + 1, &vals)) != OK) {
+                free(posb);
+                return rc;
+            }
+        } else if (!fits(vpos, count * w, end)) {
+            free(posb);
+            return FALLBACK;
+        }
+        const uint8_t *vp = v_casc ? vals : b + vpos;
+        for (int64_t i = 0; i < count; i++) {
+            if (le32(pp + 4 * i) >= (uint64_t)n) {
+                free(posb);
+                free(vals);
+                return FALLBACK;
+            }
+        }
+        memset(out, 0, (size_t)(n * w));
+        for (int64_t i = 0; i < count; i++)
+            memcpy(out + (int64_t)le32(pp + 4 * i) * w, vp + i * w, (size_t)w);
+        free(posb);
+        free(vals);
+        return OK;
+    }
+    if (code == BLOCK_DICTIONARY) {
+        if (!fits(body, 9, end)) return FALLBACK;
+        int64_t size = le32(b + body), unique = le32(b + body + 4);
+        int v_casc = b[body + 8];
+        int64_t pos = body + meta_size(9);
+        if (unique > n || !fits(pos, size, end)) return FALLBACK;
+        uint8_t *codes = NULL, *vals = NULL;
+        if ((rc = dec_alloc(s, pos, pos + size, n, 4, 'u', depth + 1, &codes)) != OK) return rc;
+        int64_t vpos = pos + size;
+        if (v_casc) {
+            if ((rc = dec_alloc(s, vpos, end, unique, w, kind, depth + 1, &vals)) != OK) {
+                free(codes);
+                return rc;
+            }
+        } else if (!fits(vpos, unique * w, end)) {
+            free(codes);
+            return FALLBACK;
+        }
+        const uint8_t *vp = v_casc ? vals : b + vpos;
+        for (int64_t i = 0; i < n; i++) {
+            if ((int64_t)le32(codes + 4 * i) > unique) {
+                free(codes);
+                free(vals);
+                return FALLBACK;
+            }
+        }
+        for (int64_t i = 0; i < n; i++) {
+            uint32_t c = le32(codes + 4 * i);
+            if (c == 0)
+                memset(out + i * w, 0, (size_t)w);
+            else
+                memcpy(out + i * w, vp + (int64_t)(c - 1) * w, (size_t)w);
+        }
+        free(codes);
+        free(vals);
+        return OK;
+    }
+    /* the rest apply to integers only; codecs and floats are the Python path's */
+    if (kind != 'i' && kind != 'u') return FALLBACK;
+    if (code == FL_BIT_PACK) {
+        if (!fits(body, 1, end)) return FALLBACK;
+        return fl_unpack(s, body + meta_size(1), end, n, w, b[body], out);
+    }
+    if (code == FOR_ || code == FFOR) {
+        if (!fits(body, w, end)) return FALLBACK;
+        uint64_t ref = rd(b + body, w);
+        if (code == FFOR) {
+            if (!fits(body + w, 1, end)) return FALLBACK;
+            rc = fl_unpack(s, body + meta_size(w + 1), end, n, w, b[body + w], out);
+        } else {
+            if (!fits(body, meta_size(w), end)) return FALLBACK;
+            rc = dec(s, body + meta_size(w), end, n, w, 'u', depth + 1, out);
+        }
+        if (rc != OK) return rc;
+        add_ref(out, n, w, ref);
+        return OK;
+    }
+    if (code == DELTA) {
+        if (!fits(body, w, end) || !fits(body, meta_size(w), end)) return FALLBACK;
+        if (n == 0) return OK;
+        uint64_t acc = rd(b + body, w);
+        /* the n - 1 differences land after the base, then a wrapping prefix sum */
+        rc = dec(s, body + meta_size(w), end, n - 1, w, kind, depth + 1, out + w);
+        if (rc != OK) return rc;
+        wr(out, w, 0);
+        prefix_sum(out, n, w, acc);
+        return OK;
+    }
+    if (code == ZIGZAG || (code >= TRUNCATE_U8 && code <= TRUNCATE_U64)) {
+        if (!fits(body, 1, end) || !fits(body, meta_size(1), end)) return FALLBACK;
+        int cascading = b[body];
+        int64_t data = body + meta_size(1);
+        int iw = code == ZIGZAG ? w : (code == TRUNCATE_U8 ? 1 : code == TRUNCATE_U16 ? 2
+                                       : code == TRUNCATE_U32 ? 4 : 8);
+        if (iw > w) return FALLBACK;
+        uint8_t *got = NULL;
+        const uint8_t *gp;
+        if (cascading) {
+            if ((rc = dec_alloc(s, data, end, n, iw, 'u', depth + 1, &got)) != OK) return rc;
+            gp = got;
+        } else {
+            if (!fits(data, n * iw, end)) return FALLBACK;
+            gp = b + data;
+        }
+        if (code == ZIGZAG) {
+            for (int64_t i = 0; i < n; i++) {
+                uint64_t g = rd(gp + i * w, w);
+                wr(out + i * w, w, (g >> 1) ^ (uint64_t)(-(int64_t)(g & 1)));
+            }
+        } else if (kind == 'i' && iw < 8) {
+            int sh = 64 - 8 * iw;
+            for (int64_t i = 0; i < n; i++) {
+                int64_t v = (int64_t)(rd(gp + i * iw, iw) << sh) >> sh;
+                wr(out + i * w, w, (uint64_t)v);
+            }
+        } else {
+            for (int64_t i = 0; i < n; i++) wr(out + i * w, w, rd(gp + i * iw, iw));
+        }
+        free(got);
+        return OK;
+    }
+    return FALLBACK; /* LZ4, Zstd, ALP, ALPRD, FSST, unknown codes: the Python path */
+}
+
+static PyObject *decode_numeric(PyObject *self, PyObject *args) {
+    Py_buffer view;
+    Py_ssize_t start, end, n;
+    int w, kind, depth;
+    if (!PyArg_ParseTuple(args, "y*nnniCi", &view, &start, &end, &n, &w, &kind, &depth))
+        return NULL;
+    PyObject *res = NULL;
+    if (n < 0 || n > MAX_BLOCK_VALUES || (w != 1 && w != 2 && w != 4 && w != 8) ||
+        (kind != 'i' && kind != 'u' && kind != 'f') || start < 0 || end > view.len) {
+        PyBuffer_Release(&view);
+        Py_RETURN_NONE;
+    }
+    Sec s = {(const uint8_t *)view.buf, (int64_t)view.len};
+    uint8_t *out = NULL;
+    int rc = dec_alloc(&s, start, end, n, w, (char)kind, depth, &out);
+    if (rc == OK) {
+        res = PyByteArray_FromStringAndSize((const char *)out, (Py_ssize_t)(n * w));
+        free(out);
+    } else if (rc == FALLBACK) {
+        res = Py_None;
+        Py_INCREF(res);
+    }
+    PyBuffer_Release(&view);
+    return res;
+}
+
+static PyMethodDef module_methods[] = {
+    {"decode_numeric", decode_numeric, METH_VARARGS,
+     "decode_numeric(section, start, end, n, width, kind, depth) -> bytearray of n values, or None "
+     "(the Python path answers)"},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef module = {
+    PyModuleDef_HEAD_INIT, "_native",
+    "C hot path of Amudai numeric cascades (optional; the Python path gives the same answers)",
+    -1, module_methods,
+};
+
+PyMODINIT_FUNC PyInit__native(void) {
+    const uint16_t probe = 1;
+    if (*(const uint8_t *)&probe != 1) {
+        PyErr_SetString(PyExc_ImportError, "amudai _native needs a little-endian host");
+        return NULL;
+    }
+    return PyModule_Create(&module);
+}
