@@ -1,13 +1,14 @@
 /* The hot path of Amudai numeric blocks, in C: a whole cascade of integer encodings
  * (Plain, SingleValue, FLBitPack, FOR, FFOR, Delta, RunLength, Sparse, BlockDictionary,
- * ZigZag, TruncateU8..U64) decoded in one call, without a numpy call per level.
+ * ZigZag, TruncateU8..U64, and ALP over them) decoded in one call, without a numpy call per
+ * level.
  *
  * It is an optional accelerator of shardkit.formats.amudai.blocks: _decode_num there is the
  * pure-Python twin, which gives the same values and raises the precise errors. Whatever is
  * unusual (a size that does not fit, a count over the cap, a code or a width that does not
  * apply, a nesting too deep) makes decode_numeric answer None, and the caller takes the Python
  * path, which names the field and byte offset at fault. Encodings that need a codec or floats
- * (LZ4, Zstd, ALP, ALPRD) also answer None: the Python path decodes them, and calls this again
+ * (LZ4, Zstd, ALPRD) also answer None: the Python path decodes them, and calls this again
  * for the integer cascades nested in them.
  *
  * Every size read from the bytes is checked against the bytes that remain before it is used;
@@ -41,6 +42,15 @@ typedef struct {
 } Sec;
 
 static const int FL_ORDER[8] = {0, 4, 2, 6, 1, 5, 3, 7};
+
+/* ALP's F10 (exact) and IF10 (correctly rounded literals), as alp.rs spells them; f32 uses
+ * the first 11 of each, rounded from these doubles (as blocks.py's tables are). */
+static const double ALP_F10[24] = {
+    1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11,
+    1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22, 1e23};
+static const double ALP_IF10[24] = {
+    1e-0, 1e-1, 1e-2, 1e-3, 1e-4, 1e-5, 1e-6, 1e-7, 1e-8, 1e-9, 1e-10, 1e-11,
+    1e-12, 1e-13, 1e-14, 1e-15, 1e-16, 1e-17, 1e-18, 1e-19, 1e-20, 1e-21, 1e-22, 1e-23};
 
 static inline int fits(int64_t pos, int64_t count, int64_t end) {
     return count >= 0 && pos >= 0 && pos <= end && count <= end - pos;
@@ -303,6 +313,46 @@ static int dec(const Sec *s, int64_t start, int64_t end, int64_t n, int w, char 
         free(vals);
         return OK;
     }
+    if (code == ALP && kind == 'f' && (w == 4 || w == 8)) {
+        /* [u32 integers_size, u16 exceptions_count, u8 e, u8 f, 6 pad][nested i32/i64]
+         * [count x u32 position][count x f32/f64 value] (blocks.py, _decode_alp): value =
+         * (int as float) * F10[f] * IF10[e], left to right in the float type */
+        if (!fits(body, meta_size(8), end)) return FALLBACK;
+        int64_t size = le32(b + body), count = b[body + 4] | (b[body + 5] << 8);
+        int e = b[body + 6], f = b[body + 7];
+        int64_t pos = body + meta_size(8);
+        int top = w == 4 ? 10 : 23;
+        if (e > top || f > top || !fits(pos, size, end)) return FALLBACK;
+        if ((rc = dec(s, pos, pos + size, n, w, 'i', depth + 1, out)) != OK) return rc;
+        int64_t xpos = pos + size;
+        if (count && (!fits(xpos, 4 * count, end) || !fits(xpos + 4 * count, count * w, end)))
+            return FALLBACK;
+        for (int64_t i = 0; i < count; i++)
+            if ((int64_t)le32(b + xpos + 4 * i) >= n) return FALLBACK;
+        if (w == 8) {
+            double f10 = ALP_F10[f], if10 = ALP_IF10[e];
+            for (int64_t i = 0; i < n; i++) {
+                int64_t v;
+                memcpy(&v, out + i * 8, 8);
+                double x = (double)v * f10; /* rounded to double before the next */
+                double y = x * if10;
+                memcpy(out + i * 8, &y, 8);
+            }
+        } else {
+            float f10 = (float)ALP_F10[f], if10 = (float)ALP_IF10[e];
+            for (int64_t i = 0; i < n; i++) {
+                int32_t v;
+                memcpy(&v, out + i * 4, 4);
+                float x = (float)v * f10;
+                float y = x * if10;
+                memcpy(out + i * 4, &y, 4);
+            }
+        }
+        for (int64_t i = 0; i < count; i++)
+            memcpy(out + (int64_t)le32(b + xpos + 4 * i) * w, b + xpos + 4 * count + i * w,
+                   (size_t)w);
+        return OK;
+    }
     /* the rest apply to integers only; codecs and floats are the Python path's */
     if (kind != 'i' && kind != 'u') return FALLBACK;
     if (code == FL_BIT_PACK) {
@@ -371,6 +421,7 @@ static int dec(const Sec *s, int64_t start, int64_t end, int64_t n, int w, char 
 }
 
 static PyObject *decode_numeric(PyObject *self, PyObject *args) {
+    (void)self;
     Py_buffer view;
     Py_ssize_t start, end, n;
     int w, kind, depth;
@@ -396,10 +447,101 @@ static PyObject *decode_numeric(PyObject *self, PyObject *args) {
     return res;
 }
 
+/* One block's framing (blocks.py, split_block, without the checksum, which the caller has
+ * checked): OK and its values section when it has no presence section (no nulls), else
+ * FALLBACK. */
+static int values_section(const uint8_t *raw, int64_t size, int embedded_presence,
+                          int has_checksum, Sec *values) {
+    int64_t tail = has_checksum ? 4 : 0;
+    if (size < 8 + tail) return FALLBACK;
+    int64_t len_presence = le32(raw), len_values = le32(raw + 4), pos = 8;
+    if (embedded_presence && len_presence != 0) return FALLBACK; /* nulls: the Python path */
+    if (len_values > size - tail - pos || len_values < 2) return FALLBACK;
+    values->buf = raw + pos;
+    values->len = len_values;
+    return OK;
+}
+
+/* decode_blocks(blocks, counts, width, kind, embedded_presence, has_checksum): the values of
+ * consecutive blocks without nulls, decoded into one buffer until a block is declined. */
+static PyObject *decode_blocks(PyObject *self, PyObject *args) {
+    PyObject *blocks, *counts;
+    int w, kind, embedded_presence, has_checksum;
+    (void)self;
+    if (!PyArg_ParseTuple(args, "OOiCpp", &blocks, &counts, &w, &kind, &embedded_presence,
+                          &has_checksum))
+        return NULL;
+    if ((w != 1 && w != 2 && w != 4 && w != 8) || (kind != 'i' && kind != 'u' && kind != 'f'))
+        return Py_BuildValue("(yn)", "", (Py_ssize_t)0);
+    PyObject *bl = PySequence_Fast(blocks, "blocks must be a sequence");
+    if (!bl) return NULL;
+    PyObject *cn = PySequence_Fast(counts, "counts must be a sequence");
+    if (!cn) {
+        Py_DECREF(bl);
+        return NULL;
+    }
+    Py_ssize_t nb = PySequence_Fast_GET_SIZE(bl);
+    if (PySequence_Fast_GET_SIZE(cn) != nb) {
+        Py_DECREF(bl);
+        Py_DECREF(cn);
+        PyErr_SetString(PyExc_ValueError, "as many counts as blocks");
+        return NULL;
+    }
+    int64_t total = 0;
+    Py_ssize_t usable = 0;
+    for (; usable < nb; usable++) { /* counts: each within the cap, the run within 2^31 */
+        int64_t c = PyLong_AsLongLong(PySequence_Fast_GET_ITEM(cn, usable));
+        if (c == -1 && PyErr_Occurred()) {
+            Py_DECREF(bl);
+            Py_DECREF(cn);
+            return NULL;
+        }
+        if (c < 0 || c > MAX_BLOCK_VALUES || total + c > ((int64_t)1 << 31) / w) break;
+        total += c;
+    }
+    PyObject *out = PyByteArray_FromStringAndSize(NULL, (Py_ssize_t)(total * w));
+    if (!out) {
+        Py_DECREF(bl);
+        Py_DECREF(cn);
+        return NULL;
+    }
+    uint8_t *dst = (uint8_t *)PyByteArray_AS_STRING(out);
+    int64_t at = 0;
+    Py_ssize_t done = 0;
+    int rc = OK;
+    for (; done < usable; done++) {
+        int64_t c = PyLong_AsLongLong(PySequence_Fast_GET_ITEM(cn, done));
+        Py_buffer view;
+        if (PyObject_GetBuffer(PySequence_Fast_GET_ITEM(bl, done), &view, PyBUF_SIMPLE) < 0) {
+            rc = NOMEM;
+            break;
+        }
+        Sec sec;
+        rc = values_section((const uint8_t *)view.buf, (int64_t)view.len, embedded_presence,
+                            has_checksum, &sec);
+        if (rc == OK) rc = dec(&sec, 0, sec.len, c, w, (char)kind, 0, dst + at * w);
+        PyBuffer_Release(&view);
+        if (rc != OK) break;
+        at += c;
+    }
+    Py_DECREF(bl);
+    Py_DECREF(cn);
+    if (rc == NOMEM) {
+        Py_DECREF(out);
+        return NULL;
+    }
+    PyObject *res = Py_BuildValue("(Nn)", out, done);
+    return res;
+}
+
 static PyMethodDef module_methods[] = {
     {"decode_numeric", decode_numeric, METH_VARARGS,
      "decode_numeric(section, start, end, n, width, kind, depth) -> bytearray of n values, or None "
      "(the Python path answers)"},
+    {"decode_blocks", decode_blocks, METH_VARARGS,
+     "decode_blocks(blocks, counts, width, kind, embedded_presence, has_checksum) -> "
+     "(bytearray, done): the values of the first `done` blocks (checksums checked by the "
+     "caller; a block with nulls or anything unusual stops the run)"},
     {NULL, NULL, 0, NULL},
 };
 

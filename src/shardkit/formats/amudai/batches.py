@@ -20,7 +20,7 @@ import numpy as np
 
 from ...errors import LayoutError, LimitExceededError
 from ...generated import amudai_shard_pb2 as spb
-from .blocks import decode_binary_raw, decode_numeric_values
+from .blocks import decode_binary_raw
 from .model import _BYTES_TYPES, AmudaiField, _apply, _dtype_of, _is_text
 from .stream import _Streams
 
@@ -329,19 +329,6 @@ class AmudaiBatches:
                 bounds = offs.tolist()
                 items = [data[a:b] for a, b in itertools.pairwise(bounds)]
             yield _apply(items, valid)
-
-    def _numeric_pieces(self: AmudaiShard, buf: spb.EncodedBuffer,  # type: ignore[misc]
-                        dtype: np.dtype, field: str
-                        ) -> Iterator[tuple[np.ndarray, np.ndarray | None]]:
-        """Each block's values and valid mask (None: no nulls), decoded as reached."""
-        for n, parts, valid, base, where in self._block_parts(buf, field):
-            values = decode_numeric_values(parts.values, n, dtype,
-                                           base=base + parts.values_offset,
-                                           field=where + "/values")
-            if len(values) != n:
-                raise LayoutError(f"block holds {len(values)} values, its map says {n}",
-                                  offset=base, field=where)
-            yield values, valid
 
 
 _END = object()
