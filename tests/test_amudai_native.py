@@ -212,3 +212,29 @@ def test_corrupted_shards_read_alike(tmp_path: Path, monkeypatch: pytest.MonkeyP
         assert c == py
         kinds[c[0]] += 1
     assert kinds["error"] > 5, kinds
+
+
+def test_dictionary_gather_equals_take() -> None:
+    pa = pytest.importorskip("pyarrow")
+    rng = np.random.default_rng(31)
+    entries = [bytes(rng.integers(0, 256, int(k), np.uint8)) for k in rng.integers(0, 9, 50)]
+    bounds = np.zeros(51, np.int64)
+    np.cumsum([len(e) for e in entries], out=bounds[1:])
+    data = b"".join(entries)
+    ids = rng.integers(0, 50, 5000).astype("<u4")
+    null = rng.random(5000) < 0.1
+    got, offs = _native.gather(data, bounds, ids, null.astype(np.uint8))
+    arr = pa.Array.from_buffers(pa.large_binary(), 5000, [
+        pa.py_buffer(np.packbits(~null, bitorder="little")), pa.py_buffer(offs),
+        pa.py_buffer(got)])
+    want = pa.array(entries, pa.large_binary()).take(pa.array(ids, mask=null))
+    assert arr.equals(want)
+    assert arr.to_pylist()[:5] == want.to_pylist()[:5]
+    # anything that does not fit the table: None (the take path answers)
+    assert _native.gather(data, bounds, np.array([50], "<u4"), None) is None
+    bad = bounds.copy()
+    bad[3] = bad[4] + 1
+    assert _native.gather(data, bad, ids, None) is None
+    assert _native.gather(data[:-1], bounds, ids, None) is None
+    assert _native.gather(data, bounds, ids, np.zeros(3, np.uint8)) is None
+    assert _native.gather(data, bounds[:0], ids, None) is None

@@ -534,6 +534,82 @@ static PyObject *decode_blocks(PyObject *self, PyObject *args) {
     return res;
 }
 
+/* gather(data, offsets, ids, nulls): the entries ids[i] of a table of byte strings (entry j
+ * is data[offsets[j]:offsets[j + 1]], int64 offsets) concatenated, and their n + 1 int64
+ * offsets; a slot whose nulls byte is non-zero is empty. None when an offset or an id does
+ * not fit the table (the caller's take path answers). */
+static PyObject *gather(PyObject *self, PyObject *args) {
+    Py_buffer data, offs, ids, nulls;
+    PyObject *res = NULL;
+    (void)self;
+    nulls.buf = NULL;
+    nulls.obj = NULL;
+    if (!PyArg_ParseTuple(args, "y*y*y*z*", &data, &offs, &ids, &nulls)) return NULL;
+    int64_t m = offs.len / 8 - 1, n = ids.len / 4;
+    const uint8_t *skip = (const uint8_t *)nulls.buf;
+    int ok = m >= 0 && offs.len % 8 == 0 && ids.len % 4 == 0 && (!skip || nulls.len == n);
+    const uint8_t *ob = (const uint8_t *)offs.buf, *ib = (const uint8_t *)ids.buf;
+    for (int64_t j = 0; ok && j <= m; j++) { /* increasing from 0 within the data */
+        int64_t a;
+        memcpy(&a, ob + 8 * j, 8);
+        if (a < 0 || a > data.len) ok = 0;
+        if (j) {
+            int64_t p;
+            memcpy(&p, ob + 8 * (j - 1), 8);
+            if (a < p) ok = 0;
+        } else if (a != 0) {
+            ok = 0;
+        }
+    }
+    int64_t total = 0;
+    for (int64_t i = 0; ok && i < n; i++) {
+        if (skip && skip[i]) continue;
+        uint32_t id = le32(ib + 4 * i);
+        if ((int64_t)id >= m) {
+            ok = 0;
+            break;
+        }
+        int64_t a, b;
+        memcpy(&a, ob + 8 * (int64_t)id, 8);
+        memcpy(&b, ob + 8 * ((int64_t)id + 1), 8);
+        total += b - a;
+        if (total > PY_SSIZE_T_MAX / 2) ok = 0;
+    }
+    if (!ok) {
+        res = Py_None;
+        Py_INCREF(res);
+        goto done;
+    }
+    PyObject *out = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)total);
+    if (!out) goto done;
+    PyObject *pos = PyByteArray_FromStringAndSize(NULL, (Py_ssize_t)((n + 1) * 8));
+    if (!pos) {
+        Py_DECREF(out);
+        goto done;
+    }
+    uint8_t *dst = (uint8_t *)PyBytes_AS_STRING(out), *pp = (uint8_t *)PyByteArray_AS_STRING(pos);
+    const uint8_t *src = (const uint8_t *)data.buf;
+    int64_t at = 0;
+    for (int64_t i = 0; i < n; i++) {
+        memcpy(pp + 8 * i, &at, 8);
+        if (skip && skip[i]) continue;
+        uint32_t id = le32(ib + 4 * i);
+        int64_t a, b;
+        memcpy(&a, ob + 8 * (int64_t)id, 8);
+        memcpy(&b, ob + 8 * ((int64_t)id + 1), 8);
+        memcpy(dst + at, src + a, (size_t)(b - a));
+        at += b - a;
+    }
+    memcpy(pp + 8 * n, &at, 8);
+    res = Py_BuildValue("(NN)", out, pos);
+done:
+    PyBuffer_Release(&data);
+    PyBuffer_Release(&offs);
+    PyBuffer_Release(&ids);
+    PyBuffer_Release(&nulls);
+    return res;
+}
+
 static PyMethodDef module_methods[] = {
     {"decode_numeric", decode_numeric, METH_VARARGS,
      "decode_numeric(section, start, end, n, width, kind, depth) -> bytearray of n values, or None "
@@ -542,6 +618,9 @@ static PyMethodDef module_methods[] = {
      "decode_blocks(blocks, counts, width, kind, embedded_presence, has_checksum) -> "
      "(bytearray, done): the values of the first `done` blocks (checksums checked by the "
      "caller; a block with nulls or anything unusual stops the run)"},
+    {"gather", gather, METH_VARARGS,
+     "gather(data, offsets, ids, nulls) -> (bytes, bytearray of int64 offsets), or None: "
+     "dictionary entries expanded (nulls: a byte per id, non-zero for an empty slot, or None)"},
     {NULL, NULL, 0, NULL},
 };
 

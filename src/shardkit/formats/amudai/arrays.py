@@ -16,6 +16,7 @@ import numpy as np
 
 from ...errors import LayoutError
 from ...generated import amudai_shard_pb2 as spb
+from . import blocks as _blocks_mod
 from .arrow import NS_TICKS, UNIX_EPOCH_TICKS, arrow_field, arrow_type, pyarrow, to_arrow_values
 from .blocks import decode_binary_raw
 from .columns import _Unbacked
@@ -260,14 +261,12 @@ class AmudaiArrays:
             if len(ids) and int(ids.max()) >= len(entries):
                 raise LayoutError(f"dictionary id {int(ids.max())} of {len(entries)} entries",
                                   field=field + "/data")
-            table = pa.array(entries, type=pa.binary(fixed) if fixed else pa.large_binary())
             null = None if mask is None else ~mask
             if null_id is not None:
                 hit = ids == null_id
                 if hit.any():
                     null = hit if null is None else null | hit
-            arr = table.take(pa.array(ids, type=pa.uint32(), mask=null))
-            return _as_type(arr, typ, text, field)
+            return _as_type(_dictionary_take(entries, ids, null, fixed), typ, text, field)
         # the values go straight into one growing buffer and one offsets array of the
         # stripe's size (no list of block bytes to join: the column's bytes are held once)
         data = bytearray()
@@ -299,6 +298,30 @@ class AmudaiArrays:
             arr = pa.Array.from_buffers(pa.large_binary(), count,
                                         [nulls, pa.py_buffer(offs_out), pa.py_buffer(data)])
         return _as_type(arr, typ, text, field)
+
+
+def _dictionary_take(entries: list[bytes], ids: np.ndarray, null: np.ndarray | None,
+                     fixed: int, table: Any = None) -> Any:
+    """The dictionary ``entries`` at ``ids`` (checked to be in range) as a binary Arrow array
+    (large_binary from C; else ``table``'s type), null where ``null`` says: expanded in C when
+    the accelerator is built (it imports no ``pyarrow.compute``), else by Arrow's ``take`` on
+    ``table`` (the entries as an Arrow array; made here when None)."""
+    pa = pyarrow()
+    native = _blocks_mod._native
+    if native is not None and not fixed:
+        bounds = np.zeros(len(entries) + 1, np.int64)
+        np.cumsum([len(e) for e in entries], out=bounds[1:])
+        got = native.gather(b"".join(entries), bounds, np.ascontiguousarray(ids, "<u4"),
+                            None if null is None else np.ascontiguousarray(null, np.uint8))
+        if got is not None:
+            data, offs = got
+            nulls = None if null is None else pa.py_buffer(np.packbits(~null,
+                                                                        bitorder="little"))
+            return pa.Array.from_buffers(pa.large_binary(), len(ids),
+                                         [nulls, pa.py_buffer(offs), pa.py_buffer(data)])
+    if table is None:
+        table = pa.array(entries, type=pa.binary(fixed) if fixed else pa.large_binary())
+    return table.take(pa.array(ids, type=pa.uint32(), mask=null))
 
 
 def _as_type(arr: pa.Array, typ: Any, text: bool, field: str) -> Any:

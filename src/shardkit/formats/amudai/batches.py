@@ -150,7 +150,7 @@ class AmudaiBatches:
                               node: AmudaiField, count: int, sizes: list[int],
                               units: dict[int, str], typ: Any) -> Iterator[Any]:
         """Column ``node`` of stripe ``k`` cut in ``sizes``, as Arrow arrays."""
-        from .arrays import _as_type
+        from .arrays import _as_type, _dictionary_take
         from .arrow import NS_TICKS, UNIX_EPOCH_TICKS, pyarrow
 
         pa = pyarrow()
@@ -209,8 +209,9 @@ class AmudaiBatches:
                     null = np.ma.getmaskarray(ids)
                     if null_id is not None:
                         null = null | (raw == null_id)
-                    yield table.take(pa.array(raw, type=pa.uint32(),
-                                              mask=null if null.any() else None))
+                    arr = _dictionary_take(entries, raw, null if null.any() else None, fixed,
+                                           table)
+                    yield arr if arr.type == table.type else arr.view(table.type)
                 return
             if spb.VALUE_DICTIONARY not in bufs:
                 for data, offs, ok in _cut_raw(self._raw_pieces(node, bufs, field), sizes,
