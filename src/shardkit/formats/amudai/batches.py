@@ -169,9 +169,10 @@ class AmudaiBatches:
             for values in _cut(self._numeric_pieces(bufs[spb.DATA], dtype, field + "/data"),
                                sizes, count, bufs[spb.DATA].buffer.range.start,
                                field + "/data"):
-                mask = np.ma.getmaskarray(values) if isinstance(values, np.ma.MaskedArray) \
-                    else None
-                data = np.ma.getdata(values)
+                # a plain ndarray has no nulls (numpy.ma, slow to import, is left alone)
+                plain_values = type(values) is np.ndarray
+                mask = None if plain_values else np.ma.getmaskarray(values)
+                data = values if plain_values else np.ma.getdata(values)
                 if node.type == "DateTime":
                     present = data if mask is None else data[~mask]
                     if ns and present.size and (int(present.min()) < NS_TICKS[0]
@@ -183,7 +184,7 @@ class AmudaiBatches:
                                           field=field)
                     rel = data.astype(np.int64) - np.int64(UNIX_EPOCH_TICKS)
                     data = rel * 100 if ns else rel // 10
-                yield pa.array(data, type=typ, mask=mask)
+                yield _fixed_array(pa, data, typ, mask)
             return
         if (dtype is None and plain and node.type in _BYTES_TYPES
                 and node.extended_type != "KustoDecimal"):
@@ -202,11 +203,12 @@ class AmudaiBatches:
                                                      field + "/data"),
                                 sizes, count, bufs[spb.DATA].buffer.range.start,
                                 field + "/data"):
-                    raw = np.ma.getdata(ids)
+                    plain_ids = type(ids) is np.ndarray
+                    raw = ids if plain_ids else np.ma.getdata(ids)
                     if raw.size and int(raw.max()) >= len(entries):
                         raise LayoutError(f"dictionary id {int(raw.max())} of {len(entries)} "
                                           "entries", field=field + "/data")
-                    null = np.ma.getmaskarray(ids)
+                    null = np.zeros(len(raw), bool) if plain_ids else np.ma.getmaskarray(ids)
                     if null_id is not None:
                         null = null | (raw == null_id)
                     arr = _dictionary_take(entries, raw, null if null.any() else None, fixed,
@@ -333,6 +335,21 @@ class AmudaiBatches:
 
 
 _END = object()
+
+
+def _fixed_array(pa: Any, data: np.ndarray, typ: Any, mask: np.ndarray | None) -> Any:
+    """``pa.array(data, type=typ, mask=mask)``, made from the buffers when ``data`` is
+    already ``typ``'s storage (pyarrow's own path imports numpy.ma, a fixed cost of a scan)."""
+    temporal = pa.types.is_timestamp(typ) or pa.types.is_duration(typ)
+    if not ((temporal and data.dtype == np.int64)
+            or (not temporal and data.dtype.kind in "iuf"
+                and pa.from_numpy_dtype(data.dtype) == typ)):
+        return pa.array(data, type=typ, mask=mask)
+    data = np.ascontiguousarray(data)
+    nulls = None
+    if mask is not None and mask.any():
+        nulls = pa.py_buffer(np.packbits(~mask, bitorder="little"))
+    return pa.Array.from_buffers(typ, len(data), [nulls, pa.py_buffer(data)])
 
 
 def _walk(node: AmudaiField) -> Iterator[AmudaiField]:
