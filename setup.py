@@ -1,9 +1,10 @@
-"""Build hook for the optional C accelerators of SWH and FMPH-GO (MOSAIC) lookups (everything
-else is in pyproject.toml).
+"""Build hook for the optional C accelerators of SWH and FMPH-GO (MOSAIC) lookups and of Amudai
+numeric cascades (everything else is in pyproject.toml).
 
-``shardkit.formats.swh._native`` and ``shardkit.hashing._fmph`` are compiled with the system C
-compiler when one is there; when compiling fails, the install goes on without them and shardkit
-uses its pure-Python paths (same answers, slower lookups).
+``shardkit.formats.swh._native``, ``shardkit.hashing._fmph``, ``shardkit.formats.mosaic._native``
+and ``shardkit.formats.amudai._native`` are compiled with the system C compiler when one is
+there; when compiling fails, the install goes on without them and shardkit uses its pure-Python
+paths (same answers, slower lookups).
 """
 
 from setuptools import Extension, setup
@@ -34,6 +35,11 @@ setup(
                            extra_compile_args=["-O2", "-Wall"], optional=True),
                  Extension("shardkit.formats.mosaic._native",
                            ["src/shardkit/formats/mosaic/_native.c"],
-                           extra_compile_args=["-O2", "-Wall"], optional=True)],
+                           extra_compile_args=["-O2", "-Wall"], optional=True),
+                 Extension("shardkit.formats.amudai._native",
+                           ["src/shardkit/formats/amudai/_native.c"],
+                           # no fused multiply-add: ALP's products round as numpy's do
+                           extra_compile_args=["-O2", "-Wall", "-ffp-contract=off"],
+                           optional=True)],
     cmdclass={"build_ext": OptionalBuildExt},
 )

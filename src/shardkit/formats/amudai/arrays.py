@@ -16,8 +16,9 @@ import numpy as np
 
 from ...errors import LayoutError
 from ...generated import amudai_shard_pb2 as spb
+from . import blocks as _blocks_mod
 from .arrow import NS_TICKS, UNIX_EPOCH_TICKS, arrow_field, arrow_type, pyarrow, to_arrow_values
-from .blocks import decode_binary_raw, decode_numeric_values
+from .blocks import decode_binary_raw
 from .columns import _Unbacked
 from .model import _BYTES_TYPES, AmudaiField, _dtype_of, _is_text
 
@@ -148,9 +149,7 @@ class AmudaiArrays:
         out = np.empty(count, dtype)
         mask: np.ndarray | None = None
         pos = 0
-        for n, parts, valid, base, where in self._block_parts(buf, field):
-            got = decode_numeric_values(parts.values, n, dtype, base=base + parts.values_offset,
-                                        field=where + "/values")
+        for got, valid in self._numeric_pieces(buf, dtype, field):
             if pos + len(got) > count:
                 raise LayoutError(f"DATA buffer holds more than the stripe's {count} values",
                                   offset=buf.buffer.range.start, field=field)
@@ -262,42 +261,67 @@ class AmudaiArrays:
             if len(ids) and int(ids.max()) >= len(entries):
                 raise LayoutError(f"dictionary id {int(ids.max())} of {len(entries)} entries",
                                   field=field + "/data")
-            table = pa.array(entries, type=pa.binary(fixed) if fixed else pa.large_binary())
-            ok = np.ones(count, bool) if mask is None else mask.copy()
+            null = None if mask is None else ~mask
             if null_id is not None:
-                ok &= ids != null_id
-            arr = table.take(pa.array(ids, type=pa.uint32(), mask=None if ok.all() else ~ok))
-            return _as_type(arr, typ, text, field)
-        datas: list[bytes] = []
-        offsets: list[np.ndarray] = []
-        masks: list[np.ndarray | None] = []
-        shift = 0
+                hit = ids == null_id
+                if hit.any():
+                    null = hit if null is None else null | hit
+            return _as_type(_dictionary_take(entries, ids, null, fixed), typ, text, field)
+        # the values go straight into one growing buffer and one offsets array of the
+        # stripe's size (no list of block bytes to join: the column's bytes are held once)
+        data = bytearray()
+        offs_out = None if fixed else np.empty(count + 1, np.int64)
+        ok: np.ndarray | None = None
+        pos = 0
         for n, parts, valid, base, where in self._block_parts(bufs[spb.DATA], field + "/data"):
-            data, offs = decode_binary_raw(parts.values, n, fixed,
-                                           base=base + parts.values_offset,
-                                           field=where + "/values")
-            datas.append(data)
-            offsets.append(offs[:-1] + shift)
-            shift += int(offs[-1])
-            masks.append(valid)
-        seen = sum(len(o) for o in offsets)
-        if seen != count:
-            raise LayoutError(f"DATA buffer holds {seen} values, expected {count}",
+            got, offs = decode_binary_raw(parts.values, n, fixed,
+                                          base=base + parts.values_offset,
+                                          field=where + "/values")
+            if pos + n <= count:  # more values than expected: counted, then refused
+                if offs_out is not None:
+                    offs_out[pos : pos + n] = offs[:-1] + len(data)
+                data += got
+                if valid is not None:
+                    if ok is None:
+                        ok = np.ones(count, bool)
+                    ok[pos : pos + n] = valid
+            del got
+            pos += n
+        if pos != count:
+            raise LayoutError(f"DATA buffer holds {pos} values, expected {count}",
                               field=field + "/data")
-        data = b"".join(datas)
-        datas.clear()  # the blocks' bytes go before the Arrow buffers are made
-        nulls = None
-        if any(m is not None for m in masks):
-            ok = np.concatenate([np.ones(len(o), bool) if m is None else m
-                                 for o, m in zip(offsets, masks, strict=True)])
-            nulls = pa.py_buffer(np.packbits(ok, bitorder="little"))
-        if fixed:
+        nulls = None if ok is None else pa.py_buffer(np.packbits(ok, bitorder="little"))
+        if offs_out is None:
             arr = pa.Array.from_buffers(pa.binary(fixed), count, [nulls, pa.py_buffer(data)])
         else:
-            offs = np.concatenate([*offsets, np.array([shift], np.int64)])
+            offs_out[count] = len(data)
             arr = pa.Array.from_buffers(pa.large_binary(), count,
-                                        [nulls, pa.py_buffer(offs), pa.py_buffer(data)])
+                                        [nulls, pa.py_buffer(offs_out), pa.py_buffer(data)])
         return _as_type(arr, typ, text, field)
+
+
+def _dictionary_take(entries: list[bytes], ids: np.ndarray, null: np.ndarray | None,
+                     fixed: int, table: Any = None) -> Any:
+    """The dictionary ``entries`` at ``ids`` (checked to be in range) as a binary Arrow array
+    (large_binary from C; else ``table``'s type), null where ``null`` says: expanded in C when
+    the accelerator is built (it imports no ``pyarrow.compute``), else by Arrow's ``take`` on
+    ``table`` (the entries as an Arrow array; made here when None)."""
+    pa = pyarrow()
+    native = _blocks_mod._native
+    if native is not None and not fixed:
+        bounds = np.zeros(len(entries) + 1, np.int64)
+        np.cumsum([len(e) for e in entries], out=bounds[1:])
+        got = native.gather(b"".join(entries), bounds, np.ascontiguousarray(ids, "<u4"),
+                            None if null is None else np.ascontiguousarray(null, np.uint8))
+        if got is not None:
+            data, offs = got
+            nulls = None if null is None else pa.py_buffer(np.packbits(~null,
+                                                                        bitorder="little"))
+            return pa.Array.from_buffers(pa.large_binary(), len(ids),
+                                         [nulls, pa.py_buffer(offs), pa.py_buffer(data)])
+    if table is None:
+        table = pa.array(entries, type=pa.binary(fixed) if fixed else pa.large_binary())
+    return table.take(pa.array(ids, type=pa.uint32(), mask=null))
 
 
 def _as_type(arr: pa.Array, typ: Any, text: bool, field: str) -> Any:

@@ -20,7 +20,7 @@ import numpy as np
 
 from ...errors import LayoutError, LimitExceededError
 from ...generated import amudai_shard_pb2 as spb
-from .blocks import decode_binary_raw, decode_numeric_values
+from .blocks import decode_binary_raw
 from .model import _BYTES_TYPES, AmudaiField, _apply, _dtype_of, _is_text
 from .stream import _Streams
 
@@ -150,7 +150,7 @@ class AmudaiBatches:
                               node: AmudaiField, count: int, sizes: list[int],
                               units: dict[int, str], typ: Any) -> Iterator[Any]:
         """Column ``node`` of stripe ``k`` cut in ``sizes``, as Arrow arrays."""
-        from .arrays import _as_type
+        from .arrays import _as_type, _dictionary_take
         from .arrow import NS_TICKS, UNIX_EPOCH_TICKS, pyarrow
 
         pa = pyarrow()
@@ -169,9 +169,10 @@ class AmudaiBatches:
             for values in _cut(self._numeric_pieces(bufs[spb.DATA], dtype, field + "/data"),
                                sizes, count, bufs[spb.DATA].buffer.range.start,
                                field + "/data"):
-                mask = np.ma.getmaskarray(values) if isinstance(values, np.ma.MaskedArray) \
-                    else None
-                data = np.ma.getdata(values)
+                # a plain ndarray has no nulls (numpy.ma, slow to import, is left alone)
+                plain_values = type(values) is np.ndarray
+                mask = None if plain_values else np.ma.getmaskarray(values)
+                data = values if plain_values else np.ma.getdata(values)
                 if node.type == "DateTime":
                     present = data if mask is None else data[~mask]
                     if ns and present.size and (int(present.min()) < NS_TICKS[0]
@@ -183,7 +184,7 @@ class AmudaiBatches:
                                           field=field)
                     rel = data.astype(np.int64) - np.int64(UNIX_EPOCH_TICKS)
                     data = rel * 100 if ns else rel // 10
-                yield pa.array(data, type=typ, mask=mask)
+                yield _fixed_array(pa, data, typ, mask)
             return
         if (dtype is None and plain and node.type in _BYTES_TYPES
                 and node.extended_type != "KustoDecimal"):
@@ -202,15 +203,17 @@ class AmudaiBatches:
                                                      field + "/data"),
                                 sizes, count, bufs[spb.DATA].buffer.range.start,
                                 field + "/data"):
-                    raw = np.ma.getdata(ids)
+                    plain_ids = type(ids) is np.ndarray
+                    raw = ids if plain_ids else np.ma.getdata(ids)
                     if raw.size and int(raw.max()) >= len(entries):
                         raise LayoutError(f"dictionary id {int(raw.max())} of {len(entries)} "
                                           "entries", field=field + "/data")
-                    null = np.ma.getmaskarray(ids)
+                    null = np.zeros(len(raw), bool) if plain_ids else np.ma.getmaskarray(ids)
                     if null_id is not None:
                         null = null | (raw == null_id)
-                    yield table.take(pa.array(raw, type=pa.uint32(),
-                                              mask=null if null.any() else None))
+                    arr = _dictionary_take(entries, raw, null if null.any() else None, fixed,
+                                           table)
+                    yield arr if arr.type == table.type else arr.view(table.type)
                 return
             if spb.VALUE_DICTIONARY not in bufs:
                 for data, offs, ok in _cut_raw(self._raw_pieces(node, bufs, field), sizes,
@@ -330,21 +333,23 @@ class AmudaiBatches:
                 items = [data[a:b] for a, b in itertools.pairwise(bounds)]
             yield _apply(items, valid)
 
-    def _numeric_pieces(self: AmudaiShard, buf: spb.EncodedBuffer,  # type: ignore[misc]
-                        dtype: np.dtype, field: str
-                        ) -> Iterator[tuple[np.ndarray, np.ndarray | None]]:
-        """Each block's values and valid mask (None: no nulls), decoded as reached."""
-        for n, parts, valid, base, where in self._block_parts(buf, field):
-            values = decode_numeric_values(parts.values, n, dtype,
-                                           base=base + parts.values_offset,
-                                           field=where + "/values")
-            if len(values) != n:
-                raise LayoutError(f"block holds {len(values)} values, its map says {n}",
-                                  offset=base, field=where)
-            yield values, valid
-
 
 _END = object()
+
+
+def _fixed_array(pa: Any, data: np.ndarray, typ: Any, mask: np.ndarray | None) -> Any:
+    """``pa.array(data, type=typ, mask=mask)``, made from the buffers when ``data`` is
+    already ``typ``'s storage (pyarrow's own path imports numpy.ma, a fixed cost of a scan)."""
+    temporal = pa.types.is_timestamp(typ) or pa.types.is_duration(typ)
+    if not ((temporal and data.dtype == np.int64)
+            or (not temporal and data.dtype.kind in "iuf"
+                and pa.from_numpy_dtype(data.dtype) == typ)):
+        return pa.array(data, type=typ, mask=mask)
+    data = np.ascontiguousarray(data)
+    nulls = None
+    if mask is not None and mask.any():
+        nulls = pa.py_buffer(np.packbits(~mask, bitorder="little"))
+    return pa.Array.from_buffers(typ, len(data), [nulls, pa.py_buffer(data)])
 
 
 def _walk(node: AmudaiField) -> Iterator[AmudaiField]:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import functools
 import itertools
+import os
 import struct
 from contextvars import ContextVar
 from dataclasses import dataclass
@@ -29,6 +30,13 @@ from ...errors import (
     UnsupportedVersionError,
 )
 from ...hashing.amudai import checksum
+
+try:  # the optional C accelerator of numeric cascades (setup.py builds it with a C compiler)
+    from . import _native
+except ImportError:  # pragma: no cover - a build without a compiler: the Python path
+    _native = None  # type: ignore[assignment]
+if os.environ.get("SHARDKIT_NO_NATIVE"):  # the pure-Python path, for tests and comparisons
+    _native = None  # type: ignore[assignment]
 
 __all__ = [
     "ENCODING_NAMES",
@@ -373,7 +381,21 @@ def _int_only(sec: _Section, code: int, dtype: np.dtype, pos: int) -> None:
 
 def _decode_num(sec: _Section, start: int, end: int, n: int, dtype: np.dtype,
                 depth: int) -> np.ndarray:
-    """``n`` values of ``dtype`` from the encoding at ``sec.buf[start:end]`` (recursive)."""
+    """``n`` values of ``dtype`` from the encoding at ``sec.buf[start:end]`` (recursive).
+
+    With the C accelerator, a cascade of integer encodings is decoded in one call; it answers
+    None for anything else (codecs, ALP, any error), and this Python path decides.
+    """
+    if _native is not None and TRACE.get() is None:
+        got = _native.decode_numeric(sec.buf, start, end, n, dtype.itemsize, dtype.kind, depth)
+        if got is not None:
+            return np.frombuffer(got, dtype)
+    return _decode_num_py(sec, start, end, n, dtype, depth)
+
+
+def _decode_num_py(sec: _Section, start: int, end: int, n: int, dtype: np.dtype,
+                   depth: int) -> np.ndarray:
+    """The pure-Python twin of the C decoder (and the one that raises the precise errors)."""
     if depth > MAX_CASCADE_DEPTH:
         raise LimitExceededError(f"encodings nested deeper than {MAX_CASCADE_DEPTH} levels",
                                  offset=sec.base + start, field=sec.field)

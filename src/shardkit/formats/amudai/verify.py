@@ -22,7 +22,6 @@ from ...generated import amudai_shard_pb2 as spb
 from .blocks import (
     _MAX_TICKS,
     decode_binary_raw,
-    decode_numeric_values,
     split_block,
     ticks_to_datetime,
 )
@@ -355,10 +354,9 @@ class _StreamCheck:
 
     def _values(self, buf: spb.EncodedBuffer, dtype: np.dtype, field: str
                 ) -> Iterator[np.ndarray]:
-        for n, parts, _, base, where in self.s._block_parts(buf, field):
-            yield decode_numeric_values(parts.values, n, dtype,
-                                        base=base + parts.values_offset,
-                                        field=where + "/values")
+        """The values of a fixed-width block stream, by block or by run of blocks (C)."""
+        for values, _ in self.s._numeric_pieces(buf, dtype, field):
+            yield values
 
     def numeric(self, buf: spb.EncodedBuffer, dtype: np.dtype, count: int, field: str,
                 ticks: bool = False) -> int:
