@@ -4,7 +4,7 @@ VENV   ?= .venv
 PY     := $(VENV)/bin/python
 export PATH := $(CURDIR)/$(VENV)/bin:$(PATH)
 
-.PHONY: install generate check-generated test test-fast demo bench lint wheel-check clean fuzz fuzz-smoke docs
+.PHONY: install generate check-generated test test-fast demo bench lint wheel-check clean fuzz fuzz-smoke docs asan
 
 install:                       ## venv + package with dev extras + pinned Kaitai compiler
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -55,6 +55,20 @@ fuzz-smoke:                    ## every fuzz target for a few seconds (CI); a fi
 	    --corpus ../.fuzz/smoke-$$f -- -seed=1 > ../.fuzz/$$f.log 2>&1) || \
 	  { tail -40 .fuzz/$$f.log; exit 1; }; \
 	  grep -E '^stat::(number_of_executed_units|average_exec_per_sec)' .fuzz/$$f.log; done
+
+# The C accelerator built with AddressSanitizer and UBSan (its own copy under build/asan; the
+# installed one is untouched), then the SWH tests with it: any sanitizer report fails the run.
+ASAN_TESTS ?= tests/test_swh_native.py tests/test_swh.py tests/test_swh_errors.py tests/test_swh_writer.py
+SANITIZE   := -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
+asan:                          ## the SWH tests with the C accelerator under ASan + UBSan
+	rm -rf build/asan
+	CFLAGS="-O1 -g $(SANITIZE)" LDFLAGS="$(SANITIZE)" $(PY) setup.py -q build_ext \
+	  --build-lib build/asan/lib --build-temp build/asan/tmp
+	ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+	  PYTHONMALLOC=malloc SHARDKIT_REQUIRE_NATIVE=1 \
+	  LD_PRELOAD="$$($${CC:-cc} -print-file-name=libasan.so) $$($${CC:-cc} -print-file-name=libubsan.so)" \
+	  $(PY) tools/asan_pytest.py build/asan/lib/shardkit/formats/swh/_native*.so \
+	  -q -p no:cacheprovider $(ASAN_TESTS) $(ASAN_ARGS)
 
 docs:                          ## the docs site into site/, warnings as errors (diagrams made here)
 	NO_MKDOCS_2_WARNING=1 $(PY) -m mkdocs build --strict --site-dir site
