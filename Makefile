@@ -4,7 +4,7 @@ VENV   ?= .venv
 PY     := $(VENV)/bin/python
 export PATH := $(CURDIR)/$(VENV)/bin:$(PATH)
 
-.PHONY: install generate check-generated test test-fast demo bench lint wheel-check clean fuzz fuzz-smoke docs asan
+.PHONY: install zs-reference generate check-generated test test-fast demo bench lint wheel-check clean fuzz fuzz-smoke docs asan
 
 install:                       ## venv + package with dev extras + pinned Kaitai compiler
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -17,6 +17,20 @@ install:                       ## venv + package with dev extras + pinned Kaitai
 	@command -v dot >/dev/null || { [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null && \
 	  apt-get update -qq && apt-get install -y -qq graphviz >/dev/null; } || \
 	  echo "warning: Graphviz's dot is missing (Debian: apt-get install graphviz); make docs needs it"
+	@$(MAKE) --no-print-directory zs-reference
+
+# zs 0.10.0, the ZS reference, builds only on Python 3.6: with a python3.6 on PATH or a pyenv
+# 3.6.x, .venv-zs gets it (once) and .ci/run points ZS_PYTHON at it; without one, a notice.
+PYTHON36 ?= $(lastword $(shell command -v python3.6) $(wildcard $(HOME)/.pyenv/versions/3.6.*/bin/python3.6))
+zs-reference:                  ## the zs 0.10.0 reference in .venv-zs (live ZS interop tests)
+	@if .venv-zs/bin/python -c "import zs" 2>/dev/null; then exit 0; fi; \
+	if ! "$(PYTHON36)" -c "import sys; assert sys.version_info[:2] == (3, 6)" 2>/dev/null; then \
+	echo "notice: no Python 3.6 (python3.6 on PATH or a pyenv \
+	3.6.x): the live ZS interop tests will be skipped (zs 0.10.0 builds only on Python 3.6)"; \
+	exit 0; fi; rm -rf .venv-zs && $(PYTHON36) -m venv .venv-zs && \
+	.venv-zs/bin/python -m pip install --quiet --disable-pip-version-check zs==0.10.0 || \
+	{ echo "notice: zs 0.10.0 did not install with $(PYTHON36): the live ZS interop tests \
+	will be skipped"; rm -rf .venv-zs; }
 
 generate:                      ## schemas -> generated/ (Kaitai -> Python + JS; protoc; flatc)
 	node tools/ksc.js --outdir generated
