@@ -490,3 +490,35 @@ def test_directory_length_past_the_format_cap(length: int) -> None:
     struct.pack_into("<I", data, len(data) - 12, (1 << 24) - 1)  # within the cap, too long
     with pytest.raises(LayoutError, match="does not fit"):
         shardkit.open(bytes(data))
+
+
+@pytest.mark.parametrize("codec", ["lz4", "zstd"])
+def test_running_out_of_memory_while_decompressing_is_not_corrupt_data(codec: str,
+                                                                        monkeypatch) -> None:
+    """A codec that refuses the bytes means corrupt data (LayoutError, its error chained);
+    a MemoryError (or a bug) is not corrupt data and propagates as itself."""
+    import lz4.block
+    import zstandard
+
+    from shardkit.formats.amudai import blocks
+
+    raw = bytes(range(256)) * 8
+    packed = (struct.pack("<I", len(raw)) + lz4.block.compress(raw, store_size=False)
+              if codec == "lz4" else zstandard.ZstdCompressor().compress(raw))
+    code = blocks.LZ4 if codec == "lz4" else next(c for c, n in blocks.ENCODING_NAMES.items()
+                                                  if n.lower().startswith("zstd"))
+    assert blocks._decompress(code, memoryview(packed), len(raw), base=0, field="/b") == raw
+    bad = packed[: len(packed) // 2]  # cut in the middle of its sequences
+    with pytest.raises(LayoutError, match="does not decompress") as info:
+        blocks._decompress(code, memoryview(bad), len(raw), base=0, field="/b")
+    assert info.value.__cause__ is not None
+
+    def no_memory(*args, **kwargs):
+        raise MemoryError
+
+    if codec == "lz4":
+        monkeypatch.setattr(lz4.block, "decompress", no_memory)
+    else:
+        monkeypatch.setattr(zstandard.ZstdDecompressor, "decompress", no_memory)
+    with pytest.raises(MemoryError):
+        blocks._decompress(code, memoryview(packed), len(raw), base=0, field="/b")
