@@ -179,6 +179,7 @@ def _place(f: npt.NDArray[np.uint32], h: npt.NDArray[np.uint32], g: npt.NDArray[
     sizes = np.bincount(g, minlength=nbuckets)
     first = np.concatenate(([0], np.cumsum(sizes)[:-1]))
     occupied = np.zeros(n, dtype=bool)
+    scratch = np.zeros(n, dtype=bool)  # _first_claims' bins taken (cleared after each use)
     disp = np.zeros(nbuckets, dtype=np.int64)
     nn = np.uint64(n)
     for size in range(int(sizes.max()), 0, -1):
@@ -225,7 +226,7 @@ def _place(f: npt.NDArray[np.uint32], h: npt.NDArray[np.uint32], g: npt.NDArray[
             cand, d = cand[rank], d[rank]
             cpos = np.stack([_bins(bf[j][cand], bh[j][cand], d.astype(np.uint64), nn)
                              for j in range(size)], axis=1)  # (C, size)
-            won = _first_claims(cpos)
+            won = _first_claims(cpos, scratch)
             lost = ~won
             # decided: up to the first loser's displacement, and below every displacement a
             # bucket without a candidate has not looked at yet
@@ -243,9 +244,11 @@ def _place(f: npt.NDArray[np.uint32], h: npt.NDArray[np.uint32], g: npt.NDArray[
     return disp
 
 
-def _first_claims(cpos: npt.NDArray[np.int64]) -> npt.NDArray[np.bool_]:
+def _first_claims(cpos: npt.NDArray[np.int64], scratch: npt.NDArray[np.bool_]
+                  ) -> npt.NDArray[np.bool_]:
     """Which rows of ``cpos`` (candidates in the order they are tried, one row of distinct
-    bins each) take their bins when each row in turn takes them if none is taken yet."""
+    bins each) take their bins when each row in turn takes them if none is taken yet.
+    ``scratch``: one False per bin, used and left all False."""
     count, size = cpos.shape
     won = np.zeros(count, dtype=bool)
     flat = cpos.ravel()
@@ -274,8 +277,10 @@ def _first_claims(cpos: npt.NDArray[np.int64]) -> npt.NDArray[np.bool_]:
         won[winners] = True
         alive[winners] = False
         # the alive ones that want a bin a winner took come later: they lose
-        taken = np.zeros(0, dtype=np.int64) if not winners.size else cpos[winners].ravel()
-        lose = np.isin(cpos[idx], taken).any(axis=1)
+        taken = cpos[winners].ravel()
+        scratch[taken] = True
+        lose = scratch[cpos[idx]].any(axis=1)
+        scratch[taken] = False
         alive[idx[lose]] = False
     return won
 
