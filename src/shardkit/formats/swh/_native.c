@@ -25,6 +25,7 @@
 #include <stdint.h>
 #include <string.h>
 #include <sched.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #define KEY_LEN 32
@@ -385,11 +386,35 @@ static PyObject *Lookup_slot(Lookup *self, PyObject *arg) {
     return PyLong_FromLongLong(s);
 }
 
-/* pread exactly len bytes at pos; 0 on success */
-static int pread_all(int fd, uint8_t *buf, size_t len, uint64_t pos) {
+#define WOULD_BLOCK (-2)
+
+/* One pread of len bytes at pos. nowait: only what the page cache holds, at once (preadv2
+ * RWF_NOWAIT), and WOULD_BLOCK unless all len bytes came (not cached, a short file, or a
+ * kernel without RWF_NOWAIT): the caller then reads again, blocking, without the GIL. */
+static ssize_t pread_once(int fd, uint8_t *buf, size_t len, uint64_t pos, int nowait) {
+    ssize_t got;
+    if (nowait) {
+#ifdef RWF_NOWAIT
+        struct iovec v = {buf, len};
+        do {
+            got = preadv2(fd, &v, 1, (off_t)pos, RWF_NOWAIT);
+        } while (got < 0 && errno == EINTR);
+        return got >= 0 && (size_t)got == len ? got : WOULD_BLOCK;
+#else
+        return WOULD_BLOCK;
+#endif
+    }
+    do {
+        got = pread(fd, buf, len, (off_t)pos);
+    } while (got < 0 && errno == EINTR);
+    return got;
+}
+
+/* pread exactly len bytes at pos: 0, -1 on failure, or WOULD_BLOCK (nowait, see pread_once) */
+static int pread_all(int fd, uint8_t *buf, size_t len, uint64_t pos, int nowait) {
+    if (nowait) return len && pread_once(fd, buf, len, pos, 1) == WOULD_BLOCK ? WOULD_BLOCK : 0;
     while (len) {
-        ssize_t got = pread(fd, buf, len, (off_t)pos);
-        if (got < 0 && errno == EINTR) continue;
+        ssize_t got = pread_once(fd, buf, len, pos, 0);
         if (got <= 0) return -1;
         buf += got;
         len -= (size_t)got;
@@ -398,8 +423,9 @@ static int pread_all(int fd, uint8_t *buf, size_t len, uint64_t pos) {
     return 0;
 }
 
-/* The index entry of slot: 0, or -1 when it lies outside the index or cannot be read. */
-static int read_entry(Lookup *self, uint64_t slot, uint8_t entry[SLOT_SIZE]) {
+/* The index entry of slot: 0, -1 when it lies outside the index or cannot be read, or
+ * WOULD_BLOCK (nowait). */
+static int read_entry(Lookup *self, uint64_t slot, uint8_t entry[SLOT_SIZE], int nowait) {
     if (slot >= self->num_slots) return -1;
     uint64_t pos = self->index_pos + slot * SLOT_SIZE; /* no wrap: checked by __init__ */
     if (self->has_file) {
@@ -409,7 +435,7 @@ static int read_entry(Lookup *self, uint64_t slot, uint8_t entry[SLOT_SIZE]) {
         return 0;
     }
     if (self->fd < 0) return -1;
-    return pread_all(self->fd, entry, SLOT_SIZE, pos);
+    return pread_all(self->fd, entry, SLOT_SIZE, pos, nowait);
 }
 
 /* The value of a live entry at ofs, from the mapping; NULL with no error set: not the simple
@@ -423,32 +449,37 @@ static PyObject *mapped_value(Lookup *self, uint64_t ofs) {
     return PyBytes_FromStringAndSize((const char *)f + ofs + 8, (Py_ssize_t)size);
 }
 
-/* What the GIL-free part of a pread lookup found. */
+/* What the disk part of a pread lookup found. */
 typedef struct {
     uint64_t ofs;    /* the object's offset */
     ssize_t got;     /* bytes of head read at ofs (-1: the key is not simply there) */
     uint8_t head[SPEC_MAX];
 } Probe;
 
-/* Hash, slot, index entry and the first pread of the object: no Python object is touched. */
-static void probe_pread(Lookup *self, const uint8_t *k, Probe *pr) {
+/* Hash, slot, index entry and the first pread of the object; no Python object is touched.
+ * 0, or WOULD_BLOCK (nowait: a read would wait for the disk). */
+static int probe_pread(Lookup *self, const uint8_t *k, Probe *pr, int nowait) {
     uint8_t entry[SLOT_SIZE];
     pr->got = -1;
     int64_t slot = slot_of(self, k, KEY_LEN);
-    if (slot < 0 || read_entry(self, (uint64_t)slot, entry) || memcmp(entry, k, KEY_LEN)) return;
+    if (slot < 0) return 0;
+    int rc = read_entry(self, (uint64_t)slot, entry, nowait);
+    if (rc == WOULD_BLOCK) return WOULD_BLOCK;
+    if (rc || memcmp(entry, k, KEY_LEN)) return 0;
     uint64_t ofs = be64(entry + KEY_LEN), lo = self->obj_lo, hi = self->obj_hi;
-    if (ofs < lo || hi < 8 || ofs > hi - 8) return;
+    if (ofs < lo || hi < 8 || ofs > hi - 8) return 0;
     uint64_t spec = __atomic_load_n(&self->spec, __ATOMIC_RELAXED);
     uint64_t want = hi - ofs < spec ? hi - ofs : spec;
-    ssize_t got;
-    do {
-        got = pread(self->fd, pr->head, (size_t)want, (off_t)ofs);
-    } while (got < 0 && errno == EINTR);
+    ssize_t got = pread_once(self->fd, pr->head, (size_t)want, ofs, nowait);
+    if (got == WOULD_BLOCK) return WOULD_BLOCK;
     pr->ofs = ofs;
     pr->got = got;
+    return 0;
 }
 
-/* get(key) -> bytes, or None when the Python path must answer (absent, odd, unchecked). */
+/* get(key) -> bytes, or None when the Python path must answer (absent, odd, unchecked).
+ * With pread, what the page cache holds is read at once with the GIL kept (releasing it costs
+ * more than such a read); a read that would wait for the disk runs without the GIL. */
 static PyObject *Lookup_get(Lookup *self, PyObject *key) {
     if (!PyBytes_CheckExact(key) || PyBytes_GET_SIZE(key) != KEY_LEN || !self->ready ||
         (!self->has_file && self->fd < 0))
@@ -457,20 +488,23 @@ static PyObject *Lookup_get(Lookup *self, PyObject *key) {
     if (self->has_file) { /* a small shard, mapped: no system call, the GIL is kept */
         uint8_t entry[SLOT_SIZE];
         int64_t slot = slot_of(self, k, KEY_LEN);
-        if (slot < 0 || read_entry(self, (uint64_t)slot, entry) || memcmp(entry, k, KEY_LEN))
+        if (slot < 0 || read_entry(self, (uint64_t)slot, entry, 0) ||
+            memcmp(entry, k, KEY_LEN))
             Py_RETURN_NONE;
         PyObject *out = mapped_value(self, be64(entry + KEY_LEN));
         if (!out && !PyErr_Occurred()) Py_RETURN_NONE;
         return out;
     }
-    /* pread: the disk reads run without the GIL (key is immutable bytes, held by the caller) */
+    /* key is immutable bytes, held by the caller, so it is read without the GIL too */
     Probe pr;
     PyObject *out = NULL;
     int failed = 0;
     self->active++;
-    Py_BEGIN_ALLOW_THREADS
-    probe_pread(self, k, &pr);
-    Py_END_ALLOW_THREADS
+    if (probe_pread(self, k, &pr, 1) == WOULD_BLOCK) {
+        Py_BEGIN_ALLOW_THREADS
+        probe_pread(self, k, &pr, 0);
+        Py_END_ALLOW_THREADS
+    }
     if (pr.got < 8) goto done;
     uint64_t ofs = pr.ofs, size = be64(pr.head);
     if (size > self->obj_hi - ofs - 8) goto done;
@@ -481,10 +515,14 @@ static PyObject *Lookup_get(Lookup *self, PyObject *key) {
     uint8_t *dst = (uint8_t *)PyBytes_AS_STRING(out);
     uint64_t have = (uint64_t)pr.got - 8 < size ? (uint64_t)pr.got - 8 : size;
     memcpy(dst, pr.head + 8, have);
-    if (have < size) { /* out is ours alone until returned: filled without the GIL */
-        Py_BEGIN_ALLOW_THREADS
-        failed = pread_all(self->fd, dst + have, size - have, ofs + 8 + have);
-        Py_END_ALLOW_THREADS
+    if (have < size) { /* out is ours alone until returned: filled without the GIL if need be */
+        uint64_t pos = ofs + 8 + have;
+        failed = pread_all(self->fd, dst + have, size - have, pos, 1);
+        if (failed == WOULD_BLOCK) {
+            Py_BEGIN_ALLOW_THREADS
+            failed = pread_all(self->fd, dst + have, size - have, pos, 0);
+            Py_END_ALLOW_THREADS
+        }
         if (failed) Py_CLEAR(out);
     }
 done:
