@@ -313,6 +313,16 @@ def test_lookup_refuses_arguments_that_would_wrap(field: int, value: object) -> 
             native.Lookup(*args)
 
 
+def _drop_from_page_cache(path) -> None:
+    import os
+
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+    finally:
+        os.close(fd)
+
+
 def test_close_waits_for_reads_running_without_the_gil(tmp_path, monkeypatch) -> None:
     """Threads read with pread (the GIL let go) while the reader closes: every call returns
     a value, None or "released", and close() frees nothing under a running read."""
@@ -351,6 +361,7 @@ def test_close_waits_for_reads_running_without_the_gil(tmp_path, monkeypatch) ->
         threads = [threading.Thread(target=read) for _ in range(4)]
         for t in threads:
             t.start()
+        _drop_from_page_cache(path)  # reads that wait for the disk: without the GIL
         go.set()
         s.close()
         for t in threads:

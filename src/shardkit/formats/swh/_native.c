@@ -13,7 +13,8 @@
  * A select block (128 buckets) is checked in full, with the same rules as the Python decoder
  * (LazyChdPh._decode_block), the first time a key lands in it; a bit per block remembers it.
  *
- * Threads: get (when it reads with pread), slots_into and check_all run without the GIL. Each
+ * Threads: get's reads that would wait for the disk (pread; what the page cache holds is read
+ * at once with RWF_NOWAIT, the GIL kept), slots_into and check_all run without the GIL. Each
  * such call counts itself in `active` (under the GIL) before it lets go; close() and a second
  * __init__ stop new calls at once and free the buffers only when `active` is back to 0, so a
  * read never runs on released memory or a closed descriptor. The per-block "checked" bits and
