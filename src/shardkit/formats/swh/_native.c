@@ -774,10 +774,20 @@ static PyObject *place(PyObject *mod, PyObject *args) {
         if (++count[g[i]] > biggest) biggest = count[g[i]];
     }
     by = PyMem_Calloc((size_t)biggest + 2, 4);
+    if (!by) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    /* the (f, h) copies hold one size's keys at a time: the most keys of one size (about a
+     * fifth of all, sizes being Poisson(4)), not all of them */
+    for (uint64_t b = 0; b < nbuckets; b++) by[count[b]]++;
+    uint64_t widest = 0;
+    for (uint64_t sz = 1; sz <= biggest; sz++)
+        if (sz * by[sz] > widest) widest = sz * by[sz];
     pos = PyMem_Malloc(((size_t)biggest + 1) * 8);
-    wf = PyMem_Malloc(((size_t)m + 1) * 4);
-    wh = PyMem_Malloc(((size_t)m + 1) * 4);
-    if (!by || !pos || !wf || !wh) {
+    wf = PyMem_Malloc(((size_t)widest + 1) * 4);
+    wh = PyMem_Malloc(((size_t)widest + 1) * 4);
+    if (!pos || !wf || !wh) {
         PyErr_NoMemory();
         goto done;
     }
@@ -787,8 +797,7 @@ static PyObject *place(PyObject *mod, PyObject *args) {
     for (Py_ssize_t i = 0; i < m; i++) items[first[g[i]]++] = (uint32_t)i;
     for (uint64_t b = 0; b < nbuckets; b++) first[b] -= count[b];
     /* buckets by size, largest first, in bucket order within a size (chd_ph_ordering);
-     * by[s] ends as the end of size s's run in order */
-    for (uint64_t b = 0; b < nbuckets; b++) by[count[b]]++;
+     * by[s] (the number of buckets of size s) ends as the end of size s's run in order */
     uint64_t at = 0;
     for (int64_t s = biggest; s >= 0; s--) { uint32_t c = by[s]; by[s] = (uint32_t)at; at += c; }
     for (uint64_t b = 0; b < nbuckets; b++) order[by[count[b]]++] = (uint32_t)b;
