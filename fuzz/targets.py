@@ -66,6 +66,86 @@ def run_swh(data: bytes) -> None:
     _guard(body)
 
 
+def _swh_accelerators() -> dict[str, Any]:
+    """The accelerators of SWH lookups that are built here, by name (the pure-Python path is
+    what each is compared with; a new accelerator joins the differential target here)."""
+    from shardkit.formats.swh import reader
+
+    built = {"native": reader._native}
+    return {name: module for name, module in built.items() if module is not None}
+
+
+SWH_ACCELERATORS = _swh_accelerators()
+
+
+def _swh_outcomes(data: bytes, accelerator: Any, path: Path | None = None) -> list[Any]:
+    """What ``run_swh`` calls (and the slots of absent keys), each as its value or its
+    error, read through one lookup path: the pure-Python one (``accelerator`` None) or an
+    accelerator; from memory, or with ``path`` from that file by pread."""
+    import hashlib
+
+    from shardkit.formats.swh import reader
+
+    out: list[Any] = []
+
+    def record(name: str, call: Callable[[], Any]) -> None:
+        try:
+            out.append((name, call()))
+        except ShardkitError as exc:
+            out.append((name, type(exc).__name__, str(exc), getattr(exc, "offset", None),
+                        getattr(exc, "field", None)))
+
+    saved = reader._native, reader.MAP_LOOKUPS_LIMIT
+    reader._native = accelerator
+    if path is not None:
+        reader.MAP_LOOKUPS_LIMIT = 0  # read with pread, not from the mapping
+    try:
+        try:
+            s = shardkit.open(path if path is not None else data, format="swh")
+        except ShardkitError as exc:
+            return [("open", type(exc).__name__, str(exc))]
+        with s:
+            keys: list[bytes] = []
+            record("keys", lambda: keys.extend(_take(s.keys())) or list(keys))
+            absent = [hashlib.sha256(data[:64] + bytes([i])).digest() for i in range(8)]
+            for key in keys[:8] + absent + [bytes(32)]:
+                record("slot_of", lambda k=key: s.slot_of(k))
+                record("get", lambda k=key: s.get(k))
+            record("get_many", lambda: s.get_many(keys[:16] + absent[:2], default=None))
+            record("items", lambda: _take(s.items(), 16))
+            record("verify", lambda: s.verify(content_hash="sha256"))
+    finally:
+        reader._native, reader.MAP_LOOKUPS_LIMIT = saved
+    return out
+
+
+def run_swh_native(data: bytes) -> None:
+    """SWH differential: every input through the pure-Python path and through each built
+    accelerator (from memory, and from a file by pread); any difference in lookups, slots,
+    ``verify`` problems or errors is a finding (an AssertionError naming the call)."""
+    import tempfile
+
+    want = _swh_outcomes(data, None)
+    if not SWH_ACCELERATORS:
+        return
+    with tempfile.NamedTemporaryFile(dir=_TMP, suffix=".shard") as fh:
+        fh.write(data)
+        fh.flush()
+        for name, accelerator in SWH_ACCELERATORS.items():
+            for where, path in (("memory", None), ("pread", Path(fh.name))):
+                got = _swh_outcomes(data, accelerator, path)
+                if got != want:
+                    first = next((i for i, (a, b) in enumerate(zip(got, want, strict=False))
+                                  if a != b), min(len(got), len(want)))
+                    raise AssertionError(
+                        f"{name} ({where}) differs from the Python path at call {first}: "
+                        f"{got[first:first + 1]!r:.300} != {want[first:first + 1]!r:.300}")
+
+
+#: Where the differential target writes its input for the pread path (memory when it can).
+_TMP = "/dev/shm" if Path("/dev/shm").is_dir() else None
+
+
 def run_mdb(data: bytes) -> None:
     """Xet MDB shard: files, xorbs, chunk lookups through the tables, writer round trip."""
 
@@ -308,6 +388,7 @@ def run_ngann(data: bytes) -> None:
 
 TARGETS: dict[str, Callable[[bytes], None]] = {
     "swh": run_swh,
+    "swh_native": run_swh_native,
     "mdb": run_mdb,
     "zss": run_zss,
     "zs": run_zs,
@@ -320,12 +401,15 @@ TARGETS: dict[str, Callable[[bytes], None]] = {
 
 
 SEEDS = Path(__file__).resolve().parent / "seeds"
+#: Targets that start from another target's seeds and samples.
+SAME_INPUTS = {"swh_native": "swh"}
 
 
 def seeds(fmt: str) -> list[tuple[str, bytes]]:
     """The fuzz inputs to start from: the small seeds of ``fuzz/seeds/<fmt>/`` (written by
     ``make_seeds.py``; a Neuroglancer seed already starts with its spec byte), then the bundled
     sample files, as (name, fuzz input) pairs."""
+    fmt = SAME_INPUTS.get(fmt, fmt)
     made = [(f"seeds/{p.name}", p.read_bytes())
             for p in sorted((SEEDS / fmt).glob("*")) if p.is_file()]
     return made + _samples(fmt)

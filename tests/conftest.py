@@ -23,6 +23,17 @@ def swh_path(name: str) -> Path:
     return DATA / "swh" / f"{name}.shard"
 
 
+def missing_zs_reference(env) -> list[str]:
+    """["zs 0.10.0 (ZS_PYTHON)"] when the live ZS interop tests would skip without a stated
+    reason: no ``ZS_PYTHON``, no ``zs`` on PATH, and no ``SHARDKIT_NO_ZS_REFERENCE`` (the
+    reason .ci/run gives, and prints, when no Python 3.6 was found)."""
+    import shutil
+
+    if env.get("ZS_PYTHON") or shutil.which("zs") or env.get("SHARDKIT_NO_ZS_REFERENCE"):
+        return []
+    return ["zs 0.10.0 (ZS_PYTHON)"]
+
+
 def pytest_collection_modifyitems(config, items):
     """In CI the reference implementations must be installed: an interop skip is a failure."""
     import os
@@ -35,6 +46,7 @@ def pytest_collection_modifyitems(config, items):
                                  "cloudvolume", "aiohttp", "compressed_segmentation", "DracoPy",
                                  "distributed", "swh.mosaic")
                if importlib.util.find_spec(name) is None]
+    missing += missing_zs_reference(os.environ)
     if missing:  # pragma: no cover - only on a broken CI install
         raise pytest.UsageError(
             f"CI is set but {', '.join(missing)} not installed: the interop group cannot run"
@@ -60,3 +72,13 @@ def range_server():
     yield make
     for srv in made:
         srv.close()
+
+
+def pytest_terminal_summary(terminalreporter):
+    """Says so at the end when the live ZS interop tests were skipped on purpose, and why."""
+    import os
+
+    reason = os.environ.get("SHARDKIT_NO_ZS_REFERENCE")
+    if reason and not os.environ.get("ZS_PYTHON"):
+        terminalreporter.write_line(f"notice: the live ZS interop tests were skipped: {reason}",
+                                    yellow=True)

@@ -256,15 +256,33 @@ def test_record_length_mismatch() -> None:
         shardkit.open(bytes(data)).urls  # noqa: B018
 
 
+def values_of(data: bytes) -> dict[str, object]:
+    """Everything ``read_all`` reads, as values."""
+    s = shardkit.open(data, format="amudai")
+    return {"properties": s.properties, "urls": s.urls,
+            **{f"column {f.name}": s.read_column(f.name) for f in s.schema}}
+
+
 def test_fuzzed_bytes_never_escape() -> None:
+    """Each flipped byte gives an error, or a problem from verify, or the same values."""
     data = shard()
+    want = values_of(data)
+    outcomes = {"error": 0, "problem": 0, "unchanged": 0}
     for offset in range(8, len(data) - 8, 7):
         bad = flip(data, offset)
         try:
             read_all(bad)
-            shardkit.open(bad).verify()
+            got = values_of(bad)
+            problems = shardkit.open(bad).verify()
         except ShardkitError:
-            pass
+            outcomes["error"] += 1
+            continue
+        if problems:
+            outcomes["problem"] += 1
+            continue
+        assert got == want, f"byte {offset} flipped: other values and verify() is clean"
+        outcomes["unchanged"] += 1
+    assert outcomes["error"] + outcomes["problem"] > 0
 
 
 def test_opening_a_stripe_file_says_to_open_the_root() -> None:
@@ -472,3 +490,35 @@ def test_directory_length_past_the_format_cap(length: int) -> None:
     struct.pack_into("<I", data, len(data) - 12, (1 << 24) - 1)  # within the cap, too long
     with pytest.raises(LayoutError, match="does not fit"):
         shardkit.open(bytes(data))
+
+
+@pytest.mark.parametrize("codec", ["lz4", "zstd"])
+def test_running_out_of_memory_while_decompressing_is_not_corrupt_data(codec: str,
+                                                                        monkeypatch) -> None:
+    """A codec that refuses the bytes means corrupt data (LayoutError, its error chained);
+    a MemoryError (or a bug) is not corrupt data and propagates as itself."""
+    import lz4.block
+    import zstandard
+
+    from shardkit.formats.amudai import blocks
+
+    raw = bytes(range(256)) * 8
+    packed = (struct.pack("<I", len(raw)) + lz4.block.compress(raw, store_size=False)
+              if codec == "lz4" else zstandard.ZstdCompressor().compress(raw))
+    code = blocks.LZ4 if codec == "lz4" else next(c for c, n in blocks.ENCODING_NAMES.items()
+                                                  if n.lower().startswith("zstd"))
+    assert blocks._decompress(code, memoryview(packed), len(raw), base=0, field="/b") == raw
+    bad = packed[: len(packed) // 2]  # cut in the middle of its sequences
+    with pytest.raises(LayoutError, match="does not decompress") as info:
+        blocks._decompress(code, memoryview(bad), len(raw), base=0, field="/b")
+    assert info.value.__cause__ is not None
+
+    def no_memory(*args, **kwargs):
+        raise MemoryError
+
+    if codec == "lz4":
+        monkeypatch.setattr(lz4.block, "decompress", no_memory)
+    else:
+        monkeypatch.setattr(zstandard.ZstdDecompressor, "decompress", no_memory)
+    with pytest.raises(MemoryError):
+        blocks._decompress(code, memoryview(packed), len(raw), base=0, field="/b")

@@ -487,29 +487,46 @@ def test_unknown_presence_mode() -> None:
         build_amudai(SCHEMA, [ROWS], presence="bits")
 
 
+def _indexed_values(data: bytes) -> dict[str, object]:
+    """Every value the fuzz test below reads (index artifacts, stripe indexes, columns and
+    descriptors, the dict form)."""
+    s = shardkit.open(data)
+    out: dict[str, object] = {}
+    for i, ix in enumerate(s.indexes):
+        for j, art in enumerate(ix.artifacts):
+            out[f"index {i} artifact {j}"] = s.open_artifact(art).read_column("term")
+    for i, st in enumerate(s.stripes):
+        out[f"stripe {i} indexes"] = repr(st.indexes)
+    for name in ("id", "doc", "doc.text", "n"):
+        out[f"descriptor {name}"] = repr(s.descriptor(name))
+        out[f"descriptor {name} 0"] = repr(s.descriptor(name, 0))
+        out[f"column {name}"] = s.read_column(name)
+    out["dict"] = json.dumps(s.to_dict(), default=str, sort_keys=True)
+    return out
+
+
 def test_fuzzed_indexed_shard_never_escapes() -> None:
+    """Each damaged byte gives an error, or a problem from verify, or the same values."""
     data = build_amudai(SCHEMA, [ROWS], presence="roaring", indexes=[IndexSpec(
         "inverted-term-index-v1", ("doc.text",), (ArtifactSpec("terms", TERMS),),
         {"k": [1, "two"]})], stripe_indexes=[[IndexSpec("s", ((0,),))]],
         field_indexes={"id": [IndexSpec("f", ("id",))]})
+    want = _indexed_values(data)
+    caught = 0
     for offset in range(8, len(data) - 8, 5):
         bad = bytearray(data)
         bad[offset] ^= 0x24
         try:
-            s = shardkit.open(bytes(bad))
-            s.verify()
-            for ix in s.indexes:
-                for art in ix.artifacts:
-                    s.open_artifact(art).read_column("term")
-            for st in s.stripes:
-                st.indexes  # noqa: B018
-            for name in ("id", "doc", "doc.text", "n"):
-                s.descriptor(name)
-                s.descriptor(name, 0)
-                s.read_column(name)
-            s.to_dict()
+            problems = shardkit.open(bytes(bad)).verify()
+            got = _indexed_values(bytes(bad))
         except ShardkitError:
-            pass
+            caught += 1
+            continue
+        if problems:
+            caught += 1
+            continue
+        assert got == want, f"byte {offset} damaged: other values and verify() is clean"
+    assert caught > 0
 
 
 def test_indexed_sample(capsys: pytest.CaptureFixture[str]) -> None:

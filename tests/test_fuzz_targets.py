@@ -66,9 +66,42 @@ SMALL_SEEDS = [(fmt, name, data) for fmt in sorted(targets.TARGETS)
                for name, data in targets.seeds(fmt) if len(data) <= 64 << 10]
 
 
+def _problems_of_seed(fmt: str, data: bytes) -> list[object]:
+    """What a seed gives outside its target: ``verify()``'s problems (a chunk: its decoded
+    size checked); a ``ShardkitError`` propagates."""
+    fmt = targets.SAME_INPUTS.get(fmt, fmt)
+    if fmt == "cseg":
+        from shardkit.formats.neuroglancer import decode_compressed_segmentation
+
+        head = data[0]
+        x, y, z = targets.CSEG_SHAPES[head >> 5 & 7]
+        shape = (2 if head & 2 else 1, z, y, x)
+        out = decode_compressed_segmentation(data[1:], shape, targets.CSEG_BLOCKS[head >> 2 & 7],
+                                             "uint64" if head & 1 else "uint32", field="/chunk")
+        return [] if out.shape == shape else [f"decoded shape {out.shape}"]
+    if fmt == "neuroglancer":
+        spec = targets.NG_SPECS[data[0] % len(targets.NG_SPECS)]
+        with shardkit.open(data[1:], format="neuroglancer", spec=spec) as s:
+            for key in s.keys():
+                s[key]  # every chunk reads
+            return list(s.verify())
+    with shardkit.open(data, format=fmt) as s:
+        return list(s.verify())
+
+
 @pytest.mark.parametrize(("fmt", "name", "data"), SMALL_SEEDS,
                          ids=[f"{f}/{n}" for f, n, _ in SMALL_SEEDS])
-def test_seed_runs_through_its_target(fmt: str, name: str, data: bytes) -> None:
+def test_seed_runs_through_its_target(fmt: str, name: str, data: bytes,
+                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """A seed that opens and verifies clean goes through every call of its target without
+    any error (no ShardkitError swallowed); one with an error or a problem (the damaged
+    reference samples) gives only ShardkitErrors there."""
+    try:
+        sound = _problems_of_seed(fmt, data) == []
+    except ShardkitError:
+        sound = False
+    if sound:
+        monkeypatch.setattr(targets, "_guard", lambda body: body())
     targets.TARGETS[fmt](data)
 
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import contextlib
 import gzip
 import json
 import struct
@@ -166,10 +165,14 @@ def test_non_integer_and_foreign_keys() -> None:
 
 
 def test_fuzzed_shards_never_escape(tmp_path: Path) -> None:
+    """Each damaged shard gives an error, or a problem from verify, or the same chunks
+    (gzip's CRC guards the data and the minishard indexes)."""
     rng = np.random.default_rng(5)
     spec = ShardingSpec.from_dict({**SPEC.to_dict(), "data_encoding": "gzip",
                                    "minishard_index_encoding": "gzip"})
-    base = build_shard({k: bytes([k]) * k for k in range(1, 40)}, spec)
+    want = {k: bytes([k]) * k for k in range(1, 40)}
+    base = build_shard(want, spec)
+    outcomes = {"error": 0, "problem": 0, "unchanged": 0}
     for _ in range(300):
         data = bytearray(base)
         for _ in range(int(rng.integers(1, 4))):
@@ -177,10 +180,20 @@ def test_fuzzed_shards_never_escape(tmp_path: Path) -> None:
         if rng.random() < 0.3:
             data = data[: int(rng.integers(0, len(data)))]
         s = shard_of(bytes(data), spec)
-        for key in (1, 17, 39):
-            with contextlib.suppress(ShardkitError):
-                s[key]
-        s.verify()
+        try:
+            problems = s.verify()
+            got = {k: s[k] for k in s.keys()}
+            named = {key: s[key] for key in (1, 17, 39)}
+        except ShardkitError:
+            outcomes["error"] += 1
+            continue
+        if problems:
+            outcomes["problem"] += 1
+            continue
+        assert got == want
+        assert named == {key: want[key] for key in named}
+        outcomes["unchanged"] += 1
+    assert outcomes["error"] and outcomes["unchanged"]
 
 
 def test_info_json_that_is_too_deep_too_long_or_oddly_typed(tmp_path: Path) -> None:
@@ -230,3 +243,110 @@ def test_bad_info_files(tmp_path: Path) -> None:
     (ds / "info").write_text("{nope")
     with pytest.raises(SpecError, match="not JSON"):
         shardkit.open(ds)
+
+
+# -- errors reading an info or a file keep their cause; a bug is not "no info" ---------------
+
+
+def _memory_dataset(name: str) -> str:
+    """A bare shard with a key-value ``info`` beside it, in fsspec's memory filesystem."""
+    import fsspec
+
+    fs = fsspec.filesystem("memory")
+    fs.pipe(f"/{name}/info", json.dumps({"@type": "neuroglancer_legacy_mesh",
+                                          "sharding": SPEC.to_dict()}).encode())
+    fs.pipe(f"/{name}/0.shard", build_shard({1: b"x"}, SPEC))
+    return f"memory://{name}/0.shard"
+
+
+def test_an_info_that_cannot_be_read_is_an_error_with_its_cause(monkeypatch) -> None:
+    """Reading the info beside a shard fails (no access, an HTTP status, a broken
+    connection): that is an error with its cause, not "no info here"."""
+    from fsspec.implementations.memory import MemoryFileSystem
+
+    from shardkit.formats.neuroglancer.loader import sibling_spec
+
+    url = _memory_dataset("denied")
+    assert sibling_spec(url)["spec"] == SPEC  # type: ignore[index]
+
+    def denied(self, path, *args, **kwargs):
+        raise PermissionError(13, "access denied", path)
+
+    monkeypatch.setattr(MemoryFileSystem, "cat_file", denied)
+    with pytest.raises(ShardkitError, match="cannot read memory://denied/info") as info:
+        sibling_spec(url)
+    assert isinstance(info.value.__cause__, PermissionError)
+
+
+def test_no_info_or_a_bad_info_is_no_spec() -> None:
+    import fsspec
+
+    from shardkit.formats.neuroglancer.loader import sibling_spec
+
+    url = _memory_dataset("badinfo")
+    fsspec.filesystem("memory").pipe("/badinfo/info", b"{not json")
+    assert sibling_spec(url) is None
+    fsspec.filesystem("memory").rm("/badinfo/info")
+    assert sibling_spec(url) is None
+
+
+def test_a_bug_while_reading_an_info_is_not_swallowed(monkeypatch) -> None:
+    from fsspec.implementations.memory import MemoryFileSystem
+
+    from shardkit.formats.neuroglancer.loader import sibling_spec
+
+    url = _memory_dataset("bug")
+
+    def bug(self, path, *args, **kwargs):
+        raise TypeError("a bug")
+
+    monkeypatch.setattr(MemoryFileSystem, "cat_file", bug)
+    with pytest.raises(TypeError, match="a bug"):
+        sibling_spec(url)
+
+
+def test_range_source_read_prefix_and_listing_keep_bugs_and_causes(monkeypatch) -> None:
+    """read_prefix falls back to a sized read on an I/O error (a 416 for an empty file) and
+    keeps that error in the chain when the fallback fails too; a bug propagates. A folder
+    that cannot be listed has no listing; a bug while listing propagates."""
+    import fsspec
+    from fsspec.implementations.memory import MemoryFileSystem
+
+    from shardkit.formats.neuroglancer.store import RangeSource, _Store
+
+    fs = fsspec.filesystem("memory")
+    fs.pipe("/prefix/a.bin", b"abcdef")
+    src = RangeSource(fs, "/prefix/a.bin", "a.bin", 1 << 20)
+    assert src.read_prefix(4) == b"abcd"
+
+    def refused(self, path, start=None, end=None, **kwargs):
+        raise OSError("416 range not satisfiable")
+
+    monkeypatch.setattr(MemoryFileSystem, "cat_file", refused)
+    src = RangeSource(fs, "/prefix/a.bin", "a.bin", 1 << 20)
+    with pytest.raises(ShardkitError) as info:
+        src.read_prefix(4)
+    chain, exc = [], info.value
+    while exc is not None:
+        chain.append(exc)
+        exc = exc.__cause__ or exc.__context__
+    assert any("416" in str(e) for e in chain)
+
+    def bug(self, path, start=None, end=None, **kwargs):
+        raise TypeError("a bug")
+
+    monkeypatch.setattr(MemoryFileSystem, "cat_file", bug)
+    with pytest.raises(TypeError, match="a bug"):
+        RangeSource(fs, "/prefix/a.bin", "a.bin", 1 << 20).read_prefix(4)
+
+    store = _Store.__new__(_Store)
+    store.fs, store.root = fs, "/prefix"
+    assert store._list() == ["a.bin"]
+    store.root = "/nowhere"
+    monkeypatch.setattr(MemoryFileSystem, "ls", lambda self, *a, **k: (_ for _ in ()).throw(
+        PermissionError("no access")))
+    assert store._list() is None
+    monkeypatch.setattr(MemoryFileSystem, "ls", lambda self, *a, **k: (_ for _ in ()).throw(
+        TypeError("a bug")))
+    with pytest.raises(TypeError, match="a bug"):
+        store._list()

@@ -1243,3 +1243,43 @@ def test_offset_order_is_a_stable_argsort(count: int, span: int) -> None:
 
     offsets = np.random.default_rng(count).integers(512, 512 + span, count).astype(np.uint64)
     assert offset_order(offsets).tolist() == np.argsort(offsets, kind="stable").tolist()
+
+
+def _greedy_windows(hist: list[int], limit: int) -> list[tuple[int, int, int]]:
+    """The windows, one bin at a time: a range closes before the bin that would take a
+    non-empty range past ``limit``."""
+    out, lo, acc = [], 0, 0
+    for i, count in enumerate(hist):
+        if acc and acc + count > limit:
+            out.append((lo, i, acc))
+            lo, acc = i, 0
+        acc += count
+    out.append((lo, len(hist), acc))
+    return out
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.integers(0, 40), min_size=1, max_size=60), st.integers(1, 50))
+def test_windows_are_the_greedy_cut(hist: list[int], limit: int) -> None:
+    import numpy as np
+
+    from shardkit.formats.swh.verify import _windows
+
+    assert _windows(np.array(hist, np.int64), limit) == _greedy_windows(hist, limit)
+
+
+def test_a_batch_answers_as_single_lookups_do_when_another_block_is_bad() -> None:
+    """A fault in a select block no key of the batch lands in (here a one in the bit vector's
+    padding) does not stop get_many, as it does not stop s[key]: with the accelerator and
+    without (the pure path used to decode the whole function for a batch and raise)."""
+    data = bytearray((DATA / "medium.shard").read_bytes())
+    with shardkit.open(bytes(data), format="swh") as s:
+        base, lay = s.header.hash_position, s.layout
+        keys = list(s.keys())[:50]
+        want = [s[k] for k in keys]
+    nbits = lay.nbuckets + lay.sel_m
+    data[base + lay.bits_vec + nbits // 8] |= 0x80  # the last bit of the padding byte
+    with shardkit.open(bytes(data), format="swh") as s:
+        assert [p.check for p in s.verify()] == ["hash_function"]
+        assert [s[k] for k in keys] == want
+        assert s.get_many(keys) == want

@@ -9,14 +9,14 @@ per bucket on average (``b = 4``):
 * with a random Jenkins seed, every key gets ``g = h0 % nbuckets``, ``f = h1 % n`` and
   ``h = h2 % (n - 1) + 1``; two keys of one bucket with equal ``(f, h)`` mean a new seed;
 * buckets are placed largest first; all buckets of one size try displacement 0, 1, 2...
-  together (``place_buckets2``): a bucket is placed at the first displacement ``d`` where
-  every ``(f + h * (d % n) + d // n) % n`` of its keys is a free bin.
+  together (``place_buckets2``): at each displacement the waiting buckets try in bucket order,
+  and a bucket is placed at the first displacement ``d`` where every
+  ``(f + h * (d % n) + d // n) % n`` of its keys is a free bin (and no two are equal).
 
-The search is vectorised with numpy over every waiting bucket of a size and a window of
-displacements; where two waiting buckets want one bin, the smaller displacement keeps it and
-the other tries on, so the displacements can differ from the C library's for the same seed,
-but the function is a valid CHD_PH function that cmph (and
-:class:`~shardkit.hashing.cmph_chd.ChdPh`) evaluates to the slots this module returns.
+The search gives exactly ``place_buckets2``'s displacements, in C (the accelerator's
+``place``) or vectorised with numpy (:func:`_place`) alike, so the bytes of a built function
+depend only on the keys and the seed: never on whether the accelerator was compiled. For the
+seed a cmph build ended with, the dump is the one cmph wrote.
 The displacements are stored as cmph's ``compressed_seq_generate`` and ``select_generate``
 do (``compressed_seq.c``, ``select.c``).
 """
@@ -160,22 +160,30 @@ def _bins(f: npt.NDArray[np.int64], h: npt.NDArray[np.int64], d: npt.NDArray[Any
 
 def _place(f: npt.NDArray[np.uint32], h: npt.NDArray[np.uint32], g: npt.NDArray[np.int64],
            n: int, nbuckets: int, max_probes: int) -> npt.NDArray[np.int64] | None:
-    """Displacement of every bucket (``place_buckets2``), or None when it does not converge.
+    """Displacement of every bucket (cmph's ``place_buckets2``), or None when some bucket
+    finds none below ``max_probes``.
 
-    Buckets of one size are placed together; each waiting bucket tries a window of its next
-    displacements at once (the window shrinks as more buckets wait, bounding the temporary
-    arrays to about 256k bins) and takes the first one whose bins are all free. Where
-    candidates want one bin, the one with the smaller displacement (then the first bucket)
-    keeps it and the others try again after their displacement.
+    The result is exactly ``place_buckets2``'s (and the C accelerator's ``place``): buckets by
+    size, largest first; all buckets of one size try displacement 0 in bucket order, each
+    taking its bins at once, then the ones still waiting try 1, 2... Here each waiting bucket
+    looks at a window of its next displacements at once (narrower as more buckets wait,
+    bounding the temporary arrays to about 256k bins) and finds the first one whose bins are
+    free and distinct. Those candidates are then taken in the order ``place_buckets2`` meets
+    them (displacement, then bucket): one whose bins an earlier one took loses. A decision is
+    kept only where every earlier step of ``place_buckets2`` is known: at or below the first
+    loser's displacement (the loser tries again after it) and below the displacement where a
+    bucket without a candidate in its window stopped looking; the rest waits for the next
+    round.
     """
     order = np.argsort(g, kind="stable")
     sizes = np.bincount(g, minlength=nbuckets)
     first = np.concatenate(([0], np.cumsum(sizes)[:-1]))
     occupied = np.zeros(n, dtype=bool)
+    scratch = np.zeros(n, dtype=bool)  # _first_claims' bins taken (cleared after each use)
     disp = np.zeros(nbuckets, dtype=np.int64)
     nn = np.uint64(n)
     for size in range(int(sizes.max()), 0, -1):
-        buckets = np.flatnonzero(sizes == size)
+        buckets = np.flatnonzero(sizes == size)  # in bucket order
         if not buckets.size:
             continue
         items = order[first[buckets][None, :] + np.arange(size)[:, None]]  # (size, buckets)
@@ -187,58 +195,94 @@ def _place(f: npt.NDArray[np.uint32], h: npt.NDArray[np.uint32], g: npt.NDArray[
             if int(nxt.min()) >= max_probes:
                 return None
             width = int(min(64, max(1, (1 << 18) // (waiting.size * size))))
-            probes = nxt[:, None] + np.arange(width)  # (W, K)
+            probes = nxt[:, None] + np.arange(width)  # (K, W)
             small = int(nxt.max()) + width < n  # probe0 = d, probe1 = 0, h * d < 2**63
-            busy = np.zeros(probes.shape, dtype=bool)
-            pj = np.empty(probes.shape, dtype=np.int64)
+            busy = probes >= max_probes
             hit = np.empty(probes.shape, dtype=bool)
+            bins = []
             for j in range(size):
-                if small:  # in place: no temporary arrays per key
-                    np.multiply(bh[j][:, None], probes, out=pj)
+                if small:
+                    pj = bh[j][:, None] * probes
                     pj += bf[j][:, None]
                     np.remainder(pj, n, out=pj)
                 else:
-                    pj[...] = _bins(bf[j][:, None], bh[j][:, None], probes, nn)
+                    pj = _bins(bf[j][:, None], bh[j][:, None], probes, nn)
                 np.take(occupied, pj, out=hit)
                 busy |= hit
-            free = ~busy  # (W, K); two keys of a bucket on one bin: checked below
+                for q in bins:  # two keys of the bucket on one bin
+                    busy |= q == pj
+                if size > 1:
+                    bins.append(pj)
+            del bins
+            free = ~busy
             has = free.any(axis=1)
             pick = free.argmax(axis=1)
             nxt[~has] += width
             cand = np.flatnonzero(has)
-            if cand.size:
-                cp = pick[cand]
-                rank = np.lexsort((cand, nxt[cand] + cp))  # smaller displacement first
-                cand, cp = cand[rank], cp[rank]
-                d = (nxt[cand] + cp).astype(np.uint64)
-                cpos = np.stack([_bins(bf[j][cand], bh[j][cand], d, nn)
-                                 for j in range(size)], axis=1)  # (C, size)
-                if size > 1:  # two keys of a bucket on one bin: that displacement fails
-                    srt = np.sort(cpos, axis=1)
-                    self_dup = (srt[:, 1:] == srt[:, :-1]).any(axis=1)
-                else:
-                    self_dup = np.zeros(cand.size, dtype=bool)
-                if cand.size > 1:
-                    flat = cpos.ravel()
-                    owner = np.repeat(np.arange(cand.size), size)
-                    srt_i = np.argsort(flat, kind="stable")
-                    sp = flat[srt_i]
-                    dup = np.zeros(sp.size, dtype=bool)
-                    dup[1:] = sp[1:] == sp[:-1]
-                    lost = self_dup.copy()
-                    # a bin claimed twice goes to its first claimer that is not itself lost
-                    # (conservatively: every later claimer loses)
-                    lost[owner[srt_i[dup]]] = True
-                else:
-                    lost = self_dup
-                won = cand[~lost]
-                occupied[cpos[~lost].ravel()] = True
-                disp[waiting[won]] = nxt[won] + cp[~lost]
-                nxt[cand[lost]] += cp[lost] + 1
-                keep = np.ones(waiting.size, dtype=bool)
-                keep[won] = False
-                waiting, bf, bh, nxt = waiting[keep], bf[:, keep], bh[:, keep], nxt[keep]
+            if not cand.size:
+                continue
+            d = nxt[cand] + pick[cand]
+            rank = np.lexsort((cand, d))  # place_buckets2's order: displacement, then bucket
+            cand, d = cand[rank], d[rank]
+            cpos = np.stack([_bins(bf[j][cand], bh[j][cand], d.astype(np.uint64), nn)
+                             for j in range(size)], axis=1)  # (C, size)
+            won = _first_claims(cpos, scratch)
+            lost = ~won
+            # decided: up to the first loser's displacement, and below every displacement a
+            # bucket without a candidate has not looked at yet
+            final = d < (int(nxt[~has].min()) if not has.all() else max_probes)
+            if lost.any():
+                final &= d <= int(d[lost].min())
+            take = won & final
+            occupied[cpos[take].ravel()] = True
+            disp[waiting[cand[take]]] = d[take]
+            nxt[cand[lost & final]] = d[lost & final] + 1
+            nxt[cand[~final]] = d[~final]  # busy below d; decided in the next round
+            keep = np.ones(waiting.size, dtype=bool)
+            keep[cand[take]] = False
+            waiting, bf, bh, nxt = waiting[keep], bf[:, keep], bh[:, keep], nxt[keep]
     return disp
+
+
+def _first_claims(cpos: npt.NDArray[np.int64], scratch: npt.NDArray[np.bool_]
+                  ) -> npt.NDArray[np.bool_]:
+    """Which rows of ``cpos`` (candidates in the order they are tried, one row of distinct
+    bins each) take their bins when each row in turn takes them if none is taken yet.
+    ``scratch``: one False per bin, used and left all False."""
+    count, size = cpos.shape
+    won = np.zeros(count, dtype=bool)
+    flat = cpos.ravel()
+    owner = np.repeat(np.arange(count), size)
+    srt = np.argsort(flat, kind="stable")
+    sp = flat[srt]
+    shared_bin = np.zeros(sp.size, dtype=bool)
+    shared_bin[1:] = sp[1:] == sp[:-1]
+    shared_bin[:-1] |= shared_bin[1:]
+    shared = np.zeros(count, dtype=bool)
+    shared[owner[srt[shared_bin]]] = True
+    won[~shared] = True  # no other candidate wants any of their bins
+    alive = shared
+    while alive.any():
+        idx = np.flatnonzero(alive)
+        fl = cpos[idx].ravel()
+        ow = np.repeat(idx, size)
+        s = np.lexsort((ow, fl))  # by bin, then by order
+        fl_s, ow_s = fl[s], ow[s]
+        head = np.ones(fl_s.size, dtype=bool)
+        head[1:] = fl_s[1:] != fl_s[:-1]
+        first_owner = ow_s[np.maximum.accumulate(np.where(head, np.arange(fl_s.size), 0))]
+        behind = np.zeros(count, dtype=bool)
+        behind[ow_s[ow_s != first_owner]] = True
+        winners = idx[~behind[idx]]  # the first alive claimer of every one of its bins
+        won[winners] = True
+        alive[winners] = False
+        # the alive ones that want a bin a winner took come later: they lose
+        taken = cpos[winners].ravel()
+        scratch[taken] = True
+        lose = scratch[cpos[idx]].any(axis=1)
+        scratch[taken] = False
+        alive[idx[lose]] = False
+    return won
 
 
 def _search(keys: npt.NDArray[np.uint8], f: npt.NDArray[np.uint32],

@@ -210,6 +210,25 @@ def roaring_positions(data: memoryview, *, base: int, field: str) -> np.ndarray:
     return np.concatenate(out) if out else np.zeros(0, np.int64)
 
 
+def _codec_errors() -> tuple[type[BaseException], ...]:
+    """What LZ4 and Zstd raise for bytes they cannot decode (a MemoryError or a bug is not
+    corrupt data: it propagates as itself)."""
+    errors: list[type[BaseException]] = [ValueError]
+    try:
+        import lz4.block
+
+        errors.append(lz4.block.LZ4BlockError)
+    except ImportError:  # pragma: no cover - reported by _decompress when a block needs it
+        pass
+    try:
+        import zstandard
+
+        errors.append(zstandard.ZstdError)
+    except ImportError:  # pragma: no cover - as above
+        pass
+    return tuple(errors)
+
+
 def _decompress(code: int, data: memoryview, expected: int, *, base: int, field: str) -> bytes:
     """Undo LZ4 (u32 size + raw block) or Zstd (one frame); the output must be ``expected``.
 
@@ -246,9 +265,7 @@ def _decompress(code: int, data: memoryview, expected: int, *, base: int, field:
         raise UnsupportedVersionError(
             f"{name} blocks need the Python package {exc.name!r} (pip install {exc.name})",
             offset=base, field=field) from exc
-    except (LayoutError, TruncatedError):
-        raise
-    except Exception as exc:  # any codec failure: corrupt data
+    except _codec_errors() as exc:  # the codec refuses the bytes: corrupt data
         raise LayoutError(f"{name} data does not decompress: {exc}", offset=base,
                           field=field) from exc
     if len(out) != expected:

@@ -6,14 +6,14 @@ import os
 from collections.abc import Mapping
 from typing import Any
 
-from ...errors import UnsupportedVersionError
+from ...errors import ShardkitError, UnsupportedVersionError
 from ...remote import DEFAULT_MAX_WHOLE_READ
 from .annotations import NgAnnotationLayer
 from .cache import ByteLRU
 from .dataset import NgDataset, NgKeyValueDataset
 from .image import NgImageDataset
 from .spec import DEFAULT_CACHE_BYTES, MAX_INFO_BYTES, ShardingSpec, SpecError, parse_json
-from .store import _Store
+from .store import _Store, io_errors
 
 _KV_TYPES = {"neuroglancer_skeletons", "neuroglancer_multilod_draco", "neuroglancer_legacy_mesh"}
 
@@ -118,6 +118,13 @@ def sibling_spec(target: Any, storage_options: Mapping[str, Any] | None = None
 
 
 def _read_json(path: str, storage_options: Mapping[str, Any] | None) -> Any:
+    """The JSON of an ``info`` file, or ``None`` when there is none or it is not JSON (the
+    caller then reports the shard).
+
+    Raises:
+        ShardkitError: The file may be there but cannot be read (no access, an HTTP error
+            other than 404, a broken connection): the error says so, its cause chained.
+    """
     try:
         if "://" in path:
             import fsspec
@@ -129,8 +136,13 @@ def _read_json(path: str, storage_options: Mapping[str, Any] | None) -> Any:
                 return None
             with open(path, "rb") as fh:
                 raw = fh.read(1 << 20)
+    except FileNotFoundError:
+        return None  # no info there
+    except (*io_errors(), ImportError) as exc:  # ImportError: the URL's fsspec backend
+        raise ShardkitError(f"cannot read {path}: {type(exc).__name__}: {exc}") from exc
+    try:
         return parse_json(raw, path, limit=1 << 20)
-    except Exception:  # noqa: BLE001 - no usable info there: the caller reports the shard
+    except ShardkitError:  # not JSON, too big or too deep: no usable info there
         return None
 
 

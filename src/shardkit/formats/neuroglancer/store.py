@@ -135,14 +135,32 @@ class RangeSource:
                 return self._got(0, n, data)
         except FileNotFoundError:
             raise
-        except Exception:  # noqa: BLE001 - e.g. 416 for an empty file: ask for the size
-            return self.read_range(0, min(n, self.size))
+        except io_errors() as exc:  # e.g. 416 for an empty file: ask for the size
+            try:
+                return self.read_range(0, min(n, self.size))
+            except ShardkitError as again:
+                raise again from exc  # the first failure stays in the chain
         if len(data) < n:
             self._size = len(data)
         return data[:n]
 
     def close(self) -> None:
         pass
+
+
+def io_errors() -> tuple[type[BaseException], ...]:
+    """What a byte store raises when a read fails: ``OSError`` (local files, timeouts,
+    fsspec's not-found), ``ValueError`` (bad paths and arguments) and, when fsspec's HTTP
+    filesystem is there, aiohttp's ``ClientError`` (an HTTP status, a broken connection).
+    Anything else (a bug) propagates as itself."""
+    errors: list[type[BaseException]] = [OSError, ValueError]
+    try:
+        import aiohttp
+
+        errors.append(aiohttp.ClientError)
+    except ImportError:  # pragma: no cover - without aiohttp there is no HTTP filesystem
+        pass
+    return tuple(errors)
 
 
 _SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:")
@@ -277,8 +295,8 @@ class _Store:
                 return sorted(os.listdir(self.root))
             return sorted(os.path.basename(p.rstrip("/"))
                           for p in self.fs.ls(self.root, detail=False))
-        except Exception:  # noqa: BLE001 - unlistable (e.g. an HTTP server without indexes)
-            return None
+        except io_errors():  # unlistable (not a folder, no access, an HTTP server without
+            return None      # indexes): the caller goes without a listing
 
 
 @dataclass(frozen=True)

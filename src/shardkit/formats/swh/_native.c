@@ -12,12 +12,21 @@
  *
  * A select block (128 buckets) is checked in full, with the same rules as the Python decoder
  * (LazyChdPh._decode_block), the first time a key lands in it; a bit per block remembers it.
+ *
+ * Threads: get's reads that would wait for the disk (pread; what the page cache holds is read
+ * at once with RWF_NOWAIT, the GIL kept), slots_into and check_all run without the GIL. Each
+ * such call counts itself in `active` (under the GIL) before it lets go; close() and a second
+ * __init__ stop new calls at once and free the buffers only when `active` is back to 0, so a
+ * read never runs on released memory or a closed descriptor. The per-block "checked" bits and
+ * the read-size guess are shared between threads and updated with atomic operations.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include <errno.h>
 #include <stdint.h>
 #include <string.h>
+#include <sched.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #define KEY_LEN 32
@@ -101,6 +110,8 @@ typedef struct {
     uint64_t index_pos, num_slots, obj_lo, obj_hi;
     uint64_t spec;       /* bytes read with an object's size (see SPEC_MIN) */
     uint8_t *checked;    /* one bit per select block: checked */
+    int ready;           /* every field above is set and the buffers are held */
+    int active;          /* calls running without the GIL (changed with the GIL held) */
 } Lookup;
 
 /* bit field [pos, pos + width) of the little-endian table at byte offset base of the dump;
@@ -137,7 +148,10 @@ static int64_t one_before(const Lookup *L, uint64_t hi) {
     return -1;
 }
 
-/* LazyChdPh._decode_block's checks of select block k; 0 if they hold. */
+/* LazyChdPh._decode_block's checks of select block k; 0 if they hold. Every sum and product
+ * below is bounded first: a quotient part (a one's position less its rank) above
+ * total_length >> rem_r + 1 gives an end past total_length, which the Python decoder refuses too,
+ * and refusing it here before the shift keeps the arithmetic inside 64 bits. */
 static int check_block(const Lookup *L, uint64_t k, int64_t *last_end) {
     uint64_t first = k * STEP, nb = L->nbuckets;
     uint64_t count = nb - first < STEP ? nb - first : STEP;
@@ -145,6 +159,7 @@ static int check_block(const Lookup *L, uint64_t k, int64_t *last_end) {
     uint64_t p_end = k + 1 < L->samples ? sample(L, k + 1) : L->nbits;
     if (!(p0 < p_end && p_end <= L->nbits)) return -1;
     if (p_end - p0 > count * ((MAX_FIELD_BITS >> L->rem_r) + 2)) return -1;
+    int64_t quot_max = (int64_t)(L->total_length >> L->rem_r) + 1;
     int64_t before = -1;
     if (k) {
         before = one_before(L, p0);
@@ -153,12 +168,12 @@ static int check_block(const Lookup *L, uint64_t k, int64_t *last_end) {
     if (!bit_of(L, p0)) return -1;
     uint64_t ones = 0, last = 0;
     int64_t i0 = (int64_t)(k ? first - 1 : first);
-    int64_t scale = (int64_t)1 << L->rem_r;
     int64_t prev = 0;
     int64_t j = 0;
     if (k) {
-        prev = ((before - i0) * scale) + (int64_t)rem_of(L, (uint64_t)i0);
-        if (prev < 0) return -1;
+        int64_t quot = before - i0;
+        if (quot < 0 || quot > quot_max) return -1;
+        prev = (quot << L->rem_r) + (int64_t)rem_of(L, (uint64_t)i0);
         j = 1;
     }
     for (uint64_t p = p0; p < p_end; p++) {
@@ -166,7 +181,9 @@ static int check_block(const Lookup *L, uint64_t k, int64_t *last_end) {
         ones++;
         last = p;
         if (ones > count) return -1;
-        int64_t end = (((int64_t)p - i0 - j) * scale) + (int64_t)rem_of(L, (uint64_t)(i0 + j));
+        int64_t quot = (int64_t)p - i0 - j;
+        if (quot < 0 || quot > quot_max) return -1;
+        int64_t end = (quot << L->rem_r) + (int64_t)rem_of(L, (uint64_t)(i0 + j));
         int64_t length = end - prev;
         if (length < 0 || length > MAX_FIELD_BITS || end > (int64_t)L->total_length) return -1;
         prev = end;
@@ -195,10 +212,10 @@ static inline uint64_t select_from(const Lookup *L, uint64_t p, unsigned r) {
 /* compressed_seq_query(cs, g), or -1 when g's select block does not check. */
 static int64_t displacement(Lookup *L, uint64_t g) {
     uint64_t k = g / STEP;
-    if (!(L->checked[k >> 3] & (1u << (k & 7)))) {
+    if (!(__atomic_load_n(&L->checked[k >> 3], __ATOMIC_RELAXED) & (1u << (k & 7)))) {
         int64_t last_end;
         if (check_block(L, k, &last_end)) return -1;
-        L->checked[k >> 3] |= (uint8_t)(1u << (k & 7));
+        __atomic_fetch_or(&L->checked[k >> 3], (uint8_t)(1u << (k & 7)), __ATOMIC_RELAXED);
     }
     uint64_t p0 = sample(L, k);
     unsigned idx = (unsigned)(g % STEP);
@@ -232,7 +249,9 @@ static int64_t slot_of(Lookup *L, const uint8_t *key, size_t len) {
     return (int64_t)((f + hh * (d % n) + d / n) % n);
 }
 
+/* Frees the buffers; only with no call running without the GIL (active == 0). */
 static void Lookup_release(Lookup *self) {
+    self->ready = 0;
     if (self->has_dump) PyBuffer_Release(&self->dump);
     if (self->has_file) PyBuffer_Release(&self->file);
     self->has_dump = self->has_file = 0;
@@ -241,10 +260,48 @@ static void Lookup_release(Lookup *self) {
     self->checked = NULL;
 }
 
+/* Stops new calls and waits (without the GIL) until the running ones are done. */
+static void Lookup_quiesce(Lookup *self) {
+    self->ready = 0;
+    while (self->active) {
+        Py_BEGIN_ALLOW_THREADS
+        sched_yield();
+        Py_END_ALLOW_THREADS
+    }
+}
+
+/* A call that may let go of the GIL starts: 0, or -1 with ValueError when closed. */
+static int Lookup_enter(Lookup *self) {
+    if (!self->ready) {
+        PyErr_SetString(PyExc_ValueError, "released");
+        return -1;
+    }
+    self->active++;
+    return 0;
+}
+
 static void Lookup_dealloc(Lookup *self) {
-    Lookup_release(self);
+    Lookup_release(self); /* no call runs: each holds a reference */
     Py_TYPE(self)->tp_free((PyObject *)self);
 }
+
+/* "O&" converter: a non-negative int below 2**64 (K would wrap a negative number) */
+static int u64_arg(PyObject *obj, void *out) {
+    PyObject *idx = PyNumber_Index(obj);
+    if (!idx) return 0;
+    unsigned long long v = PyLong_AsUnsignedLongLong(idx);
+    Py_DECREF(idx);
+    if (v == (unsigned long long)-1 && PyErr_Occurred()) {
+        if (PyErr_ExceptionMatches(PyExc_OverflowError)) {
+            PyErr_SetString(PyExc_ValueError, "a CHD_PH count or offset is negative or too big");
+        }
+        return 0;
+    }
+    *(unsigned long long *)out = v;
+    return 1;
+}
+
+#define U32_MAX_ARG 0xFFFFFFFFull
 
 static int Lookup_init(Lookup *self, PyObject *args, PyObject *kw) {
     static char *names[] = {"dump", "n", "nbuckets", "seed", "rem_r", "total_length", "sel_m",
@@ -254,31 +311,56 @@ static int Lookup_init(Lookup *self, PyObject *args, PyObject *kw) {
     unsigned long long n, nbuckets, seed, rem_r, total, sel_m, bv, st, lr, stt, ds;
     unsigned long long ip = 0, ns = 0, lo = 0, hi = 0;
     PyObject *file = Py_None;
+    Py_buffer dump;
     int fd = -1;
+    Lookup_quiesce(self); /* a second __init__: the calls on the old buffers end first */
     Lookup_release(self);
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "y*KKKKKKKKKKK|OiKKKK", names, &self->dump,
-                                     &n, &nbuckets, &seed, &rem_r, &total, &sel_m, &bv, &st,
-                                     &lr, &stt, &ds, &file, &fd, &ip, &ns, &lo, &hi))
+    if (!PyArg_ParseTupleAndKeywords(
+            args, kw, "y*O&O&O&O&O&O&O&O&O&O&O&|OiO&O&O&O&", names, &dump, u64_arg, &n,
+            u64_arg, &nbuckets, u64_arg, &seed, u64_arg, &rem_r, u64_arg, &total, u64_arg,
+            &sel_m, u64_arg, &bv, u64_arg, &st, u64_arg, &lr, u64_arg, &stt, u64_arg, &ds,
+            &file, &fd, u64_arg, &ip, u64_arg, &ns, u64_arg, &lo, u64_arg, &hi))
         return -1;
-    self->has_dump = 1;
-    if (n < 2 || n > 0xFFFFFFFFull || nbuckets < 1 || nbuckets > 0xFFFFFFFFull ||
-        seed > 0xFFFFFFFFull || rem_r > MAX_FIELD_BITS || ds > (unsigned long long)self->dump.len ||
-        bv > ds || st > ds || lr > ds || stt > ds) {
+    /* every bound below is a comparison that cannot wrap: each operand is below 2**34 or
+     * is compared with a difference of two checked values */
+    uint64_t dlen = (uint64_t)dump.len;
+    int ok = n >= 2 && n <= U32_MAX_ARG && nbuckets >= 1 && nbuckets <= U32_MAX_ARG &&
+             seed <= U32_MAX_ARG && rem_r <= MAX_FIELD_BITS && total <= U32_MAX_ARG &&
+             sel_m <= U32_MAX_ARG && ds <= dlen && bv <= ds && st <= ds && lr <= ds &&
+             stt <= ds && lo <= hi && ns <= (UINT64_MAX - ip) / SLOT_SIZE;
+    uint64_t samples = (nbuckets + STEP - 1) / STEP, nbits = nbuckets + sel_m;
+    /* the select samples and the whole bit vector (its padding to 32 bits too) */
+    ok = ok && 4 * samples <= ds - st && 4 * ((nbits + 31) >> 5) <= ds - bv;
+    if (!ok) {
+        PyBuffer_Release(&dump);
         PyErr_SetString(PyExc_ValueError, "inconsistent CHD_PH layout");
         return -1;
     }
+    uint8_t *checked = PyMem_Calloc((samples >> 3) + 1, 1);
+    if (!checked) {
+        PyBuffer_Release(&dump);
+        PyErr_NoMemory();
+        return -1;
+    }
     if (file != Py_None) {
-        if (PyObject_GetBuffer(file, &self->file, PyBUF_SIMPLE) < 0) return -1;
+        if (PyObject_GetBuffer(file, &self->file, PyBUF_SIMPLE) < 0) {
+            PyBuffer_Release(&dump);
+            PyMem_Free(checked);
+            return -1;
+        }
         self->has_file = 1;
     }
+    self->dump = dump;
+    self->has_dump = 1;
+    self->checked = checked;
     self->fd = fd;
     self->n = (uint32_t)n;
     self->nbuckets = (uint32_t)nbuckets;
     self->seed = (uint32_t)seed;
     self->rem_r = (uint32_t)rem_r;
-    self->samples = (uint32_t)((nbuckets + STEP - 1) / STEP);
+    self->samples = (uint32_t)samples;
     self->total_length = total;
-    self->nbits = nbuckets + sel_m;
+    self->nbits = nbits;
     self->bits_vec = bv;
     self->select_table = st;
     self->length_rems = lr;
@@ -289,22 +371,13 @@ static int Lookup_init(Lookup *self, PyObject *args, PyObject *kw) {
     self->obj_lo = lo;
     self->obj_hi = hi;
     self->spec = SPEC_MAX;
-    /* the sizes of every region were checked by parse_layout; check the ones read here */
-    if (st + 4 * (uint64_t)self->samples > ds || bv + ((self->nbits + 7) >> 3) > ds) {
-        PyErr_SetString(PyExc_ValueError, "inconsistent CHD_PH layout");
-        return -1;
-    }
-    self->checked = PyMem_Calloc((self->samples >> 3) + 1, 1);
-    if (!self->checked) {
-        PyErr_NoMemory();
-        return -1;
-    }
+    self->ready = 1;
     return 0;
 }
 
 static PyObject *Lookup_slot(Lookup *self, PyObject *arg) {
     Py_buffer key;
-    if (!self->has_dump) {
+    if (!self->ready) {
         PyErr_SetString(PyExc_ValueError, "released");
         return NULL;
     }
@@ -314,11 +387,35 @@ static PyObject *Lookup_slot(Lookup *self, PyObject *arg) {
     return PyLong_FromLongLong(s);
 }
 
-/* pread exactly len bytes at pos; 0 on success */
-static int pread_all(int fd, uint8_t *buf, size_t len, uint64_t pos) {
+#define WOULD_BLOCK (-2)
+
+/* One pread of len bytes at pos. nowait: only what the page cache holds, at once (preadv2
+ * RWF_NOWAIT), and WOULD_BLOCK unless all len bytes came (not cached, a short file, or a
+ * kernel without RWF_NOWAIT): the caller then reads again, blocking, without the GIL. */
+static ssize_t pread_once(int fd, uint8_t *buf, size_t len, uint64_t pos, int nowait) {
+    ssize_t got;
+    if (nowait) {
+#ifdef RWF_NOWAIT
+        struct iovec v = {buf, len};
+        do {
+            got = preadv2(fd, &v, 1, (off_t)pos, RWF_NOWAIT);
+        } while (got < 0 && errno == EINTR);
+        return got >= 0 && (size_t)got == len ? got : WOULD_BLOCK;
+#else
+        return WOULD_BLOCK;
+#endif
+    }
+    do {
+        got = pread(fd, buf, len, (off_t)pos);
+    } while (got < 0 && errno == EINTR);
+    return got;
+}
+
+/* pread exactly len bytes at pos: 0, -1 on failure, or WOULD_BLOCK (nowait, see pread_once) */
+static int pread_all(int fd, uint8_t *buf, size_t len, uint64_t pos, int nowait) {
+    if (nowait) return len && pread_once(fd, buf, len, pos, 1) == WOULD_BLOCK ? WOULD_BLOCK : 0;
     while (len) {
-        ssize_t got = pread(fd, buf, len, (off_t)pos);
-        if (got < 0 && errno == EINTR) continue;
+        ssize_t got = pread_once(fd, buf, len, pos, 0);
         if (got <= 0) return -1;
         buf += got;
         len -= (size_t)got;
@@ -327,62 +424,110 @@ static int pread_all(int fd, uint8_t *buf, size_t len, uint64_t pos) {
     return 0;
 }
 
-/* The value of the live entry (key, ofs) at slot; NULL with no error set: not the simple case. */
-static PyObject *value_at(Lookup *self, uint64_t ofs) {
-    uint64_t lo = self->obj_lo, hi = self->obj_hi;
-    if (ofs < lo || hi < 8 || ofs > hi - 8) return NULL;
-    if (self->has_file) {
-        const uint8_t *f = (const uint8_t *)self->file.buf;
-        if (hi > (uint64_t)self->file.len) return NULL;
-        uint64_t size = be64(f + ofs);
-        if (size > hi - ofs - 8) return NULL;
-        return PyBytes_FromStringAndSize((const char *)f + ofs + 8, (Py_ssize_t)size);
-    }
-    uint8_t head[SPEC_MAX];
-    uint64_t want = hi - ofs < self->spec ? hi - ofs : self->spec;
-    ssize_t got;
-    do {
-        got = pread(self->fd, head, (size_t)want, (off_t)ofs);
-    } while (got < 0 && errno == EINTR);
-    if (got < 8) return NULL;
-    uint64_t size = be64(head);
-    if (size > hi - ofs - 8) return NULL;
-    self->spec = size + 8 < SPEC_MIN ? SPEC_MIN : size + 8 > SPEC_MAX ? SPEC_MAX : size + 8;
-    PyObject *out = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)size);
-    if (!out) return NULL;
-    uint8_t *dst = (uint8_t *)PyBytes_AS_STRING(out);
-    uint64_t have = (uint64_t)got - 8 < size ? (uint64_t)got - 8 : size;
-    memcpy(dst, head + 8, have);
-    if (have < size && pread_all(self->fd, dst + have, size - have, ofs + 8 + have)) {
-        Py_DECREF(out);
-        return NULL;
-    }
-    return out;
-}
-
-static int read_entry(Lookup *self, uint64_t slot, uint8_t entry[SLOT_SIZE]) {
-    uint64_t pos = self->index_pos + slot * SLOT_SIZE;
+/* The index entry of slot: 0, -1 when it lies outside the index or cannot be read, or
+ * WOULD_BLOCK (nowait). */
+static int read_entry(Lookup *self, uint64_t slot, uint8_t entry[SLOT_SIZE], int nowait) {
     if (slot >= self->num_slots) return -1;
+    uint64_t pos = self->index_pos + slot * SLOT_SIZE; /* no wrap: checked by __init__ */
     if (self->has_file) {
-        if (pos + SLOT_SIZE > (uint64_t)self->file.len) return -1;
+        uint64_t flen = (uint64_t)self->file.len;
+        if (pos > flen || SLOT_SIZE > flen - pos) return -1;
         memcpy(entry, (const uint8_t *)self->file.buf + pos, SLOT_SIZE);
         return 0;
     }
     if (self->fd < 0) return -1;
-    return pread_all(self->fd, entry, SLOT_SIZE, pos);
+    return pread_all(self->fd, entry, SLOT_SIZE, pos, nowait);
 }
 
-/* get(key) -> bytes, or None when the Python path must answer (absent, odd, unchecked). */
+/* The value of a live entry at ofs, from the mapping; NULL with no error set: not the simple
+ * case (the Python path answers). */
+static PyObject *mapped_value(Lookup *self, uint64_t ofs) {
+    uint64_t lo = self->obj_lo, hi = self->obj_hi;
+    const uint8_t *f = (const uint8_t *)self->file.buf;
+    if (ofs < lo || hi < 8 || ofs > hi - 8 || hi > (uint64_t)self->file.len) return NULL;
+    uint64_t size = be64(f + ofs);
+    if (size > hi - ofs - 8) return NULL;
+    return PyBytes_FromStringAndSize((const char *)f + ofs + 8, (Py_ssize_t)size);
+}
+
+/* What the disk part of a pread lookup found. */
+typedef struct {
+    uint64_t ofs;    /* the object's offset */
+    ssize_t got;     /* bytes of head read at ofs (-1: the key is not simply there) */
+    uint8_t head[SPEC_MAX];
+} Probe;
+
+/* Hash, slot, index entry and the first pread of the object; no Python object is touched.
+ * 0, or WOULD_BLOCK (nowait: a read would wait for the disk). */
+static int probe_pread(Lookup *self, const uint8_t *k, Probe *pr, int nowait) {
+    uint8_t entry[SLOT_SIZE];
+    pr->got = -1;
+    int64_t slot = slot_of(self, k, KEY_LEN);
+    if (slot < 0) return 0;
+    int rc = read_entry(self, (uint64_t)slot, entry, nowait);
+    if (rc == WOULD_BLOCK) return WOULD_BLOCK;
+    if (rc || memcmp(entry, k, KEY_LEN)) return 0;
+    uint64_t ofs = be64(entry + KEY_LEN), lo = self->obj_lo, hi = self->obj_hi;
+    if (ofs < lo || hi < 8 || ofs > hi - 8) return 0;
+    uint64_t spec = __atomic_load_n(&self->spec, __ATOMIC_RELAXED);
+    uint64_t want = hi - ofs < spec ? hi - ofs : spec;
+    ssize_t got = pread_once(self->fd, pr->head, (size_t)want, ofs, nowait);
+    if (got == WOULD_BLOCK) return WOULD_BLOCK;
+    pr->ofs = ofs;
+    pr->got = got;
+    return 0;
+}
+
+/* get(key) -> bytes, or None when the Python path must answer (absent, odd, unchecked).
+ * With pread, what the page cache holds is read at once with the GIL kept (releasing it costs
+ * more than such a read); a read that would wait for the disk runs without the GIL. */
 static PyObject *Lookup_get(Lookup *self, PyObject *key) {
-    if (!PyBytes_CheckExact(key) || PyBytes_GET_SIZE(key) != KEY_LEN || !self->has_dump ||
+    if (!PyBytes_CheckExact(key) || PyBytes_GET_SIZE(key) != KEY_LEN || !self->ready ||
         (!self->has_file && self->fd < 0))
         Py_RETURN_NONE;
     const uint8_t *k = (const uint8_t *)PyBytes_AS_STRING(key);
-    int64_t slot = slot_of(self, k, KEY_LEN);
-    uint8_t entry[SLOT_SIZE];
-    if (slot < 0 || read_entry(self, (uint64_t)slot, entry) || memcmp(entry, k, KEY_LEN))
-        Py_RETURN_NONE;
-    PyObject *out = value_at(self, be64(entry + KEY_LEN));
+    if (self->has_file) { /* a small shard, mapped: no system call, the GIL is kept */
+        uint8_t entry[SLOT_SIZE];
+        int64_t slot = slot_of(self, k, KEY_LEN);
+        if (slot < 0 || read_entry(self, (uint64_t)slot, entry, 0) ||
+            memcmp(entry, k, KEY_LEN))
+            Py_RETURN_NONE;
+        PyObject *out = mapped_value(self, be64(entry + KEY_LEN));
+        if (!out && !PyErr_Occurred()) Py_RETURN_NONE;
+        return out;
+    }
+    /* key is immutable bytes, held by the caller, so it is read without the GIL too */
+    Probe pr;
+    PyObject *out = NULL;
+    int failed = 0;
+    self->active++;
+    if (probe_pread(self, k, &pr, 1) == WOULD_BLOCK) {
+        Py_BEGIN_ALLOW_THREADS
+        probe_pread(self, k, &pr, 0);
+        Py_END_ALLOW_THREADS
+    }
+    if (pr.got < 8) goto done;
+    uint64_t ofs = pr.ofs, size = be64(pr.head);
+    if (size > self->obj_hi - ofs - 8) goto done;
+    uint64_t spec = size + 8 < SPEC_MIN ? SPEC_MIN : size + 8 > SPEC_MAX ? SPEC_MAX : size + 8;
+    __atomic_store_n(&self->spec, spec, __ATOMIC_RELAXED);
+    out = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)size);
+    if (!out) goto done;
+    uint8_t *dst = (uint8_t *)PyBytes_AS_STRING(out);
+    uint64_t have = (uint64_t)pr.got - 8 < size ? (uint64_t)pr.got - 8 : size;
+    memcpy(dst, pr.head + 8, have);
+    if (have < size) { /* out is ours alone until returned: filled without the GIL if need be */
+        uint64_t pos = ofs + 8 + have;
+        failed = pread_all(self->fd, dst + have, size - have, pos, 1);
+        if (failed == WOULD_BLOCK) {
+            Py_BEGIN_ALLOW_THREADS
+            failed = pread_all(self->fd, dst + have, size - have, pos, 0);
+            Py_END_ALLOW_THREADS
+        }
+        if (failed) Py_CLEAR(out);
+    }
+done:
+    self->active--;
     if (!out && !PyErr_Occurred()) Py_RETURN_NONE;
     return out;
 }
@@ -394,45 +539,66 @@ static PyObject *Lookup_slots_into(Lookup *self, PyObject *args) {
     Py_buffer keys, out;
     if (!PyArg_ParseTuple(args, "y*w*", &keys, &out)) return NULL;
     Py_ssize_t m = keys.len / KEY_LEN, i = 0;
-    if (keys.len % KEY_LEN || out.len < m * (Py_ssize_t)sizeof(int64_t) || !self->has_dump) {
+    if (keys.len % KEY_LEN || out.len < m * (Py_ssize_t)sizeof(int64_t)) {
         PyBuffer_Release(&keys);
         PyBuffer_Release(&out);
         PyErr_SetString(PyExc_ValueError, "keys must be 32 * m bytes and out m int64");
         return NULL;
     }
+    if (Lookup_enter(self) < 0) {
+        PyBuffer_Release(&keys);
+        PyBuffer_Release(&out);
+        return NULL;
+    }
     const uint8_t *k = (const uint8_t *)keys.buf;
     int64_t *o = (int64_t *)out.buf;
+    Py_BEGIN_ALLOW_THREADS
     for (; i < m; i++) {
         int64_t s = slot_of(self, k + KEY_LEN * i, KEY_LEN);
         if (s < 0) break;
         o[i] = s;
     }
+    Py_END_ALLOW_THREADS
+    self->active--;
     PyBuffer_Release(&keys);
     PyBuffer_Release(&out);
     return PyLong_FromSsize_t(i);
 }
 
-/* check_all() -> -1 when every select block checks, the first bit vector is where the first
- * sample says and the values end at total_length; else the number of the first bad block
- * (samples for the global checks). */
-static PyObject *Lookup_check_all(Lookup *self, PyObject *Py_UNUSED(ignored)) {
-    if (!self->has_dump) {
-        PyErr_SetString(PyExc_ValueError, "released");
-        return NULL;
-    }
+/* The whole check, without the GIL: -1, or the first bad block (samples for the rest). */
+static int64_t check_everything(Lookup *self) {
     int64_t last_end = 0;
     for (uint64_t k = 0; k < self->samples; k++) {
-        if (check_block(self, k, &last_end)) return PyLong_FromUnsignedLongLong(k);
-        self->checked[k >> 3] |= (uint8_t)(1u << (k & 7));
+        if (check_block(self, k, &last_end)) return (int64_t)k;
+        __atomic_fetch_or(&self->checked[k >> 3], (uint8_t)(1u << (k & 7)), __ATOMIC_RELAXED);
     }
     uint64_t p0 = sample(self, 0);
     for (uint64_t p = 0; p < p0; p++)
-        if (bit_of(self, p)) return PyLong_FromUnsignedLong(self->samples);
-    if (last_end != (int64_t)self->total_length) return PyLong_FromUnsignedLong(self->samples);
-    return PyLong_FromLong(-1);
+        if (bit_of(self, p)) return self->samples;
+    /* the bit vector's padding to whole 32-bit words holds no one (the Python decoder counts
+     * every bit of bits_vec) */
+    uint64_t padded = ((self->nbits + 31) >> 5) << 5;
+    for (uint64_t p = self->nbits; p < padded; p++)
+        if (bit_of(self, p)) return self->samples;
+    if (last_end != (int64_t)self->total_length) return self->samples;
+    return -1;
+}
+
+/* check_all() -> -1 when every select block checks, the first bit vector is where the first
+ * sample says, the padding of the bit vector is zero and the values end at total_length; else
+ * the number of the first bad block (samples for the global checks). */
+static PyObject *Lookup_check_all(Lookup *self, PyObject *Py_UNUSED(ignored)) {
+    if (Lookup_enter(self) < 0) return NULL;
+    int64_t bad;
+    Py_BEGIN_ALLOW_THREADS
+    bad = check_everything(self);
+    Py_END_ALLOW_THREADS
+    self->active--;
+    return PyLong_FromLongLong(bad);
 }
 
 static PyObject *Lookup_close(Lookup *self, PyObject *Py_UNUSED(ignored)) {
+    Lookup_quiesce(self);
     Lookup_release(self);
     Py_RETURN_NONE;
 }
@@ -542,23 +708,46 @@ done:
     return list;
 }
 
+/* Whether a bucket whose size keys have (f, h) = (bf[j], bh[j]) fits at displacement d: every
+ * bin (f + h * (d % n) + d / n) % n free and the bins distinct; if so they are taken. */
+static inline int try_place(const uint32_t *bf, const uint32_t *bh, uint32_t size, uint64_t n,
+                            uint64_t p0, uint64_t p1, uint8_t *used, uint64_t *pos) {
+    for (uint32_t j = 0; j < size; j++) {
+        uint64_t p = ((uint64_t)bf[j] + (uint64_t)bh[j] * p0 + p1) % n;
+        if (used[p >> 3] & (1u << (p & 7))) return 0;
+        for (uint32_t q = 0; q < j; q++)
+            if (pos[q] == p) return 0;
+        pos[j] = p;
+    }
+    for (uint32_t j = 0; j < size; j++) used[pos[j] >> 3] |= (uint8_t)(1u << (pos[j] & 7));
+    return 1;
+}
+
 /* place(f, h, g, n, nbuckets, max_probes, disp) -> True when placed, False when a bucket
- * found no displacement, or (i, j): keys i and j share their bucket and (f, h) (equal keys,
- * or a new seed is needed, as chd_ph_mapping decides). The CHD_PH search
- * (chd_ph.c's place_buckets): buckets largest first, each at its first displacement d whose
- * bins (f + h * (d % n) + d / n) % n are free and distinct. f, h: uint32 per key (h already
- * c % (n - 1) + 1), g: int64 bucket per key, disp: int64 per bucket (written). */
+ * found no displacement below max_probes, or (i, j): keys i and j share their bucket and
+ * (f, h) (equal keys, or a new seed is needed, as chd_ph_mapping decides).
+ *
+ * cmph's place_buckets2 (chd_ph.c, the search chd_ph_new runs): buckets by size, largest
+ * first; all buckets of one size try displacement 0, then the ones still waiting try 1, 2...,
+ * in bucket order, each taking its bins at once. The pure-Python twin
+ * (shardkit.hashing.cmph_build._place) gives the same displacements.
+ * f, h: uint32 per key (h already c % (n - 1) + 1), g: int64 bucket per key, disp: int64 per
+ * bucket (written). */
 static PyObject *place(PyObject *mod, PyObject *args) {
     Py_buffer fb, hb, gb, db;
     unsigned long long n, nbuckets, max_probes;
-    if (!PyArg_ParseTuple(args, "y*y*y*KKKw*", &fb, &hb, &gb, &n, &nbuckets, &max_probes, &db))
+    if (!PyArg_ParseTuple(args, "y*y*y*O&O&O&w*", &fb, &hb, &gb, u64_arg, &n, u64_arg,
+                          &nbuckets, u64_arg, &max_probes, &db))
         return NULL;
     PyObject *ret = NULL;
     Py_ssize_t m = fb.len / 4;
-    uint32_t *count = NULL, *first = NULL, *items = NULL, *order = NULL;
+    uint32_t *count = NULL, *first = NULL, *items = NULL, *order = NULL, *by = NULL;
     uint8_t *used = NULL;
-    if (hb.len != fb.len || gb.len != 8 * m || db.len != (Py_ssize_t)(8 * nbuckets) || n < 2 ||
-        n > 0xFFFFFFFFull || nbuckets < 1 || nbuckets > 0xFFFFFFFFull) {
+    uint64_t *pos = NULL;
+    uint32_t *wf = NULL, *wh = NULL;
+    if (hb.len != fb.len || fb.len % 4 || gb.len != 8 * m || n < 2 || n > U32_MAX_ARG ||
+        nbuckets < 1 || nbuckets > U32_MAX_ARG || db.len != (Py_ssize_t)(8 * nbuckets) ||
+        (unsigned long long)m > U32_MAX_ARG) {
         PyErr_SetString(PyExc_ValueError, "place: inconsistent arguments");
         goto done;
     }
@@ -576,30 +765,44 @@ static PyObject *place(PyObject *mod, PyObject *args) {
     }
     int ok = 1;
     Py_ssize_t dup_a = -1, dup_b = -1;
-    Py_BEGIN_ALLOW_THREADS
     uint32_t biggest = 0;
     for (Py_ssize_t i = 0; i < m; i++) {
-        if (g[i] < 0 || (unsigned long long)g[i] >= nbuckets) { ok = -1; break; }
+        if (g[i] < 0 || (unsigned long long)g[i] >= nbuckets) {
+            PyErr_SetString(PyExc_ValueError, "place: a bucket number is out of range");
+            goto done;
+        }
         if (++count[g[i]] > biggest) biggest = count[g[i]];
     }
-    if (ok == 1) {
-        uint64_t acc = 0;
-        for (uint64_t b = 0; b < nbuckets; b++) { first[b] = (uint32_t)acc; acc += count[b]; }
-        for (Py_ssize_t i = 0; i < m; i++) items[first[g[i]]++] = (uint32_t)i;
-        for (uint64_t b = 0; b < nbuckets; b++) first[b] -= count[b];
-        /* buckets by size, largest first (counting sort, stable) */
-        uint32_t *by = PyMem_RawCalloc((size_t)biggest + 2, 4);
-        if (!by) ok = -2;
-        else {
-            for (uint64_t b = 0; b < nbuckets; b++) by[count[b]]++;
-            uint64_t at = 0;
-            for (int64_t s = biggest; s >= 0; s--) { uint32_t c = by[s]; by[s] = (uint32_t)at; at += c; }
-            for (uint64_t b = 0; b < nbuckets; b++) order[by[count[b]]++] = (uint32_t)b;
-            PyMem_RawFree(by);
-        }
+    by = PyMem_Calloc((size_t)biggest + 2, 4);
+    if (!by) {
+        PyErr_NoMemory();
+        goto done;
     }
+    /* the (f, h) copies hold one size's keys at a time: the most keys of one size (about a
+     * fifth of all, sizes being Poisson(4)), not all of them */
+    for (uint64_t b = 0; b < nbuckets; b++) by[count[b]]++;
+    uint64_t widest = 0;
+    for (uint64_t sz = 1; sz <= biggest; sz++)
+        if (sz * by[sz] > widest) widest = sz * by[sz];
+    pos = PyMem_Malloc(((size_t)biggest + 1) * 8);
+    wf = PyMem_Malloc(((size_t)widest + 1) * 4);
+    wh = PyMem_Malloc(((size_t)widest + 1) * 4);
+    if (!pos || !wf || !wh) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    Py_BEGIN_ALLOW_THREADS
+    uint64_t acc = 0;
+    for (uint64_t b = 0; b < nbuckets; b++) { first[b] = (uint32_t)acc; acc += count[b]; }
+    for (Py_ssize_t i = 0; i < m; i++) items[first[g[i]]++] = (uint32_t)i;
+    for (uint64_t b = 0; b < nbuckets; b++) first[b] -= count[b];
+    /* buckets by size, largest first, in bucket order within a size (chd_ph_ordering);
+     * by[s] (the number of buckets of size s) ends as the end of size s's run in order */
+    uint64_t at = 0;
+    for (int64_t s = biggest; s >= 0; s--) { uint32_t c = by[s]; by[s] = (uint32_t)at; at += c; }
+    for (uint64_t b = 0; b < nbuckets; b++) order[by[count[b]]++] = (uint32_t)b;
     /* two keys of one bucket with equal (f, h) collide at every displacement */
-    for (uint64_t b = 0; ok == 1 && b < nbuckets && dup_a < 0; b++) {
+    for (uint64_t b = 0; b < nbuckets && dup_a < 0; b++) {
         const uint32_t *it = items + first[b];
         for (uint32_t j = 1; j < count[b] && dup_a < 0; j++)
             for (uint32_t q = 0; q < j; q++)
@@ -610,35 +813,44 @@ static PyObject *place(PyObject *mod, PyObject *args) {
                     break;
                 }
     }
-    uint64_t pos[64];
-    for (uint64_t o = 0; ok == 1 && o < nbuckets; o++) {
-        uint32_t b = order[o], size = count[b];
-        disp[b] = 0;
-        if (!size) continue;
-        if (size > 64) { ok = 0; break; }
-        const uint32_t *it = items + first[b];
-        uint64_t d = 0;
-        for (; d < max_probes; d++) {
-            uint64_t p0 = d % n, p1 = d / n;
-            uint32_t j = 0;
-            for (; j < size; j++) {
-                uint64_t p = ((uint64_t)f[it[j]] + (uint64_t)h[it[j]] * p0 + p1) % n;
-                if (used[p >> 3] & (1u << (p & 7))) break;
-                uint32_t q = 0;
-                for (; q < j; q++) if (pos[q] == p) break;
-                if (q < j) break;
-                pos[j] = p;
+    for (uint64_t b = 0; b < nbuckets; b++) disp[b] = 0;
+    /* the run of each size, largest first: order[lo, hi); the waiting buckets' (f, h) are
+     * copied side by side (wf, wh: size per bucket), so that each displacement's sweep reads
+     * them in sequence, and compacted as buckets are placed */
+    uint64_t lo = 0;
+    for (int64_t s = biggest; ok == 1 && s > 0; s--) {
+        uint64_t hi = by[s];
+        uint64_t waiting = hi - lo;
+        uint32_t *list = order + lo;
+        for (uint64_t j = 0; j < waiting; j++) {
+            const uint32_t *it = items + first[list[j]];
+            for (int64_t q = 0; q < s; q++) {
+                wf[j * s + q] = f[it[q]];
+                wh[j * s + q] = h[it[q]];
             }
-            if (j == size) break;
         }
-        if (d == max_probes) { ok = 0; break; }
-        for (uint32_t j = 0; j < size; j++) used[pos[j] >> 3] |= (uint8_t)(1u << (pos[j] & 7));
-        disp[b] = (int64_t)d;
+        for (uint64_t d = 0; waiting; d++) {
+            if (d >= max_probes) { ok = 0; break; }
+            uint64_t kept = 0, p0 = d % n, p1 = d / n;
+            for (uint64_t j = 0; j < waiting; j++) {
+                uint32_t *bf = wf + j * s, *bh = wh + j * s;
+                if (try_place(bf, bh, (uint32_t)s, n, p0, p1, used, pos)) {
+                    disp[list[j]] = (int64_t)d;
+                    continue;
+                }
+                if (kept != j) { /* still waiting, the order kept */
+                    list[kept] = list[j];
+                    memcpy(wf + kept * s, bf, 4 * (size_t)s);
+                    memcpy(wh + kept * s, bh, 4 * (size_t)s);
+                }
+                kept++;
+            }
+            waiting = kept;
+        }
+        lo = hi;
     }
     Py_END_ALLOW_THREADS
-    if (ok == -1) PyErr_SetString(PyExc_ValueError, "place: a bucket number is out of range");
-    else if (ok == -2) PyErr_NoMemory();
-    else if (ok == 2) ret = Py_BuildValue("(nn)", dup_a, dup_b);
+    if (ok == 2) ret = Py_BuildValue("(nn)", dup_a, dup_b);
     else ret = PyBool_FromLong(ok);
 done:
     PyMem_Free(count);
@@ -646,6 +858,10 @@ done:
     PyMem_Free(items);
     PyMem_Free(order);
     PyMem_Free(used);
+    PyMem_Free(by);
+    PyMem_Free(pos);
+    PyMem_Free(wf);
+    PyMem_Free(wh);
     PyBuffer_Release(&fb);
     PyBuffer_Release(&hb);
     PyBuffer_Release(&gb);

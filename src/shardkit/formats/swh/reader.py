@@ -13,6 +13,7 @@ from typing import Any, NoReturn, cast
 
 from ..._kaitai import kaitai_errors, parse
 from ...errors import (
+    CorruptShardError,
     DeletedEntryError,
     EntryNotFoundError,
     InvalidKeyError,
@@ -373,13 +374,26 @@ class SwhShard(Reader):
         return self._lookup.slot(key)
 
     def _slots(self, rows: np.ndarray) -> np.ndarray:
-        """Slots of the keys in the rows of a 2-D ``uint8`` array (32 bytes each)."""
+        """Slots of the keys in the rows of a 2-D ``uint8`` array (32 bytes each).
+
+        A batch answers as the same keys looked up one at a time do, with the accelerator or
+        without: from the select blocks the keys land in. A fault elsewhere in the function
+        does not stop it; a fault in one of those blocks raises that block's error.
+        """
         native = self._native_lookup
         if native is not None and len(rows):
             out = np.empty(len(rows), np.int64)
             if native.slots_into(np.ascontiguousarray(rows), out) == len(rows):
                 return out
-        return self.hash_function.slots(rows)
+        try:
+            chd = self.hash_function  # the whole function decoded, numpy for the batch
+        except CorruptShardError:  # a fault elsewhere: the blocks of these keys decide
+            slot_of = self._lookup.slot
+            try:
+                return np.array([slot_of(bytes(r)) for r in rows], dtype=np.int64)
+            except CmphError as exc:
+                raise self._cmph_error(exc) from exc
+        return chd.slots(rows)
 
     @cached_property
     def hash_function(self) -> ChdPh:
