@@ -510,8 +510,9 @@ def write_annotations(path: str | os.PathLike[str], annotations: Iterable[Mappin
         properties: ``info`` property objects (``id``, ``type``, optional ``description``,
             ``enum_values``/``enum_labels``, and ``default`` for annotations without a value).
         relationships: Relationship ids (or ``info`` objects with ``id`` and ``key``).
-        lower_bound, upper_bound: The layer's bounds; by default the annotations' (the upper
-            bound nudged up so that it is exclusive).
+        lower_bound: The layer's lower bound; by default the annotations' lowest point.
+        upper_bound: The layer's upper bound; by default the annotations' highest point,
+            nudged up so that it is exclusive.
         sharded: ``True``, ``False``, or ``{"by_id" | relationship id | "spatial": spec, True
             or False}``.
         limit: Most annotations per spatial cell.
