@@ -9,6 +9,8 @@ trap 'rm -f "$tmp"' EXIT
 # like run, but shows only the first N lines (or, for binary output, a hex dump of the start)
 run_head() { n=$1; shift; echo; echo "\$ shardkit $* | head -n $n"; shardkit "$@" >"$tmp"
              head -n "$n" "$tmp"; }
+# like run, for a command whose exit code 1 (problems found) is part of the show
+run_found() { echo; echo "\$ shardkit $*"; shardkit "$@" || echo "(exit code $?)"; }
 run_hex() { echo; echo "\$ shardkit $* | od -A d -t x1 -N 32"; shardkit "$@" >"$tmp"; od -A d -t x1 -N 32 "$tmp"; }
 
 echo "== Software Heritage read shards"
@@ -17,6 +19,14 @@ run ls tests/data/swh/tiny.shard
 run get tests/data/swh/tiny.shard a948904f2f0f479b8f8197694b30184b0d2ed1c1cd2a1ec0fb85d299a192a447
 run verify --content-hash sha256 tests/data/swh/deleted.shard
 run map tests/data/swh/deleted.shard
+
+echo; echo "== Software Heritage MOSAIC files (written by swh-mosaic 0.6.1)"
+run_head 10 info tests/data/mosaic/all_indexes.mosaic
+run_head 3 ls --index sha1 tests/data/mosaic/all_indexes.mosaic
+run get --index sha256 tests/data/mosaic/all_indexes.mosaic \
+  7bb09df73163b7b95a5c02ff2d07648b9fffb86e46a03520540df547d99a80af
+run verify tests/data/mosaic/zstd.mosaic
+run map tests/data/mosaic/single.mosaic
 
 echo; echo "== Hugging Face Xet MDB shards"
 mdb=tests/data/mdb/real/session/b04ac8152506ea5af6b90a7378a3d35c46cbef373a597241937795e323cea8f1.mdb
@@ -45,6 +55,11 @@ run verify tests/data/neuroglancer/cv_identity_raw
 run_head 3 ls tests/data/neuroglancer/ts_kv_identity_minishardbits0_shardbits5
 run_hex get tests/data/neuroglancer/cv_identity_raw 10
 run_head 4 map --spec tests/data/neuroglancer/cv_identity_raw/info tests/data/neuroglancer/cv_identity_raw/0.shard
+
+echo; echo "== Neuroglancer annotation layers (written by ngsidekick 0.0.20, with its bugs)"
+run_head 12 info tests/data/ng_annotations/sk_lines
+run_head 14 get --json tests/data/ng_annotations/sk_lines 1
+run_found verify tests/data/ng_annotations/sk_points
 
 echo; echo "== Microsoft Amudai shards (written by amudai-cmd, the reference, and by shardkit's writer)"
 run verify tests/data/amudai/reference/nested.amudai.shard
