@@ -374,7 +374,8 @@ def test_demo_fits_one_screen_per_format():
                           text=True, env=env, check=False, cwd=root)
     assert proc.returncode == 0, proc.stderr
     sections = ("\n" + proc.stdout).split("\n== ")[1:]
-    assert len(sections) == 6  # one per format: SWH, MDB, ZSS, ZS, Neuroglancer, Amudai
+    # one per format: SWH, MOSAIC, MDB, ZSS, ZS, Neuroglancer, annotation layers, Amudai
+    assert len(sections) == 8
     for section in sections:
         lines = section.splitlines()
         assert len(lines) <= 50, lines[0]

@@ -58,6 +58,7 @@ run_head 4 map --spec tests/data/neuroglancer/cv_identity_raw/info tests/data/ne
 
 echo; echo "== Neuroglancer annotation layers (written by ngsidekick 0.0.20, with its bugs)"
 run_head 12 info tests/data/ng_annotations/sk_lines
+run_head 3 ls tests/data/ng_annotations/sk_lines
 run_head 14 get --json tests/data/ng_annotations/sk_lines 1
 run_found verify tests/data/ng_annotations/sk_points
 
