@@ -31,10 +31,9 @@ import math
 import os
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import numpy as np
-
+from ..._lazy import lazy_module
 from ...errors import (
     EntryNotFoundError,
     LayoutError,
@@ -50,6 +49,11 @@ from .decode import compressed_morton_code, morton_decode
 from .kv import ShardedKV
 from .spec import ShardingSpec, SpecError
 from .store import _Store, check_relative
+
+if TYPE_CHECKING:
+    import numpy as np
+else:
+    np = lazy_module("numpy")
 
 ANNOTATIONS_TYPE = "neuroglancer_annotations_v1"
 _MASK64 = (1 << 64) - 1

@@ -6,10 +6,9 @@ from __future__ import annotations
 import itertools
 import math
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import numpy as np
-
+from ..._lazy import lazy_module
 from ...errors import EntryNotFoundError, InvalidKeyError, LayoutError, UnsupportedVersionError
 from .cseg import LABEL_TYPES, decode_compressed_segmentation
 from .dataset import EncodedChunk, NgDataset
@@ -17,6 +16,11 @@ from .decode import compressed_morton_code, morton_decode, morton_invalid
 from .kv import ShardedKV
 from .spec import DEFAULT_MAX_DECODED_SIZE, ShardingSpec, SpecError
 from .store import _Store, check_relative
+
+if TYPE_CHECKING:
+    import numpy as np
+else:
+    np = lazy_module("numpy")
 
 _DTYPES = {"uint8", "int8", "uint16", "int16", "uint32", "int32", "uint64", "int64", "float32",
            "float64"}
