@@ -34,6 +34,12 @@ def _open_in_fresh_process(path: Path) -> tuple[str, list[str]]:
 
 @pytest.mark.parametrize(("sample", "kind"), [
     ("neuroglancer/cv_identity_raw", "NgKeyValueDataset"),
+    ("mdb/real/session/b04ac8152506ea5af6b90a7378a3d35c46cbef373a597241937795e323cea8f1.mdb",
+     "MdbShard"),
+    ("swh/tiny.shard", "SwhShard"),
+    ("zss/tiny_zlib.zss", "ZssFile"),
+    ("zs/made/lines-deflate-default.zs", "ZsFile"),
+    ("mosaic/single.mosaic", "MosaicFile"),
 ])
 def test_local_open_imports_no_heavy_module(sample: str, kind: str) -> None:
     opened, loaded = _open_in_fresh_process(DATA / sample)
