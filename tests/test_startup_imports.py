@@ -47,6 +47,14 @@ def test_local_open_imports_no_heavy_module(sample: str, kind: str) -> None:
     assert loaded == []
 
 
+def test_amudai_open_imports_protobuf_only() -> None:
+    """An Amudai shard's directory is a protobuf message (read by open), its schema a
+    FlatBuffers table (read on first use): open imports protobuf, not numpy."""
+    opened, loaded = _open_in_fresh_process(DATA / "amudai" / "single.amudai.shard")
+    assert opened == "AmudaiShard"
+    assert loaded == ["google.protobuf"]
+
+
 def test_the_check_sees_a_heavy_import() -> None:
     """The probe itself works: a module that was imported is listed."""
     out = subprocess.run([sys.executable, "-c", "import numpy, sys, json; "
