@@ -14,7 +14,8 @@ import pytest
 DATA = Path(__file__).parent / "data"
 
 #: Loaded only to decode values or to read a URL, never to open a local file.
-HEAVY = ("numpy", "google.protobuf", "asyncio", "ssl", "aiohttp", "fsspec.implementations.http")
+HEAVY = ("numpy", "google.protobuf", "asyncio", "ssl", "aiohttp", "fsspec.implementations.http",
+         "subprocess")
 
 _CHILD = """
 import json, sys
@@ -53,6 +54,16 @@ def test_amudai_open_imports_protobuf_only() -> None:
     opened, loaded = _open_in_fresh_process(DATA / "amudai" / "single.amudai.shard")
     assert opened == "AmudaiShard"
     assert loaded == ["google.protobuf"]
+
+
+def test_crc64xz_finds_liblzma_without_a_subprocess() -> None:
+    """liblzma loads by its usual name; ``ctypes.util.find_library`` (which starts ldconfig) is
+    the fallback only."""
+    out = subprocess.run([sys.executable, "-c", "import sys; from shardkit.hashing import "
+                          "crc64xz as c; print(c.BACKEND, 'ctypes.util' in sys.modules)"],
+                         capture_output=True, text=True, check=True)
+    backend, searched = out.stdout.split()
+    assert (backend, searched) in {("liblzma", "False"), ("crcmod", "True")}
 
 
 def test_the_check_sees_a_heavy_import() -> None:
