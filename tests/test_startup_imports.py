@@ -35,6 +35,7 @@ def _open_in_fresh_process(path: Path) -> tuple[str, list[str]]:
 
 @pytest.mark.parametrize(("sample", "kind"), [
     ("neuroglancer/cv_identity_raw", "NgKeyValueDataset"),
+    ("neuroglancer/ts_seg_cseg_uint64", "NgImageDataset"),
     ("ng_annotations/sk_points", "NgAnnotationLayer"),
     ("ng_annotations/ng_points", "NgAnnotationLayer"),
     ("mdb/real/session/b04ac8152506ea5af6b90a7378a3d35c46cbef373a597241937795e323cea8f1.mdb",
