@@ -5,6 +5,7 @@ bundled sample in a fresh interpreter and lists which of those modules are loade
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -62,9 +63,10 @@ def test_amudai_open_imports_protobuf_only() -> None:
 def test_crc64xz_finds_liblzma_without_a_subprocess() -> None:
     """liblzma loads by its usual name; ``ctypes.util.find_library`` (which starts ldconfig) is
     the fallback only."""
+    env = {k: v for k, v in os.environ.items() if k != "SHARDKIT_CRC64XZ"}
     out = subprocess.run([sys.executable, "-c", "import sys; from shardkit.hashing import "
                           "crc64xz as c; print(c.BACKEND, 'ctypes.util' in sys.modules)"],
-                         capture_output=True, text=True, check=True)
+                         capture_output=True, text=True, check=True, env=env)
     backend, searched = out.stdout.split()
     assert (backend, searched) in {("liblzma", "False"), ("crcmod", "True")}
 
