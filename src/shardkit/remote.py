@@ -30,7 +30,6 @@ A source is thread-safe: the cache is shared under a lock, and fetches run outsi
 
 from __future__ import annotations
 
-import asyncio
 import re
 import threading
 import time
@@ -366,6 +365,8 @@ class RemoteSource:
         return sync(self.fs.loop, lambda: coro)
 
     async def _http_many(self, spans: list[tuple[int, int]], first: bool) -> list[bytes]:
+        import asyncio
+
         session = await self.fs.set_session()
         gate = asyncio.Semaphore(self.concurrency)
 
@@ -377,6 +378,8 @@ class RemoteSource:
         return list(await asyncio.gather(*(one(s, e) for s, e in spans)))
 
     async def _retrying(self, attempt: Any, start: int) -> bytes:
+        import asyncio
+
         delay = self.backoff
         for n in range(self.retries + 1):
             try:

@@ -21,7 +21,6 @@ the import selects crcmod.
 from __future__ import annotations
 
 import ctypes
-import ctypes.util
 import os
 import struct
 import sys
@@ -43,11 +42,25 @@ KNOWN_ANSWERS: dict[bytes, int] = {
 
 
 def _load_liblzma() -> Callable[[bytes, int, int], int] | None:
-    """``lzma_crc64(buf, size, crc)`` of liblzma, checked against the check value, or None."""
+    """``lzma_crc64(buf, size, crc)`` of liblzma, checked against the check value, or None.
+
+    The usual names are tried first; ``ctypes.util.find_library`` (which may start
+    ``ldconfig`` or a compiler, tens of milliseconds) only when none of them loads.
+    """
     names = {"darwin": ["liblzma.5.dylib"], "win32": ["liblzma.dll", "lzma.dll"]}.get(
         sys.platform, ["liblzma.so.5"])
-    found = ctypes.util.find_library("lzma")
-    for name in [*names, *([found] if found else [])]:
+    fn = _first_lzma_crc64(names)
+    if fn is None:
+        import ctypes.util
+
+        found = ctypes.util.find_library("lzma")
+        fn = _first_lzma_crc64([found] if found and found not in names else [])
+    return fn
+
+
+def _first_lzma_crc64(names: list[str]) -> Callable[[bytes, int, int], int] | None:
+    """The first of ``names`` that loads and gives the known answers, or None."""
+    for name in names:
         try:
             fn = ctypes.CDLL(name).lzma_crc64
         except (OSError, AttributeError):

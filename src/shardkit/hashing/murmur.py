@@ -17,9 +17,16 @@ Known answers (checked by ``tests/test_neuroglancer_hashing.py``):
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
 import mmh3
-import numpy as np
+
+from .._lazy import lazy_module
+
+if TYPE_CHECKING:
+    import numpy as np
+else:
+    np = lazy_module("numpy")
 
 __all__ = ["hash_uint64", "hash_uint64_array", "murmurhash3_x86_128_low64"]
 

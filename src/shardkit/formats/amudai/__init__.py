@@ -37,8 +37,9 @@ Example::
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 from .model import (
-    BASIC_TYPES,
     MAX_BUFFER,
     MAX_HOPS,
     MAX_POSITIONS,
@@ -53,6 +54,19 @@ from .model import (
     HopLimitError,
 )
 from .reader import AmudaiShard
+
+if TYPE_CHECKING:
+    from .model import BASIC_TYPES
+
+
+def __getattr__(name: str) -> Any:
+    """``BASIC_TYPES`` comes from :mod:`.model` on first use (making it imports the FlatBuffers
+    runtime, which imports numpy; opening a shard does not need it)."""
+    if name == "BASIC_TYPES":
+        from . import model
+
+        return model.BASIC_TYPES
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 __all__ = [
     "BASIC_TYPES",

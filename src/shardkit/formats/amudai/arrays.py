@@ -12,8 +12,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
-
+from ..._lazy import lazy_module
 from ...errors import LayoutError
 from ...generated import amudai_shard_pb2 as spb
 from . import blocks as _blocks_mod
@@ -21,6 +20,11 @@ from .arrow import NS_TICKS, UNIX_EPOCH_TICKS, arrow_field, arrow_type, pyarrow,
 from .blocks import decode_binary_raw
 from .columns import _Unbacked
 from .model import _BYTES_TYPES, AmudaiField, _dtype_of, _is_text
+
+if TYPE_CHECKING:
+    import numpy as np
+else:
+    np = lazy_module("numpy")
 
 if TYPE_CHECKING:
     import pyarrow as pa

@@ -21,9 +21,13 @@ from datetime import datetime
 from decimal import Context, Decimal
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
-
+from ..._lazy import lazy_module
 from ...errors import LayoutError, ShardkitError, UnsupportedVersionError
+
+if TYPE_CHECKING:
+    import numpy as np
+else:
+    np = lazy_module("numpy")
 
 if TYPE_CHECKING:
     import pyarrow as pa

@@ -16,13 +16,17 @@ import itertools
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
-
+from ..._lazy import lazy_module
 from ...errors import LayoutError, LimitExceededError
 from ...generated import amudai_shard_pb2 as spb
 from .blocks import decode_binary_raw
 from .model import _BYTES_TYPES, AmudaiField, _apply, _dtype_of, _is_text
 from .stream import _Streams
+
+if TYPE_CHECKING:
+    import numpy as np
+else:
+    np = lazy_module("numpy")
 
 if TYPE_CHECKING:
     from .reader import AmudaiShard

@@ -16,10 +16,9 @@ import struct
 from contextvars import ContextVar
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import numpy as np
-
+from ..._lazy import lazy_module
 from ...errors import (
     ChecksumError,
     CorruptShardError,
@@ -30,6 +29,11 @@ from ...errors import (
     UnsupportedVersionError,
 )
 from ...hashing.amudai import checksum
+
+if TYPE_CHECKING:
+    import numpy as np
+else:
+    np = lazy_module("numpy")
 
 try:  # the optional C accelerator of numeric cascades (setup.py builds it with a C compiler)
     from . import _native
@@ -516,15 +520,25 @@ def _decode_num_py(sec: _Section, start: int, end: int, n: int, dtype: np.dtype,
 #       [exceptions_count x u32 position][exceptions_count x u16 left part]
 #       left = dict[code], patched at the exception positions; bits = left << rbw | right.
 
-_ALP_TABLES = {
-    4: (np.array([10.0 ** k for k in range(11)], np.float32),
-        np.array([float(f"1e-{k}") for k in range(11)], np.float32)),
-    8: (np.array([float(f"1e{k}") for k in range(24)], np.float64),
-        np.array([float(f"1e-{k}") for k in range(24)], np.float64)),
-}
-"""Per float width: F10 (10^0.., exact literals) and IF10 (10^-0.., correctly rounded), as
-alp.rs spells them: f32 to 10^±10, f64 to 10^±23 (``float('1e-k')`` rounds like the Rust
-literal; for f32 the double-then-single rounding matches the nearest single, tested)."""
+@functools.cache
+def _alp_tables() -> dict[int, tuple[np.ndarray, np.ndarray]]:
+    """Per float width: F10 (10^0.., exact literals) and IF10 (10^-0.., correctly rounded), as
+    alp.rs spells them: f32 to 10^±10, f64 to 10^±23 (``float('1e-k')`` rounds like the Rust
+    literal; for f32 the double-then-single rounding matches the nearest single, tested). Made
+    on first use (also as the module attribute ``_ALP_TABLES``), so that importing this module
+    does not import numpy."""
+    return {
+        4: (np.array([10.0 ** k for k in range(11)], np.float32),
+            np.array([float(f"1e-{k}") for k in range(11)], np.float32)),
+        8: (np.array([float(f"1e{k}") for k in range(24)], np.float64),
+            np.array([float(f"1e-{k}") for k in range(24)], np.float64)),
+    }
+
+
+def __getattr__(name: str) -> Any:
+    if name == "_ALP_TABLES":
+        return _alp_tables()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def _decode_alp(sec: _Section, start: int, end: int, n: int, dtype: np.dtype,
@@ -533,7 +547,7 @@ def _decode_alp(sec: _Section, start: int, end: int, n: int, dtype: np.dtype,
     size, count, e, f = sec.unpack("<IHBB", body, end, "ALP metadata")
     pos = body + _meta_size(8)
     sec.need(body, _meta_size(8), end, "ALP metadata")
-    f10, if10 = _ALP_TABLES[dtype.itemsize]
+    f10, if10 = _alp_tables()[dtype.itemsize]
     if e >= if10.size or f >= f10.size:
         raise sec.layout(f"ALP exponent {e} / factor {f} outside the 10^0..10^{if10.size - 1} "
                          "tables", body + 6)

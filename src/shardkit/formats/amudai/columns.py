@@ -6,11 +6,10 @@ import itertools
 import struct
 from collections.abc import Iterator
 from decimal import Decimal
-from typing import Any, Literal, overload
-
-import numpy as np
+from typing import TYPE_CHECKING, Any, Literal, overload
 
 from ..._kaitai import kaitai_errors
+from ..._lazy import lazy_module
 from ...errors import (
     ChecksumError,
     LayoutError,
@@ -50,6 +49,11 @@ from .model import (
     _section_len,
 )
 from .refs import _ks_stream
+
+if TYPE_CHECKING:
+    import numpy as np
+else:
+    np = lazy_module("numpy")
 
 
 class _Unbacked:

@@ -8,25 +8,40 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from dataclasses import field as dc_field
 from datetime import datetime, timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import numpy as np
-
+from ..._lazy import lazy_module
 from ...errors import (
     LimitExceededError,
 )
 from ...generated import amudai_common_pb2 as cpb
-from ...generated import amudai_schema_fb as fb
 from ...generated import amudai_shard_pb2 as spb
 from ...hashing.amudai import name_hash
 from .blocks import (
     any_value_to_python,
 )
 
-#: BasicType names by number, as the FlatBuffers schema (schemas/amudai/schema.fbs) has them.
-BASIC_TYPES = [name for name, _ in sorted(
-    ((k, v) for k, v in vars(fb.BasicType).items() if not k.startswith("_")),
-    key=lambda item: item[1])]
+if TYPE_CHECKING:
+    import numpy as np
+else:
+    np = lazy_module("numpy")
+
+#: ``BASIC_TYPES``: BasicType names by number, as the FlatBuffers schema
+#: (schemas/amudai/schema.fbs) has them; made on first use (module ``__getattr__``), since the
+#: FlatBuffers runtime imports numpy and opening a shard reads no schema.
+if TYPE_CHECKING:
+    BASIC_TYPES: list[str]
+
+
+def __getattr__(name: str) -> Any:
+    if name != "BASIC_TYPES":
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    from ...generated import amudai_schema_fb as fb
+
+    value = globals()[name] = [key for key, _ in sorted(
+        ((k, v) for k, v in vars(fb.BasicType).items() if not k.startswith("_")),
+        key=lambda item: item[1])]
+    return value
 BUFFER_KINDS = {v: k for k, v in spb.BufferKind.items()}
 _INT_WIDTH = {"Int8": 1, "Int16": 2, "Int32": 4, "Int64": 8}
 _FLOATS = {"Float32": "<f4", "Float64": "<f8"}

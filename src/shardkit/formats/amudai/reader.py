@@ -24,13 +24,13 @@ from ...errors import (
     UnsupportedVersionError,
 )
 from ...generated import amudai_common_pb2 as cpb
-from ...generated import amudai_schema_fb as fb
 from ...generated import amudai_shard_pb2 as spb
 from ...generated.amudai_shard import AmudaiShard as KsAmudai
 from ...hashing.amudai import checksum
 from ...render import to_jsonable
 from ...sources import ByteSource, as_stream
 from ..base import Reader, Section
+from . import model as _model
 from .arrays import AmudaiArrays
 from .batches import AmudaiBatches
 from .blocks import (
@@ -39,7 +39,6 @@ from .blocks import (
 )
 from .columns import AmudaiColumns
 from .model import (
-    BASIC_TYPES,
     BUFFER_KINDS,
     HOPS_STRIPE,
     HOPS_STRIPE_FIELD,
@@ -251,6 +250,8 @@ class AmudaiShard(AmudaiArrays, AmudaiColumns, AmudaiRows, AmudaiStream, AmudaiB
         buf = self._schema_fb
         ref = DataRefInfo.of(self.directory.schema_ref)
         try:
+            from ...generated import amudai_schema_fb as fb
+
             root = fb.Schema.GetRootAs(buf, 0)
             out = []
             seen: set[int] = set()
@@ -283,7 +284,7 @@ class AmudaiShard(AmudaiArrays, AmudaiColumns, AmudaiRows, AmudaiStream, AmudaiB
             raise LayoutError(f"schema id {sid} used twice", field="/schema")
         seen.add(sid)
         bt = dt.BasicType()
-        if bt >= len(BASIC_TYPES):
+        if bt >= len(_model.BASIC_TYPES):
             raise UnsupportedVersionError(f"unknown BasicType {bt} for field {name!r}",
                                           field="/schema")
         path = f"{prefix}.{name}" if prefix else name
@@ -291,7 +292,8 @@ class AmudaiShard(AmudaiArrays, AmudaiColumns, AmudaiRows, AmudaiStream, AmudaiB
                      for i in range(dt.ChildrenLength()))
         ext = dt.ExtendedType()
         label = ext.Label() if ext is not None else None
-        return AmudaiField(name, BASIC_TYPES[bt], sid, dt.ParentSchemaId(), bool(dt.Signed()),
+        return AmudaiField(name, _model.BASIC_TYPES[bt], sid, dt.ParentSchemaId(),
+                           bool(dt.Signed()),
                            int(dt.FixedSize()), kids, path, label.decode() if label else None,
                            annotation)
 

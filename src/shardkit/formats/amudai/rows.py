@@ -17,8 +17,7 @@ from __future__ import annotations
 import itertools
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
-
+from ..._lazy import lazy_module
 from ...errors import LayoutError, LimitExceededError, ShardkitError
 from ...generated import amudai_shard_pb2 as spb
 from ...sources import read_ranges
@@ -36,6 +35,11 @@ from .model import (
     _map_value,
     _plain,
 )
+
+if TYPE_CHECKING:
+    import numpy as np
+else:
+    np = lazy_module("numpy")
 
 if TYPE_CHECKING:
     from .reader import AmudaiShard

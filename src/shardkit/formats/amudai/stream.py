@@ -13,13 +13,17 @@ import itertools
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
-
+from ..._lazy import lazy_module
 from ...errors import LayoutError, UnsupportedVersionError
 from ...generated import amudai_shard_pb2 as spb
 from .blocks import decode_binary_values, decode_numeric_values, ticks_to_datetime
 from .columns import _kusto_decimal
 from .model import _BYTES_TYPES, AmudaiField, _dtype_of, _is_text, _map_value, _plain
+
+if TYPE_CHECKING:
+    import numpy as np
+else:
+    np = lazy_module("numpy")
 
 if TYPE_CHECKING:
     from .reader import AmudaiShard

@@ -6,10 +6,9 @@ import itertools
 import struct
 import sys
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import numpy as np
-
+from ..._lazy import lazy_module
 from ...errors import (
     ChecksumError,
     LayoutError,
@@ -17,7 +16,6 @@ from ...errors import (
     ShardkitError,
     UnsupportedVersionError,
 )
-from ...generated import amudai_schema_fb as fb
 from ...generated import amudai_shard_pb2 as spb
 from .blocks import (
     _MAX_TICKS,
@@ -42,6 +40,11 @@ from .model import (
     _is_text,
     _lookup_issue,
 )
+
+if TYPE_CHECKING:
+    import numpy as np
+else:
+    np = lazy_module("numpy")
 
 
 def _unreadable(exc: ShardkitError) -> bool:
@@ -143,6 +146,8 @@ class AmudaiVerify:
 
     def _verify_lookups(self, problems: list[Problem]) -> None:
         """The schema's HashLookups (name -> child index) agree with the names (section 3)."""
+        from ...generated import amudai_schema_fb as fb
+
         root = fb.Schema.GetRootAs(self._schema_fb, 0)
         todo: list[tuple[str, Any, list[Any]]] = []
         try:

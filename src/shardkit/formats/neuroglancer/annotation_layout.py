@@ -20,14 +20,19 @@ layout; the layer reader picks it when the record size says so, and verify repor
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import numpy as np
-
+from ..._lazy import lazy_module
 from .spec import SpecError
+
+if TYPE_CHECKING:
+    import numpy as np
+else:
+    np = lazy_module("numpy")
 
 ANNOTATION_TYPES = ("point", "line", "axis_aligned_bounding_box", "ellipsoid", "polyline")
 # geometry vectors per annotation (polyline: a u4 count, then any number of points)
@@ -215,19 +220,29 @@ class AnnotationLayout:
             for p, off in zip(raw_props, offsets, strict=True)]
         self.property_bytes = self.record_bytes - self.geometry_bytes
         self.stored = [self.properties[i] for i in stored_order(types, quirk)]
-        self.dtype: np.dtype | None = None
-        self.props_dtype = np.dtype({
+
+    @functools.cached_property
+    def props_dtype(self) -> np.dtype:
+        """The properties of one record as a numpy structured dtype (made on first use, so
+        that opening a layer does not import numpy)."""
+        return np.dtype({
             "names": [p.id for p in self.properties],
             "formats": [p.dtype for p in self.properties],
             "offsets": [p.offset for p in self.properties],
             "itemsize": self.property_bytes})
-        if self.type != "polyline":
-            self.dtype = np.dtype({
-                "names": ["geometry", *(p.id for p in self.properties)],
-                "formats": [np.dtype(("<f4", (_VECTORS[self.type], self.rank))),
-                            *(p.dtype for p in self.properties)],
-                "offsets": [0, *(p.offset + self.geometry_bytes for p in self.properties)],
-                "itemsize": self.record_bytes})
+
+    @functools.cached_property
+    def dtype(self) -> np.dtype | None:
+        """One whole record (geometry, then properties) as a numpy structured dtype; ``None``
+        for polylines, whose geometry has a variable length."""
+        if self.type == "polyline":
+            return None
+        return np.dtype({
+            "names": ["geometry", *(p.id for p in self.properties)],
+            "formats": [np.dtype(("<f4", (_VECTORS[self.type], self.rank))),
+                        *(p.dtype for p in self.properties)],
+            "offsets": [0, *(p.offset + self.geometry_bytes for p in self.properties)],
+            "itemsize": self.record_bytes})
 
     @property
     def property_codes(self) -> bytes:

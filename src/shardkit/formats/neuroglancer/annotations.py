@@ -27,14 +27,14 @@ What real writers get wrong, and how it is read:
 
 from __future__ import annotations
 
+import functools
 import math
 import os
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import numpy as np
-
+from ..._lazy import lazy_module
 from ...errors import (
     EntryNotFoundError,
     LayoutError,
@@ -50,6 +50,11 @@ from .decode import compressed_morton_code, morton_decode
 from .kv import ShardedKV
 from .spec import ShardingSpec, SpecError
 from .store import _Store, check_relative
+
+if TYPE_CHECKING:
+    import numpy as np
+else:
+    np = lazy_module("numpy")
 
 ANNOTATIONS_TYPE = "neuroglancer_annotations_v1"
 _MASK64 = (1 << 64) - 1
@@ -593,14 +598,14 @@ def _level_of(store: _Store, meta: Any, i: int, rank: int, options: dict[str, An
     return SpatialLevel(i, key, tuple(grid), tuple(float(c) for c in chunk), limit, index)
 
 
-def _bounds(info: Mapping[str, Any], name: str, rank: int) -> np.ndarray:
+def _bounds(info: Mapping[str, Any], name: str, rank: int) -> list[float]:
     value = info.get(name)
     if (not isinstance(value, list) or len(value) != rank
             or not all(isinstance(v, (int, float)) and not isinstance(v, bool)
                        and math.isfinite(v) for v in value)):
         raise SpecError(f"info: {name} must be {rank} finite numbers, got {value!r}"[:300],
                         field=f"/{name}")
-    return np.asarray(value, dtype=np.float64)
+    return value
 
 
 # -- the layer ----------------------------------------------------------------------------------
@@ -641,8 +646,7 @@ class NgAnnotationLayer(NgDataset):
         self._decoder = RecordDecoder(self.layout)
         self._decided = self._alt is None
         rank = self.layout.rank
-        self.lower_bound = _bounds(info, "lower_bound", rank)
-        self.upper_bound = _bounds(info, "upper_bound", rank)
+        self._bounds = (_bounds(info, "lower_bound", rank), _bounds(info, "upper_bound", rank))
         self.quirks: list[str] = []
         self.relationships_index: dict[str, UnshardedIndex | ShardedIndex] = {}
         self.relationship_keys: dict[str, str] = {}
@@ -656,6 +660,17 @@ class NgAnnotationLayer(NgDataset):
             raise SpecError(f"{store.name}/info: spatial must be a list", field="/spatial")
         self.spatial = [_level_of(store, m, i, rank, options, allow_external)
                         for i, m in enumerate(spatial)]
+
+    @functools.cached_property
+    def lower_bound(self) -> np.ndarray:
+        """The layer's lower bound (a float64 array; made on first use, so that opening a
+        layer does not import numpy)."""
+        return np.asarray(self._bounds[0], dtype=np.float64)
+
+    @functools.cached_property
+    def upper_bound(self) -> np.ndarray:
+        """The layer's upper bound (a float64 array)."""
+        return np.asarray(self._bounds[1], dtype=np.float64)
 
     # -- layout decisions ------------------------------------------------------------------
 

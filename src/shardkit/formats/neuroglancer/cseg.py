@@ -24,13 +24,19 @@ may hold anything.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
-import numpy as np
 from kaitaistruct import BytesIO, KaitaiStream
 
 from ..._kaitai import kaitai_errors
+from ..._lazy import lazy_module
 from ...errors import LayoutError
 from ...generated.ng_compressed_segmentation import NgCompressedSegmentation
+
+if TYPE_CHECKING:
+    import numpy as np
+else:
+    np = lazy_module("numpy")
 
 __all__ = ["BIT_WIDTHS", "LABEL_TYPES", "MAX_PADDED_VOXELS", "decode_compressed_segmentation"]
 

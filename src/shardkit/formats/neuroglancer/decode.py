@@ -2,16 +2,22 @@
 
 from __future__ import annotations
 
+import functools
 import zlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cached_property
+from typing import TYPE_CHECKING
 
-import numpy as np
-
+from ..._lazy import lazy_module
 from ...errors import CorruptShardError, InvalidKeyError, LayoutError, LimitExceededError
 from ...sources import ByteSource
 from .spec import _MASK64, _MAX_GAP, _MAX_REQUEST, DEFAULT_MAX_DECODED_SIZE
+
+if TYPE_CHECKING:
+    import numpy as np
+else:
+    np = lazy_module("numpy")
 
 # -- decoding helpers -------------------------------------------------------------------------
 
@@ -103,8 +109,12 @@ class MinishardIndex:
         return out
 
 
-EMPTY_INDEX = MinishardIndex(np.zeros(0, np.uint64), np.zeros(0, np.uint64),
-                             np.zeros(0, np.uint64), 0)
+@functools.cache
+def empty_index() -> MinishardIndex:
+    """The index of an empty minishard (made on first use, so that importing this module does
+    not import numpy)."""
+    return MinishardIndex(np.zeros(0, np.uint64), np.zeros(0, np.uint64),
+                          np.zeros(0, np.uint64), 0)
 
 
 def decode_minishard_index(raw: bytes, base: int, *, offset: int | None = None,
@@ -122,7 +132,8 @@ def decode_minishard_index(raw: bytes, base: int, *, offset: int | None = None,
                           "(3 x u64 per chunk)", offset=offset, field=field)
     n = len(raw) // 24
     if n == 0:
-        return MinishardIndex(EMPTY_INDEX.ids, EMPTY_INDEX.starts, EMPTY_INDEX.ends, base)
+        empty = empty_index()
+        return MinishardIndex(empty.ids, empty.starts, empty.ends, base)
     arr = np.frombuffer(raw, dtype="<u8").reshape(3, n).astype(np.uint64, copy=False)
     id_deltas, ofs_deltas, sizes = arr[0], arr[1], arr[2]
     with np.errstate(over="ignore"):

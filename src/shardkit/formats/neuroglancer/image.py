@@ -3,13 +3,13 @@ bounding-box reads (:meth:`NgImageDataset.cutout`, :class:`NgVolume`)."""
 
 from __future__ import annotations
 
+import functools
 import itertools
 import math
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import numpy as np
-
+from ..._lazy import lazy_module
 from ...errors import EntryNotFoundError, InvalidKeyError, LayoutError, UnsupportedVersionError
 from .cseg import LABEL_TYPES, decode_compressed_segmentation
 from .dataset import EncodedChunk, NgDataset
@@ -17,6 +17,11 @@ from .decode import compressed_morton_code, morton_decode, morton_invalid
 from .kv import ShardedKV
 from .spec import DEFAULT_MAX_DECODED_SIZE, ShardingSpec, SpecError
 from .store import _Store, check_relative
+
+if TYPE_CHECKING:
+    import numpy as np
+else:
+    np = lazy_module("numpy")
 
 _DTYPES = {"uint8", "int8", "uint16", "int16", "uint32", "int32", "uint64", "int64", "float32",
            "float64"}
@@ -183,7 +188,7 @@ class NgImageDataset(NgDataset):
             raise SpecError(f"info: num_channels must be a positive integer, got {channels!r}",
                             field="/num_channels")
         self.num_channels = channels
-        self.dtype = np.dtype(self.data_type).newbyteorder("<")
+        itemsize = int(self.data_type.lstrip("uintfloa")) // 8  # the dtype's, without numpy
         scales = info.get("scales")
         if not isinstance(scales, list) or not scales:
             raise SpecError("info: scales must be a non-empty list", field="/scales")
@@ -196,17 +201,23 @@ class NgImageDataset(NgDataset):
                 self.unsharded_scales.append(str(scale.get("key", i)))
                 continue
             s = NgScale(store, scale, i, **shard_options)
-            chunk_bytes = math.prod(s.chunk_size) * channels * self.dtype.itemsize
+            chunk_bytes = math.prod(s.chunk_size) * channels * itemsize
             cap = shard_options.get("max_decoded_size", DEFAULT_MAX_DECODED_SIZE)
             if chunk_bytes > cap:
                 raise SpecError(f"info: a chunk of scale {s.key!r} would hold {chunk_bytes} "
                                 f"bytes ({list(s.chunk_size)} voxels x {channels} channels x "
-                                f"{self.dtype.itemsize}), more than the {cap}-byte cap "
+                                f"{itemsize}), more than the {cap}-byte cap "
                                 "(max_decoded_size)", field=f"/scales/{i}/chunk_sizes/0")
             self.scales[s.key] = s
         if not self.scales:
             raise UnsupportedVersionError(f"{store.name}: no scale is sharded; unsharded "
                                           "chunk files are not read by shardkit")
+
+    @functools.cached_property
+    def dtype(self) -> np.dtype:
+        """The voxel type, little-endian (made on first use, so that opening a volume does not
+        import numpy)."""
+        return np.dtype(self.data_type).newbyteorder("<")
 
     @property
     def kv(self) -> ShardedKV:

@@ -5,11 +5,11 @@ from __future__ import annotations
 import contextlib
 import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import numpy as np
 from mmh3 import hash64 as _hash64  # hash_uint64, inlined on the hot path
 
+from ..._lazy import lazy_module
 from ...errors import EntryNotFoundError, Problem, ShardkitError
 from ...sources import BytesSource
 from ..base import Section
@@ -18,6 +18,11 @@ from .shard import _MISSING, NgShard, _as_key
 from .spec import _MASK64, DEFAULT_CACHE_BYTES, DEFAULT_MAX_DECODED_SIZE, ShardingSpec
 from .store import _Store
 from .verify import IdCheck
+
+if TYPE_CHECKING:
+    import numpy as np
+else:
+    np = lazy_module("numpy")
 
 # -- every shard of one spec ------------------------------------------------------------------
 

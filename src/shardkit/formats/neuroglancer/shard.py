@@ -5,17 +5,16 @@ from __future__ import annotations
 import mmap
 from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
-from typing import Any
-
-import numpy as np
+from typing import TYPE_CHECKING, Any
 
 from ..._kaitai import kaitai_errors
+from ..._lazy import lazy_module
 from ...errors import EntryNotFoundError, InvalidKeyError, LayoutError, Problem, TruncatedError
 from ...generated.neuroglancer_uint64_sharded import NeuroglancerUint64Sharded
 from ...sources import ByteSource, BytesSource, as_stream
 from ..base import Reader, Section
 from .cache import ByteLRU
-from .decode import EMPTY_INDEX, MinishardIndex, _read_ranges, decode_minishard_index, gunzip_capped
+from .decode import MinishardIndex, _read_ranges, decode_minishard_index, empty_index, gunzip_capped
 from .spec import (
     _ENTRY,
     _MASK64,
@@ -28,6 +27,11 @@ from .spec import (
     ShardingSpec,
 )
 from .verify import _BATCH_INDEX_BYTES, IdCheck, verify_shard
+
+if TYPE_CHECKING:
+    import numpy as np
+else:
+    np = lazy_module("numpy")
 
 # -- one shard ----------------------------------------------------------------------------------
 
@@ -207,8 +211,8 @@ class NgShard(Reader):
     def _decode_minishard(self, m: int, start: int, end: int,
                           raw: bytes | None = None) -> MinishardIndex:
         if start == end:
-            return MinishardIndex(EMPTY_INDEX.ids, EMPTY_INDEX.starts, EMPTY_INDEX.ends,
-                                  self.index_size)
+            empty = empty_index()
+            return MinishardIndex(empty.ids, empty.starts, empty.ends, self.index_size)
         raw = self._decoded_index_bytes(m, start, end, raw)
         return decode_minishard_index(raw, self.index_size, offset=self.index_size + start,
                                       field=f"/minishards/{m}/index")

@@ -8,12 +8,16 @@ import re
 import struct
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import numpy as np
-
+from ..._lazy import lazy_module
 from ...errors import FormatError, LimitExceededError
 from ...hashing.murmur import hash_uint64, hash_uint64_array
+
+if TYPE_CHECKING:
+    import numpy as np
+else:
+    np = lazy_module("numpy")
 
 SHARDED_TYPE = "neuroglancer_uint64_sharded_v1"
 HASHES = ("identity", "murmurhash3_x86_128")

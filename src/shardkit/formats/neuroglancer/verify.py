@@ -7,15 +7,19 @@ import itertools
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
-
+from ..._lazy import lazy_module
 from ...errors import Problem, ShardkitError
 from .spec import _MAX_GAP, DEFAULT_BLOCK_SIZE, ENTRY_SIZE
 
 if TYPE_CHECKING:
+    import numpy as np
+else:
+    np = lazy_module("numpy")
+
+if TYPE_CHECKING:
     from .shard import NgShard
 
-IdCheck = Callable[[np.ndarray], "tuple[np.ndarray, str]"]
+IdCheck = Callable[["np.ndarray"], "tuple[np.ndarray, str]"]
 """``ids -> (mask of the ids the dataset cannot hold, why)`` (see :func:`verify_shard`)."""
 
 _KEEP_LIMIT = 1 << 26  # bytes a verify pass keeps to avoid asking for any byte twice

@@ -35,9 +35,10 @@ Modules: :mod:`.model` (constants, record dtypes and the value objects), :mod:`.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 from .model import (
     BOOKEND,
-    CHUNK_DTYPE,
     CHUNK_FLAG_GLOBAL_DEDUP,
     FILE_FLAG_METADATA_EXT,
     FILE_FLAG_VERIFICATION,
@@ -49,7 +50,6 @@ from .model import (
     LEGACY_TAGS,
     MDB_TAG,
     NEVER_EXPIRES,
-    RECORD_DTYPE,
     RECORD_SIZE,
     ChunkEntry,
     ChunkRef,
@@ -62,6 +62,19 @@ from .model import (
 )
 from .reader import MdbShard, open_mdb
 from .verify import VerifyReport
+
+if TYPE_CHECKING:
+    from .model import CHUNK_DTYPE, RECORD_DTYPE
+
+
+def __getattr__(name: str) -> Any:
+    """``CHUNK_DTYPE`` and ``RECORD_DTYPE`` come from :mod:`.model` on first use (making them
+    imports numpy, which opening a shard does not need)."""
+    if name in ("CHUNK_DTYPE", "RECORD_DTYPE"):
+        from . import model
+
+        return getattr(model, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 __all__ = [
     "BOOKEND",

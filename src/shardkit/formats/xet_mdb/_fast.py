@@ -19,10 +19,9 @@ the reader's general path.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import numpy as np
-
+from ..._lazy import lazy_module
 from ...hashing import xet as xh
 from .model import (
     _FILE_HEAD,
@@ -40,6 +39,11 @@ from .model import (
     _FileInfoSlots,
     _new_hash,
 )
+
+if TYPE_CHECKING:
+    import numpy as np
+else:
+    np = lazy_module("numpy")
 
 __all__ = ["ProbeTable", "chunk_lookup", "dict_lookup", "file_lookup"]
 

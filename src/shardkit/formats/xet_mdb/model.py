@@ -13,12 +13,16 @@ import struct
 import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any, NamedTuple, TypeVar, overload
+from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar, overload
 
-import numpy as np
-
+from ..._lazy import lazy_module
 from ...errors import InvalidKeyError
 from ...hashing import xet as xh
+
+if TYPE_CHECKING:
+    import numpy as np
+else:
+    np = lazy_module("numpy")
 
 MDB_TAG = bytes.fromhex("48465265706f4d6574614461746100556967456a7b815783a5bdd95ccdd14aa9")
 LEGACY_TAGS = {  # older shard generations: recognised, not read (FORMAT_NOTES section 9)
@@ -63,17 +67,35 @@ GLOBAL_DEDUP_MODULUS = 1024
 NEVER_EXPIRES = 2**64 - 1
 _ZERO = bytes(32)
 
-#: One 48-byte record of the file or xorb section: a hash and four u32 words.
-RECORD_DTYPE = np.dtype([("hash", "V32"), ("w0", "<u4"), ("w1", "<u4"), ("w2", "<u4"),
-                         ("w3", "<u4")])
-#: The same record read as a chunk of the xorb section (:attr:`XorbInfo.chunk_records`).
-CHUNK_DTYPE = np.dtype([("hash", "V32"), ("offset", "<u4"), ("size", "<u4"), ("flags", "<u4"),
-                        ("reserved", "<u4")])
-#: Only the first word of a record's hash: the truncated hash, the lookup-table key.
-_KEY_DTYPE = np.dtype({"names": ["key"], "formats": ["<u8"], "offsets": [0],
-                       "itemsize": RECORD_SIZE})
-_LOOKUP_DTYPE = np.dtype([("key", "<u8"), ("index", "<u4")])
-_CHUNK_LOOKUP_DTYPE = np.dtype([("key", "<u8"), ("xorb", "<u4"), ("chunk", "<u4")])
+#: The numpy record layouts, made on first use (module ``__getattr__``), so that opening a shard
+#: does not import numpy. ``RECORD_DTYPE``: one 48-byte record of the file or xorb section, a
+#: hash and four u32 words. ``CHUNK_DTYPE``: the same record read as a chunk of the xorb section
+#: (:attr:`XorbInfo.chunk_records`). ``_KEY_DTYPE``: only the first word of a record's hash, the
+#: truncated hash, the lookup-table key.
+_DTYPE_SPECS: dict[str, Any] = {
+    "RECORD_DTYPE": [("hash", "V32"), ("w0", "<u4"), ("w1", "<u4"), ("w2", "<u4"), ("w3", "<u4")],
+    "CHUNK_DTYPE": [("hash", "V32"), ("offset", "<u4"), ("size", "<u4"), ("flags", "<u4"),
+                    ("reserved", "<u4")],
+    "_KEY_DTYPE": {"names": ["key"], "formats": ["<u8"], "offsets": [0], "itemsize": RECORD_SIZE},
+    "_LOOKUP_DTYPE": [("key", "<u8"), ("index", "<u4")],
+    "_CHUNK_LOOKUP_DTYPE": [("key", "<u8"), ("xorb", "<u4"), ("chunk", "<u4")],
+}
+if TYPE_CHECKING:
+    RECORD_DTYPE: np.dtype
+    CHUNK_DTYPE: np.dtype
+    _KEY_DTYPE: np.dtype
+    _LOOKUP_DTYPE: np.dtype
+    _CHUNK_LOOKUP_DTYPE: np.dtype
+
+
+def __getattr__(name: str) -> Any:
+    spec = _DTYPE_SPECS.get(name)
+    if spec is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = globals()[name] = np.dtype(spec)
+    return value
+
+
 _FILE_HEAD = struct.Struct("<32sIIQ")
 _XORB_HEAD = struct.Struct("<32sIIII")
 _TERM = struct.Struct("<32sIIII")
@@ -462,7 +484,7 @@ def _chunks_from_records(recs: np.ndarray) -> tuple[ChunkEntry, ...]:
 
 def _records_from_chunks(chunks: Sequence[ChunkEntry]) -> np.ndarray:
     """CHUNK_DTYPE records of chunk objects (the inverse of :func:`_chunks_from_records`)."""
-    out = np.zeros(len(chunks), CHUNK_DTYPE)
+    out = np.zeros(len(chunks), __getattr__("CHUNK_DTYPE"))
     if chunks:
         out["hash"] = np.frombuffer(b"".join(_as_raw(c.hash) for c in chunks), "V32")
         for name in ("offset", "size", "flags", "reserved"):

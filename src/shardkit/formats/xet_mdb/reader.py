@@ -7,11 +7,10 @@ from array import array
 from bisect import bisect_left
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from functools import cached_property
-from typing import Any
-
-import numpy as np
+from typing import TYPE_CHECKING, Any
 
 from ..._kaitai import kaitai_errors, parse
+from ..._lazy import lazy_module
 from ...errors import (
     EntryNotFoundError,
     LayoutError,
@@ -24,26 +23,22 @@ from ...hashing import xet as xh
 from ...sources import ByteSource, as_stream, open_source
 from ..base import Reader, Section
 from . import _fast, _io
+from . import model as _model
 from . import verify as _verify
 from .model import (
     _BOOKEND_HASH,
-    _CHUNK_LOOKUP_DTYPE,
     _FILE_HEAD,
     _FOOTER_AT,
     _HEADER_AT,
-    _KEY_DTYPE,
-    _LOOKUP_DTYPE,
     _TERM,
     _U64,
     _XORB_HEAD,
-    CHUNK_DTYPE,
     FILE_FLAG_METADATA_EXT,
     FILE_FLAG_VERIFICATION,
     FOOTER_SIZE,
     HEADER_SIZE,
     LEGACY_TAGS,
     NEVER_EXPIRES,
-    RECORD_DTYPE,
     RECORD_SIZE,
     ChunkEntry,
     ChunkRef,
@@ -64,6 +59,11 @@ from .model import (
     _runs,
 )
 from .verify import VerifyReport
+
+if TYPE_CHECKING:
+    import numpy as np
+else:
+    np = lazy_module("numpy")
 
 _WALK = struct.Struct("<Q24xII")  # word 0 of the hash, then the two u32 after it
 _DROP_EVERY = 4096  # blocks walked between drops of the mapped pages
@@ -360,7 +360,7 @@ class MdbShard(Reader):
         return self._layout.xorb_info_end
 
     def _records(self, start: int, end: int) -> np.ndarray:
-        return np.frombuffer(self._mem, RECORD_DTYPE, count=(end - start) // RECORD_SIZE,
+        return np.frombuffer(self._mem, _model.RECORD_DTYPE, count=(end - start) // RECORD_SIZE,
                              offset=start)
 
     # -- bulk decoding ------------------------------------------------------------------------
@@ -392,7 +392,7 @@ class MdbShard(Reader):
         """The xorb section's records (without the bookend) as a read-only CHUNK_DTYPE view."""
         layout = self._layout
         base = layout.xorb_info_offset
-        recs = np.frombuffer(self._mem, CHUNK_DTYPE, offset=base,
+        recs = np.frombuffer(self._mem, _model.CHUNK_DTYPE, offset=base,
                              count=(layout.xorb_info_end - RECORD_SIZE - base) // RECORD_SIZE)
         recs.flags.writeable = False
         return recs
@@ -477,14 +477,14 @@ class MdbShard(Reader):
         """The file lookup table (fields ``key``, ``index``), or None when absent."""
         f = self.footer
         return None if f is None else self._table("file", f.file_lookup_offset,
-                                                  f.file_lookup_num_entry, _LOOKUP_DTYPE)
+                                                  f.file_lookup_num_entry, _model._LOOKUP_DTYPE)
 
     @cached_property
     def xorb_lookup(self) -> np.ndarray | None:
         """The xorb lookup table (fields ``key``, ``index``), or None when absent."""
         f = self.footer
         return None if f is None else self._table("xorb", f.xorb_lookup_offset,
-                                                  f.xorb_lookup_num_entry, _LOOKUP_DTYPE)
+                                                  f.xorb_lookup_num_entry, _model._LOOKUP_DTYPE)
 
     @cached_property
     def chunk_lookup(self) -> np.ndarray | None:
@@ -492,7 +492,7 @@ class MdbShard(Reader):
         f = self.footer
         return None if f is None else self._table("chunk", f.chunk_lookup_offset,
                                                   f.chunk_lookup_num_entry,
-                                                  _CHUNK_LOOKUP_DTYPE)
+                                                  _model._CHUNK_LOOKUP_DTYPE)
 
     @cached_property
     def _file_index(self) -> _KeyIndex | None:
@@ -533,8 +533,8 @@ class MdbShard(Reader):
         n = layout.xorb_chunks
         chunk_rec = _runs(head + 1, n)
         xorb_rec = np.repeat(head, n)
-        out = np.empty(len(chunk_rec), _CHUNK_LOOKUP_DTYPE)
-        out["key"] = np.frombuffer(self._mem, _KEY_DTYPE, offset=base,
+        out = np.empty(len(chunk_rec), _model._CHUNK_LOOKUP_DTYPE)
+        out["key"] = np.frombuffer(self._mem, _model._KEY_DTYPE, offset=base,
                                    count=len(self._xorb_records))["key"][chunk_rec]
         out["xorb"] = xorb_rec
         out["chunk"] = chunk_rec - xorb_rec - 1
@@ -684,7 +684,7 @@ class MdbShard(Reader):
                     nbytes = (1 + nc) * RECORD_SIZE
                     if pos + nbytes <= limit:
                         buf, base = self._whole_block(buf, base, pos, nbytes)
-                        recs = np.frombuffer(buf, CHUNK_DTYPE, count=nc,
+                        recs = np.frombuffer(buf, _model.CHUNK_DTYPE, count=nc,
                                              offset=pos - base + RECORD_SIZE)
                         recs.flags.writeable = False
                         info = object.__new__(XorbInfo)  # chunks decoded when read
@@ -965,11 +965,11 @@ class MdbShard(Reader):
         if f is not None:
             for name, ofs, n, width in (
                     ("file", f.file_lookup_offset, f.file_lookup_num_entry,
-                     _LOOKUP_DTYPE.itemsize),
+                     _model._LOOKUP_DTYPE.itemsize),
                     ("xorb", f.xorb_lookup_offset, f.xorb_lookup_num_entry,
-                     _LOOKUP_DTYPE.itemsize),
+                     _model._LOOKUP_DTYPE.itemsize),
                     ("chunk", f.chunk_lookup_offset, f.chunk_lookup_num_entry,
-                     _CHUNK_LOOKUP_DTYPE.itemsize)):
+                     _model._CHUNK_LOOKUP_DTYPE.itemsize)):
                 if n:
                     out.append(Section(f"/{name}_lookup", ofs, ofs + n * width,
                                        f"{n} entries x {width} bytes"))

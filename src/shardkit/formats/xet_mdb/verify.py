@@ -8,15 +8,13 @@ from dataclasses import dataclass
 from dataclasses import field as _field
 from typing import TYPE_CHECKING, Any, TypeVar
 
-import numpy as np
-
+from ..._lazy import lazy_module
 from ...errors import Problem, ShardkitError
 from ...hashing import xet as xh
+from . import model as _model
 from .model import (
-    _CHUNK_LOOKUP_DTYPE,
     _FOOTER_AT,
     _HEADER_AT,
-    _LOOKUP_DTYPE,
     _NAME,
     CHUNK_FLAG_GLOBAL_DEDUP,
     FILE_FLAG_METADATA_EXT,
@@ -32,6 +30,11 @@ from .model import (
     _new_hash,
     _runs,
 )
+
+if TYPE_CHECKING:
+    import numpy as np
+else:
+    np = lazy_module("numpy")
 
 if TYPE_CHECKING:
     from .reader import MdbShard
@@ -270,13 +273,14 @@ def _verify_frame(shard: MdbShard, lay: _Layout, f: MdbFooter | None, size: int,
     ]
     if not hfjs:
         flo = lay.xorb_info_end
-        xlo = flo + _LOOKUP_DTYPE.itemsize * f.file_lookup_num_entry
-        clo = xlo + _LOOKUP_DTYPE.itemsize * f.xorb_lookup_num_entry
+        xlo = flo + _model._LOOKUP_DTYPE.itemsize * f.file_lookup_num_entry
+        clo = xlo + _model._LOOKUP_DTYPE.itemsize * f.xorb_lookup_num_entry
         expect += [
             ("ofs_file_lookup", f.file_lookup_offset, flo),
             ("ofs_xorb_lookup", f.xorb_lookup_offset, xlo),
             ("ofs_chunk_lookup", f.chunk_lookup_offset, clo),
-            ("ofs_footer", fo, clo + _CHUNK_LOOKUP_DTYPE.itemsize * f.chunk_lookup_num_entry),
+            ("ofs_footer", fo,
+             clo + _model._CHUNK_LOOKUP_DTYPE.itemsize * f.chunk_lookup_num_entry),
         ]
     elif lay.xorb_info_end != fo:
         add(Problem("layout", f"{fo - lay.xorb_info_end} bytes lie between the xorb "
@@ -324,7 +328,7 @@ def _verify_tables(shard: MdbShard, lay: _Layout, f: MdbFooter | None,
                         f"section {len(positions)} blocks", None, f"/{name}_lookup"))
             continue
         at, width = (f.file_lookup_offset if name == "file" else f.xorb_lookup_offset,
-                     _LOOKUP_DTYPE.itemsize)
+                     _model._LOOKUP_DTYPE.itemsize)
         shown = 0
         for lo in range(0, len(positions), _WINDOW):
             pos = positions[lo : lo + _WINDOW]
@@ -344,7 +348,7 @@ def _verify_tables(shard: MdbShard, lay: _Layout, f: MdbFooter | None,
         shard._drop_pages()
     if ct is not None:
         sorted_ok = _verify_ascending(ct["key"], "the chunk table", f.chunk_lookup_offset,
-                                      _CHUNK_LOOKUP_DTYPE.itemsize, "/chunk_lookup", add)
+                                      _model._CHUNK_LOOKUP_DTYPE.itemsize, "/chunk_lookup", add)
         total = _word_sum(shard, lay, lay.xorb_pos, 1)
         same = len(ct) == total and _chunk_table_holds(shard, lay, ct, words, sorted_ok)
         if not same:
