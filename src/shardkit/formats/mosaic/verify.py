@@ -1,13 +1,21 @@
 """Every check of :meth:`MosaicFile.verify <shardkit.formats.mosaic.MosaicFile.verify>`.
 
 One pass over the tiles (every CRC-32, every Object's offset and size, EndOfTilesOffset, the
-counters and, optionally, each object's hashes), then one pass per index (its CRC-32s, the map,
-every entry against the map, the Objects and the hashes). The file is read through large
-cached blocks, each byte about once; what is kept is 8 bytes per object (the Objects' offsets,
-to check that the entries point at Objects), 8 bytes per object and index kind (the first 8
-bytes of its hash, compared with the first 8 bytes of its key: a mismatch of the 64 bits is
-reported, one of the other bits is not looked for) and one byte per object for the index being
-checked (how many entries point at it).
+counters and, optionally, each object's hashes), each index's own elements (its CRC-32s, the
+map, the conflicts), then the entries, window by window. Memory is bounded by a window of
+:data:`WINDOW` Objects, not by the file: for the window, 8 bytes per Object (its offset, to check
+that the entries point at Objects), 8 bytes per Object and index kind (the first 8 bytes of its
+hash, compared with the first 8 bytes of its key: a mismatch of the 64 bits is reported, one of
+the other bits is not looked for) and one byte per Object and index (how many entries point at
+it). The tile pass keeps the first window's Objects and where each later window starts; each
+later window is read again from its tiles (its objects hashed again). Each index's IdxUnrolled
+is read once per window, its entries parsed with numpy where they have the layout every writer
+uses (the careful parse for the others), and only the entries whose target lies in the window's
+byte range are checked against it; what is checked once per entry (its layout, the map) is
+checked in the first window. Besides, at most one tile's objects, the map, the conflicts, the
+first :data:`MAX_PROBLEMS_PER_PART` problems of each part and, with content hashes, the Objects
+without an entry (16 bytes each, until an Object of the same hash with an entry excuses them) are
+held. The problems, and their order, do not depend on the window size.
 """
 
 from __future__ import annotations
@@ -33,7 +41,7 @@ MAX_PROBLEMS_PER_PART = 50
 BATCH = 8192
 #: Objects whose offsets and hash prefixes are held at once; the entries of every index are
 #: read once per window of this many Objects.
-WINDOW = 4 << 20
+WINDOW = 1 << 21
 
 
 class _Blocks:
