@@ -234,16 +234,21 @@ def check(r: MosaicFile, content_hash: bool = True,
     bounds = [s[2] for s in starts[1:]] + [None]
 
     def objects_of(w: int) -> _Window:
-        if w == 0:
-            return first
+        if w == 0 and kept:
+            return kept.pop()
+        if not starts:
+            return _Window(kinds)
         return _rewalk(r, src, meta.root_end, starts[w], w, win, kinds)
 
+    kept = [first]  # handed over once: then one window at a time is held
+    del first
     for w in range(n_windows):
         if live:
             got = objects_of(w)
             lo = 0 if w == 0 else starts[w][2]
             for ic in live:
                 ic.window(got, lo, bounds[w], w, w == 0)
+            del got
     # an Object without entry whose hash is that of an Object with one, in an earlier window
     for w in range(n_windows):
         need = [ic for ic in live if ic.pending_before(w + 1)]
@@ -253,6 +258,7 @@ def check(r: MosaicFile, content_hash: bool = True,
         lo = 0 if w == 0 else starts[w][2]
         for ic in need:
             ic.window(got, lo, bounds[w], w, False, excuse_only=True)
+        del got
     for ic in checks:
         ipart = _Part(out, f"Index {ic.n}")
         ic.report(ipart)
