@@ -7,7 +7,8 @@ One run, both implementations interleaved on the same machine:
   (sha256 index, no compression), each in a fresh process: seconds and peak RSS;
 - open + first lookup (a fresh open each time, best of several);
 - random lookups: ``MosaicReader.lookup`` against ``MosaicFile.get`` on the same keys;
-- iterating every value (``values()`` of both, file order).
+- iterating every value (``values()`` of both, file order);
+- ``verify()`` of shardkit's file (content hashes on), in a fresh process: seconds and peak RSS.
 
 Each target prints one PASS or MISS line. The exit code is 0 whatever the numbers are
 (benchmarks report, they do not gate CI); it is non-zero only when a value differs from the
@@ -60,6 +61,25 @@ else:
     write_mosaic(path, objects())
 print(time.perf_counter() - t0, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
 """
+
+
+_VERIFY = r"""
+import resource, sys, time
+import shardkit
+with shardkit.open(sys.argv[1]) as r:
+    t0 = time.perf_counter()
+    n = len(r.verify())
+print(time.perf_counter() - t0, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, n)
+"""
+
+
+def _verify(path: Path) -> tuple[float, float, int]:
+    """Seconds, peak RSS (MiB) and problems of ``verify()`` (content hashes on), in a fresh
+    process."""
+    out = subprocess.run([sys.executable, "-c", _VERIFY, str(path)], capture_output=True,
+                         text=True, check=True)
+    seconds, rss, n = out.stdout.split()
+    return float(seconds), int(rss) / 1024, int(n)
 
 
 def _write(which: str, n: int, size: int, seed: int, path: Path) -> tuple[float, float]:
@@ -151,6 +171,11 @@ def run(n: int, lookups: int, size: int, seed: int, repeats: int) -> dict[str, A
             if theirs.lookup(k) != mine.get(k) or hashlib.sha256(mine.get(k)).digest() != k:
                 raise SystemExit("the reference reads another value from shardkit's file")
         mine.close()
+        # verify, in a fresh process: its memory is bounded by a window of objects, not by n
+        seconds, rss, problems = _verify(our_path)
+        if problems:
+            raise SystemExit(f"verify finds {problems} problems in shardkit's file")
+        out.update(verify_s=seconds, verify_rss_mib=rss)
     return out
 
 
@@ -190,6 +215,7 @@ def main() -> int:
           f"{out['lookups_per_s']['ref']:,.0f}")
     print(f"  values/s     shardkit {out['values_per_s']['ours']:,.0f}   swh-mosaic "
           f"{out['values_per_s']['ref']:,.0f}")
+    print(f"  verify       shardkit {out['verify_s']:.2f} s {out['verify_rss_mib']:.0f} MiB")
     print("\n".join(verdicts(out)))
     return 0
 

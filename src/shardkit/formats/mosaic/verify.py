@@ -1,13 +1,21 @@
 """Every check of :meth:`MosaicFile.verify <shardkit.formats.mosaic.MosaicFile.verify>`.
 
 One pass over the tiles (every CRC-32, every Object's offset and size, EndOfTilesOffset, the
-counters and, optionally, each object's hashes), then one pass per index (its CRC-32s, the map,
-every entry against the map, the Objects and the hashes). The file is read through large
-cached blocks, each byte about once; what is kept is 8 bytes per object (the Objects' offsets,
-to check that the entries point at Objects), 8 bytes per object and index kind (the first 8
-bytes of its hash, compared with the first 8 bytes of its key: a mismatch of the 64 bits is
-reported, one of the other bits is not looked for) and one byte per object for the index being
-checked (how many entries point at it).
+counters and, optionally, each object's hashes), each index's own elements (its CRC-32s, the
+map, the conflicts), then the entries, window by window. Memory is bounded by a window of
+:data:`WINDOW` Objects, not by the file: for the window, 8 bytes per Object (its offset, to check
+that the entries point at Objects), 8 bytes per Object and index kind (the first 8 bytes of its
+hash, compared with the first 8 bytes of its key: a mismatch of the 64 bits is reported, one of
+the other bits is not looked for) and one byte per Object and index (how many entries point at
+it). The tile pass keeps the first window's Objects and where each later window starts; each
+later window is read again from its tiles (its objects hashed again). Each index's IdxUnrolled
+is read once per window, its entries parsed with numpy where they have the layout every writer
+uses (the careful parse for the others), and only the entries whose target lies in the window's
+byte range are checked against it; what is checked once per entry (its layout, the map) is
+checked in the first window. Besides, at most one tile's objects, the map, the conflicts, the
+first :data:`MAX_PROBLEMS_PER_PART` problems of each part and, with content hashes, the Objects
+without an entry (16 bytes each, until an Object of the same hash with an entry excuses them) are
+held. The problems, and their order, do not depend on the window size.
 """
 
 from __future__ import annotations
@@ -23,14 +31,17 @@ from .model import Element, MosaicIndex, content_key, element_at, read_uint
 if TYPE_CHECKING:
     from .reader import MosaicFile
 
-__all__ = ["BLOCK", "MAX_PROBLEMS_PER_PART", "check"]
+__all__ = ["BLOCK", "MAX_PROBLEMS_PER_PART", "WINDOW", "check"]
 
 #: Blocks the file is read in (three kept).
 BLOCK = 4 << 20
 #: Problems reported per tile walk or per index before the rest are summed up in one.
 MAX_PROBLEMS_PER_PART = 50
-#: Index entries checked per batch (their objects are then read in offset order).
+#: Index entries checked per batch.
 BATCH = 8192
+#: Objects whose offsets and hash prefixes are held at once; the entries of every index are
+#: read once per window of this many Objects.
+WINDOW = 1 << 21
 
 
 class _Blocks:
@@ -94,7 +105,7 @@ def _head(src: _Blocks, pos: int, limit: int, field: str) -> Element:
     return element_at(src.read(pos, min(limit, pos + 12)), 0, pos, limit, field)
 
 
-def _crc_of(src: _Blocks, el: Element, part: _Part, field: str) -> int:
+def _crc_of(src: _Blocks, el: Element, part: Any, field: str) -> int:
     """Check the CRC-32 element that opens master ``el``; return where the rest starts."""
     if el.size == 0:
         part.add("crc32", f"{el.name} is empty: no CRC-32 element", el.start, field)
@@ -127,8 +138,11 @@ def _crc_of(src: _Blocks, el: Element, part: _Part, field: str) -> int:
 
 
 def check(r: MosaicFile, content_hash: bool = True,
-          progress: Callable[[int, int], None] | None = None) -> list[Problem]:
-    """Every check; the problems found (empty: the file is sound)."""
+          progress: Callable[[int, int], None] | None = None,
+          window: int | None = None) -> list[Problem]:
+    """Every check; the problems found (empty: the file is sound). ``window``: Objects held
+    at once (default :data:`WINDOW`)."""
+    win = max(1, WINDOW if window is None else window)
     out: list[Problem] = []
     meta = r.meta
     size = r.source.size
@@ -146,14 +160,15 @@ def check(r: MosaicFile, content_hash: bool = True,
                  f"computed {meta.crc_computed:08x}", meta.meta_start, mfield + "/CRC-32")
 
     # -- the top-level walk: tiles, then indexes ----------------------------------------------
-    objects = array("Q")
     kinds: list[str] = []
     if content_hash:
         try:
             kinds = list(dict.fromkeys(r.index_names))
         except ShardkitError:
             kinds = []  # EndOfTilesOffset or the indexes are broken: reported below
-    prints = {k: array("Q") for k in kinds}
+    first = _Window(kinds)  # the first window's Objects, kept from this pass
+    starts: list[tuple[int, int, int]] = []  # per window: (tile's pos, Objects before, offset)
+    n_objects = 0
     total_size = 0
     n_tiles = 0
     first_non_tile: int | None = None
@@ -173,7 +188,14 @@ def check(r: MosaicFile, content_hash: bool = True,
             if first_non_tile is not None:
                 tparts.add("tile", "a Tile after an Index", el.start, field)
             n_tiles += 1
-            total_size += _tile(r, src, el, field, objects, prints, tparts)
+            got = _Window(kinds)
+            total_size += _tile(r, src, el, field, got.objects, got.prints, tparts)
+            before = n_objects
+            n_objects += len(got.objects)
+            for w in range(-(-before // win), -(-n_objects // win)):
+                starts.append((el.start, before, got.objects[w * win - before]))
+            if before < win:
+                first.extend(got, 0, win - before)
         else:
             if first_non_tile is None:
                 first_non_tile = el.start
@@ -188,9 +210,9 @@ def check(r: MosaicFile, content_hash: bool = True,
         part.add("end_of_tiles", f"EndOfTilesOffset is {meta.end_of_tiles_offset} but the "
                  f"tiles end at byte {eot}", meta.meta_start,
                  mfield + "/EndOfTilesOffset")
-    if len(objects) != meta.objects_counter:
+    if n_objects != meta.objects_counter:
         part.add("count", f"ObjectsCounter is {meta.objects_counter} but the tiles hold "
-                 f"{len(objects)} objects", meta.meta_start, mfield + "/ObjectsCounter")
+                 f"{n_objects} objects", meta.meta_start, mfield + "/ObjectsCounter")
     if total_size != meta.objects_total_size:
         part.add("total_size", f"ObjectsTotalSize is {meta.objects_total_size} but the objects "
                  f"take {total_size} bytes uncompressed", meta.meta_start,
@@ -199,16 +221,47 @@ def check(r: MosaicFile, content_hash: bool = True,
         part.add("index", "the file has no Index", meta.root_end, "/Mosaic/Index")
     part.close()
 
-    # -- the indexes --------------------------------------------------------------------------
-    import numpy as np
-
-    offsets = np.frombuffer(objects, np.uint64) if objects else np.zeros(0, np.uint64)
+    # -- the indexes: their own parts first, then their entries window by window --------------
     seen_kinds: set[str] = set()
+    checks: list[_IndexCheck] = []
     for n, el in enumerate(index_els):
         if progress is not None:
             progress(el.start, size)
-        ipart = _Part(out, f"Index {n}")
-        _index(r, src, el, n, offsets, prints, seen_kinds, ipart)
+        ic = _IndexCheck(r, src, el, n, kinds, seen_kinds)
+        checks.append(ic)
+    live = [ic for ic in checks if ic.ok]
+    n_windows = max(1, len(starts))
+    bounds = [s[2] for s in starts[1:]] + [None]
+
+    def objects_of(w: int) -> _Window:
+        if w == 0 and kept:
+            return kept.pop()
+        if not starts:
+            return _Window(kinds)
+        return _rewalk(r, src, meta.root_end, starts[w], w, win, kinds)
+
+    kept = [first]  # handed over once: then one window at a time is held
+    del first
+    for w in range(n_windows):
+        if live:
+            got = objects_of(w)
+            lo = 0 if w == 0 else starts[w][2]
+            for ic in live:
+                ic.window(got, lo, bounds[w], w, w == 0)
+            del got
+    # an Object without entry whose hash is that of an Object with one, in an earlier window
+    for w in range(n_windows):
+        need = [ic for ic in live if ic.pending_before(w + 1)]
+        if not need:
+            break
+        got = objects_of(w)
+        lo = 0 if w == 0 else starts[w][2]
+        for ic in need:
+            ic.window(got, lo, bounds[w], w, False, excuse_only=True)
+        del got
+    for ic in checks:
+        ipart = _Part(out, f"Index {ic.n}")
+        ic.report(ipart)
         ipart.close()
     if progress is not None:
         progress(size, size)
@@ -307,139 +360,6 @@ def _decoded_size(r: MosaicFile, src: _Blocks, el: Element) -> int:
     return len(r.decoder.decode(src.read(el.data_start, el.end), el.start))
 
 
-def _index(r: MosaicFile, src: _Blocks, el: Element, n: int, objects: Any,
-           prints: dict[str, array[int]], seen: set[str], part: _Part) -> None:
-    import numpy as np
-
-    field = f"/Mosaic/Index[{n}]"
-    pos = _crc_of(src, el, part, field)
-    kids: dict[int, list[Element]] = {}
-    try:
-        while pos < el.end:
-            child = _head(src, pos, el.end, field)
-            kids.setdefault(child.id, []).append(child)
-            pos = child.end
-    except ShardkitError as exc:
-        part.error("ebml", exc, field)
-        return
-    for need in (m.IDX_DESCRIPTION, m.IDX_UNROLLED, m.IDX_UNROLLED_ENTRY_SIZE,
-                 m.MAP_CONTAINER):
-        if need not in kids:
-            part.add("index", f"Index has no {m.ELEMENT_NAMES[need]}", el.start, field)
-            return
-        if len(kids[need]) > 1:
-            part.add("index", f"Index has {len(kids[need])} {m.ELEMENT_NAMES[need]} elements",
-                     kids[need][1].start, field)
-    d = kids[m.IDX_DESCRIPTION][0]
-    description = src.read(d.data_start, d.end).decode("utf-8", "replace").rstrip("\0")
-    kind = m.kind_of_description(description)
-    if kind is None:
-        part.add("index", f"unknown IdxDescription {description!r}", d.start,
-                 field + "/IdxDescription")
-        return
-    if kind.name in seen:
-        part.add("index", f"a second {kind.name} index", el.start, field)
-    seen.add(kind.name)
-    es = kids[m.IDX_UNROLLED_ENTRY_SIZE][0]
-    entry_size = read_uint(src.read(es.data_start, es.end), es.start)
-    unrolled = kids[m.IDX_UNROLLED][0]
-    if entry_size < kind.key_len + 4:
-        part.add("index", f"IdxUnrolledEntrySize {entry_size} is too small for "
-                 f"{kind.key_len}-byte keys", es.start, field + "/IdxUnrolledEntrySize")
-        return
-    if unrolled.size % entry_size:
-        part.add("index", f"IdxUnrolled of {unrolled.size} bytes is not a multiple of "
-                 f"IdxUnrolledEntrySize {entry_size}", unrolled.start, field + "/IdxUnrolled")
-        return
-    num = unrolled.size // entry_size
-
-    # the map: CRC-32, parse, size
-    mc = kids[m.MAP_CONTAINER][0]
-    mstart = _crc_of(src, mc, part, field + "/MapContainer")
-    func = None
-    try:
-        mp = _head(src, mstart, mc.end, field + "/MapContainer/Map")
-        if mp.id != m.MAP:
-            part.add("map", f"MapContainer holds {mp.name}, not Map", mp.start,
-                     field + "/MapContainer")
-        else:
-            from ...hashing import fmph
-
-            func = fmph.GOFunction.parse(src.read(mp.data_start, mp.end),
-                                         base_offset=mp.data_start)
-            if len(func) != num:
-                part.add("map", f"the map is a function of {len(func)} keys but IdxUnrolled "
-                         f"has {num} entries", mp.start, field + "/MapContainer/Map")
-    except ShardkitError as exc:
-        part.error("map", exc, field + "/MapContainer/Map")
-        func = None
-
-    # conflicts
-    conflicts: dict[bytes, list[int]] = {}
-    for cs in kids.get(m.CONFLICTS, []):
-        _conflicts(src, cs, kind.key_len, objects, field + "/Conflicts", conflicts, part)
-
-    # the entries, BATCH at a time
-    idx = MosaicIndex(kind.name, description, el.start, el.data_start, el.end,
-                      unrolled.data_start, unrolled.size, entry_size)
-    seen = np.zeros(len(objects), np.uint8)  # per Object: 0 no entry, 1 one, 2 several
-    goto: set[bytes] = set()
-    for first in range(0, num, BATCH):
-        last = min(num, first + BATCH)
-        a = unrolled.data_start + first * entry_size
-        buf = src.read(a, unrolled.data_start + last * entry_size)
-        ranks, keys, targets = [], [], []
-        for rank in range(first, last):
-            efield = f"{field}/IdxUnrolled/entry[{rank}]"
-            try:
-                found = _entry(r, idx, rank, buf, a, conflicts, goto)
-            except ShardkitError as exc:
-                part.error("entry", exc, efield)
-                continue
-            if found is None:
-                continue
-            key, offs = found
-            if len(key) != kind.key_len:
-                part.add("entry", f"key of {len(key)} bytes in a {kind.name} index",
-                         a + (rank - first) * entry_size, efield)
-                continue
-            ranks.append(rank)
-            keys.append(key)
-            for o in offs:
-                targets.append((o, key, rank))
-        if func is not None and keys:
-            got = func.get_many(keys)
-            for rank, key, g in zip(ranks, keys, got, strict=True):
-                if g != rank:
-                    part.add("map", f"key {key.hex()} is entry {rank} but the map gives "
-                             f"{g}", unrolled.data_start + rank * entry_size,
-                             f"{field}/IdxUnrolled/entry[{rank}]")
-        _targets(kind.name, targets, objects, prints.get(kind.name), unrolled.data_start,
-                 entry_size, field, part, seen)
-    for key in set(conflicts) - goto:
-        part.add("conflict", f"Conflict for key {key.hex()}, which has no GoToConflicts entry",
-                 None, field + "/Conflicts")
-    # every object is referenced, once
-    dups = np.nonzero(seen == 2)[0]
-    for o in objects[dups[:5]].tolist():
-        part.add("entry", f"several entries point at the Object at byte {o}", int(o),
-                 field + "/IdxUnrolled")
-    lost = seen == 0
-    fp = prints.get(kind.name)
-    if fp is not None and lost.any():
-        # swh-mosaic stores content added twice twice, its index keeping the last copy: an
-        # Object whose hash is that of an Object with an entry is such a copy, not lost
-        hashes = np.frombuffer(fp, np.uint64)
-        lost &= ~np.isin(hashes, hashes[~lost])
-    orphans = objects[lost]
-    for o in orphans[:5].tolist():
-        part.add("orphan", f"the Object at byte {o} has no {kind.name} entry", int(o),
-                 field + "/IdxUnrolled")
-    if orphans.size > 5:
-        part.add("orphan", f"{orphans.size - 5} more Objects have no {kind.name} entry",
-                 None, field + "/IdxUnrolled")
-
-
 def _entry(r: MosaicFile, idx: MosaicIndex, rank: int, buf: bytes, base: int,
            conflicts: dict[bytes, list[int]], goto: set[bytes]
            ) -> tuple[bytes, list[int]] | None:
@@ -487,10 +407,8 @@ def _entry(r: MosaicFile, idx: MosaicIndex, rank: int, buf: bytes, base: int,
                         + ", ".join(e.name for e in els), offset=start)
 
 
-def _conflicts(src: _Blocks, cs: Element, key_len: int, objects: Any, field: str,
-               out: dict[bytes, list[int]], part: _Part) -> None:
-    import numpy as np
-
+def _conflicts(src: _Blocks, cs: Element, key_len: int, field: str,
+               out: dict[bytes, list[int]], part: Any) -> None:
     try:
         buf = src.read(cs.data_start, cs.end)
         for c in m.children(buf, cs.data_start, cs.data_start, cs.end, field):
@@ -517,42 +435,384 @@ def _conflicts(src: _Blocks, cs: Element, key_len: int, objects: Any, field: str
             if key in out:
                 part.add("conflict", f"a second Conflict for key {key.hex()}", c.start,
                          field + "/Conflict")
-            for o in offs:
-                i = int(np.searchsorted(objects, o))
-                if i >= len(objects) or int(objects[i]) != o:
-                    part.add("conflict", f"ConflictingOffset {o} of key {key.hex()} is not an "
-                             "Object", c.start, field + "/Conflict/ConflictingOffset")
+            for o in offs:  # is it an Object? answered window by window
+                part.events.append(("member", o, key, c.start,
+                                    field + "/Conflict/ConflictingOffset"))
             out[key] = offs
     except ShardkitError as exc:
         part.error("conflict", exc, field)
 
 
-def _targets(kind: str, targets: list[tuple[int, bytes, int]], objects: Any,
-             prints: array[int] | None, unrolled: int, entry_size: int, field: str,
-             part: _Part, seen: Any) -> None:
-    """Each entry points at an Object; with ``prints`` (the first 8 bytes of the objects'
-    hashes, in the order of ``objects``), its key starts with them."""
-    import numpy as np
+class _Window:
+    """Objects of a run of tiles: their offsets, and the first 8 bytes of their hashes."""
 
-    if not targets:
-        return
-    offs = np.array([t[0] for t in targets], np.uint64)
-    i = np.searchsorted(objects, offs)
-    ok = (i < len(objects)) & (objects[np.minimum(i, max(0, len(objects) - 1))] == offs) \
-        if len(objects) else np.zeros(len(offs), bool)
-    hit, count = np.unique(i[ok], return_counts=True)
-    seen[hit] = np.where((count > 1) | (seen[hit] > 0), 2, 1)
-    for (o, key, rank), good, at in zip(targets, ok.tolist(), i.tolist(), strict=True):
-        efield = f"{field}/IdxUnrolled/entry[{rank}]"
-        if not good:
-            part.add("entry", f"key {key.hex()} points at byte {o}, which is not an Object",
-                     unrolled + rank * entry_size, efield)
-            continue
+    def __init__(self, kinds: list[str]) -> None:
+        self.objects = array("Q")
+        self.prints = {k: array("Q") for k in kinds}
+
+    def extend(self, other: _Window, a: int, b: int) -> None:
+        self.objects.extend(other.objects[a:b])
+        for k, fp in self.prints.items():
+            fp.extend(other.prints[k][a:b])
+
+
+def _rewalk(r: MosaicFile, src: _Blocks, root_end: int, start: tuple[int, int, int], w: int,
+            win: int, kinds: list[str]) -> _Window:
+    """Window ``w``'s Objects again, walking the tiles from the one where it starts (what is
+    wrong with them was said by the first walk)."""
+    out = _Window(kinds)
+    pos, count = start[0], start[1]
+    lo, hi = w * win, (w + 1) * win
+    quiet = _Part([], "")
+    while pos < root_end and count < hi:
+        try:
+            el = _head(src, pos, root_end, "/Mosaic")
+        except ShardkitError:
+            break
+        if el.id == m.TILE:
+            got = _Window(kinds)
+            _tile(r, src, el, "/Mosaic/Tile", got.objects, got.prints, quiet)
+            n = len(got.objects)
+            out.extend(got, max(0, lo - count), max(0, hi - count))
+            count += n
+        pos = el.end
+    return out
+
+
+class _Rec:
+    """A _Part that records (check, message, offset, field) for later."""
+
+    def __init__(self) -> None:
+        self.events: list[Any] = []
+
+    def add(self, check: str, message: str, offset: int | None = None,
+            field: str | None = None) -> None:
+        self.events.append((check, message, offset, field))
+
+    def error(self, check: str, exc: ShardkitError, field: str | None = None) -> None:
+        self.add(check, exc.message, exc.offset, exc.field or field)
+
+
+class _IndexCheck:
+    """One index: its own elements checked at once, its entries window by window; the
+    problems reported, in the order of a single pass, by :meth:`report`."""
+
+    def __init__(self, r: MosaicFile, src: _Blocks, el: Element, n: int, kinds: list[str],
+                 seen: set[str]) -> None:
+        self.r, self.src, self.n = r, src, n
+        self.ok = False
+        self.rec = _Rec()
+        self.members: set[int] = set()  # ConflictingOffsets found to be Objects
+        self.problems: list[tuple[tuple[int, ...], tuple[Any, ...]]] = []
+        self.n_problems = 0
+        self.dups: list[int] = []
+        self.orphans: list[int] = []
+        self.n_orphans = 0
+        self.cand: list[Any] = []  # lost Objects: offsets, prints, windows, excused
+        self.goto: set[bytes] = set()
+        self.conflicts: dict[bytes, list[int]] = {}
+        self._setup(el, kinds, seen)
+
+    def _setup(self, el: Element, kinds: list[str], seen: set[str]) -> None:
+        src, part = self.src, self.rec
+        field = self.field = f"/Mosaic/Index[{self.n}]"
+        pos = _crc_of(src, el, part, field)  # type: ignore[arg-type]
+        kids: dict[int, list[Element]] = {}
+        try:
+            while pos < el.end:
+                child = _head(src, pos, el.end, field)
+                kids.setdefault(child.id, []).append(child)
+                pos = child.end
+        except ShardkitError as exc:
+            part.error("ebml", exc, field)
+            return
+        for need in (m.IDX_DESCRIPTION, m.IDX_UNROLLED, m.IDX_UNROLLED_ENTRY_SIZE,
+                     m.MAP_CONTAINER):
+            if need not in kids:
+                part.add("index", f"Index has no {m.ELEMENT_NAMES[need]}", el.start, field)
+                return
+            if len(kids[need]) > 1:
+                part.add("index", f"Index has {len(kids[need])} {m.ELEMENT_NAMES[need]} "
+                         "elements", kids[need][1].start, field)
+        d = kids[m.IDX_DESCRIPTION][0]
+        description = src.read(d.data_start, d.end).decode("utf-8", "replace").rstrip("\0")
+        kind = m.kind_of_description(description)
+        if kind is None:
+            part.add("index", f"unknown IdxDescription {description!r}", d.start,
+                     field + "/IdxDescription")
+            return
+        if kind.name in seen:
+            part.add("index", f"a second {kind.name} index", el.start, field)
+        seen.add(kind.name)
+        es = kids[m.IDX_UNROLLED_ENTRY_SIZE][0]
+        entry_size = read_uint(src.read(es.data_start, es.end), es.start)
+        unrolled = kids[m.IDX_UNROLLED][0]
+        if entry_size < kind.key_len + 4:
+            part.add("index", f"IdxUnrolledEntrySize {entry_size} is too small for "
+                     f"{kind.key_len}-byte keys", es.start, field + "/IdxUnrolledEntrySize")
+            return
+        if unrolled.size % entry_size:
+            part.add("index", f"IdxUnrolled of {unrolled.size} bytes is not a multiple of "
+                     f"IdxUnrolledEntrySize {entry_size}", unrolled.start,
+                     field + "/IdxUnrolled")
+            return
+        num = unrolled.size // entry_size
+
+        # the map: CRC-32, parse, size
+        mc = kids[m.MAP_CONTAINER][0]
+        mstart = _crc_of(src, mc, part, field + "/MapContainer")  # type: ignore[arg-type]
+        func = None
+        try:
+            mp = _head(src, mstart, mc.end, field + "/MapContainer/Map")
+            if mp.id != m.MAP:
+                part.add("map", f"MapContainer holds {mp.name}, not Map", mp.start,
+                         field + "/MapContainer")
+            else:
+                from ...hashing import fmph
+
+                func = fmph.GOFunction.parse(src.read(mp.data_start, mp.end),
+                                             base_offset=mp.data_start)
+                if len(func) != num:
+                    part.add("map", f"the map is a function of {len(func)} keys but "
+                             f"IdxUnrolled has {num} entries", mp.start,
+                             field + "/MapContainer/Map")
+        except ShardkitError as exc:
+            part.error("map", exc, field + "/MapContainer/Map")
+            func = None
+
+        for cs in kids.get(m.CONFLICTS, []):
+            _conflicts(src, cs, kind.key_len, field + "/Conflicts", self.conflicts, part)
+        self.kind = kind
+        self.func = func
+        self.num = num
+        self.fp_kind = kind.name if kind.name in kinds else None
+        self.idx = MosaicIndex(kind.name, description, el.start, el.data_start, el.end,
+                               unrolled.data_start, unrolled.size, entry_size)
+        self.ok = True
+
+    def _problem(self, key: tuple[int, ...], *args: Any) -> None:
+        self.n_problems += 1
+        self.problems.append((key, args))
+        if len(self.problems) > 8 * MAX_PROBLEMS_PER_PART:
+            self.problems.sort(key=lambda p: p[0])
+            del self.problems[MAX_PROBLEMS_PER_PART:]
+
+    def pending_before(self, w: int) -> bool:
+        """Whether a lost Object of window ``w`` or later is not yet excused."""
+        if not self.cand:
+            return False
+        return bool((~self.cand[3] & (self.cand[2] >= w)).any())
+
+    def window(self, got: _Window, lo: int, hi: int | None, w: int, main: bool,
+               excuse_only: bool = False) -> None:
+        """The entries whose target is in [lo, hi): the Objects of window ``w``; with
+        ``main``, also what is checked once per entry (layout, map, conflicts)."""
+        import numpy as np
+
+        idx, kind, field = self.idx, self.kind, self.field
+        klen, es = kind.key_len, idx.entry_size
+        off_len = es - 4 - klen
+        objects = np.frombuffer(got.objects, np.uint64) if got.objects \
+            else np.zeros(0, np.uint64)
+        fp = got.prints.get(self.fp_kind) if self.fp_kind is not None else None
+        prints = (np.frombuffer(fp, np.uint64) if fp else np.zeros(0, np.uint64)) \
+            if fp is not None else None
+        if not excuse_only:
+            want = np.fromiter(set(self._member_wanted()), np.uint64)
+            if want.size and objects.size:
+                self.members.update(want[np.isin(want, objects)].tolist())
+        seen = np.zeros(len(objects), np.uint8)  # per Object: 0 no entry, 1 one, 2 several
+        pl = min(8, klen)
+        unrolled = idx.unrolled_start
+        sh = np.uint64(8)
+        for first in range(0, self.num, BATCH):
+            last = min(self.num, first + BATCH)
+            a = unrolled + first * es
+            buf = self.src.read(a, unrolled + last * es)
+            rows = np.frombuffer(buf, np.uint8).reshape(last - first, es)
+            if 0 < off_len <= 8:
+                fast = ((rows[:, 0] == m.KEY) & (rows[:, 1] == 0x80 | klen)
+                        & (rows[:, 2 + klen] == m.OFFSET)
+                        & (rows[:, 3 + klen] == 0x80 | off_len))
+            else:
+                fast = np.zeros(last - first, bool)
+            t = np.zeros(last - first, np.uint64)
+            for c in range(4 + klen, es) if 0 < off_len <= 8 else ():
+                t = (t << sh) | rows[:, c].astype(np.uint64)
+            slow: dict[int, tuple[bytes, list[int]]] = {}
+            for i in np.nonzero(~fast)[0].tolist():
+                rank = first + i
+                efield = f"{field}/IdxUnrolled/entry[{rank}]"
+                try:
+                    found = _entry(self.r, idx, rank, buf, a, self.conflicts, self.goto)
+                except ShardkitError as exc:
+                    if main:
+                        self._problem((first, 0, rank, 0), "entry", exc.message, exc.offset,
+                                      exc.field or efield)
+                    continue
+                if found is None:
+                    continue
+                key, offs = found
+                if len(key) != klen:
+                    if main:
+                        self._problem((first, 0, rank, 0), "entry",
+                                      f"key of {len(key)} bytes in a {kind.name} index",
+                                      a + i * es, efield)
+                    continue
+                slow[rank] = found
+            if main and self.func is not None:
+                if not slow:
+                    ranks = list(range(first, last))
+                    keys = [buf[p + 2:p + 2 + klen] for p in range(0, len(buf), es)]
+                    keys = [k for k, f in zip(keys, fast.tolist(), strict=True) if f] \
+                        if not fast.all() else keys
+                    ranks = [rk for rk, f in zip(ranks, fast.tolist(), strict=True) if f] \
+                        if not fast.all() else ranks
+                else:
+                    ranks, keys = [], []
+                    for i, f in enumerate(fast.tolist()):
+                        rank = first + i
+                        if f:
+                            ranks.append(rank)
+                            keys.append(buf[i * es + 2:i * es + 2 + klen])
+                        elif rank in slow:
+                            ranks.append(rank)
+                            keys.append(slow[rank][0])
+                if keys:
+                    gotm = self.func.get_many(keys)
+                    for rank, key, g in zip(ranks, keys, gotm, strict=True):
+                        if g != rank:
+                            self._problem((first, 1, rank, 0), "map",
+                                          f"key {key.hex()} is entry {rank} but the map gives "
+                                          f"{g}", unrolled + rank * es,
+                                          f"{field}/IdxUnrolled/entry[{rank}]")
+            # the targets: (offset, rank, sub, key's first bytes as a number)
+            fi = np.nonzero(fast)[0]
+            t_off = t[fi]
+            t_rank = fi.astype(np.int64) + first
+            t_sub = np.zeros(len(fi), np.int64)
+            pref = np.zeros(len(fi), np.uint64)
+            for c in range(2, 2 + pl):
+                pref = (pref << sh) | rows[fi, c].astype(np.uint64)
+            if slow:
+                so, sr, ss, sp = [], [], [], []
+                for rank, (key, offs) in slow.items():
+                    kp = int.from_bytes(key[:8], "big")
+                    for j, o in enumerate(offs):
+                        so.append(o)
+                        sr.append(rank)
+                        ss.append(j)
+                        sp.append(kp)
+                t_off = np.concatenate([t_off, np.array(so, np.uint64)])
+                t_rank = np.concatenate([t_rank, np.array(sr, np.int64)])
+                t_sub = np.concatenate([t_sub, np.array(ss, np.int64)])
+                pref = np.concatenate([pref, np.array(sp, np.uint64)])
+            sel = t_off >= np.uint64(lo)
+            if hi is not None:
+                sel &= t_off < np.uint64(hi)
+            if not sel.any():
+                continue
+            t_off, t_rank, t_sub, pref = t_off[sel], t_rank[sel], t_sub[sel], pref[sel]
+            i = np.searchsorted(objects, t_off)
+            if len(objects):
+                ok = (i < len(objects)) & (objects[np.minimum(i, len(objects) - 1)] == t_off)
+            else:
+                ok = np.zeros(len(t_off), bool)
+            hit, count = np.unique(i[ok], return_counts=True)
+            seen[hit] = np.where((count > 1) | (seen[hit] > 0), 2, 1)
+            if excuse_only:
+                continue
+
+            for j in np.nonzero(~ok)[0].tolist():
+                rank, o = int(t_rank[j]), int(t_off[j])
+                key = _key_of(rank, slow, buf, first, es, klen)
+                self._problem((first, 2, rank, int(t_sub[j])), "entry",
+                              f"key {key.hex()} points at byte {o}, which is not an Object",
+                              unrolled + rank * es,
+                              f"{field}/IdxUnrolled/entry[{rank}]")
+            if prints is not None:
+                good = np.nonzero(ok)[0]
+                want = prints[i[good]]
+                bad = good[(want != np.uint64(0xFFFF_FFFF_FFFF_FFFF)) & (want != pref[good])]
+                for j in bad.tolist():
+                    rank, o = int(t_rank[j]), int(t_off[j])
+                    wv = int(prints[i[j]])
+                    key = _key_of(rank, slow, buf, first, es, klen)
+                    self._problem((first, 2, rank, int(t_sub[j])), "content_hash",
+                                  f"{kind.name} key {key.hex()} but the object at "
+                                  f"byte {o} hashes to {wv:016x}...", o,
+                                  f"{field}/IdxUnrolled/entry[{rank}]")
+        lost = seen == 0
+        if excuse_only:
+            if prints is not None and self.cand:
+                nonlost = prints[~lost]
+                self.cand[3] |= (self.cand[2] > w) & np.isin(self.cand[1], nonlost)
+            return
+        for o in objects[np.nonzero(seen == 2)[0][:5]].tolist():
+            if len(self.dups) < 5:
+                self.dups.append(int(o))
         if prints is None:
-            continue
-        want = prints[at]
-        if want == 0xFFFF_FFFF_FFFF_FFFF:
-            continue  # the object could not be decoded: reported with the tile
-        if int.from_bytes(key[:8], "big") != want:
-            part.add("content_hash", f"{kind} key {key.hex()} but the object at byte {o} "
-                     f"hashes to {want:016x}...", o, efield)
+            self.n_orphans += int(lost.sum())
+            for o in objects[lost][:5].tolist():
+                if len(self.orphans) < 5:
+                    self.orphans.append(int(o))
+            return
+        nonlost = prints[~lost]
+        if self.cand:
+            self.cand[3] |= np.isin(self.cand[1], nonlost)
+        if lost.any():
+            # swh-mosaic stores content added twice twice, its index keeping the last copy: an
+            # Object whose hash is that of an Object with an entry is such a copy, not lost
+            lost &= ~np.isin(prints, nonlost)
+        if lost.any():
+            new = [objects[lost], prints[lost], np.full(int(lost.sum()), w, np.int64),
+                   np.zeros(int(lost.sum()), bool)]
+            self.cand = new if not self.cand else [
+                np.concatenate([x, y]) for x, y in zip(self.cand, new, strict=True)]
+
+    def _member_wanted(self) -> list[int]:
+        return [e[1] for e in self.rec.events if e[0] == "member"]
+
+    def report(self, part: _Part) -> None:
+        for e in self.rec.events:
+            if e[0] == "member":
+                _, o, key, start, field = e
+                if o not in self.members:
+                    part.add("conflict", f"ConflictingOffset {o} of key {key.hex()} is not an "
+                             "Object", start, field)
+            else:
+                part.add(*e)
+        if not self.ok:
+            return
+        self.problems.sort(key=lambda p: p[0])
+        kept = self.problems[:MAX_PROBLEMS_PER_PART]
+        for _, args in kept:
+            part.add(*args)
+        part.n += self.n_problems - len(kept)
+        field = self.field
+        kind = self.kind.name
+        for key in set(self.conflicts) - self.goto:
+            part.add("conflict", f"Conflict for key {key.hex()}, which has no GoToConflicts "
+                     "entry", None, field + "/Conflicts")
+        for o in self.dups:
+            part.add("entry", f"several entries point at the Object at byte {o}", o,
+                     field + "/IdxUnrolled")
+        if self.fp_kind is not None:
+            orphans = self.cand[0][~self.cand[3]].tolist() if self.cand else []
+            n_orphans = len(orphans)
+        else:
+            orphans, n_orphans = self.orphans, self.n_orphans
+        for o in orphans[:5]:
+            part.add("orphan", f"the Object at byte {o} has no {kind} entry", int(o),
+                     field + "/IdxUnrolled")
+        if n_orphans > 5:
+            part.add("orphan", f"{n_orphans - 5} more Objects have no {kind} entry",
+                     None, field + "/IdxUnrolled")
+
+
+def _key_of(rank: int, slow: dict[int, tuple[bytes, list[int]]], buf: bytes, first: int,
+            es: int, klen: int) -> bytes:
+    if rank in slow:
+        return slow[rank][0]
+    p = (rank - first) * es
+    return bytes(buf[p + 2:p + 2 + klen])
