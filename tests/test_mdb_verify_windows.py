@@ -12,7 +12,7 @@ from mdb_inputs import random_inputs
 
 from shardkit.formats.xet_mdb import MdbShard, XetHash, XorbInfo
 from shardkit.formats.xet_mdb import verify as v
-from shardkit.formats.xet_mdb.model import ChunkEntry
+from shardkit.formats.xet_mdb.model import _CHUNK_LOOKUP_DTYPE, ChunkEntry
 from shardkit.sources import BytesSource
 from shardkit.writers.xet_mdb import build_mdb
 
@@ -187,7 +187,7 @@ def test_slab_search_is_searchsorted(monkeypatch: pytest.MonkeyPatch, slab: int)
     answer; it drops the mapped pages once per slab it reads."""
     monkeypatch.setattr(v, "_SLAB", slab)
     rng = np.random.default_rng(slab)
-    table = np.zeros(50, v._CHUNK_LOOKUP_DTYPE)
+    table = np.zeros(50, _CHUNK_LOOKUP_DTYPE)
     table["key"] = np.sort(rng.integers(10, 60, 50)) * 2  # even keys, many repeated
     table["xorb"] = rng.integers(0, 1000, 50)
     table["chunk"] = np.arange(50)
