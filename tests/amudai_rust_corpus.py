@@ -3,7 +3,9 @@
 ``python tests/amudai_rust_corpus.py`` rewrites the input files (deterministic). With the
 environment variable ``AMUDAI_CMD`` naming a built ``amudai-cmd`` (version 0.2.56, commit
 63c7da3), ``python tests/amudai_rust_corpus.py --shards`` also runs ``amudai-cmd ingest`` for
-every shard (the command lines of :data:`SHARDS`, in the corpus folder), then writes
+every shard (the command lines of :data:`SHARDS`, in the corpus folder; the tool writes each
+shard's absolute ``file://`` URL into it, so the committed corpus was made in a copy of the
+folder at ``/amudai-rust``, a path that names no machine), then writes
 MANIFEST.json: the commit, and per shard its command, files, records, stripes and the
 encodings of every block (shardkit's block walk). ``--big DIR`` writes the 1.1M-row input of
 the benchmarks and its shard into DIR instead (not committed: 50 MB of CSV).
@@ -500,7 +502,8 @@ def write_shards(exe: str, out: Path = OUT) -> dict[str, Any]:
     manifest = {"reference": {"repository": "https://github.com/microsoft/amudai",
                               "commit": COMMIT,
                               "tool": "amudai-cmd 0.2.56, at that commit; each command run "
-                                      "in this folder"},
+                                      "in a copy of this folder at /amudai-rust (the tool "
+                                      "writes the shard's file:// URL into it)"},
                 "regenerate": "AMUDAI_CMD=/path/to/amudai-cmd python "
                               "tests/amudai_rust_corpus.py --shards",
                 "shards": shards,
