@@ -522,3 +522,19 @@ def test_running_out_of_memory_while_decompressing_is_not_corrupt_data(codec: st
         monkeypatch.setattr(zstandard.ZstdDecompressor, "decompress", no_memory)
     with pytest.raises(MemoryError):
         blocks._decompress(code, memoryview(packed), len(raw), base=0, field="/b")
+
+
+@pytest.mark.parametrize("kind", ["FixedSizeBinary", "FixedSizeList"])
+def test_a_fixed_size_arrow_cannot_hold_is_refused_on_open(kind: str) -> None:
+    """A schema's uint64 fixed_size past int32 (Arrow's width) names the field, never
+    an OverflowError from pyarrow (found by the fuzz smoke)."""
+    kids = (field("item", "Int32"),) if kind == "FixedSizeList" else ()
+    spec = field("g", kind, *kids, fixed_size=4)
+    with pytest.raises(ValueError, match="fixed_size"):
+        field("g", kind, *kids, fixed_size=2**31)
+    object.__setattr__(spec, "fixed_size", 2**40)  # past the writer's own check
+    data = build_amudai([spec], [{"g": []}])
+    with pytest.raises(LayoutError) as err:
+        shardkit.open(data, format="amudai").to_arrow()
+    assert err.value.field == "/schema/g/fixed_size"
+    assert "1099511627776" in str(err.value)

@@ -122,8 +122,9 @@ class FieldSpec:
             raise ValueError(f"{self.type} field {self.name!r} needs {want} child(ren)")
         if self.type != "Struct" and want is None and self.children:
             raise ValueError(f"{self.type} field {self.name!r} cannot have children")
-        if self.type in ("FixedSizeBinary", "FixedSizeList") and self.fixed_size <= 0:
-            raise ValueError(f"{self.type} field {self.name!r} needs fixed_size > 0")
+        if self.type in ("FixedSizeBinary", "FixedSizeList") and not \
+                0 < self.fixed_size <= 2**31 - 1:
+            raise ValueError(f"{self.type} field {self.name!r} needs 0 < fixed_size < 2**31")
 
 
 def field(name: str, type: str, *children: FieldSpec, **options: Any) -> FieldSpec:

@@ -63,6 +63,9 @@ from .stream import AmudaiStream
 from .verify import AmudaiVerify
 from .wire import WALK_FROM, check_items, check_known
 
+#: The largest FixedSizeBinary / FixedSizeList size read (Arrow keeps the size in an int32).
+MAX_FIXED_SIZE = 2**31 - 1
+
 
 class AmudaiShard(AmudaiArrays, AmudaiColumns, AmudaiRows, AmudaiStream, AmudaiBatches,
                   AmudaiVerify, Reader):
@@ -292,10 +295,14 @@ class AmudaiShard(AmudaiArrays, AmudaiColumns, AmudaiRows, AmudaiStream, AmudaiB
                      for i in range(dt.ChildrenLength()))
         ext = dt.ExtendedType()
         label = ext.Label() if ext is not None else None
+        fixed = int(dt.FixedSize())
+        if fixed > MAX_FIXED_SIZE:
+            # Arrow's fixed_size_binary and fixed_size_list hold an int32 size.
+            raise LayoutError(f"field {path!r}: fixed size {fixed} exceeds {MAX_FIXED_SIZE}",
+                              field=f"/schema/{path}/fixed_size")
         return AmudaiField(name, _model.BASIC_TYPES[bt], sid, dt.ParentSchemaId(),
-                           bool(dt.Signed()),
-                           int(dt.FixedSize()), kids, path, label.decode() if label else None,
-                           annotation)
+                           bool(dt.Signed()), fixed, kids, path,
+                           label.decode() if label else None, annotation)
 
     def iter_fields(self) -> Iterator[AmudaiField]:
         """Every schema node, depth-first pre-order (schema id order)."""
