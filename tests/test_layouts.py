@@ -14,9 +14,11 @@ writers take their numpy dtypes and ``struct`` formats from it. Here:
 from __future__ import annotations
 
 import importlib
+import importlib.util
 import io
 import random
 import struct
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -295,3 +297,38 @@ def test_dtype_spec_names_every_field() -> None:
     mixed = L.XET_MDB_SHARD__LOOKUP_ENTRY._replace(fmt=None)
     with pytest.raises(ValueError, match="mixes byte orders"):
         _layouts.struct_of(mixed)
+
+
+# -- one edit in the .ksy: the generated layouts follow, the construct check catches the writer --
+
+
+def _generator() -> Any:
+    path = Path(__file__).resolve().parents[1] / "tools" / "gen_layouts.py"
+    spec = importlib.util.spec_from_file_location("gen_layouts", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules.setdefault("gen_layouts", module)  # its dataclasses look their module up
+    spec.loader.exec_module(sys.modules["gen_layouts"])
+    return sys.modules["gen_layouts"]
+
+
+def test_generated_layouts_are_what_the_schemas_give() -> None:
+    generated = Path(L.__file__).read_text()
+    assert _generator().render() == generated
+
+
+def test_a_layout_changed_in_the_ksy_alone_fails(tmp_path: Path) -> None:
+    """The slot's offset made a u4 in a copy of the schema: the generated layout changes with it
+    and the writer's construct declaration (still a u8) no longer passes the check."""
+    text = (SCHEMAS / "swh_read_shard.ksy").read_text()
+    old = "      - id: ofs_object\n        -orig-id: object_offset\n        type: u8\n"
+    assert text.count(old) == 1
+    (tmp_path / "swh_read_shard.ksy").write_text(text.replace(old, old.replace("u8", "u4")))
+    gen = _generator()
+    namespace: dict[str, Any] = {}
+    exec(gen.render(tmp_path), namespace)  # the module make generate would write from the copy
+    changed = namespace["SWH_READ_SHARD__INDEX_ENTRY"]
+    assert (changed.size, changed.fmt) == (36, ">32sI")
+    assert layout_mismatch(w_swh.INDEX_ENTRY, L.SWH_READ_SHARD__INDEX_ENTRY) is None
+    assert layout_mismatch(w_swh.INDEX_ENTRY, changed) == (
+        "swh_read_shard::index_entry/ofs_object (field 1): construct u8>, schema u4>")

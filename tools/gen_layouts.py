@@ -156,10 +156,10 @@ def _fmt(rec: Record) -> str | None:
     return order + "".join(codes)
 
 
-def layouts() -> list[tuple[str, str, str, bool, Record]]:
+def layouts(schemas: Path = SCHEMAS) -> list[tuple[str, str, str, bool, Record]]:
     """(constant, schema id, type name, whole, record) of every schema, in a stable order."""
     out = []
-    for path in sorted(SCHEMAS.glob("*.ksy")):
+    for path in sorted(schemas.glob("*.ksy")):
         schema = _Schema(path)
         root_endian = _Schema._endian(schema.doc, None)
         kinds = [(schema.id, schema.id.upper(), schema.doc, root_endian)]
@@ -218,10 +218,11 @@ class Layout(NamedTuple):
 '''
 
 
-def render() -> str:
+def render(schemas: Path = SCHEMAS) -> str:
+    """The text of ``layouts.py`` for the ``.ksy`` files in ``schemas``."""
     parts = [_PRELUDE]
     names = []
-    for const, schema, type_name, whole, rec in layouts():
+    for const, schema, type_name, whole, rec in layouts(schemas):
         names.append(const)
         lines = [f"\n{const} = Layout(",
                  f"    schema={schema!r}, type={type_name!r}, whole={whole!r}, size={rec.size!r},",
