@@ -13,38 +13,52 @@ nothing but the standard library.
 
 from __future__ import annotations
 
-from typing import Any, NamedTuple
+from operator import itemgetter
+from typing import TYPE_CHECKING, Any, NamedTuple
 
+if TYPE_CHECKING:
+    class Field(NamedTuple):
+        """One leaf field of a layout."""
 
-class Field(NamedTuple):
-    """One leaf field of a layout."""
+        path: str  #: .ksy ids from the layout's type, joined by "/"
+        orig_id: str | None  #: the field's -orig-id, when the schema gives one
+        offset: int  #: from the start of the record
+        size: int  #: bytes
+        kind: str  #: "u", "s", "f" (integers, floats), "bytes" or "contents" (fixed bytes)
+        endian: str  #: "<", ">" or "" (one byte or raw bytes)
+        contents: bytes | None  #: the fixed bytes of a "contents" field
 
-    path: str  #: .ksy ids from the layout's type, joined by "/"
-    orig_id: str | None  #: the field's -orig-id, when the schema gives one
-    offset: int  #: from the start of the record
-    size: int  #: bytes
-    kind: str  #: "u", "s", "f" (integers, floats), "bytes" or "contents" (fixed bytes)
-    endian: str  #: "<", ">" or "" (one byte or raw bytes)
-    contents: bytes | None  #: the fixed bytes of a "contents" field
+    class Layout(NamedTuple):
+        """A fixed-size record of one Kaitai type."""
 
+        schema: str  #: meta/id of the .ksy
+        type: str  #: the Kaitai type (the schema id for the root type)
+        whole: bool  #: False: only the fixed fields the type's seq starts with
+        size: int  #: bytes
+        fmt: str | None  #: struct format, or None when byte orders are mixed
+        dtype: list[Any]  #: numpy dtype spec
+        fields: tuple[Field, ...]
+else:
+    # The same two records at run time as plain tuples with named getters: a typing.NamedTuple
+    # class costs a few hundred microseconds to create, and this module is on the start-up path.
+    def _record(name: str, names: str, doc: str) -> type:
+        ns: dict[str, Any] = {"__slots__": (), "__doc__": doc, "_fields": tuple(names.split()),
+                              "__new__": lambda cls, *values: tuple.__new__(cls, values),
+                              "__repr__": lambda self: name + repr(tuple(self))}
+        ns.update((n, property(itemgetter(i))) for i, n in enumerate(names.split()))
+        return type(name, (tuple,), ns)
 
-class Layout(NamedTuple):
-    """A fixed-size record of one Kaitai type."""
-
-    schema: str  #: meta/id of the .ksy
-    type: str  #: the Kaitai type (the schema id for the root type)
-    whole: bool  #: False: only the fixed fields the type's seq starts with
-    size: int  #: bytes
-    fmt: str | None  #: struct format, or None when byte orders are mixed
-    dtype: list[Any]  #: numpy dtype spec
-    fields: tuple[Field, ...]
+    Field = _record("Field", "path orig_id offset size kind endian contents",
+                    "One leaf field of a layout.")
+    Layout = _record("Layout", "schema type whole size fmt dtype fields",
+                     "A fixed-size record of one Kaitai type.")
 
 
 AMUDAI_SHARD = Layout(
-    schema='amudai_shard', type='amudai_shard', whole=True, size=8,
-    fmt='<4sBHB',
-    dtype=[('header', [('magic', 'V4'), ('version_patch', 'u1'), ('version_minor', '<u2'), ('version_major', 'u1')])],
-    fields=(
+    'amudai_shard', 'amudai_shard', True, 8,  # schema, type, whole, size
+    '<4sBHB',  # fmt
+    [('header', [('magic', 'V4'), ('version_patch', 'u1'), ('version_minor', '<u2'), ('version_major', 'u1')])],  # dtype
+    (  # fields: path, orig_id, offset, size, kind, endian, contents
         Field('header/magic', None, 0, 4, 'contents', '', b'amud'),
         Field('header/version_patch', None, 4, 1, 'u', '', None),
         Field('header/version_minor', None, 5, 2, 'u', '<', None),
@@ -53,10 +67,10 @@ AMUDAI_SHARD = Layout(
 )
 
 AMUDAI_SHARD__BLOCK_MAP_FOOTER = Layout(
-    schema='amudai_shard', type='block_map_footer', whole=True, size=40,
-    fmt='<QQQQQ',
-    dtype=[('num_values', '<u8'), ('num_blocks', '<u8'), ('num_segments', '<u8'), ('segment_size', '<u8'), ('len_data', '<u8')],
-    fields=(
+    'amudai_shard', 'block_map_footer', True, 40,  # schema, type, whole, size
+    '<QQQQQ',  # fmt
+    [('num_values', '<u8'), ('num_blocks', '<u8'), ('num_segments', '<u8'), ('segment_size', '<u8'), ('len_data', '<u8')],  # dtype
+    (  # fields: path, orig_id, offset, size, kind, endian, contents
         Field('num_values', 'value_count', 0, 8, 'u', '<', None),
         Field('num_blocks', 'block_count', 8, 8, 'u', '<', None),
         Field('num_segments', 'segment_count', 16, 8, 'u', '<', None),
@@ -66,10 +80,10 @@ AMUDAI_SHARD__BLOCK_MAP_FOOTER = Layout(
 )
 
 AMUDAI_SHARD__BLOCK_MAP_SEGMENT__HEAD = Layout(
-    schema='amudai_shard', type='block_map_segment', whole=False, size=28,
-    fmt='<QQIIBBH',
-    dtype=[('first_logical_pos', '<u8'), ('ofs_first_block', '<u8'), ('min_logical_size', '<u4'), ('min_block_size', '<u4'), ('logical_size_bits', 'u1'), ('block_size_bits', 'u1'), ('num_blocks', '<u2')],
-    fields=(
+    'amudai_shard', 'block_map_segment', False, 28,  # schema, type, whole, size
+    '<QQIIBBH',  # fmt
+    [('first_logical_pos', '<u8'), ('ofs_first_block', '<u8'), ('min_logical_size', '<u4'), ('min_block_size', '<u4'), ('logical_size_bits', 'u1'), ('block_size_bits', 'u1'), ('num_blocks', '<u2')],  # dtype
+    (  # fields: path, orig_id, offset, size, kind, endian, contents
         Field('first_logical_pos', None, 0, 8, 'u', '<', None),
         Field('ofs_first_block', 'first_block_offset', 8, 8, 'u', '<', None),
         Field('min_logical_size', None, 16, 4, 'u', '<', None),
@@ -81,29 +95,29 @@ AMUDAI_SHARD__BLOCK_MAP_SEGMENT__HEAD = Layout(
 )
 
 AMUDAI_SHARD__DICTIONARY_SECTION__HEAD = Layout(
-    schema='amudai_shard', type='dictionary_section', whole=False, size=8,
-    fmt='<Q',
-    dtype=[('len_payload', '<u8')],
-    fields=(
+    'amudai_shard', 'dictionary_section', False, 8,  # schema, type, whole, size
+    '<Q',  # fmt
+    [('len_payload', '<u8')],  # dtype
+    (  # fields: path, orig_id, offset, size, kind, endian, contents
         Field('len_payload', 'payload_len', 0, 8, 'u', '<', None),
     ),
 )
 
 AMUDAI_SHARD__ENCODED_BLOCK__HEAD = Layout(
-    schema='amudai_shard', type='encoded_block', whole=False, size=8,
-    fmt='<II',
-    dtype=[('len_presence', '<u4'), ('len_values', '<u4')],
-    fields=(
+    'amudai_shard', 'encoded_block', False, 8,  # schema, type, whole, size
+    '<II',  # fmt
+    [('len_presence', '<u4'), ('len_values', '<u4')],  # dtype
+    (  # fields: path, orig_id, offset, size, kind, endian, contents
         Field('len_presence', 'presence_size', 0, 4, 'u', '<', None),
         Field('len_values', 'values_size', 4, 4, 'u', '<', None),
     ),
 )
 
 AMUDAI_SHARD__FRAME = Layout(
-    schema='amudai_shard', type='frame', whole=True, size=8,
-    fmt='<4sBHB',
-    dtype=[('magic', 'V4'), ('version_patch', 'u1'), ('version_minor', '<u2'), ('version_major', 'u1')],
-    fields=(
+    'amudai_shard', 'frame', True, 8,  # schema, type, whole, size
+    '<4sBHB',  # fmt
+    [('magic', 'V4'), ('version_patch', 'u1'), ('version_minor', '<u2'), ('version_major', 'u1')],  # dtype
+    (  # fields: path, orig_id, offset, size, kind, endian, contents
         Field('magic', None, 0, 4, 'contents', '', b'amud'),
         Field('version_patch', None, 4, 1, 'u', '', None),
         Field('version_minor', None, 5, 2, 'u', '<', None),
@@ -112,19 +126,19 @@ AMUDAI_SHARD__FRAME = Layout(
 )
 
 AMUDAI_SHARD__RECORD__HEAD = Layout(
-    schema='amudai_shard', type='record', whole=False, size=4,
-    fmt='<I',
-    dtype=[('len_payload', '<u4')],
-    fields=(
+    'amudai_shard', 'record', False, 4,  # schema, type, whole, size
+    '<I',  # fmt
+    [('len_payload', '<u4')],  # dtype
+    (  # fields: path, orig_id, offset, size, kind, endian, contents
         Field('len_payload', 'len', 0, 4, 'u', '<', None),
     ),
 )
 
 AMUDAI_SHARD__VALUE_DICTIONARY = Layout(
-    schema='amudai_shard', type='value_dictionary', whole=True, size=128,
-    fmt='<BIBIIQQQQQQ62sI',
-    dtype=[('header', [('value_type', 'u1'), ('num_values', '<u4'), ('null_entry_present', 'u1'), ('null_id', '<u4'), ('fixed_value_size', '<u4'), ('ofs_values', '<u8'), ('ofs_values_end', '<u8'), ('ofs_offsets', '<u8'), ('ofs_offsets_end', '<u8'), ('ofs_sorted_ids', '<u8'), ('ofs_sorted_ids_end', '<u8'), ('reserved', 'V62'), ('checksum', '<u4')])],
-    fields=(
+    'amudai_shard', 'value_dictionary', True, 128,  # schema, type, whole, size
+    '<BIBIIQQQQQQ62sI',  # fmt
+    [('header', [('value_type', 'u1'), ('num_values', '<u4'), ('null_entry_present', 'u1'), ('null_id', '<u4'), ('fixed_value_size', '<u4'), ('ofs_values', '<u8'), ('ofs_values_end', '<u8'), ('ofs_offsets', '<u8'), ('ofs_offsets_end', '<u8'), ('ofs_sorted_ids', '<u8'), ('ofs_sorted_ids_end', '<u8'), ('reserved', 'V62'), ('checksum', '<u4')])],  # dtype
+    (  # fields: path, orig_id, offset, size, kind, endian, contents
         Field('header/value_type', None, 0, 1, 'u', '', None),
         Field('header/num_values', 'value_count', 1, 4, 'u', '<', None),
         Field('header/null_entry_present', None, 5, 1, 'u', '', None),
@@ -142,10 +156,10 @@ AMUDAI_SHARD__VALUE_DICTIONARY = Layout(
 )
 
 AMUDAI_SHARD__VALUE_DICTIONARY_HEADER = Layout(
-    schema='amudai_shard', type='value_dictionary_header', whole=True, size=128,
-    fmt='<BIBIIQQQQQQ62sI',
-    dtype=[('value_type', 'u1'), ('num_values', '<u4'), ('null_entry_present', 'u1'), ('null_id', '<u4'), ('fixed_value_size', '<u4'), ('ofs_values', '<u8'), ('ofs_values_end', '<u8'), ('ofs_offsets', '<u8'), ('ofs_offsets_end', '<u8'), ('ofs_sorted_ids', '<u8'), ('ofs_sorted_ids_end', '<u8'), ('reserved', 'V62'), ('checksum', '<u4')],
-    fields=(
+    'amudai_shard', 'value_dictionary_header', True, 128,  # schema, type, whole, size
+    '<BIBIIQQQQQQ62sI',  # fmt
+    [('value_type', 'u1'), ('num_values', '<u4'), ('null_entry_present', 'u1'), ('null_id', '<u4'), ('fixed_value_size', '<u4'), ('ofs_values', '<u8'), ('ofs_values_end', '<u8'), ('ofs_offsets', '<u8'), ('ofs_offsets_end', '<u8'), ('ofs_sorted_ids', '<u8'), ('ofs_sorted_ids_end', '<u8'), ('reserved', 'V62'), ('checksum', '<u4')],  # dtype
+    (  # fields: path, orig_id, offset, size, kind, endian, contents
         Field('value_type', None, 0, 1, 'u', '', None),
         Field('num_values', 'value_count', 1, 4, 'u', '<', None),
         Field('null_entry_present', None, 5, 1, 'u', '', None),
@@ -163,19 +177,19 @@ AMUDAI_SHARD__VALUE_DICTIONARY_HEADER = Layout(
 )
 
 AMUDAI_SHARD__VALUES_SECTION__HEAD = Layout(
-    schema='amudai_shard', type='values_section', whole=False, size=2,
-    fmt='<H',
-    dtype=[('encoding', '<u2')],
-    fields=(
+    'amudai_shard', 'values_section', False, 2,  # schema, type, whole, size
+    '<H',  # fmt
+    [('encoding', '<u2')],  # dtype
+    (  # fields: path, orig_id, offset, size, kind, endian, contents
         Field('encoding', None, 0, 2, 'u', '<', None),
     ),
 )
 
 CMPH_CHD_PH__COMPRESSED_SEQ__HEAD = Layout(
-    schema='cmph_chd_ph', type='compressed_seq', whole=False, size=16,
-    fmt='<IIII',
-    dtype=[('num_values', '<u4'), ('rem_r', '<u4'), ('total_length', '<u4'), ('len_select', '<u4')],
-    fields=(
+    'cmph_chd_ph', 'compressed_seq', False, 16,  # schema, type, whole, size
+    '<IIII',  # fmt
+    [('num_values', '<u4'), ('rem_r', '<u4'), ('total_length', '<u4'), ('len_select', '<u4')],  # dtype
+    (  # fields: path, orig_id, offset, size, kind, endian, contents
         Field('num_values', 'n', 0, 4, 'u', '<', None),
         Field('rem_r', None, 4, 4, 'u', '<', None),
         Field('total_length', None, 8, 4, 'u', '<', None),
@@ -184,48 +198,48 @@ CMPH_CHD_PH__COMPRESSED_SEQ__HEAD = Layout(
 )
 
 CMPH_CHD_PH__SELECT__HEAD = Layout(
-    schema='cmph_chd_ph', type='select', whole=False, size=8,
-    fmt='<II',
-    dtype=[('num_ones', '<u4'), ('num_zeros', '<u4')],
-    fields=(
+    'cmph_chd_ph', 'select', False, 8,  # schema, type, whole, size
+    '<II',  # fmt
+    [('num_ones', '<u4'), ('num_zeros', '<u4')],  # dtype
+    (  # fields: path, orig_id, offset, size, kind, endian, contents
         Field('num_ones', 'n', 0, 4, 'u', '<', None),
         Field('num_zeros', 'm', 4, 4, 'u', '<', None),
     ),
 )
 
 EBML_VINT__HEAD = Layout(
-    schema='ebml_vint', type='ebml_vint', whole=False, size=1,
-    fmt='<B',
-    dtype=[('b0', 'u1')],
-    fields=(
+    'ebml_vint', 'ebml_vint', False, 1,  # schema, type, whole, size
+    '<B',  # fmt
+    [('b0', 'u1')],  # dtype
+    (  # fields: path, orig_id, offset, size, kind, endian, contents
         Field('b0', None, 0, 1, 'u', '', None),
     ),
 )
 
 MOSAIC__CRC32 = Layout(
-    schema='mosaic', type='crc32', whole=True, size=4,
-    fmt='<I',
-    dtype=[('value', '<u4')],
-    fields=(
+    'mosaic', 'crc32', True, 4,  # schema, type, whole, size
+    '<I',  # fmt
+    [('value', '<u4')],  # dtype
+    (  # fields: path, orig_id, offset, size, kind, endian, contents
         Field('value', None, 0, 4, 'u', '<', None),
     ),
 )
 
 NEUROGLANCER_UINT64_SHARDED__SHARD_INDEX_ENTRY = Layout(
-    schema='neuroglancer_uint64_sharded', type='shard_index_entry', whole=True, size=16,
-    fmt='<QQ',
-    dtype=[('ofs_minishard_index', '<u8'), ('ofs_minishard_index_end', '<u8')],
-    fields=(
+    'neuroglancer_uint64_sharded', 'shard_index_entry', True, 16,  # schema, type, whole, size
+    '<QQ',  # fmt
+    [('ofs_minishard_index', '<u8'), ('ofs_minishard_index_end', '<u8')],  # dtype
+    (  # fields: path, orig_id, offset, size, kind, endian, contents
         Field('ofs_minishard_index', 'start_offset', 0, 8, 'u', '<', None),
         Field('ofs_minishard_index_end', 'end_offset', 8, 8, 'u', '<', None),
     ),
 )
 
 NG_ANNOTATION__RGB = Layout(
-    schema='ng_annotation', type='rgb', whole=True, size=3,
-    fmt='<BBB',
-    dtype=[('r', 'u1'), ('g', 'u1'), ('b', 'u1')],
-    fields=(
+    'ng_annotation', 'rgb', True, 3,  # schema, type, whole, size
+    '<BBB',  # fmt
+    [('r', 'u1'), ('g', 'u1'), ('b', 'u1')],  # dtype
+    (  # fields: path, orig_id, offset, size, kind, endian, contents
         Field('r', None, 0, 1, 'u', '', None),
         Field('g', None, 1, 1, 'u', '', None),
         Field('b', None, 2, 1, 'u', '', None),
@@ -233,10 +247,10 @@ NG_ANNOTATION__RGB = Layout(
 )
 
 NG_ANNOTATION__RGBA = Layout(
-    schema='ng_annotation', type='rgba', whole=True, size=4,
-    fmt='<BBBB',
-    dtype=[('r', 'u1'), ('g', 'u1'), ('b', 'u1'), ('a', 'u1')],
-    fields=(
+    'ng_annotation', 'rgba', True, 4,  # schema, type, whole, size
+    '<BBBB',  # fmt
+    [('r', 'u1'), ('g', 'u1'), ('b', 'u1'), ('a', 'u1')],  # dtype
+    (  # fields: path, orig_id, offset, size, kind, endian, contents
         Field('r', None, 0, 1, 'u', '', None),
         Field('g', None, 1, 1, 'u', '', None),
         Field('b', None, 2, 1, 'u', '', None),
@@ -245,28 +259,28 @@ NG_ANNOTATION__RGBA = Layout(
 )
 
 NG_ANNOTATION_BY_ID__RELATED_IDS__HEAD = Layout(
-    schema='ng_annotation_by_id', type='related_ids', whole=False, size=4,
-    fmt='<I',
-    dtype=[('count', '<u4')],
-    fields=(
+    'ng_annotation_by_id', 'related_ids', False, 4,  # schema, type, whole, size
+    '<I',  # fmt
+    [('count', '<u4')],  # dtype
+    (  # fields: path, orig_id, offset, size, kind, endian, contents
         Field('count', None, 0, 4, 'u', '<', None),
     ),
 )
 
 NG_ANNOTATION_CELL__CELL__HEAD = Layout(
-    schema='ng_annotation_cell', type='cell', whole=False, size=8,
-    fmt='<Q',
-    dtype=[('count', '<u8')],
-    fields=(
+    'ng_annotation_cell', 'cell', False, 8,  # schema, type, whole, size
+    '<Q',  # fmt
+    [('count', '<u8')],  # dtype
+    (  # fields: path, orig_id, offset, size, kind, endian, contents
         Field('count', None, 0, 8, 'u', '<', None),
     ),
 )
 
 NG_MESH_MANIFEST__HEAD = Layout(
-    schema='ng_mesh_manifest', type='ng_mesh_manifest', whole=False, size=28,
-    fmt='<ffffffI',
-    dtype=[('chunk_shape', [('x', '<f4'), ('y', '<f4'), ('z', '<f4')]), ('grid_origin', [('x', '<f4'), ('y', '<f4'), ('z', '<f4')]), ('num_lods', '<u4')],
-    fields=(
+    'ng_mesh_manifest', 'ng_mesh_manifest', False, 28,  # schema, type, whole, size
+    '<ffffffI',  # fmt
+    [('chunk_shape', [('x', '<f4'), ('y', '<f4'), ('z', '<f4')]), ('grid_origin', [('x', '<f4'), ('y', '<f4'), ('z', '<f4')]), ('num_lods', '<u4')],  # dtype
+    (  # fields: path, orig_id, offset, size, kind, endian, contents
         Field('chunk_shape/x', None, 0, 4, 'f', '<', None),
         Field('chunk_shape/y', None, 4, 4, 'f', '<', None),
         Field('chunk_shape/z', None, 8, 4, 'f', '<', None),
@@ -278,10 +292,10 @@ NG_MESH_MANIFEST__HEAD = Layout(
 )
 
 NG_MESH_MANIFEST__VEC3F = Layout(
-    schema='ng_mesh_manifest', type='vec3f', whole=True, size=12,
-    fmt='<fff',
-    dtype=[('x', '<f4'), ('y', '<f4'), ('z', '<f4')],
-    fields=(
+    'ng_mesh_manifest', 'vec3f', True, 12,  # schema, type, whole, size
+    '<fff',  # fmt
+    [('x', '<f4'), ('y', '<f4'), ('z', '<f4')],  # dtype
+    (  # fields: path, orig_id, offset, size, kind, endian, contents
         Field('x', None, 0, 4, 'f', '<', None),
         Field('y', None, 4, 4, 'f', '<', None),
         Field('z', None, 8, 4, 'f', '<', None),
@@ -289,30 +303,30 @@ NG_MESH_MANIFEST__VEC3F = Layout(
 )
 
 NG_SKELETON__HEAD = Layout(
-    schema='ng_skeleton', type='ng_skeleton', whole=False, size=8,
-    fmt='<II',
-    dtype=[('num_vertices', '<u4'), ('num_edges', '<u4')],
-    fields=(
+    'ng_skeleton', 'ng_skeleton', False, 8,  # schema, type, whole, size
+    '<II',  # fmt
+    [('num_vertices', '<u4'), ('num_edges', '<u4')],  # dtype
+    (  # fields: path, orig_id, offset, size, kind, endian, contents
         Field('num_vertices', None, 0, 4, 'u', '<', None),
         Field('num_edges', None, 4, 4, 'u', '<', None),
     ),
 )
 
 NG_SKELETON__EDGE = Layout(
-    schema='ng_skeleton', type='edge', whole=True, size=8,
-    fmt='<II',
-    dtype=[('vertex_a', '<u4'), ('vertex_b', '<u4')],
-    fields=(
+    'ng_skeleton', 'edge', True, 8,  # schema, type, whole, size
+    '<II',  # fmt
+    [('vertex_a', '<u4'), ('vertex_b', '<u4')],  # dtype
+    (  # fields: path, orig_id, offset, size, kind, endian, contents
         Field('vertex_a', None, 0, 4, 'u', '<', None),
         Field('vertex_b', None, 4, 4, 'u', '<', None),
     ),
 )
 
 NG_SKELETON__VERTEX = Layout(
-    schema='ng_skeleton', type='vertex', whole=True, size=12,
-    fmt='<fff',
-    dtype=[('x', '<f4'), ('y', '<f4'), ('z', '<f4')],
-    fields=(
+    'ng_skeleton', 'vertex', True, 12,  # schema, type, whole, size
+    '<fff',  # fmt
+    [('x', '<f4'), ('y', '<f4'), ('z', '<f4')],  # dtype
+    (  # fields: path, orig_id, offset, size, kind, endian, contents
         Field('x', None, 0, 4, 'f', '<', None),
         Field('y', None, 4, 4, 'f', '<', None),
         Field('z', None, 8, 4, 'f', '<', None),
@@ -320,19 +334,19 @@ NG_SKELETON__VERTEX = Layout(
 )
 
 PH_FMPH_GO__HEAD = Layout(
-    schema='ph_fmph_go', type='ph_fmph_go', whole=False, size=1,
-    fmt='<B',
-    dtype=[('bits_per_group', 'u1')],
-    fields=(
+    'ph_fmph_go', 'ph_fmph_go', False, 1,  # schema, type, whole, size
+    '<B',  # fmt
+    [('bits_per_group', 'u1')],  # dtype
+    (  # fields: path, orig_id, offset, size, kind, endian, contents
         Field('bits_per_group', 'conf.bits_per_group', 0, 1, 'u', '', None),
     ),
 )
 
 SWH_READ_SHARD = Layout(
-    schema='swh_read_shard', type='swh_read_shard', whole=True, size=88,
-    fmt='>9s23sQQQQQQQ',
-    dtype=[('magic', 'V9'), ('reserved', 'V23'), ('header', [('version', '>u8'), ('num_objects', '>u8'), ('ofs_objects', '>u8'), ('len_objects', '>u8'), ('ofs_index', '>u8'), ('len_index', '>u8'), ('ofs_hash', '>u8')])],
-    fields=(
+    'swh_read_shard', 'swh_read_shard', True, 88,  # schema, type, whole, size
+    '>9s23sQQQQQQQ',  # fmt
+    [('magic', 'V9'), ('reserved', 'V23'), ('header', [('version', '>u8'), ('num_objects', '>u8'), ('ofs_objects', '>u8'), ('len_objects', '>u8'), ('ofs_index', '>u8'), ('len_index', '>u8'), ('ofs_hash', '>u8')])],  # dtype
+    (  # fields: path, orig_id, offset, size, kind, endian, contents
         Field('magic', 'SHARD_MAGIC', 0, 9, 'contents', '', b'SWHShard\x00'),
         Field('reserved', None, 9, 23, 'bytes', '', None),
         Field('header/version', None, 32, 8, 'u', '>', None),
@@ -346,10 +360,10 @@ SWH_READ_SHARD = Layout(
 )
 
 SWH_READ_SHARD__HEADER = Layout(
-    schema='swh_read_shard', type='header', whole=True, size=56,
-    fmt='>QQQQQQQ',
-    dtype=[('version', '>u8'), ('num_objects', '>u8'), ('ofs_objects', '>u8'), ('len_objects', '>u8'), ('ofs_index', '>u8'), ('len_index', '>u8'), ('ofs_hash', '>u8')],
-    fields=(
+    'swh_read_shard', 'header', True, 56,  # schema, type, whole, size
+    '>QQQQQQQ',  # fmt
+    [('version', '>u8'), ('num_objects', '>u8'), ('ofs_objects', '>u8'), ('len_objects', '>u8'), ('ofs_index', '>u8'), ('len_index', '>u8'), ('ofs_hash', '>u8')],  # dtype
+    (  # fields: path, orig_id, offset, size, kind, endian, contents
         Field('version', None, 0, 8, 'u', '>', None),
         Field('num_objects', 'objects_count', 8, 8, 'u', '>', None),
         Field('ofs_objects', 'objects_position', 16, 8, 'u', '>', None),
@@ -361,38 +375,38 @@ SWH_READ_SHARD__HEADER = Layout(
 )
 
 SWH_READ_SHARD__INDEX_ENTRY = Layout(
-    schema='swh_read_shard', type='index_entry', whole=True, size=40,
-    fmt='>32sQ',
-    dtype=[('key', 'V32'), ('ofs_object', '>u8')],
-    fields=(
+    'swh_read_shard', 'index_entry', True, 40,  # schema, type, whole, size
+    '>32sQ',  # fmt
+    [('key', 'V32'), ('ofs_object', '>u8')],  # dtype
+    (  # fields: path, orig_id, offset, size, kind, endian, contents
         Field('key', None, 0, 32, 'bytes', '', None),
         Field('ofs_object', 'object_offset', 32, 8, 'u', '>', None),
     ),
 )
 
 SWH_READ_SHARD__SHARD_OBJECT__HEAD = Layout(
-    schema='swh_read_shard', type='shard_object', whole=False, size=8,
-    fmt='>Q',
-    dtype=[('len_data', '>u8')],
-    fields=(
+    'swh_read_shard', 'shard_object', False, 8,  # schema, type, whole, size
+    '>Q',  # fmt
+    [('len_data', '>u8')],  # dtype
+    (  # fields: path, orig_id, offset, size, kind, endian, contents
         Field('len_data', 'object_size', 0, 8, 'u', '>', None),
     ),
 )
 
 ULEB128__GROUP = Layout(
-    schema='uleb128', type='group', whole=True, size=1,
-    fmt='<B',
-    dtype=[('b', 'u1')],
-    fields=(
+    'uleb128', 'group', True, 1,  # schema, type, whole, size
+    '<B',  # fmt
+    [('b', 'u1')],  # dtype
+    (  # fields: path, orig_id, offset, size, kind, endian, contents
         Field('b', None, 0, 1, 'u', '', None),
     ),
 )
 
 XET_MDB_SHARD = Layout(
-    schema='xet_mdb_shard', type='xet_mdb_shard', whole=True, size=48,
-    fmt='<32sQQ',
-    dtype=[('header', [('tag', 'V32'), ('version', '<u8'), ('len_footer', '<u8')])],
-    fields=(
+    'xet_mdb_shard', 'xet_mdb_shard', True, 48,  # schema, type, whole, size
+    '<32sQQ',  # fmt
+    [('header', [('tag', 'V32'), ('version', '<u8'), ('len_footer', '<u8')])],  # dtype
+    (  # fields: path, orig_id, offset, size, kind, endian, contents
         Field('header/tag', 'tag', 0, 32, 'contents', '', b'HFRepoMetaData\x00UigEj{\x81W\x83\xa5\xbd\xd9\\\xcd\xd1J\xa9'),
         Field('header/version', None, 32, 8, 'u', '<', None),
         Field('header/len_footer', 'footer_size', 40, 8, 'u', '<', None),
@@ -400,10 +414,10 @@ XET_MDB_SHARD = Layout(
 )
 
 XET_MDB_SHARD__CHUNK_ENTRY = Layout(
-    schema='xet_mdb_shard', type='chunk_entry', whole=True, size=48,
-    fmt='<32sIIII',
-    dtype=[('chunk_hash', 'V32'), ('ofs_unpacked', '<u4'), ('len_unpacked', '<u4'), ('flags', '<u4'), ('reserved', '<u4')],
-    fields=(
+    'xet_mdb_shard', 'chunk_entry', True, 48,  # schema, type, whole, size
+    '<32sIIII',  # fmt
+    [('chunk_hash', 'V32'), ('ofs_unpacked', '<u4'), ('len_unpacked', '<u4'), ('flags', '<u4'), ('reserved', '<u4')],  # dtype
+    (  # fields: path, orig_id, offset, size, kind, endian, contents
         Field('chunk_hash', None, 0, 32, 'bytes', '', None),
         Field('ofs_unpacked', 'chunk_byte_range_start', 32, 4, 'u', '<', None),
         Field('len_unpacked', 'unpacked_segment_bytes', 36, 4, 'u', '<', None),
@@ -413,10 +427,10 @@ XET_MDB_SHARD__CHUNK_ENTRY = Layout(
 )
 
 XET_MDB_SHARD__CHUNK_LOOKUP_ENTRY = Layout(
-    schema='xet_mdb_shard', type='chunk_lookup_entry', whole=True, size=16,
-    fmt='<QII',
-    dtype=[('truncated_hash', '<u8'), ('idx_xorb_record', '<u4'), ('idx_chunk', '<u4')],
-    fields=(
+    'xet_mdb_shard', 'chunk_lookup_entry', True, 16,  # schema, type, whole, size
+    '<QII',  # fmt
+    [('truncated_hash', '<u8'), ('idx_xorb_record', '<u4'), ('idx_chunk', '<u4')],  # dtype
+    (  # fields: path, orig_id, offset, size, kind, endian, contents
         Field('truncated_hash', None, 0, 8, 'u', '<', None),
         Field('idx_xorb_record', 'xorb_index', 8, 4, 'u', '<', None),
         Field('idx_chunk', 'chunk_offset', 12, 4, 'u', '<', None),
@@ -424,10 +438,10 @@ XET_MDB_SHARD__CHUNK_LOOKUP_ENTRY = Layout(
 )
 
 XET_MDB_SHARD__FILE_BLOCK__HEAD = Layout(
-    schema='xet_mdb_shard', type='file_block', whole=False, size=48,
-    fmt='<32sIIQ',
-    dtype=[('file_hash', 'V32'), ('flags', '<u4'), ('num_terms', '<u4'), ('reserved', '<u8')],
-    fields=(
+    'xet_mdb_shard', 'file_block', False, 48,  # schema, type, whole, size
+    '<32sIIQ',  # fmt
+    [('file_hash', 'V32'), ('flags', '<u4'), ('num_terms', '<u4'), ('reserved', '<u8')],  # dtype
+    (  # fields: path, orig_id, offset, size, kind, endian, contents
         Field('file_hash', None, 0, 32, 'bytes', '', None),
         Field('flags', 'file_flags', 32, 4, 'u', '<', None),
         Field('num_terms', 'num_entries', 36, 4, 'u', '<', None),
@@ -436,10 +450,10 @@ XET_MDB_SHARD__FILE_BLOCK__HEAD = Layout(
 )
 
 XET_MDB_SHARD__FILE_TERM = Layout(
-    schema='xet_mdb_shard', type='file_term', whole=True, size=48,
-    fmt='<32sIIII',
-    dtype=[('xorb_hash', 'V32'), ('flags', '<u4'), ('len_unpacked', '<u4'), ('chunk_index_start', '<u4'), ('chunk_index_end', '<u4')],
-    fields=(
+    'xet_mdb_shard', 'file_term', True, 48,  # schema, type, whole, size
+    '<32sIIII',  # fmt
+    [('xorb_hash', 'V32'), ('flags', '<u4'), ('len_unpacked', '<u4'), ('chunk_index_start', '<u4'), ('chunk_index_end', '<u4')],  # dtype
+    (  # fields: path, orig_id, offset, size, kind, endian, contents
         Field('xorb_hash', 'cas_hash', 0, 32, 'bytes', '', None),
         Field('flags', 'cas_flags', 32, 4, 'u', '<', None),
         Field('len_unpacked', 'unpacked_segment_bytes', 36, 4, 'u', '<', None),
@@ -449,10 +463,10 @@ XET_MDB_SHARD__FILE_TERM = Layout(
 )
 
 XET_MDB_SHARD__FOOTER = Layout(
-    schema='xet_mdb_shard', type='footer', whole=True, size=200,
-    fmt='<QQQQQQQQQ32sQQ48sQQQQ',
-    dtype=[('version', '<u8'), ('ofs_file_info', '<u8'), ('ofs_xorb_info', '<u8'), ('ofs_file_lookup', '<u8'), ('num_file_lookup', '<u8'), ('ofs_xorb_lookup', '<u8'), ('num_xorb_lookup', '<u8'), ('ofs_chunk_lookup', '<u8'), ('num_chunk_lookup', '<u8'), ('chunk_hash_hmac_key', 'V32'), ('creation_timestamp', '<u8'), ('key_expiry', '<u8'), ('reserved', 'V48'), ('len_stored_on_disk', '<u8'), ('len_materialized', '<u8'), ('len_stored', '<u8'), ('ofs_footer', '<u8')],
-    fields=(
+    'xet_mdb_shard', 'footer', True, 200,  # schema, type, whole, size
+    '<QQQQQQQQQ32sQQ48sQQQQ',  # fmt
+    [('version', '<u8'), ('ofs_file_info', '<u8'), ('ofs_xorb_info', '<u8'), ('ofs_file_lookup', '<u8'), ('num_file_lookup', '<u8'), ('ofs_xorb_lookup', '<u8'), ('num_xorb_lookup', '<u8'), ('ofs_chunk_lookup', '<u8'), ('num_chunk_lookup', '<u8'), ('chunk_hash_hmac_key', 'V32'), ('creation_timestamp', '<u8'), ('key_expiry', '<u8'), ('reserved', 'V48'), ('len_stored_on_disk', '<u8'), ('len_materialized', '<u8'), ('len_stored', '<u8'), ('ofs_footer', '<u8')],  # dtype
+    (  # fields: path, orig_id, offset, size, kind, endian, contents
         Field('version', None, 0, 8, 'u', '<', None),
         Field('ofs_file_info', 'file_info_offset', 8, 8, 'u', '<', None),
         Field('ofs_xorb_info', 'cas_info_offset', 16, 8, 'u', '<', None),
@@ -474,10 +488,10 @@ XET_MDB_SHARD__FOOTER = Layout(
 )
 
 XET_MDB_SHARD__HEADER = Layout(
-    schema='xet_mdb_shard', type='header', whole=True, size=48,
-    fmt='<32sQQ',
-    dtype=[('tag', 'V32'), ('version', '<u8'), ('len_footer', '<u8')],
-    fields=(
+    'xet_mdb_shard', 'header', True, 48,  # schema, type, whole, size
+    '<32sQQ',  # fmt
+    [('tag', 'V32'), ('version', '<u8'), ('len_footer', '<u8')],  # dtype
+    (  # fields: path, orig_id, offset, size, kind, endian, contents
         Field('tag', 'tag', 0, 32, 'contents', '', b'HFRepoMetaData\x00UigEj{\x81W\x83\xa5\xbd\xd9\\\xcd\xd1J\xa9'),
         Field('version', None, 32, 8, 'u', '<', None),
         Field('len_footer', 'footer_size', 40, 8, 'u', '<', None),
@@ -485,40 +499,40 @@ XET_MDB_SHARD__HEADER = Layout(
 )
 
 XET_MDB_SHARD__LOOKUP_ENTRY = Layout(
-    schema='xet_mdb_shard', type='lookup_entry', whole=True, size=12,
-    fmt='<QI',
-    dtype=[('truncated_hash', '<u8'), ('idx_record', '<u4')],
-    fields=(
+    'xet_mdb_shard', 'lookup_entry', True, 12,  # schema, type, whole, size
+    '<QI',  # fmt
+    [('truncated_hash', '<u8'), ('idx_record', '<u4')],  # dtype
+    (  # fields: path, orig_id, offset, size, kind, endian, contents
         Field('truncated_hash', None, 0, 8, 'u', '<', None),
         Field('idx_record', 'index', 8, 4, 'u', '<', None),
     ),
 )
 
 XET_MDB_SHARD__METADATA_EXT = Layout(
-    schema='xet_mdb_shard', type='metadata_ext', whole=True, size=48,
-    fmt='<32s16s',
-    dtype=[('sha256', 'V32'), ('reserved', 'V16')],
-    fields=(
+    'xet_mdb_shard', 'metadata_ext', True, 48,  # schema, type, whole, size
+    '<32s16s',  # fmt
+    [('sha256', 'V32'), ('reserved', 'V16')],  # dtype
+    (  # fields: path, orig_id, offset, size, kind, endian, contents
         Field('sha256', None, 0, 32, 'bytes', '', None),
         Field('reserved', '_unused', 32, 16, 'bytes', '', None),
     ),
 )
 
 XET_MDB_SHARD__VERIFICATION_ENTRY = Layout(
-    schema='xet_mdb_shard', type='verification_entry', whole=True, size=48,
-    fmt='<32s16s',
-    dtype=[('range_hash', 'V32'), ('reserved', 'V16')],
-    fields=(
+    'xet_mdb_shard', 'verification_entry', True, 48,  # schema, type, whole, size
+    '<32s16s',  # fmt
+    [('range_hash', 'V32'), ('reserved', 'V16')],  # dtype
+    (  # fields: path, orig_id, offset, size, kind, endian, contents
         Field('range_hash', None, 0, 32, 'bytes', '', None),
         Field('reserved', '_unused', 32, 16, 'bytes', '', None),
     ),
 )
 
 XET_MDB_SHARD__XORB_BLOCK__HEAD = Layout(
-    schema='xet_mdb_shard', type='xorb_block', whole=False, size=48,
-    fmt='<32sIIII',
-    dtype=[('xorb_hash', 'V32'), ('flags', '<u4'), ('num_chunks', '<u4'), ('len_unpacked', '<u4'), ('len_on_disk', '<u4')],
-    fields=(
+    'xet_mdb_shard', 'xorb_block', False, 48,  # schema, type, whole, size
+    '<32sIIII',  # fmt
+    [('xorb_hash', 'V32'), ('flags', '<u4'), ('num_chunks', '<u4'), ('len_unpacked', '<u4'), ('len_on_disk', '<u4')],  # dtype
+    (  # fields: path, orig_id, offset, size, kind, endian, contents
         Field('xorb_hash', 'cas_hash', 0, 32, 'bytes', '', None),
         Field('flags', 'cas_flags', 32, 4, 'u', '<', None),
         Field('num_chunks', 'num_entries', 36, 4, 'u', '<', None),
@@ -528,29 +542,29 @@ XET_MDB_SHARD__XORB_BLOCK__HEAD = Layout(
 )
 
 ZS__HEAD = Layout(
-    schema='zs', type='zs', whole=False, size=16,
-    fmt='<8sQ',
-    dtype=[('magic', 'V8'), ('len_header', '<u8')],
-    fields=(
+    'zs', 'zs', False, 16,  # schema, type, whole, size
+    '<8sQ',  # fmt
+    [('magic', 'V8'), ('len_header', '<u8')],  # dtype
+    (  # fields: path, orig_id, offset, size, kind, endian, contents
         Field('magic', None, 0, 8, 'contents', '', b'\xabZSfiLe\x01'),
         Field('len_header', 'header_data_length', 8, 8, 'u', '<', None),
     ),
 )
 
 ZS__BLOCK_BODY__HEAD = Layout(
-    schema='zs', type='block_body', whole=False, size=1,
-    fmt='<B',
-    dtype=[('level', 'u1')],
-    fields=(
+    'zs', 'block_body', False, 1,  # schema, type, whole, size
+    '<B',  # fmt
+    [('level', 'u1')],  # dtype
+    (  # fields: path, orig_id, offset, size, kind, endian, contents
         Field('level', None, 0, 1, 'u', '', None),
     ),
 )
 
 ZS__HEADER__HEAD = Layout(
-    schema='zs', type='header', whole=False, size=80,
-    fmt='<QQQ32s16sQ',
-    dtype=[('ofs_root_index', '<u8'), ('len_root_index', '<u8'), ('len_file', '<u8'), ('sha256', 'V32'), ('codec', 'V16'), ('len_metadata', '<u8')],
-    fields=(
+    'zs', 'header', False, 80,  # schema, type, whole, size
+    '<QQQ32s16sQ',  # fmt
+    [('ofs_root_index', '<u8'), ('len_root_index', '<u8'), ('len_file', '<u8'), ('sha256', 'V32'), ('codec', 'V16'), ('len_metadata', '<u8')],  # dtype
+    (  # fields: path, orig_id, offset, size, kind, endian, contents
         Field('ofs_root_index', 'root_index_offset', 0, 8, 'u', '<', None),
         Field('len_root_index', 'root_index_length', 8, 8, 'u', '<', None),
         Field('len_file', 'total_file_length', 16, 8, 'u', '<', None),
@@ -561,29 +575,29 @@ ZS__HEADER__HEAD = Layout(
 )
 
 ZSS__HEAD = Layout(
-    schema='zss', type='zss', whole=False, size=12,
-    fmt='<8sI',
-    dtype=[('magic', 'V8'), ('len_header', '<u4')],
-    fields=(
+    'zss', 'zss', False, 12,  # schema, type, whole, size
+    '<8sI',  # fmt
+    [('magic', 'V8'), ('len_header', '<u4')],  # dtype
+    (  # fields: path, orig_id, offset, size, kind, endian, contents
         Field('magic', None, 0, 8, 'contents', '', b'ZSS\x1c\x8el\x00\x01'),
         Field('len_header', 'header_length', 8, 4, 'u', '<', None),
     ),
 )
 
 ZSS__BLOCK__HEAD = Layout(
-    schema='zss', type='block', whole=False, size=1,
-    fmt='<B',
-    dtype=[('level', 'u1')],
-    fields=(
+    'zss', 'block', False, 1,  # schema, type, whole, size
+    '<B',  # fmt
+    [('level', 'u1')],  # dtype
+    (  # fields: path, orig_id, offset, size, kind, endian, contents
         Field('level', None, 0, 1, 'u', '', None),
     ),
 )
 
 ZSS__HEADER__HEAD = Layout(
-    schema='zss', type='header', whole=False, size=44,
-    fmt='<Q16s16sI',
-    dtype=[('root_voffset', '<u8'), ('uuid', 'V16'), ('codec', 'V16'), ('len_metadata', '<u4')],
-    fields=(
+    'zss', 'header', False, 44,  # schema, type, whole, size
+    '<Q16s16sI',  # fmt
+    [('root_voffset', '<u8'), ('uuid', 'V16'), ('codec', 'V16'), ('len_metadata', '<u4')],  # dtype
+    (  # fields: path, orig_id, offset, size, kind, endian, contents
         Field('root_voffset', 'root_index_offset', 0, 8, 'u', '<', None),
         Field('uuid', None, 8, 16, 'bytes', '', None),
         Field('codec', None, 24, 16, 'bytes', '', None),

@@ -294,7 +294,8 @@ def test_dtype_spec_names_every_field() -> None:
     assert spec == [("key", "<u8"), ("index", "<u4")]
     with pytest.raises(ValueError, match="has 2 fields, not 1"):
         _layouts.dtype_spec(L.XET_MDB_SHARD__LOOKUP_ENTRY, "key")
-    mixed = L.XET_MDB_SHARD__LOOKUP_ENTRY._replace(fmt=None)
+    entry = L.XET_MDB_SHARD__LOOKUP_ENTRY
+    mixed = L.Layout(*entry[:4], None, *entry[5:])  # fmt None: byte orders mixed
     with pytest.raises(ValueError, match="mixes byte orders"):
         _layouts.struct_of(mixed)
 

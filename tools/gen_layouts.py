@@ -189,31 +189,45 @@ nothing but the standard library.
 
 from __future__ import annotations
 
-from typing import Any, NamedTuple
+from operator import itemgetter
+from typing import TYPE_CHECKING, Any, NamedTuple
 
+if TYPE_CHECKING:
+    class Field(NamedTuple):
+        """One leaf field of a layout."""
 
-class Field(NamedTuple):
-    """One leaf field of a layout."""
+        path: str  #: .ksy ids from the layout's type, joined by "/"
+        orig_id: str | None  #: the field's -orig-id, when the schema gives one
+        offset: int  #: from the start of the record
+        size: int  #: bytes
+        kind: str  #: "u", "s", "f" (integers, floats), "bytes" or "contents" (fixed bytes)
+        endian: str  #: "<", ">" or "" (one byte or raw bytes)
+        contents: bytes | None  #: the fixed bytes of a "contents" field
 
-    path: str  #: .ksy ids from the layout's type, joined by "/"
-    orig_id: str | None  #: the field's -orig-id, when the schema gives one
-    offset: int  #: from the start of the record
-    size: int  #: bytes
-    kind: str  #: "u", "s", "f" (integers, floats), "bytes" or "contents" (fixed bytes)
-    endian: str  #: "<", ">" or "" (one byte or raw bytes)
-    contents: bytes | None  #: the fixed bytes of a "contents" field
+    class Layout(NamedTuple):
+        """A fixed-size record of one Kaitai type."""
 
+        schema: str  #: meta/id of the .ksy
+        type: str  #: the Kaitai type (the schema id for the root type)
+        whole: bool  #: False: only the fixed fields the type's seq starts with
+        size: int  #: bytes
+        fmt: str | None  #: struct format, or None when byte orders are mixed
+        dtype: list[Any]  #: numpy dtype spec
+        fields: tuple[Field, ...]
+else:
+    # The same two records at run time as plain tuples with named getters: a typing.NamedTuple
+    # class costs a few hundred microseconds to create, and this module is on the start-up path.
+    def _record(name: str, names: str, doc: str) -> type:
+        ns: dict[str, Any] = {"__slots__": (), "__doc__": doc, "_fields": tuple(names.split()),
+                              "__new__": lambda cls, *values: tuple.__new__(cls, values),
+                              "__repr__": lambda self: name + repr(tuple(self))}
+        ns.update((n, property(itemgetter(i))) for i, n in enumerate(names.split()))
+        return type(name, (tuple,), ns)
 
-class Layout(NamedTuple):
-    """A fixed-size record of one Kaitai type."""
-
-    schema: str  #: meta/id of the .ksy
-    type: str  #: the Kaitai type (the schema id for the root type)
-    whole: bool  #: False: only the fixed fields the type's seq starts with
-    size: int  #: bytes
-    fmt: str | None  #: struct format, or None when byte orders are mixed
-    dtype: list[Any]  #: numpy dtype spec
-    fields: tuple[Field, ...]
+    Field = _record("Field", "path orig_id offset size kind endian contents",
+                    "One leaf field of a layout.")
+    Layout = _record("Layout", "schema type whole size fmt dtype fields",
+                     "A fixed-size record of one Kaitai type.")
 
 '''
 
@@ -225,10 +239,11 @@ def render(schemas: Path = SCHEMAS) -> str:
     for const, schema, type_name, whole, rec in layouts(schemas):
         names.append(const)
         lines = [f"\n{const} = Layout(",
-                 f"    schema={schema!r}, type={type_name!r}, whole={whole!r}, size={rec.size!r},",
-                 f"    fmt={_fmt(rec)!r},",
-                 f"    dtype={list(rec.dtype)!r},",
-                 "    fields=("]
+                 f"    {schema!r}, {type_name!r}, {whole!r}, {rec.size!r},"
+                 "  # schema, type, whole, size",
+                 f"    {_fmt(rec)!r},  # fmt",
+                 f"    {list(rec.dtype)!r},  # dtype",
+                 "    (  # fields: path, orig_id, offset, size, kind, endian, contents"]
         for f in rec.fields:
             lines.append(f"        Field({f.path!r}, {f.orig_id!r}, {f.offset!r}, {f.size!r}, "
                          f"{f.kind!r}, {f.endian!r}, {f.contents!r}),")
