@@ -30,6 +30,7 @@ from kaitaistruct import KaitaiStream
 from shardkit.generated import layouts as L
 
 from shardkit import _layouts
+from shardkit.formats.neuroglancer import spec as ng_spec
 from shardkit.formats.swh import model as swh_model
 from shardkit.formats.xet_mdb import model as mdb_model
 from shardkit.writers import mosaic as w_mosaic
@@ -287,6 +288,7 @@ def test_readers_and_writers_use_the_generated_layouts() -> None:
     assert w_mdb._LOOKUP_DTYPE is mdb_model._LOOKUP_DTYPE
     assert mdb_model._FOOTER_AT["ofs_footer"] == 192 and mdb_model.FOOTER_SIZE == 200
     assert mdb_model._FILE_HEAD.format == "<32sIIQ"
+    assert (ng_spec.ENTRY_WORD, ng_spec.ENTRY_SIZE, ng_spec._ENTRY.format) == ("<u8", 16, "<QQ")
 
 
 def test_dtype_spec_names_every_field() -> None:
