@@ -33,13 +33,15 @@ zs-reference:                  ## the zs 0.10.0 reference in .venv-zs (live ZS i
 	{ echo "notice: zs 0.10.0 did not install with $(PYTHON36): the live ZS interop tests \
 	will be skipped"; rm -rf .venv-zs; }
 
-generate:                      ## schemas -> generated/ (Kaitai -> Python + JS; protoc; flatc)
+generate:                      ## schemas -> generated/ (Kaitai -> Python + JS; protoc; flatc; layouts)
 	node tools/ksc.js --outdir generated
 	$(PY) tools/gen_amudai.py --outdir generated
+	$(PY) tools/gen_layouts.py --outdir generated
 
 check-generated:               ## fail when generated/ is not what the schemas give
 	rm -rf .check-generated && node tools/ksc.js --outdir .check-generated
 	$(PY) tools/gen_amudai.py --outdir .check-generated
+	$(PY) tools/gen_layouts.py --outdir .check-generated
 	diff -r -x __pycache__ generated .check-generated || { echo "generated/ is stale: run make generate"; rm -rf .check-generated; exit 1; }
 	rm -rf .check-generated
 

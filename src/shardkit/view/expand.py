@@ -12,19 +12,20 @@ from __future__ import annotations
 
 import bisect
 import functools
-import struct
 from collections.abc import Callable
 from typing import Any
 
+from .._layouts import layouts, struct_of
 from ..errors import ShardkitError
 from ..sources import ByteSource
 from .model import PAGE, Children, FuncChildren, ListChildren, Node, file_nodes, guarded
 
 __all__ = ["SCAN_LIMIT", "dataset_parts", "expander_for", "index_tree", "sections_are_cheap"]
 
-_SLOT = struct.Struct(">32sQ")  # an SWH index slot: key, then the object's offset (u64 BE)
+_SLOT = struct_of(layouts.SWH_READ_SHARD__INDEX_ENTRY)  # an SWH slot: key, object offset (u64 BE)
+_OBJECT_SIZE = struct_of(layouts.SWH_READ_SHARD__SHARD_OBJECT__HEAD)  # before an SWH object
 _TOMBSTONE = (1 << 64) - 1
-_SHARD_ENTRY = struct.Struct("<QQ")  # a Neuroglancer shard index entry: start, end (u64 LE)
+_SHARD_ENTRY = struct_of(layouts.NEUROGLANCER_UINT64_SHARDED__SHARD_INDEX_ENTRY)  # start, end
 
 
 def _is_slot_index(reader: Any) -> bool:
@@ -129,7 +130,7 @@ def _slot_node(reader: Any, src: ByteSource, path: str, first: int, i: int, key:
             if not lo <= ofs <= hi - 8:
                 raise ShardkitError(f"slot {i} points to {ofs}, outside the objects section "
                                     f"[{lo}, {hi})")
-            (length,) = struct.unpack(">Q", src.read_range(ofs, ofs + 8))
+            (length,) = _OBJECT_SIZE.unpack(src.read_range(ofs, ofs + 8))
             end = min(ofs + 8 + length, hi)
             return ListChildren([
                 Node("len_data", f"{p}/object/len_data", str(length), ofs, ofs + 8),

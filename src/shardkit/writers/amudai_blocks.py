@@ -9,6 +9,7 @@ from typing import Any
 
 import numpy as np
 
+from .._layouts import layouts, struct_of
 from ..errors import UnsupportedVersionError
 from ..hashing.amudai import checksum
 
@@ -17,7 +18,13 @@ __all__ = ["PRESENCE_MODES", "ROARING_COOKIE", "block_map", "plain_block", "roar
 
 SEGMENT_SIZE = 1024
 PLAIN, ZSTD, LZ4 = 1, 16, 17
-_DICT_HEADER = struct.Struct("<BIBIIQQQQQQ")
+#: records of amudai_shard.ksy: an encoded block's two lengths, a block map segment's fixed
+#: head, the block map footer
+_BLOCK_HEAD = struct_of(layouts.AMUDAI_SHARD__ENCODED_BLOCK__HEAD)
+_SEGMENT_HEAD = struct_of(layouts.AMUDAI_SHARD__BLOCK_MAP_SEGMENT__HEAD)
+_BLOCK_MAP_FOOTER = struct_of(layouts.AMUDAI_SHARD__BLOCK_MAP_FOOTER)
+#: the 128-byte value dictionary header of amudai_shard.ksy; its last field, a checksum of the rest
+_DICT_HEADER = struct_of(layouts.AMUDAI_SHARD__VALUE_DICTIONARY_HEADER)
 
 
 
@@ -114,7 +121,7 @@ def plain_block(values_section: bytes, presence: bytes | None = None,
     ``[u32 presence_size][u32 values_size][presence][pad8][values][pad][u32 ck]``; the presence
     section and its padding exist only when ``presence`` is not None (embedded presence).
     """
-    out = bytearray(struct.pack("<II", len(presence or b""), len(values_section)))
+    out = bytearray(_BLOCK_HEAD.pack(len(presence or b""), len(values_section)))
     if presence is not None:
         out += presence
         out += bytes(_pad(len(out), 8))
@@ -157,8 +164,8 @@ def block_map(blocks: Sequence[tuple[int, int]]) -> bytes:
         bs = [b[1] for b in seg]
         lmin, bmin = min(ls), min(bs)
         lw, bw = _width(max(ls) - lmin), _width(max(bs) - bmin)
-        rec = bytearray(struct.pack("<QQIIBBH", logical, offset, lmin, bmin, lw * 8, bw * 8,
-                                    len(seg)))
+        rec = bytearray(_SEGMENT_HEAD.pack(logical, offset, lmin, bmin, lw * 8, bw * 8,
+                                           len(seg)))
         rec += b"".join((x - lmin).to_bytes(lw, "little") for x in ls)
         rec += bytes(_pad(len(rec), 4))
         rec += b"".join((x - bmin).to_bytes(bw, "little") for x in bs)
@@ -171,7 +178,7 @@ def block_map(blocks: Sequence[tuple[int, int]]) -> bytes:
     n_seg = len(seg_logical) - 1
     return bytes(records + struct.pack(f"<{n_seg + 1}Q", *seg_logical)
                  + struct.pack(f"<{n_seg + 1}Q", *seg_offsets)
-                 + struct.pack("<5Q", logical, len(blocks), n_seg, SEGMENT_SIZE, offset))
+                 + _BLOCK_MAP_FOOTER.pack(logical, len(blocks), n_seg, SEGMENT_SIZE, offset))
 
 
 def _width(span: int) -> int:
@@ -203,8 +210,7 @@ def value_dictionary(entries: Sequence[bytes], null_id: int | None, value_type: 
         o0, o1 = v1, v1 + len(offsets)
     s0, s1 = o1, o1 + len(sorted_ids)
     head = bytearray(_DICT_HEADER.pack(value_type, len(entries), null_id is not None,
-                                       null_id or 0, fixed_size, v0, v1, o0, o1, s0, s1))
-    head += bytes(124 - len(head))
-    head += struct.pack("<I", checksum(head))
+                                       null_id or 0, fixed_size, v0, v1, o0, o1, s0, s1, b"", 0))
+    struct.pack_into("<I", head, len(head) - 4, checksum(head[:-4]))
     out = bytes(head) + values + offsets + sorted_ids
     return out + bytes(_pad(len(out), 64))

@@ -49,8 +49,8 @@ DEFAULT_TILE_THRESHOLD = 32_000_000
 
 #: An unsigned integer element written on 8 bytes (two-byte ID, size VINT 0x88).
 UINT8_ELEMENT = Struct("id" / Bytes(2), "size" / Const(b"\x88"), "value" / Int64ub)
-#: A CRC-32 element: ID 0xBF, size 4, the CRC-32 little-endian.
-CRC32_ELEMENT = Struct("id" / Const(b"\xbf"), "size" / Const(b"\x84"), "crc" / Int32ul)
+#: A CRC-32 element: ID 0xBF, size 4, the CRC-32 little-endian (its data: mosaic.ksy crc32).
+CRC32_ELEMENT = Struct("id" / Const(b"\xbf"), "size" / Const(b"\x84"), "value" / Int32ul)
 
 
 def vint(value: int, length: int = 0) -> bytes:
@@ -100,7 +100,7 @@ def _master_with_crc(eid: int, parts: Sequence[bytes | bytearray | memoryview]
         crc = _crc(p, crc)
         size += len(p)
     head = eid.to_bytes((eid.bit_length() + 7) // 8, "big") + vint(size)
-    return [head, CRC32_ELEMENT.build({"crc": crc}), *parts]
+    return [head, CRC32_ELEMENT.build({"value": crc}), *parts]
 
 
 class _Aborted(Exception):
@@ -347,7 +347,7 @@ class MosaicWriter:
             crc = _crc(chunk, crc)
             pos += len(chunk)
         fh.seek(el.data_start)
-        fh.write(CRC32_ELEMENT.build({"crc": crc}))
+        fh.write(CRC32_ELEMENT.build({"value": crc}))
         fh.seek(0, os.SEEK_END)
 
     def _finish(self) -> None:
@@ -629,7 +629,7 @@ def _rewrite_crc(fh: IO[bytes], start: int) -> None:
         crc = _crc(chunk, crc)
         left -= len(chunk)
     fh.seek(el.data_start)
-    fh.write(CRC32_ELEMENT.build({"crc": crc}))
+    fh.write(CRC32_ELEMENT.build({"value": crc}))
 
 
 def _write_counters(fh: IO[bytes], meta: Any, count: int, total: int) -> None:

@@ -33,6 +33,7 @@ from typing import Any
 import numpy as np
 
 from ..formats.neuroglancer import ShardingSpec, SpecError, compressed_morton_code
+from ..formats.neuroglancer.spec import ENTRY_WORD
 from ..formats.neuroglancer.store import check_relative
 from ._atomic import write_bytes_atomic
 
@@ -124,7 +125,7 @@ def shard_pieces(items: Mapping[int, bytes], spec: ShardingSpec,
                 data.append(prefixes[k])
             data.append(items[k])
         pos += int(gaps.sum()) + int(sizes.sum())
-    entries = np.zeros((spec.num_minishards, 2), dtype="<u8")
+    entries = np.zeros((spec.num_minishards, 2), dtype=ENTRY_WORD)  # the shard index
     for mini, table in tables:
         entries[mini] = (pos, pos + len(table))
         pos += len(table)

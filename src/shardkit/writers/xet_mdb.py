@@ -1,7 +1,9 @@
 """Xet MDB shard writer: construct records plus plain-Python layout (FORMAT_NOTES section 10).
 
-Every 48-byte record, the header, the footer and the lookup entries are declared once below as
-construct ``Struct``s. :func:`build_mdb` lays a shard out the way xet-core's writers do:
+Every 48-byte record, the header, the footer and the lookup entries are declared below as
+construct ``Struct``s, field for field as schemas/xet_mdb_shard.ksy declares them (names are its
+ids or ``-orig-id``s, xet-core's; ``tests/test_layouts.py`` checks each against the schema).
+:func:`build_mdb` lays a shard out the way xet-core's writers do:
 
 1. the header (tag, version 2, footer size 200, or 0 for the upload body);
 2. the file blocks (sorted by hash unless told otherwise), then the file bookend;
@@ -41,6 +43,7 @@ from ..formats.xet_mdb import (
     XetHash,
     XorbInfo,
 )
+from ..formats.xet_mdb.model import _CHUNK_LOOKUP_DTYPE, _LOOKUP_DTYPE
 from ._atomic import write_bytes_atomic
 
 __all__ = [
@@ -90,7 +93,7 @@ FileMetadataExt = Struct(
 )
 XorbChunkSequenceHeader = Struct(
     "xorb_hash" / Hash,
-    "xorb_flags" / Int32ul,
+    "cas_flags" / Int32ul,
     "num_entries" / Int32ul,
     "num_bytes_in_xorb" / Int32ul,
     "num_bytes_on_disk" / Int32ul,
@@ -104,22 +107,22 @@ XorbChunkSequenceEntry = Struct(
 )
 Bookend = Const(BOOKEND)
 LookupEntry = Struct(
-    "key" / Int64ul,
+    "truncated_hash" / Int64ul,
     "index" / Int32ul,
 )
 ChunkLookupEntry = Struct(
-    "key" / Int64ul,
+    "truncated_hash" / Int64ul,
     "xorb_index" / Int32ul,
     "chunk_offset" / Int32ul,
 )
 MdbFooterStruct = Struct(
     "version" / Int64ul,
     "file_info_offset" / Int64ul,
-    "xorb_info_offset" / Int64ul,
+    "cas_info_offset" / Int64ul,
     "file_lookup_offset" / Int64ul,
     "file_lookup_num_entry" / Int64ul,
-    "xorb_lookup_offset" / Int64ul,
-    "xorb_lookup_num_entry" / Int64ul,
+    "cas_lookup_offset" / Int64ul,
+    "cas_lookup_num_entry" / Int64ul,
     "chunk_lookup_offset" / Int64ul,
     "chunk_lookup_num_entry" / Int64ul,
     "chunk_hash_hmac_key" / Hash,
@@ -132,8 +135,6 @@ MdbFooterStruct = Struct(
     "footer_offset" / Int64ul,
 )
 
-_LOOKUP_DTYPE = np.dtype([("key", "<u8"), ("index", "<u4")])
-_CHUNK_LOOKUP_DTYPE = np.dtype([("key", "<u8"), ("xorb", "<u4"), ("chunk", "<u4")])
 TABLES = ("file", "xorb", "chunk")
 
 
@@ -251,7 +252,7 @@ def _records_construct(rows: list[tuple[bytes, int, int, int, int]], kinds: list
         elif kind == "ext":
             out += FileMetadataExt.build(dict(sha256=h))
         elif kind == "xorb":
-            out += XorbChunkSequenceHeader.build(dict(xorb_hash=h, xorb_flags=a, num_entries=b,
+            out += XorbChunkSequenceHeader.build(dict(xorb_hash=h, cas_flags=a, num_entries=b,
                                                       num_bytes_in_xorb=c,
                                                       num_bytes_on_disk=d))
         else:
@@ -406,11 +407,11 @@ def build_mdb(
     out += MdbFooterStruct.build(dict(
         version=1,
         file_info_offset=HEADER_SIZE,
-        xorb_info_offset=xorb_info_offset,
+        cas_info_offset=xorb_info_offset,
         file_lookup_offset=file_lookup_offset,
         file_lookup_num_entry=n_file,
-        xorb_lookup_offset=xorb_lookup_offset,
-        xorb_lookup_num_entry=n_xorb,
+        cas_lookup_offset=xorb_lookup_offset,
+        cas_lookup_num_entry=n_xorb,
         chunk_lookup_offset=chunk_lookup_offset,
         chunk_lookup_num_entry=n_chunk,
         chunk_hash_hmac_key=bytes(hmac_key),

@@ -47,6 +47,7 @@ from collections.abc import Callable, Iterable
 from concurrent.futures import Executor, Future, ProcessPoolExecutor, ThreadPoolExecutor
 from typing import IO, Any
 
+from .._layouts import layouts, struct_of
 from ..hashing.crc64xz import crc64xz, crc64xz_le
 from ._atomic import atomic_file
 from .zss import encode_uleb128
@@ -74,6 +75,8 @@ ROOT_PLACEHOLDER = 2**63 - 1
 CODECS = {"none": "none", "deflate": "deflate", "lzma": "lzma2;dsize=2^20"}
 FIRST_EXTENSION_LEVEL = 64
 _U64 = struct.Struct("<Q")
+#: the header up to its metadata (the codec NUL-padded to 16 bytes by struct), as in zs.ksy
+_HEADER_HEAD = struct_of(layouts.ZS__HEADER__HEAD)
 _SMALL = [bytes((n,)) for n in range(128)]
 _BATCH = 8192  # records taken from an iterable at a time
 
@@ -223,9 +226,9 @@ class ZsWriter:
         self._pos = fh.tell() - self._start
 
     def _header(self, root: int, root_length: int, file_length: int, sha256: bytes) -> bytes:
-        return (_U64.pack(root) + _U64.pack(root_length) + _U64.pack(file_length) + sha256
-                + self.codec.encode("ascii").ljust(16, b"\0")
-                + _U64.pack(len(self.metadata_json)) + self.metadata_json)
+        return (_HEADER_HEAD.pack(root, root_length, file_length, sha256,
+                                  self.codec.encode("ascii"), len(self.metadata_json))
+                + self.metadata_json)
 
     # -- records -------------------------------------------------------------------------------
 

@@ -35,6 +35,7 @@ from collections.abc import Callable, Iterable
 from typing import IO, Any
 from uuid import UUID
 
+from .._layouts import layouts, struct_of
 from ..hashing.crc32c import crc32c, crc32c_le
 from ._atomic import atomic_file
 
@@ -58,6 +59,8 @@ CODECS = ("zlib", "bz2", "bzip2", "none+crc32c")
 _DEFAULT_LEVEL = {"zlib": 6, "bz2": 9, "bzip2": 9}
 _U32 = struct.Struct("<I")
 _U64 = struct.Struct("<Q")
+#: the header up to its metadata (the codec NUL-padded to 16 bytes by struct), as in zss.ksy
+_HEADER_HEAD = struct_of(layouts.ZSS__HEADER__HEAD)
 _SMALL = [bytes((n,)) for n in range(128)]  # one-byte uleb128 encodings
 
 
@@ -170,8 +173,8 @@ class ZssWriter:
         self._fh.write(_U32.pack(len(header)) + header + b"\0\0\0\0")
 
     def _header(self, root: int) -> bytes:
-        return (_U64.pack(root) + self.uuid + self.codec.encode("ascii").ljust(16, b"\0")
-                + _U32.pack(len(self.metadata_json)) + self.metadata_json)
+        return (_HEADER_HEAD.pack(root, self.uuid, self.codec.encode("ascii"),
+                                  len(self.metadata_json)) + self.metadata_json)
 
     # -- records -------------------------------------------------------------------------------
 

@@ -24,6 +24,7 @@ from .spec import (
     DEFAULT_MAX_DECODED_SIZE,
     DEFAULT_MAX_INDEX_SIZE,
     ENTRY_SIZE,
+    ENTRY_WORD,
     ShardingSpec,
 )
 from .verify import _BATCH_INDEX_BYTES, IdCheck, verify_shard
@@ -160,7 +161,7 @@ class NgShard(Reader):
         return entries
 
     def _set_shard_index(self, raw: bytes) -> np.ndarray:
-        entries = np.frombuffer(raw, dtype="<u8").reshape(-1, 2).astype(np.uint64)
+        entries = np.frombuffer(raw, dtype=ENTRY_WORD).reshape(-1, 2).astype(np.uint64)
         return self.cache.put((self._key, -1), entries, entries.nbytes + 128)  # type: ignore[no-any-return]
 
     def index_entry(self, m: int) -> tuple[int, int]:

@@ -5,11 +5,11 @@ from __future__ import annotations
 import json
 import os
 import re
-import struct
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from ..._layouts import layouts, struct_of
 from ..._lazy import lazy_module
 from ...errors import FormatError, LimitExceededError
 from ...hashing.murmur import hash_uint64, hash_uint64_array
@@ -26,9 +26,12 @@ DEFAULT_MAX_DECODED_SIZE = 1 << 30  # cap on any one gunzipped chunk
 DEFAULT_MAX_INDEX_SIZE = 1 << 26  # cap on any one gunzipped minishard index (2.8M chunks)
 DEFAULT_CACHE_BYTES = 1 << 26  # decoded minishard indices and shard indices kept per dataset
 DEFAULT_BLOCK_SIZE = 1 << 23  # verify reads remote shards in requests of this size
-ENTRY_SIZE = 16  # one shard index entry: two u64
+_ENTRY_LAYOUT = layouts.NEUROGLANCER_UINT64_SHARDED__SHARD_INDEX_ENTRY
+_ENTRY = struct_of(_ENTRY_LAYOUT)  # start, end (u64 LE)
+ENTRY_SIZE = _ENTRY.size  # one shard index entry: two u64
+#: The shard index read or written whole: an (n, 2) array of this dtype (both fields are u64 LE)
+(ENTRY_WORD,) = {spec for _, spec in _ENTRY_LAYOUT.dtype}
 _MASK64 = (1 << 64) - 1
-_ENTRY = struct.Struct("<QQ")
 _MAX_GAP = 1 << 16  # coalesce ranges closer than this
 _MAX_REQUEST = 1 << 26  # ... into requests of at most this many bytes
 _SHARD_NAME = re.compile(r"^([0-9a-f]+)\.shard(?:\.gz)?$")

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import struct
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any
 
+from ..._layouts import dtype_spec, layouts, struct_of
 from ...errors import InvalidKeyError
 
 if TYPE_CHECKING:
@@ -16,13 +16,15 @@ __all__ = ["HEADER_END", "INDEX_DTYPE", "KEY_LEN", "OBJECT_READAHEAD", "REMOTE_D
            "SwhEntry", "SwhHeader", "Tombstone", "normalize_key"]
 
 MAGIC = b"SWHShard\x00"
-KEY_LEN = 32
-SLOT_SIZE = 40  # 32-byte key + u64 offset
+# the records as schemas/swh_read_shard.ksy declares them (generated/layouts.py)
+_SLOT_LAYOUT = layouts.SWH_READ_SHARD__INDEX_ENTRY
+KEY_LEN = _SLOT_LAYOUT.fields[0].size
+SLOT_SIZE = _SLOT_LAYOUT.size  # 32-byte key + u64 offset
 TOMBSTONE = 2**64 - 1
-HEADER_END = 32 + 7 * 8  # magic area + seven u64
+HEADER_END = layouts.SWH_READ_SHARD.size  # magic area + seven u64
 _ZERO_KEY = bytes(KEY_LEN)
-_U64 = struct.Struct(">Q")
-_ENTRY = struct.Struct(">32sQ")
+_U64 = struct_of(layouts.SWH_READ_SHARD__SHARD_OBJECT__HEAD)  # an object's size field
+_ENTRY = struct_of(_SLOT_LAYOUT)
 if TYPE_CHECKING:
     INDEX_DTYPE: np.dtype[Any]
 
@@ -33,7 +35,7 @@ def __getattr__(name: str) -> Any:
     if name == "INDEX_DTYPE":
         import numpy
 
-        dtype = numpy.dtype([("key", "V32"), ("ofs", ">u8")])
+        dtype = numpy.dtype(dtype_spec(_SLOT_LAYOUT, "key", "ofs"))
         globals()["INDEX_DTYPE"] = dtype
         return dtype
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar, overload
 
+from ..._layouts import dtype_spec, layouts, struct_of
 from ..._lazy import lazy_module
 from ...errors import InvalidKeyError
 from ...hashing import xet as xh
@@ -32,20 +33,17 @@ LEGACY_TAGS = {  # older shard generations: recognised, not read (FORMAT_NOTES s
 }
 HEADER_VERSION = 2
 FOOTER_VERSION = 1
-HEADER_SIZE = 48
-FOOTER_SIZE = 200
-RECORD_SIZE = 48
+# The records as schemas/xet_mdb_shard.ksy declares them (generated/layouts.py, made from it by
+# make generate): sizes, offsets, byte orders and struct formats all come from there.
+_L = layouts
+HEADER_SIZE = _L.XET_MDB_SHARD__HEADER.size  # 48
+FOOTER_SIZE = _L.XET_MDB_SHARD__FOOTER.size  # 200
+RECORD_SIZE = _L.XET_MDB_SHARD__FILE_TERM.size  # 48, every record of the two record sections
 #: Where each field of the header and of the footer starts within it, by its name in
-#: schemas/xet_mdb_shard.ksy (which defines the layout; tests/test_mdb.py parses a header and
-#: a footer of distinct field values with the generated types and checks every offset).
-_HEADER_AT = {"tag": 0, "version": 32, "len_footer": 40}
-_FOOTER_AT = {
-    "version": 0, "ofs_file_info": 8, "ofs_xorb_info": 16, "ofs_file_lookup": 24,
-    "num_file_lookup": 32, "ofs_xorb_lookup": 40, "num_xorb_lookup": 48,
-    "ofs_chunk_lookup": 56, "num_chunk_lookup": 64, "chunk_hash_hmac_key": 72,
-    "creation_timestamp": 104, "key_expiry": 112, "reserved": 120, "len_stored_on_disk": 168,
-    "len_materialized": 176, "len_stored": 184, "ofs_footer": 192,
-}
+#: schemas/xet_mdb_shard.ksy (tests/test_mdb.py parses a header and a footer of distinct field
+#: values with the generated types and checks every offset).
+_HEADER_AT = {f.path: f.offset for f in _L.XET_MDB_SHARD__HEADER.fields}
+_FOOTER_AT = {f.path: f.offset for f in _L.XET_MDB_SHARD__FOOTER.fields}
 BOOKEND = b"\xff" * 32 + bytes(16)
 _BOOKEND_HASH = BOOKEND[:32]
 FILE_FLAG_VERIFICATION = 0x8000_0000
@@ -73,12 +71,14 @@ _ZERO = bytes(32)
 #: (:attr:`XorbInfo.chunk_records`). ``_KEY_DTYPE``: only the first word of a record's hash, the
 #: truncated hash, the lookup-table key.
 _DTYPE_SPECS: dict[str, Any] = {
-    "RECORD_DTYPE": [("hash", "V32"), ("w0", "<u4"), ("w1", "<u4"), ("w2", "<u4"), ("w3", "<u4")],
-    "CHUNK_DTYPE": [("hash", "V32"), ("offset", "<u4"), ("size", "<u4"), ("flags", "<u4"),
-                    ("reserved", "<u4")],
-    "_KEY_DTYPE": {"names": ["key"], "formats": ["<u8"], "offsets": [0], "itemsize": RECORD_SIZE},
-    "_LOOKUP_DTYPE": [("key", "<u8"), ("index", "<u4")],
-    "_CHUNK_LOOKUP_DTYPE": [("key", "<u8"), ("xorb", "<u4"), ("chunk", "<u4")],
+    "RECORD_DTYPE": dtype_spec(_L.XET_MDB_SHARD__FILE_TERM, "hash", "w0", "w1", "w2", "w3"),
+    "CHUNK_DTYPE": dtype_spec(_L.XET_MDB_SHARD__CHUNK_ENTRY, "hash", "offset", "size", "flags",
+                              "reserved"),
+    "_KEY_DTYPE": {"names": ["key"], "formats": [_L.XET_MDB_SHARD__LOOKUP_ENTRY.dtype[0][1]],
+                   "offsets": [0], "itemsize": RECORD_SIZE},
+    "_LOOKUP_DTYPE": dtype_spec(_L.XET_MDB_SHARD__LOOKUP_ENTRY, "key", "index"),
+    "_CHUNK_LOOKUP_DTYPE": dtype_spec(_L.XET_MDB_SHARD__CHUNK_LOOKUP_ENTRY, "key", "xorb",
+                                      "chunk"),
 }
 if TYPE_CHECKING:
     RECORD_DTYPE: np.dtype
@@ -96,9 +96,9 @@ def __getattr__(name: str) -> Any:
     return value
 
 
-_FILE_HEAD = struct.Struct("<32sIIQ")
-_XORB_HEAD = struct.Struct("<32sIIII")
-_TERM = struct.Struct("<32sIIII")
+_FILE_HEAD = struct_of(_L.XET_MDB_SHARD__FILE_BLOCK__HEAD)  # <32sIIQ
+_XORB_HEAD = struct_of(_L.XET_MDB_SHARD__XORB_BLOCK__HEAD)  # <32sIIII
+_TERM = struct_of(_L.XET_MDB_SHARD__FILE_TERM)  # <32sIIII
 _U64 = struct.Struct("<Q")
 _NAME = re.compile(r"^([0-9a-fA-F]{64})\.mdb$")
 _MISSING: Any = object()
@@ -281,7 +281,7 @@ def _block_shape(n: int, hashes: int) -> struct.Struct | None:
         return None
     shape = _SHAPES.get((n, hashes))
     if shape is None:
-        shape = _SHAPES[(n, hashes)] = struct.Struct("<" + "32sIIII" * n + "32s16x" * hashes)
+        shape = _SHAPES[(n, hashes)] = struct.Struct("<" + _TERM.format[1:] * n + "32s16x" * hashes)
     return shape
 
 
