@@ -100,3 +100,22 @@ def test_index_option(capsys: pytest.CaptureFixture[str]) -> None:
     assert "pass index=" in capsys.readouterr().err
     assert main(["ls", str(DATA / "sha1.mosaic"), "--index", "sha256"]) == 2
     assert "no sha256 index (this file has: sha1)" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("kind", ["swh", "mosaic"])
+@pytest.mark.parametrize("keys", [["zz"], ["ab" * 32, "ab" * 32]])
+def test_delete_with_a_bad_key_names_the_file(capsys: pytest.CaptureFixture[str],
+                                              tmp_path: Path, kind: str,
+                                              keys: list[str]) -> None:
+    """A key that cannot be one, or a key given twice, is refused before anything changes,
+    with the file named (a script deleting from many files says which one)."""
+    source = next((Path(__file__).parent / "data" / kind).glob(
+        "*.mosaic" if kind == "mosaic" else "*.shard"))
+    path = tmp_path / source.name
+    shutil.copy(source, path)
+    before = path.read_bytes()
+    assert main(["delete", "--yes", str(path), *keys]) == 2
+    err = capsys.readouterr().err
+    assert f"delete {path}: " in err
+    assert ("duplicate keys" in err) == (len(keys) == 2)
+    assert path.read_bytes() == before

@@ -41,6 +41,33 @@ const importer = {
   },
 };
 
+// ksc draws edges to nodes it does not draw: an imported type's `<type>__seq` or instance
+// `<type>__inst__<name>`, and a type's `<type>__params` (whose edges tools/docs_images.py drops).
+// Graphviz would show each as a bare ellipse named e.g. `uleb128__seq`; give the others a label
+// that says what they are and, for an imported type, which schema draws it.
+function labelUndrawn(dot, id) {
+  const defined = new Set();
+  for (const m of dot.matchAll(/^\s*(\w+) \[/gm)) defined.add(m[1]);
+  const missing = new Set();
+  for (const m of dot.matchAll(/(\w+)(?::\w+)? -> (\w+)(?::\w+)?/g)) {
+    for (const name of [m[1], m[2]]) {
+      if (!defined.has(name) && !name.endsWith("__params")) missing.add(name);
+    }
+  }
+  if (!missing.size) return dot;
+  const nodes = [...missing].sort().map((name) => {
+    const m = name.match(/^(\w+?)__(seq|inst__(\w+))$/);
+    const type = m ? m[1] : name;
+    const imported = type !== id && fs.existsSync(path.join(schemaDir, `${type}.ksy`));
+    let label = type;
+    if (m && m[3]) label = `${type}.${m[3]}`;
+    if (imported) label += `\\n(drawn in ${type}.ksy)`;
+    return `\t${name} [label="${label}" shape=box style="dashed,rounded"];\n`;
+  });
+  const end = dot.lastIndexOf("}");
+  return dot.slice(0, end) + nodes.join("") + dot.slice(end);
+}
+
 async function main() {
   const names = fs.readdirSync(schemaDir).filter((f) => f.endsWith(".ksy")).sort();
   if (!names.length) throw new Error(`no .ksy files in ${schemaDir}`);
@@ -50,7 +77,7 @@ async function main() {
     const files = await compiler.compile("graphviz", load(path.join(schemaDir, name)), importer, false);
     const dot = files[`${id}.dot`];
     if (!dot) throw new Error(`${name}: the compiler gave no ${id}.dot (it gave ${Object.keys(files).join(", ")})`);
-    fs.writeFileSync(path.join(outDir, `${id}.dot`), dot);
+    fs.writeFileSync(path.join(outDir, `${id}.dot`), labelUndrawn(dot, id));
   }
   console.log(`ksy_graphviz.js: ${names.length} schema(s) -> ${path.relative(root, outDir) || outDir}/*.dot`);
 }

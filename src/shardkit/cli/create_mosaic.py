@@ -95,9 +95,9 @@ def cmd_delete(args: argparse.Namespace) -> int:
     try:
         wanted = [normalize_key(k) for k in keys]
     except ShardkitError as exc:
-        raise ShardkitError(f"delete: {exc}") from exc
+        raise ShardkitError(f"delete {args.shard}: {exc}") from exc
     if len(set(wanted)) < len(wanted):
-        raise ShardkitError("delete: duplicate keys")
+        raise ShardkitError(f"delete {args.shard}: duplicate keys")
     index = getattr(args, "index", None)
     index = index[-1] if isinstance(index, list) and index else None
     with MosaicFile(FileSource(args.shard)) as r:

@@ -169,9 +169,9 @@ def cmd_delete(args: argparse.Namespace) -> int:
     try:
         wanted = [normalize_key(k) for k in keys]
     except ShardkitError as exc:
-        raise ShardkitError(f"delete: {exc}") from exc
+        raise ShardkitError(f"delete {args.shard}: {exc}") from exc
     if len(set(wanted)) < len(wanted):
-        raise ShardkitError("delete: duplicate keys")
+        raise ShardkitError(f"delete {args.shard}: duplicate keys")
     # As swh-shard delete: a key on a tombstone that may be an unused slot is not in the
     # shard. Every key is checked before asking, and again by delete() itself.
     absent: dict[str, str] = {}

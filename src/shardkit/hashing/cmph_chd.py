@@ -57,7 +57,7 @@ import struct
 from collections.abc import Sequence
 from dataclasses import InitVar, dataclass, field
 from functools import cached_property
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 if TYPE_CHECKING:
     import numpy as np
@@ -240,6 +240,33 @@ def _decode_compressed_seq(buf: memoryview, base: int, nbuckets: int) -> tuple[i
     Raises:
         CmphError: If the structure is truncated, has trailing bytes or is inconsistent.
     """
+    cs = _parse_compressed_seq(buf, base, nbuckets)
+    ones = _select_ones(cs)
+    return _decode_values(cs, ones)
+
+
+class _CompressedSeq(NamedTuple):
+    """The parts of a ``compressed_seq_dump``, each with the offset it starts at, sized and
+    checked against each other (every count bounded by the bytes present)."""
+
+    n: int
+    rem_r: int
+    total_length: int
+    total_off: int
+    sel_n: int
+    nbits: int
+    bits_vec: memoryview
+    bits_off: int
+    select_table: memoryview
+    table_off: int
+    length_rems: memoryview
+    rems_off: int
+    store_table: memoryview
+
+
+def _parse_compressed_seq(buf: memoryview, base: int, nbuckets: int) -> _CompressedSeq:
+    """Split a ``compressed_seq_dump`` into its parts; every size and count checked before
+    anything proportional to them is allocated."""
     r = _Reader(buf, base)
     n_off = r.offset
     cs_n = r.u32("cs.n")
@@ -300,43 +327,57 @@ def _decode_compressed_seq(buf: memoryview, base: int, nbuckets: int) -> tuple[i
             sel_m_off,
             f"is {sel_m} but total_length >> rem_r is {total_length >> rem_r}",
         )
+    return _CompressedSeq(cs_n, rem_r, total_length, total_off, sel_n, nbits, bits_vec,
+                          bits_off, select_table, table_off, length_rems, rems_off, store_table)
 
-    # Positions of the ones of the select bit vector (bit p is bit p & 7 of byte p >> 3, i.e.
-    # bit p & 31 of little-endian word p >> 5, as in bitbool.h).  select_generate() writes n
-    # ones and m zeros and nothing else, the last bit written being a one.  The unpacked
-    # vector takes 8 bytes per byte of bits_vec, which is present in full.
-    ones = np.flatnonzero(np.unpackbits(np.frombuffer(bits_vec, dtype=np.uint8), bitorder="little"))
-    if ones.size != sel_n:
+
+def _select_ones(cs: _CompressedSeq) -> Any:
+    """The positions of the ones of the select bit vector, checked against n and against
+    every sample of the select table."""
+    # Bit p is bit p & 7 of byte p >> 3, i.e. bit p & 31 of little-endian word p >> 5, as in
+    # bitbool.h.  select_generate() writes n ones and m zeros and nothing else, the last bit
+    # written being a one.  The unpacked vector takes 8 bytes per byte of bits_vec, which is
+    # present in full.
+    ones = np.flatnonzero(np.unpackbits(np.frombuffer(cs.bits_vec, dtype=np.uint8),
+                                        bitorder="little"))
+    if ones.size != cs.sel_n:
         raise CmphError(
-            "cs.sel.bits_vec", bits_off, f"has {ones.size} bits set, expected n = {sel_n}"
+            "cs.sel.bits_vec", cs.bits_off, f"has {ones.size} bits set, expected n = {cs.sel_n}"
         )
-    if sel_n and ones[-1] != nbits - 1:
+    if cs.sel_n and ones[-1] != cs.nbits - 1:
         raise CmphError(
-            "cs.sel.bits_vec", bits_off, f"the last bit set is not bit n + m - 1 = {nbits - 1}"
+            "cs.sel.bits_vec", cs.bits_off,
+            f"the last bit set is not bit n + m - 1 = {cs.nbits - 1}"
         )
 
     # _select_query() starts from select_table[i >> 7] and counts ones forward, so it returns
     # the true i-th one exactly when every sample is the position of one number 128 * k.
     expected = ones[:: 1 << _NBITS_STEP_SELECT_TABLE]
-    samples = np.frombuffer(select_table, dtype="<u4")[: expected.size]
+    samples = np.frombuffer(cs.select_table, dtype="<u4")[: expected.size]
     wrong = np.flatnonzero(samples != expected)
     if wrong.size:
         k = int(wrong[0])
         raise CmphError(
             "cs.sel.select_table",
-            table_off + 4 * k,
+            cs.table_off + 4 * k,
             f"entry {k} is {int(samples[k])}, but one number {k << 7} is at bit {int(expected[k])}",
         )
+    return ones
 
+
+def _decode_values(cs: _CompressedSeq, ones: Any) -> tuple[int, ...]:
+    """``compressed_seq_query(i)`` for every i, each field checked to lie in the store
+    table."""
     # compressed_seq_query(idx): the encoded value of idx occupies store_table bits
     # [end(idx - 1), end(idx)) with end(i) = ((select(i) - i) << rem_r) + length_rems[i]
     # (end(-1) = 0), and decodes to stored + 2**length - 1 (0 when length is 0).
     # ones[i] - i <= n + m < 2**32 and rem_r <= 31, so end(i) < 2**63 fits in int64.
+    cs_n, rem_r, total_length = cs.n, cs.rem_r, cs.total_length
     end = ones - np.arange(cs_n, dtype=np.int64)
     end <<= rem_r
     if rem_r:
         # length_rems: n fields of rem_r bits (get_bits_value), field i at bit i * rem_r.
-        end += _bit_fields(length_rems, np.arange(cs_n, dtype=np.int64) * rem_r, rem_r)
+        end += _bit_fields(cs.length_rems, np.arange(cs_n, dtype=np.int64) * rem_r, rem_r)
     start = np.empty_like(end)
     start[:1] = 0
     start[1:] = end[:-1]
@@ -347,24 +388,24 @@ def _decode_compressed_seq(buf: memoryview, base: int, nbuckets: int) -> tuple[i
         if not 0 <= length[i] <= _MAX_FIELD_BITS:
             raise CmphError(
                 "cs.length_rems",
-                rems_off + 4 * ((i * rem_r) >> 5),
+                cs.rems_off + 4 * ((i * rem_r) >> 5),
                 f"value {i} would be {int(length[i])} bits long (must be 0..{_MAX_FIELD_BITS})",
             )
         raise CmphError(
             "cs.total_length",
-            total_off,
+            cs.total_off,
             f"is {total_length} but value {i} ends at bit {int(end[i])}",
         )
     used = int(end[-1]) if cs_n else 0
     if used != total_length:
         raise CmphError(
             "cs.total_length",
-            total_off,
+            cs.total_off,
             f"is {total_length} but the encoded values use {used} bits",
         )
     # Every field now lies within store_table: 0 <= start <= end <= total_length.
     ones_mask = (np.int64(1) << length) - 1  # 2**length - 1, also the decoding offset
-    values = _bit_fields(store_table, start, length) + ones_mask
+    values = _bit_fields(cs.store_table, start, length) + ones_mask
     return tuple(values.tolist())
 
 

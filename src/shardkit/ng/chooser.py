@@ -220,6 +220,47 @@ def choose_image_spec(size: Sequence[int], chunk_size: Sequence[int], *,
         "(google/tensorstore issue 13)",
     ]
     warnings: list[str] = []
+    region, preshift_bits, minishard_bits = _image_bits(
+        total_bits, per_chunk, shard_bytes, shard_index_bytes, minishard_index_bytes,
+        reasons, warnings)
+    shard_bits = total_bits - region
+    reasons.append(f"shard_bits = {total_bits} - {region} = {shard_bits}: every Morton bit "
+                   "is used, so each shard file is one box")
+    if data_encoding is None:
+        data_encoding = "raw" if encoding in _PRECOMPRESSED else "gzip"
+        reasons.append(f"data_encoding {data_encoding}: "
+                       + (f"{encoding} chunks are already compressed" if data_encoding == "raw"
+                          else f"{encoding} chunks compress"))
+    spec = ShardingSpec("identity", preshift_bits, minishard_bits, shard_bits,
+                        minishard_index_encoding, data_encoding)
+    box = image_shard_shape(spec, size, chunk)
+    num_shards = math.prod(-(-g // b) for g, b in zip(grid, box, strict=True))
+    per_shard = min(1 << region, num_chunks)
+    per_minishard = min(1 << preshift_bits, num_chunks)
+    estimates = {
+        "chunks": num_chunks,
+        "shards": num_shards,
+        "shard_shape_chunks": list(box),
+        "shard_shape_voxels": [b * c for b, c in zip(box, chunk, strict=True)],
+        "chunks_per_shard": per_shard,
+        "chunks_per_minishard": per_minishard,
+        "shard_bytes": int(per_shard * per_chunk),
+        "shard_index_bytes": spec.shard_index_size,
+        "minishard_index_bytes": per_minishard * ENTRY_BYTES,
+    }
+    return SpecChoice(spec, "image", num_chunks, per_chunk,
+                      {"shard_bytes": shard_bytes, "shard_index_bytes": shard_index_bytes,
+                       "minishard_index_bytes": minishard_index_bytes},
+                      estimates, reasons, warnings)
+
+
+def _image_bits(total_bits: int, per_chunk: float, shard_bytes: int, shard_index_bytes: int,
+                minishard_index_bytes: int, reasons: list[str],
+                warnings: list[str]) -> tuple[int, int, int]:
+    """The Morton bits one shard covers (``preshift_bits + minishard_bits``), and how they
+    split: as many chunks per shard as ``shard_bytes`` holds, and minishard indices within
+    ``minishard_index_bytes`` unless the shard index would pass ``shard_index_bytes``.
+    Returns (region, preshift_bits, minishard_bits); the reasons and warnings are appended."""
     fit = _floor_log2(shard_bytes / per_chunk)
     region = min(fit, total_bits)
     if shard_bytes < per_chunk:
@@ -238,37 +279,11 @@ def choose_image_spec(size: Sequence[int], chunk_size: Sequence[int], *,
                         f"shard index target of {shard_index_bytes} bytes")
         minishard_bits = max_minishard_bits
     preshift_bits = region - minishard_bits
-    shard_bits = total_bits - region
     reasons.append(
         f"minishard index target {minishard_index_bytes} bytes = {max_entries} entries: "
         f"minishard_bits = {minishard_bits} (2^{preshift_bits} consecutive chunks per "
         f"minishard), preshift_bits = {preshift_bits}")
-    reasons.append(f"shard_bits = {total_bits} - {region} = {shard_bits}: every Morton bit "
-                   "is used, so each shard file is one box")
-    if data_encoding is None:
-        data_encoding = "raw" if encoding in _PRECOMPRESSED else "gzip"
-        reasons.append(f"data_encoding {data_encoding}: "
-                       + (f"{encoding} chunks are already compressed" if data_encoding == "raw"
-                          else f"{encoding} chunks compress"))
-    spec = ShardingSpec("identity", preshift_bits, minishard_bits, shard_bits,
-                        minishard_index_encoding, data_encoding)
-    box = image_shard_shape(spec, size, chunk)
-    num_shards = math.prod(-(-g // b) for g, b in zip(grid, box, strict=True))
-    estimates = {
-        "chunks": num_chunks,
-        "shards": num_shards,
-        "shard_shape_chunks": list(box),
-        "shard_shape_voxels": [b * c for b, c in zip(box, chunk, strict=True)],
-        "chunks_per_shard": min(1 << region, num_chunks),
-        "chunks_per_minishard": min(1 << preshift_bits, num_chunks),
-        "shard_bytes": int(min(1 << region, num_chunks) * per_chunk),
-        "shard_index_bytes": spec.shard_index_size,
-        "minishard_index_bytes": min(1 << preshift_bits, num_chunks) * ENTRY_BYTES,
-    }
-    return SpecChoice(spec, "image", num_chunks, per_chunk,
-                      {"shard_bytes": shard_bytes, "shard_index_bytes": shard_index_bytes,
-                       "minishard_index_bytes": minishard_index_bytes},
-                      estimates, reasons, warnings)
+    return region, preshift_bits, minishard_bits
 
 
 def choose_hashed_spec(num_keys: int, *, total_bytes: int | None = None,

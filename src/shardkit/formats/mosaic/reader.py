@@ -120,29 +120,7 @@ class MosaicFile(Reader):
     def _read_meta(self) -> MosaicMeta:
         size = self.source.size
         head = self.source.read_range(0, min(size, HEAD_READ))
-        if len(head) < 4 or int.from_bytes(head[:4], "big") != m.EBML_ID:
-            raise BadMagicError(f"{self.source.name}: not a MOSAIC file (no EBML header "
-                                "1a 45 df a3)", offset=0, field="/EBML")
-        header = element_at(head, 0, 0, size, "/EBML")
-        if header.end > len(head):
-            raise LayoutError(f"EBML header of {header.size} bytes (more than {HEAD_READ})",
-                              offset=0, field="/EBML")
-        values: dict[int, Any] = {}
-        for el in children(head, 0, header.data_start, header.end, "/EBML"):
-            data = head[el.data_start:el.end]
-            values[el.id] = (_text(data, el.start, "DocType").rstrip("\0")
-                             if el.id == m.DOC_TYPE else read_uint(data, el.start, el.name)
-                             if el.id != m.VOID and el.id != m.CRC32 else None)
-        doctype = values.get(m.DOC_TYPE, "")
-        if doctype != m.DOCTYPE:
-            raise BadMagicError(f"{self.source.name}: an EBML document of DocType {doctype!r}, "
-                                "not 'mosaic'", offset=header.data_start, field="/EBML/DocType")
-        read_version = values.get(m.DOC_TYPE_READ_VERSION, 1)
-        if read_version > m.READ_VERSION:
-            raise UnsupportedVersionError(
-                f"{self.source.name}: MOSAIC DocTypeReadVersion {read_version}; this version "
-                f"of shardkit reads version {m.READ_VERSION}", offset=header.data_start,
-                field="/EBML/DocTypeReadVersion")
+        header, values = self._ebml_header(head, size)
         root = element_at(head, header.end, 0, size, "/Mosaic")
         if root.id != m.MOSAIC:
             raise LayoutError(f"expected the Mosaic root element after the EBML header, found "
@@ -166,40 +144,45 @@ class MosaicFile(Reader):
             crc_stored = int.from_bytes(buf[crc.data_start - base:crc.end - base], "little")
             covered = crc.end
         crc_computed = m.crc32_le(buf[covered - base:meta_el.end - base])
-        found: dict[int, Any] = {}
-        comments: list[str] = []
-        for el in kids:
-            data = buf[el.data_start - base:el.end - base]
-            if el.id in (m.OBJECTS_COUNTER, m.OBJECTS_TOTAL_SIZE, m.END_OF_TILES_OFFSET):
-                found[el.id] = read_uint(data, el.start, el.name)
-            elif el.id == m.COMPRESSION_METHOD:
-                found[el.id] = _text(data, el.start, "CompressionMethod").rstrip("\0")
-            elif el.id == m.COMPRESSION_DATA:
-                found[el.id] = data
-            elif el.id == m.COMMENT:
-                comments.append(_text(data, el.start, "Comment").rstrip("\0"))
-        for need in (m.OBJECTS_COUNTER, m.OBJECTS_TOTAL_SIZE, m.END_OF_TILES_OFFSET):
-            if need not in found:
-                raise LayoutError(f"ContainerMetaData has no {m.ELEMENT_NAMES[need]}",
-                                  offset=meta_el.start, field=field)
-        method = found.get(m.COMPRESSION_METHOD, "none")
-        if method not in ("none", "zstd", "zstd.dict"):
-            raise UnsupportedVersionError(f"unknown CompressionMethod {method!r} (none, zstd "
-                                          "and zstd.dict exist)", offset=meta_el.start,
-                                          field=field + "/CompressionMethod")
-        if method == "zstd.dict" and m.COMPRESSION_DATA not in found:
-            raise LayoutError("CompressionMethod zstd.dict without CompressionData",
-                              offset=meta_el.start, field=field + "/CompressionData")
-        eot = found[m.END_OF_TILES_OFFSET]
+        found, comments = _meta_values(buf, base, meta_el, kids)
         return MosaicMeta(
             doc_type_version=values.get(m.DOC_TYPE_VERSION, 1),
-            doc_type_read_version=read_version, root_start=root.start,
-            root_data=root.data_start, root_end=root.end, meta_start=meta_el.start,
-            meta_end=meta_el.end, crc_stored=crc_stored, crc_computed=crc_computed,
-            objects_counter=found[m.OBJECTS_COUNTER],
-            objects_total_size=found[m.OBJECTS_TOTAL_SIZE], end_of_tiles_offset=eot,
-            compression=method, compression_data=found.get(m.COMPRESSION_DATA),
-            comments=comments)
+            doc_type_read_version=values.get(m.DOC_TYPE_READ_VERSION, 1),
+            root_start=root.start, root_data=root.data_start, root_end=root.end,
+            meta_start=meta_el.start, meta_end=meta_el.end, crc_stored=crc_stored,
+            crc_computed=crc_computed, objects_counter=found[m.OBJECTS_COUNTER],
+            objects_total_size=found[m.OBJECTS_TOTAL_SIZE],
+            end_of_tiles_offset=found[m.END_OF_TILES_OFFSET],
+            compression=found.get(m.COMPRESSION_METHOD, "none"),
+            compression_data=found.get(m.COMPRESSION_DATA), comments=comments)
+
+    def _ebml_header(self, head: bytes, size: int) -> tuple[Element, dict[int, Any]]:
+        """The EBML header: magic, DocType ``mosaic`` and a DocTypeReadVersion this version
+        reads; returns it and its values by element id."""
+        if len(head) < 4 or int.from_bytes(head[:4], "big") != m.EBML_ID:
+            raise BadMagicError(f"{self.source.name}: not a MOSAIC file (no EBML header "
+                                "1a 45 df a3)", offset=0, field="/EBML")
+        header = element_at(head, 0, 0, size, "/EBML")
+        if header.end > len(head):
+            raise LayoutError(f"EBML header of {header.size} bytes (more than {HEAD_READ})",
+                              offset=0, field="/EBML")
+        values: dict[int, Any] = {}
+        for el in children(head, 0, header.data_start, header.end, "/EBML"):
+            data = head[el.data_start:el.end]
+            values[el.id] = (_text(data, el.start, "DocType").rstrip("\0")
+                             if el.id == m.DOC_TYPE else read_uint(data, el.start, el.name)
+                             if el.id != m.VOID and el.id != m.CRC32 else None)
+        doctype = values.get(m.DOC_TYPE, "")
+        if doctype != m.DOCTYPE:
+            raise BadMagicError(f"{self.source.name}: an EBML document of DocType {doctype!r}, "
+                                "not 'mosaic'", offset=header.data_start, field="/EBML/DocType")
+        read_version = values.get(m.DOC_TYPE_READ_VERSION, 1)
+        if read_version > m.READ_VERSION:
+            raise UnsupportedVersionError(
+                f"{self.source.name}: MOSAIC DocTypeReadVersion {read_version}; this version "
+                f"of shardkit reads version {m.READ_VERSION}", offset=header.data_start,
+                field="/EBML/DocTypeReadVersion")
+        return header, values
 
     # -- indexes ------------------------------------------------------------------------------
 
@@ -863,3 +846,35 @@ class MosaicFile(Reader):
     def format_key(self, key: bytes) -> str:
         """A key's display form (hex)."""
         return key.hex()
+
+
+def _meta_values(buf: bytes, base: int, meta_el: Element,
+                 kids: list[Element]) -> tuple[dict[int, Any], list[str]]:
+    """ContainerMetaData's values by element id (the three counters required, a known
+    CompressionMethod, CompressionData when it needs one) and its Comments."""
+    field = "/Mosaic/ContainerMetaData"
+    found: dict[int, Any] = {}
+    comments: list[str] = []
+    for el in kids:
+        data = buf[el.data_start - base:el.end - base]
+        if el.id in (m.OBJECTS_COUNTER, m.OBJECTS_TOTAL_SIZE, m.END_OF_TILES_OFFSET):
+            found[el.id] = read_uint(data, el.start, el.name)
+        elif el.id == m.COMPRESSION_METHOD:
+            found[el.id] = _text(data, el.start, "CompressionMethod").rstrip("\0")
+        elif el.id == m.COMPRESSION_DATA:
+            found[el.id] = data
+        elif el.id == m.COMMENT:
+            comments.append(_text(data, el.start, "Comment").rstrip("\0"))
+    for need in (m.OBJECTS_COUNTER, m.OBJECTS_TOTAL_SIZE, m.END_OF_TILES_OFFSET):
+        if need not in found:
+            raise LayoutError(f"ContainerMetaData has no {m.ELEMENT_NAMES[need]}",
+                              offset=meta_el.start, field=field)
+    method = found.get(m.COMPRESSION_METHOD, "none")
+    if method not in ("none", "zstd", "zstd.dict"):
+        raise UnsupportedVersionError(f"unknown CompressionMethod {method!r} (none, zstd "
+                                      "and zstd.dict exist)", offset=meta_el.start,
+                                      field=field + "/CompressionMethod")
+    if method == "zstd.dict" and m.COMPRESSION_DATA not in found:
+        raise LayoutError("CompressionMethod zstd.dict without CompressionData",
+                          offset=meta_el.start, field=field + "/CompressionData")
+    return found, comments

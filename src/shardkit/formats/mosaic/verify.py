@@ -144,121 +144,29 @@ def check(r: MosaicFile, content_hash: bool = True,
     at once (default :data:`WINDOW`)."""
     win = max(1, WINDOW if window is None else window)
     out: list[Problem] = []
-    meta = r.meta
     size = r.source.size
     src = _Blocks(r.source)
     part = _Part(out, "the container")
-    if meta.root_end != size:
-        part.add("ebml", f"the Mosaic element ends at byte {meta.root_end} but the file has "
-                 f"{size} bytes", meta.root_start, "/Mosaic")
-    mfield = "/Mosaic/ContainerMetaData"
-    if meta.crc_stored is None:
-        part.add("crc32", "ContainerMetaData does not start with a CRC-32 element",
-                 meta.meta_start, mfield)
-    elif meta.crc_stored != meta.crc_computed:
-        part.add("crc32", f"ContainerMetaData CRC-32 mismatch: stored {meta.crc_stored:08x}, "
-                 f"computed {meta.crc_computed:08x}", meta.meta_start, mfield + "/CRC-32")
-
-    # -- the top-level walk: tiles, then indexes ----------------------------------------------
+    _check_container(r, size, part)
     kinds: list[str] = []
     if content_hash:
         try:
             kinds = list(dict.fromkeys(r.index_names))
         except ShardkitError:
             kinds = []  # EndOfTilesOffset or the indexes are broken: reported below
-    first = _Window(kinds)  # the first window's Objects, kept from this pass
-    starts: list[tuple[int, int, int]] = []  # per window: (tile's pos, Objects before, offset)
-    n_objects = 0
-    total_size = 0
-    n_tiles = 0
-    first_non_tile: int | None = None
-    index_els: list[Element] = []
-    pos = meta.meta_end
-    tparts = _Part(out, "the tiles")
-    while pos < meta.root_end:
-        if progress is not None:
-            progress(pos, size)
-        try:
-            el = _head(src, pos, meta.root_end, "/Mosaic")
-        except ShardkitError as exc:
-            part.error("ebml", exc, "/Mosaic")
-            break
-        if el.id == m.TILE:
-            field = f"/Mosaic/Tile[{n_tiles}]"
-            if first_non_tile is not None:
-                tparts.add("tile", "a Tile after an Index", el.start, field)
-            n_tiles += 1
-            got = _Window(kinds)
-            total_size += _tile(r, src, el, field, got.objects, got.prints, tparts)
-            before = n_objects
-            n_objects += len(got.objects)
-            for w in range(-(-before // win), -(-n_objects // win)):
-                starts.append((el.start, before, got.objects[w * win - before]))
-            if before < win:
-                first.extend(got, 0, win - before)
-        else:
-            if first_non_tile is None:
-                first_non_tile = el.start
-            if el.id == m.INDEX:
-                index_els.append(el)
-            elif el.id != m.VOID:
-                part.add("ebml", f"unexpected {el.name} element in Mosaic", el.start, "/Mosaic")
-        pos = el.end
-    tparts.close()
-    eot = meta.root_end if first_non_tile is None else first_non_tile
-    if meta.end_of_tiles_offset != eot:
-        part.add("end_of_tiles", f"EndOfTilesOffset is {meta.end_of_tiles_offset} but the "
-                 f"tiles end at byte {eot}", meta.meta_start,
-                 mfield + "/EndOfTilesOffset")
-    if n_objects != meta.objects_counter:
-        part.add("count", f"ObjectsCounter is {meta.objects_counter} but the tiles hold "
-                 f"{n_objects} objects", meta.meta_start, mfield + "/ObjectsCounter")
-    if total_size != meta.objects_total_size:
-        part.add("total_size", f"ObjectsTotalSize is {meta.objects_total_size} but the objects "
-                 f"take {total_size} bytes uncompressed", meta.meta_start,
-                 mfield + "/ObjectsTotalSize")
-    if not index_els:
-        part.add("index", "the file has no Index", meta.root_end, "/Mosaic/Index")
+    top = _TopWalk(r, src, kinds, win)
+    top.walk(part, _Part(out, "the tiles"), progress)
+    top.check_counts(part)
     part.close()
 
-    # -- the indexes: their own parts first, then their entries window by window --------------
+    # the indexes: their own parts first, then their entries window by window
     seen_kinds: set[str] = set()
     checks: list[_IndexCheck] = []
-    for n, el in enumerate(index_els):
+    for n, el in enumerate(top.index_els):
         if progress is not None:
             progress(el.start, size)
-        ic = _IndexCheck(r, src, el, n, kinds, seen_kinds)
-        checks.append(ic)
-    live = [ic for ic in checks if ic.ok]
-    n_windows = max(1, len(starts))
-    bounds = [s[2] for s in starts[1:]] + [None]
-
-    def objects_of(w: int) -> _Window:
-        if w == 0 and kept:
-            return kept.pop()
-        if not starts:
-            return _Window(kinds)
-        return _rewalk(r, src, meta.root_end, starts[w], w, win, kinds)
-
-    kept = [first]  # handed over once: then one window at a time is held
-    del first
-    for w in range(n_windows):
-        if live:
-            got = objects_of(w)
-            lo = 0 if w == 0 else starts[w][2]
-            for ic in live:
-                ic.window(got, lo, bounds[w], w, w == 0)
-            del got
-    # an Object without entry whose hash is that of an Object with one, in an earlier window
-    for w in range(n_windows):
-        need = [ic for ic in live if ic.pending_before(w + 1)]
-        if not need:
-            break
-        got = objects_of(w)
-        lo = 0 if w == 0 else starts[w][2]
-        for ic in need:
-            ic.window(got, lo, bounds[w], w, False, excuse_only=True)
-        del got
+        checks.append(_IndexCheck(r, src, el, n, kinds, seen_kinds))
+    top.check_entries([ic for ic in checks if ic.ok])
     for ic in checks:
         ipart = _Part(out, f"Index {ic.n}")
         ic.report(ipart)
@@ -266,6 +174,127 @@ def check(r: MosaicFile, content_hash: bool = True,
     if progress is not None:
         progress(size, size)
     return out
+
+
+def _check_container(r: MosaicFile, size: int, part: _Part) -> None:
+    """The Mosaic element's extent and ContainerMetaData's CRC-32."""
+    meta = r.meta
+    if meta.root_end != size:
+        part.add("ebml", f"the Mosaic element ends at byte {meta.root_end} but the file has "
+                 f"{size} bytes", meta.root_start, "/Mosaic")
+    if meta.crc_stored is None:
+        part.add("crc32", "ContainerMetaData does not start with a CRC-32 element",
+                 meta.meta_start, _META)
+    elif meta.crc_stored != meta.crc_computed:
+        part.add("crc32", f"ContainerMetaData CRC-32 mismatch: stored {meta.crc_stored:08x}, "
+                 f"computed {meta.crc_computed:08x}", meta.meta_start, _META + "/CRC-32")
+
+
+_META = "/Mosaic/ContainerMetaData"
+
+
+class _TopWalk:
+    """The top-level walk (tiles, then indexes) and, after it, the entries of every index
+    checked window by window against the Objects the walk found."""
+
+    def __init__(self, r: MosaicFile, src: _Blocks, kinds: list[str], win: int) -> None:
+        self.r, self.src, self.kinds, self.win = r, src, kinds, win
+        #: the first window's Objects, kept from this pass (handed over once)
+        self.first: _Window | None = _Window(kinds)
+        self.starts: list[tuple[int, int, int]] = []  # per window: (tile's pos, Objects
+        # before, offset)
+        self.n_objects = 0
+        self.total_size = 0
+        self.first_non_tile: int | None = None
+        self.index_els: list[Element] = []
+
+    def walk(self, part: _Part, tparts: _Part,
+             progress: Callable[[int, int], None] | None) -> None:
+        r, src, win, meta = self.r, self.src, self.win, self.r.meta
+        size = r.source.size
+        n_tiles = 0
+        pos = meta.meta_end
+        while pos < meta.root_end:
+            if progress is not None:
+                progress(pos, size)
+            try:
+                el = _head(src, pos, meta.root_end, "/Mosaic")
+            except ShardkitError as exc:
+                part.error("ebml", exc, "/Mosaic")
+                break
+            if el.id == m.TILE:
+                field = f"/Mosaic/Tile[{n_tiles}]"
+                if self.first_non_tile is not None:
+                    tparts.add("tile", "a Tile after an Index", el.start, field)
+                n_tiles += 1
+                got = _Window(self.kinds)
+                self.total_size += _tile(r, src, el, field, got.objects, got.prints, tparts)
+                before = self.n_objects
+                self.n_objects += len(got.objects)
+                for w in range(-(-before // win), -(-self.n_objects // win)):
+                    self.starts.append((el.start, before, got.objects[w * win - before]))
+                if before < win and self.first is not None:
+                    self.first.extend(got, 0, win - before)
+            else:
+                if self.first_non_tile is None:
+                    self.first_non_tile = el.start
+                if el.id == m.INDEX:
+                    self.index_els.append(el)
+                elif el.id != m.VOID:
+                    part.add("ebml", f"unexpected {el.name} element in Mosaic", el.start,
+                             "/Mosaic")
+            pos = el.end
+        tparts.close()
+
+    def check_counts(self, part: _Part) -> None:
+        """EndOfTilesOffset, ObjectsCounter and ObjectsTotalSize against the walk."""
+        meta = self.r.meta
+        eot = meta.root_end if self.first_non_tile is None else self.first_non_tile
+        if meta.end_of_tiles_offset != eot:
+            part.add("end_of_tiles", f"EndOfTilesOffset is {meta.end_of_tiles_offset} but "
+                     f"the tiles end at byte {eot}", meta.meta_start,
+                     _META + "/EndOfTilesOffset")
+        if self.n_objects != meta.objects_counter:
+            part.add("count", f"ObjectsCounter is {meta.objects_counter} but the tiles hold "
+                     f"{self.n_objects} objects", meta.meta_start, _META + "/ObjectsCounter")
+        if self.total_size != meta.objects_total_size:
+            part.add("total_size", f"ObjectsTotalSize is {meta.objects_total_size} but the "
+                     f"objects take {self.total_size} bytes uncompressed", meta.meta_start,
+                     _META + "/ObjectsTotalSize")
+        if not self.index_els:
+            part.add("index", "the file has no Index", meta.root_end, "/Mosaic/Index")
+
+    def _objects_of(self, w: int) -> _Window:
+        if w == 0 and self.first is not None:
+            got, self.first = self.first, None  # handed over once: then one window is held
+            return got
+        if not self.starts:
+            return _Window(self.kinds)
+        return _rewalk(self.r, self.src, self.r.meta.root_end, self.starts[w], w, self.win,
+                       self.kinds)
+
+    def check_entries(self, live: list[_IndexCheck]) -> None:
+        """Each window's Objects against every index's entries; then, for an Object without
+        entry, whether an Object of the same hash in a later window has one."""
+        starts = self.starts
+        n_windows = max(1, len(starts))
+        bounds = [s[2] for s in starts[1:]] + [None]
+        for w in range(n_windows) if live else ():
+            got = self._objects_of(w)
+            lo = 0 if w == 0 else starts[w][2]
+            for ic in live:
+                ic.window(got, lo, bounds[w], w, w == 0)
+            del got
+        self.first = None
+        for w in range(n_windows):
+            need = [ic for ic in live if ic.pending_before(w + 1)]
+            if not need:
+                break
+            got = self._objects_of(w)
+            lo = 0 if w == 0 else starts[w][2]
+            for ic in need:
+                ic.window(got, lo, bounds[w], w, False, excuse_only=True)
+            del got
 
 
 def _tile(r: MosaicFile, src: _Blocks, tile: Element, field: str, objects: array[int],
@@ -609,9 +638,6 @@ class _IndexCheck:
         ``main``, also what is checked once per entry (layout, map, conflicts)."""
         import numpy as np
 
-        idx, kind, field = self.idx, self.kind, self.field
-        klen, es = kind.key_len, idx.entry_size
-        off_len = es - 4 - klen
         objects = np.frombuffer(got.objects, np.uint64) if got.objects \
             else np.zeros(0, np.uint64)
         fp = got.prints.get(self.fp_kind) if self.fp_kind is not None else None
@@ -622,132 +648,113 @@ class _IndexCheck:
             if want.size and objects.size:
                 self.members.update(want[np.isin(want, objects)].tolist())
         seen = np.zeros(len(objects), np.uint8)  # per Object: 0 no entry, 1 one, 2 several
-        pl = min(8, klen)
-        unrolled = idx.unrolled_start
-        sh = np.uint64(8)
         for first in range(0, self.num, BATCH):
-            last = min(self.num, first + BATCH)
-            a = unrolled + first * es
-            buf = self.src.read(a, unrolled + last * es)
-            rows = np.frombuffer(buf, np.uint8).reshape(last - first, es)
-            if 0 < off_len <= 8:
-                fast = ((rows[:, 0] == m.KEY) & (rows[:, 1] == 0x80 | klen)
-                        & (rows[:, 2 + klen] == m.OFFSET)
-                        & (rows[:, 3 + klen] == 0x80 | off_len))
-            else:
-                fast = np.zeros(last - first, bool)
-            t = np.zeros(last - first, np.uint64)
-            for c in range(4 + klen, es) if 0 < off_len <= 8 else ():
-                t = (t << sh) | rows[:, c].astype(np.uint64)
-            slow: dict[int, tuple[bytes, list[int]]] = {}
-            for i in np.nonzero(~fast)[0].tolist():
-                rank = first + i
-                efield = f"{field}/IdxUnrolled/entry[{rank}]"
-                try:
-                    found = _entry(self.r, idx, rank, buf, a, self.conflicts, self.goto)
-                except ShardkitError as exc:
-                    if main:
-                        self._problem((first, 0, rank, 0), "entry", exc.message, exc.offset,
-                                      exc.field or efield)
-                    continue
-                if found is None:
-                    continue
-                key, offs = found
-                if len(key) != klen:
-                    if main:
-                        self._problem((first, 0, rank, 0), "entry",
-                                      f"key of {len(key)} bytes in a {kind.name} index",
-                                      a + i * es, efield)
-                    continue
-                slow[rank] = found
+            batch = self._batch(first, main)
             if main and self.func is not None:
-                if not slow:
-                    ranks = list(range(first, last))
-                    keys = [buf[p + 2:p + 2 + klen] for p in range(0, len(buf), es)]
-                    keys = [k for k, f in zip(keys, fast.tolist(), strict=True) if f] \
-                        if not fast.all() else keys
-                    ranks = [rk for rk, f in zip(ranks, fast.tolist(), strict=True) if f] \
-                        if not fast.all() else ranks
-                else:
-                    ranks, keys = [], []
-                    for i, f in enumerate(fast.tolist()):
-                        rank = first + i
-                        if f:
-                            ranks.append(rank)
-                            keys.append(buf[i * es + 2:i * es + 2 + klen])
-                        elif rank in slow:
-                            ranks.append(rank)
-                            keys.append(slow[rank][0])
-                if keys:
-                    gotm = self.func.get_many(keys)
-                    for rank, key, g in zip(ranks, keys, gotm, strict=True):
-                        if g != rank:
-                            self._problem((first, 1, rank, 0), "map",
-                                          f"key {key.hex()} is entry {rank} but the map gives "
-                                          f"{g}", unrolled + rank * es,
-                                          f"{field}/IdxUnrolled/entry[{rank}]")
-            # the targets: (offset, rank, sub, key's first bytes as a number)
-            fi = np.nonzero(fast)[0]
-            t_off = t[fi]
-            t_rank = fi.astype(np.int64) + first
-            t_sub = np.zeros(len(fi), np.int64)
-            pref = np.zeros(len(fi), np.uint64)
-            for c in range(2, 2 + pl):
-                pref = (pref << sh) | rows[fi, c].astype(np.uint64)
-            if slow:
-                so, sr, ss, sp = [], [], [], []
-                for rank, (key, offs) in slow.items():
-                    kp = int.from_bytes(key[:8], "big")
-                    for j, o in enumerate(offs):
-                        so.append(o)
-                        sr.append(rank)
-                        ss.append(j)
-                        sp.append(kp)
-                t_off = np.concatenate([t_off, np.array(so, np.uint64)])
-                t_rank = np.concatenate([t_rank, np.array(sr, np.int64)])
-                t_sub = np.concatenate([t_sub, np.array(ss, np.int64)])
-                pref = np.concatenate([pref, np.array(sp, np.uint64)])
-            sel = t_off >= np.uint64(lo)
-            if hi is not None:
-                sel &= t_off < np.uint64(hi)
-            if not sel.any():
+                self._check_map(batch)
+            targets = batch.targets(lo, hi)
+            if targets is None:
                 continue
-            t_off, t_rank, t_sub, pref = t_off[sel], t_rank[sel], t_sub[sel], pref[sel]
-            i = np.searchsorted(objects, t_off)
-            if len(objects):
-                ok = (i < len(objects)) & (objects[np.minimum(i, len(objects) - 1)] == t_off)
-            else:
-                ok = np.zeros(len(t_off), bool)
-            hit, count = np.unique(i[ok], return_counts=True)
-            seen[hit] = np.where((count > 1) | (seen[hit] > 0), 2, 1)
-            if excuse_only:
-                continue
-
-            for j in np.nonzero(~ok)[0].tolist():
-                rank, o = int(t_rank[j]), int(t_off[j])
-                key = _key_of(rank, slow, buf, first, es, klen)
-                self._problem((first, 2, rank, int(t_sub[j])), "entry",
-                              f"key {key.hex()} points at byte {o}, which is not an Object",
-                              unrolled + rank * es,
-                              f"{field}/IdxUnrolled/entry[{rank}]")
-            if prints is not None:
-                good = np.nonzero(ok)[0]
-                want = prints[i[good]]
-                bad = good[(want != np.uint64(0xFFFF_FFFF_FFFF_FFFF)) & (want != pref[good])]
-                for j in bad.tolist():
-                    rank, o = int(t_rank[j]), int(t_off[j])
-                    wv = int(prints[i[j]])
-                    key = _key_of(rank, slow, buf, first, es, klen)
-                    self._problem((first, 2, rank, int(t_sub[j])), "content_hash",
-                                  f"{kind.name} key {key.hex()} but the object at "
-                                  f"byte {o} hashes to {wv:016x}...", o,
-                                  f"{field}/IdxUnrolled/entry[{rank}]")
-        lost = seen == 0
+            ok, at = _mark_seen(objects, seen, targets[0])
+            if not excuse_only:
+                self._check_targets(batch, targets, ok, at, prints)
         if excuse_only:
             if prints is not None and self.cand:
-                nonlost = prints[~lost]
+                nonlost = prints[seen != 0]
                 self.cand[3] |= (self.cand[2] > w) & np.isin(self.cand[1], nonlost)
             return
+        self._settle(objects, prints, seen, w)
+
+    def _batch(self, first: int, main: bool) -> _Batch:
+        """Entries ``first``.. of the next BATCH: the common layout parsed with numpy, the
+        others one by one (their layout problems reported with ``main``)."""
+        import numpy as np
+
+        idx, kind = self.idx, self.kind
+        klen, es = kind.key_len, idx.entry_size
+        off_len = es - 4 - klen
+        last = min(self.num, first + BATCH)
+        a = idx.unrolled_start + first * es
+        buf = self.src.read(a, idx.unrolled_start + last * es)
+        rows = np.frombuffer(buf, np.uint8).reshape(last - first, es)
+        if 0 < off_len <= 8:
+            fast = ((rows[:, 0] == m.KEY) & (rows[:, 1] == 0x80 | klen)
+                    & (rows[:, 2 + klen] == m.OFFSET)
+                    & (rows[:, 3 + klen] == 0x80 | off_len))
+        else:
+            fast = np.zeros(last - first, bool)
+        offsets = np.zeros(last - first, np.uint64)
+        for c in range(4 + klen, es) if 0 < off_len <= 8 else ():
+            offsets = (offsets << np.uint64(8)) | rows[:, c].astype(np.uint64)
+        batch = _Batch(first, last, a, buf, rows, fast, offsets, klen, es)
+        for i in np.nonzero(~fast)[0].tolist():
+            rank = first + i
+            efield = f"{self.field}/IdxUnrolled/entry[{rank}]"
+            try:
+                found = _entry(self.r, idx, rank, buf, a, self.conflicts, self.goto)
+            except ShardkitError as exc:
+                if main:
+                    self._problem((first, 0, rank, 0), "entry", exc.message, exc.offset,
+                                  exc.field or efield)
+                continue
+            if found is None:
+                continue
+            if len(found[0]) != klen:
+                if main:
+                    self._problem((first, 0, rank, 0), "entry",
+                                  f"key of {len(found[0])} bytes in a {kind.name} index",
+                                  a + i * es, efield)
+                continue
+            batch.slow[rank] = found
+        return batch
+
+    def _check_map(self, batch: _Batch) -> None:
+        """Each readable entry's key through the map gives the entry's own rank."""
+        assert self.func is not None
+        ranks, keys = batch.ranked_keys()
+        if not keys:
+            return
+        es, unrolled = batch.es, self.idx.unrolled_start
+        for rank, key, g in zip(ranks, keys, self.func.get_many(keys), strict=True):
+            if g != rank:
+                self._problem((batch.first, 1, rank, 0), "map",
+                              f"key {key.hex()} is entry {rank} but the map gives {g}",
+                              unrolled + rank * es, f"{self.field}/IdxUnrolled/entry[{rank}]")
+
+    def _check_targets(self, batch: _Batch, targets: tuple[Any, ...], ok: Any, at: Any,
+                       prints: Any) -> None:
+        """Entries that point at no Object, and (with content hashes) entries whose key is
+        not the hash of the Object they point at."""
+        import numpy as np
+
+        t_off, t_rank, t_sub, pref = targets
+        kind, first, es = self.kind, batch.first, batch.es
+        unrolled, field = self.idx.unrolled_start, f"{self.field}/IdxUnrolled"
+        for j in np.nonzero(~ok)[0].tolist():
+            rank, o = int(t_rank[j]), int(t_off[j])
+            key = batch.key_of(rank)
+            self._problem((first, 2, rank, int(t_sub[j])), "entry",
+                          f"key {key.hex()} points at byte {o}, which is not an Object",
+                          unrolled + rank * es, f"{field}/entry[{rank}]")
+        if prints is None:
+            return
+        good = np.nonzero(ok)[0]
+        want = prints[at[good]]
+        bad = good[(want != np.uint64(0xFFFF_FFFF_FFFF_FFFF)) & (want != pref[good])]
+        for j in bad.tolist():
+            rank, o = int(t_rank[j]), int(t_off[j])
+            key = batch.key_of(rank)
+            self._problem((first, 2, rank, int(t_sub[j])), "content_hash",
+                          f"{kind.name} key {key.hex()} but the object at byte {o} hashes to "
+                          f"{int(prints[at[j]]):016x}...", o, f"{field}/entry[{rank}]")
+
+    def _settle(self, objects: Any, prints: Any, seen: Any, w: int) -> None:
+        """After window ``w``: Objects pointed at twice, and Objects with no entry (with
+        content hashes, kept as candidates until a later Object of the same hash excuses
+        them)."""
+        import numpy as np
+
+        lost = seen == 0
         for o in objects[np.nonzero(seen == 2)[0][:5]].tolist():
             if len(self.dups) < 5:
                 self.dups.append(int(o))
@@ -810,9 +817,90 @@ class _IndexCheck:
                      None, field + "/IdxUnrolled")
 
 
-def _key_of(rank: int, slow: dict[int, tuple[bytes, list[int]]], buf: bytes, first: int,
-            es: int, klen: int) -> bytes:
-    if rank in slow:
-        return slow[rank][0]
-    p = (rank - first) * es
-    return bytes(buf[p + 2:p + 2 + klen])
+class _Batch:
+    """BATCH entries of an IdxUnrolled: their bytes, which have the common layout (``fast``,
+    with their ``offsets`` parsed), and the others parsed one by one (``slow``: rank → key
+    and offsets)."""
+
+    def __init__(self, first: int, last: int, start: int, buf: bytes, rows: Any, fast: Any,
+                 offsets: Any, klen: int, es: int) -> None:
+        self.first, self.last, self.start, self.buf = first, last, start, buf
+        self.rows, self.fast, self.offsets = rows, fast, offsets
+        self.klen, self.es = klen, es
+        self.slow: dict[int, tuple[bytes, list[int]]] = {}
+
+    def key_of(self, rank: int) -> bytes:
+        if rank in self.slow:
+            return self.slow[rank][0]
+        p = (rank - self.first) * self.es
+        return bytes(self.buf[p + 2:p + 2 + self.klen])
+
+    def ranked_keys(self) -> tuple[list[int], list[bytes]]:
+        """The ranks and keys of the readable entries, in rank order."""
+        buf, es, klen, first = self.buf, self.es, self.klen, self.first
+        if not self.slow:
+            ranks = list(range(first, self.last))
+            keys = [buf[p + 2:p + 2 + klen] for p in range(0, len(buf), es)]
+            if not self.fast.all():
+                flags = self.fast.tolist()
+                keys = [k for k, f in zip(keys, flags, strict=True) if f]
+                ranks = [rk for rk, f in zip(ranks, flags, strict=True) if f]
+            return ranks, keys
+        ranks, keys = [], []
+        for i, f in enumerate(self.fast.tolist()):
+            rank = first + i
+            if f:
+                ranks.append(rank)
+                keys.append(buf[i * es + 2:i * es + 2 + klen])
+            elif rank in self.slow:
+                ranks.append(rank)
+                keys.append(self.slow[rank][0])
+        return ranks, keys
+
+    def targets(self, lo: int, hi: int | None) -> tuple[Any, ...] | None:
+        """The targets in [lo, hi) as arrays (offset, rank, sub, the key's first 8 bytes as a
+        number); None when there is none."""
+        import numpy as np
+
+        sh = np.uint64(8)
+        fi = np.nonzero(self.fast)[0]
+        t_off = self.offsets[fi]
+        t_rank = fi.astype(np.int64) + self.first
+        t_sub = np.zeros(len(fi), np.int64)
+        pref = np.zeros(len(fi), np.uint64)
+        for c in range(2, 2 + min(8, self.klen)):
+            pref = (pref << sh) | self.rows[fi, c].astype(np.uint64)
+        if self.slow:
+            so, sr, ss, sp = [], [], [], []
+            for rank, (key, offs) in self.slow.items():
+                kp = int.from_bytes(key[:8], "big")
+                for j, o in enumerate(offs):
+                    so.append(o)
+                    sr.append(rank)
+                    ss.append(j)
+                    sp.append(kp)
+            t_off = np.concatenate([t_off, np.array(so, np.uint64)])
+            t_rank = np.concatenate([t_rank, np.array(sr, np.int64)])
+            t_sub = np.concatenate([t_sub, np.array(ss, np.int64)])
+            pref = np.concatenate([pref, np.array(sp, np.uint64)])
+        sel = t_off >= np.uint64(lo)
+        if hi is not None:
+            sel &= t_off < np.uint64(hi)
+        if not sel.any():
+            return None
+        return t_off[sel], t_rank[sel], t_sub[sel], pref[sel]
+
+
+def _mark_seen(objects: Any, seen: Any, t_off: Any) -> tuple[Any, Any]:
+    """Count the targets per Object in ``seen`` (1 one, 2 several); returns which targets are
+    Objects and the index of the Object each would be."""
+    import numpy as np
+
+    at = np.searchsorted(objects, t_off)
+    if len(objects):
+        ok = (at < len(objects)) & (objects[np.minimum(at, len(objects) - 1)] == t_off)
+    else:
+        ok = np.zeros(len(t_off), bool)
+    hit, count = np.unique(at[ok], return_counts=True)
+    seen[hit] = np.where((count > 1) | (seen[hit] > 0), 2, 1)
+    return ok, at

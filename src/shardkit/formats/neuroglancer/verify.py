@@ -175,17 +175,49 @@ def verify_shard(reader: NgShard, progress: Callable[[int, int], None] | None = 
         prefix = read_prefix(max(block_size, reader.index_size))
         blocks.keep(0, prefix)
     size = source.size
-    spec = reader.spec
     base = reader.index_size
     if base > size:
         return [Problem("shard_index_bounds", f"the shard index needs {base} "
                         f"bytes, the file has {size}", 0, "/shard_index")]
     if read_prefix is not None:
         reader._set_shard_index(prefix[:base])
-    entries = reader.shard_index()
-    n = len(entries)
+    index_ranges = _index_ranges(reader.shard_index(), base, size, problems)
+    checker = _MinishardChecks(reader, problems, index_ranges, size, id_check)
+    total = len(index_ranges)
+    done = 0
+    for batch in _batches(sorted(index_ranges, key=lambda r: r[2])):
+        raws = blocks.fetch([(lo, hi) for lo, hi, _ in batch], keep=True)
+        data_ranges: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+        held = 0
+        for k, (lo, hi, m) in enumerate(batch):
+            raw, raws[k] = raws[k], b""  # decoded one at a time; nothing kept
+            done += 1
+            try:
+                index = reader._decode_minishard(m, lo - base, hi - base, raw)
+            except ShardkitError as exc:
+                problems.append(Problem("minishard_index", str(exc.message), exc.offset,
+                                        exc.field))
+                continue
+            a, b, cids = checker.check(m, lo, index)
+            if check_data and reader._gzip_data:
+                data_ranges.append((a, b, cids))
+                held += len(a)
+                if held >= _BATCH_CHUNKS:
+                    _check_gzip(reader, blocks, problems, data_ranges, block_size)
+                    data_ranges, held = [], 0
+            if progress is not None:
+                progress(done, total)
+        if data_ranges:
+            _check_gzip(reader, blocks, problems, data_ranges, block_size)
+    return problems
+
+
+def _index_ranges(entries: np.ndarray, base: int, size: int,
+                  problems: list[Problem]) -> list[tuple[int, int, int]]:
+    """The shard index's non-empty minishard index ranges that fit the file, as sorted
+    (start, end, minishard) in file offsets; the others, and overlaps, reported."""
     index_ranges: list[tuple[int, int, int]] = []
-    for m in range(n):
+    for m in range(len(entries)):
         s, e = entries[m].tolist()
         where = m * ENTRY_SIZE
         if s == e:
@@ -208,83 +240,81 @@ def verify_shard(reader: NgShard, progress: Callable[[int, int], None] | None = 
             problems.append(Problem("overlap", f"minishard indices {m1} [{s1}, {e1}) and "
                                     f"{m2} [{s2}, ...) overlap", s2,
                                     f"/shard_index/entries/{m2}"))
-    # the indices' extents, for "data must not overlap an index": sorted starts, and the
-    # largest end among the indices starting at or before each
-    idx_starts = np.array([r[0] for r in index_ranges], np.uint64)
-    idx_reach = np.maximum.accumulate(np.array([r[1] for r in index_ranges], np.uint64)) \
-        if index_ranges else np.zeros(0, np.uint64)
-    idx_owner = [r[2] for r in index_ranges]
-    misplaced: dict[int, int] = {}  # id -> the first minishard listing it that it does not hash to
-    misplaced_ids = np.zeros(0, np.uint64)
-    total = len(index_ranges)
-    done = 0
-    for batch in _batches(sorted(index_ranges, key=lambda r: r[2])):
-        raws = blocks.fetch([(lo, hi) for lo, hi, _ in batch], keep=True)
-        data_ranges: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
-        held = 0
-        for k, (lo, hi, m) in enumerate(batch):
-            raw, raws[k] = raws[k], b""  # decoded one at a time; nothing kept
-            done += 1
-            try:
-                index = reader._decode_minishard(m, lo - base, hi - base, raw)
-            except ShardkitError as exc:
-                problems.append(Problem("minishard_index", str(exc.message), exc.offset,
-                                        exc.field))
-                continue
-            path = f"/minishards/{m}/index"
-            ids = index.ids
-            if len(ids):
-                shard, mini = spec.locate_many(ids)
-                bad = np.flatnonzero(mini != np.uint64(m))
-                for i in bad[:_REPORT].tolist():
-                    problems.append(Problem("chunk_hash", f"chunk {int(ids[i])} hashes to "
-                                            f"minishard {int(mini[i])}, is listed in {m}", lo,
-                                            path))
-                _rest(problems, "chunk_hash", len(bad), f"in minishard {m}", lo, path)
-                if reader.shard_number is not None:
-                    wrong = np.flatnonzero(shard != np.uint64(reader.shard_number))
-                    for i in wrong[:_REPORT].tolist():
-                        problems.append(Problem(
-                            "chunk_hash", f"chunk {int(ids[i])} hashes to shard "
-                            f"{spec.shard_name(int(shard[i]))}, is stored in "
-                            f"{spec.shard_name(reader.shard_number)}", lo, path))
-                _check_duplicates(reader, problems, ids, mini, bad, m, lo, path, misplaced,
-                                  misplaced_ids)
-                if len(bad) and len(misplaced) < _MAX_MISPLACED:
-                    for i in bad.tolist():
-                        misplaced.setdefault(int(ids[i]), m)
-                    misplaced_ids = np.fromiter(misplaced, np.uint64, len(misplaced))
-            if id_check is not None and len(ids):
-                mask, why = id_check(ids)
+    return index_ranges
+
+
+class _MinishardChecks:
+    """The checks of one decoded minishard index at a time, and what is kept across them:
+    the indices' extents and the ids found in a minishard they do not hash to."""
+
+    def __init__(self, reader: NgShard, problems: list[Problem],
+                 index_ranges: list[tuple[int, int, int]], size: int,
+                 id_check: IdCheck | None) -> None:
+        self.reader, self.problems, self.size, self.id_check = reader, problems, size, id_check
+        # for "data must not overlap an index": sorted starts, and the largest end among the
+        # indices starting at or before each
+        self.idx_starts = np.array([r[0] for r in index_ranges], np.uint64)
+        self.idx_reach = np.maximum.accumulate(
+            np.array([r[1] for r in index_ranges], np.uint64)) \
+            if index_ranges else np.zeros(0, np.uint64)
+        self.idx_owner = [r[2] for r in index_ranges]
+        self.misplaced: dict[int, int] = {}  # id -> first minishard listing it, not its own
+        self.misplaced_ids = np.zeros(0, np.uint64)
+
+    def check(self, m: int, lo: int, index: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Minishard ``m``'s index (stored at ``lo``): hashes, duplicates, ids and data
+        bounds; returns the data ranges inside the file (file offsets) and their ids."""
+        path = f"/minishards/{m}/index"
+        ids = index.ids
+        if len(ids):
+            self._check_hashes(m, lo, path, ids)
+            if self.id_check is not None:
+                mask, why = self.id_check(ids)
                 flagged = np.flatnonzero(mask)
                 for i in flagged[:_REPORT].tolist():
-                    problems.append(Problem("chunk_id", f"chunk {int(ids[i])}: {why}", lo, path))
-                _rest(problems, "chunk_id", len(flagged), f"in minishard {m}", lo, path)
-            a = index.starts + np.uint64(base)
-            b = index.ends + np.uint64(base)
-            past = b > np.uint64(size)
-            over = np.flatnonzero(past)
-            for i in over[:_REPORT].tolist():
-                problems.append(Problem("data_bounds", f"chunk {int(ids[i])}: data "
-                                        f"[{int(a[i])}, {int(b[i])}) is past the end of the "
-                                        f"file ({size} bytes)", int(a[i]),
-                                        f"/chunks/{int(ids[i])}"))
-            _rest(problems, "data_bounds", len(over), f"chunks of minishard {m} past the end "
-                  "of the file", lo, path)
-            inside = ~past
-            a, b, cids = a[inside], b[inside], ids[inside]
-            _check_index_overlap(problems, a, b, cids, idx_starts, idx_reach, idx_owner)
-            if check_data and reader._gzip_data:
-                data_ranges.append((a, b, cids))
-                held += len(a)
-                if held >= _BATCH_CHUNKS:
-                    _check_gzip(reader, blocks, problems, data_ranges, block_size)
-                    data_ranges, held = [], 0
-            if progress is not None:
-                progress(done, total)
-        if data_ranges:
-            _check_gzip(reader, blocks, problems, data_ranges, block_size)
-    return problems
+                    self.problems.append(Problem("chunk_id", f"chunk {int(ids[i])}: {why}", lo,
+                                                 path))
+                _rest(self.problems, "chunk_id", len(flagged), f"in minishard {m}", lo, path)
+        base, size = np.uint64(self.reader.index_size), self.size
+        a = index.starts + base
+        b = index.ends + base
+        past = b > np.uint64(size)
+        over = np.flatnonzero(past)
+        for i in over[:_REPORT].tolist():
+            self.problems.append(Problem("data_bounds", f"chunk {int(ids[i])}: data "
+                                         f"[{int(a[i])}, {int(b[i])}) is past the end of the "
+                                         f"file ({size} bytes)", int(a[i]),
+                                         f"/chunks/{int(ids[i])}"))
+        _rest(self.problems, "data_bounds", len(over), f"chunks of minishard {m} past the end "
+              "of the file", lo, path)
+        inside = ~past
+        a, b, cids = a[inside], b[inside], ids[inside]
+        _check_index_overlap(self.problems, a, b, cids, self.idx_starts, self.idx_reach,
+                             self.idx_owner)
+        return a, b, cids
+
+    def _check_hashes(self, m: int, lo: int, path: str, ids: np.ndarray) -> None:
+        """Every id hashes to minishard ``m`` and to this shard; none is listed twice."""
+        reader, problems, spec = self.reader, self.problems, self.reader.spec
+        shard, mini = spec.locate_many(ids)
+        bad = np.flatnonzero(mini != np.uint64(m))
+        for i in bad[:_REPORT].tolist():
+            problems.append(Problem("chunk_hash", f"chunk {int(ids[i])} hashes to "
+                                    f"minishard {int(mini[i])}, is listed in {m}", lo, path))
+        _rest(problems, "chunk_hash", len(bad), f"in minishard {m}", lo, path)
+        if reader.shard_number is not None:
+            wrong = np.flatnonzero(shard != np.uint64(reader.shard_number))
+            for i in wrong[:_REPORT].tolist():
+                problems.append(Problem(
+                    "chunk_hash", f"chunk {int(ids[i])} hashes to shard "
+                    f"{spec.shard_name(int(shard[i]))}, is stored in "
+                    f"{spec.shard_name(reader.shard_number)}", lo, path))
+        _check_duplicates(reader, problems, ids, mini, bad, m, lo, path, self.misplaced,
+                          self.misplaced_ids)
+        if len(bad) and len(self.misplaced) < _MAX_MISPLACED:
+            for i in bad.tolist():
+                self.misplaced.setdefault(int(ids[i]), m)
+            self.misplaced_ids = np.fromiter(self.misplaced, np.uint64, len(self.misplaced))
 
 
 def _check_duplicates(reader: NgShard, problems: list[Problem], ids: np.ndarray,

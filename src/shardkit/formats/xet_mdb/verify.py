@@ -613,34 +613,11 @@ def _verify_file(shard: MdbShard, fi: FileInfo, known: _Known, keyed: bool,
     missing = 0
     chunks_all: list[tuple[bytes, int]] | None = []
     for i, t in enumerate(fi.terms):
-        tpos = fi.offset + RECORD_SIZE * (1 + i)
-        if t.flags:
-            add(Problem("term", f"file {fi.hash} term {i}: unknown cas_flags {t.flags:#x}",
-                        tpos + 32, f"{where}/terms/{i}/flags"))
-        if t.chunk_start >= t.chunk_end:
-            add(Problem("term", f"file {fi.hash} term {i}: empty or reversed chunk range "
-                        f"[{t.chunk_start}, {t.chunk_end})", tpos + 40,
-                        f"{where}/terms/{i}"))
-            chunks_all = None
-            continue
-        x = known.get(bytes(t.xorb_hash))
-        if x is None:
-            missing += 1
-            unchecked.xorbs.add(bytes(t.xorb_hash))
-            chunks_all = None
-            continue
-        if t.chunk_end > len(x.chunks):
-            add(Problem("term", f"file {fi.hash} term {i}: chunks [{t.chunk_start}, "
-                        f"{t.chunk_end}) outside xorb {x.hash} ({len(x.chunks)} chunks)",
-                        tpos + 44, f"{where}/terms/{i}/chunk_index_end"))
-            chunks_all = None
-            continue
-        sel = x.chunks[t.chunk_start : t.chunk_end]
-        size = sum(c.size for c in sel)
-        if size != t.unpacked_bytes:
-            add(Problem("term", f"file {fi.hash} term {i}: {t.unpacked_bytes} bytes, its "
-                        f"chunks sum to {size}", tpos + 36, f"{where}/terms/{i}/len_unpacked"))
-        if keyed:
+        sel = _verify_term(fi, i, t, known, add, where)
+        if sel is None or sel is _MISSING or keyed:
+            if sel is _MISSING:
+                missing += 1
+                unchecked.xorbs.add(bytes(t.xorb_hash))
             chunks_all = None
             continue
         if fi.verification_hashes:
@@ -666,6 +643,39 @@ def _verify_file(shard: MdbShard, fi: FileInfo, known: _Known, keyed: bool,
         if computed != bytes(fi.hash):
             add(Problem("file_hash", f"file {fi.hash}: its chunks hash to "
                         f"{xh.display_hex(computed)}", fi.offset, f"{where}/file_hash"))
+
+
+#: What :func:`_verify_term` returns for a term whose xorb is not in the shard.
+_MISSING: list[Any] = []
+
+
+def _verify_term(fi: FileInfo, i: int, t: Any, known: _Known, add: Callable[[Problem], None],
+                 where: str) -> Sequence[Any] | None:
+    """File ``fi``'s term ``i``: its flags, its chunk range within its xorb and its unpacked
+    size; returns the term's chunks, :data:`_MISSING` when its xorb is not in the shard, or
+    None when the range cannot be used."""
+    tpos = fi.offset + RECORD_SIZE * (1 + i)
+    if t.flags:
+        add(Problem("term", f"file {fi.hash} term {i}: unknown cas_flags {t.flags:#x}",
+                    tpos + 32, f"{where}/terms/{i}/flags"))
+    if t.chunk_start >= t.chunk_end:
+        add(Problem("term", f"file {fi.hash} term {i}: empty or reversed chunk range "
+                    f"[{t.chunk_start}, {t.chunk_end})", tpos + 40, f"{where}/terms/{i}"))
+        return None
+    x = known.get(bytes(t.xorb_hash))
+    if x is None:
+        return _MISSING
+    if t.chunk_end > len(x.chunks):
+        add(Problem("term", f"file {fi.hash} term {i}: chunks [{t.chunk_start}, "
+                    f"{t.chunk_end}) outside xorb {x.hash} ({len(x.chunks)} chunks)",
+                    tpos + 44, f"{where}/terms/{i}/chunk_index_end"))
+        return None
+    sel = x.chunks[t.chunk_start : t.chunk_end]
+    size = sum(c.size for c in sel)
+    if size != t.unpacked_bytes:
+        add(Problem("term", f"file {fi.hash} term {i}: {t.unpacked_bytes} bytes, its "
+                    f"chunks sum to {size}", tpos + 36, f"{where}/terms/{i}/len_unpacked"))
+    return sel
 
 
 def _verify_name(shard: MdbShard, add: Callable[[Problem], None],
