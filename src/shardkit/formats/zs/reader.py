@@ -357,53 +357,21 @@ class ZsFile(ZsVerify, SortedSetQueries, Reader):
             return info, chunk[info.len_length:info.size]
         return info, self._raw(info)
 
-    def _cached(self, offset: int, level: int | None = None, end_hint: int | None = None
-                ) -> tuple[BlockInfo, Any]:
-        """Decoded block at ``offset`` through the LRU caches: (info, _DataBlock or IndexBlock)."""
-        with self._lock:
-            hit = self._index_cache.get(offset)
-            cache = self._index_cache
-            if hit is None:
-                hit = self._cache.get(offset)
-                cache = self._cache
-            if hit is not None:
-                cache.move_to_end(offset)
-        if hit is not None:
-            info, cached = hit
-            if level is not None and info.level != level:
-                self._level_error(info, level)
-            if info.level == 0 and cached.heads is None:
-                try:
-                    cached.index()
-                except _BodyError as exc:
-                    raise self._body_error(info, exc, "data") from None
-            return hit
-        info, raw = self._read_block(offset, end_hint)
-        if level is not None and info.level != level:
-            self._level_error(info, level)
+    def _check_read(self, info: BlockInfo, level: int | None, offset: int) -> None:
+        """The root is an index block; an extension block is no part of the tree."""
         if info.level == 0 and level is None and offset == self.root:
             raise LayoutError(f"the root at offset {offset} is a data block (it must be an "
                               "index block)", offset=offset, field="/header/ofs_root_index")
         if info.is_extension:
             self._level_error(info, level if level is not None else 1)
-        body = self.decode_payload(info, raw)
-        value: Any
-        if info.level == 0:
-            value = _DataBlock(info, body)
-            if not body:
-                raise CorruptBlockError(f"data block at offset {offset} has no records",
-                                        block_offset=offset, offset=info.payload_offset,
-                                        field=f"/blocks/@{offset}/body/payload")
-            cache, size = self._cache, self.cache_blocks
-        else:
-            value = self.index_of(info, body)
-            cache, size = self._index_cache, self.cache_index_blocks
-        if size:
-            with self._lock:
-                cache[offset] = (info, value)
-                while len(cache) > size:
-                    cache.popitem(last=False)
-        return info, value
+
+    def _data_block(self, info: BlockInfo, body: bytes) -> _DataBlock:
+        """A data block holds at least one record (the spec)."""
+        if not body:
+            raise CorruptBlockError(f"data block at offset {info.offset} has no records",
+                                    block_offset=info.offset, offset=info.payload_offset,
+                                    field=f"/blocks/@{info.offset}/body/payload")
+        return _DataBlock(info, body)
 
     def _level_error(self, info: BlockInfo, level: int) -> None:
         raise LayoutError(f"block at offset {info.offset} has level {info.level}, its parent "

@@ -21,7 +21,7 @@ from ...hashing.crc32c import crc32c
 from ...sources import ByteSource, as_stream
 from .._sorted_set import ScanReleaser, SortedSetQueries, header_metadata
 from ..base import Reader, Section
-from .blocks import _DataBlock, _uleb_slow, decode_index, decode_records
+from .blocks import _uleb_slow, decode_index, decode_records
 from .model import (
     _FRAME_PEEK,
     CODECS,
@@ -361,48 +361,6 @@ class ZssFile(ZssVerify, SortedSetQueries, Reader):
         if end <= len(chunk):
             return info, chunk[info.len_frame:end]
         return info, self._payload(info)
-
-    def _cached(self, voffset: int, level: int | None = None, end_hint: int | None = None
-                ) -> tuple[BlockInfo, Any]:
-        """Decoded block at ``voffset`` through the LRU caches: (info, _DataBlock or IndexBlock).
-
-        A data block found in the cache gets its record positions (:meth:`_DataBlock.index`).
-        ``end_hint``: see :meth:`_read_block`.
-        """
-        with self._lock:  # the caches are shared by threads; decoding happens outside
-            hit = self._index_cache.get(voffset)
-            cache = self._index_cache
-            if hit is None:
-                hit = self._cache.get(voffset)
-                cache = self._cache
-            if hit is not None:
-                cache.move_to_end(voffset)
-        if hit is not None:
-            info, value = hit
-            if level is not None and info.level != level:
-                self._level_error(info, level)
-            if info.level == 0 and value.heads is None:
-                try:
-                    value.index()
-                except _BodyError as exc:
-                    raise self._body_error(info, exc, "data") from None
-            return hit
-        info, payload = self._read_block(voffset, end_hint)
-        if level is not None and info.level != level:
-            self._level_error(info, level)
-        body = self.decode_payload(info, payload)
-        if info.level == 0:
-            value: Any = _DataBlock(info, body)
-            cache, size = self._cache, self.cache_blocks
-        else:
-            value = self.index_of(info, body)
-            cache, size = self._index_cache, self.cache_index_blocks
-        if size:
-            with self._lock:
-                cache[voffset] = (info, value)
-                while len(cache) > size:
-                    cache.popitem(last=False)
-        return info, value
 
     def _level_error(self, info: BlockInfo, level: int) -> None:
         raise LayoutError(f"block at {self._where(info.voffset)} has level {info.level}, its "
