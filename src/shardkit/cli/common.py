@@ -39,6 +39,7 @@ __all__ = [
     "io_options",
     "iter_json_items",
     "iter_records",
+    "keys_to_delete",
     "load_spec",
     "notices",
     "positive_byte_count",
@@ -445,6 +446,26 @@ def each_file(files: list[str], progress: Callable[[int, int], None]) -> Iterato
         progress(done, len(files))
         yield name
     progress(len(files), len(files))
+
+
+def keys_to_delete(args: argparse.Namespace, normalize: Callable[[str], bytes]) -> list[bytes]:
+    """``delete``'s KEYs, each through the format's ``normalize``; ``-`` alone: keys separated
+    by white space on stdin (then nothing is asked: ``args.yes`` is set).
+
+    Raises:
+        ShardkitError: A malformed key, or a key named twice.
+    """
+    keys = list(args.keys)
+    if keys == ["-"]:
+        keys = sys.stdin.read().split()
+        args.yes = True
+    try:
+        wanted = [normalize(k) for k in keys]
+    except ShardkitError as exc:
+        raise ShardkitError(f"delete: {exc}") from exc
+    if len(set(wanted)) < len(wanted):
+        raise ShardkitError("delete: duplicate keys")
+    return wanted
 
 
 def iter_records(args: argparse.Namespace) -> Records:

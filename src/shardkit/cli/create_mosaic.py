@@ -17,7 +17,7 @@ from pathlib import Path
 
 from ..errors import EntryNotFoundError, ShardkitError
 from ..render import to_json
-from .common import EXIT_OK, EXIT_PROBLEMS, each_file, input_files, progress_bar
+from .common import EXIT_OK, EXIT_PROBLEMS, each_file, input_files, keys_to_delete, progress_bar
 from .common import confirm as _confirm
 
 __all__ = ["cmd_delete", "run"]
@@ -76,16 +76,7 @@ def cmd_delete(args: argparse.Namespace) -> int:
     from ..sources import FileSource
     from ..writers.mosaic import delete
 
-    keys = list(args.keys)
-    if keys == ["-"]:
-        keys = sys.stdin.read().split()
-        args.yes = True
-    try:
-        wanted = [normalize_key(k) for k in keys]
-    except ShardkitError as exc:
-        raise ShardkitError(f"delete: {exc}") from exc
-    if len(set(wanted)) < len(wanted):
-        raise ShardkitError("delete: duplicate keys")
+    wanted = keys_to_delete(args, normalize_key)
     index = getattr(args, "index", None)
     index = index[-1] if isinstance(index, list) and index else None
     with MosaicFile(FileSource(args.shard)) as r:

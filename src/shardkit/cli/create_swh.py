@@ -19,7 +19,7 @@ from typing import Any, Literal
 
 from ..errors import ShardkitError
 from ..render import to_json
-from .common import EXIT_OK, EXIT_PROBLEMS, each_file, input_files, progress_bar
+from .common import EXIT_OK, EXIT_PROBLEMS, each_file, input_files, keys_to_delete, progress_bar
 from .common import confirm as _confirm
 
 __all__ = ["COMMANDS", "run"]
@@ -147,16 +147,7 @@ def cmd_delete(args: argparse.Namespace) -> int:
             from .create_mosaic import cmd_delete as delete_mosaic
 
             return delete_mosaic(args)
-    keys = list(args.keys)
-    if keys == ["-"]:
-        keys = sys.stdin.read().split()
-        args.yes = True
-    try:
-        wanted = [normalize_key(k) for k in keys]
-    except ShardkitError as exc:
-        raise ShardkitError(f"delete: {exc}") from exc
-    if len(set(wanted)) < len(wanted):
-        raise ShardkitError("delete: duplicate keys")
+    wanted = keys_to_delete(args, normalize_key)
     # As swh-shard delete: a key on a tombstone that may be an unused slot is not in the
     # shard. Every key is checked before asking, and again by delete() itself.
     absent: dict[str, str] = {}
