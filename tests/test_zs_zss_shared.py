@@ -67,3 +67,48 @@ def test_writers_check_shared_options_alike(options: dict[str, Any], error: type
         with pytest.raises(error, match=message.format(fmt=fmt)):
             writer(fh, **options)
         assert fh.getvalue() == b""  # refused before anything is written
+
+
+@pytest.mark.parametrize("codec", ["zlib", "bz2", "deflate", "lzma"])
+def test_one_capped_decompression_for_every_codec(codec: str) -> None:
+    import bz2
+    import lzma
+    import zlib
+
+    from shardkit.formats import _sorted_set
+    from shardkit.formats.zs import reader as zs_reader
+    from shardkit.formats.zss import reader as zss_reader
+
+    body = bytes(range(256)) * 4096 + b"\0" * (3 << 20)  # 4 MiB, compresses well
+    if codec == "zlib":
+        payload, inflate = zlib.compress(body), zss_reader._inflate
+    elif codec == "bz2":
+        payload, inflate = bz2.compress(body), zss_reader._inflate
+    elif codec == "deflate":
+        c = zlib.compressobj(6, zlib.DEFLATED, -15)
+        payload, inflate = c.compress(body) + c.flush(), zs_reader._inflate
+    else:
+        payload = lzma.compress(body, lzma.FORMAT_RAW, filters=zs_reader._LZMA_FILTERS)
+        inflate = zs_reader._inflate
+    calls: list[int] = []
+    real = _sorted_set.inflate_capped
+
+    def counted(d, data, cap):  # type: ignore[no-untyped-def]
+        calls.append(cap)
+        return real(d, data, cap)
+
+    for module in (zs_reader, zss_reader):
+        assert module.inflate_capped is real
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(zs_reader, "inflate_capped", counted)
+        mp.setattr(zss_reader, "inflate_capped", counted)
+        assert inflate(codec, payload + b"junk", len(body)) == (body, True, b"junk")
+        assert inflate(codec, payload, len(body) - 1) == (None, False, b"")  # one byte over
+        got, done, rest = inflate(codec, payload[: len(payload) // 2], len(body))
+        assert not done and rest == b"" and body.startswith(got)  # cut off: no end seen
+    assert calls == [len(body), len(body) - 1, len(body)]
+    # a small step: the body comes in pieces, and is given up as soon as it passes the cap
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(_sorted_set, "INFLATE_STEP", 1 << 16)
+        assert inflate(codec, payload, len(body)) == (body, True, b"")
+        assert inflate(codec, payload, 100_000) == (None, False, b"")

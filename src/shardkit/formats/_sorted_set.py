@@ -382,6 +382,46 @@ def header_metadata(raw: str | bytes, offset: int) -> dict[str, Any]:
     return metadata
 
 
+#: Most bytes of a block body decompressed in one step.
+INFLATE_STEP = 16 << 20
+
+
+def inflate_capped(d: Any, payload: bytes, cap: int) -> tuple[bytes | None, bool, bytes]:
+    """Decompress a block payload with a fresh decompressor ``d``: ``(body, end of stream
+    seen, bytes after it)``.
+
+    ``d`` is a zlib-style ``decompressobj`` (ZSS zlib, ZS deflate: input past ``max_length``
+    waits in ``unconsumed_tail``) or an LZMA/BZ2 decompressor (``needs_input``). The body is
+    produced in pieces of at most 16 MiB and given up (``None``) as soon as it passes ``cap``,
+    so a decompression bomb costs at most ``cap`` + 16 MiB of memory; a body that fits is
+    decompressed in one step.
+    """
+    parts: list[bytes] = []
+    total = 0
+    if hasattr(d, "unconsumed_tail"):
+        data = payload
+        while True:
+            want = min(cap + 1 - total, INFLATE_STEP)
+            piece = d.decompress(data, want)
+            total += len(piece)
+            if total > cap:
+                return None, False, b""
+            parts.append(piece)
+            data = d.unconsumed_tail
+            if d.eof or (not data and len(piece) < want):
+                break
+    else:
+        body = d.decompress(payload, max_length=min(cap + 1, INFLATE_STEP))
+        parts, total = [body], len(body)
+        while not d.eof and not d.needs_input and total <= cap:
+            piece = d.decompress(b"", max_length=min(cap + 1 - total, INFLATE_STEP))
+            total += len(piece)
+            parts.append(piece)
+        if total > cap:
+            return None, False, b""
+    return (parts[0] if len(parts) == 1 else b"".join(parts)), d.eof, d.unused_data
+
+
 def frames_until_error(frames: Iterator[Any], add: Any) -> Iterator[Any]:
     """The items of a block walk; a framing error is reported once through
     ``add("framing", None, message, field, offset)`` and ends the walk (``verify``)."""

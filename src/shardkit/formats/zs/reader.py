@@ -34,6 +34,7 @@ from .._sorted_set import (
     _uleb_slow,
     decode_records,
     header_metadata,
+    inflate_capped,
 )
 from ..base import Reader, Section
 from .model import (
@@ -63,43 +64,17 @@ except ImportError:  # pragma: no cover - zlib-ng is a dependency; zlib stays th
 _DECODE_ERRORS: tuple[type[BaseException], ...] = (
     zlib.error, _deflate.error, lzma.LZMAError, OSError, ValueError, EOFError, MemoryError)
 
-_INFLATE_STEP = 16 << 20
 _LZMA_FILTERS = [{"id": lzma.FILTER_LZMA2, "dict_size": 1 << 20}]
 #: Most bytes read at once for a block whose end is only bounded by a hint.
 _MAX_HINTED_READ = 8 << 20
 
 
 def _inflate(codec: str, payload: bytes, cap: int) -> tuple[bytes | None, bool, bytes]:
-    """Decompress a payload (raw deflate or raw LZMA2): ``(body, end seen, bytes after it)``.
-
-    The body is produced in pieces of at most 16 MiB and given up (``None``) as soon as it
-    passes ``cap``.
-    """
+    """Decompress a payload (raw deflate or raw LZMA2), capped (see :func:`inflate_capped`)."""
     if codec == "deflate":
-        dz = _deflate.decompressobj(-15)
-        parts: list[bytes] = []
-        total, data = 0, payload
-        while True:
-            want = min(cap + 1 - total, _INFLATE_STEP)
-            piece = dz.decompress(data, want)
-            total += len(piece)
-            if total > cap:
-                return None, False, b""
-            parts.append(piece)
-            data = dz.unconsumed_tail
-            if dz.eof or (not data and len(piece) < want):
-                break
-        return (parts[0] if len(parts) == 1 else b"".join(parts)), dz.eof, dz.unused_data
-    dl = lzma.LZMADecompressor(format=lzma.FORMAT_RAW, filters=_LZMA_FILTERS)
-    body = dl.decompress(payload, max_length=min(cap + 1, _INFLATE_STEP))
-    parts, total = [body], len(body)
-    while not dl.eof and not dl.needs_input and total <= cap:
-        piece = dl.decompress(b"", max_length=min(cap + 1 - total, _INFLATE_STEP))
-        total += len(piece)
-        parts.append(piece)
-    if total > cap:
-        return None, False, b""
-    return (parts[0] if len(parts) == 1 else b"".join(parts)), dl.eof, dl.unused_data
+        return inflate_capped(_deflate.decompressobj(-15), payload, cap)
+    return inflate_capped(lzma.LZMADecompressor(format=lzma.FORMAT_RAW, filters=_LZMA_FILTERS),
+                          payload, cap)
 
 
 class ZsFile(ZsVerify, SortedSetQueries, Reader):

@@ -19,7 +19,7 @@ from ...errors import (
 from ...generated.zss import Zss
 from ...hashing.crc32c import crc32c
 from ...sources import ByteSource, as_stream
-from .._sorted_set import ScanReleaser, SortedSetQueries, header_metadata
+from .._sorted_set import ScanReleaser, SortedSetQueries, header_metadata, inflate_capped
 from ..base import Reader, Section
 from .blocks import _uleb_slow, decode_index, decode_records
 from .model import (
@@ -40,44 +40,11 @@ from .model import (
 )
 from .verify import ZssVerify
 
-_INFLATE_STEP = 16 << 20
-
 
 def _inflate(codec: str, payload: bytes, cap: int) -> tuple[bytes | None, bool, bytes]:
-    """Decompress a block payload: ``(body, end of stream seen, bytes after it)``.
-
-    The body is produced in pieces of at most 16 MiB and given up as soon as it passes
-    ``cap`` (``None``), so a decompression bomb costs at most ``cap`` + 16 MiB of memory; a
-    body that fits is decompressed in one step, as before.
-    """
-    if codec == "zlib":
-        dz = zlib.decompressobj()
-        parts: list[bytes] = []
-        total, data = 0, payload
-        while True:
-            want = min(cap + 1 - total, _INFLATE_STEP)
-            piece = dz.decompress(data, want)
-            total += len(piece)
-            if total > cap:
-                return None, False, b""
-            parts.append(piece)
-            data = dz.unconsumed_tail
-            if dz.eof or (not data and len(piece) < want):
-                break
-        body = parts[0] if len(parts) == 1 else b"".join(parts)
-        return body, dz.eof, dz.unused_data
-    db = bz2.BZ2Decompressor()
-    body = db.decompress(payload, max_length=min(cap + 1, _INFLATE_STEP))
-    parts, total = [body], len(body)
-    while not db.eof and not db.needs_input and total <= cap:
-        piece = db.decompress(b"", max_length=min(cap + 1 - total, _INFLATE_STEP))
-        total += len(piece)
-        if total > cap:
-            return None, False, b""
-        parts.append(piece)
-    if total > cap:
-        return None, False, b""
-    return (parts[0] if len(parts) == 1 else b"".join(parts)), db.eof, db.unused_data
+    """Decompress a block payload (zlib or bz2), capped (see :func:`inflate_capped`)."""
+    d = zlib.decompressobj() if codec == "zlib" else bz2.BZ2Decompressor()
+    return inflate_capped(d, payload, cap)
 
 
 #: Most bytes read at once for a block whose end is only bounded by a hint (remote sources).
