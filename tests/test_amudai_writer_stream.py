@@ -337,3 +337,37 @@ def test_ingest_streams_one_file_at_a_time(tmp_path: Path, monkeypatch) -> None:
     with pytest.raises(IngestError, match=r"in2\.ndjson:1:id"):
         ingest(bad, inputs, schema="(id: long, name: string)", layout="twolevel")
     assert list(bad.parent.iterdir()) == []
+
+
+def test_options_object_and_keywords_write_the_same_bytes(tmp_path: Path) -> None:
+    """The writer's options live in one dataclass; the keywords are its fields, given one by
+    one (they replace those of an options object given too)."""
+    import dataclasses
+    import inspect
+
+    from shardkit.writers.amudai import AmudaiWriteOptions
+
+    keywords = {"compression": "lz4", "presence": "roaring", "properties": PROPERTIES,
+                "created": CREATED, "stripe_properties": [{"k": k} for k in range(4)]}
+    options = AmudaiWriteOptions(**keywords)
+    want = build_amudai_files(SCHEMA, STRIPES, two_level=True, **keywords)
+    assert build_amudai_files(SCHEMA, STRIPES, options, two_level=True) == want
+    plain = AmudaiWriteOptions(compression="zstd", presence="roaring", created=CREATED,
+                               properties=PROPERTIES)
+    assert build_amudai_files(SCHEMA, STRIPES, plain, two_level=True, compression="lz4",
+                              stripe_properties=keywords["stripe_properties"]) == want
+    paths = write_amudai(tmp_path / "o.amudai.shard", SCHEMA, iter(STRIPES), options)
+    assert paths[0].read_bytes() == build_amudai(SCHEMA, STRIPES, options,
+                                                 root_name="o.amudai.shard")
+    assert build_amudai(SCHEMA, STRIPES, **keywords) == build_amudai(SCHEMA, STRIPES, options)
+    with pytest.raises(TypeError, match=r"unexpected keyword argument.*compresion"):
+        build_amudai_files(SCHEMA, STRIPES, compresion="lz4")
+    with pytest.raises(TypeError, match="compresion"):
+        write_amudai(tmp_path / "never.amudai.shard", SCHEMA, STRIPES, compresion="lz4")
+    assert not (tmp_path / "never.amudai.shard").exists()
+    # one list of the options: the public functions take the dataclass and **kw, no copies
+    fields = {f.name for f in dataclasses.fields(AmudaiWriteOptions)}
+    assert len(fields) == 11
+    for func in (build_amudai_files, build_amudai, write_amudai):
+        params = inspect.signature(func).parameters
+        assert "options" in params and not fields & set(params), func.__name__

@@ -575,7 +575,7 @@ def test_cli_spec_shard_unshard(tmp_path, capsys):
                  "--progress"]) == 0
     captured = capsys.readouterr()
     assert f"{len(files)} chunks" in captured.out
-    assert "ng unshard: " in captured.err and "(100.0%)" in captured.err
+    assert "ng unshard: 100%|" in captured.err and " tasks/s]" in captured.err
     assert _files(tmp_path / "back" / "s0") == files
     assert main(["ng", "shard", str(tmp_path / "nothing"), str(tmp_path / "x")]) == 2
     assert "info: not found" in capsys.readouterr().err

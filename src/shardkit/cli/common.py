@@ -15,7 +15,6 @@ import json
 import os
 import pathlib
 import sys
-import time
 import warnings
 from collections.abc import Callable, Iterator
 from typing import IO, Any, TextIO
@@ -28,7 +27,6 @@ __all__ = [
     "EXIT_OK",
     "EXIT_PROBLEMS",
     "MAX_RECORD_BYTES",
-    "Progress",
     "Records",
     "add_remote_options",
     "base_parser",
@@ -36,13 +34,17 @@ __all__ = [
     "call_with",
     "check_out",
     "confirm",
+    "each_file",
+    "input_files",
     "io_options",
     "iter_json_items",
     "iter_records",
+    "keys_to_delete",
     "load_spec",
     "notices",
     "positive_byte_count",
     "print_out",
+    "progress_bar",
     "report_error",
     "report_internal_error",
     "run_guarded",
@@ -53,48 +55,31 @@ __all__ = [
 EXIT_OK, EXIT_PROBLEMS, EXIT_ERROR = 0, 1, 2
 
 
-class Progress:
-    """Progress on stderr, at most a few updates a second; silent when disabled."""
+@contextlib.contextmanager
+def progress_bar(args: argparse.Namespace, label: str, unit: str = "it"
+                 ) -> Iterator[Callable[..., None]]:
+    """A tqdm progress bar on stderr while the block runs, closed after it, as the bars of
+    ``verify`` of many files; off unless :func:`show_progress`.
 
-    def __init__(self, label: str, enabled: bool, stream: TextIO | None = None) -> None:
-        self.label = label
-        self.enabled = enabled
-        self.stream = stream or sys.stderr
-        self._last = 0.0
-        self._shown = False
+    Yields the callback to hand to the library: ``progress(done, total)`` (a known total) or
+    ``progress(done)`` (a count: records read so far). tqdm keeps the updates to a few a
+    second.
+    """
+    from tqdm import tqdm  # type: ignore[import-untyped,unused-ignore]
 
-    def __call__(self, done: int, total: int) -> None:
-        if not self.enabled:
-            return
-        now = time.monotonic()
-        if done < total and now - self._last < 0.25:
-            return
-        self._last = now
-        pct = 100.0 * done / total if total else 100.0
-        self.stream.write(f"\r{self.label}: {done}/{total} ({pct:5.1f}%)")
-        self.stream.flush()
-        self._shown = True
+    bar = tqdm(desc=label, unit=unit, disable=not show_progress(args), file=sys.stderr,
+               dynamic_ncols=True, mininterval=0.25, smoothing=0.1)
 
-    def count(self, done: int, unit: str = "") -> None:
-        """Progress of work whose total is not known: ``label: 1234 records``."""
-        if not self.enabled:
-            return
-        now = time.monotonic()
-        if now - self._last < 0.25:
-            return
-        self._last = now
-        self.stream.write(f"\r{self.label}: {done}{' ' + unit if unit else ''}")
-        self.stream.flush()
-        self._shown = True
+    def report(done: int, total: int | None = None) -> None:
+        if total is not None and total != bar.total:
+            bar.total = total
+        if done != bar.n:
+            bar.update(done - bar.n)
 
-    def finish(self) -> None:
-        if self._shown:
-            self.stream.write("\n")
-            self.stream.flush()
-            self._shown = False
-
-
-_Progress = Progress  # the name the commands used before the package split
+    try:
+        yield report
+    finally:
+        bar.close()
 
 
 def show_progress(args: argparse.Namespace) -> bool:
@@ -107,8 +92,6 @@ def print_out(args: argparse.Namespace, human: str, data: Any) -> None:
     """``human`` (a newline added), or ``data`` as one line of JSON with ``--json``."""
     sys.stdout.write(to_json(data) + "\n" if args.json else human + ("\n" if human else ""))
 
-
-_print = print_out
 
 
 def call_with(func: Callable[..., Any], what: str, reader: Any, **given: Any) -> Any:
@@ -187,8 +170,6 @@ def positive_byte_count(text: str) -> int:
     return byte_count(text, positive=True)
 
 
-_positive_byte_count = positive_byte_count
-
 
 # -- reading: I/O options, --spec --------------------------------------------------------------
 
@@ -214,8 +195,6 @@ def io_options(args: argparse.Namespace) -> dict[str, Any] | None:
              for k in ("cache", "block_size", "concurrency", "retries", "max_whole_read")}
     return {k: v for k, v in given.items() if v is not None} or None
 
-
-_io_options = io_options
 
 
 def load_spec(text: str) -> Any:
@@ -450,6 +429,43 @@ def iter_json_items(fh: IO[bytes], name: str, under: str | None = None,
         pos = end
         number += 1
         yield item
+
+
+def input_files(args: argparse.Namespace) -> list[str]:
+    """The files of ``args.inputs`` (``create --format swh|mosaic``); ``-`` alone: their
+    names, one a line on stdin."""
+    files = list(args.inputs)
+    if files == ["-"]:
+        files = [line.strip() for line in sys.stdin.read().splitlines() if line.strip()]
+    return files
+
+
+def each_file(files: list[str], progress: Callable[[int, int], None]) -> Iterator[str]:
+    """``files`` one by one, ``progress(files done, files)`` before each and at the end."""
+    for done, name in enumerate(files):
+        progress(done, len(files))
+        yield name
+    progress(len(files), len(files))
+
+
+def keys_to_delete(args: argparse.Namespace, normalize: Callable[[str], bytes]) -> list[bytes]:
+    """``delete``'s KEYs, each through the format's ``normalize``; ``-`` alone: keys separated
+    by white space on stdin (then nothing is asked: ``args.yes`` is set).
+
+    Raises:
+        ShardkitError: A malformed key, or a key named twice.
+    """
+    keys = list(args.keys)
+    if keys == ["-"]:
+        keys = sys.stdin.read().split()
+        args.yes = True
+    try:
+        wanted = [normalize(k) for k in keys]
+    except ShardkitError as exc:
+        raise ShardkitError(f"delete {args.shard}: {exc}") from exc
+    if len(set(wanted)) < len(wanted):
+        raise ShardkitError(f"delete {args.shard}: duplicate keys")
+    return wanted
 
 
 def iter_records(args: argparse.Namespace) -> Records:

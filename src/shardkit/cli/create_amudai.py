@@ -17,7 +17,7 @@ import os
 from pathlib import Path
 
 from ..errors import ShardkitError
-from .common import EXIT_OK, Progress, confirm, print_out, show_progress
+from .common import EXIT_OK, confirm, print_out, progress_bar
 
 __all__ = ["run"]
 
@@ -38,7 +38,7 @@ def _schema(args: argparse.Namespace) -> str | None:
 
 def run(args: argparse.Namespace) -> int:
     """Write ``args.shard`` from ``args.inputs``; returns the exit code."""
-    from ..writers.amudai import ingest
+    from ..writers.amudai_ingest import ingest
     from .create import refuse_options
 
     refuse_options(args, _TAKES)
@@ -50,12 +50,9 @@ def run(args: argparse.Namespace) -> int:
     if os.path.exists(args.shard) and not confirm(args, f"{args.shard} exists: replace it?"):
         print_out(args, "skipped", {"shard": args.shard, "created": False})
         return EXIT_OK
-    progress = Progress(f"create {args.shard}", show_progress(args))
-    try:
+    with progress_bar(args, f"create {args.shard}", " records") as progress:
         paths = ingest(args.shard, args.inputs, schema=schema, layout=layout,
-                       progress=lambda n: progress.count(n, "records"))
-    finally:
-        progress.finish()
+                       progress=progress)
     import shardkit
 
     with shardkit.open(paths[0], format="amudai") as shard:

@@ -13,12 +13,11 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 from ..errors import EntryNotFoundError, ShardkitError
 from ..render import to_json
-from .common import EXIT_OK, EXIT_PROBLEMS, Progress, show_progress
+from .common import EXIT_OK, EXIT_PROBLEMS, each_file, input_files, keys_to_delete, progress_bar
 from .common import confirm as _confirm
 
 __all__ = ["cmd_delete", "run"]
@@ -47,26 +46,15 @@ def run(args: argparse.Namespace) -> int:
             zdict = Path(args.zstd_dict).read_bytes()
         except OSError as exc:
             raise ShardkitError(f"{args.zstd_dict}: {exc.strerror or exc}") from exc
-    files = list(args.inputs)
-    if files == ["-"]:
-        files = [line.strip() for line in sys.stdin.read().splitlines() if line.strip()]
+    files = input_files(args)
     if os.path.exists(args.shard) and not _confirm(args, f"{args.shard} exists: replace it?"):
         _out(args, "skipped", {"shard": args.shard, "created": False})
         return EXIT_OK
-    progress = Progress(f"create {args.shard}", show_progress(args))
-
-    def counted() -> Iterator[str]:
-        for done, name in enumerate(files):
-            progress(done, len(files))
-            yield name
-        progress(len(files), len(files))
-
-    try:
-        write_mosaic_files(args.shard, counted(), indexes, zstd_level=args.zstd,
-                           zstd_dict=zdict, tile_threshold=args.tile_threshold,
-                           comments=args.comment or (), overwrite=True)
-    finally:
-        progress.finish()
+    with progress_bar(args, f"create {args.shard}", " files") as progress:
+        write_mosaic_files(args.shard, each_file(files, progress), indexes,
+                           zstd_level=args.zstd, zstd_dict=zdict,
+                           tile_threshold=args.tile_threshold, comments=args.comment or (),
+                           overwrite=True)
     from ..formats.mosaic import MosaicFile
     from ..sources import FileSource
 
@@ -88,16 +76,7 @@ def cmd_delete(args: argparse.Namespace) -> int:
     from ..sources import FileSource
     from ..writers.mosaic import delete
 
-    keys = list(args.keys)
-    if keys == ["-"]:
-        keys = sys.stdin.read().split()
-        args.yes = True
-    try:
-        wanted = [normalize_key(k) for k in keys]
-    except ShardkitError as exc:
-        raise ShardkitError(f"delete {args.shard}: {exc}") from exc
-    if len(set(wanted)) < len(wanted):
-        raise ShardkitError(f"delete {args.shard}: duplicate keys")
+    wanted = keys_to_delete(args, normalize_key)
     index = getattr(args, "index", None)
     index = index[-1] if isinstance(index, list) and index else None
     with MosaicFile(FileSource(args.shard)) as r:

@@ -19,11 +19,11 @@ import os
 import shutil
 import sys
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from ..errors import ShardkitError
-from .common import EXIT_OK, Progress, print_out, show_progress
+from .common import EXIT_OK, print_out, progress_bar
 from .create_zss import may_write, metadata_object
 
 __all__ = ["OUT_IS_FOLDER", "run"]
@@ -34,7 +34,8 @@ _FIELDS = {"annotation_type", "dimensions", "properties", "relationships", "lowe
            "upper_bound", "sharded", "limit", "max_levels"}
 
 
-def _lines(inputs: list[str], where: list[str], progress: Progress) -> Iterator[dict[str, Any]]:
+def _lines(inputs: list[str], where: list[str], progress: Callable[[int], None]
+           ) -> Iterator[dict[str, Any]]:
     n = 0
     for name in inputs:
         fh = sys.stdin if name == "-" else open(name, encoding="utf-8")  # noqa: SIM115
@@ -51,7 +52,7 @@ def _lines(inputs: list[str], where: list[str], progress: Progress) -> Iterator[
                     raise ShardkitError(f"{where[0]}: an annotation must be a JSON object")
                 n += 1
                 if n % 10000 == 0:
-                    progress.count(n, "annotations")
+                    progress(n)
                 yield value
         finally:
             if fh is not sys.stdin:
@@ -79,22 +80,22 @@ def run(args: argparse.Namespace) -> int:
         raise ShardkitError(f"cannot write {args.shard}: the folder {parent} does not exist")
     if not may_write(args):
         return EXIT_OK
-    progress = Progress(f"create {args.shard}", show_progress(args))
     where = ["(no line read)"]
     tmp = tempfile.mkdtemp(prefix=f".{os.path.basename(os.path.abspath(args.shard))}.tmp-",
                            dir=parent)
     try:
         count = [0]
 
-        def counted() -> Iterator[dict[str, Any]]:
+        def counted(progress: Callable[[int], None]) -> Iterator[dict[str, Any]]:
             for ann in _lines(args.inputs, where, progress):
                 count[0] += 1
                 yield ann
 
-        try:
-            info = write_annotations(tmp, counted(), **meta)
-        except (ValueError, TypeError) as exc:
-            raise ShardkitError(f"{where[0]}: {exc}") from None
+        with progress_bar(args, f"create {args.shard}", " annotations") as progress:
+            try:
+                info = write_annotations(tmp, counted(progress), **meta)
+            except (ValueError, TypeError) as exc:
+                raise ShardkitError(f"{where[0]}: {exc}") from None
         old = None
         if os.path.isdir(args.shard):
             old = tempfile.mkdtemp(prefix=f".{os.path.basename(args.shard)}.old-", dir=parent)
@@ -103,7 +104,6 @@ def run(args: argparse.Namespace) -> int:
         if old is not None:
             shutil.rmtree(old, ignore_errors=True)
     finally:
-        progress.finish()
         if os.path.isdir(tmp):
             shutil.rmtree(tmp, ignore_errors=True)
     levels = len(info.get("spatial") or [])

@@ -19,7 +19,7 @@ from typing import Any, Literal
 
 from ..errors import ShardkitError
 from ..render import to_json
-from .common import EXIT_OK, EXIT_PROBLEMS, Progress, show_progress
+from .common import EXIT_OK, EXIT_PROBLEMS, each_file, input_files, keys_to_delete, progress_bar
 from .common import confirm as _confirm
 
 __all__ = ["COMMANDS", "run"]
@@ -55,25 +55,13 @@ def cmd_create(args: argparse.Namespace) -> int:
         return _from_dump(args)
     if args.index_init is None:
         args.index_init = "tombstones"
-    files = list(args.inputs)
-    if files == ["-"]:
-        files = [line.strip() for line in sys.stdin.read().splitlines() if line.strip()]
+    files = input_files(args)
     if os.path.exists(args.shard) and not _confirm(args, f"{args.shard} exists: replace it?"):
         _out(args, "skipped", {"shard": args.shard, "created": False})
         return EXIT_OK
-    progress = Progress(f"create {args.shard}", show_progress(args))
-
-    def counted() -> Iterator[str]:
-        for done, name in enumerate(files):
-            progress(done, len(files))
-            yield name
-        progress(len(files), len(files))
-
-    try:
-        added = write_swh_files(args.shard, counted(), index_init=args.index_init,
-                                overwrite=True)
-    finally:
-        progress.finish()
+    with progress_bar(args, f"create {args.shard}", " files") as progress:
+        added = write_swh_files(args.shard, each_file(files, progress),
+                                index_init=args.index_init, overwrite=True)
     data = {"shard": args.shard, "created": True, "files": len(files), "objects": len(added),
             "size": os.path.getsize(args.shard), "index_init": args.index_init}
     _out(args, f"{args.shard}: {len(added)} objects from {len(files)} files "
@@ -129,21 +117,18 @@ def _from_dump(args: argparse.Namespace) -> int:
     if os.path.exists(args.shard) and not _confirm(args, f"{args.shard} exists: replace it?"):
         _out(args, "skipped", {"shard": args.shard, "created": False})
         return EXIT_OK
-    progress = Progress(f"create {args.shard}", show_progress(args))
     found: list[str] = []
     entries = _dump_entries(name, found)
     first = next(entries, None)
     said = args.index_init or (found[0] if found else "")
     init: Literal["tombstones", "zeros"] = "zeros" if said == "zeros" else "tombstones"
     count = 0
-    try:
-        with SwhShardWriter(args.shard, index_init=init, overwrite=True) as w:
-            for key, value in itertools.chain([first] if first is not None else [], entries):
-                w.write(key, value)
-                count += 1
-                progress.count(count, "objects")
-    finally:
-        progress.finish()
+    with progress_bar(args, f"create {args.shard}", " objects") as progress, \
+            SwhShardWriter(args.shard, index_init=init, overwrite=True) as w:
+        for key, value in itertools.chain([first] if first is not None else [], entries):
+            w.write(key, value)
+            count += 1
+            progress(count)
     data = {"shard": args.shard, "created": True, "objects": count,
             "size": os.path.getsize(args.shard), "index_init": init}
     _out(args, f"{args.shard}: {count} objects from {name} ({data['size']} bytes)", data)
@@ -162,16 +147,7 @@ def cmd_delete(args: argparse.Namespace) -> int:
             from .create_mosaic import cmd_delete as delete_mosaic
 
             return delete_mosaic(args)
-    keys = list(args.keys)
-    if keys == ["-"]:
-        keys = sys.stdin.read().split()
-        args.yes = True
-    try:
-        wanted = [normalize_key(k) for k in keys]
-    except ShardkitError as exc:
-        raise ShardkitError(f"delete {args.shard}: {exc}") from exc
-    if len(set(wanted)) < len(wanted):
-        raise ShardkitError(f"delete {args.shard}: duplicate keys")
+    wanted = keys_to_delete(args, normalize_key)
     # As swh-shard delete: a key on a tombstone that may be an unused slot is not in the
     # shard. Every key is checked before asking, and again by delete() itself.
     absent: dict[str, str] = {}

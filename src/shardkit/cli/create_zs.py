@@ -15,7 +15,7 @@ import argparse
 import os
 
 from ..errors import ShardkitError
-from .common import EXIT_OK, Progress, iter_records, print_out, show_progress
+from .common import EXIT_OK, iter_records, print_out, progress_bar
 from .create_zss import may_write, metadata_object, record_options, unsorted
 
 __all__ = ["run"]
@@ -47,17 +47,14 @@ def run(args: argparse.Namespace) -> int:
     options = record_options(args, {"codec": codec, "metadata": metadata, "jobs": args.jobs or 1})
     if args.level is not None:
         options["level"] = args.level
-    progress = Progress(f"create {args.shard}", show_progress(args))
     records = iter_records(args)
     try:
-        count = write_zs(args.shard, records,
-                         progress=lambda n: progress.count(n, "records"), **options)
+        with progress_bar(args, f"create {args.shard}", " records") as progress:
+            count = write_zs(args.shard, records, progress=progress, **options)
     except UnsortedInputError as exc:
         raise unsorted(records, exc.index, exc.record, exc.previous, "ZS") from None
     except ValueError as exc:  # no records
         raise ShardkitError(f"create --format zs: {exc}") from None
-    finally:
-        progress.finish()
     size = os.path.getsize(args.shard)
     data = {"shard": args.shard, "format": "zs", "created": True, "records": count,
             "size": size, "codec": codec, "jobs": options["jobs"]}

@@ -10,11 +10,11 @@ from __future__ import annotations
 import argparse
 import json
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from ..errors import ShardkitError
-from .common import EXIT_OK, Progress, Records, confirm, iter_records, print_out, show_progress
+from .common import EXIT_OK, Records, confirm, iter_records, print_out, progress_bar
 
 __all__ = ["run"]
 
@@ -44,7 +44,7 @@ def unsorted(records: Records, index: int, record: bytes, previous: bytes,
                          "first, e.g. LC_ALL=C sort)")
 
 
-def _checked(records: Records, progress: Progress) -> Iterator[bytes]:
+def _checked(records: Records, progress: Callable[[int], None]) -> Iterator[bytes]:
     """The records, refused at the first one smaller than the one before (one line)."""
     prev: bytes | None = None
     for number, record in enumerate(records):
@@ -52,7 +52,7 @@ def _checked(records: Records, progress: Progress) -> Iterator[bytes]:
             raise unsorted(records, number, record, prev, "ZSS")
         prev = record
         if not number % 4096:
-            progress.count(number, "records")
+            progress(number)
         yield record
 
 
@@ -107,11 +107,8 @@ def run(args: argparse.Namespace) -> int:
     options = record_options(args, {"codec": codec, "metadata": metadata})
     if args.level is not None:
         options["compress_level"] = args.level
-    progress = Progress(f"create {args.shard}", show_progress(args))
-    try:
+    with progress_bar(args, f"create {args.shard}", " records") as progress:
         count = write_zss(args.shard, _checked(iter_records(args), progress), **options)
-    finally:
-        progress.finish()
     size = os.path.getsize(args.shard)
     data = {"shard": args.shard, "format": "zss", "created": True, "records": count,
             "size": size, "codec": codec}

@@ -16,11 +16,10 @@ from ..ng import DEFAULT_MINISHARD_INDEX_BYTES, DEFAULT_SHARD_BYTES, DEFAULT_SHA
 from ..render import to_json
 from .common import (
     EXIT_OK,
-    Progress,
     positive_byte_count,
+    progress_bar,
     report_error,
     report_internal_error,
-    show_progress,
 )
 
 __all__ = ["add_ng_parser", "add_parser", "run_ng"]
@@ -190,14 +189,14 @@ def _cmd_convert(args: argparse.Namespace) -> int:
 
     if args.jobs < 1:
         raise ShardkitError("--jobs must be at least 1")
-    progress = Progress(f"ng {args.ng_command}", show_progress(args))
-    common = {"scales": args.scale, "jobs": args.jobs, "dask": args.dask, "progress": progress}
-    if args.ng_command == "shard":
-        report = shard_layer(args.src, args.dst, spec=_load_json(args.spec), **common,
-                             gzip_level=args.gzip_level, **_targets(args))
-    else:
-        report = unshard_layer(args.src, args.dst, **common)
-    progress.finish()
+    with progress_bar(args, f"ng {args.ng_command}", " tasks") as progress:
+        common = {"scales": args.scale, "jobs": args.jobs, "dask": args.dask,
+                  "progress": progress}
+        if args.ng_command == "shard":
+            report = shard_layer(args.src, args.dst, spec=_load_json(args.spec), **common,
+                                 gzip_level=args.gzip_level, **_targets(args))
+        else:
+            report = unshard_layer(args.src, args.dst, **common)
     data = report.to_dict()
     if args.json:
         sys.stdout.write(to_json(data) + "\n")

@@ -21,14 +21,13 @@ from ..formats import open_reader
 from .common import (
     EXIT_OK,
     EXIT_PROBLEMS,
-    Progress,
     call_with,
     check_out,
     io_options,
     load_spec,
     print_out,
+    progress_bar,
     run_guarded,
-    show_progress,
 )
 
 __all__ = ["CLI_OPTIONS", "add_parser", "cli_verify", "group_problems", "wanted"]
@@ -71,12 +70,11 @@ def cmd_verify(args: argparse.Namespace, reader: Any) -> int:
     try:
         for name in args.with_ or ():  # MDB: shards whose xorbs this one's files may use
             others.append(open_reader(name, "mdb", io_options=io_options(args)))
-        progress = Progress("verify", show_progress(args))
-        problems = call_with(functools.partial(reader.verify, progress=progress), "verify",
-                             reader, content_hash=args.content_hash,
-                             name_check=args.name_check, strict=args.strict,
-                             other_shards=others or None)
-        progress.finish()
+        with progress_bar(args, "verify") as progress:
+            problems = call_with(functools.partial(reader.verify, progress=progress), "verify",
+                                 reader, content_hash=args.content_hash,
+                                 name_check=args.name_check, strict=args.strict,
+                                 other_shards=others or None)
     finally:
         for other in others:
             other.close()

@@ -11,9 +11,10 @@ part that is the same: the strict uleb128 decoder, :func:`decode_records`, :clas
 
 A reader using :class:`SortedSetQueries` provides ``_frames(offset, data_only)`` (framing and
 payload of each block from a position on), ``decode_payload``, ``records_of``, ``_body_error``,
-``_cached(position, level, end_hint)``, ``_child_end(block, i, position)`` (where child ``i``
-ends at the latest) and ``_root_end()``, and the attributes ``root``, ``data_size``, ``readahead``,
-``_serial_decode`` (decoding is not worth a worker thread) and ``_len``.
+``_read_block(position, end_hint)``, ``index_of``, ``_level_error``, ``_child_end(block, i,
+position)`` (where child ``i`` ends at the latest) and ``_root_end()``, and the attributes
+``root``, ``data_size``, ``readahead``, ``_serial_decode`` (decoding is not worth a worker
+thread) and ``_len``; :meth:`SortedSetQueries._cached` reads blocks through the caches.
 """
 
 from __future__ import annotations
@@ -381,6 +382,46 @@ def header_metadata(raw: str | bytes, offset: int) -> dict[str, Any]:
     return metadata
 
 
+#: Most bytes of a block body decompressed in one step.
+INFLATE_STEP = 16 << 20
+
+
+def inflate_capped(d: Any, payload: bytes, cap: int) -> tuple[bytes | None, bool, bytes]:
+    """Decompress a block payload with a fresh decompressor ``d``: ``(body, end of stream
+    seen, bytes after it)``.
+
+    ``d`` is a zlib-style ``decompressobj`` (ZSS zlib, ZS deflate: input past ``max_length``
+    waits in ``unconsumed_tail``) or an LZMA/BZ2 decompressor (``needs_input``). The body is
+    produced in pieces of at most 16 MiB and given up (``None``) as soon as it passes ``cap``,
+    so a decompression bomb costs at most ``cap`` + 16 MiB of memory; a body that fits is
+    decompressed in one step.
+    """
+    parts: list[bytes] = []
+    total = 0
+    if hasattr(d, "unconsumed_tail"):
+        data = payload
+        while True:
+            want = min(cap + 1 - total, INFLATE_STEP)
+            piece = d.decompress(data, want)
+            total += len(piece)
+            if total > cap:
+                return None, False, b""
+            parts.append(piece)
+            data = d.unconsumed_tail
+            if d.eof or (not data and len(piece) < want):
+                break
+    else:
+        body = d.decompress(payload, max_length=min(cap + 1, INFLATE_STEP))
+        parts, total = [body], len(body)
+        while not d.eof and not d.needs_input and total <= cap:
+            piece = d.decompress(b"", max_length=min(cap + 1 - total, INFLATE_STEP))
+            total += len(piece)
+            parts.append(piece)
+        if total > cap:
+            return None, False, b""
+    return (parts[0] if len(parts) == 1 else b"".join(parts)), d.eof, d.unused_data
+
+
 def frames_until_error(frames: Iterator[Any], add: Any) -> Iterator[Any]:
     """The items of a block walk; a framing error is reported once through
     ``add("framing", None, message, field, offset)`` and ends the walk (``verify``)."""
@@ -432,9 +473,71 @@ class SortedSetQueries:
                 ) -> Iterator[tuple[Any, bytes]]:
         raise NotImplementedError
 
+    def _read_block(self, position: int, end_hint: int | None) -> tuple[Any, bytes]:
+        """Framing and payload of the block at ``position`` (one read when ``end_hint``, a
+        position the block ends at or before, allows it)."""
+        raise NotImplementedError
+
+    def _level_error(self, info: Any, level: int) -> None:
+        """Raise: the block ``info`` is not at the ``level`` its parent expects."""
+        raise NotImplementedError
+
+    def index_of(self, info: Any, body: bytes) -> Any:
+        """The entries of an index block's decompressed ``body`` (an ``IndexBlock``)."""
+        raise NotImplementedError
+
+    def _check_read(self, info: Any, level: int | None, position: int) -> None:
+        """Checks of a block's framing just read, before its payload is decoded (ZS: the root
+        is an index block, no extension block in the tree). Default: none."""
+
+    def _data_block(self, info: Any, body: bytes) -> _DataBlock:
+        """A data block's decompressed ``body`` as the cache keeps it (ZS refuses an empty
+        one)."""
+        return _DataBlock(info, body)
+
     def _cached(self, position: int, level: int | None = None, end_hint: int | None = None
                 ) -> tuple[Any, Any]:
-        raise NotImplementedError
+        """Decoded block at ``position`` through the LRU caches: (info, _DataBlock or the
+        reader's IndexBlock).
+
+        A data block found in the cache gets its record positions (:meth:`_DataBlock.index`).
+        ``level``: the level the parent expects; ``end_hint``: see :meth:`_read_block`.
+        """
+        with self._lock:  # the caches are shared by threads; decoding happens outside
+            hit = self._index_cache.get(position)
+            cache = self._index_cache
+            if hit is None:
+                hit = self._cache.get(position)
+                cache = self._cache
+            if hit is not None:
+                cache.move_to_end(position)
+        if hit is not None:
+            info, value = hit
+            if level is not None and info.level != level:
+                self._level_error(info, level)
+            if info.level == 0 and value.heads is None:
+                try:
+                    value.index()
+                except _BodyError as exc:
+                    raise self._body_error(info, exc, "data") from None
+            return hit
+        info, payload = self._read_block(position, end_hint)
+        if level is not None and info.level != level:
+            self._level_error(info, level)
+        self._check_read(info, level, position)
+        body = self.decode_payload(info, payload)
+        if info.level == 0:
+            value = self._data_block(info, body)
+            cache, size = self._cache, self.cache_blocks
+        else:
+            value = self.index_of(info, body)
+            cache, size = self._index_cache, self.cache_index_blocks
+        if size:
+            with self._lock:
+                cache[position] = (info, value)
+                while len(cache) > size:
+                    cache.popitem(last=False)
+        return info, value
 
     def decode_payload(self, info: Any, payload: bytes) -> bytes:
         """The decompressed body of a block's ``payload`` (its codec's, capped in size)."""

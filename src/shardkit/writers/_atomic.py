@@ -10,6 +10,9 @@ leaves at most a hidden ``.NAME.*.tmp`` file, never a partial file under NAME.
 and the files it refers to): each is written under its temporary name, and only once every one
 is complete are they renamed, the first opened last, so the file that names the others never
 appears before them.
+
+:class:`AtomicWriter` is the life of a writer object that builds one file through
+:func:`atomic_file` over several calls (``write``... then ``close``, or ``with``).
 """
 
 from __future__ import annotations
@@ -17,10 +20,12 @@ from __future__ import annotations
 import contextlib
 import os
 from collections.abc import Iterator
+from contextlib import AbstractContextManager
 from pathlib import Path
-from typing import IO
+from types import TracebackType
+from typing import IO, Self
 
-__all__ = ["AtomicFiles", "atomic_file", "atomic_files", "write_bytes_atomic"]
+__all__ = ["AtomicFiles", "AtomicWriter", "atomic_file", "atomic_files", "write_bytes_atomic"]
 
 
 def _temporary(path: Path) -> Path:
@@ -51,6 +56,71 @@ def write_bytes_atomic(target: str | os.PathLike[str], data: bytes) -> None:
     """``Path(target).write_bytes(data)``, through :func:`atomic_file`."""
     with atomic_file(target) as fh:
         fh.write(data)
+
+
+class _Aborted(Exception):
+    """Thrown into :func:`atomic_file` to make it discard the temporary file."""
+
+
+class AtomicWriter:
+    """A writer of one file through :func:`atomic_file`, held open across calls.
+
+    A subclass sets ``path``, calls :meth:`_open` once for the temporary file, writes to it,
+    and defines :meth:`_finish`: the last writes, then :meth:`_commit`. :meth:`close` runs
+    :meth:`_finish` once; on any failure, and on :meth:`abort`, the temporary file is removed,
+    so ``path`` only ever holds a complete file. ``with`` closes the writer, or aborts it when
+    the block raises.
+    """
+
+    path: Path
+    _done = False
+    _sink: AbstractContextManager[IO[bytes]] | None = None
+
+    def _open(self) -> IO[bytes]:
+        """The temporary file beside ``path`` (a hidden name), open for writing."""
+        sink = atomic_file(self.path)
+        fh = sink.__enter__()
+        self._sink = sink
+        return fh
+
+    def _commit(self) -> None:
+        """Flush the temporary file to disk, close it and rename it over ``path``."""
+        sink, self._sink = self._sink, None
+        assert sink is not None
+        sink.__exit__(None, None, None)
+
+    def _finish(self) -> None:
+        raise NotImplementedError
+
+    def close(self) -> Path:
+        """Write what comes last and move the file into place; its path (once: closing again
+        does nothing)."""
+        if self._done:
+            return self.path
+        try:
+            self._finish()
+        except BaseException:
+            self.abort()
+            raise
+        self._done = True
+        return self.path
+
+    def abort(self) -> None:
+        """Stop and remove the partial file."""
+        self._done = True
+        sink, self._sink = self._sink, None
+        if sink is not None:  # atomic_file closes and removes the temporary file
+            sink.__exit__(_Aborted, _Aborted(), None)
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        if exc_type is not None:
+            self.abort()
+        else:
+            self.close()
 
 
 class AtomicFiles:

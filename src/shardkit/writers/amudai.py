@@ -28,12 +28,13 @@ import io
 import struct
 import uuid
 from collections.abc import Iterable, Iterator, Mapping, Sequence, Sized
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from dataclasses import field as dc_field
+from dataclasses import fields as dc_fields
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import flatbuffers
 import numpy as np
@@ -60,11 +61,16 @@ from .amudai_blocks import (  # noqa: F401 - ROARING_COOKIE, SEGMENT_SIZE: kept 
     roaring_bitmap,
     value_dictionary,
 )
+from .amudai_schema import BASIC_TYPES, FieldSpec, field
 from .amudai_stats import _BYTES_TYPES, _INT_WIDTH, _NUMERIC, Summary
+
+if TYPE_CHECKING:
+    from .amudai_ingest import ingest
 
 __all__ = [
     "BASIC_TYPES",
     "FRAME",
+    "AmudaiWriteOptions",
     "AnyValueBytes",
     "ArtifactSpec",
     "FieldSpec",
@@ -82,56 +88,9 @@ __all__ = [
 ]
 
 FRAME = b"amud\x00\x01\x00\x00"
-BASIC_TYPES = {name: i for i, name in enumerate([
-    "Unit", "Boolean", "Int8", "Int16", "Int32", "Int64", "Float32", "Float64", "Binary",
-    "FixedSizeBinary", "String", "Guid", "DateTime", "List", "FixedSizeList", "Struct", "Map",
-    "Union"])}
 NO_PARENT = 0xFFFF_FFFF
 BLOCK_VALUES = 8192  # Plain profile: values (or bytes) per block
 TICKS_EPOCH = datetime(1, 1, 1, tzinfo=UTC)
-
-
-@dataclass(frozen=True)
-class FieldSpec:
-    """One node of the schema to write.
-
-    Attributes:
-        name: Field name ("" allowed for list items).
-        type: BasicType name (``"Int64"``, ``"String"``, ``"List"``...).
-        children: Child nodes (Struct fields; the item of List/FixedSizeList; key and value of
-            Map).
-        signed: Integer signedness (ignored for other types).
-        fixed_size: Byte size of FixedSizeBinary, element count of FixedSizeList.
-        dictionary: String/Binary/Guid: encode with a VALUE_DICTIONARY buffer.
-        extended_type: Optional ExtendedTypeAnnotation label (``KustoDecimal``...).
-    """
-
-    name: str
-    type: str
-    children: tuple[FieldSpec, ...] = ()
-    signed: bool = True
-    fixed_size: int = 0
-    dictionary: bool = False
-    extended_type: str | None = None
-
-    def __post_init__(self) -> None:
-        if self.type not in BASIC_TYPES or self.type in ("Unit", "Union"):
-            raise ValueError(f"cannot write fields of type {self.type!r}")
-        want = {"List": 1, "FixedSizeList": 1, "Map": 2}.get(self.type)
-        if want is not None and len(self.children) != want:
-            raise ValueError(f"{self.type} field {self.name!r} needs {want} child(ren)")
-        if self.type != "Struct" and want is None and self.children:
-            raise ValueError(f"{self.type} field {self.name!r} cannot have children")
-        if self.type in ("FixedSizeBinary", "FixedSizeList") and not \
-                0 < self.fixed_size <= 2**31 - 1:
-            raise ValueError(f"{self.type} field {self.name!r} needs 0 < fixed_size < 2**31")
-
-
-def field(name: str, type: str, *children: FieldSpec, **options: Any) -> FieldSpec:
-    """Shorthand for :class:`FieldSpec` (``Guid`` gets ``fixed_size=16``)."""
-    if type == "Guid":
-        options.setdefault("fixed_size", 16)
-    return FieldSpec(name, type, tuple(children), **options)
 
 
 @dataclass(frozen=True)
@@ -181,6 +140,59 @@ class IndexSpec:
     artifacts: tuple[ArtifactSpec, ...] = ()
     properties: Mapping[str, Any] | None = None
     index_size: int | None = None
+
+
+@dataclass(frozen=True)
+class AmudaiWriteOptions:
+    """How :func:`build_amudai_files`, :func:`build_amudai` and :func:`write_amudai` write a
+    shard; each field may also be given to them as a keyword of the same name.
+
+    Attributes:
+        compression: ``plain`` (default), ``lz4`` or ``zstd`` for numeric and variable-size
+            binary blocks (small blocks stay Plain, as the reference writer does).
+        block_checksums: Write the per-block checksums (the reference default).
+        presence: Presence sections of numeric and binary blocks with some nulls: ``bytes``
+            (default; the Plain profile: ``02`` + one byte per value), ``roaring`` (always
+            Roaring, listing the null or the present positions, whichever is fewer), or
+            ``auto`` (the reference's Balanced rule: Roaring of the null positions below 1 %
+            nulls, of the present positions above 99 %, bytes otherwise).
+        properties: ShardProperties.custom_properties (name -> Python value or AnyValueBytes).
+        standard_properties: ShardProperties.standard_properties.
+        stripe_properties: Per stripe, StripeProperties.custom_properties (None: none).
+        created: ``(creation_min, creation_max)`` for ShardProperties.
+        indexes: Shard-level index descriptors (the directory's ``indexes_ref``).
+        stripe_indexes: Per stripe, its index descriptors (``StripeDirectory.indexes_ref``).
+        field_indexes: Field path -> index descriptors of its shard-level FieldDescriptor.
+        stripe_field_indexes: Per stripe, field path -> index descriptors of its
+            StripeFieldDescriptor.
+    """
+
+    compression: str = "plain"
+    block_checksums: bool = True
+    presence: str = "bytes"
+    properties: Mapping[str, Any] | None = None
+    standard_properties: Mapping[str, Any] | None = None
+    stripe_properties: Sequence[Mapping[str, Any] | None] | None = None
+    created: tuple[datetime, datetime] | None = None
+    indexes: Sequence[IndexSpec] | None = None
+    stripe_indexes: Sequence[Sequence[IndexSpec] | None] | None = None
+    field_indexes: Mapping[str, Sequence[IndexSpec]] | None = None
+    stripe_field_indexes: Sequence[Mapping[str, Sequence[IndexSpec]] | None] | None = None
+
+    @classmethod
+    def of(cls, options: AmudaiWriteOptions | None, given: Mapping[str, Any]
+           ) -> AmudaiWriteOptions:
+        """``options`` (None: the defaults) with the keywords ``given`` in place of its
+        fields.
+
+        Raises:
+            TypeError: A keyword that is not a field, named.
+        """
+        unknown = sorted(set(given) - {f.name for f in dc_fields(cls)})
+        if unknown:
+            raise TypeError(f"unexpected keyword argument(s) {', '.join(unknown)} (the "
+                            f"writer's options: {', '.join(f.name for f in dc_fields(cls))})")
+        return replace(options or cls(), **given)
 
 
 # --- AnyValue ----------------------------------------------------------------------------
@@ -802,23 +814,13 @@ def _stripe_columns(k: int, stripe: Mapping[str, Sequence[Any]], nodes: list[_No
 
 
 def _write_shard(sink: _MemorySink | _FileSink, schema: Sequence[FieldSpec],
-                 stripes: Iterable[Mapping[str, Sequence[Any]]], *,
-                 two_level: bool = True,
-                 root_name: str = "shard.amudai.shard",
-                 compression: str = "plain",
-                 block_checksums: bool = True,
-                 presence: str = "bytes",
-                 properties: Mapping[str, Any] | None = None,
-                 standard_properties: Mapping[str, Any] | None = None,
-                 stripe_properties: Sequence[Mapping[str, Any] | None] | None = None,
-                 created: tuple[datetime, datetime] | None = None,
-                 indexes: Sequence[IndexSpec] | None = None,
-                 stripe_indexes: Sequence[Sequence[IndexSpec] | None] | None = None,
-                 field_indexes: Mapping[str, Sequence[IndexSpec]] | None = None,
-                 stripe_field_indexes: Sequence[Mapping[str, Sequence[IndexSpec]] | None]
-                 | None = None) -> list[str]:
+                 stripes: Iterable[Mapping[str, Sequence[Any]]], o: AmudaiWriteOptions, *,
+                 two_level: bool, root_name: str) -> list[str]:
     """Write a shard's files into ``sink``, one stripe at a time; their names, the root
     first (see :func:`build_amudai_files`)."""
+    compression, presence = o.compression, o.presence
+    stripe_properties, stripe_indexes = o.stripe_properties, o.stripe_indexes
+    stripe_field_indexes, indexes = o.stripe_field_indexes, o.indexes
     codec = _codec(compression)
     if presence not in PRESENCE_MODES:
         raise ValueError(f"unknown presence mode {presence!r} ({', '.join(PRESENCE_MODES)})")
@@ -838,7 +840,7 @@ def _write_shard(sink: _MemorySink | _FileSink, schema: Sequence[FieldSpec],
     if isinstance(stripes, Sized):
         check_counts(len(stripes))
     paths = _paths(nodes)
-    shard_field_idx = _field_index_ids(paths, field_indexes)
+    shard_field_idx = _field_index_ids(paths, o.field_indexes)
     stripe_field_idx = [_field_index_ids(paths, m) for m in (stripe_field_indexes or [])]
     root = _Blob("", sink.open(root_name))
     written = [root_name]
@@ -857,7 +859,7 @@ def _write_shard(sink: _MemorySink | _FileSink, schema: Sequence[FieldSpec],
             blob = _Blob(url, sink.open(url))
             urls.append(url)
             written.append(url)
-        w = _StripeWriter(blob, codec, block_checksums, presence)
+        w = _StripeWriter(blob, codec, o.block_checksums, presence)
         sfds = {}
         for node in _post_order(nodes):
             sfds[node.schema_id], summary = _encode_node(w, node, cols.pop(node.schema_id))
@@ -915,12 +917,13 @@ def _write_shard(sink: _MemorySink | _FileSink, schema: Sequence[FieldSpec],
     directory.field_list_ref.CopyFrom(_ref("", root.record(_data_ref_array([""] * id_count,
                                                                              ranges))))
     # 4. shard properties, indexes, schema, directory
-    if properties or standard_properties or created:
+    if o.properties or o.standard_properties or o.created:
         props = spb.ShardProperties()
-        if created:
-            props.creation_min.ticks = _ticks(created[0])
-            props.creation_max.ticks = _ticks(created[1])
-        raw = _ser(props) + _name_values(standard_properties, 3) + _name_values(properties, 4)
+        if o.created:
+            props.creation_min.ticks = _ticks(o.created[0])
+            props.creation_max.ticks = _ticks(o.created[1])
+        raw = (_ser(props) + _name_values(o.standard_properties, 3)
+               + _name_values(o.properties, 4))
         directory.properties_ref.CopyFrom(_ref("", root.record(raw)))
     if indexes is not None:
         directory.indexes_ref.CopyFrom(_ref("", root.record(_ser(idx.collection(indexes)))))
@@ -938,24 +941,10 @@ def _write_shard(sink: _MemorySink | _FileSink, schema: Sequence[FieldSpec],
     return written
 
 
-def build_amudai_files(
-    schema: Sequence[FieldSpec],
-    stripes: Iterable[Mapping[str, Sequence[Any]]],
-    *,
-    two_level: bool = True,
-    root_name: str = "shard.amudai.shard",
-    compression: str = "plain",
-    block_checksums: bool = True,
-    presence: str = "bytes",
-    properties: Mapping[str, Any] | None = None,
-    standard_properties: Mapping[str, Any] | None = None,
-    stripe_properties: Sequence[Mapping[str, Any] | None] | None = None,
-    created: tuple[datetime, datetime] | None = None,
-    indexes: Sequence[IndexSpec] | None = None,
-    stripe_indexes: Sequence[Sequence[IndexSpec] | None] | None = None,
-    field_indexes: Mapping[str, Sequence[IndexSpec]] | None = None,
-    stripe_field_indexes: Sequence[Mapping[str, Sequence[IndexSpec]] | None] | None = None,
-) -> dict[str, bytes]:
+def build_amudai_files(schema: Sequence[FieldSpec],
+                       stripes: Iterable[Mapping[str, Sequence[Any]]],
+                       options: AmudaiWriteOptions | None = None, *, two_level: bool = True,
+                       root_name: str = "shard.amudai.shard", **kw: Any) -> dict[str, bytes]:
     """Build a shard in memory; returns ``{file name: bytes}`` (the root first, then stripe
     files, then index artifact files). :func:`write_amudai` writes the same bytes to disk, one
     stripe at a time.
@@ -971,47 +960,31 @@ def build_amudai_files(
             List/FixedSizeList, dicts or pairs for Map, datetimes or ticks for DateTime). An
             integer column may be a 1-D integer numpy array, a Float64 column a 1-D float
             array (no nulls either way), taken as it is (any other array: value by value).
+        options: How to write it (:class:`AmudaiWriteOptions`; None: the defaults).
         two_level: Put each stripe's buffers in its own ``.amudai.stripe`` file.
         root_name: File name of the root (stripe file names derive from it).
-        compression: ``plain`` (default), ``lz4`` or ``zstd`` for numeric and variable-size
-            binary blocks (small blocks stay Plain, as the reference writer does).
-        block_checksums: Write the per-block checksums (the reference default).
-        presence: Presence sections of numeric and binary blocks with some nulls: ``bytes``
-            (default; the Plain profile: ``02`` + one byte per value), ``roaring`` (always
-            Roaring, listing the null or the present positions, whichever is fewer), or
-            ``auto`` (the reference's Balanced rule: Roaring of the null positions below 1 %
-            nulls, of the present positions above 99 %, bytes otherwise).
-        properties: ShardProperties.custom_properties (name -> Python value or AnyValueBytes).
-        standard_properties: ShardProperties.standard_properties.
-        stripe_properties: Per stripe, StripeProperties.custom_properties (None: none).
-        created: ``(creation_min, creation_max)`` for ShardProperties.
-        indexes: Shard-level index descriptors (the directory's ``indexes_ref``).
-        stripe_indexes: Per stripe, its index descriptors (``StripeDirectory.indexes_ref``).
-        field_indexes: Field path -> index descriptors of its shard-level FieldDescriptor.
-        stripe_field_indexes: Per stripe, field path -> index descriptors of its
-            StripeFieldDescriptor.
+        **kw: Fields of :class:`AmudaiWriteOptions` (``compression="lz4"``...), given one by
+            one; they replace those of ``options``.
     """
     sink = _MemorySink()
-    written = _write_shard(
-        sink, schema, stripes, two_level=two_level, root_name=root_name,
-        compression=compression, block_checksums=block_checksums, presence=presence,
-        properties=properties, standard_properties=standard_properties,
-        stripe_properties=stripe_properties, created=created, indexes=indexes,
-        stripe_indexes=stripe_indexes, field_indexes=field_indexes,
-        stripe_field_indexes=stripe_field_indexes)
+    written = _write_shard(sink, schema, stripes, AmudaiWriteOptions.of(options, kw),
+                           two_level=two_level, root_name=root_name)
     return {name: sink.value(name) for name in written}
 
 
 def build_amudai(schema: Sequence[FieldSpec], stripes: Iterable[Mapping[str, Sequence[Any]]],
-                 **options: Any) -> bytes:
+                 options: AmudaiWriteOptions | None = None, *, root_name: str =
+                 "shard.amudai.shard", **kw: Any) -> bytes:
     """A single-file shard's bytes (see :func:`build_amudai_files` for the options)."""
-    options["two_level"] = False
-    files = build_amudai_files(schema, stripes, **options)
+    files = build_amudai_files(schema, stripes, options, two_level=False, root_name=root_name,
+                               **kw)
     return next(iter(files.values()))
 
 
 def write_amudai(path: str | Path, schema: Sequence[FieldSpec],
-                 stripes: Iterable[Mapping[str, Sequence[Any]]], **options: Any) -> list[Path]:
+                 stripes: Iterable[Mapping[str, Sequence[Any]]],
+                 options: AmudaiWriteOptions | None = None, *, two_level: bool = False,
+                 **kw: Any) -> list[Path]:
     """Write a shard at ``path`` (stripe files beside it when ``two_level=True``), streaming.
 
     ``stripes`` may be any iterable (a generator too): each stripe is shredded, encoded and
@@ -1029,12 +1002,18 @@ def write_amudai(path: str | Path, schema: Sequence[FieldSpec],
         The paths written, the root first.
     """
     path = Path(path)
-    options.setdefault("two_level", False)
+    o = AmudaiWriteOptions.of(options, kw)
     with atomic_files() as group:
-        written = _write_shard(_FileSink(path.parent, group), schema, stripes,
-                               root_name=path.name, **options)
+        written = _write_shard(_FileSink(path.parent, group), schema, stripes, o,
+                               two_level=two_level, root_name=path.name)
     return [path.parent / name for name in written]
 
 
-# Last: the ingest module builds on the names above.
-from .amudai_ingest import ingest  # noqa: E402
+def __getattr__(name: str) -> Any:
+    """``ingest`` (:mod:`.amudai_ingest`, which builds on this module) on first use, so that
+    neither module imports the other while it loads."""
+    if name == "ingest":
+        from .amudai_ingest import ingest
+
+        return ingest
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -37,7 +37,8 @@ from typing import Any
 
 from ..errors import ShardkitError
 from ..formats.amudai.decimal128 import encode_d128
-from .amudai import FieldSpec, field, write_amudai
+from .amudai import write_amudai
+from .amudai_schema import FieldSpec, field
 
 __all__ = ["INFER_RECORDS", "SCHEMA_TYPES", "IngestError", "datetime_ticks", "infer_schema",
            "ingest", "parse_arrow_schema", "parse_schema", "read_records", "unix_to_ticks"]

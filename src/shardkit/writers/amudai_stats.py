@@ -24,7 +24,7 @@ from ..generated import amudai_common_pb2 as cpb
 from ..generated import amudai_shard_pb2 as spb
 
 if TYPE_CHECKING:
-    from .amudai import FieldSpec
+    from .amudai_schema import FieldSpec
 
 __all__ = ["Summary"]
 

@@ -28,9 +28,7 @@ from __future__ import annotations
 import os
 from array import array
 from collections.abc import Iterable, Sequence
-from contextlib import AbstractContextManager
 from pathlib import Path
-from types import TracebackType
 from typing import IO, Any
 
 import numpy as np
@@ -39,7 +37,7 @@ from construct import Bytes, Const, Int32ul, Int64ub, Struct
 from ..errors import EntryNotFoundError, InvalidKeyError, ShardkitError
 from ..formats.mosaic import model as m
 from ..formats.mosaic.model import KINDS, content_key
-from ._atomic import atomic_file
+from ._atomic import AtomicWriter
 
 __all__ = ["CRC32_ELEMENT", "DEFAULT_TILE_THRESHOLD", "UINT8_ELEMENT", "MosaicWriter",
            "delete", "write_mosaic", "write_mosaic_files"]
@@ -103,15 +101,11 @@ def _master_with_crc(eid: int, parts: Sequence[bytes | bytearray | memoryview]
     return [head, CRC32_ELEMENT.build({"value": crc}), *parts]
 
 
-class _Aborted(Exception):
-    """Thrown into :func:`atomic_file` to make it discard the temporary file."""
-
-
 def _write_error(path: Path, exc: OSError) -> ShardkitError:
     return ShardkitError(f"cannot write {path}: {exc.strerror or exc}")
 
 
-class MosaicWriter:
+class MosaicWriter(AtomicWriter):
     """Builds a MOSAIC file: ``add(data)`` for each object, then ``close()`` (or ``with``).
 
     Args:
@@ -173,8 +167,6 @@ class MosaicWriter:
         self._tile_starts = array("Q")
         self._explicit = False
         self._tile = bytearray()
-        self._done = False
-        self._sink: AbstractContextManager[IO[bytes]] | None = None
         meta = [uint_element(m.EBML_VERSION, 1), uint_element(m.EBML_READ_VERSION, 1),
                 uint_element(m.EBML_MAX_ID_LENGTH, 4), uint_element(m.EBML_MAX_SIZE_LENGTH, 8),
                 element(m.DOC_TYPE, b"mosaic"), uint_element(m.DOC_TYPE_VERSION, 1),
@@ -192,9 +184,7 @@ class MosaicWriter:
         meta_el = b"".join(_master_with_crc(m.CONTAINER_META_DATA, [body, self._meta_tail]))
         self._counters_at = self._meta_start + len(meta_el) - len(self._meta_tail) - len(body)
         try:
-            sink = atomic_file(self.path)
-            self._fh = sink.__enter__()
-            self._sink = sink
+            self._fh = self._open()
             self._fh.write(header + (m.MOSAIC).to_bytes(4, "big") + vint(0, 8) + meta_el)
         except OSError as exc:
             self.abort()
@@ -274,19 +264,6 @@ class MosaicWriter:
 
     # -- closing ------------------------------------------------------------------------------
 
-    def close(self) -> Path:
-        """Write the indexes, the counters and the CRC-32s, and move the file into place."""
-        if self._done:
-            return self.path
-        try:
-            self._flush_tile()
-            self._finish()
-        except BaseException:
-            self.abort()
-            raise
-        self._done = True
-        return self.path
-
     def _dedupe(self) -> np.ndarray:
         """Objects kept in the indexes: with computed keys, a second copy of some content is
         voided in its tile (as a deletion would) and left out."""
@@ -351,6 +328,9 @@ class MosaicWriter:
         fh.seek(0, os.SEEK_END)
 
     def _finish(self) -> None:
+        """Write the last tile, the indexes, the counters and the CRC-32s, and move the file
+        into place."""
+        self._flush_tile()
         fh = self._fh
         self._digests = []  # they hold the key stores, let go one by one below
         eot = self._pos
@@ -381,9 +361,7 @@ class MosaicWriter:
         fh.seek(self._counters_at)
         fh.write(self._counters(count, total, eot))
         self._rewrite_crc(self._meta_start)
-        sink, self._sink = self._sink, None
-        assert sink is not None
-        sink.__exit__(None, None, None)
+        self._commit()
 
     def _index(self, kind: m.IndexKind, keys: np.ndarray, offsets: np.ndarray,
                off_len: int) -> list[bytes | bytearray | memoryview]:
@@ -449,22 +427,6 @@ class MosaicWriter:
             parts.append(element(m.CONFLICTS, b"".join(conflicts)))
         return _master_with_crc(m.INDEX, parts)
 
-    def abort(self) -> None:
-        """Stop and remove the partial file."""
-        self._done = True
-        sink, self._sink = self._sink, None
-        if sink is not None:
-            sink.__exit__(_Aborted, _Aborted(), None)
-
-    def __enter__(self) -> MosaicWriter:
-        return self
-
-    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
-                 tb: TracebackType | None) -> None:
-        if exc_type is not None:
-            self.abort()
-        else:
-            self.close()
 
 
 def write_mosaic(path: str | os.PathLike[str], objects: Iterable[bytes],

@@ -26,10 +26,8 @@ import os
 import struct
 from array import array
 from collections.abc import Iterable
-from contextlib import AbstractContextManager
 from pathlib import Path
-from types import TracebackType
-from typing import IO, Literal
+from typing import Literal
 
 import numpy as np
 from construct import Bytes, Const, Int64ub, Padding, Struct
@@ -47,7 +45,7 @@ from ..formats.swh import (
 from ..formats.swh.verify import first_nonzero
 from ..hashing.cmph_build import BuildError, build_chd_ph
 from ..sources import FileSource
-from ._atomic import atomic_file
+from ._atomic import AtomicWriter
 
 __all__ = ["HEADER", "INDEX_ENTRY", "OBJECT_SIZE", "KeysNotFoundError", "SwhShardWriter",
            "delete", "truncate", "write_swh", "write_swh_files"]
@@ -98,11 +96,7 @@ def _as_bytes(value: object) -> memoryview:
     return view.cast("B") if view.format != "B" or view.ndim != 1 else view
 
 
-class _Aborted(Exception):
-    """Thrown into :func:`atomic_file` to make it discard the temporary file."""
-
-
-class SwhShardWriter:
+class SwhShardWriter(AtomicWriter):
     """Builds a shard: ``write(key, value)`` for each object, then ``close()`` (or ``with``).
 
     Args:
@@ -127,11 +121,8 @@ class SwhShardWriter:
         self.seed = seed
         # a hidden temporary file beside the target, renamed over it by close() (abort() and
         # every failure remove it): the final name only ever holds a complete shard
-        self._sink: AbstractContextManager[IO[bytes]] | None = None
         try:
-            sink = atomic_file(self.path)
-            self._fh = sink.__enter__()
-            self._sink = sink
+            self._fh = self._open()
             self._fh.write(bytes(OBJECTS_POSITION))
         except OSError as exc:
             self.abort()
@@ -140,7 +131,6 @@ class SwhShardWriter:
         self._buf = bytearray()  # objects not yet written (flushed every _FLUSH bytes)
         self._offsets = array("Q")
         self._pos = OBJECTS_POSITION
-        self._done = False
 
     def __len__(self) -> int:
         return len(self._offsets)
@@ -184,19 +174,8 @@ class SwhShardWriter:
         self.write(key, data)
         return key
 
-    def close(self) -> Path:
-        """Build the hash function, write index, dump and header, and move the file in place."""
-        if self._done:
-            return self.path
-        try:
-            self._finish()
-        except BaseException:
-            self.abort()
-            raise
-        self._done = True
-        return self.path
-
     def _finish(self) -> None:
+        """Build the hash function, write index, dump and header, and move the file in place."""
         self._flush()
         count = len(self._offsets)
         keys = np.frombuffer(self._keys, dtype=np.uint8).reshape(count, KEY_LEN)
@@ -232,28 +211,9 @@ class SwhShardWriter:
             self._fh.write(built.dump)
             self._fh.seek(0)
             self._fh.write(header)
-            sink, self._sink = self._sink, None
-            assert sink is not None
-            sink.__exit__(None, None, None)  # flush, fsync, close, rename into place
+            self._commit()  # flush, fsync, close, rename into place
         except OSError as exc:
             raise _write_error(self.path, exc) from exc
-
-    def abort(self) -> None:
-        """Stop and remove the partial file."""
-        self._done = True
-        sink, self._sink = self._sink, None
-        if sink is not None:  # atomic_file closes and removes the temporary file
-            sink.__exit__(_Aborted, _Aborted(), None)
-
-    def __enter__(self) -> SwhShardWriter:
-        return self
-
-    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
-                 tb: TracebackType | None) -> None:
-        if exc_type is not None:
-            self.abort()
-        else:
-            self.close()
 
 
 def write_swh(path: str | os.PathLike[str], items: Iterable[tuple[bytes | str, bytes]], *,

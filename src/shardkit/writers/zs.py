@@ -34,7 +34,6 @@ import contextlib
 import hashlib
 import io
 import itertools
-import json
 import lzma
 import operator
 import os
@@ -50,7 +49,7 @@ from typing import IO, Any
 from .._layouts import layouts, struct_of
 from ..hashing.crc64xz import crc64xz, crc64xz_le
 from ._atomic import atomic_file
-from .zss import encode_uleb128
+from .zss import checked_options, encode_uleb128
 
 _deflate: types.ModuleType
 try:  # zlib-ng: the same raw deflate format at about twice zlib's speed
@@ -189,19 +188,13 @@ class ZsWriter:
                  jobs: int = 1, record_overhead: int = 0) -> None:
         if codec not in CODECS:
             raise ValueError(f"unknown ZS codec {codec!r}; known: {', '.join(CODECS)}")
-        if branching_factor < 2:
-            raise ValueError("branching_factor must be at least 2")
-        if approx_block_size < 1:
-            raise ValueError("approx_block_size must be positive")
+        self.metadata_json = checked_options("ZS", metadata, approx_block_size,
+                                             branching_factor, record_overhead)
         if jobs < 1:
             raise ValueError("jobs must be at least 1")
-        metadata = {} if metadata is None else metadata
-        if not isinstance(metadata, dict):
-            raise TypeError("ZS metadata must be a dict (a JSON object)")
         self.codec = CODECS[codec]
         _check_level(self.codec, level)
         self.level = level
-        self.metadata_json = json.dumps(metadata, ensure_ascii=True).encode("ascii")
         self.approx_block_size = approx_block_size
         self.branching_factor = branching_factor
         self.record_overhead = record_overhead

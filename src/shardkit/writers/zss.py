@@ -84,6 +84,27 @@ def encode_uleb128(value: int) -> bytes:
     return bytes(out)
 
 
+def checked_options(fmt: str, metadata: dict[str, Any] | None, approx_block_size: int,
+                    branching_factor: int, record_overhead: int) -> bytes:
+    """The checks of the options the ZSS and ZS writers share; the header's metadata JSON.
+
+    Raises:
+        ValueError: ``branching_factor`` below 2, ``approx_block_size`` below 1 or
+            ``record_overhead`` below 0.
+        TypeError: ``metadata`` is not a dict.
+    """
+    if branching_factor < 2:
+        raise ValueError("branching_factor must be at least 2")
+    if approx_block_size < 1:
+        raise ValueError("approx_block_size must be positive")
+    if record_overhead < 0:
+        raise ValueError("record_overhead must be >= 0")
+    metadata = {} if metadata is None else metadata
+    if not isinstance(metadata, dict):
+        raise TypeError(f"{fmt} metadata must be a dict (a JSON object)")
+    return json.dumps(metadata, ensure_ascii=True).encode("ascii")
+
+
 def _compressor(codec: str, level: int | None) -> Callable[[bytes], bytes]:
     if codec == "zlib":
         lvl = _DEFAULT_LEVEL["zlib"] if level is None else level
@@ -133,15 +154,8 @@ class ZssWriter:
         compress_level: int | None = None,
         record_overhead: int = 1,
     ) -> None:
-        if branching_factor < 2:
-            raise ValueError("branching_factor must be at least 2")
-        if approx_block_size < 1:
-            raise ValueError("approx_block_size must be positive")
-        if record_overhead < 0:
-            raise ValueError("record_overhead must be >= 0")
-        metadata = {} if metadata is None else metadata
-        if not isinstance(metadata, dict):
-            raise TypeError("ZSS metadata must be a dict (a JSON object)")
+        metadata_json = checked_options("ZSS", metadata, approx_block_size, branching_factor,
+                                        record_overhead)
         if isinstance(uuid, UUID):
             uuid = uuid.bytes
         uuid = os.urandom(16) if uuid is None else bytes(uuid)
@@ -152,7 +166,7 @@ class ZssWriter:
         self._compress = _compressor(codec, compress_level)
         self.codec = codec
         self.uuid = uuid
-        self.metadata_json = json.dumps(metadata, ensure_ascii=True).encode("ascii")
+        self.metadata_json = metadata_json
         self.approx_block_size = approx_block_size
         self.branching_factor = branching_factor
         self.record_overhead = record_overhead

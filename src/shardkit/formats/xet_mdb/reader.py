@@ -7,7 +7,7 @@ from array import array
 from bisect import bisect_left
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from functools import cached_property
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ..._kaitai import kaitai_errors, parse
 from ..._lazy import lazy_module
@@ -68,6 +68,23 @@ else:
 _WALK = struct.Struct("<Q24xII")  # word 0 of the hash, then the two u32 after it
 _DROP_EVERY = 4096  # blocks walked between drops of the mapped pages
 _ALL_ONES = 2**64 - 1
+
+
+class _SectionWalk(NamedTuple):
+    """How a record section's blocks are counted: a head record, then ``count`` records (in
+    the u32 after word 0 of the head's hash, the flags in the one before), then the records
+    that the flags add (file blocks: verification entries, one per term; a metadata ext)."""
+
+    kind: str  # "file" or "xorb": /file_info, /xorb_info in the model
+    unit: str
+    count_field: str
+    verification_flag: int = 0
+    metadata_ext_flag: int = 0
+
+
+_FILE_WALK = _SectionWalk("file", "terms", "num_terms", FILE_FLAG_VERIFICATION,
+                          FILE_FLAG_METADATA_EXT)
+_XORB_WALK = _SectionWalk("xorb", "chunks", "num_chunks")
 #: The cached attributes that hold views of the file (dropped by close()).
 _MAPPED = ("_layout", "files", "xorbs", "_xorb_records", "_kaitai_objects", "file_lookup",
            "xorb_lookup", "chunk_lookup", "_file_index", "_xorb_index", "_chunk_index",
@@ -284,62 +301,48 @@ class MdbShard(Reader):
         """Walk both record sections to their bookends, checking every count against the bytes
         that remain before anything is read."""
         mem, limit = self._mem, self._records_limit
-        file_pos = array("q")
-        add = file_pos.append
-        pos, i = HEADER_SIZE, 0
+        file_pos, pos = self._walk_section(_FILE_WALK, HEADER_SIZE, limit)
+        xorb_info_offset = pos + RECORD_SIZE
+        xorb_pos, pos = self._walk_section(_XORB_WALK, xorb_info_offset, limit)
+        self._drop_pages()
+        return _Layout(mem, np.frombuffer(file_pos, np.int64), xorb_info_offset,
+                       np.frombuffer(xorb_pos, np.int64), pos + RECORD_SIZE)
+
+    def _walk_section(self, walk: _SectionWalk, pos: int, limit: int) -> tuple[array[int], int]:
+        """The offsets of one record section's blocks, from ``pos`` to its bookend (and where
+        the bookend is); each block's record count is checked against the bytes left before
+        ``limit`` before the next one is read."""
+        mem = self._mem
+        starts: array[int] = array("q")
+        add = starts.append
         unpack = _WALK.unpack_from
-        while True:
-            if pos + RECORD_SIZE > limit:
-                raise TruncatedError(
-                    f"truncated: the file info section has no bookend: block {i} at {pos} needs "
-                    f"{RECORD_SIZE} bytes, {max(0, limit - pos)} remain",
-                    needed=RECORD_SIZE, available=max(0, limit - pos), offset=pos,
-                    field=f"/file_info/blocks/{i}")
-            w0, flags, n = unpack(mem, pos)
-            if w0 == _ALL_ONES and mem[pos : pos + 32] == _BOOKEND_HASH:
-                break
-            nrec = (1 + n + (n if flags & FILE_FLAG_VERIFICATION else 0)
-                    + (1 if flags & FILE_FLAG_METADATA_EXT else 0))
-            end = pos + nrec * RECORD_SIZE
-            if end > limit:
-                raise TruncatedError(
-                    f"truncated: file block {i} declares {n} terms ({nrec} records, "
-                    f"{nrec * RECORD_SIZE} bytes) but {limit - pos} bytes remain before the end "
-                    "of the sections",
-                    needed=nrec * RECORD_SIZE, available=limit - pos, offset=pos + 36,
-                    field=f"/file_info/blocks/{i}/num_terms")
-            add(pos)
-            pos, i = end, i + 1
-            if not i % _DROP_EVERY:
-                self._drop_pages()
-        xorb_info_offset = pos = pos + RECORD_SIZE
-        xorb_pos = array("q")
-        add = xorb_pos.append
+        verification, metadata_ext = walk.verification_flag, walk.metadata_ext_flag
         i = 0
         while True:
             if pos + RECORD_SIZE > limit:
                 raise TruncatedError(
-                    f"truncated: the xorb info section has no bookend: block {i} at {pos} needs "
-                    f"{RECORD_SIZE} bytes, {max(0, limit - pos)} remain",
+                    f"truncated: the {walk.kind} info section has no bookend: block {i} at "
+                    f"{pos} needs {RECORD_SIZE} bytes, {max(0, limit - pos)} remain",
                     needed=RECORD_SIZE, available=max(0, limit - pos), offset=pos,
-                    field=f"/xorb_info/blocks/{i}")
-            w0, _, n = unpack(mem, pos)
+                    field=f"/{walk.kind}_info/blocks/{i}")
+            w0, flags, n = unpack(mem, pos)
             if w0 == _ALL_ONES and mem[pos : pos + 32] == _BOOKEND_HASH:
-                break
-            end = pos + (1 + n) * RECORD_SIZE
+                return starts, pos
+            nrec = (1 + n + (n if flags & verification else 0)
+                    + (1 if flags & metadata_ext else 0))
+            end = pos + nrec * RECORD_SIZE
             if end > limit:
+                counted = f"{nrec} records, " if walk.kind == "file" else ""
                 raise TruncatedError(
-                    f"truncated: xorb block {i} declares {n} chunks ({(1 + n) * RECORD_SIZE} "
-                    f"bytes) but {limit - pos} bytes remain before the end of the sections",
-                    needed=(1 + n) * RECORD_SIZE, available=limit - pos, offset=pos + 36,
-                    field=f"/xorb_info/blocks/{i}/num_chunks")
+                    f"truncated: {walk.kind} block {i} declares {n} {walk.unit} ({counted}"
+                    f"{nrec * RECORD_SIZE} bytes) but {limit - pos} bytes remain before the "
+                    "end of the sections",
+                    needed=nrec * RECORD_SIZE, available=limit - pos, offset=pos + 36,
+                    field=f"/{walk.kind}_info/blocks/{i}/{walk.count_field}")
             add(pos)
             pos, i = end, i + 1
             if not i % _DROP_EVERY:
                 self._drop_pages()
-        self._drop_pages()
-        return _Layout(mem, np.frombuffer(file_pos, np.int64), xorb_info_offset,
-                       np.frombuffer(xorb_pos, np.int64), pos + RECORD_SIZE)
 
     def _drop_pages(self) -> None:
         """After a walk over the sections: let a mapped file's pages go from this process

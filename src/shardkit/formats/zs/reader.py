@@ -34,6 +34,7 @@ from .._sorted_set import (
     _uleb_slow,
     decode_records,
     header_metadata,
+    inflate_capped,
 )
 from ..base import Reader, Section
 from .model import (
@@ -63,43 +64,17 @@ except ImportError:  # pragma: no cover - zlib-ng is a dependency; zlib stays th
 _DECODE_ERRORS: tuple[type[BaseException], ...] = (
     zlib.error, _deflate.error, lzma.LZMAError, OSError, ValueError, EOFError, MemoryError)
 
-_INFLATE_STEP = 16 << 20
 _LZMA_FILTERS = [{"id": lzma.FILTER_LZMA2, "dict_size": 1 << 20}]
 #: Most bytes read at once for a block whose end is only bounded by a hint.
 _MAX_HINTED_READ = 8 << 20
 
 
 def _inflate(codec: str, payload: bytes, cap: int) -> tuple[bytes | None, bool, bytes]:
-    """Decompress a payload (raw deflate or raw LZMA2): ``(body, end seen, bytes after it)``.
-
-    The body is produced in pieces of at most 16 MiB and given up (``None``) as soon as it
-    passes ``cap``.
-    """
+    """Decompress a payload (raw deflate or raw LZMA2), capped (see :func:`inflate_capped`)."""
     if codec == "deflate":
-        dz = _deflate.decompressobj(-15)
-        parts: list[bytes] = []
-        total, data = 0, payload
-        while True:
-            want = min(cap + 1 - total, _INFLATE_STEP)
-            piece = dz.decompress(data, want)
-            total += len(piece)
-            if total > cap:
-                return None, False, b""
-            parts.append(piece)
-            data = dz.unconsumed_tail
-            if dz.eof or (not data and len(piece) < want):
-                break
-        return (parts[0] if len(parts) == 1 else b"".join(parts)), dz.eof, dz.unused_data
-    dl = lzma.LZMADecompressor(format=lzma.FORMAT_RAW, filters=_LZMA_FILTERS)
-    body = dl.decompress(payload, max_length=min(cap + 1, _INFLATE_STEP))
-    parts, total = [body], len(body)
-    while not dl.eof and not dl.needs_input and total <= cap:
-        piece = dl.decompress(b"", max_length=min(cap + 1 - total, _INFLATE_STEP))
-        total += len(piece)
-        parts.append(piece)
-    if total > cap:
-        return None, False, b""
-    return (parts[0] if len(parts) == 1 else b"".join(parts)), dl.eof, dl.unused_data
+        return inflate_capped(_deflate.decompressobj(-15), payload, cap)
+    return inflate_capped(lzma.LZMADecompressor(format=lzma.FORMAT_RAW, filters=_LZMA_FILTERS),
+                          payload, cap)
 
 
 class ZsFile(ZsVerify, SortedSetQueries, Reader):
@@ -357,53 +332,21 @@ class ZsFile(ZsVerify, SortedSetQueries, Reader):
             return info, chunk[info.len_length:info.size]
         return info, self._raw(info)
 
-    def _cached(self, offset: int, level: int | None = None, end_hint: int | None = None
-                ) -> tuple[BlockInfo, Any]:
-        """Decoded block at ``offset`` through the LRU caches: (info, _DataBlock or IndexBlock)."""
-        with self._lock:
-            hit = self._index_cache.get(offset)
-            cache = self._index_cache
-            if hit is None:
-                hit = self._cache.get(offset)
-                cache = self._cache
-            if hit is not None:
-                cache.move_to_end(offset)
-        if hit is not None:
-            info, cached = hit
-            if level is not None and info.level != level:
-                self._level_error(info, level)
-            if info.level == 0 and cached.heads is None:
-                try:
-                    cached.index()
-                except _BodyError as exc:
-                    raise self._body_error(info, exc, "data") from None
-            return hit
-        info, raw = self._read_block(offset, end_hint)
-        if level is not None and info.level != level:
-            self._level_error(info, level)
+    def _check_read(self, info: BlockInfo, level: int | None, offset: int) -> None:
+        """The root is an index block; an extension block is no part of the tree."""
         if info.level == 0 and level is None and offset == self.root:
             raise LayoutError(f"the root at offset {offset} is a data block (it must be an "
                               "index block)", offset=offset, field="/header/ofs_root_index")
         if info.is_extension:
             self._level_error(info, level if level is not None else 1)
-        body = self.decode_payload(info, raw)
-        value: Any
-        if info.level == 0:
-            value = _DataBlock(info, body)
-            if not body:
-                raise CorruptBlockError(f"data block at offset {offset} has no records",
-                                        block_offset=offset, offset=info.payload_offset,
-                                        field=f"/blocks/@{offset}/body/payload")
-            cache, size = self._cache, self.cache_blocks
-        else:
-            value = self.index_of(info, body)
-            cache, size = self._index_cache, self.cache_index_blocks
-        if size:
-            with self._lock:
-                cache[offset] = (info, value)
-                while len(cache) > size:
-                    cache.popitem(last=False)
-        return info, value
+
+    def _data_block(self, info: BlockInfo, body: bytes) -> _DataBlock:
+        """A data block holds at least one record (the spec)."""
+        if not body:
+            raise CorruptBlockError(f"data block at offset {info.offset} has no records",
+                                    block_offset=info.offset, offset=info.payload_offset,
+                                    field=f"/blocks/@{info.offset}/body/payload")
+        return _DataBlock(info, body)
 
     def _level_error(self, info: BlockInfo, level: int) -> None:
         raise LayoutError(f"block at offset {info.offset} has level {info.level}, its parent "

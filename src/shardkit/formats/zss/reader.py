@@ -19,9 +19,9 @@ from ...errors import (
 from ...generated.zss import Zss
 from ...hashing.crc32c import crc32c
 from ...sources import ByteSource, as_stream
-from .._sorted_set import ScanReleaser, SortedSetQueries, header_metadata
+from .._sorted_set import ScanReleaser, SortedSetQueries, header_metadata, inflate_capped
 from ..base import Reader, Section
-from .blocks import _DataBlock, _uleb_slow, decode_index, decode_records
+from .blocks import _uleb_slow, decode_index, decode_records
 from .model import (
     _FRAME_PEEK,
     CODECS,
@@ -40,44 +40,11 @@ from .model import (
 )
 from .verify import ZssVerify
 
-_INFLATE_STEP = 16 << 20
-
 
 def _inflate(codec: str, payload: bytes, cap: int) -> tuple[bytes | None, bool, bytes]:
-    """Decompress a block payload: ``(body, end of stream seen, bytes after it)``.
-
-    The body is produced in pieces of at most 16 MiB and given up as soon as it passes
-    ``cap`` (``None``), so a decompression bomb costs at most ``cap`` + 16 MiB of memory; a
-    body that fits is decompressed in one step, as before.
-    """
-    if codec == "zlib":
-        dz = zlib.decompressobj()
-        parts: list[bytes] = []
-        total, data = 0, payload
-        while True:
-            want = min(cap + 1 - total, _INFLATE_STEP)
-            piece = dz.decompress(data, want)
-            total += len(piece)
-            if total > cap:
-                return None, False, b""
-            parts.append(piece)
-            data = dz.unconsumed_tail
-            if dz.eof or (not data and len(piece) < want):
-                break
-        body = parts[0] if len(parts) == 1 else b"".join(parts)
-        return body, dz.eof, dz.unused_data
-    db = bz2.BZ2Decompressor()
-    body = db.decompress(payload, max_length=min(cap + 1, _INFLATE_STEP))
-    parts, total = [body], len(body)
-    while not db.eof and not db.needs_input and total <= cap:
-        piece = db.decompress(b"", max_length=min(cap + 1 - total, _INFLATE_STEP))
-        total += len(piece)
-        if total > cap:
-            return None, False, b""
-        parts.append(piece)
-    if total > cap:
-        return None, False, b""
-    return (parts[0] if len(parts) == 1 else b"".join(parts)), db.eof, db.unused_data
+    """Decompress a block payload (zlib or bz2), capped (see :func:`inflate_capped`)."""
+    d = zlib.decompressobj() if codec == "zlib" else bz2.BZ2Decompressor()
+    return inflate_capped(d, payload, cap)
 
 
 #: Most bytes read at once for a block whose end is only bounded by a hint (remote sources).
@@ -361,48 +328,6 @@ class ZssFile(ZssVerify, SortedSetQueries, Reader):
         if end <= len(chunk):
             return info, chunk[info.len_frame:end]
         return info, self._payload(info)
-
-    def _cached(self, voffset: int, level: int | None = None, end_hint: int | None = None
-                ) -> tuple[BlockInfo, Any]:
-        """Decoded block at ``voffset`` through the LRU caches: (info, _DataBlock or IndexBlock).
-
-        A data block found in the cache gets its record positions (:meth:`_DataBlock.index`).
-        ``end_hint``: see :meth:`_read_block`.
-        """
-        with self._lock:  # the caches are shared by threads; decoding happens outside
-            hit = self._index_cache.get(voffset)
-            cache = self._index_cache
-            if hit is None:
-                hit = self._cache.get(voffset)
-                cache = self._cache
-            if hit is not None:
-                cache.move_to_end(voffset)
-        if hit is not None:
-            info, value = hit
-            if level is not None and info.level != level:
-                self._level_error(info, level)
-            if info.level == 0 and value.heads is None:
-                try:
-                    value.index()
-                except _BodyError as exc:
-                    raise self._body_error(info, exc, "data") from None
-            return hit
-        info, payload = self._read_block(voffset, end_hint)
-        if level is not None and info.level != level:
-            self._level_error(info, level)
-        body = self.decode_payload(info, payload)
-        if info.level == 0:
-            value: Any = _DataBlock(info, body)
-            cache, size = self._cache, self.cache_blocks
-        else:
-            value = self.index_of(info, body)
-            cache, size = self._index_cache, self.cache_index_blocks
-        if size:
-            with self._lock:
-                cache[voffset] = (info, value)
-                while len(cache) > size:
-                    cache.popitem(last=False)
-        return info, value
 
     def _level_error(self, info: BlockInfo, level: int) -> None:
         raise LayoutError(f"block at {self._where(info.voffset)} has level {info.level}, its "
