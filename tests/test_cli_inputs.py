@@ -48,9 +48,9 @@ def test_delete_refuses_bad_and_repeated_keys_before_touching_the_file(fmt: str,
     before = out.read_bytes()
     capsys.readouterr()
     assert main(["delete", "--yes", str(out), keys[0], keys[0].upper()]) == 2
-    assert "shardkit: error: delete: duplicate keys" in capsys.readouterr().err
+    assert f"shardkit: error: delete {out}: duplicate keys" in capsys.readouterr().err
     assert main(["delete", "--yes", str(out), "xyz"]) == 2
-    assert "shardkit: error: delete: " in capsys.readouterr().err
+    assert f"shardkit: error: delete {out}: " in capsys.readouterr().err
     assert out.read_bytes() == before
 
 
