@@ -24,10 +24,10 @@ import json
 import threading
 from array import array
 from bisect import bisect_left
-from collections import OrderedDict
 from collections.abc import Generator, Iterator
 from typing import TYPE_CHECKING, Any
 
+from .._lru import ByteLRU
 from ..errors import EntryNotFoundError, InvalidKeyError, LayoutError, ShardkitError
 
 if TYPE_CHECKING:
@@ -412,8 +412,10 @@ class SortedSetQueries:
         self.cache_index_blocks = max(0, cache_index_blocks)
         self.max_block_size = max_block_size
         self.readahead = max(0, readahead)
-        self._cache: OrderedDict[int, tuple[Any, Any]] = OrderedDict()  # data blocks
-        self._index_cache: OrderedDict[int, tuple[Any, Any]] = OrderedDict()
+        # decoded blocks, charged their decoded bytes, bounded in number
+        self._cache: ByteLRU[int, tuple[Any, Any]] = ByteLRU(None, max_items=self.cache_blocks)
+        self._index_cache: ByteLRU[int, tuple[Any, Any]] = ByteLRU(
+            None, max_items=self.cache_index_blocks)
         self._len = None
         self._lock = threading.Lock()
 

@@ -360,14 +360,9 @@ class ZsFile(ZsVerify, SortedSetQueries, Reader):
     def _cached(self, offset: int, level: int | None = None, end_hint: int | None = None
                 ) -> tuple[BlockInfo, Any]:
         """Decoded block at ``offset`` through the LRU caches: (info, _DataBlock or IndexBlock)."""
-        with self._lock:
-            hit = self._index_cache.get(offset)
-            cache = self._index_cache
-            if hit is None:
-                hit = self._cache.get(offset)
-                cache = self._cache
-            if hit is not None:
-                cache.move_to_end(offset)
+        hit = self._index_cache.get(offset)  # the caches are shared by threads (ByteLRU)
+        if hit is None:
+            hit = self._cache.get(offset)
         if hit is not None:
             info, cached = hit
             if level is not None and info.level != level:
@@ -394,15 +389,11 @@ class ZsFile(ZsVerify, SortedSetQueries, Reader):
                 raise CorruptBlockError(f"data block at offset {offset} has no records",
                                         block_offset=offset, offset=info.payload_offset,
                                         field=f"/blocks/@{offset}/body/payload")
-            cache, size = self._cache, self.cache_blocks
+            cache = self._cache
         else:
             value = self.index_of(info, body)
-            cache, size = self._index_cache, self.cache_index_blocks
-        if size:
-            with self._lock:
-                cache[offset] = (info, value)
-                while len(cache) > size:
-                    cache.popitem(last=False)
+            cache = self._index_cache
+        cache.put(offset, (info, value), len(body))
         return info, value
 
     def _level_error(self, info: BlockInfo, level: int) -> None:

@@ -369,14 +369,9 @@ class ZssFile(ZssVerify, SortedSetQueries, Reader):
         A data block found in the cache gets its record positions (:meth:`_DataBlock.index`).
         ``end_hint``: see :meth:`_read_block`.
         """
-        with self._lock:  # the caches are shared by threads; decoding happens outside
-            hit = self._index_cache.get(voffset)
-            cache = self._index_cache
-            if hit is None:
-                hit = self._cache.get(voffset)
-                cache = self._cache
-            if hit is not None:
-                cache.move_to_end(voffset)
+        hit = self._index_cache.get(voffset)  # the caches are shared by threads (ByteLRU)
+        if hit is None:
+            hit = self._cache.get(voffset)
         if hit is not None:
             info, value = hit
             if level is not None and info.level != level:
@@ -393,15 +388,11 @@ class ZssFile(ZssVerify, SortedSetQueries, Reader):
         body = self.decode_payload(info, payload)
         if info.level == 0:
             value: Any = _DataBlock(info, body)
-            cache, size = self._cache, self.cache_blocks
+            cache = self._cache
         else:
             value = self.index_of(info, body)
-            cache, size = self._index_cache, self.cache_index_blocks
-        if size:
-            with self._lock:
-                cache[voffset] = (info, value)
-                while len(cache) > size:
-                    cache.popitem(last=False)
+            cache = self._index_cache
+        cache.put(voffset, (info, value), len(body))
         return info, value
 
     def _level_error(self, info: BlockInfo, level: int) -> None:
