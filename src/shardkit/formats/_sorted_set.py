@@ -21,7 +21,6 @@ from __future__ import annotations
 import codecs as _codecs
 import itertools
 import json
-import threading
 from array import array
 from bisect import bisect_left
 from collections.abc import Generator, Iterator
@@ -407,7 +406,7 @@ class SortedSetQueries:
 
     def _set_up(self, cache_blocks: int, max_block_size: int, readahead: int,
                 cache_index_blocks: int) -> None:
-        """The reader options (negative sizes are 0) and the empty caches and lock."""
+        """The reader options (negative sizes are 0) and the empty caches (thread-safe)."""
         self.cache_blocks = max(0, cache_blocks)
         self.cache_index_blocks = max(0, cache_index_blocks)
         self.max_block_size = max_block_size
@@ -417,7 +416,6 @@ class SortedSetQueries:
         self._index_cache: ByteLRU[int, tuple[Any, Any]] = ByteLRU(
             None, max_items=self.cache_index_blocks)
         self._len = None
-        self._lock = threading.Lock()
 
     def _where(self, position: int) -> str:
         raise NotImplementedError
