@@ -306,38 +306,43 @@ def test_a_bug_while_reading_an_info_is_not_swallowed(monkeypatch) -> None:
 
 
 def test_range_source_read_prefix_and_listing_keep_bugs_and_causes(monkeypatch) -> None:
-    """read_prefix falls back to a sized read on an I/O error (a 416 for an empty file) and
-    keeps that error in the chain when the fallback fails too; a bug propagates. A folder
-    that cannot be listed has no listing; a bug while listing propagates."""
+    """A shard's source (an exact RemoteSource) keeps an I/O error in the chain of the
+    RemoteError it raises; a bug propagates as itself. A folder that cannot be listed has no
+    listing; a bug while listing propagates."""
     import fsspec
     from fsspec.implementations.memory import MemoryFileSystem
 
-    from shardkit.formats.neuroglancer.store import RangeSource, _Store
+    from shardkit.formats.neuroglancer.store import _Store
+    from shardkit.remote import RemoteError, RemoteSource
+
+    def source() -> RemoteSource:
+        return RemoteSource("a.bin", fs=fs, path="/prefix/a.bin", exact=True, retries=0)
 
     fs = fsspec.filesystem("memory")
     fs.pipe("/prefix/a.bin", b"abcdef")
-    src = RangeSource(fs, "/prefix/a.bin", "a.bin", 1 << 20)
-    assert src.read_prefix(4) == b"abcd"
+    src = source()
+    assert src.read_head(4) == b"abcd"
+    assert src.read_head(10) == b"abcdef" and src.size == 6  # the size learned, no stat
 
     def refused(self, path, start=None, end=None, **kwargs):
         raise OSError("416 range not satisfiable")
 
     monkeypatch.setattr(MemoryFileSystem, "cat_file", refused)
-    src = RangeSource(fs, "/prefix/a.bin", "a.bin", 1 << 20)
-    with pytest.raises(ShardkitError) as info:
-        src.read_prefix(4)
+    with pytest.raises(RemoteError) as info:
+        source().read_head(4)
     chain, exc = [], info.value
     while exc is not None:
         chain.append(exc)
         exc = exc.__cause__ or exc.__context__
-    assert any("416" in str(e) for e in chain)
+    assert any(type(e) is OSError and "416" in str(e) for e in chain)
+    assert "a.bin: cannot read bytes [0, 4): OSError: 416" in str(info.value)
 
     def bug(self, path, start=None, end=None, **kwargs):
         raise TypeError("a bug")
 
     monkeypatch.setattr(MemoryFileSystem, "cat_file", bug)
     with pytest.raises(TypeError, match="a bug"):
-        RangeSource(fs, "/prefix/a.bin", "a.bin", 1 << 20).read_prefix(4)
+        source().read_head(4)
 
     store = _Store.__new__(_Store)
     store.fs, store.root = fs, "/prefix"

@@ -65,7 +65,7 @@ def test_cache_is_bounded_in_bytes(served) -> None:
     src = remote(served, cache=8 * BS)
     for b in range(0, 200, 3):  # scattered: no read-ahead
         src.read_range(b * BS, b * BS + 1)
-    assert src._cached <= 8 * BS
+    assert src._blocks.nbytes <= 8 * BS
     assert len(src._blocks) <= 8
     served.reset()
     src.read_range(198 * BS, 198 * BS + 1)  # recent: still cached
@@ -245,7 +245,7 @@ def test_one_source_shared_by_threads(served) -> None:
     for t in threads:
         t.join()
     assert not errors
-    assert src._cached <= 64 * BS
+    assert src._blocks.nbytes <= 64 * BS
 
 
 def test_cli_remote_options_and_counts(served, capsys) -> None:

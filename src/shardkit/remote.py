@@ -15,17 +15,33 @@ and reads every byte once.
 HTTP(S) is spoken directly (aiohttp, on fsspec's event loop and session, so fsspec's
 ``storage_options`` such as headers still apply): the first request ``GET``s the first block
 and learns the size from ``Content-Range``, so opening a file costs no separate ``HEAD``, and
-every answer is checked before its body is read: a server that ignores ``Range`` (200 with the
-whole body) is read whole when the file is at most ``max_whole_read`` bytes (16 MiB by
-default; kept apart from the cache; :func:`shardkit.open` says so with a
-:class:`WholeFileReadWarning`) and refused above that with a message saying what to do; a file
-whose size changes while it is read is reported, and a 404, 403 or 416 names the URL. Other
-filesystems go through fsspec's ``cat_ranges``. Transient failures (connection reset or
-refused, timeouts, 408, 429, 5xx) are retried ``retries`` times with exponential backoff; then
-they, and every other failure, raise :class:`RemoteError` (a
-:class:`~shardkit.errors.ShardkitError`), which names the URL.
+every answer is checked before its body is read. A file whose size changes while it is read
+is reported, and a 404, 403 or 416 names the URL. Other filesystems go through fsspec's
+``cat_ranges``.
 
-A source is thread-safe: the cache is shared under a lock, and fetches run outside it.
+A server that ignores ``Range`` (``python -m http.server``: 200 with the whole body; on another
+filesystem, an answer longer than asked) is handled in one place for every source: the file is
+read whole when it is at most ``max_whole_read`` bytes (16 MiB by default; kept apart from the
+cache, and every later read is served from it: :attr:`RemoteSource.read_whole`;
+:func:`shardkit.open` says so with a :class:`WholeFileReadWarning`) and refused above that with
+:func:`ignored_range_error`, whose message says what to do.
+
+Transient failures (connection reset or refused, timeouts, 408, 429, 5xx, an ``OSError`` of
+another filesystem) are retried ``retries`` times with exponential backoff; then they, and
+every other I/O failure, raise :class:`RemoteError` (a :class:`~shardkit.errors.ShardkitError`),
+which names the URL; a missing file raises :class:`RemoteNotFoundError`, which is also a
+``FileNotFoundError``. An exception that is no I/O error (:func:`io_errors`: a bug in a
+filesystem) propagates as itself.
+
+With ``exact=True`` a source fetches every range exactly as asked (one request per range, the
+ranges of one batch concurrently), caches nothing and asks nothing when it is made: its size is
+learned from the first answer, or asked for when first needed. The shards of a Neuroglancer
+dataset are read so (a lookup costs exactly its range requests), and
+:class:`~shardkit.sources.FsspecSource` is such a source. Everything else (answers checked,
+servers ignoring ``Range``, retries, errors) is the same in both modes.
+
+A source is thread-safe: the cache (a :class:`~shardkit._lru.ByteLRU`) is shared, the counters
+are kept under a lock, and fetches run outside it.
 """
 
 from __future__ import annotations
@@ -33,11 +49,12 @@ from __future__ import annotations
 import re
 import threading
 import time
-from collections import OrderedDict
+import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from ._lru import ByteLRU
 from .errors import ShardkitError, TruncatedError, WholeFileReadWarning
 
 __all__ = [
@@ -47,10 +64,12 @@ __all__ = [
     "DEFAULT_MAX_WHOLE_READ",
     "DEFAULT_RETRIES",
     "RemoteError",
+    "RemoteNotFoundError",
     "RemoteSource",
     "RemoteStats",
     "WholeFileReadWarning",
     "ignored_range_error",
+    "io_errors",
     "whole_read_notice",
 ]
 
@@ -86,6 +105,25 @@ class RemoteError(ShardkitError, OSError):
 
     def __str__(self) -> str:
         return ShardkitError.__str__(self)
+
+
+class RemoteNotFoundError(RemoteError, FileNotFoundError):
+    """The remote file does not exist (HTTP 404, or the filesystem's ``FileNotFoundError``)."""
+
+
+def io_errors() -> tuple[type[BaseException], ...]:
+    """What a filesystem raises when a read fails: ``OSError`` (local files, timeouts,
+    fsspec's not-found), ``ValueError`` (bad paths and arguments) and, when fsspec's HTTP
+    filesystem is there, aiohttp's ``ClientError`` (an HTTP status, a broken connection).
+    Anything else (a bug) propagates as itself."""
+    errors: list[type[BaseException]] = [OSError, ValueError]
+    try:
+        import aiohttp
+
+        errors.append(aiohttp.ClientError)
+    except ImportError:  # pragma: no cover - without aiohttp there is no HTTP filesystem
+        pass
+    return tuple(errors)
 
 
 def _mib(n: int) -> str:
@@ -135,11 +173,12 @@ class RemoteStats:
     ranges: list[tuple[int, int]] = field(default_factory=list)
 
 
+
 class RemoteSource:
     """A file behind a URL, read with few, large, coalesced, concurrent range requests.
 
     Args:
-        url: Any fsspec URL.
+        url: Any fsspec URL (with ``fs``: the name that messages give the file).
         block_size: Alignment and smallest fetch, in bytes.
         cache: Bytes of blocks kept (LRU); 0 caches nothing between reads.
         concurrency: Requests in flight at once for one batch of runs.
@@ -151,6 +190,12 @@ class RemoteSource:
         storage_options: Passed to fsspec (credentials, headers...).
         size: The file's size when the caller knows it (saves nothing over HTTP, where the
             first block's answer carries it; elsewhere it saves a metadata request).
+        exact: Fetch every range exactly as asked (one request per range, nothing cached, no
+            read-ahead, no request on construction); ``block_size`` and ``cache`` are unused.
+        fs: An fsspec filesystem already made (with ``path``); ``storage_options`` unused.
+        path: The file's path in ``fs``.
+        warn_whole: Warn (:class:`WholeFileReadWarning`) when the file is read whole; off by
+            default, since :func:`shardkit.open` says so itself.
     """
 
     def __init__(self, url: str, *, block_size: int = DEFAULT_BLOCK_SIZE,
@@ -159,9 +204,8 @@ class RemoteSource:
                  max_readahead: int = DEFAULT_MAX_READAHEAD,
                  max_whole_read: int = DEFAULT_MAX_WHOLE_READ,
                  storage_options: dict[str, Any] | None = None,
-                 size: int | None = None) -> None:
-        import fsspec  # lazily: local files never need it
-
+                 size: int | None = None, exact: bool = False, fs: Any = None,
+                 path: str | None = None, warn_whole: bool = False) -> None:
         if block_size < 1 or cache < 0 or concurrency < 1 or retries < 0 or backoff < 0 \
                 or max_whole_read < 0:
             raise ShardkitError(f"{url}: invalid I/O options (block_size {block_size}, cache "
@@ -169,28 +213,34 @@ class RemoteSource:
                                 f"max_whole_read {max_whole_read})")
         self.name = url
         self.url = url
+        self.exact = bool(exact)
         self.block_size = int(block_size)
-        self.cache_bytes = int(cache)
+        self.cache_bytes = 0 if self.exact else int(cache)
         self.concurrency = int(concurrency)
         self.retries = int(retries)
         self.backoff = float(backoff)
         self.max_readahead = max(int(max_readahead), self.block_size)
         self.max_whole_read = int(max_whole_read)
+        self.warn_whole = bool(warn_whole)
         self._whole: bytes | None = None  # the file, when its server ignored Range
         self.stats = RemoteStats()
         self._lock = threading.Lock()
-        self._blocks: OrderedDict[int, bytes] = OrderedDict()
-        self._cached = 0
+        self._blocks: ByteLRU[int, bytes] = ByteLRU(self.cache_bytes)
         self._next_block = -1  # first block after the last fetched run (forward detection)
         self._ahead = 0  # readahead blocks granted to the next forward run
         self._streak = 0  # forward runs in a row
-        try:
-            self.fs, self.path = fsspec.core.url_to_fs(url, **dict(storage_options or {}))
-        except (ValueError, ImportError, OSError) as exc:
-            raise RemoteError(url, f"cannot open: {exc}") from exc
+        if fs is not None:
+            self.fs, self.path = fs, url if path is None else path
+        else:
+            import fsspec  # lazily: local files never need it
+
+            try:
+                self.fs, self.path = fsspec.core.url_to_fs(url, **dict(storage_options or {}))
+            except (ValueError, ImportError, OSError) as exc:
+                raise RemoteError(url, f"cannot open: {exc}") from exc
         self._http = type(self.fs).__name__ == "HTTPFileSystem"
         self._size: int | None = size
-        if self._size is None:
+        if self._size is None and not self.exact:
             if self._http:
                 self._fetch_runs([(0, self.block_size)], first=True)
                 self._next_block = 1
@@ -207,53 +257,54 @@ class RemoteSource:
     @property
     def size(self) -> int:
         """Total bytes (learnt from the first answer, or from the filesystem's metadata)."""
-        if self._size is None:  # pragma: no cover - set by __init__
-            self._size = self._stat()
+        if self._size is None:
+            size = self._stat()
+            with self._lock:
+                if self._size is None:
+                    self._size = size
         return self._size
 
     def read_range(self, start: int, end: int) -> bytes:
         """Bytes ``[start, end)``; :class:`TruncatedError` past the end."""
         if self._whole is not None:
             return self._from_whole([(start, end)])[0]
+        if self.exact:
+            return self._read_exact([(start, end)])[0]
         bs = self.block_size
         b = start // bs
         if 0 <= start < end <= (self._size or 0) and (end - 1) // bs == b:
-            with self._lock:  # fast path: inside one cached block
-                data = self._blocks.get(b)
-                if data is not None:
-                    self._blocks.move_to_end(b)
+            data = self._blocks.get(b)  # fast path: inside one cached block
+            if data is not None:
+                with self._lock:
                     self.stats.cache_hits += 1
-                    return data[start - b * bs:end - b * bs]
+                return data[start - b * bs:end - b * bs]
         return self.read_ranges([(start, end)])[0]
 
     def read_ranges(self, ranges: Sequence[tuple[int, int]]) -> list[bytes]:
         """Bytes of every ``(start, end)`` in ``ranges``, fetched as one batch.
 
         The blocks that are not cached are grouped in runs of neighbours, and the runs are
-        fetched concurrently: one request per run, whatever the number of ranges.
+        fetched concurrently: one request per run, whatever the number of ranges (an
+        ``exact`` source: one request per non-empty range, concurrently).
         """
         if self._whole is not None:
             return self._from_whole(ranges)
+        if self.exact:
+            return self._read_exact(ranges)
         size = self.size
         bs = self.block_size
         want: set[int] = set()
         for start, end in ranges:
-            if start < 0 or end < start:
-                raise ShardkitError(f"invalid byte range [{start}, {end}) of {self.name}")
-            if end > size:
-                raise TruncatedError(f"truncated: needs bytes up to {end}, the file has {size}",
-                                     needed=end - start, available=max(0, size - start),
-                                     offset=start)
+            self._check(start, end, size)
             if end > start:
                 want.update(range(start // bs, (end - 1) // bs + 1))
         have: dict[int, bytes] = {}
+        for b in want:
+            data = self._blocks.get(b)
+            if data is not None:
+                have[b] = data
         with self._lock:
-            for b in want:
-                data = self._blocks.get(b)
-                if data is not None:
-                    self._blocks.move_to_end(b)
-                    have[b] = data
-                    self.stats.cache_hits += 1
+            self.stats.cache_hits += len(have)
         missing = sorted(want - have.keys())
         if missing:
             runs = self._plan(missing)
@@ -275,26 +326,71 @@ class RemoteSource:
                 out.append(b"".join(parts))
         return out
 
+    def read_head(self, n: int) -> bytes:
+        """Up to ``n`` bytes from the start in one request; all of a shorter file, whose size
+        is then known (so a small file costs one request and no ``HEAD``)."""
+        if self._whole is not None or self._size is not None or not self.exact:
+            return self.read_range(0, min(n, self.size))
+        if n <= 0:
+            return b""
+        try:
+            data = self._fetch([(0, n)], first=True)[0]
+        except RemoteError as exc:
+            if exc.status != 416:
+                raise
+            try:  # past the end, and the answer did not say where the end is: ask
+                return self.read_range(0, min(n, self.size))
+            except ShardkitError as again:
+                raise again from exc  # the first failure stays in the chain
+        if len(data) < n:
+            with self._lock:
+                if self._size is None:
+                    self._size = len(data)
+        return data
+
+    def _check(self, start: int, end: int, size: int | None) -> None:
+        if start < 0 or end < start:
+            raise ShardkitError(f"invalid byte range [{start}, {end}) of {self.name}")
+        if size is not None and end > size:
+            raise self._truncated(start, end, size)
+
+    @staticmethod
+    def _truncated(start: int, end: int, size: int) -> TruncatedError:
+        return TruncatedError(f"truncated: needs bytes up to {end}, the file has {size}",
+                              needed=end - start, available=max(0, size - start), offset=start)
+
+    def _read_exact(self, ranges: Sequence[tuple[int, int]]) -> list[bytes]:
+        """Each non-empty range is one request (a batch's concurrently), nothing cached."""
+        size = self._size
+        for start, end in ranges:
+            self._check(start, end, size)
+        wanted = [(s, e) for s, e in ranges if e > s]
+        got = iter(self._fetch(wanted, first=size is None) if wanted else ())
+        out = []
+        for start, end in ranges:
+            if start == end:
+                out.append(b"")
+                continue
+            data = next(got)
+            if len(data) != end - start:  # past the end of a file whose size was not known
+                known = self._size
+                raise self._truncated(start, end, start + len(data) if known is None else known)
+            out.append(data)
+        return out
+
     def _from_whole(self, ranges: Sequence[tuple[int, int]]) -> list[bytes]:
         """Ranges of the file read whole (its server ignores Range): no request."""
         whole = self._whole
         assert whole is not None
         for start, end in ranges:
-            if start < 0 or end < start:
-                raise ShardkitError(f"invalid byte range [{start}, {end}) of {self.name}")
-            if end > len(whole):
-                raise TruncatedError(f"truncated: needs bytes up to {end}, the file has "
-                                     f"{len(whole)}", needed=end - start,
-                                     available=max(0, len(whole) - start), offset=start)
+            self._check(start, end, len(whole))
         with self._lock:
             self.stats.cache_hits += len(ranges)
         return [whole[s:e] for s, e in ranges]
 
     def close(self) -> None:
         """Drop the cache."""
-        with self._lock:
-            self._blocks.clear()
-            self._cached = 0
+        self._blocks.clear()
 
     # -- planning --------------------------------------------------------------------------------
 
@@ -329,35 +425,50 @@ class RemoteSource:
         if not self.cache_bytes:
             return
         bs = self.block_size
-        with self._lock:
-            for i in range(0, len(data), bs):
-                b = lo + i // bs
-                chunk = data[i:i + bs]
-                old = self._blocks.pop(b, None)
-                if old is not None:
-                    self._cached -= len(old)
-                self._blocks[b] = chunk
-                self._cached += len(chunk)
-            while self._cached > self.cache_bytes and self._blocks:
-                _, old = self._blocks.popitem(last=False)
-                self._cached -= len(old)
+        for i in range(0, len(data), bs):
+            self._blocks.put(lo + i // bs, data[i:i + bs])
 
     # -- fetching --------------------------------------------------------------------------------
 
     def _fetch_runs(self, spans: list[tuple[int, int]], first: bool = False
                     ) -> list[tuple[int, bytes]]:
         """Fetch byte spans ``[start, end)`` (block-aligned starts); ``(first block, data)``."""
-        if self._http:
-            results = self._run(self._http_many(spans, first))
-        else:
-            results = self._fsspec_many(spans)
         out = []
         bs = self.block_size
-        for (start, _), data in zip(spans, results, strict=True):
+        for (start, _), data in zip(spans, self._fetch(spans, first), strict=True):
             if self._whole is None:
                 self._keep(start // bs, data)
             out.append((start // bs, data))
         return out
+
+    def _fetch(self, spans: list[tuple[int, int]], first: bool = False) -> list[bytes]:
+        """The bytes of each span ``[start, end)``, one request each, concurrently; shorter
+        only past the end of a file whose size was not known (``first``)."""
+        was_whole = self._whole is not None
+        if self._http:
+            results: list[bytes] = self._run(self._http_many(spans, first))
+        else:
+            results = self._fsspec_many(spans)
+        if self.warn_whole and not was_whole and self._whole is not None:
+            warnings.warn(whole_read_notice(self.name, len(self._whole), self.max_whole_read),
+                          stacklevel=4)
+        return results
+
+    def _take_whole(self, body: bytes, start: int, end: int, status: int | None) -> bytes:
+        """An answer that is the whole file (its server ignores Range): kept, when it is at
+        most ``max_whole_read`` bytes, and every later read is served from it; refused above
+        that. Returns bytes ``[start, end)`` of it (fewer past its end)."""
+        if len(body) > self.max_whole_read:
+            raise ignored_range_error(self.url, start, end, len(body), self.max_whole_read,
+                                      status=status)
+        with self._lock:
+            if self._size is not None and len(body) != self._size:
+                raise RemoteError(self.url, f"the file changed size while it was read: "
+                                  f"{self._size} bytes, now {len(body)}", status=status)
+            self._size = len(body)
+            self._whole = body
+        self._blocks.clear()
+        return body[start:min(end, len(body))]
 
     def _run(self, coro: Any) -> Any:
         from fsspec.asyn import sync
@@ -416,6 +527,8 @@ class RemoteSource:
                                                       self.max_whole_read)
                         parts.append(part)
                     body = b"".join(parts)
+                elif status == 416:  # past the end of a file whose size was not known
+                    body = b""
                 else:
                     body = await r.read()
         except (TimeoutError, ConnectionError, aiohttp.ClientConnectionError,
@@ -429,18 +542,12 @@ class RemoteSource:
             self.stats.bytes_read += len(body)
             self.stats.ranges.append((start, start + len(body)))
         if status == 200:  # the whole file (within max_whole_read): checked by _check_status
-            with self._lock:
-                if self._size is not None and len(body) != self._size:
-                    raise RemoteError(self.url, f"the file changed size while it was read: "
-                                      f"{self._size} bytes, now {len(body)}", status=status)
-                self._size = len(body)
-                self._whole = body
-                self._blocks.clear()
-                self._cached = 0
-            return body[start:min(end, len(body))]
-        if total is not None and self._size is None:
-            self._size = total
-        want = min(end, self._size if self._size is not None else end) - start
+            return self._take_whole(body, start, end, status)
+        with self._lock:
+            if total is not None and self._size is None:
+                self._size = total
+            size = self._size
+        want = max(0, min(end, size if size is not None else end) - start)
         if len(body) != want:
             raise RemoteError(self.url, f"short answer: {len(body)} of {want} bytes for "
                               f"[{start}, {start + want}): the file changed while it was read, "
@@ -474,18 +581,17 @@ class RemoteSource:
             m = _CONTENT_RANGE.match(r.headers.get("Content-Range", "").strip())
             if m and m.group(3) not in (None, "*"):
                 total = int(m.group(3))
-                if first and total == 0:
-                    self._size = 0
-                    return 0
                 if self._size is not None and total != self._size:
                     raise RemoteError(self.url, f"the file changed size while it was read: "
                                       f"{self._size} bytes, now {total}", status=status)
+                if first:  # asked before the size was known: the answer says it
+                    return total
             raise RemoteError(self.url, f"bytes [{start}, {end}) are past the end of the file "
                               "(HTTP 416)", status=status, offset=start)
         if status in (401, 403):
             raise RemoteError(self.url, f"access denied (HTTP {status})", status=status)
         if status == 404:
-            raise RemoteError(self.url, "not found (HTTP 404)", status=status)
+            raise RemoteNotFoundError(self.url, "not found (HTTP 404)", status=status)
         if status in _TRANSIENT_STATUS:
             raise _Transient(f"server error (HTTP {status} {r.reason or ''})".rstrip(),
                              status=status)
@@ -500,6 +606,7 @@ class RemoteSource:
         pending = list(range(len(spans)))
         results: list[bytes | None] = [None] * len(spans)
         delay = self.backoff
+        failures = io_errors()
         for n in range(self.retries + 1):
             try:
                 if getattr(self.fs, "async_impl", False):
@@ -511,31 +618,37 @@ class RemoteSource:
                     got = self.fs.cat_ranges([paths[i] for i in pending],
                                              [starts[i] for i in pending],
                                              [ends[i] for i in pending], on_error="return")
-            except Exception as exc:  # noqa: BLE001 - any backend error becomes a RemoteError
+            except failures as exc:
                 got = [exc] * len(pending)
             again = []
             for i, data in zip(pending, got, strict=True):
+                start, end = starts[i], ends[i]
                 if isinstance(data, FileNotFoundError):
-                    raise RemoteError(self.url, "not found", offset=starts[i])
+                    raise RemoteNotFoundError(self.url, "not found", offset=start) from data
                 if isinstance(data, PermissionError):
-                    raise RemoteError(self.url, f"access denied: {data}", offset=starts[i])
+                    raise RemoteError(self.url, f"access denied: {data}",
+                                      offset=start) from data
                 if isinstance(data, BaseException):
+                    if not isinstance(data, failures):
+                        raise data  # no I/O error: a bug, as itself
                     if n == self.retries:
-                        raise RemoteError(self.url, f"cannot read bytes [{starts[i]}, "
-                                          f"{ends[i]}): {type(data).__name__}: {data}",
-                                          transient=True, offset=starts[i])
+                        raise RemoteError(self.url, f"cannot read bytes [{start}, {end}): "
+                                          f"{type(data).__name__}: {data}", transient=True,
+                                          offset=start) from data
                     again.append(i)
                     continue
                 data = bytes(data)
                 with self._lock:
                     self.stats.requests += 1
                     self.stats.bytes_read += len(data)
-                    self.stats.ranges.append((starts[i], starts[i] + len(data)))
-                if len(data) != ends[i] - starts[i]:
-                    raise RemoteError(self.url, f"short answer: {len(data)} of "
-                                      f"{ends[i] - starts[i]} bytes for [{starts[i]}, "
-                                      f"{ends[i]}): the file changed while it was read",
-                                      offset=starts[i])
+                    self.stats.ranges.append((start, start + len(data)))
+                if len(data) > end - start:  # the whole file: the filesystem ignores ranges
+                    data = self._take_whole(data, start, end, None)
+                elif len(data) < end - start and self._size is not None:
+                    # (with the size not known yet, a short answer is the end of the file)
+                    raise RemoteError(self.url, f"short answer: {len(data)} of {end - start} "
+                                      f"bytes for [{start}, {end}): the file changed while "
+                                      "it was read", offset=start)
                 results[i] = data
             if not again:
                 break
@@ -552,15 +665,17 @@ class RemoteSource:
             if info.get("type") == "directory":
                 raise RemoteError(self.url, "is a folder, not a file", status=None)
             return int(info["size"])
-        except FileNotFoundError:
-            raise RemoteError(self.url, "not found") from None
+        except FileNotFoundError as exc:
+            raise RemoteNotFoundError(self.url, "not found") from exc
         except PermissionError as exc:
             raise RemoteError(self.url, f"access denied: {exc}") from None
         except RemoteError:
             raise
-        except (OSError, ValueError, TypeError, KeyError) as exc:
+        except (TypeError, KeyError) as exc:  # metadata without a usable size
+            raise RemoteError(self.url, f"cannot stat: {exc}") from exc
+        except io_errors() as exc:
             raise RemoteError(self.url, f"cannot stat: {exc}") from exc
 
     def __repr__(self) -> str:
-        return (f"<RemoteSource {self.url!r} size={self._size} block_size={self.block_size} "
-                f"cache={self.cache_bytes}>")
+        mode = "exact" if self.exact else f"block_size={self.block_size} cache={self.cache_bytes}"
+        return f"<RemoteSource {self.url!r} size={self._size} {mode}>"

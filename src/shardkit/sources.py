@@ -38,7 +38,6 @@ import contextlib
 import io
 import mmap
 import os
-from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -46,7 +45,9 @@ from typing import Any, Protocol, runtime_checkable
 
 from kaitaistruct import KaitaiStream
 
+from ._lru import ByteLRU
 from .errors import ShardkitError, TruncatedError
+from .remote import DEFAULT_MAX_WHOLE_READ, RemoteSource
 
 __all__ = [
     "RELEASE_BYTES",
@@ -239,46 +240,20 @@ class FileSource:
         self._fh.close()
 
 
-class FsspecSource:
-    """Any fsspec URL, one ``cat_file(path, start, end)`` request per read, nothing cached.
+class FsspecSource(RemoteSource):
+    """Any fsspec URL, one request per read, nothing cached: a
+    :class:`~shardkit.remote.RemoteSource` with ``exact=True``.
 
-    :func:`open_source` gives URLs a :class:`~shardkit.remote.RemoteSource` instead (coalesced,
-    concurrent, cached, retried reads); this class stays for callers that want each read to be
-    exactly one request.
+    :func:`open_source` gives URLs a block-cached :class:`~shardkit.remote.RemoteSource`
+    instead (coalesced, concurrent, cached reads); this one is for callers that want each read
+    to be exactly one request. Nothing is asked on construction; answers, a server that
+    ignores ``Range`` (``max_whole_read``), retries and errors are the remote source's.
     """
 
-    def __init__(self, url: str, **storage_options: Any) -> None:
-        import fsspec  # imported lazily: local files do not need it
-
-        self.name = url
-        try:
-            self.fs, self.path = fsspec.core.url_to_fs(url, **storage_options)
-            self._size = int(self.fs.size(self.path))
-        except (OSError, ValueError, ImportError) as exc:
-            raise ShardkitError(f"cannot open {url}: {exc}") from exc
-
-    @property
-    def size(self) -> int:
-        """Total number of bytes."""
-        return self._size
-
-    def read_range(self, start: int, end: int) -> bytes:
-        """Return bytes ``[start, end)``; raise :class:`TruncatedError` past the end."""
-        _check_range(self, start, end)
-        if start == end:
-            return b""
-        data = self.fs.cat_file(self.path, start=start, end=end)
-        if len(data) != end - start:
-            raise TruncatedError(
-                f"short read from {self.name}: got {len(data)} of {end - start} bytes",
-                needed=end - start,
-                available=len(data),
-                offset=start,
-            )
-        return bytes(data)
-
-    def close(self) -> None:
-        """Nothing to release."""
+    def __init__(self, url: str, *, max_whole_read: int = DEFAULT_MAX_WHOLE_READ,
+                 **storage_options: Any) -> None:
+        super().__init__(url, exact=True, max_whole_read=max_whole_read,
+                         storage_options=storage_options)
 
 
 @dataclass
@@ -304,7 +279,7 @@ class CountingSource:
         self.block_size = block_size
         self.max_blocks = max_blocks
         self.stats = ReadStats(ranges=[])
-        self._blocks: OrderedDict[int, bytes] = OrderedDict()
+        self._blocks: ByteLRU[int, bytes] = ByteLRU(None, max_items=max_blocks)
 
     @property
     def size(self) -> int:
@@ -329,13 +304,9 @@ class CountingSource:
             data = self._blocks.get(block)
             if data is None:
                 lo = block * bs
-                data = self._fetch(lo, min(lo + bs, self.size))
-                self._blocks[block] = data
-                if len(self._blocks) > self.max_blocks:
-                    self._blocks.popitem(last=False)
+                data = self._blocks.put(block, self._fetch(lo, min(lo + bs, self.size)))
             else:
                 self.stats.cache_hits += 1
-                self._blocks.move_to_end(block)
             lo = block * bs
             out += data[max(start - lo, 0) : min(end - lo, len(data))]
         return bytes(out)
@@ -439,15 +410,13 @@ def open_source(target: Any, *, io_options: dict[str, Any] | None = None,
     """
     if isinstance(target, (bytes, bytearray, memoryview)):
         return BytesSource(target)
-    if isinstance(target, (FileSource, BytesSource, FsspecSource, CountingSource)):
+    if isinstance(target, (FileSource, BytesSource, RemoteSource, CountingSource)):
         return target  # the common cases, without the (slow) Protocol check below
     if isinstance(target, ByteSource):
         return target
     if isinstance(target, (str, os.PathLike)):
         text = os.fspath(target)
         if "://" in text:
-            from .remote import RemoteSource
-
             return RemoteSource(text, storage_options=storage_options, **(io_options or {}))
         return FileSource(text)
     raise TypeError(f"cannot read shard bytes from {type(target).__name__}")

@@ -22,13 +22,12 @@ from __future__ import annotations
 import codecs as _codecs
 import itertools
 import json
-import threading
 from array import array
 from bisect import bisect_left
-from collections import OrderedDict
 from collections.abc import Generator, Iterator
 from typing import TYPE_CHECKING, Any
 
+from .._lru import ByteLRU
 from ..errors import EntryNotFoundError, InvalidKeyError, LayoutError, ShardkitError
 
 if TYPE_CHECKING:
@@ -448,15 +447,16 @@ class SortedSetQueries:
 
     def _set_up(self, cache_blocks: int, max_block_size: int, readahead: int,
                 cache_index_blocks: int) -> None:
-        """The reader options (negative sizes are 0) and the empty caches and lock."""
+        """The reader options (negative sizes are 0) and the empty caches (thread-safe)."""
         self.cache_blocks = max(0, cache_blocks)
         self.cache_index_blocks = max(0, cache_index_blocks)
         self.max_block_size = max_block_size
         self.readahead = max(0, readahead)
-        self._cache: OrderedDict[int, tuple[Any, Any]] = OrderedDict()  # data blocks
-        self._index_cache: OrderedDict[int, tuple[Any, Any]] = OrderedDict()
+        # decoded blocks, charged their decoded bytes, bounded in number
+        self._cache: ByteLRU[int, tuple[Any, Any]] = ByteLRU(None, max_items=self.cache_blocks)
+        self._index_cache: ByteLRU[int, tuple[Any, Any]] = ByteLRU(
+            None, max_items=self.cache_index_blocks)
         self._len = None
-        self._lock = threading.Lock()
 
     def _where(self, position: int) -> str:
         raise NotImplementedError
@@ -503,14 +503,9 @@ class SortedSetQueries:
         A data block found in the cache gets its record positions (:meth:`_DataBlock.index`).
         ``level``: the level the parent expects; ``end_hint``: see :meth:`_read_block`.
         """
-        with self._lock:  # the caches are shared by threads; decoding happens outside
-            hit = self._index_cache.get(position)
-            cache = self._index_cache
-            if hit is None:
-                hit = self._cache.get(position)
-                cache = self._cache
-            if hit is not None:
-                cache.move_to_end(position)
+        hit = self._index_cache.get(position)  # the caches are shared by threads (ByteLRU)
+        if hit is None:
+            hit = self._cache.get(position)
         if hit is not None:
             info, value = hit
             if level is not None and info.level != level:
@@ -526,17 +521,14 @@ class SortedSetQueries:
             self._level_error(info, level)
         self._check_read(info, level, position)
         body = self.decode_payload(info, payload)
+        value: Any
         if info.level == 0:
             value = self._data_block(info, body)
-            cache, size = self._cache, self.cache_blocks
+            cache = self._cache
         else:
             value = self.index_of(info, body)
-            cache, size = self._index_cache, self.cache_index_blocks
-        if size:
-            with self._lock:
-                cache[position] = (info, value)
-                while len(cache) > size:
-                    cache.popitem(last=False)
+            cache = self._index_cache
+        cache.put(position, (info, value), len(body))
         return info, value
 
     def decode_payload(self, info: Any, payload: bytes) -> bytes:

@@ -17,9 +17,9 @@ Layout: ``schemas/neuroglancer_uint64_sharded.ksy`` (generated class
   meshes, annotations by id) is one; :class:`NgImageDataset` has one per scale
   (:class:`NgScale`, keyed by compressed Morton codes) and :meth:`NgImageDataset.read_chunk`.
 
-Remote datasets are read through fsspec with ranged requests only (``cat_file(path, start,
-end)``), never a ``HEAD`` per read: the size of a remote shard is asked for only by whole-file
-operations (``verify``, ``map``).
+Remote datasets are read through fsspec URLs with ranged requests only (each shard an
+``exact`` :class:`~shardkit.remote.RemoteSource`), never a ``HEAD`` per read: the size of a
+remote shard is asked for only by whole-file operations (``verify``, ``map``).
 
 Modules: ``spec`` (the sharding spec), ``decode`` (gunzip, minishard indices, Morton codes),
 ``store`` (local folders and fsspec URLs), ``shard`` (one shard file), ``verify`` (its checks),
@@ -30,7 +30,7 @@ Modules: ``spec`` (the sharding spec), ``decode`` (gunzip, minishard indices, Mo
 
 from __future__ import annotations
 
-from .cache import ByteLRU
+from ..._lru import ByteLRU
 from .cseg import decode_compressed_segmentation
 from .dataset import EncodedChunk, NgDataset, NgKeyValueDataset
 from .decode import (
@@ -52,7 +52,6 @@ from .spec import (
     ShardLocation,
     SpecError,
 )
-from .store import RangeSource
 
 __all__ = [
     "DEFAULT_CACHE_BYTES",
@@ -68,7 +67,6 @@ __all__ = [
     "NgScale",
     "NgShard",
     "NgVolume",
-    "RangeSource",
     "ShardLocation",
     "ShardedKV",
     "ShardingSpec",

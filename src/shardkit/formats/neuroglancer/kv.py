@@ -10,10 +10,10 @@ from typing import TYPE_CHECKING, Any
 from mmh3 import hash64 as _hash64  # hash_uint64, inlined on the hot path
 
 from ..._lazy import lazy_module
+from ..._lru import ByteLRU
 from ...errors import EntryNotFoundError, Problem, ShardkitError
 from ...sources import BytesSource
 from ..base import Section
-from .cache import ByteLRU
 from .shard import _MISSING, NgShard, _as_key
 from .spec import _MASK64, DEFAULT_CACHE_BYTES, DEFAULT_MAX_DECODED_SIZE, ShardingSpec
 from .store import _Store
@@ -40,7 +40,7 @@ class ShardedKV(Mapping[int, bytes]):
     Attributes:
         spec: The sharding spec.
         name: The folder's path or URL.
-        cache: The :class:`~shardkit.formats.neuroglancer.cache.ByteLRU` of its shards.
+        cache: The :class:`~shardkit._lru.ByteLRU` of its shards.
     """
 
     _id_check: IdCheck | None = None  # an image scale's: ids that are not grid positions

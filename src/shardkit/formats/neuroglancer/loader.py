@@ -6,10 +6,10 @@ import os
 from collections.abc import Mapping
 from typing import Any
 
+from ..._lru import ByteLRU
 from ...errors import ShardkitError, UnsupportedVersionError
 from ...remote import DEFAULT_MAX_WHOLE_READ
 from .annotations import NgAnnotationLayer
-from .cache import ByteLRU
 from .dataset import NgDataset, NgKeyValueDataset
 from .image import NgImageDataset
 from .spec import DEFAULT_CACHE_BYTES, MAX_INFO_BYTES, ShardingSpec, SpecError, parse_json

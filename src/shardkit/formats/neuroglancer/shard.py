@@ -9,11 +9,11 @@ from typing import TYPE_CHECKING, Any
 
 from ..._kaitai import kaitai_errors
 from ..._lazy import lazy_module
+from ..._lru import ByteLRU
 from ...errors import EntryNotFoundError, InvalidKeyError, LayoutError, Problem, TruncatedError
 from ...generated.neuroglancer_uint64_sharded import NeuroglancerUint64Sharded
 from ...sources import ByteSource, BytesSource, as_stream
 from ..base import Reader, Section
-from .cache import ByteLRU
 from .decode import MinishardIndex, _read_ranges, decode_minishard_index, empty_index, gunzip_capped
 from .spec import (
     _ENTRY,
@@ -79,7 +79,7 @@ class NgShard(Reader):
         shard_number: The shard's number, for the hash checks of :meth:`verify` and for
             refusing keys of other shards; taken from the file name when it is a shard name.
         cache: The cache of decoded minishard indices and of the shard index (a
-            :class:`~shardkit.formats.neuroglancer.cache.ByteLRU`, shared by every shard of
+            :class:`~shardkit._lru.ByteLRU`, shared by every shard of
             a dataset); by default one of ``cache_bytes``.
         cache_bytes: Budget of this shard's own cache (default 64 MiB).
         minishard_cache_size: Also bound the number of decoded minishard indices kept

@@ -1,4 +1,12 @@
-"""Where a dataset's files live: a local folder or an fsspec URL, read with ranged requests."""
+"""Where a dataset's files live: a local folder or an fsspec URL, read with ranged requests.
+
+A remote shard is a :class:`~shardkit.remote.RemoteSource` with ``exact=True`` (and a
+``read_prefix``): nothing is asked when it is opened, every read is exactly its range requests
+(a lookup costs three), a missing file raises ``FileNotFoundError``
+(:class:`~shardkit.remote.RemoteNotFoundError`) from the first read, and a server that ignores
+``Range`` is handled as for every URL (read whole up to ``max_whole_read``, with a
+:class:`~shardkit.errors.WholeFileReadWarning`; refused above).
+"""
 
 from __future__ import annotations
 
@@ -7,160 +15,27 @@ import os
 import posixpath
 import re
 import threading
-import warnings
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ...errors import LimitExceededError, ShardkitError, TruncatedError
-from ...remote import DEFAULT_MAX_WHOLE_READ, ignored_range_error, whole_read_notice
+from ...errors import LimitExceededError, ShardkitError
+from ...remote import DEFAULT_MAX_WHOLE_READ, RemoteSource, io_errors
 from ...sources import ByteSource, BytesSource, FileSource
 from .decode import gunzip_capped
 from .spec import DEFAULT_MAX_DECODED_SIZE
 
-# -- byte sources for datasets ------------------------------------------------------------------
 
-
-class RangeSource:
-    """A file behind any fsspec URL, read only with ranged ``cat_file`` requests.
-
-    Unlike :class:`~shardkit.sources.FsspecSource` it asks nothing on construction: the size is
-    fetched on first use of :attr:`size` only, so a lookup costs exactly its range requests.
-    A missing file raises ``FileNotFoundError`` from the first read.
-    :meth:`read_ranges` fetches many ranges at once (concurrently on async filesystems such as
-    HTTP, S3 and GCS, through fsspec's ``cat_ranges``).
-
-    A server that ignores ``Range`` (``python -m http.server``) answers with the whole file:
-    up to ``max_whole_read`` bytes it is kept and every later read is served from it
-    (:attr:`read_whole`); above that the read is refused with a message saying what to do.
-    """
-
-    def __init__(self, fs: Any, path: str, name: str,
-                 max_whole_read: int = DEFAULT_MAX_WHOLE_READ) -> None:
-        self.fs = fs
-        self.path = path
-        self.name = name
-        self.max_whole_read = max_whole_read
-        self._size: int | None = None
-        self._whole: bytes | None = None
-
-    @property
-    def read_whole(self) -> bool:
-        """True when the server ignored ``Range`` and the file was read whole."""
-        return self._whole is not None
-
-    @property
-    def size(self) -> int:
-        if self._whole is not None:
-            return len(self._whole)
-        if self._size is None:
-            try:
-                self._size = int(self.fs.size(self.path))
-            except FileNotFoundError:
-                raise
-            except Exception as exc:
-                raise ShardkitError(f"cannot stat {self.name}: {exc}") from exc
-        return self._size
-
-    def _check(self, start: int, end: int) -> None:
-        if start < 0 or end < start:
-            raise ShardkitError(f"invalid byte range [{start}, {end}) of {self.name}")
-        if self._size is not None and end > self._size:
-            raise TruncatedError(f"truncated: needs bytes up to {end}, the file has "
-                                 f"{self._size}", needed=end - start,
-                                 available=max(0, self._size - start), offset=start)
-
-    def _got(self, start: int, end: int, data: Any) -> bytes:
-        if isinstance(data, FileNotFoundError):
-            raise data
-        if isinstance(data, BaseException):
-            raise TruncatedError(f"cannot read bytes [{start}, {end}) of {self.name}: {data}",
-                                 needed=end - start, offset=start) from data
-        if len(data) > end - start:  # the whole file: the server ignores Range
-            if len(data) > self.max_whole_read:
-                raise ignored_range_error(self.name, start, end, len(data),
-                                          self.max_whole_read, status=None)
-            self._whole = bytes(data)
-            self._size = len(data)
-            warnings.warn(whole_read_notice(self.name, len(data), self.max_whole_read),
-                          stacklevel=3)
-            self._check(start, end)
-            return self._whole[start:end]
-        if len(data) != end - start:
-            raise TruncatedError(f"truncated: needs bytes up to {end}, got "
-                                 f"{start + len(data)}", needed=end - start,
-                                 available=len(data), offset=start)
-        return bytes(data)
-
-    def read_range(self, start: int, end: int) -> bytes:
-        self._check(start, end)
-        if start == end:
-            return b""
-        if self._whole is not None:
-            return self._whole[start:end]
-        try:
-            data = self.fs.cat_file(self.path, start=start, end=end)
-        except FileNotFoundError:
-            raise
-        except Exception as exc:  # noqa: BLE001 - turned into a shardkit error by _got
-            data = exc
-        return self._got(start, end, data)
-
-    def read_ranges(self, ranges: Sequence[tuple[int, int]]) -> list[bytes]:
-        """Many ranges, each fetched as asked (coalesce first), concurrently where possible."""
-        for s, e in ranges:
-            self._check(s, e)
-        wanted = [(s, e) for s, e in ranges if e > s]
-        if len(wanted) <= 1 or self._whole is not None:
-            return [self.read_range(s, e) for s, e in ranges]
-        try:
-            datas = self.fs.cat_ranges([self.path] * len(wanted), [s for s, _ in wanted],
-                                       [e for _, e in wanted], on_error="return")
-        except FileNotFoundError:
-            raise
-        except Exception as exc:  # noqa: BLE001 - turned into a shardkit error by _got
-            datas = [exc] * len(wanted)
-        got = iter(self._got(s, e, d) for (s, e), d in zip(wanted, datas, strict=True))
-        return [next(got) if e > s else b"" for s, e in ranges]
+class _ShardSource(RemoteSource):
+    """A dataset's remote shard: an exact :class:`~shardkit.remote.RemoteSource` that also
+    offers ``read_prefix`` (:meth:`~shardkit.remote.RemoteSource.read_head`), with which the
+    shard reader and verify read the shard index, and verify its first block, with no
+    ``HEAD``."""
 
     def read_prefix(self, n: int) -> bytes:
-        """Up to ``n`` bytes from the start, in one request; learns the size when it is
-        shorter (so a small file costs one request and no ``HEAD``)."""
-        if self._size is not None:
-            return self.read_range(0, min(n, self._size))
-        try:
-            data = bytes(self.fs.cat_file(self.path, start=0, end=n))
-            if len(data) > n:  # the whole file: the server ignores Range
-                return self._got(0, n, data)
-        except FileNotFoundError:
-            raise
-        except io_errors() as exc:  # e.g. 416 for an empty file: ask for the size
-            try:
-                return self.read_range(0, min(n, self.size))
-            except ShardkitError as again:
-                raise again from exc  # the first failure stays in the chain
-        if len(data) < n:
-            self._size = len(data)
-        return data[:n]
-
-    def close(self) -> None:
-        pass
-
-
-def io_errors() -> tuple[type[BaseException], ...]:
-    """What a byte store raises when a read fails: ``OSError`` (local files, timeouts,
-    fsspec's not-found), ``ValueError`` (bad paths and arguments) and, when fsspec's HTTP
-    filesystem is there, aiohttp's ``ClientError`` (an HTTP status, a broken connection).
-    Anything else (a bug) propagates as itself."""
-    errors: list[type[BaseException]] = [OSError, ValueError]
-    try:
-        import aiohttp
-
-        errors.append(aiohttp.ClientError)
-    except ImportError:  # pragma: no cover - without aiohttp there is no HTTP filesystem
-        pass
-    return tuple(errors)
+        """Up to ``n`` bytes from the start, in one request (see ``read_head``)."""
+        return self.read_head(n)
 
 
 _SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:")
@@ -280,7 +155,8 @@ class _Store:
                                      what=f"{self.name}/{name}.gz")
                 return BytesSource(data, f"{self.name}/{name}.gz")
             return None
-        return RangeSource(self.fs, path, f"{self.name}/{name}", self.max_whole_read)
+        return _ShardSource(f"{self.name}/{name}", fs=self.fs, path=path, exact=True,
+                            max_whole_read=self.max_whole_read, warn_whole=True)
 
     def list(self) -> list[str] | None:
         """Names of the files in the folder, or ``None`` when it cannot be listed (made once)."""

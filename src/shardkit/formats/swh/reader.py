@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import hashlib
 import os
-from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import asdict
 from functools import cached_property
@@ -12,6 +11,7 @@ from itertools import chain
 from typing import Any, NoReturn, cast
 
 from ..._kaitai import kaitai_errors, parse
+from ..._lru import ByteLRU
 from ...errors import (
     CorruptShardError,
     DeletedEntryError,
@@ -152,7 +152,7 @@ class _Blocks:
         self.keep = keep
         # blocks end at ``limit`` (the objects' end); ranges past it are read as asked
         self.limit = source.size if limit is None else min(limit, source.size)
-        self._cache: OrderedDict[int, bytes] = OrderedDict()
+        self._cache: ByteLRU[int, bytes] = ByteLRU(None, max_items=keep)
 
     @property
     def size(self) -> int:
@@ -163,12 +163,7 @@ class _Blocks:
         data = self._cache.get(i)
         if data is None:
             lo = i * self.block
-            data = self.source.read_range(lo, min(self.limit, lo + self.block))
-            self._cache[i] = data
-            if len(self._cache) > self.keep:
-                self._cache.popitem(last=False)
-        else:
-            self._cache.move_to_end(i)
+            data = self._cache.put(i, self.source.read_range(lo, min(self.limit, lo + self.block)))
         return data
 
     def read_range(self, start: int, end: int) -> bytes:
