@@ -848,6 +848,56 @@ def _write_shard(sink: _MemorySink | _FileSink, schema: Sequence[FieldSpec],
     urls: list[str] = []
     # 1. per stripe, its encoded buffers (post-order) into the root or the stripe's own
     # file; its descriptors and summaries kept, its values dropped
+    stripe_sfds, stripe_records, totals = _encode_stripes(
+        sink, stripes, nodes, names, root, root_name, codec, o, two_level=two_level,
+        urls=urls, written=written)
+    check_counts(len(stripe_sfds))
+    all_specs = [*(indexes or ()), *(x for sp in stripe_indexes or () for x in sp or ()),
+                 *(x for sp in shard_field_idx.values() for x in sp),
+                 *(x for m in stripe_field_idx for sp in m.values() for x in sp)]
+    urls += [u for u in _Indexes.urls(all_specs) if u not in urls]
+    idx = _Indexes(root, artifacts, paths, set(written))
+    # 2. per stripe: descriptors, field list, properties, indexes
+    stripe_list, position = _stripe_list(root, idx, stripe_sfds, stripe_records, id_count,
+                                         stripe_field_idx, o)
+    directory = spb.ShardDirectory(total_record_count=position, stripe_count=len(stripe_sfds))
+    directory.stripe_list_ref.CopyFrom(_ref("", root.record(_ser(stripe_list))))
+    directory.url_list_ref.CopyFrom(_ref("", root.record(_ser(spb.UrlList(urls=urls)))))
+    # 3. shard-level field descriptors, from the stripes' summaries merged
+    ranges = _shard_field_ranges(root, idx, nodes, totals, shard_field_idx, id_count)
+    directory.field_list_ref.CopyFrom(_ref("", root.record(_data_ref_array([""] * id_count,
+                                                                             ranges))))
+    # 4. shard properties, indexes, schema, directory
+    if o.properties or o.standard_properties or o.created:
+        props = spb.ShardProperties()
+        if o.created:
+            props.creation_min.ticks = _ticks(o.created[0])
+            props.creation_max.ticks = _ticks(o.created[1])
+        raw = (_ser(props) + _name_values(o.standard_properties, 3)
+               + _name_values(o.properties, 4))
+        directory.properties_ref.CopyFrom(_ref("", root.record(raw)))
+    if indexes is not None:
+        directory.indexes_ref.CopyFrom(_ref("", root.record(_ser(idx.collection(indexes)))))
+    directory.schema_ref.CopyFrom(_ref("", root.record(_fb_schema(nodes, id_count))))
+    payload = _ser(directory)
+    root.record(payload)
+    root.put(struct.pack("<I", len(payload)) + FRAME)
+    sink.close(root.out)
+    # 5. index artifacts stored in files of their own
+    _write_artifacts(sink, artifacts, written)
+    return written
+
+
+def _encode_stripes(sink: _MemorySink | _FileSink, stripes: Iterable[Mapping[str, Sequence[Any]]],
+                    nodes: list[_Node], names: list[str], root: _Blob, root_name: str,
+                    codec: int, o: AmudaiWriteOptions, *, two_level: bool, urls: list[str],
+                    written: list[str]
+                    ) -> tuple[list[dict[int, spb.StripeFieldDescriptor]], list[int],
+                               dict[int, Summary]]:
+    """Step 1 of :func:`_write_shard`: per stripe, its encoded buffers (post-order) into the
+    root or the stripe's own file (its name added to ``urls`` and ``written``); per stripe its
+    field descriptors and record count, and per schema id the summary over all stripes."""
+    presence = o.presence
     stripe_sfds: list[dict[int, spb.StripeFieldDescriptor]] = []
     stripe_records: list[int] = []
     totals = {node.schema_id: Summary(node.spec) for node in _walk(nodes)}
@@ -869,13 +919,17 @@ def _write_shard(sink: _MemorySink | _FileSink, schema: Sequence[FieldSpec],
         if two_level:
             blob.put(FRAME)
             sink.close(blob.out)
-    check_counts(len(stripe_sfds))
-    all_specs = [*(indexes or ()), *(x for sp in stripe_indexes or () for x in sp or ()),
-                 *(x for sp in shard_field_idx.values() for x in sp),
-                 *(x for m in stripe_field_idx for sp in m.values() for x in sp)]
-    urls += [u for u in _Indexes.urls(all_specs) if u not in urls]
-    idx = _Indexes(root, artifacts, paths, set(written))
-    # 2. per stripe: descriptors, field list, properties, indexes
+    return stripe_sfds, stripe_records, totals
+
+
+def _stripe_list(root: _Blob, idx: _Indexes,
+                 stripe_sfds: list[dict[int, spb.StripeFieldDescriptor]],
+                 stripe_records: list[int], id_count: int,
+                 stripe_field_idx: list[dict[int, Sequence[IndexSpec]]], o: AmudaiWriteOptions
+                 ) -> tuple[spb.StripeList, int]:
+    """Step 2 of :func:`_write_shard`: per stripe its descriptors, field list, properties and
+    indexes recorded in the root; the stripe list, and the shard's record count."""
+    stripe_properties, stripe_indexes = o.stripe_properties, o.stripe_indexes
     stripe_list = spb.StripeList()
     position = 0
     for k, sfds in enumerate(stripe_sfds):
@@ -897,11 +951,16 @@ def _write_shard(sink: _MemorySink | _FileSink, schema: Sequence[FieldSpec],
         sd.total_record_count = stripe_records[k]
         sd.shard_position = position
         position += stripe_records[k]
-    directory = spb.ShardDirectory(total_record_count=position, stripe_count=len(stripe_sfds))
-    directory.stripe_list_ref.CopyFrom(_ref("", root.record(_ser(stripe_list))))
-    directory.url_list_ref.CopyFrom(_ref("", root.record(_ser(spb.UrlList(urls=urls)))))
-    # 3. shard-level field descriptors, from the stripes' summaries merged
-    ranges = []
+    return stripe_list, position
+
+
+def _shard_field_ranges(root: _Blob, idx: _Indexes, nodes: list[_Node],
+                        totals: dict[int, Summary],
+                        shard_field_idx: dict[int, Sequence[IndexSpec]],
+                        id_count: int) -> list[tuple[int, int] | None]:
+    """Step 3 of :func:`_write_shard`: the shard-level field descriptors, from the stripes'
+    summaries merged, recorded in the root; their ranges by schema id."""
+    ranges: list[tuple[int, int] | None] = []
     for node in _walk(nodes):
         total = totals[node.schema_id]
         specs = shard_field_idx.get(node.schema_id)
@@ -914,31 +973,17 @@ def _write_shard(sink: _MemorySink | _FileSink, schema: Sequence[FieldSpec],
         ranges.append(root.record(_ser(d)))
     order = {node.schema_id: i for i, node in enumerate(_walk(nodes))}
     ranges = [ranges[order[sid]] for sid in range(id_count)]
-    directory.field_list_ref.CopyFrom(_ref("", root.record(_data_ref_array([""] * id_count,
-                                                                             ranges))))
-    # 4. shard properties, indexes, schema, directory
-    if o.properties or o.standard_properties or o.created:
-        props = spb.ShardProperties()
-        if o.created:
-            props.creation_min.ticks = _ticks(o.created[0])
-            props.creation_max.ticks = _ticks(o.created[1])
-        raw = (_ser(props) + _name_values(o.standard_properties, 3)
-               + _name_values(o.properties, 4))
-        directory.properties_ref.CopyFrom(_ref("", root.record(raw)))
-    if indexes is not None:
-        directory.indexes_ref.CopyFrom(_ref("", root.record(_ser(idx.collection(indexes)))))
-    directory.schema_ref.CopyFrom(_ref("", root.record(_fb_schema(nodes, id_count))))
-    payload = _ser(directory)
-    root.record(payload)
-    root.put(struct.pack("<I", len(payload)) + FRAME)
-    sink.close(root.out)
-    # 5. index artifacts stored in files of their own
+    return ranges
+
+
+def _write_artifacts(sink: _MemorySink | _FileSink, artifacts: dict[str, bytes],
+                     written: list[str]) -> None:
+    """Step 5 of :func:`_write_shard`: index artifacts stored in files of their own."""
     for name, data in artifacts.items():
         fh = sink.open(name)
         fh.write(data)
         sink.close(fh)
         written.append(name)
-    return written
 
 
 def build_amudai_files(schema: Sequence[FieldSpec],
