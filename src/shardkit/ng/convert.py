@@ -848,13 +848,29 @@ def shard_layer(src: str | os.PathLike[str], dst: str | os.PathLike[str], *,
     parts, choices = _plan(src_store, info, scales, targets, spec)
     report = ConversionReport("shard")
     report.choices = {k: c.to_dict() for k, c in choices.items()}
-    tasks: list[ShardTask] = []
     listings = {part.folder: dst_store.list(part.folder) for part, _, _ in parts}
     dst_info: dict[str, Any] | None = None
     if any(listings.values()) and dst_store.exists("info"):
         dst_info = dst_store.read_info()
     for part, part_spec, _ in parts:  # refuse before writing anything
         _check_resumed_spec(dst_store, part, part_spec, listings[part.folder], dst_info)
+    tasks = _shard_tasks(parts, listings, src_store, dst_store, report, gzip_level)
+    if tasks and len(tasks) < jobs and not dask:  # few shards: encode with threads instead
+        threads = max(1, jobs // len(tasks))
+        tasks = [replace(t, threads=threads) for t in tasks]
+    for result in _execute(tasks, jobs, dask, progress):
+        report.add(result)
+    _write_sharded_info(dst_store, info, parts, report)
+    report.files_out += 1
+    return report
+
+
+def _shard_tasks(parts: list[tuple[_Part, ShardingSpec, np.ndarray | None]],
+                 listings: dict[str, dict[str, int]], src_store: LayerStore, dst_store: LayerStore,
+                 report: ConversionReport, gzip_level: int) -> list[ShardTask]:
+    """:func:`shard_layer`'s tasks: one per shard of each part, the shards a partial earlier
+    run wrote skipped (counted in ``report``, which gets each part's spec)."""
+    tasks: list[ShardTask] = []
     for part, part_spec, keys in parts:
         report.specs[part.folder] = part_spec.to_dict()
         existing = {n for n in listings[part.folder]
@@ -875,11 +891,14 @@ def shard_layer(src: str | os.PathLike[str], dst: str | os.PathLike[str], *,
                 continue
             tasks.append(ShardTask("shard", src_store, dst_store, part, number, group,
                                    gzip_level=gzip_level))
-    if tasks and len(tasks) < jobs and not dask:  # few shards: encode with threads instead
-        threads = max(1, jobs // len(tasks))
-        tasks = [replace(t, threads=threads) for t in tasks]
-    for result in _execute(tasks, jobs, dask, progress):
-        report.add(result)
+    return tasks
+
+
+def _write_sharded_info(dst_store: LayerStore, info: dict[str, Any],
+                        parts: list[tuple[_Part, ShardingSpec, np.ndarray | None]],
+                        report: ConversionReport) -> None:
+    """The sharded layer's ``info`` written (the converted scales with their specs), each
+    part's spec record removed and its shards counted in ``report``."""
     out = copy.deepcopy(info)
     if _is_image(info):
         converted = {p.folder: p.spec for p, _, _ in parts}
@@ -893,8 +912,6 @@ def shard_layer(src: str | os.PathLike[str], dst: str | os.PathLike[str], *,
         report.shards[part.folder] = sum(
             1 for n in dst_store.list(part.folder)
             if n.endswith(".shard") and part_spec.parse_shard_name(n) is not None)
-    report.files_out += 1
-    return report
 
 
 def _check_resumed_spec(dst: LayerStore, part: _Part, spec: ShardingSpec,
