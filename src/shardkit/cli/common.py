@@ -406,8 +406,7 @@ def iter_json_items(fh: IO[bytes], name: str, under: str | None = None,
         pos = m.end()
     number = 0
     while True:
-        while pos < len(buf) and buf[pos] in " \t\r\n,[":
-            pos += 1
+        pos = _skip_separators(buf, pos)
         if pos >= len(buf):
             if more():
                 continue
@@ -429,6 +428,14 @@ def iter_json_items(fh: IO[bytes], name: str, under: str | None = None,
         pos = end
         number += 1
         yield item
+
+
+def _skip_separators(buf: str, pos: int) -> int:
+    """Where the next item of :func:`iter_json_items` may start: past the blanks, commas and
+    the array's ``[``, from ``pos``."""
+    while pos < len(buf) and buf[pos] in " \t\r\n,[":
+        pos += 1
+    return pos
 
 
 def input_files(args: argparse.Namespace) -> list[str]:

@@ -191,6 +191,13 @@ def cmd_get(args: argparse.Namespace, reader: Any) -> int:
         else:
             sys.stdout.write(text)
         return EXIT_OK
+    return _write_value(args, reader, key, value)
+
+
+def _write_value(args: argparse.Namespace, reader: Any, key: Any,
+                 value: bytes | bytearray | memoryview) -> int:
+    """``shardkit get`` of a value in bytes: raw to stdout or ``-o``; with ``--json`` its
+    key, size and SHA-256 (and the bytes in hex when not written to a file)."""
     value = bytes(value)
     if args.json:
         import hashlib

@@ -150,22 +150,10 @@ def cli_verify(args: Any, spec: Mapping[str, Any] | None) -> int:
         connect,
         expand_targets,
         format_line,
-        read_target_list,
     )
     from ..bulk import run as bulk_run
 
-    items: list[str] = list(args.file)
-    if args.from_file is not None:
-        try:
-            if args.from_file == "-":
-                items += [ln.strip() for ln in sys.stdin
-                          if ln.strip() and not ln.lstrip().startswith("#")]
-            else:
-                items += read_target_list(args.from_file)
-        except (OSError, UnicodeDecodeError) as exc:
-            raise ShardkitError(f"--from-file {args.from_file}: {exc}") from exc
-    if not items:
-        raise ShardkitError("verify: no targets (give FILEs, globs or --from-file LIST)")
+    items = _targets_given(args)
     if args.jobs is not None and args.jobs < 1:
         raise ShardkitError("--jobs must be at least 1")
     if args.timeout is not None and args.timeout <= 0:
@@ -229,6 +217,26 @@ def cli_verify(args: Any, spec: Mapping[str, Any] | None) -> int:
             f"unsound, {summary.unreadable} unreadable; {summary.bytes_read / 1e6:.1f} MB read "
             f"in {summary.seconds:.1f} s ({data['shards_per_s']} shards/s, {summary.engine})\n")
     return summary.exit_code
+
+
+def _targets_given(args: Any) -> list[str]:
+    """The FILEs and globs of ``shardkit verify``, then those of ``--from-file`` (``-``:
+    stdin), one a line, blank lines and ``#`` comments skipped; at least one."""
+    from ..bulk import read_target_list
+
+    items: list[str] = list(args.file)
+    if args.from_file is not None:
+        try:
+            if args.from_file == "-":
+                items += [ln.strip() for ln in sys.stdin
+                          if ln.strip() and not ln.lstrip().startswith("#")]
+            else:
+                items += read_target_list(args.from_file)
+        except (OSError, UnicodeDecodeError) as exc:
+            raise ShardkitError(f"--from-file {args.from_file}: {exc}") from exc
+    if not items:
+        raise ShardkitError("verify: no targets (give FILEs, globs or --from-file LIST)")
+    return items
 
 
 def run_verify(args: argparse.Namespace) -> int:

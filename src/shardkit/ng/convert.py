@@ -21,13 +21,11 @@ written), and a finished output's ``info`` says it; another spec is refused.
 
 from __future__ import annotations
 
-import contextlib
 import copy
 import json
 import os
 import posixpath
 import re
-import uuid
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field, replace
@@ -37,16 +35,13 @@ import numpy as np
 
 from ..errors import LayoutError, LimitExceededError, ShardkitError
 from ..formats.neuroglancer import (
-    DEFAULT_MAX_DECODED_SIZE,
     ShardingSpec,
     SpecError,
-    gunzip_capped,
     open_dataset,
 )
 from ..formats.neuroglancer.decode import morton_decode_many, morton_schedule
 from ..formats.neuroglancer.image import scale_geometry
-from ..formats.neuroglancer.spec import MAX_INFO_BYTES, parse_json
-from ..formats.neuroglancer.store import check_relative
+from ..formats.neuroglancer.spec import parse_json
 from ..writers.neuroglancer import _gzip, check_writable, shard_pieces
 from .chooser import (
     DEFAULT_MINISHARD_INDEX_BYTES,
@@ -57,6 +52,7 @@ from .chooser import (
     choose_image_spec,
     morton_bits,
 )
+from .layer_store import LayerStore, _check_name
 from .payloads import decode_mesh_manifest
 
 __all__ = [
@@ -73,8 +69,6 @@ _KV_TYPES = ("neuroglancer_skeletons", "neuroglancer_multilod_draco",
              "neuroglancer_legacy_mesh")
 _ID_NAME = re.compile(r"^(\d+)(\.gz)?$")
 _MANIFEST_NAME = re.compile(r"^(\d+)\.index(\.gz)?$")
-_ATOMIC_PUT = ("s3", "s3a", "gs", "gcs", "az", "abfs", "abfss", "memory", "http", "https")
-_READ_BATCH = 256  # names per remote cat() call
 # In each output folder while `ng shard` runs: the sharding spec its shard files are written
 # with, so that a rerun with another spec refuses to keep them. Removed once the info is
 # written (the info says the spec from then on).
@@ -82,212 +76,6 @@ _SPEC_RECORD = ".shardkit-sharding.json"
 _MAX_RECORD_BYTES = 1 << 20
 MAX_CODES_PER_TASK = 1 << 24  # chunk ids one task lists in numpy arrays (~50 bytes each)
 _ENCODE_BATCH = 64  # chunks read, then encoded, at a time
-
-
-# -- storage ------------------------------------------------------------------------------------
-
-
-class LayerStore:
-    """A layer folder, local or an fsspec URL: reads, atomic writes, listings.
-
-    Picklable (the fsspec filesystem is made on first use in each process).
-    """
-
-    def __init__(self, target: str | os.PathLike[str],
-                 storage_options: Mapping[str, Any] | None = None) -> None:
-        self.target = os.fspath(target).rstrip("/") or os.fspath(target)
-        self.storage_options = dict(storage_options or {})
-        self.remote = "://" in self.target and not self.target.startswith("file://")
-        self.local_root = (self.target[len("file://"):] if self.target.startswith("file://")
-                           else self.target)
-        self._fs: Any = None
-        self._root = ""
-
-    def __getstate__(self) -> dict[str, Any]:
-        state = dict(self.__dict__)
-        state["_fs"] = None
-        return state
-
-    @property
-    def fs(self) -> Any:
-        if self._fs is None:
-            import fsspec
-
-            try:
-                self._fs, root = fsspec.core.url_to_fs(self.target, **self.storage_options)
-            except (ImportError, ValueError) as exc:
-                raise ShardkitError(f"cannot open {self.target}: {exc}") from exc
-            self._root = root.rstrip("/")
-        return self._fs
-
-    def path(self, name: str) -> str:
-        """The full path (local) or fsspec path (remote) of ``name``."""
-        name = _check_name(name, "/")
-        if not self.remote:
-            return os.path.join(self.local_root, *name.split("/"))
-        _ = self.fs
-        return f"{self._root}/{name}"
-
-    def read(self, name: str) -> bytes | None:
-        """The bytes of ``name`` (or of ``name.gz``, decompressed); ``None`` if neither exists."""
-        return self.read_many([name]).get(name)
-
-    def read_many(self, names: Sequence[str],
-                  max_decoded_size: int = DEFAULT_MAX_DECODED_SIZE) -> dict[str, bytes]:
-        """``name -> bytes`` for the names that exist (as ``name`` or ``name.gz``)."""
-        found: dict[str, bytes] = {}
-        if not self.remote:
-            for name in names:
-                path = self.path(name)
-                try:
-                    with open(path, "rb") as fh:
-                        found[name] = fh.read()
-                    continue
-                except FileNotFoundError:
-                    pass
-                try:
-                    with open(path + ".gz", "rb") as fh:
-                        found[name] = gunzip_capped(fh.read(), max_decoded_size,
-                                                    what=f"{self.target}/{name}.gz")
-                except FileNotFoundError:
-                    pass
-            return found
-        for i in range(0, len(names), _READ_BATCH):
-            batch = list(names[i : i + _READ_BATCH])
-            got = self._cat([self.path(n) for n in batch])
-            missing = []
-            for name in batch:
-                data = got.get(self.path(name))
-                if data is None:
-                    missing.append(name)
-                else:
-                    found[name] = data
-            if missing:
-                got = self._cat([self.path(n) + ".gz" for n in missing])
-                for name in missing:
-                    data = got.get(self.path(name) + ".gz")
-                    if data is not None:
-                        found[name] = gunzip_capped(data, max_decoded_size,
-                                                    what=f"{self.target}/{name}.gz")
-        return found
-
-    def _cat(self, paths: list[str]) -> dict[str, bytes]:
-        if not paths:
-            return {}
-        try:
-            out = self.fs.cat(paths, on_error="return")
-        except FileNotFoundError:
-            return {}
-        if not isinstance(out, dict):  # a single path comes back as bytes
-            out = {paths[0]: out}
-        result = {}
-        for path, value in out.items():
-            if isinstance(value, FileNotFoundError):
-                continue
-            if isinstance(value, BaseException):
-                raise ShardkitError(f"cannot read {path}: {value}") from value
-            result[path] = bytes(value)
-        return result
-
-    def exists(self, name: str) -> bool:
-        """Whether file (or folder) ``name`` exists."""
-        path = self.path(name)
-        return os.path.exists(path) if not self.remote else bool(self.fs.exists(path))
-
-    def write(self, name: str, data: bytes | Sequence[bytes]) -> None:
-        """Write ``name`` whole: locally through :func:`~shardkit.writers._atomic.atomic_file`
-        (a hidden temporary name, flushed to disk, then renamed); on object stores one upload;
-        on other fsspec filesystems a temporary name then a move.
-
-        ``data`` is the content, or a list of byte strings to write one after the other.
-        """
-        path = self.path(name)
-        pieces = [data] if isinstance(data, (bytes, bytearray, memoryview)) else data
-        if not self.remote:
-            from ..writers._atomic import atomic_file
-
-            os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
-            with atomic_file(path) as fh:
-                for piece in pieces:
-                    fh.write(piece)
-            return
-        fs = self.fs
-        protocol = fs.protocol if isinstance(fs.protocol, str) else fs.protocol[0]
-        parent = path.rsplit("/", 1)[0]
-        atomic = protocol in _ATOMIC_PUT
-        if not atomic or protocol == "memory":
-            fs.makedirs(parent, exist_ok=True)
-        target = path if atomic else f"{path}.tmp-{uuid.uuid4().hex}"
-        if len(pieces) == 1:
-            fs.pipe_file(target, bytes(pieces[0]))
-        else:
-            with fs.open(target, "wb") as fh:
-                for piece in pieces:
-                    fh.write(piece)
-        if not atomic:
-            fs.mv(target, path)
-
-    def remove(self, name: str) -> None:
-        """Delete file ``name`` if it exists."""
-        path = self.path(name)
-        with contextlib.suppress(FileNotFoundError):
-            if self.remote:
-                self.fs.rm_file(path)
-            else:
-                os.unlink(path)
-
-    def list(self, folder: str = "") -> dict[str, int]:
-        """``file name -> size`` of the files directly in ``folder`` (empty if it is absent)."""
-        if folder:
-            folder = _check_name(folder, "/")
-        if not self.remote:
-            path = os.path.join(self.local_root, *folder.split("/")) if folder \
-                else self.local_root
-            try:
-                with os.scandir(path) as it:
-                    return {e.name: e.stat().st_size for e in it if e.is_file()}
-            except FileNotFoundError:
-                return {}
-        _ = self.fs
-        path = self.path(folder) if folder else self._root
-        try:
-            entries = self.fs.ls(path, detail=True)
-        except FileNotFoundError:
-            return {}
-        return {posixpath.basename(e["name"].rstrip("/")): int(e.get("size") or 0)
-                for e in entries if e.get("type") != "directory"}
-
-    def read_info(self) -> dict[str, Any]:
-        """The layer's ``info`` as a dict (at most ``MAX_INFO_BYTES``)."""
-        if not self.remote:  # refused unread when too long
-            for name in ("info", "info.gz"):
-                try:
-                    size = os.path.getsize(self.path(name))
-                except OSError:
-                    continue
-                if size > MAX_INFO_BYTES:
-                    raise LimitExceededError(f"{self.target}/{name}: {size} bytes, more than "
-                                             f"the {MAX_INFO_BYTES}-byte cap of an info file",
-                                             field="/")
-                break
-        raw = self.read_many(["info"], MAX_INFO_BYTES).get("info")
-        if raw is None:
-            raise ShardkitError(f"{self.target}/info: not found")
-        info = parse_json(raw, f"{self.target}/info")
-        if not isinstance(info, dict):
-            raise SpecError(f"{self.target}/info: not a JSON object", field="/")
-        return info
-
-
-def _check_name(name: Any, field: str = "/scales/key") -> str:
-    """The normalised form of a path inside the layer's folder (a scale key comes from a
-    file); the reader's rule (:func:`~shardkit.formats.neuroglancer.store.check_relative`),
-    without ``..`` paths that climb out (the reader follows them on request only)."""
-    try:
-        return check_relative(name, field)
-    except SpecError as exc:
-        raise SpecError(f"refusing the path {name!r}: it would leave the layer's folder "
-                        f"({exc.message})", field=field) from exc
 
 
 def _scale_key(scale: Mapping[str, Any], index: int) -> str:
@@ -848,13 +636,29 @@ def shard_layer(src: str | os.PathLike[str], dst: str | os.PathLike[str], *,
     parts, choices = _plan(src_store, info, scales, targets, spec)
     report = ConversionReport("shard")
     report.choices = {k: c.to_dict() for k, c in choices.items()}
-    tasks: list[ShardTask] = []
     listings = {part.folder: dst_store.list(part.folder) for part, _, _ in parts}
     dst_info: dict[str, Any] | None = None
     if any(listings.values()) and dst_store.exists("info"):
         dst_info = dst_store.read_info()
     for part, part_spec, _ in parts:  # refuse before writing anything
         _check_resumed_spec(dst_store, part, part_spec, listings[part.folder], dst_info)
+    tasks = _shard_tasks(parts, listings, src_store, dst_store, report, gzip_level)
+    if tasks and len(tasks) < jobs and not dask:  # few shards: encode with threads instead
+        threads = max(1, jobs // len(tasks))
+        tasks = [replace(t, threads=threads) for t in tasks]
+    for result in _execute(tasks, jobs, dask, progress):
+        report.add(result)
+    _write_sharded_info(dst_store, info, parts, report)
+    report.files_out += 1
+    return report
+
+
+def _shard_tasks(parts: list[tuple[_Part, ShardingSpec, np.ndarray | None]],
+                 listings: dict[str, dict[str, int]], src_store: LayerStore, dst_store: LayerStore,
+                 report: ConversionReport, gzip_level: int) -> list[ShardTask]:
+    """:func:`shard_layer`'s tasks: one per shard of each part, the shards a partial earlier
+    run wrote skipped (counted in ``report``, which gets each part's spec)."""
+    tasks: list[ShardTask] = []
     for part, part_spec, keys in parts:
         report.specs[part.folder] = part_spec.to_dict()
         existing = {n for n in listings[part.folder]
@@ -875,11 +679,14 @@ def shard_layer(src: str | os.PathLike[str], dst: str | os.PathLike[str], *,
                 continue
             tasks.append(ShardTask("shard", src_store, dst_store, part, number, group,
                                    gzip_level=gzip_level))
-    if tasks and len(tasks) < jobs and not dask:  # few shards: encode with threads instead
-        threads = max(1, jobs // len(tasks))
-        tasks = [replace(t, threads=threads) for t in tasks]
-    for result in _execute(tasks, jobs, dask, progress):
-        report.add(result)
+    return tasks
+
+
+def _write_sharded_info(dst_store: LayerStore, info: dict[str, Any],
+                        parts: list[tuple[_Part, ShardingSpec, np.ndarray | None]],
+                        report: ConversionReport) -> None:
+    """The sharded layer's ``info`` written (the converted scales with their specs), each
+    part's spec record removed and its shards counted in ``report``."""
     out = copy.deepcopy(info)
     if _is_image(info):
         converted = {p.folder: p.spec for p, _, _ in parts}
@@ -893,8 +700,6 @@ def shard_layer(src: str | os.PathLike[str], dst: str | os.PathLike[str], *,
         report.shards[part.folder] = sum(
             1 for n in dst_store.list(part.folder)
             if n.endswith(".shard") and part_spec.parse_shard_name(n) is not None)
-    report.files_out += 1
-    return report
 
 
 def _check_resumed_spec(dst: LayerStore, part: _Part, spec: ShardingSpec,

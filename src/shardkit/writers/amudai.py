@@ -13,8 +13,9 @@ IndexCollection record goes after ShardProperties, a stripe's after its StripePr
 Roaring presence sections (``presence="roaring"`` or ``"auto"``, FORMAT_NOTES.md 4.2).
 
 Layout is plain Python over ``struct``; the protobuf messages use the classes generated from
-``schemas/amudai/*.proto``; the FlatBuffers schema is built with the raw ``flatbuffers.Builder``
-(slot numbers from the notes, independent of the generated reader code).
+``schemas/amudai/*.proto`` (property values: :mod:`.amudai_values`); the FlatBuffers schema
+is built with the raw ``flatbuffers.Builder`` (slot numbers from the notes, independent of the
+generated reader code).
 
 Example::
 
@@ -31,7 +32,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence, Sized
 from dataclasses import dataclass, replace
 from dataclasses import field as dc_field
 from dataclasses import fields as dc_fields
-from datetime import UTC, datetime, timedelta
+from datetime import datetime
 from decimal import Decimal
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -63,6 +64,15 @@ from .amudai_blocks import (  # noqa: F401 - ROARING_COOKIE, SEGMENT_SIZE: kept 
 )
 from .amudai_schema import BASIC_TYPES, FieldSpec, field
 from .amudai_stats import _BYTES_TYPES, _INT_WIDTH, _NUMERIC, Summary
+from .amudai_values import (  # noqa: F401 - TICKS_EPOCH: kept importable
+    TICKS_EPOCH,
+    AnyValueBytes,
+    _name_values,
+    _pair_messages,
+    _ser,
+    _ticks,
+    encode_any_value,
+)
 
 if TYPE_CHECKING:
     from .amudai_ingest import ingest
@@ -90,14 +100,6 @@ __all__ = [
 FRAME = b"amud\x00\x01\x00\x00"
 NO_PARENT = 0xFFFF_FFFF
 BLOCK_VALUES = 8192  # Plain profile: values (or bytes) per block
-TICKS_EPOCH = datetime(1, 1, 1, tzinfo=UTC)
-
-
-@dataclass(frozen=True)
-class AnyValueBytes:
-    """An already-serialized ``AnyValue`` message, embedded as it is (e.g. built elsewhere)."""
-
-    data: bytes
 
 
 @dataclass(frozen=True)
@@ -193,102 +195,6 @@ class AmudaiWriteOptions:
             raise TypeError(f"unexpected keyword argument(s) {', '.join(unknown)} (the "
                             f"writer's options: {', '.join(f.name for f in dc_fields(cls))})")
         return replace(options or cls(), **given)
-
-
-# --- AnyValue ----------------------------------------------------------------------------
-
-
-def _ticks(value: datetime) -> int:
-    if value.tzinfo is None:
-        value = value.replace(tzinfo=UTC)
-    delta = value - TICKS_EPOCH
-    return (delta.days * 86_400 + delta.seconds) * 10_000_000 + delta.microseconds * 10
-
-
-def _span_ticks(value: timedelta) -> int:
-    return (value.days * 86_400 + value.seconds) * 10_000_000 + value.microseconds * 10
-
-
-def encode_any_value(value: Any) -> cpb.AnyValue:
-    """A Python value as an ``AnyValue`` message.
-
-    None → null, bool, int (i64 when it fits, else u64), float, str, bytes, datetime,
-    timedelta, list/tuple → list, dict → struct (names as keys).
-    """
-    out = cpb.AnyValue()
-    if value is None:
-        out.null_value.SetInParent()
-    elif isinstance(value, bool):
-        out.bool_value = value
-    elif isinstance(value, int):
-        if -(2**63) <= value < 2**63:
-            out.i64_value = value
-        else:
-            out.u64_value = value
-    elif isinstance(value, float):
-        out.double_value = value
-    elif isinstance(value, str):
-        out.string_value = value
-    elif isinstance(value, (bytes, bytearray)):
-        out.bytes_value = bytes(value)
-    elif isinstance(value, datetime):
-        out.datetime_value.ticks = _ticks(value)
-    elif isinstance(value, timedelta):
-        out.timespan_value.ticks = _span_ticks(value)
-    elif isinstance(value, uuid.UUID):
-        out.bytes_value = value.bytes
-    elif isinstance(value, (list, tuple)):
-        out.list_value.SetInParent()
-        for item in value:
-            out.list_value.elements.append(encode_any_value(item))
-    elif isinstance(value, Mapping):
-        out.struct_value.SetInParent()
-        for k, v in value.items():
-            out.struct_value.fields.append(cpb.NameValuePair(name=str(k),
-                                                             value=encode_any_value(v)))
-    else:
-        raise TypeError(f"cannot store {type(value).__name__} as an AnyValue")
-    return out
-
-
-def _varint(n: int) -> bytes:
-    out = bytearray()
-    while True:
-        byte = n & 0x7F
-        n >>= 7
-        if n:
-            out.append(byte | 0x80)
-        else:
-            out.append(byte)
-            return bytes(out)
-
-
-def _len_field(tag: int, payload: bytes) -> bytes:
-    return _varint(tag << 3 | 2) + _varint(len(payload)) + payload
-
-
-def _name_values(items: Mapping[str, Any] | None, tag: int) -> bytes:
-    """``repeated NameValuePair`` field ``tag``, serialized (AnyValueBytes kept as they are)."""
-    out = bytearray()
-    for name, value in (items or {}).items():
-        raw = value.data if isinstance(value, AnyValueBytes) else \
-            encode_any_value(value).SerializeToString(deterministic=True)
-        pair = _len_field(1, name.encode("utf-8")) + _len_field(2, raw)
-        out += _len_field(tag, pair)
-    return bytes(out)
-
-
-def _ser(msg: Any) -> bytes:
-    return msg.SerializeToString(deterministic=True)
-
-
-def _pair_messages(items: Mapping[str, Any] | None) -> list[cpb.NameValuePair]:
-    out = []
-    for name, value in (items or {}).items():
-        any_value = cpb.AnyValue.FromString(value.data) if isinstance(value, AnyValueBytes) \
-            else encode_any_value(value)
-        out.append(cpb.NameValuePair(name=name, value=any_value))
-    return out
 
 
 # --- shredding values into per-node columns ------------------------------------------------
@@ -848,6 +754,56 @@ def _write_shard(sink: _MemorySink | _FileSink, schema: Sequence[FieldSpec],
     urls: list[str] = []
     # 1. per stripe, its encoded buffers (post-order) into the root or the stripe's own
     # file; its descriptors and summaries kept, its values dropped
+    stripe_sfds, stripe_records, totals = _encode_stripes(
+        sink, stripes, nodes, names, root, root_name, codec, o, two_level=two_level,
+        urls=urls, written=written)
+    check_counts(len(stripe_sfds))
+    all_specs = [*(indexes or ()), *(x for sp in stripe_indexes or () for x in sp or ()),
+                 *(x for sp in shard_field_idx.values() for x in sp),
+                 *(x for m in stripe_field_idx for sp in m.values() for x in sp)]
+    urls += [u for u in _Indexes.urls(all_specs) if u not in urls]
+    idx = _Indexes(root, artifacts, paths, set(written))
+    # 2. per stripe: descriptors, field list, properties, indexes
+    stripe_list, position = _stripe_list(root, idx, stripe_sfds, stripe_records, id_count,
+                                         stripe_field_idx, o)
+    directory = spb.ShardDirectory(total_record_count=position, stripe_count=len(stripe_sfds))
+    directory.stripe_list_ref.CopyFrom(_ref("", root.record(_ser(stripe_list))))
+    directory.url_list_ref.CopyFrom(_ref("", root.record(_ser(spb.UrlList(urls=urls)))))
+    # 3. shard-level field descriptors, from the stripes' summaries merged
+    ranges = _shard_field_ranges(root, idx, nodes, totals, shard_field_idx, id_count)
+    directory.field_list_ref.CopyFrom(_ref("", root.record(_data_ref_array([""] * id_count,
+                                                                             ranges))))
+    # 4. shard properties, indexes, schema, directory
+    if o.properties or o.standard_properties or o.created:
+        props = spb.ShardProperties()
+        if o.created:
+            props.creation_min.ticks = _ticks(o.created[0])
+            props.creation_max.ticks = _ticks(o.created[1])
+        raw = (_ser(props) + _name_values(o.standard_properties, 3)
+               + _name_values(o.properties, 4))
+        directory.properties_ref.CopyFrom(_ref("", root.record(raw)))
+    if indexes is not None:
+        directory.indexes_ref.CopyFrom(_ref("", root.record(_ser(idx.collection(indexes)))))
+    directory.schema_ref.CopyFrom(_ref("", root.record(_fb_schema(nodes, id_count))))
+    payload = _ser(directory)
+    root.record(payload)
+    root.put(struct.pack("<I", len(payload)) + FRAME)
+    sink.close(root.out)
+    # 5. index artifacts stored in files of their own
+    _write_artifacts(sink, artifacts, written)
+    return written
+
+
+def _encode_stripes(sink: _MemorySink | _FileSink, stripes: Iterable[Mapping[str, Sequence[Any]]],
+                    nodes: list[_Node], names: list[str], root: _Blob, root_name: str,
+                    codec: int, o: AmudaiWriteOptions, *, two_level: bool, urls: list[str],
+                    written: list[str]
+                    ) -> tuple[list[dict[int, spb.StripeFieldDescriptor]], list[int],
+                               dict[int, Summary]]:
+    """Step 1 of :func:`_write_shard`: per stripe, its encoded buffers (post-order) into the
+    root or the stripe's own file (its name added to ``urls`` and ``written``); per stripe its
+    field descriptors and record count, and per schema id the summary over all stripes."""
+    presence = o.presence
     stripe_sfds: list[dict[int, spb.StripeFieldDescriptor]] = []
     stripe_records: list[int] = []
     totals = {node.schema_id: Summary(node.spec) for node in _walk(nodes)}
@@ -869,13 +825,17 @@ def _write_shard(sink: _MemorySink | _FileSink, schema: Sequence[FieldSpec],
         if two_level:
             blob.put(FRAME)
             sink.close(blob.out)
-    check_counts(len(stripe_sfds))
-    all_specs = [*(indexes or ()), *(x for sp in stripe_indexes or () for x in sp or ()),
-                 *(x for sp in shard_field_idx.values() for x in sp),
-                 *(x for m in stripe_field_idx for sp in m.values() for x in sp)]
-    urls += [u for u in _Indexes.urls(all_specs) if u not in urls]
-    idx = _Indexes(root, artifacts, paths, set(written))
-    # 2. per stripe: descriptors, field list, properties, indexes
+    return stripe_sfds, stripe_records, totals
+
+
+def _stripe_list(root: _Blob, idx: _Indexes,
+                 stripe_sfds: list[dict[int, spb.StripeFieldDescriptor]],
+                 stripe_records: list[int], id_count: int,
+                 stripe_field_idx: list[dict[int, Sequence[IndexSpec]]], o: AmudaiWriteOptions
+                 ) -> tuple[spb.StripeList, int]:
+    """Step 2 of :func:`_write_shard`: per stripe its descriptors, field list, properties and
+    indexes recorded in the root; the stripe list, and the shard's record count."""
+    stripe_properties, stripe_indexes = o.stripe_properties, o.stripe_indexes
     stripe_list = spb.StripeList()
     position = 0
     for k, sfds in enumerate(stripe_sfds):
@@ -897,11 +857,16 @@ def _write_shard(sink: _MemorySink | _FileSink, schema: Sequence[FieldSpec],
         sd.total_record_count = stripe_records[k]
         sd.shard_position = position
         position += stripe_records[k]
-    directory = spb.ShardDirectory(total_record_count=position, stripe_count=len(stripe_sfds))
-    directory.stripe_list_ref.CopyFrom(_ref("", root.record(_ser(stripe_list))))
-    directory.url_list_ref.CopyFrom(_ref("", root.record(_ser(spb.UrlList(urls=urls)))))
-    # 3. shard-level field descriptors, from the stripes' summaries merged
-    ranges = []
+    return stripe_list, position
+
+
+def _shard_field_ranges(root: _Blob, idx: _Indexes, nodes: list[_Node],
+                        totals: dict[int, Summary],
+                        shard_field_idx: dict[int, Sequence[IndexSpec]],
+                        id_count: int) -> list[tuple[int, int] | None]:
+    """Step 3 of :func:`_write_shard`: the shard-level field descriptors, from the stripes'
+    summaries merged, recorded in the root; their ranges by schema id."""
+    ranges: list[tuple[int, int] | None] = []
     for node in _walk(nodes):
         total = totals[node.schema_id]
         specs = shard_field_idx.get(node.schema_id)
@@ -914,31 +879,17 @@ def _write_shard(sink: _MemorySink | _FileSink, schema: Sequence[FieldSpec],
         ranges.append(root.record(_ser(d)))
     order = {node.schema_id: i for i, node in enumerate(_walk(nodes))}
     ranges = [ranges[order[sid]] for sid in range(id_count)]
-    directory.field_list_ref.CopyFrom(_ref("", root.record(_data_ref_array([""] * id_count,
-                                                                             ranges))))
-    # 4. shard properties, indexes, schema, directory
-    if o.properties or o.standard_properties or o.created:
-        props = spb.ShardProperties()
-        if o.created:
-            props.creation_min.ticks = _ticks(o.created[0])
-            props.creation_max.ticks = _ticks(o.created[1])
-        raw = (_ser(props) + _name_values(o.standard_properties, 3)
-               + _name_values(o.properties, 4))
-        directory.properties_ref.CopyFrom(_ref("", root.record(raw)))
-    if indexes is not None:
-        directory.indexes_ref.CopyFrom(_ref("", root.record(_ser(idx.collection(indexes)))))
-    directory.schema_ref.CopyFrom(_ref("", root.record(_fb_schema(nodes, id_count))))
-    payload = _ser(directory)
-    root.record(payload)
-    root.put(struct.pack("<I", len(payload)) + FRAME)
-    sink.close(root.out)
-    # 5. index artifacts stored in files of their own
+    return ranges
+
+
+def _write_artifacts(sink: _MemorySink | _FileSink, artifacts: dict[str, bytes],
+                     written: list[str]) -> None:
+    """Step 5 of :func:`_write_shard`: index artifacts stored in files of their own."""
     for name, data in artifacts.items():
         fh = sink.open(name)
         fh.write(data)
         sink.close(fh)
         written.append(name)
-    return written
 
 
 def build_amudai_files(schema: Sequence[FieldSpec],

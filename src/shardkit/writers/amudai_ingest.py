@@ -358,6 +358,11 @@ def _arrow_col(f: dict[str, Any], where: str) -> _Col:
     if not isinstance(dt, dict) or len(dt) != 1:
         raise IngestError(f"{where}: not an Arrow data type: {dt!r}")
     (kind, arg), = dt.items()
+    return _arrow_param_col(name, kind, arg, ext, where)
+
+
+def _arrow_param_col(name: str, kind: str, arg: Any, ext: str | None, where: str) -> _Col:
+    """A field of a parameterized Arrow type (``{kind: arg}`` in the serde JSON)."""
     if kind == "Timestamp":
         return _Col(field(name, "DateTime"), unit=_UNITS[arg[0]])
     if kind in ("Decimal128", "Decimal256"):
@@ -430,6 +435,17 @@ def _scalar(col: _Col, v: Any, where: str) -> Any:
             if isinstance(v, bool):
                 raise ValueError("not a number")
             return float(v)
+    except (ValueError, TypeError, OverflowError, ArithmeticError) as exc:
+        raise IngestError(f"{where}: {v!r} is not a {t} value ({exc})") from exc
+    return _scalar_encoded(col, v, where)
+
+
+def _scalar_encoded(col: _Col, v: Any, where: str) -> Any:
+    """:func:`_scalar` of the types stored encoded: date-times as ticks, GUIDs, decimals and
+    hex text as bytes."""
+    spec = col.spec
+    t = spec.type
+    try:
         if t == "DateTime":
             if isinstance(v, bool):
                 raise ValueError("not a date-time")

@@ -479,40 +479,10 @@ def delete(path: str | os.PathLike[str], keys: Iterable[bytes | str],
     Raises:
         EntryNotFoundError: A key is absent; nothing was changed.
     """
-    from ..formats.mosaic import MosaicFile
     from ..formats.mosaic.model import normalize_key
-    from ..sources import FileSource
 
     wanted = [normalize_key(k) for k in keys]
-    with MosaicFile(FileSource(path)) as r:
-        plan: list[tuple[int, int]] = []  # (object offset, object size)
-        entries: list[int] = []  # entry offsets to void
-        planned: set[int] = set()
-        touched: set[int] = set()
-        for key in wanted:
-            found = r._locate(key, index)
-            if found is None:
-                raise EntryNotFoundError(key, f"key not found: {key.hex()}")
-            _, offs = found
-            if len(offs) > 1:
-                raise ShardkitError(f"{key.hex()} is a key of {len(offs)} objects "
-                                    "(Conflicts): deleting them is not supported")
-            o = offs[0]
-            if o in planned:
-                continue
-            data = r.decoder.decode(r._object(o), o)
-            planned.add(o)
-            plan.append((o, len(data)))
-            for idx in r.indexes:
-                if idx.kind is None:
-                    continue
-                touched.add(idx.start)
-                entries.append(_entry_of(r, idx, data, o))
-        tiles = _tile_starts(r)
-        meta = r.meta
-        count = meta.objects_counter - len(plan)
-        total = meta.objects_total_size - sum(s for _, s in plan)
-        index_starts = sorted(touched)
+    plan, entries, tiles, meta, count, total, index_starts = _delete_plan(path, wanted, index)
     with open(path, "r+b") as fh:
         def void(at: int) -> None:
             # Object, Key and Offset have 1-byte IDs, as Void has: the ID is replaced, the
@@ -549,6 +519,47 @@ def delete(path: str | os.PathLike[str], keys: Iterable[bytes | str],
             _rewrite_crc(fh, s)
         _write_counters(fh, meta, count, total)
     return wanted
+
+
+def _delete_plan(path: str | os.PathLike[str], wanted: list[bytes], index: str | None
+                 ) -> tuple[list[tuple[int, int]], list[int], list[int], Any, int, int,
+                            list[int]]:
+    """What :func:`delete` changes, read before anything is written: the objects (offset,
+    size), the index entries to void, the tile starts, the metadata, its counters after, and
+    the starts of the indexes touched. A key absent or of several objects raises here."""
+    from ..formats.mosaic import MosaicFile
+    from ..sources import FileSource
+
+    with MosaicFile(FileSource(path)) as r:
+        plan: list[tuple[int, int]] = []  # (object offset, object size)
+        entries: list[int] = []  # entry offsets to void
+        planned: set[int] = set()
+        touched: set[int] = set()
+        for key in wanted:
+            found = r._locate(key, index)
+            if found is None:
+                raise EntryNotFoundError(key, f"key not found: {key.hex()}")
+            _, offs = found
+            if len(offs) > 1:
+                raise ShardkitError(f"{key.hex()} is a key of {len(offs)} objects "
+                                    "(Conflicts): deleting them is not supported")
+            o = offs[0]
+            if o in planned:
+                continue
+            data = r.decoder.decode(r._object(o), o)
+            planned.add(o)
+            plan.append((o, len(data)))
+            for idx in r.indexes:
+                if idx.kind is None:
+                    continue
+                touched.add(idx.start)
+                entries.append(_entry_of(r, idx, data, o))
+        tiles = _tile_starts(r)
+        meta = r.meta
+        count = meta.objects_counter - len(plan)
+        total = meta.objects_total_size - sum(s for _, s in plan)
+        index_starts = sorted(touched)
+    return plan, entries, tiles, meta, count, total, index_starts
 
 
 def _entry_of(r: Any, idx: Any, data: bytes, offset: int) -> int:

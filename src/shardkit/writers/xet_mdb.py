@@ -334,6 +334,40 @@ def build_mdb(
     xorbs = sorted(xorbs, key=order) if sort else list(xorbs)
 
     # File section
+    file_rows, file_kinds, file_table, materialized = _file_section(files, engine)
+    # Xorb section
+    xorb_rows, xorb_kinds, xorb_table, chunk_rows, stored, on_disk = _xorb_section(
+        xorbs, engine)
+
+    file_bytes, xorb_bytes = _pack_sections(engine, file_rows, file_kinds, xorb_rows,
+                                            xorb_kinds)
+
+    if header_footer_size is None:
+        header_footer_size = 0 if form == "upload" else FOOTER_SIZE
+    out = bytearray(Header.build(dict(version=2, footer_size=header_footer_size)))
+    out += file_bytes
+    out += BOOKEND
+    xorb_info_offset = len(out)
+    out += xorb_bytes
+    out += BOOKEND
+    if form == "upload":
+        return bytes(out)
+
+    lookups = _lookup_tables(out, tables, file_table, xorb_table, chunk_rows, chunk_table)
+    return _with_footer(out, lookups, xorb_info_offset, (on_disk, materialized, stored),
+                        zero_table_offsets=zero_table_offsets, totals=totals,
+                        hmac_key=hmac_key, creation_timestamp=creation_timestamp,
+                        key_expiry=key_expiry, footer_reserved=footer_reserved)
+
+
+# a file or xorb section record's row: hash, then four integer fields
+_Row = tuple[bytes, int, int, int, int]
+
+
+def _file_section(files: Iterable[Any], engine: str
+                  ) -> tuple[list[_Row], list[str], list[tuple[int, int]], int]:
+    """:func:`build_mdb`'s file section: its records' rows (and kinds for the construct
+    engine), its lookup table rows (key, record) and the materialized bytes of its files."""
     file_rows: list[tuple[bytes, int, int, int, int]] = []
     file_kinds: list[str] = []
     file_table: list[tuple[int, int]] = []
@@ -345,7 +379,15 @@ def build_mdb(
         if engine == "construct":
             file_kinds += _file_kinds(f)
         materialized += sum(t.unpacked_bytes for t in f.terms)
-    # Xorb section
+    return file_rows, file_kinds, file_table, materialized
+
+
+def _xorb_section(xorbs: Iterable[Any], engine: str
+                  ) -> tuple[list[_Row], list[str], list[tuple[int, int]],
+                             list[tuple[int, int, int]], int, int]:
+    """:func:`build_mdb`'s xorb section: its records' rows (and kinds for the construct
+    engine), its lookup table rows (key, record), the chunk table's rows (key, xorb record,
+    chunk) and the stored and on-disk bytes of its xorbs."""
     xorb_rows: list[tuple[bytes, int, int, int, int]] = []
     xorb_kinds: list[str] = []
     xorb_table: list[tuple[int, int]] = []
@@ -362,7 +404,13 @@ def build_mdb(
             xorb_kinds += ["xorb"] + ["chunk"] * (len(rows) - 1)
         stored += rows[0][3]
         on_disk += rows[0][4]
+    return xorb_rows, xorb_kinds, xorb_table, chunk_rows, stored, on_disk
 
+
+def _pack_sections(engine: str, file_rows: list[_Row], file_kinds: list[str],
+                   xorb_rows: list[_Row], xorb_kinds: list[str]
+                   ) -> tuple[bytes, bytes]:
+    """The file and xorb sections' records packed by ``engine``."""
     pack = (_records_numpy if engine == "numpy"
             else lambda rows, kinds: _records_construct(rows, kinds))
     if engine == "numpy":
@@ -372,18 +420,15 @@ def build_mdb(
         xorb_bytes = pack(xorb_rows, xorb_kinds)  # type: ignore[call-arg]
     else:
         raise ValueError(f"unknown engine {engine!r} (numpy or construct)")
+    return file_bytes, xorb_bytes
 
-    if header_footer_size is None:
-        header_footer_size = 0 if form == "upload" else FOOTER_SIZE
-    out = bytearray(Header.build(dict(version=2, footer_size=header_footer_size)))
-    out += file_bytes
-    out += BOOKEND
-    xorb_info_offset = len(out)
-    out += xorb_bytes
-    out += BOOKEND
-    if form == "upload":
-        return bytes(out)
 
+def _lookup_tables(out: bytearray, tables: set[str], file_table: list[tuple[int, int]],
+                   xorb_table: list[tuple[int, int]], chunk_rows: list[tuple[int, int, int]],
+                   chunk_table: Sequence[tuple[int, int, int]] | None
+                   ) -> tuple[int, int, int, int, int, int]:
+    """The lookup tables asked for appended to ``out``; the offset and entry count of each
+    (file, xorb, chunk)."""
     def table_bytes(rows: Sequence[tuple[int, ...]], dtype: np.dtype) -> bytes:
         return np.array(list(rows), dtype=dtype).tobytes() if rows else b""
 
@@ -400,6 +445,21 @@ def build_mdb(
     if n_chunk:
         rows_c = list(chunk_table) if chunk_table is not None else sorted(chunk_rows)
         out += table_bytes(rows_c, _CHUNK_LOOKUP_DTYPE)
+    return (file_lookup_offset, n_file, xorb_lookup_offset, n_xorb, chunk_lookup_offset,
+            n_chunk)
+
+
+def _with_footer(out: bytearray, lookups: tuple[int, int, int, int, int, int],
+                 xorb_info_offset: int, sums: tuple[int, int, int], *,
+                 zero_table_offsets: bool, totals: tuple[int, int, int] | None,
+                 hmac_key: bytes, creation_timestamp: int, key_expiry: int,
+                 footer_reserved: bytes) -> bytes:
+    """``out`` with the footer appended: the sections' and tables' offsets and counts
+    (``lookups`` as :func:`_lookup_tables` gives them), the key, times and the totals
+    (``sums``: on disk, materialized, stored, unless ``totals`` are given)."""
+    (file_lookup_offset, n_file, xorb_lookup_offset, n_xorb, chunk_lookup_offset,
+     n_chunk) = lookups
+    on_disk, materialized, stored = sums
     footer_offset = len(out)
     if zero_table_offsets:
         file_lookup_offset = xorb_lookup_offset = chunk_lookup_offset = 0

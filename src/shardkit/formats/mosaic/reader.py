@@ -487,7 +487,8 @@ class MosaicFile(Reader):
         o = found[1][0]
         return self.decoder.decode(self._object(o), o)
 
-    def get(self, key: bytes | str, default: Any = None,  # type: ignore[override]
+    # C901: inlined on purpose, the hot lookup of benchmarks/bench_mosaic.py (lookups/s)
+    def get(self, key: bytes | str, default: Any = None,  # type: ignore[override]  # noqa: C901
             index: str | None = None) -> Any:
         """The object of ``key`` in ``index`` (picked from the key's length when None), or
         ``default`` when absent or deleted. A key of several objects gives the first
