@@ -154,6 +154,9 @@ class AmudaiBatches:
                               node: AmudaiField, count: int, sizes: list[int],
                               units: dict[int, str], typ: Any) -> Iterator[Any]:
         """Column ``node`` of stripe ``k`` cut in ``sizes``, as Arrow arrays."""
+        values: np.ndarray | list[Any]  # arrays (fixed-width path) or Python values
+        data: np.ndarray | bytes  # numbers, or the bytes of binary values
+        raw: np.ndarray | list[Any]  # dictionary ids, or values for pyarrow
         from .arrays import _as_type, _dictionary_take
         from .arrow import NS_TICKS, UNIX_EPOCH_TICKS, pyarrow
 

@@ -15,7 +15,7 @@ whatever the stripe's size.
 from __future__ import annotations
 
 import itertools
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from ..._lazy import lazy_module
 from ...errors import LayoutError, LimitExceededError, ShardkitError
@@ -94,7 +94,7 @@ class AmudaiRows:
                     for j, v in enumerate(values):
                         out[lo - start + j][node.name] = v
             pos += stripe.record_count
-        return _plain(out)
+        return cast("list[dict[str, Any]]", _plain(out))
 
     def _rows_in_stripe(self: AmudaiShard, k: int, node: AmudaiField,  # type: ignore[misc]
                         count: int, lo: int, hi: int, unbacked: _Unbacked) -> list[Any]:
@@ -161,7 +161,7 @@ class AmudaiRows:
                 if any(i >= len(entries) for i in ids):
                     raise LayoutError(f"dictionary id {max(ids)} of {len(entries)} entries",
                                       field=field + "/data")
-                items: list[Any] = [None if i == null_id else entries[i] for i in ids]
+                items = [None if i == null_id else entries[i] for i in ids]
             else:
                 items, valid = self._window(
                     bufs[spb.DATA], field + "/data", lo, hi,
