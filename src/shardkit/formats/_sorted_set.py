@@ -647,7 +647,7 @@ class SortedSetQueries:
             except ValueError as exc:
                 raise ShardkitError(f"not hex: {text!r}") from exc
         try:
-            return _codecs.escape_decode(text.encode("utf-8"))[0]  # type: ignore[attr-defined]
+            return _codecs.escape_decode(text.encode("utf-8"))[0]
         except ValueError as exc:
             raise ShardkitError(f"bad escape in {text!r}: {exc}") from exc
 
