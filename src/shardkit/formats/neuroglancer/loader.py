@@ -138,7 +138,8 @@ def _read_json(path: str, storage_options: Mapping[str, Any] | None) -> Any:
                 raw = fh.read(1 << 20)
     except FileNotFoundError:
         return None  # no info there
-    except (*io_errors(), ImportError) as exc:  # ImportError: the URL's fsspec backend
+    # ImportError: the URL's fsspec backend (a sum, not a starred tuple, which mypy cannot read)
+    except io_errors() + (ImportError,) as exc:  # noqa: RUF005
         raise ShardkitError(f"cannot read {path}: {type(exc).__name__}: {exc}") from exc
     try:
         return parse_json(raw, path, limit=1 << 20)
