@@ -41,7 +41,7 @@ from collections import deque
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any, TextIO, cast
 
 __all__ = [
     "STATUSES",
@@ -388,7 +388,7 @@ def run_one(target: Target | str, task: str | Callable[[Any], Mapping[str, Any]]
             from .remote import whole_read_notice
 
             result["notices"] = [str(whole_read_notice(source.name, source.size,
-                                                       source.max_whole_read))]
+                                                       cast(Any, source).max_whole_read))]
     except ShardkitError as exc:
         result["error"] = _error(type(exc).__name__, str(exc), getattr(exc, "offset", None),
                                  getattr(exc, "field", None))

@@ -50,7 +50,7 @@ import re
 import threading
 import time
 import warnings
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -488,7 +488,7 @@ class RemoteSource:
 
         return list(await asyncio.gather(*(one(s, e) for s, e in spans)))
 
-    async def _retrying(self, attempt: Any, start: int) -> bytes:
+    async def _retrying(self, attempt: Callable[[], Awaitable[bytes]], start: int) -> bytes:
         import asyncio
 
         delay = self.backoff
@@ -570,7 +570,7 @@ class RemoteSource:
                                   offset=start)
             return total
         if status == 200:
-            length = r.content_length
+            length: int | None = r.content_length
             if self._size is not None and length is not None and length != self._size:
                 raise RemoteError(self.url, f"the file changed size while it was read: "
                                   f"{self._size} bytes, now {length}", status=status)

@@ -393,7 +393,7 @@ def as_stream(source: ByteSource, buffer_size: int = 0) -> KaitaiStream:
     """
     raw: io.RawIOBase | io.BufferedReader = SourceStream(source)
     if buffer_size:
-        raw = io.BufferedReader(raw, buffer_size=buffer_size)  # type: ignore[arg-type]
+        raw = io.BufferedReader(raw, buffer_size=buffer_size)
     return KaitaiStream(raw)
 
 

@@ -13,7 +13,7 @@ import json
 import os
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 from ..errors import BadMagicError, ShardkitError, UnknownFormatError, UnsupportedVersionError
 from ..sources import ByteSource, open_source
@@ -258,7 +258,8 @@ def open_reader(target: Any, format: str | None = None,
 
             from ..remote import whole_read_notice
 
-            warnings.warn(whole_read_notice(source.name, source.size, source.max_whole_read),
+            warnings.warn(whole_read_notice(source.name, source.size,
+                                            cast(Any, source).max_whole_read),
                           stacklevel=2)
         if format is None:
             return info.opener(source, **options)

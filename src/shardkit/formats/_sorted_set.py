@@ -521,7 +521,6 @@ class SortedSetQueries:
             self._level_error(info, level)
         self._check_read(info, level, position)
         body = self.decode_payload(info, payload)
-        value: Any
         if info.level == 0:
             value = self._data_block(info, body)
             cache = self._cache
@@ -742,7 +741,7 @@ class SortedSetQueries:
             except ValueError as exc:
                 raise ShardkitError(f"not hex: {text!r}") from exc
         try:
-            return _codecs.escape_decode(text.encode("utf-8"))[0]  # type: ignore[attr-defined]
+            return _codecs.escape_decode(text.encode("utf-8"))[0]
         except ValueError as exc:
             raise ShardkitError(f"bad escape in {text!r}: {exc}") from exc
 

@@ -34,10 +34,10 @@ import numpy.typing as npt
 from .cmph_chd import (
     LAYOUT_PREFIX_SIZE,
     LazyChdPh,
-    _jenkins_hash_vectors_np,
     check_tail,
     parse_layout,
 )
+from .jenkins import _jenkins_hash_vectors_np
 
 __all__ = ["BuildError", "BuiltChd", "build_chd_ph", "chd_ph_dump", "next_prime"]
 
@@ -199,7 +199,7 @@ def _place(f: npt.NDArray[np.uint32], h: npt.NDArray[np.uint32], g: npt.NDArray[
             small = int(nxt.max()) + width < n  # probe0 = d, probe1 = 0, h * d < 2**63
             busy = probes >= max_probes
             hit = np.empty(probes.shape, dtype=bool)
-            bins = []
+            bins: list[np.ndarray] = []
             for j in range(size):
                 if small:
                     pj = bh[j][:, None] * probes
@@ -355,6 +355,7 @@ def build_chd_ph(keys: npt.NDArray[np.uint8], seed: int | None = None,
             g[lo : lo + a.size] = a % np.uint32(nbuckets)
             f[lo : lo + a.size] = b % np.uint32(n)
             h[lo : lo + a.size] = (c % np.uint32(n - 1)) + np.uint32(1)
+        disp: npt.NDArray[np.int64] | None
         if native is not None:  # the same search in C, one bucket at a time
             disp = np.zeros(nbuckets, dtype=np.int64)
             placed = native.place(f, h, g, n, nbuckets, max_probes, disp)

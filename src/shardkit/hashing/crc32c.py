@@ -12,7 +12,7 @@ check.
 from __future__ import annotations
 
 import struct
-from typing import Any
+from typing import Any, cast
 
 import crcmod.predefined
 
@@ -49,7 +49,7 @@ def crc32c(data: bytes | bytearray | memoryview, crc: int = 0) -> int:
         >>> hex(crc32c(b"123456789"))
         '0xe3069283'
     """
-    return _impl(data, crc)
+    return cast(int, _impl(data, crc))
 
 
 def crc32c_le(data: bytes | bytearray | memoryview) -> bytes:
@@ -75,7 +75,7 @@ def _pick() -> tuple[str, Any]:
             for i in range(0, len(view), _PIECE):
                 crc = google_crc32c.extend(crc, bytes(view[i : i + _PIECE]))
             return crc
-        return google_crc32c.extend(crc, data) if crc else google_crc32c.value(data)
+        return cast(int, google_crc32c.extend(crc, data) if crc else google_crc32c.value(data))
 
     if any(fast(data) != want for data, want in KNOWN_ANSWERS.items()):
         return "crcmod", crc32c_crcmod

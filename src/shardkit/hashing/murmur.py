@@ -17,7 +17,7 @@ Known answers (checked by ``tests/test_neuroglancer_hashing.py``):
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 import mmh3
 
@@ -85,7 +85,7 @@ def _hash_uint64_numpy(arr: np.ndarray) -> np.ndarray:
     h1, h2, h3, h4 = _fmix32(h1), _fmix32(h2), _fmix32(h3), _fmix32(h4)
     h1 = h1 + h2 + h3 + h4
     h2 = h2 + h1
-    return h1.astype(np.uint64) | (h2.astype(np.uint64) << np.uint64(32))
+    return cast("np.ndarray", h1.astype(np.uint64) | (h2.astype(np.uint64) << np.uint64(32)))
 
 
 def hash_uint64_array(values: Iterable[int] | np.ndarray) -> np.ndarray:

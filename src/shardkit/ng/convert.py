@@ -29,7 +29,7 @@ import re
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -207,7 +207,8 @@ def _is_image(info: Mapping[str, Any]) -> bool:
     return kind == "neuroglancer_multiscale_volume" or (kind is None and "scales" in info)
 
 
-def _scales(info: Mapping[str, Any], wanted: Iterable[str] | None) -> list[tuple[int, dict]]:
+def _scales(info: Mapping[str, Any], wanted: Iterable[str] | None
+            ) -> list[tuple[int, dict[str, Any]]]:
     """``(index, scale)`` of the wanted scales (default all), every scale checked as the
     reader checks it (:func:`~shardkit.formats.neuroglancer.image.scale_geometry`); each
     returned scale is a copy whose ``key`` is normalised (``./s0/`` is ``s0``)."""
@@ -312,7 +313,8 @@ def _plan(store: LayerStore, info: dict[str, Any], scales: Iterable[str] | None,
     if spec is None:
         # Draco fragments are compressed, and readers fetch them by byte range: raw data
         choice = choose_hashed_spec(len(keys), total_bytes=total or None,
-                                    **({"data_encoding": "raw"} if meshes else {}), **targets)
+                                    **cast(dict[str, Any], {"data_encoding": "raw"} if meshes
+                                           else {}), **targets)
         choices[""] = choice
         spec = choice.spec
     if meshes and spec.data_encoding != "raw":

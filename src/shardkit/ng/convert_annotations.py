@@ -50,7 +50,8 @@ def _open(src: Any, storage_options: Mapping[str, Any] | None) -> NgAnnotationLa
     return layer
 
 
-def _uint64_values(layer: NgAnnotationLayer, index: Any) -> tuple[list[int], Callable]:
+def _uint64_values(layer: NgAnnotationLayer, index: Any
+                   ) -> tuple[list[int], Callable[..., Any]]:
     """Keys of an index and a reader of many values."""
     if isinstance(index, ShardedIndex):
         keys = list(index.kv.keys())
@@ -235,7 +236,8 @@ def _copy_sharded(layer: NgAnnotationLayer, key: str, index: ShardedIndex, out: 
     report.specs[key] = index.kv.spec.to_dict()
 
 
-def _write_sharded(out: Any, key: str, keys: list[int], read: Callable, spec: ShardingSpec,
+def _write_sharded(out: Any, key: str, keys: list[int], read: Callable[..., Any],
+                   spec: ShardingSpec,
                    report: Any) -> None:
     if not keys:
         return

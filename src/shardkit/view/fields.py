@@ -24,7 +24,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-import kaitaistruct  # type: ignore[import-untyped]  # the runtime ships no annotations
+import kaitaistruct
 from kaitaistruct import KaitaiStream, KaitaiStruct
 
 from ..sources import ByteSource, SourceStream
@@ -202,7 +202,7 @@ def kaitai_class(reader: Any) -> type[KaitaiStruct] | None:
 def trace(cls: type[KaitaiStruct], source: ByteSource, max_read: int = MAX_READ) -> Trace:
     """Parse ``source`` with ``cls`` and note every field's range (bounded; see the module:
     ``max_read`` is the largest single read, for bytes already in memory)."""
-    module = sys.modules[cls.__module__]
+    module: Any = sys.modules[cls.__module__]  # a generated parser's module
     ctx = _Context([])
     ctx.max_read = max_read
     error: BaseException | None = None
@@ -211,7 +211,7 @@ def trace(cls: type[KaitaiStruct], source: ByteSource, max_read: int = MAX_READ)
         module.KaitaiStream = _Traced  # substreams made while tracing are traced too
         _local.ctx = ctx
         try:
-            stream = _Traced(io.BufferedReader(SourceStream(source),  # type: ignore[arg-type]
+            stream = _Traced(io.BufferedReader(SourceStream(source),
                                                buffer_size=4096), base=0)
             obj = None
             try:

@@ -35,7 +35,7 @@ from dataclasses import fields as dc_fields
 from datetime import datetime
 from decimal import Decimal
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import flatbuffers
 import numpy as np
@@ -247,7 +247,8 @@ def _shred(node: _Node, values: Sequence[Any], out: dict[int, Any]) -> None:
         for child in node.children:
             _shred(child, [None if v is None else v.get(child.spec.name) for v in values], out)
     elif t in ("List", "Map"):
-        lengths, items = [], []
+        lengths: list[int | None] = []
+        items: list[Any] = []
         for v in values:
             if v is None:
                 lengths.append(None)
@@ -263,7 +264,7 @@ def _shred(node: _Node, values: Sequence[Any], out: dict[int, Any]) -> None:
             _shred(node.children[1], [v for _, v in items], out)
     elif t == "FixedSizeList":
         size = spec.fixed_size
-        items: list[Any] = []
+        items = []
         for v in values:
             if v is not None and len(v) != size:
                 raise ValueError(f"{spec.name}: FixedSizeList({size}) value of length {len(v)}")
@@ -417,7 +418,7 @@ class _StripeWriter:
         return self._buffer(spb.DATA, self._fixed_stream(arr, valid, BLOCK_VALUES, self.codec),
                             presence=True)
 
-    def binary(self, spec: FieldSpec, values: list[Any]) -> spb.EncodedBuffer:
+    def binary(self, spec: FieldSpec, values: list[Any] | np.ndarray) -> spb.EncodedBuffer:
         fixed = spec.fixed_size if spec.type in ("FixedSizeBinary", "Guid") else 0
         blocks = []
         for lo in range(0, len(values), BLOCK_VALUES):
@@ -430,8 +431,8 @@ class _StripeWriter:
                                                    self.checksums)))
         return self._buffer(spb.DATA, blocks, presence=True, offsets=not fixed)
 
-    def dictionary(self, spec: FieldSpec, values: list[Any]) -> tuple[list[spb.EncodedBuffer],
-                                                                        int]:
+    def dictionary(self, spec: FieldSpec, values: list[Any] | np.ndarray
+                   ) -> tuple[list[spb.EncodedBuffer], int]:
         fixed = spec.fixed_size if spec.type in ("FixedSizeBinary", "Guid") else 0
         index: dict[Any, int] = {}
         entries: list[bytes] = []
@@ -453,7 +454,7 @@ class _StripeWriter:
         vd.buffer.CopyFrom(_ref(self.blob.url, (start, end)))
         return [data, vd], len(entries)
 
-    def offsets(self, lengths: list[int | None]) -> spb.EncodedBuffer:
+    def offsets(self, lengths: list[int | None] | np.ndarray) -> spb.EncodedBuffer:
         offs = np.zeros(len(lengths) + 1, "<u8")
         np.cumsum([n or 0 for n in lengths], out=offs[1:])
         return self._buffer(spb.OFFSETS, self._fixed_stream(offs, None, BLOCK_VALUES, PLAIN))
@@ -506,14 +507,14 @@ def _fb_vector(b: flatbuffers.Builder, offsets: list[int]) -> int:
     b.StartVector(4, len(offsets), 4)
     for off in reversed(offsets):
         b.PrependUOffsetTRelative(off)
-    return b.EndVector()
+    return cast(int, b.EndVector())
 
 
 def _fb_u32_vector(b: flatbuffers.Builder, items: list[int]) -> int:
     b.StartVector(4, len(items), 4)
     for x in reversed(items):
         b.PrependUint32(x)
-    return b.EndVector()
+    return cast(int, b.EndVector())
 
 
 def _fb_lookup(b: flatbuffers.Builder, names: list[str]) -> int:
@@ -530,7 +531,7 @@ def _fb_lookup(b: flatbuffers.Builder, names: list[str]) -> int:
     b.StartObject(2)
     b.PrependUOffsetTRelativeSlot(0, bv, 0)
     b.PrependUOffsetTRelativeSlot(1, ev, 0)
-    return b.EndObject()
+    return cast(int, b.EndObject())
 
 
 def _fb_data_type(b: flatbuffers.Builder, node: _Node) -> int:
@@ -560,7 +561,7 @@ def _fb_data_type(b: flatbuffers.Builder, node: _Node) -> int:
         b.PrependUOffsetTRelativeSlot(8, ext, 0)
     if lookup is not None:
         b.PrependUOffsetTRelativeSlot(9, lookup, 0)
-    return b.EndObject()
+    return cast(int, b.EndObject())
 
 
 def _fb_schema(nodes: list[_Node], id_count: int) -> bytes:

@@ -102,7 +102,8 @@ def _compress(codec: int, raw: bytes) -> bytes:
         if codec == LZ4:
             import lz4.block
 
-            return struct.pack("<I", len(raw)) + lz4.block.compress(raw, store_size=False)
+            packed: bytes = lz4.block.compress(raw, store_size=False)
+            return struct.pack("<I", len(raw)) + packed
         import zstandard
 
         return zstandard.ZstdCompressor(level=3).compress(raw)

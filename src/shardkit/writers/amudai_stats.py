@@ -40,7 +40,8 @@ def _same(spec: FieldSpec, a: Any, b: Any) -> bool:
     if spec.type in ("Float32", "Float64") and a is not None and b is not None:
         fmt = "<f" if spec.type == "Float32" else "<d"
         return struct.pack(fmt, a) == struct.pack(fmt, b)
-    return a == b
+    same: bool = a == b  # a local, not a cast: this runs once per value
+    return same
 
 
 def _may_be_constant(spec: FieldSpec) -> bool:

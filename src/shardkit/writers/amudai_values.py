@@ -8,7 +8,7 @@ import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import Any, cast
 
 from ..generated import amudai_common_pb2 as cpb
 
@@ -108,7 +108,7 @@ def _name_values(items: Mapping[str, Any] | None, tag: int) -> bytes:
 
 
 def _ser(msg: Any) -> bytes:
-    return msg.SerializeToString(deterministic=True)
+    return cast(bytes, msg.SerializeToString(deterministic=True))
 
 
 def _pair_messages(items: Mapping[str, Any] | None) -> list[cpb.NameValuePair]:

@@ -410,6 +410,7 @@ class MosaicWriter(AtomicWriter):
             table[row, 5 + klen] = 0x80 | (off_len - 2)
             table[row, 6 + klen:] = 0
             s = int(starts[u])
+            assert conflict_order is not None  # a key with several offsets: conflicts
             offs = sorted(int(o) for o in offsets[conflict_order[s:s + int(counts[u])]])
             conflicts.append(element(m.CONFLICT, element(m.CONFLICTING_KEY, bytes(ukeys[u]))
                                      + b"".join(uint_element(m.CONFLICTING_OFFSET, o)

@@ -33,7 +33,7 @@ import struct
 import tempfile
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -164,7 +164,7 @@ class _Encoder:
         return _batch_of(self, batch, first, rel_meta)
 
     def _ids(self, batch: Sequence[Mapping[str, Any]], first: int) -> np.ndarray:
-        ids = [a.get("id") for a in batch]
+        ids: list[Any] = [a.get("id") for a in batch]
         if all(type(x) is int for x in ids):  # the usual case: one conversion checks range
             try:
                 return np.array(ids, dtype=np.uint64)
@@ -538,7 +538,7 @@ def write_annotations(path: str | os.PathLike[str], annotations: Iterable[Mappin
     rank = len(dims)
     rel_meta = _relationship_meta(relationships)
     props = [dict(p) for p in properties]
-    order = stored_order([p.get("type", "") for p in props]) if all(
+    order: list[int] | np.ndarray = stored_order([p.get("type", "") for p in props]) if all(
         p.get("type") in PROPERTY_TYPES for p in props) else list(range(len(props)))
     props = [props[i] for i in order]  # info lists them in stored order
     info_props = [{k: v for k, v in p.items() if k != "default"} for p in props]
@@ -657,8 +657,8 @@ def write_annotations(path: str | os.PathLike[str], annotations: Iterable[Mappin
                 recs = b"".join(mm[s:e] for s, e in zip(starts_all[rows_].tolist(),
                                                        rec_ends_all[rows_].tolist(),
                                                        strict=True))
-            return (struct.pack("<Q", len(rows_)) + recs
-                    + np.asarray(ids[rows_], dtype="<u8").tobytes())
+            return (cast(bytes, struct.pack("<Q", len(rows_)) + recs
+                    + np.asarray(ids[rows_], dtype="<u8").tobytes()))
 
         info: dict[str, Any] = {**base_info, "lower_bound": lower.tolist(),
                                 "upper_bound": upper.tolist()}

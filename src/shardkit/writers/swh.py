@@ -187,7 +187,7 @@ class SwhShardWriter(AtomicWriter):
             raise ShardkitError(f"cannot build the hash function: {exc}") from exc
         # which object goes to each slot (-1: unused), then the index in slices of 64k slots
         small = np.int32 if count < 2**31 else np.int64  # half the memory for most shards
-        item_at = np.full(built.n, -1, dtype=small)
+        item_at: np.ndarray = np.full(built.n, -1, dtype=small)
         item_at[built.slots] = np.arange(count, dtype=small)
         offsets = np.frombuffer(self._offsets, dtype=np.uint64)
         objects_size = self._pos - OBJECTS_POSITION

@@ -247,7 +247,7 @@ class ZssWriter:
     def _flush_index(self, level: int) -> None:
         entries = self._levels[level]
         self._levels[level] = []
-        parts = []
+        parts: list[bytes] = []
         for key, voffset in entries:
             parts += (encode_uleb128(len(key)), key, encode_uleb128(voffset))
         self._write_block(level + 1, entries[0][0], b"".join(parts))

@@ -27,9 +27,11 @@ else:
     np = lazy_module("numpy")
 
 if TYPE_CHECKING:
+    from collections.abc import Iterator
+
     import pyarrow as pa
 
-    from .reader import AmudaiShard
+    from .model import AmudaiStripe
 
 __all__ = ["AmudaiArrays"]
 
@@ -49,7 +51,35 @@ class _Wide(Exception):
 class AmudaiArrays:
     """Arrow arrays for :class:`~shardkit.formats.amudai.AmudaiShard` (see the module doc)."""
 
-    def to_arrow(self: AmudaiShard) -> Any:  # type: ignore[misc]
+    if TYPE_CHECKING:  # what these methods use of the host class, AmudaiShard
+        @property
+        def schema(self) -> tuple[AmudaiField, ...]: ...
+        @property
+        def stripes(self) -> tuple[AmudaiStripe, ...]: ...
+        def _bits(self, buf: spb.EncodedBuffer, n: int, field: str) -> np.ndarray: ...
+        def _block_parts(self, buf: spb.EncodedBuffer, field: str
+                         ) -> Iterator[tuple[int, Any, np.ndarray | None, int, str]]: ...
+        def _buffers(self, sfd: spb.StripeFieldDescriptor, field: str) -> dict[int, Any]: ...
+        def _check_offsets(self, offs: np.ndarray, count: int, buf: spb.EncodedBuffer,
+                           field: str) -> None: ...
+        def _column_in_stripe(self, k: int, node: AmudaiField, count: int,
+                              unbacked: _Unbacked | None = None, raw: bool = False
+                              ) -> list[Any]: ...
+        def _constant_raw(self, msg: spb.FieldDescriptor, node: AmudaiField, field: str
+                          ) -> Any: ...
+        def _numeric_pieces(self, buf: spb.EncodedBuffer, dtype: np.dtype, field: str
+                            ) -> Iterator[tuple[np.ndarray, np.ndarray | None]]: ...
+        def _numeric_stream(self, buf: spb.EncodedBuffer, dtype: np.dtype, field: str
+                            ) -> tuple[np.ndarray, np.ndarray | None]: ...
+        def _positions(self, k: int, node: AmudaiField, stripe: AmudaiStripe) -> int: ...
+        def _sized_field(self, k: int, node: AmudaiField, count: int, field: str,
+                         unbacked: _Unbacked | None) -> spb.StripeFieldDescriptor | None: ...
+        def _stripe_records(self) -> int: ...
+        def _unbacked(self) -> _Unbacked: ...
+        def value_dictionary(self, buf: spb.EncodedBuffer, field: str
+                             ) -> tuple[list[bytes], int | None]: ...
+
+    def to_arrow(self) -> Any:
         """The whole shard as a ``pyarrow.Table``: one column per top-level field, in schema
         order, one chunk per stripe, typed as :mod:`.arrow` says (needs the
         ``shardkit[arrow]`` extra)."""
@@ -63,14 +93,14 @@ class AmudaiArrays:
             fields.append(arrow_field(node, units=units))
         return pa.Table.from_arrays(columns, schema=pa.schema(fields))
 
-    def _arrow_column(self: AmudaiShard, node: AmudaiField) -> Any:  # type: ignore[misc]
+    def _arrow_column(self, node: AmudaiField) -> Any:
         """One column (any node, nested ones too) as one ``pyarrow.Array``."""
         pa = pyarrow()
         chunks, units = self._arrow_chunks(node)
         typ = arrow_type(node, units)
         return pa.concat_arrays(chunks) if chunks else pa.array([], type=typ)
 
-    def _arrow_chunks(self: AmudaiShard, node: AmudaiField  # type: ignore[misc]
+    def _arrow_chunks(self, node: AmudaiField
                       ) -> tuple[list[Any], dict[int, str]]:
         """A column's chunk per stripe, and the units chosen for its time nodes."""
         units: dict[int, str] = {}
@@ -87,7 +117,7 @@ class AmudaiArrays:
                 continue
             return chunks, units
 
-    def _arrow_chunk(self: AmudaiShard, k: int, node: AmudaiField,  # type: ignore[misc]
+    def _arrow_chunk(self, k: int, node: AmudaiField,
                      count: int, units: dict[int, str], unbacked: _Unbacked) -> Any:
         """Column ``node`` of stripe ``k`` (``count`` positions) as a ``pyarrow.Array``."""
         pa = pyarrow()
@@ -145,7 +175,7 @@ class AmudaiArrays:
             return self._bytes_chunk(node, bufs, count, typ, field)
         return self._python_chunk(k, node, count, units, unbacked, counted=True)
 
-    def _numeric_into(self: AmudaiShard, buf: spb.EncodedBuffer,  # type: ignore[misc]
+    def _numeric_into(self, buf: spb.EncodedBuffer,
                       dtype: np.dtype, count: int, field: str
                       ) -> tuple[np.ndarray, np.ndarray | None]:
         """A block stream's ``count`` values decoded into one array (no list of per-block
@@ -168,7 +198,7 @@ class AmudaiArrays:
                               offset=buf.buffer.range.start, field=field)
         return out, mask
 
-    def _python_chunk(self: AmudaiShard, k: int, node: AmudaiField,  # type: ignore[misc]
+    def _python_chunk(self, k: int, node: AmudaiField,
                       count: int, units: dict[int, str], unbacked: _Unbacked,
                       counted: bool = False) -> Any:
         """A chunk through Python values (decimals, nested constants)."""
@@ -182,7 +212,7 @@ class AmudaiArrays:
                 raise _Wide(sid)
         return pa.array(out, type=arrow_type(node, units))
 
-    def _numeric_array(self: AmudaiShard, node: AmudaiField,  # type: ignore[misc]
+    def _numeric_array(self, node: AmudaiField,
                        values: np.ndarray, mask: np.ndarray | None,
                        units: dict[int, str]) -> Any:
         """Fixed-width values (``mask``: valid positions, None: all) as an Arrow array."""
@@ -220,7 +250,7 @@ class AmudaiArrays:
             return pa.array(out, type=typ, mask=nulls)
         return pa.array(values, type=typ, mask=nulls)
 
-    def _list_chunk(self: AmudaiShard, k: int, node: AmudaiField,  # type: ignore[misc]
+    def _list_chunk(self, k: int, node: AmudaiField,
                     bufs: dict[int, Any], count: int, valid: np.ndarray | None,
                     units: dict[int, str], unbacked: _Unbacked, field: str) -> Any:
         pa = pyarrow()
@@ -249,7 +279,7 @@ class AmudaiArrays:
                            mask=None if valid is None else np.append(~valid, False))
         return pa.LargeListArray.from_arrays(offsets, kids[0], type=typ)
 
-    def _bytes_chunk(self: AmudaiShard, node: AmudaiField,  # type: ignore[misc]
+    def _bytes_chunk(self, node: AmudaiField,
                      bufs: dict[int, Any], count: int, typ: Any, field: str) -> Any:
         pa = pyarrow()
         t = node.type

@@ -155,6 +155,7 @@ def to_arrow_values(node: AmudaiField, values: list[Any],
     values out of the nanosecond range (by schema id; see the module docstring), for
     :func:`arrow_type`."""
     t, ext = node.type, node.extended_type
+    unit: str | None
     if t == "DateTime":
         values = [_ticks(v) if isinstance(v, datetime) else v for v in values]
         if units is not None and node.schema_id in units:  # chosen before: kept

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Iterator
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from ..._lazy import lazy_module
 from ...errors import LayoutError, LimitExceededError
@@ -29,6 +29,7 @@ else:
     np = lazy_module("numpy")
 
 if TYPE_CHECKING:
+    from .model import AmudaiStripe
     from .reader import AmudaiShard
 
 __all__ = ["MAX_BATCH", "AmudaiBatches"]
@@ -40,7 +41,29 @@ MAX_BATCH = 1 << 24
 class AmudaiBatches:
     """Column-batch scans for :class:`~shardkit.formats.amudai.AmudaiShard`."""
 
-    def iter_batches(self: AmudaiShard, columns: list[str] | None = None,  # type: ignore[misc]
+    if TYPE_CHECKING:  # what these methods use of the host class, AmudaiShard
+        @property
+        def schema(self) -> tuple[AmudaiField, ...]: ...
+        @property
+        def stripes(self) -> tuple[AmudaiStripe, ...]: ...
+        def field(self, path: str) -> AmudaiField: ...
+        def field_descriptor(self, schema_id: int) -> spb.FieldDescriptor | None: ...
+        def stripe_field(self, stripe: int, schema_id: int
+                         ) -> spb.StripeFieldDescriptor | None: ...
+        def _block_parts(self, buf: spb.EncodedBuffer, field: str
+                         ) -> Iterator[tuple[int, Any, np.ndarray | None, int, str]]: ...
+        def _buffers(self, sfd: spb.StripeFieldDescriptor, field: str) -> dict[int, Any]: ...
+        def _check_count(self, sfd: spb.StripeFieldDescriptor, count: int, field: str
+                         ) -> None: ...
+        def _constant_raw(self, msg: spb.FieldDescriptor, node: AmudaiField, field: str
+                          ) -> Any: ...
+        def _numeric_pieces(self, buf: spb.EncodedBuffer, dtype: np.dtype, field: str
+                            ) -> Iterator[tuple[np.ndarray, np.ndarray | None]]: ...
+        def _stripe_records(self) -> int: ...
+        def value_dictionary(self, buf: spb.EncodedBuffer, field: str
+                             ) -> tuple[list[bytes], int | None]: ...
+
+    def iter_batches(self, columns: list[str] | None = None,
                      *, batch_size: int = 1 << 16, arrow: bool = False) -> Iterator[Any]:
         """The records in order, as batches of columns: ``{name: values}`` per batch.
 
@@ -102,7 +125,7 @@ class AmudaiBatches:
             for col in streams:  # each checks, once drained, that its values were all used
                 next(col, None)
 
-    def _arrow_batches(self: AmudaiShard, nodes: list[AmudaiField],  # type: ignore[misc]
+    def _arrow_batches(self, nodes: list[AmudaiField],
                        batch_size: int) -> Iterator[Any]:
         from .arrow import arrow_field, pyarrow
 
@@ -127,7 +150,7 @@ class AmudaiBatches:
             for col in streams:
                 next(col, None)
 
-    def _batch_unit(self: AmudaiShard, node: AmudaiField) -> str:  # type: ignore[misc]
+    def _batch_unit(self, node: AmudaiField) -> str:
         """A DateTime (or KustoTimeSpan) column's unit in Arrow batches, from the shard's
         range statistics (``"us"`` without them)."""
         from .arrow import NS_TICKS
@@ -150,10 +173,13 @@ class AmudaiBatches:
             return "ns" if -limit <= ends[0] and ends[1] <= limit else "us"
         return "ns" if NS_TICKS[0] <= ends[0] and ends[1] <= NS_TICKS[1] else "us"
 
-    def _arrow_column_batches(self: AmudaiShard, k: int,  # type: ignore[misc]
+    def _arrow_column_batches(self, k: int,
                               node: AmudaiField, count: int, sizes: list[int],
                               units: dict[int, str], typ: Any) -> Iterator[Any]:
         """Column ``node`` of stripe ``k`` cut in ``sizes``, as Arrow arrays."""
+        values: np.ndarray | list[Any]  # arrays (fixed-width path) or Python values
+        data: np.ndarray | bytes  # numbers, or the bytes of binary values
+        raw: np.ndarray | list[Any]  # dictionary ids, or values for pyarrow
         from .arrays import _as_type, _dictionary_take
         from .arrow import NS_TICKS, UNIX_EPOCH_TICKS, pyarrow
 
@@ -250,7 +276,7 @@ class AmudaiBatches:
             raw = to_arrow_values(node, values, mine)
             yield pa.array(raw, type=typ)
 
-    def _raw_pieces(self: AmudaiShard, node: AmudaiField,  # type: ignore[misc]
+    def _raw_pieces(self, node: AmudaiField,
                     bufs: dict[int, Any], field: str
                     ) -> Iterator[tuple[bytes, np.ndarray, np.ndarray | None]]:
         """Each block of a binary column: its bytes, offsets and valid mask."""
@@ -263,7 +289,7 @@ class AmudaiBatches:
                                            field=at + "/values")
             yield data, offs, valid
 
-    def _column_batches(self: AmudaiShard, k: int, node: AmudaiField,  # type: ignore[misc]
+    def _column_batches(self, k: int, node: AmudaiField,
                         count: int, sizes: list[int]) -> Iterator[Any]:
         """Column ``node`` of stripe ``k`` (``count`` positions) cut in ``sizes``."""
         dtype = _dtype_of(node)
@@ -279,7 +305,7 @@ class AmudaiBatches:
                                   bufs[spb.DATA].buffer.range.start, field + "/data")
             return
         if dtype is None:
-            values = _Streams(self, k).column(node, count)
+            values = _Streams(cast("AmudaiShard", self), k).column(node, count)
             for size in sizes:
                 yield list(itertools.islice(values, size))
             if next(values, _END) is not _END:
@@ -302,7 +328,7 @@ class AmudaiBatches:
         yield from _cut(self._numeric_pieces(bufs[spb.DATA], dtype, field + "/data"), sizes,
                         count, bufs[spb.DATA].buffer.range.start, field + "/data")
 
-    def _bytes_pieces(self: AmudaiShard, node: AmudaiField,  # type: ignore[misc]
+    def _bytes_pieces(self, node: AmudaiField,
                       bufs: dict[int, Any], field: str) -> Iterator[list[Any]]:
         """Each block's values of a String, Binary, FixedSizeBinary or Guid column, as the
         value readers give them (str for text, bytes otherwise, None for nulls), decoded a

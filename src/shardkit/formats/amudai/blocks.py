@@ -16,7 +16,7 @@ import struct
 from contextvars import ContextVar
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from ..._lazy import lazy_module
 from ...errors import (
@@ -36,11 +36,11 @@ else:
     np = lazy_module("numpy")
 
 try:  # the optional C accelerator of numeric cascades (setup.py builds it with a C compiler)
-    from . import _native
+    from . import _native as _native
 except ImportError:  # pragma: no cover - a build without a compiler: the Python path
-    _native = None  # type: ignore[assignment]
+    _native = None
 if os.environ.get("SHARDKIT_NO_NATIVE"):  # the pure-Python path, for tests and comparisons
-    _native = None  # type: ignore[assignment]
+    _native = None
 
 __all__ = [
     "ENCODING_NAMES",
@@ -156,7 +156,7 @@ def decode_presence(section: memoryview, n: int, *, base: int, field: str) -> np
         if len(section) - 1 != n:
             raise LayoutError(f"presence bytes: {len(section) - 1} for {n} values", offset=base,
                               field=field)
-        return np.frombuffer(section, np.uint8, n, 1) != 0
+        return cast("np.ndarray | None", np.frombuffer(section, np.uint8, n, 1) != 0)
     if kind == 3:
         if len(section) < 2:
             raise TruncatedError("roaring presence without its negated flag", offset=base,
@@ -275,7 +275,7 @@ def _decompress(code: int, data: memoryview, expected: int, *, base: int, field:
     if len(out) != expected:
         raise LayoutError(f"{name} data decompresses to {len(out)} bytes, expected {expected}",
                           offset=base, field=field)
-    return out
+    return cast(bytes, out)
 
 
 def _unsupported(code: int, base: int, field: str, where: str = "") -> UnsupportedVersionError:
@@ -468,7 +468,7 @@ def _decode_num_py(sec: _Section, start: int, end: int, n: int, dtype: np.dtype,
         else:
             sec.need(body, _meta_size(width), end, "FOR metadata")
             deltas = _decode_num(sec, body + _meta_size(width), end, n, udt, depth + 1)
-        return (deltas.astype(udt, copy=False) + ref).view(dtype)
+        return cast("np.ndarray", (deltas.astype(udt, copy=False) + ref).view(dtype))
     if code == DELTA:
         base = sec.array(body, end, 1, udt, "Delta base")[0]
         sec.need(body, _meta_size(width), end, "Delta metadata")
@@ -494,7 +494,7 @@ def _decode_num_py(sec: _Section, start: int, end: int, n: int, dtype: np.dtype,
             out = got >> inner.type(1)
             odd = (got & inner.type(1)).astype(bool)
             out[odd] = ~out[odd]
-            return out.view(dtype)
+            return cast("np.ndarray", out.view(dtype))
         if dtype.kind == "i":  # sign-extend
             return got.view(f"<i{inner.itemsize}").astype(dtype)
         return got.astype(dtype)
@@ -564,7 +564,7 @@ def _decode_alp(sec: _Section, start: int, end: int, n: int, dtype: np.dtype,
             raise sec.layout(f"ALP exception position {int(where.max())} in a block of {n} "
                              "values", xpos)
         out[where.astype(np.int64)] = values
-    return out
+    return cast("np.ndarray", out)
 
 
 def _decode_alprd(sec: _Section, start: int, end: int, n: int, dtype: np.dtype,
@@ -599,7 +599,7 @@ def _decode_alprd(sec: _Section, start: int, end: int, n: int, dtype: np.dtype,
             raise sec.layout(f"ALPRD exception position {int(where.max())} in a block of {n} "
                              "values", xpos)
         left[where.astype(np.int64)] = values.astype(udt)
-    return ((left << udt.type(rbw)) | right).view(dtype)
+    return cast("np.ndarray", ((left << udt.type(rbw)) | right).view(dtype))
 
 
 def _decode_composite(sec: _Section, code: int, start: int, end: int, n: int,
@@ -890,7 +890,7 @@ def _fsst_decompress(sec: _Section, symbols: np.ndarray, lengths: np.ndarray, po
                                  field=sec.field)
     owner = np.repeat(np.arange(ids.size), out_len)
     within = np.arange(total) - (ends - out_len)[owner]
-    return table[ids[owner], within].tobytes()
+    return cast(bytes, table[ids[owner], within].tobytes())
 
 
 def _binary_fsst(sec: _Section, n: int, fixed: int) -> tuple[bytes, np.ndarray]:

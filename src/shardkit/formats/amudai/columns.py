@@ -52,6 +52,9 @@ from .refs import _ks_stream
 
 if TYPE_CHECKING:
     import numpy as np
+
+    from ...sources import ByteSource
+    from .refs import _Blobs
 else:
     np = lazy_module("numpy")
 
@@ -83,11 +86,28 @@ class _Unbacked:
 class AmudaiColumns:
     """Column reading for :class:`~shardkit.formats.amudai.AmudaiShard`."""
 
+    if TYPE_CHECKING:  # what these methods use of the host class, AmudaiShard
+        source: ByteSource
+        max_depth: int
+        directory: spb.ShardDirectory
+        directory_ref: DataRefInfo
+        _blobs: _Blobs
+
+        @property
+        def schema(self) -> tuple[AmudaiField, ...]: ...
+        @property
+        def stripes(self) -> tuple[AmudaiStripe, ...]: ...
+        def field(self, path: str) -> AmudaiField: ...
+        def stripe_field(self, stripe: int, schema_id: int
+                         ) -> spb.StripeFieldDescriptor | None: ...
+        def _hop(self, depth: int, field: str) -> None: ...
+        def _arrow_column(self, node: AmudaiField) -> Any: ...
+
     def _unbacked(self) -> _Unbacked:
         """A read's count of positions filled from nothing: up to
         :data:`MAX_UNBACKED_POSITIONS`, or :data:`UNBACKED_PER_BYTE` per byte of the shard's
         file when that is more."""
-        size = self.source.size  # type: ignore[attr-defined]
+        size = self.source.size
         return _Unbacked(max(MAX_UNBACKED_POSITIONS, UNBACKED_PER_BYTE * size))
 
     # -- encoded buffers ----------------------------------------------------------------------
@@ -137,10 +157,11 @@ class AmudaiColumns:
         ref, mref, _ = self._block_map(buf, field)
         self._hop(HOPS_BUFFER, field + "/buffer")
         if ref.end - ref.start <= BLOCK_WINDOW:
-            data = self._blobs.read(ref, field + "/buffer")
+            # a block's bytes, sliced from bytes or from a mapped window: both read alike
+            data: Any = self._blobs.read(ref, field + "/buffer")
             _, _, table = self._block_map(buf, field,
                                           data[mref.start - ref.start : mref.end - ref.start])
-            windows = [(0, len(table), 0, data)]
+            windows: list[tuple[int, int, int, Any]] | None = [(0, len(table), 0, data)]
             src = self._blobs.locate(ref, field + "/buffer")
         else:
             src = self._blobs.locate(ref, field + "/buffer")
@@ -400,7 +421,7 @@ class AmudaiColumns:
         node = self.field(path)
         self._stripe_records()
         if arrow:
-            return self._arrow_column(node)  # type: ignore[attr-defined]
+            return self._arrow_column(node)
         unbacked = self._unbacked()
         out: list[Any] = []
         for k, stripe in enumerate(self.stripes):
@@ -549,9 +570,9 @@ class AmudaiColumns:
         if spb.PRESENCE in bufs:
             valid = self._bits(bufs[spb.PRESENCE], count, field + "/presence")
         if t == "Struct":
-            kids = {c.name: self._column_in_stripe(k, c, count, unbacked, raw)
-                    for c in node.children}
-            rows = [{name: col[i] for name, col in kids.items()} for i in range(count)]
+            kids: Any = {c.name: self._column_in_stripe(k, c, count, unbacked, raw)
+                         for c in node.children}
+            rows: list[Any] = [{name: col[i] for name, col in kids.items()} for i in range(count)]
             return _apply(rows, valid)
         if t in ("List", "Map"):
             if spb.OFFSETS not in bufs:

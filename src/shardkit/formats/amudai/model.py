@@ -8,7 +8,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from dataclasses import field as dc_field
 from datetime import datetime, timedelta
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from ..._lazy import lazy_module
 from ...errors import (
@@ -400,7 +400,7 @@ def _section_len(h: Any, name: str) -> int:
     lo, hi = {"values": (h.ofs_values, h.ofs_values_end),
               "offsets": (h.ofs_offsets, h.ofs_offsets_end),
               "sorted_ids": (h.ofs_sorted_ids, h.ofs_sorted_ids_end)}[name]
-    return hi - lo
+    return cast(int, hi - lo)
 
 
 def _is_text(node: AmudaiField) -> bool:

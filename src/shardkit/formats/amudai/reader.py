@@ -6,9 +6,9 @@ import operator
 import struct
 from collections.abc import Iterator
 from functools import cached_property
-from typing import Any, overload
+from typing import Any, cast, overload
 
-import kaitaistruct  # type: ignore[import-untyped]
+import kaitaistruct
 from google.protobuf.message import DecodeError
 
 from ..._kaitai import kaitai_errors, parse
@@ -411,7 +411,7 @@ class AmudaiShard(AmudaiArrays, AmudaiColumns, AmudaiRows, AmudaiStream, AmudaiB
 
     def _stripe_field_list(self, stripe: int) -> list[DataRefInfo]:
         stripe = self._stripe_number(stripe)
-        cache = self.__dict__.setdefault("_sfl_cache", {})
+        cache: dict[int, list[DataRefInfo]] = self.__dict__.setdefault("_sfl_cache", {})
         if stripe not in cache:
             cache[stripe] = self._field_list(self.stripes[stripe].field_list,
                                              f"/stripes/{stripe}/field_list",
@@ -493,7 +493,7 @@ class AmudaiShard(AmudaiArrays, AmudaiColumns, AmudaiRows, AmudaiStream, AmudaiB
     def stripe_indexes(self, stripe: int) -> tuple[AmudaiIndex, ...]:
         """Index descriptors of stripe ``stripe`` (its ``indexes_ref``; () when absent)."""
         stripe = self._stripe_number(stripe)
-        cache = self.__dict__.setdefault("_sidx_cache", {})
+        cache: dict[int, tuple[AmudaiIndex, ...]] = self.__dict__.setdefault("_sidx_cache", {})
         if stripe not in cache:
             coll = self._record(self.stripes[stripe].indexes_ref, f"/stripes/{stripe}/indexes",
                                 spb.IndexCollection, f"stripe {stripe} index collection",
@@ -609,7 +609,7 @@ class AmudaiShard(AmudaiArrays, AmudaiColumns, AmudaiRows, AmudaiStream, AmudaiB
         """What ``shardkit info`` shows: schema, counts, stripes, properties."""
         d = self.directory
         h = self._ks.header
-        return to_jsonable(_plain({
+        return cast(dict[str, Any], to_jsonable(_plain({
             "format": self.format_id,
             "format_name": self.format_name,
             "file": self.source.name,
@@ -626,7 +626,7 @@ class AmudaiShard(AmudaiArrays, AmudaiColumns, AmudaiRows, AmudaiStream, AmudaiB
             "urls": self.urls,
             "properties": self.properties,
             "indexes": [i.index_type for i in self.indexes],
-        }))
+        })))
 
     def to_dict(self) -> dict[str, Any]:
         """The whole metadata tree: directory, schema, properties, indexes, descriptors, buffers.
@@ -647,7 +647,7 @@ class AmudaiShard(AmudaiArrays, AmudaiColumns, AmudaiRows, AmudaiStream, AmudaiB
             entry = s.to_dict()
             entry["properties"] = self.stripe_properties(s.index)
             entry["indexes"] = [i.to_dict() for i in s.indexes]
-            fields = {}
+            fields: dict[str, Any] = {}
             for n in self.iter_fields():
                 sfd = self.stripe_field(s.index, n.schema_id)
                 if sfd is None:
@@ -661,11 +661,11 @@ class AmudaiShard(AmudaiArrays, AmudaiColumns, AmudaiRows, AmudaiStream, AmudaiB
             stripes.append(entry)
         out["stripes"] = stripes
         out["sections"] = [s.to_dict() for s in self.sections()]
-        return to_jsonable(_plain(out))  # bytes as hex, as shardkit dump shows them
+        return cast(dict[str, Any], to_jsonable(_plain(out)))  # bytes as hex, as dump shows
 
     def _descriptor_dict(self, msg: spb.FieldDescriptor, base: str, hops: int
                          ) -> dict[str, Any]:
-        out = _msg_dict(msg, self.max_depth)
+        out: dict[str, Any] = _msg_dict(msg, self.max_depth)
         if msg.HasField("indexes"):
             out["indexes"] = [i.to_dict() for i in self._index_list(msg.indexes, base, hops)]
         return out
@@ -679,6 +679,7 @@ class AmudaiShard(AmudaiArrays, AmudaiColumns, AmudaiRows, AmudaiStream, AmudaiB
                Section("/len_directory", size - 12, size - 8, "u32 L"),
                Section("/footer", size - 8, size, "amud 0.1.0")]
         d = self.directory
+        ref: DataRefInfo | None
         for name in ("schema_ref", "properties_ref", "field_list_ref", "stripe_list_ref",
                      "url_list_ref", "indexes_ref"):
             if d.HasField(name):
@@ -710,6 +711,7 @@ class AmudaiShard(AmudaiArrays, AmudaiColumns, AmudaiRows, AmudaiStream, AmudaiB
                     out.append(Section(base + "/descriptor", ref.start, ref.end,
                                        "StripeFieldDescriptor record"))
                 sfd = self.stripe_field(s.index, node.schema_id)
+                assert sfd is not None  # its field list entry is not empty
                 if sfd.field.HasField("indexes"):
                     artifacts += [a for i in self._index_list(
                         sfd.field.indexes, f"/stripes/{s.index}/field_list/{node.schema_id}",

@@ -6,7 +6,7 @@ import io
 import os
 import posixpath
 import threading
-from typing import Any
+from typing import Any, cast
 
 from kaitaistruct import KaitaiStream
 
@@ -47,7 +47,7 @@ class _Window:
         self._check(start, end)
         view = getattr(self.inner, "view", None)
         if view is not None:
-            return view(self.start + start, self.start + end)
+            return cast("bytes | memoryview", view(self.start + start, self.start + end))
         return self.inner.read_range(self.start + start, self.start + end)
 
     def close(self) -> None:
@@ -173,7 +173,7 @@ class _Blobs:
         src = self.locate(ref, field, limit)
         view = getattr(src, "view", None)
         if view is not None:
-            return view(ref.start, ref.end)
+            return cast(bytes, view(ref.start, ref.end))
         return src.read_range(ref.start, ref.end)
 
     def close(self) -> None:

@@ -15,7 +15,7 @@ whatever the stripe's size.
 from __future__ import annotations
 
 import itertools
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from ..._lazy import lazy_module
 from ...errors import LayoutError, LimitExceededError, ShardkitError
@@ -42,7 +42,8 @@ else:
     np = lazy_module("numpy")
 
 if TYPE_CHECKING:
-    from .reader import AmudaiShard
+    from .model import AmudaiStripe
+    from .refs import _Blobs
 
 __all__ = ["MAX_ROWS", "AmudaiRows"]
 
@@ -55,7 +56,34 @@ MAX_ROWS = 1 << 24
 class AmudaiRows:
     """Row access for :class:`~shardkit.formats.amudai.AmudaiShard` (see the module doc)."""
 
-    def row(self: AmudaiShard, index: int) -> dict[str, Any]:  # type: ignore[misc]
+    if TYPE_CHECKING:  # what these methods use of the host class, AmudaiShard
+        _blobs: _Blobs
+
+        @property
+        def schema(self) -> tuple[AmudaiField, ...]: ...
+        @property
+        def stripes(self) -> tuple[AmudaiStripe, ...]: ...
+        def field(self, path: str) -> AmudaiField: ...
+        def stripe_field(self, stripe: int, schema_id: int
+                         ) -> spb.StripeFieldDescriptor | None: ...
+        def _hop(self, depth: int, field: str) -> None: ...
+        def _block_map(self, buf: spb.EncodedBuffer, field: str,
+                       raw: bytes | memoryview | None = None
+                       ) -> tuple[DataRefInfo, DataRefInfo, list[tuple[int, int, int]]]: ...
+        def _buffers(self, sfd: spb.StripeFieldDescriptor, field: str) -> dict[int, Any]: ...
+        def _check_count(self, sfd: spb.StripeFieldDescriptor, count: int, field: str
+                         ) -> None: ...
+        def _column_in_stripe(self, k: int, node: AmudaiField, count: int,
+                              unbacked: _Unbacked | None = None, raw: bool = False
+                              ) -> list[Any]: ...
+        def _constant(self, sfd: spb.StripeFieldDescriptor, node: AmudaiField, field: str
+                      ) -> Any: ...
+        def _stripe_records(self) -> int: ...
+        def _unbacked(self) -> _Unbacked: ...
+        def value_dictionary(self, buf: spb.EncodedBuffer, field: str
+                             ) -> tuple[list[bytes], int | None]: ...
+
+    def row(self, index: int) -> dict[str, Any]:
         """Record ``index`` (negative counts from the end) as ``{column: value}``."""
         n = self._stripe_records()
         i = index + n if index < 0 else index
@@ -63,7 +91,7 @@ class AmudaiRows:
             raise IndexError(f"row {index} of {n}")
         return self.rows(i, i + 1)[0]
 
-    def rows(self: AmudaiShard, start: int = 0, stop: int | None = None,  # type: ignore[misc]
+    def rows(self, start: int = 0, stop: int | None = None,
              columns: list[str] | None = None) -> list[dict[str, Any]]:
         """Records ``[start, stop)`` as dicts of top-level column values (JSON-ready).
 
@@ -94,9 +122,9 @@ class AmudaiRows:
                     for j, v in enumerate(values):
                         out[lo - start + j][node.name] = v
             pos += stripe.record_count
-        return _plain(out)
+        return cast("list[dict[str, Any]]", _plain(out))
 
-    def _rows_in_stripe(self: AmudaiShard, k: int, node: AmudaiField,  # type: ignore[misc]
+    def _rows_in_stripe(self, k: int, node: AmudaiField,
                         count: int, lo: int, hi: int, unbacked: _Unbacked) -> list[Any]:
         """Values ``[lo, hi)`` of ``node`` (``count`` positions) in stripe ``k``; positions
         filled from nothing are counted in ``unbacked``, the ``rows`` call's running total."""
@@ -161,7 +189,7 @@ class AmudaiRows:
                 if any(i >= len(entries) for i in ids):
                     raise LayoutError(f"dictionary id {max(ids)} of {len(entries)} entries",
                                       field=field + "/data")
-                items: list[Any] = [None if i == null_id else entries[i] for i in ids]
+                items = [None if i == null_id else entries[i] for i in ids]
             else:
                 items, valid = self._window(
                     bufs[spb.DATA], field + "/data", lo, hi,
@@ -178,7 +206,7 @@ class AmudaiRows:
             return _apply(items, valid)
         return self._column_in_stripe(k, node, count, unbacked)[lo:hi]
 
-    def _lists_in_stripe(self: AmudaiShard, k: int, node: AmudaiField,  # type: ignore[misc]
+    def _lists_in_stripe(self, k: int, node: AmudaiField,
                          bufs: dict[int, Any], count: int, lo: int, hi: int,
                          unbacked: _Unbacked) -> list[Any]:
         """Lists or maps ``[lo, hi)`` of stripe ``k``: the offsets ``[lo, hi]`` from the blocks
@@ -214,7 +242,7 @@ class AmudaiRows:
         return [_map_value(kids[0][a - first : b - first], kids[1][a - first : b - first])
                 for a, b in itertools.pairwise(offs)]
 
-    def _bit_window(self: AmudaiShard, buf: spb.EncodedBuffer, field: str,  # type: ignore[misc]
+    def _bit_window(self, buf: spb.EncodedBuffer, field: str,
                     lo: int, hi: int) -> np.ndarray:
         """Bits ``[lo, hi)`` of a bit buffer (Boolean values or presence), from the blocks
         holding their bytes."""
@@ -224,7 +252,7 @@ class AmudaiRows:
         bits = np.unpackbits(np.asarray(raw, np.uint8), bitorder="little")
         return bits[lo - 8 * a : hi - 8 * a].astype(bool)
 
-    def _prefetch(self: AmudaiShard, k: int, nodes: list[AmudaiField],  # type: ignore[misc]
+    def _prefetch(self, k: int, nodes: list[AmudaiField],
                   lo: int, hi: int) -> None:
         """On a cached remote source, fetch what :meth:`_window` will read for every column
         at once: the block maps in one batch, then the chosen blocks in another (each batch
@@ -278,7 +306,7 @@ class AmudaiRows:
         for src, ranges in wanted.values():
             read_ranges(src, ranges)
 
-    def _window(self: AmudaiShard, buf: spb.EncodedBuffer, field: str,  # type: ignore[misc]
+    def _window(self, buf: spb.EncodedBuffer, field: str,
                 lo: int, hi: int, decode: Any) -> tuple[list[Any], np.ndarray | None]:
         """Values ``[lo, hi)`` of a block stream, reading only the blocks that hold them."""
         ref, mref, _ = self._block_map(buf, field)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Iterator
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from ..._lazy import lazy_module
 from ...errors import LayoutError, UnsupportedVersionError
@@ -26,6 +26,7 @@ else:
     np = lazy_module("numpy")
 
 if TYPE_CHECKING:
+    from .model import AmudaiStripe
     from .reader import AmudaiShard
 
 __all__ = ["AmudaiStream"]
@@ -34,7 +35,15 @@ __all__ = ["AmudaiStream"]
 class AmudaiStream:
     """Streaming record iteration for :class:`~shardkit.formats.amudai.AmudaiShard`."""
 
-    def iter_rows(self: AmudaiShard, columns: list[str] | None = None  # type: ignore[misc]
+    if TYPE_CHECKING:  # what these methods use of the host class, AmudaiShard
+        @property
+        def schema(self) -> tuple[AmudaiField, ...]: ...
+        @property
+        def stripes(self) -> tuple[AmudaiStripe, ...]: ...
+        def field(self, path: str) -> AmudaiField: ...
+        def _stripe_records(self) -> int: ...
+
+    def iter_rows(self, columns: list[str] | None = None
                   ) -> Iterator[dict[str, Any]]:
         """Every record, in order, as :meth:`rows` gives them, in bounded memory.
 
@@ -45,7 +54,7 @@ class AmudaiStream:
         nodes = [self.field(c) for c in columns] if columns is not None else list(self.schema)
         for k, stripe in enumerate(self.stripes):
             n = stripe.record_count
-            streams = [_Streams(self, k).column(node, n) for node in nodes]
+            streams = [_Streams(cast("AmudaiShard", self), k).column(node, n) for node in nodes]
             names = [node.name for node in nodes]
             for values in _zip(f"/stripes/{k}", *streams) if streams else ((),) * n:
                 yield _plain(dict(zip(names, values, strict=True)))

@@ -43,6 +43,9 @@ from .model import (
 
 if TYPE_CHECKING:
     import numpy as np
+
+    from .reader import AmudaiShard
+    from .refs import _Blobs
 else:
     np = lazy_module("numpy")
 
@@ -59,6 +62,43 @@ def _unreadable(exc: ShardkitError) -> bool:
 class AmudaiVerify:
     """The verify method of :class:`~shardkit.formats.amudai.AmudaiShard`."""
 
+    if TYPE_CHECKING:  # what these methods use of the host class, AmudaiShard
+        directory: spb.ShardDirectory
+        directory_ref: DataRefInfo
+        schema_id_count: int
+        _blobs: _Blobs
+        _children: list[AmudaiShard]
+
+        @property
+        def schema(self) -> tuple[AmudaiField, ...]: ...
+        @property
+        def stripes(self) -> tuple[AmudaiStripe, ...]: ...
+        @property
+        def urls(self) -> list[str]: ...
+        @property
+        def properties(self) -> dict[str, Any]: ...
+        @property
+        def indexes(self) -> tuple[AmudaiIndex, ...]: ...
+        @property
+        def _schema_fb(self) -> Any: ...
+        @property
+        def _shard_field_list(self) -> list[DataRefInfo]: ...
+        def iter_fields(self) -> Iterator[AmudaiField]: ...
+        def stripe_properties(self, stripe: int) -> dict[str, Any]: ...
+        def stripe_indexes(self, stripe: int) -> tuple[AmudaiIndex, ...]: ...
+        def _stripe_field_list(self, stripe: int) -> list[DataRefInfo]: ...
+        def field_descriptor(self, schema_id: int) -> spb.FieldDescriptor | None: ...
+        def stripe_field(self, stripe: int, schema_id: int
+                         ) -> spb.StripeFieldDescriptor | None: ...
+        def _index_list(self, coll: spb.IndexCollection, base: str, hops: int
+                        ) -> tuple[AmudaiIndex, ...]: ...
+        def open_artifact(self, artifact: AmudaiIndexArtifact) -> AmudaiShard: ...
+        def _hop(self, depth: int, field: str) -> None: ...
+        def _blocks(self, buf: spb.EncodedBuffer, field: str
+                    ) -> Iterator[tuple[int, memoryview, int]]: ...
+        def value_dictionary(self, buf: spb.EncodedBuffer, field: str
+                             ) -> tuple[list[bytes], int | None]: ...
+
     # -- verification ---------------------------------------------------------------------------
 
     def verify(self, progress: Callable[[int, int], None] | None = None) -> list[Problem]:
@@ -72,7 +112,7 @@ class AmudaiVerify:
         """
         problems: list[Problem] = []
 
-        def attempt(check: str, fn: Callable[[], Any]) -> Any:
+        def attempt(check: str, fn: Callable[..., Any]) -> Any:
             try:
                 return fn()
             except ShardkitError as exc:

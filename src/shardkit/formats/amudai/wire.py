@@ -134,7 +134,8 @@ def check_known(msg: Any, *, offset: int | None = None, field: str | None = None
         m, path, depth = stack.pop()
         if depth > max_depth:
             return  # the decoder's own depth limit reports this
-        unknown = list(unknown_fields.UnknownFieldSet(m))
+        # the set iterates through __getitem__ (the old protocol), which mypy does not count
+        unknown = list(unknown_fields.UnknownFieldSet(m))  # type: ignore[call-overload]
         if unknown:
             u = unknown[0]
             name = m.DESCRIPTOR.name

@@ -392,7 +392,8 @@ class Decoder:
                                      field="/Object")
         if size >= 0:  # one frame that says its size: the common case
             try:
-                return self._dctx.decompress(raw, allow_extra_data=False)  # type: ignore
+                # _dctx is held as Any (None until first use); an ignore costs nothing per object
+                return self._dctx.decompress(raw, allow_extra_data=False)  # type: ignore[no-any-return]
             except zstandard.ZstdError:
                 pass  # several frames, or a bad one: the streaming path says which
         return self._stream(raw, offset)

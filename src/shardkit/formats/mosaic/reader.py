@@ -41,9 +41,9 @@ __all__ = ["ENTRY_CHUNK", "OBJECT_READAHEAD", "MosaicFile"]
 try:  # the optional C accelerator (setup.py builds it when a C compiler is there)
     from . import _native  # type: ignore[attr-defined]
 except ImportError:  # pragma: no cover - a build without a compiler: the Python path
-    _native = None  # type: ignore[assignment]
+    _native = None
 if os.environ.get("SHARDKIT_NO_NATIVE"):  # the pure-Python path, for tests and comparisons
-    _native = None  # type: ignore[assignment]
+    _native = None
 
 #: Bytes of an object read with its header in one request (more only for larger objects).
 OBJECT_READAHEAD = 16 << 10
@@ -428,7 +428,7 @@ class MosaicFile(Reader):
                                  needed=n, available=size - offset - skip, offset=offset,
                                  field="/Mosaic/Tile/Object")
         if skip + n <= len(head):
-            return head[skip:skip + n]  # type: ignore[no-any-return]
+            return head[skip:skip + n]
         return self._read(offset + skip, offset + skip + n)
 
     def _locate(self, key: bytes, index: str | None) -> tuple[MosaicIndex, list[int]] | None:
@@ -488,7 +488,7 @@ class MosaicFile(Reader):
         return self.decoder.decode(self._object(o), o)
 
     # C901: inlined on purpose, the hot lookup of benchmarks/bench_mosaic.py (lookups/s)
-    def get(self, key: bytes | str, default: Any = None,  # type: ignore[override]  # noqa: C901
+    def get(self, key: bytes | str, default: Any = None,  # noqa: C901
             index: str | None = None) -> Any:
         """The object of ``key`` in ``index`` (picked from the key's length when None), or
         ``default`` when absent or deleted. A key of several objects gives the first
@@ -505,28 +505,28 @@ class MosaicFile(Reader):
             key = normalize_key(key)
         plans = self._plans
         ref = index if index is not None else len(key)
-        plan = plans[ref] if ref in plans else self._plan(key, index)  # type: ignore[arg-type]
+        plan = plans[ref] if ref in plans else self._plan(key, index)
         if plan is None:
-            got = self._slow(key, index)  # type: ignore[arg-type]
+            got = self._slow(key, index)
             return default if got is None else got
         fget, ustart, esize, n, klen, head, tail, raw, plain, native = plan
         if len(key) != klen:
-            self._index_for(key, index)  # type: ignore[arg-type]  # raises: wrong length
+            self._index_for(key, index)  # raises: wrong length
         if native is not None:
             got = native(key)
             if got is None:
                 return default
             if got is not NotImplemented:
                 return got if plain else self.decoder.decode(got[1], got[0])
-            got = self._slow(key, index)  # type: ignore[arg-type]
+            got = self._slow(key, index)
             return default if got is None else got
         rank = fget(key)
         if rank is None or rank >= n:
             return default
         p = ustart + rank * esize
-        if raw[p:p + klen + 4] != head + key + tail:  # type: ignore[operator]
+        if raw[p:p + klen + 4] != head + key + tail:
             # deleted, absent (another key's entry), a conflict, or unusually written
-            got = self._slow(key, index)  # type: ignore[arg-type]
+            got = self._slow(key, index)
             return default if got is None else got
         o = int.from_bytes(raw[p + klen + 4:p + esize], "big")
         if o + 3 <= len(raw) and raw[o] == 0xF0:

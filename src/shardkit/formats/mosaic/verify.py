@@ -545,7 +545,7 @@ class _IndexCheck:
     def _setup(self, el: Element, kinds: list[str], seen: set[str]) -> None:
         src, part = self.src, self.rec
         field = self.field = f"/Mosaic/Index[{self.n}]"
-        pos = _crc_of(src, el, part, field)  # type: ignore[arg-type]
+        pos = _crc_of(src, el, part, field)
         kids: dict[int, list[Element]] = {}
         try:
             while pos < el.end:
@@ -589,7 +589,7 @@ class _IndexCheck:
 
         # the map: CRC-32, parse, size
         mc = kids[m.MAP_CONTAINER][0]
-        mstart = _crc_of(src, mc, part, field + "/MapContainer")  # type: ignore[arg-type]
+        mstart = _crc_of(src, mc, part, field + "/MapContainer")
         func = None
         try:
             mp = _head(src, mstart, mc.end, field + "/MapContainer/Map")

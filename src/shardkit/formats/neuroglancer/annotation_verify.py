@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
@@ -86,7 +86,7 @@ def _mix(x: np.ndarray) -> np.ndarray:
         x = x + np.uint64(0x9E3779B97F4A7C15)
         x = (x ^ (x >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
         x = (x ^ (x >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
-        return x ^ (x >> np.uint64(31))
+        return cast("np.ndarray", x ^ (x >> np.uint64(31)))
 
 
 def hash_records(recs: np.ndarray) -> np.ndarray:
@@ -160,7 +160,7 @@ class _Verifier:
                         "the geometry are not zero", field_prefix(i) + "/padding")
         if not check_values or not len(recs):
             return
-        structured = recs.view(self.lay.dtype).reshape(len(recs))
+        structured = recs.view(cast("np.dtype", self.lay.dtype)).reshape(len(recs))
         geo = structured["geometry"].astype(np.float64)
         if self.lay.type == "ellipsoid":
             lo, hi = geo[:, 0] - np.abs(geo[:, 1]), geo[:, 0] + np.abs(geo[:, 1])
@@ -298,7 +298,8 @@ class _Verifier:
         recs = arr[:, : self.rb]
         self.by_ids.append(ids)
         self.by_hash.append(hash_records(recs))
-        self.by_geo.append(recs.view(self.lay.dtype).reshape(len(recs))["geometry"].copy())
+        self.by_geo.append(recs.view(cast("np.dtype", self.lay.dtype)).reshape(len(recs))
+                           ["geometry"].copy())
         self.check_records(bkey, lambda i, ids=ids: int(ids[i]), ids, recs, lambda i: "", True)
         for rel, (start, cnt) in zip(self.lay.relationships, pairs, strict=True):
             total = int(cnt.sum())
@@ -525,7 +526,7 @@ class _Verifier:
                 if data is not None:
                     yield name, cell, data
         else:
-            for code, data in lvl.index.items():  # type: ignore[union-attr]
+            for code, data in lvl.index.items():
                 try:
                     cell = morton_decode(code, lvl.grid_shape)
                 except ShardkitError as exc:
@@ -574,13 +575,14 @@ class _Verifier:
         if recs is None:
             return np.array([meets(kind, a.geometry, clo[i], chi[i])
                              for i, a in enumerate(anns or [])], dtype=bool)
-        geo = recs.view(self.lay.dtype).reshape(len(recs))["geometry"].astype(np.float64)
+        geo = recs.view(cast("np.dtype", self.lay.dtype)).reshape(len(recs))["geometry"] \
+            .astype(np.float64)
         if kind == "ellipsoid":
             lo, hi = geo[:, 0] - np.abs(geo[:, 1]), geo[:, 0] + np.abs(geo[:, 1])
         else:
             lo, hi = geo.min(axis=1), geo.max(axis=1)
         with np.errstate(invalid="ignore"):
-            ok = (lo <= chi).all(axis=1) & (hi >= clo).all(axis=1)
+            ok = cast("np.ndarray", (lo <= chi).all(axis=1) & (hi >= clo).all(axis=1))
         if kind in ("line", "ellipsoid"):
             for i in np.flatnonzero(ok).tolist():
                 ok[i] = meets(kind, geo[i], clo[i], chi[i])

@@ -32,7 +32,7 @@ import math
 import os
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from ..._lazy import lazy_module
 from ...errors import (
@@ -89,23 +89,23 @@ class Annotation:
 
     @property
     def point(self) -> np.ndarray:
-        return self.geometry[0]
+        return cast("np.ndarray", self.geometry[0])
 
     @property
     def point_a(self) -> np.ndarray:
-        return self.geometry[0]
+        return cast("np.ndarray", self.geometry[0])
 
     @property
     def point_b(self) -> np.ndarray:
-        return self.geometry[1]
+        return cast("np.ndarray", self.geometry[1])
 
     @property
     def center(self) -> np.ndarray:
-        return self.geometry[0]
+        return cast("np.ndarray", self.geometry[0])
 
     @property
     def radii(self) -> np.ndarray:
-        return self.geometry[1]
+        return cast("np.ndarray", self.geometry[1])
 
     @property
     def points(self) -> np.ndarray:
@@ -184,7 +184,7 @@ class RecordDecoder:
                       ) -> Annotation:
         lay = self.layout
         if lay.type != "polyline":
-            rec = np.frombuffer(data, lay.dtype, 1, pos)[0]  # type: ignore[arg-type]
+            rec = np.frombuffer(data, lay.dtype, 1, pos)[0]
             geometry = rec["geometry"].copy()
             props, labels = self._props(rec)
         else:
@@ -251,7 +251,7 @@ class RecordDecoder:
         ids = np.frombuffer(data, "<u8", count, starts[-1]).tolist()
         lay = self.layout
         if lay.type != "polyline" and count:
-            recs = np.frombuffer(data, lay.dtype, count, 8)  # type: ignore[arg-type]
+            recs = np.frombuffer(data, lay.dtype, count, 8)
             geoms = recs["geometry"].copy()
             return [Annotation(ids[i], lay.type, geoms[i], *self._props(recs[i]))
                     for i in range(count)]
@@ -266,7 +266,7 @@ class RecordDecoder:
         ids = np.frombuffer(data, "<u8", count, starts[-1])
         lay = self.layout
         if lay.type != "polyline":
-            geo = np.frombuffer(data, lay.dtype, count, 8)["geometry"]  # type: ignore[arg-type]
+            geo = np.frombuffer(data, lay.dtype, count, 8)["geometry"]
             return ids, geo.astype(np.float64), None, starts
         lo = np.empty((count, lay.rank))
         hi = np.empty((count, lay.rank))
@@ -300,7 +300,8 @@ def _segment_meets(a: np.ndarray, b: np.ndarray, lo: np.ndarray, hi: np.ndarray)
     return True
 
 
-def meets(ann_type: str, geometry: np.ndarray, lo: Sequence[float], hi: Sequence[float]) -> bool:
+def meets(ann_type: str, geometry: np.ndarray, lo: Sequence[float] | np.ndarray,
+          hi: Sequence[float] | np.ndarray) -> bool:
     """Does an annotation's geometry meet the closed box ``[lo, hi]``?"""
     g = np.asarray(geometry, dtype=np.float64)
     lo_ = np.asarray(lo, dtype=np.float64)
@@ -556,12 +557,13 @@ class SpatialLevel:
         code = compressed_morton_code(tuple(reversed(tuple(cell))), rev)
         return "_".join(str(c) for c in morton_decode(code, self.grid_shape))
 
-    def cell_box(self, origin: np.ndarray, cell: Sequence[int]) -> tuple[np.ndarray, np.ndarray]:
+    def cell_box(self, origin: np.ndarray, cell: Sequence[int] | np.ndarray
+                 ) -> tuple[np.ndarray, np.ndarray]:
         c = np.asarray(cell, dtype=np.float64)
         size = np.asarray(self.chunk_size, dtype=np.float64)
         return origin + c * size, origin + (c + 1) * size
 
-    def open_cell_box(self, origin: np.ndarray, cell: Sequence[int]
+    def open_cell_box(self, origin: np.ndarray, cell: Sequence[int] | np.ndarray
                       ) -> tuple[np.ndarray, np.ndarray]:
         """:meth:`cell_box`, reaching to infinity on the sides where the cell is at the edge
         of the grid."""
@@ -761,7 +763,7 @@ class NgAnnotationLayer(NgDataset):
         data = self._need_by_id().get(_as_id(ident))
         return default if data is None else self.decode_by_id(_as_id(ident), data)
 
-    def get_many(self, ids: Iterable[int], default: Any = None) -> list[Any]:  # type: ignore[override]
+    def get_many(self, ids: Iterable[int], default: Any = None) -> list[Any]:
         """Many annotations, reads coalesced per shard."""
         ids = [_as_id(i) for i in ids]
         datas = self._need_by_id().get_many(ids)
@@ -770,11 +772,11 @@ class NgAnnotationLayer(NgDataset):
 
     def __contains__(self, ident: object) -> bool:
         try:
-            return self._need_by_id().get(_as_id(ident)) is not None  # type: ignore[arg-type]
+            return self._need_by_id().get(_as_id(ident)) is not None
         except (ValueError, TypeError):
             return False
 
-    def keys(self) -> Iterator[int]:  # type: ignore[override]
+    def keys(self) -> Iterator[int]:
         """Every annotation id (``by_id``: shard by shard, or in folder order)."""
         for k, _ in self._by_id_items():
             yield k
@@ -861,8 +863,8 @@ class NgAnnotationLayer(NgDataset):
         name = lvl.ngsidekick_name if self._naming(lvl) == "ngsidekick" else lvl.spec_name
         return [lvl.index.read(name(c)) for c in cells]  # type: ignore[union-attr]
 
-    def cells_meeting(self, level: int, lower: Sequence[float], upper: Sequence[float]
-                      ) -> list[tuple[int, ...]]:
+    def cells_meeting(self, level: int, lower: Sequence[float] | np.ndarray,
+                      upper: Sequence[float] | np.ndarray) -> list[tuple[int, ...]]:
         """Grid cells of ``level`` whose closed box meets ``[lower, upper]``.
 
         The cells at the edges of the grid stand for everything beyond it too (geometry
@@ -890,7 +892,7 @@ class NgAnnotationLayer(NgDataset):
         ``query(((x0, y0, z0), (x1, y1, z1)))`` works too.
         """
         if upper is None:
-            lower, upper = lower  # type: ignore[misc]
+            lower, upper = cast("Sequence[Sequence[float]]", lower)
         lo = np.asarray(lower, dtype=np.float64)
         hi = np.asarray(upper, dtype=np.float64)
         if lo.shape != (self.layout.rank,) or hi.shape != (self.layout.rank,):
@@ -963,7 +965,7 @@ class NgAnnotationLayer(NgDataset):
                 for d in range(lay.rank):
                     cols.append(pa.array(geo[:, v, d], pa.float32()))
         for p in lay.properties:
-            values = [a.properties.get(p.id) for a in anns]
+            values: list[Any] = [a.properties.get(p.id) for a in anns]
             if p.type in ("rgb", "rgba"):
                 cols.append(pa.array([list(v) for v in values],
                                      pa.list_(pa.uint8(), len(p.type))))
@@ -1078,7 +1080,7 @@ def _as_id(value: Any) -> int:
     value = int(value)
     if not 0 <= value <= _MASK64:
         raise ValueError(f"id {value} is not a uint64")
-    return value
+    return cast(int, value)
 
 
 def open_annotation_layer(store: _Store, info: dict[str, Any], **options: Any

@@ -7,7 +7,7 @@ import zlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cached_property
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 from ..._lazy import lazy_module
 from ...errors import CorruptShardError, InvalidKeyError, LayoutError, LimitExceededError
@@ -208,7 +208,7 @@ def _beyond(codes: np.ndarray, nbits: int) -> np.ndarray:
     """Which codes have a bit set at or above bit ``nbits``."""
     if nbits >= 64:
         return np.zeros(codes.shape, dtype=bool)
-    return (codes >> np.uint64(nbits)) != 0
+    return cast("np.ndarray", (codes >> np.uint64(nbits)) != 0)
 
 
 def morton_decode_many(codes: np.ndarray | Sequence[int],

@@ -104,7 +104,7 @@ class NgScale(ShardedKV):
         """
         return morton_decode(chunk_id, self.grid_shape)
 
-    def _id_check(self, ids: np.ndarray) -> tuple[np.ndarray, str]:  # type: ignore[override]
+    def _id_check(self, ids: np.ndarray) -> tuple[np.ndarray, str]:
         """For :meth:`verify`: the ids that are not positions of the grid."""
         return (morton_invalid(ids, self.grid_shape),
                 f"not the id of a position of the grid {list(self.grid_shape)}")

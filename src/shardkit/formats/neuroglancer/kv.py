@@ -45,7 +45,7 @@ class ShardedKV(Mapping[int, bytes]):
 
     _id_check: IdCheck | None = None  # an image scale's: ids that are not grid positions
 
-    def __init__(self, store: _Store, spec: ShardingSpec, *, cache: ByteLRU | None = None,
+    def __init__(self, store: _Store, spec: ShardingSpec, *, cache: ByteLRU[Any, Any] | None = None,
                  cache_bytes: int = DEFAULT_CACHE_BYTES, max_open_shards: int = 256,
                  **shard_options: Any) -> None:
         self.store = store
@@ -89,8 +89,9 @@ class ShardedKV(Mapping[int, bytes]):
             if number in self._shards:  # another thread opened it first
                 return self._shards[number]
             held = self._in_memory(reader)
-            while self._shards and (len(self._shards) >= self.max_open_shards
-                                    or self._held + held > self.cache.max_bytes):
+            budget = self.cache.max_bytes  # None: the open shards are bounded in number only
+            while self._shards and (len(self._shards) >= self.max_open_shards or (
+                    budget is not None and self._held + held > budget)):
                 # let the oldest go (not closed: another thread may still be reading it; the
                 # garbage collector unmaps it); its cached indices stay in the shared cache
                 oldest = next(iter(self._shards))

@@ -8,12 +8,12 @@ from typing import Any
 
 from ..._lru import ByteLRU
 from ...errors import ShardkitError, UnsupportedVersionError
-from ...remote import DEFAULT_MAX_WHOLE_READ
+from ...remote import DEFAULT_MAX_WHOLE_READ, io_errors
 from .annotations import NgAnnotationLayer
 from .dataset import NgDataset, NgKeyValueDataset
 from .image import NgImageDataset
 from .spec import DEFAULT_CACHE_BYTES, MAX_INFO_BYTES, ShardingSpec, SpecError, parse_json
-from .store import _Store, io_errors
+from .store import _Store
 
 _KV_TYPES = {"neuroglancer_skeletons", "neuroglancer_multilod_draco", "neuroglancer_legacy_mesh"}
 
@@ -138,7 +138,8 @@ def _read_json(path: str, storage_options: Mapping[str, Any] | None) -> Any:
                 raw = fh.read(1 << 20)
     except FileNotFoundError:
         return None  # no info there
-    except (*io_errors(), ImportError) as exc:  # ImportError: the URL's fsspec backend
+    # ImportError: the URL's fsspec backend (a sum, not a starred tuple, which mypy cannot read)
+    except io_errors() + (ImportError,) as exc:  # noqa: RUF005
         raise ShardkitError(f"cannot read {path}: {type(exc).__name__}: {exc}") from exc
     try:
         return parse_json(raw, path, limit=1 << 20)

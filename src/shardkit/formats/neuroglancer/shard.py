@@ -99,7 +99,7 @@ class NgShard(Reader):
     format_name = "Neuroglancer precomputed neuroglancer_uint64_sharded_v1 shard"
 
     def __init__(self, source: ByteSource, spec: ShardingSpec | Mapping[str, Any] | str,
-                 *, shard_number: int | None = None, cache: ByteLRU | None = None,
+                 *, shard_number: int | None = None, cache: ByteLRU[Any, Any] | None = None,
                  cache_bytes: int = DEFAULT_CACHE_BYTES, minishard_cache_size: int | None = None,
                  max_decoded_size: int = DEFAULT_MAX_DECODED_SIZE,
                  max_index_size: int = DEFAULT_MAX_INDEX_SIZE,

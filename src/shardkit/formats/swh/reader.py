@@ -71,11 +71,11 @@ MAP_LOOKUPS_LIMIT = 64 << 20
 LOCAL_VERIFY_BLOCK = 1 << 20
 
 try:  # the optional C accelerator (setup.py builds it when a C compiler is there)
-    from . import _native
+    from . import _native as _native
 except ImportError:  # pragma: no cover - a build without a compiler: the Python path
-    _native = None  # type: ignore[assignment]
+    _native = None
 if os.environ.get("SHARDKIT_NO_NATIVE"):  # the pure-Python path, for tests and comparisons
-    _native = None  # type: ignore[assignment]
+    _native = None
 
 
 def _pairs(keys: np.ndarray, rows: np.ndarray, buf: bytes, firsts: np.ndarray,
@@ -83,7 +83,7 @@ def _pairs(keys: np.ndarray, rows: np.ndarray, buf: bytes, firsts: np.ndarray,
     """``[(keys[rows[i]], buf[firsts[i]:ends[i]])...]`` for rows of 32-byte keys (C when
     built)."""
     if _native is not None:
-        return _native.pairs(keys, rows, buf, firsts, ends)  # type: ignore[no-any-return]
+        return _native.pairs(keys, rows, buf, firsts, ends)
     return list(zip(keys[rows].view("V32").ravel().tolist(),
                     [buf[a:b] for a, b in zip(firsts.tolist(), ends.tolist(), strict=True)],
                     strict=True))

@@ -104,7 +104,7 @@ def file_lookup(table: np.ndarray, mem: Any, slicer: Any, limit: int,
     ver, ext, rec, head, empty = (FILE_FLAG_VERIFICATION, FILE_FLAG_METADATA_EXT, RECORD_SIZE,
                                   HEADER_SIZE, _EMPTY)
 
-    def file(h: XetHash | bytes | str, default: Any = None) -> FileInfo | None:
+    def file(h: XetHash | bytes | str, default: FileInfo | None = None) -> FileInfo | None:
         raw = h if type(h) is hash_type or (type(h) is bytes and len(h) == 32) else as_raw(h)
         key = key_of(raw)[0]
         if key == empty:
@@ -191,7 +191,7 @@ def dict_lookup(by_hash: dict[bytes, FileInfo]) -> Callable[..., FileInfo | None
     without a file lookup table)."""
     get, as_raw, hash_type = by_hash.get, _as_raw, XetHash
 
-    def file(h: XetHash | bytes | str, default: Any = None) -> FileInfo | None:
+    def file(h: XetHash | bytes | str, default: FileInfo | None = None) -> FileInfo | None:
         if type(h) is bytes and len(h) == 32:
             return get(h, default)
         return get(bytes(h) if type(h) is hash_type else as_raw(h), default)

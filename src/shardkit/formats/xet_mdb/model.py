@@ -13,7 +13,7 @@ import struct
 import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar, overload
+from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar, cast, overload
 
 from ..._layouts import dtype_spec, layouts, struct_of
 from ..._lazy import lazy_module
@@ -36,9 +36,9 @@ FOOTER_VERSION = 1
 # The records as schemas/xet_mdb_shard.ksy declares them (generated/layouts.py, made from it by
 # make generate): sizes, offsets, byte orders and struct formats all come from there.
 _L = layouts
-HEADER_SIZE = _L.XET_MDB_SHARD__HEADER.size  # 48
-FOOTER_SIZE = _L.XET_MDB_SHARD__FOOTER.size  # 200
-RECORD_SIZE = _L.XET_MDB_SHARD__FILE_TERM.size  # 48, every record of the two record sections
+HEADER_SIZE: int = _L.XET_MDB_SHARD__HEADER.size  # 48
+FOOTER_SIZE: int = _L.XET_MDB_SHARD__FOOTER.size  # 200
+RECORD_SIZE: int = _L.XET_MDB_SHARD__FILE_TERM.size  # 48, every record of the two record sections
 #: Where each field of the header and of the footer starts within it, by its name in
 #: schemas/xet_mdb_shard.ksy (tests/test_mdb.py parses a header and a footer of distinct field
 #: values with the generated types and checks every offset).
@@ -382,7 +382,7 @@ class FileInfo:
     record_index: int  # type: ignore[misc]
     offset: int  # type: ignore[misc]
 
-    def __init__(self, hash: XetHash, flags: int, terms: tuple[Term, ...],
+    def __init__(self, hash: XetHash, flags: int, terms: tuple[Term, ...] | bytes,
                  verification_hashes: tuple[XetHash, ...], sha256: XetHash | None,
                  reserved: int = 0, record_index: int = 0, offset: int = 0) -> None:
         _set(self, "hash", hash)
@@ -535,8 +535,8 @@ class XorbInfo:
     hash: XetHash
     flags: int
     chunks: tuple[ChunkEntry, ...] = _LazyChunks()  # type: ignore[assignment]
-    num_bytes_in_xorb: int
-    num_bytes_on_disk: int
+    num_bytes_in_xorb: int  # type: ignore[misc]  # the descriptor above gives no class default
+    num_bytes_on_disk: int  # type: ignore[misc]
     record_index: int = 0
     offset: int = 0
 
@@ -706,7 +706,7 @@ class _Layout:
         if not len(pos):
             return np.zeros(0, np.int64)
         u32 = np.frombuffer(self._mem, "<u4", count=len(self._mem) // 4)
-        return u32[(pos + 32 + 4 * word) // 4].astype(np.int64)
+        return cast("np.ndarray", u32[(pos + 32 + 4 * word) // 4].astype(np.int64))
 
     @functools.cached_property
     def file_terms(self) -> np.ndarray:

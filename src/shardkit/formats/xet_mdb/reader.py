@@ -598,7 +598,8 @@ class MdbShard(Reader):
         return _new_file(_new_hash(h), flags, block, reserved,
                          (pos - HEADER_SIZE) // RECORD_SIZE, pos)
 
-    def file(self, h: XetHash | bytes | str, default: Any = None) -> FileInfo | None:
+    def file(self, h: XetHash | bytes | str, default: FileInfo | None = None
+             ) -> FileInfo | None:
         """The file with hash ``h`` (a hash object, 32 stored bytes or display hex).
 
         Uses the file lookup table when present (the candidates of the truncated hash, then
@@ -624,7 +625,8 @@ class MdbShard(Reader):
         return _fast.file_lookup(self.file_lookup, self._all, self._slicer, self._limit,
                                  self._file_general)
 
-    def _file_general(self, h: XetHash | bytes | str, default: Any = None) -> FileInfo | None:
+    def _file_general(self, h: XetHash | bytes | str, default: FileInfo | None = None
+                      ) -> FileInfo | None:
         """:meth:`file` on any source (with the sorted index of the table, or the dict)."""
         raw = h if type(h) is XetHash or (type(h) is bytes and len(h) == 32) else _as_raw(h)
         idx = self._file_index
@@ -648,7 +650,7 @@ class MdbShard(Reader):
         return default
 
     def _file_remote(self, raw: bytes, key: int, i: int, idx: _KeyIndex,
-                     default: Any) -> FileInfo | None:
+                     default: FileInfo | None) -> FileInfo | None:
         """:meth:`file` through ranged requests: one read of the candidate record (and of
         the rest of its block when longer than guessed)."""
         keys, index, limit = idx.keys, idx.cols[0], self._limit
@@ -663,7 +665,8 @@ class MdbShard(Reader):
             i += 1
         return default
 
-    def xorb(self, h: XetHash | bytes | str, default: Any = None) -> XorbInfo | None:
+    def xorb(self, h: XetHash | bytes | str, default: XorbInfo | None = None
+             ) -> XorbInfo | None:
         """The xorb with hash ``h`` (through the xorb lookup table when present)."""
         if self._closed:
             raise self._closed_error()

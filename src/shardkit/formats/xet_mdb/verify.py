@@ -496,6 +496,7 @@ def _verify_order(shard: MdbShard, lay: _Layout, f: MdbFooter | None,
                          or f.chunk_lookup_num_entry):
         return
     words = _u64(shard._mem)
+    pos: np.ndarray | int
     for name, positions, base in (("file", lay.file_pos, HEADER_SIZE),
                                   ("xorb", lay.xorb_pos, lay.xorb_info_offset)):
         first, count = -1, 0

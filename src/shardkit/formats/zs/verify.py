@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable
-from typing import Any, NamedTuple
+from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ...errors import ChecksumError, Problem, ShardkitError
 from .._sorted_set import _escape, frames_until_error
-from .model import FIRST_EXTENSION_LEVEL, HEADER_AT
+from .model import FIRST_EXTENSION_LEVEL, HEADER_AT, BlockInfo, IndexBlock
+
+if TYPE_CHECKING:
+    from ...sources import ByteSource
 
 
 class _Unreferenced(NamedTuple):
@@ -26,6 +29,19 @@ def _show(key: bytes) -> str:
 
 class ZsVerify:
     """The ``verify`` method of :class:`~shardkit.formats.zs.ZsFile`."""
+
+    if TYPE_CHECKING:  # what verify uses of the host class, ZsFile
+        source: ByteSource
+        root: int
+        root_length: int
+        data_sha256: bytes
+
+        def _frames(self, offset: int | None = None, data_only: bool = False
+                    ) -> Iterator[tuple[BlockInfo, bytes]]: ...
+        def check_crc(self, info: BlockInfo, raw: bytes) -> None: ...
+        def decode_payload(self, info: BlockInfo, raw: bytes) -> bytes: ...
+        def records_of(self, info: BlockInfo, body: bytes) -> list[bytes]: ...
+        def index_of(self, info: BlockInfo, body: bytes) -> IndexBlock: ...
 
     def verify(self, progress: Callable[[int, int], None] | None = None) -> list[Problem]:
         """Every check of the reference ``zs validate``, and the framing ones, as problems.
@@ -48,7 +64,7 @@ class ZsVerify:
             progress: Called as ``progress(bytes_done, bytes_total)``.
         """
         problems: list[Problem] = []
-        total = self.source.size  # type: ignore[attr-defined]
+        total = self.source.size
 
         def add(check: str, offset: int | None, message: str, field: str | None = None,
                 at: int | None = None) -> None:
@@ -59,16 +75,16 @@ class ZsVerify:
         hasher = hashlib.sha256()
         unref: dict[int, _Unreferenced] = {}
         last_record: bytes | None = None
-        frames = self._frames()  # type: ignore[attr-defined]
+        frames = self._frames()
         for info, raw in frames_until_error(frames, add):
             v = info.offset
             if progress is not None:
                 progress(v, total)
             try:
                 if info.is_extension:
-                    self.check_crc(info, raw)  # type: ignore[attr-defined]
+                    self.check_crc(info, raw)
                     continue
-                body = self.decode_payload(info, raw)  # type: ignore[attr-defined]
+                body = self.decode_payload(info, raw)
             except ChecksumError as exc:
                 add("checksum", v, f"CRC-64-xz mismatch: stored {exc.stored:#018x}, computed "
                     f"{exc.computed:#018x}", exc.field, exc.offset)
@@ -80,9 +96,9 @@ class ZsVerify:
                 hasher.update(body)
             try:
                 if info.level == 0:
-                    items = self.records_of(info, body)  # type: ignore[attr-defined]
+                    items = self.records_of(info, body)
                 else:
-                    ib = self.index_of(info, body)  # type: ignore[attr-defined]
+                    ib = self.index_of(info, body)
                     items = list(ib.keys)
             except ShardkitError as exc:
                 add("body", v, exc.message, exc.field, exc.offset)
@@ -106,7 +122,7 @@ class ZsVerify:
         if progress is not None:
             progress(total, total)
 
-        root = self.root  # type: ignore[attr-defined]
+        root = self.root
         ref = unref.pop(root, None)
         if ref is None:
             add("root", None, f"root offset {root} is not an unreferenced block (missing, or "
@@ -115,17 +131,17 @@ class ZsVerify:
             if not 0 < ref.level < FIRST_EXTENSION_LEVEL:
                 add("root", root, f"the root has level {ref.level} (an index level 1..63 is "
                     "required)", "/header/ofs_root_index", HEADER_AT["root"])
-            if ref.length != self.root_length:  # type: ignore[attr-defined]
+            if ref.length != self.root_length:
                 add("root", root, f"the header says the root is "
-                    f"{self.root_length} bytes, it is {ref.length}",  # type: ignore[attr-defined]
+                    f"{self.root_length} bytes, it is {ref.length}",
                     "/header/len_root_index", HEADER_AT["len_root"])
         for v, block in sorted(unref.items()):
             add("unreferenced", v, f"level {block.level} block is not referenced by any index "
                 "block")
         digest = hasher.digest()
-        if digest != self.data_sha256:  # type: ignore[attr-defined]
+        if digest != self.data_sha256:
             add("sha256", None, f"SHA-256 of the data payloads is {digest.hex()}, the header "
-                f"says {self.data_sha256.hex()}",  # type: ignore[attr-defined]
+                f"says {self.data_sha256.hex()}",
                 "/header/sha256", HEADER_AT["sha256"])
         return problems
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import bz2
 import zlib
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, cast
 
 from ..._kaitai import kaitai_errors, parse
 from ...errors import (
@@ -282,6 +282,8 @@ class ZssFile(ZssVerify, SortedSetQueries, Reader):
         :func:`decode_index` reads it; a body it refuses is parsed with ``Zss.IndexBlockBody``,
         whose error names the field.
         """
+        keys: list[bytes] | tuple[bytes, ...]
+        children: list[int] | tuple[int, ...]
         try:
             keys, children = decode_index(body)
         except _BodyError:
@@ -340,7 +342,7 @@ class ZssFile(ZssVerify, SortedSetQueries, Reader):
         if info.level == 0:
             raise LayoutError(f"block at {self._where(voffset)} is a data block, not an index "
                               "block", offset=info.offset, field=f"/blocks/@{voffset}/level")
-        return value
+        return cast("IndexBlock", value)
 
     @property
     def root_block(self) -> IndexBlock:

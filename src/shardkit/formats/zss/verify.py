@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING
 
 from ...errors import (
     ChecksumError,
@@ -10,11 +11,23 @@ from ...errors import (
     ShardkitError,
 )
 from .._sorted_set import frames_until_error
-from .model import IndexBlock, _escape
+from .model import BlockInfo, IndexBlock, _escape
 
 
 class ZssVerify:
     """The ``verify`` method of :class:`~shardkit.formats.zss.ZssFile`."""
+
+    if TYPE_CHECKING:  # what verify uses of the host class, ZssFile
+        data_offset: int
+        data_size: int
+        root: int
+
+        def _where(self, voffset: int) -> str: ...
+        def _frames(self, voffset: int = 0, data_only: bool = False
+                    ) -> Iterator[tuple[BlockInfo, bytes]]: ...
+        def decode_payload(self, info: BlockInfo, payload: bytes) -> bytes: ...
+        def records_of(self, info: BlockInfo, body: bytes) -> list[bytes]: ...
+        def index_of(self, info: BlockInfo, body: bytes) -> IndexBlock: ...
 
     # -- verification --------------------------------------------------------------------------
 
