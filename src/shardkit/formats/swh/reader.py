@@ -34,7 +34,7 @@ from ...hashing.cmph_chd import (
     parse_layout,
 )
 from ...hashing.cmph_chd import lazy_numpy as np
-from ...sources import ByteSource, FileSource, as_stream
+from ...sources import ByteSource, CountingSource, FileSource, as_stream
 from ..base import Reader, Section
 from . import model as _model
 from .model import (
@@ -94,6 +94,13 @@ def native_available() -> bool:
     return _native is not None
 
 
+def _is_local(source: Any) -> bool:
+    """A local file, perhaps behind counting wrappers (read with pread, into buffers)."""
+    while isinstance(source, CountingSource):
+        source = source.inner
+    return isinstance(source, FileSource)
+
+
 class _PreadSource:
     """A local file read with ``os.pread``: scans copy bounded windows instead of touching the
     mapping, so the pages they read never stay in the process's resident memory."""
@@ -111,6 +118,10 @@ class _PreadSource:
             if len(data) == end - start:
                 return data
         return self.source.read_range(start, end)
+
+    def readinto(self, start: int, buffer: Any) -> int:
+        """Fill ``buffer`` from ``start`` with pread (the file's own ``readinto``)."""
+        return int(self.source.readinto(start, buffer))
 
     def close(self) -> None:
         """Nothing to release (the source owns the file)."""
@@ -899,7 +910,8 @@ class SwhShard(Reader):
         # a URL or a local file: large sequential blocks (a file's with pread, so that what
         # verify reads never stays resident); a buffer in memory: read as it is
         reader = self._reader() if self._mem is not None else self.source
-        if reader is not self.source:  # pread is cheap: small blocks, little memory
+        if reader is not self.source or _is_local(self.source):
+            # pread is cheap: small blocks, little memory
             src: Any = _Blocks(reader, block=LOCAL_VERIFY_BLOCK, keep=2,
                                limit=self.header.index_position)
         elif self._mem is not None:

@@ -1,0 +1,123 @@
+"""What bulk verify reads: ``readinto`` into reused buffers, each byte about once, and the
+window checks of SWH ``verify`` against the object-by-object walk they stand in for."""
+
+from __future__ import annotations
+
+import hashlib
+import struct
+from pathlib import Path
+
+import pytest
+
+import shardkit
+from shardkit import bulk
+from shardkit.formats.swh import verify as swh_verify
+from shardkit.formats.swh.reader import LOCAL_VERIFY_BLOCK
+from shardkit.sources import BytesSource, CountingSource, FileSource, readinto
+from shardkit.writers.swh import delete, write_swh
+
+
+def test_file_readinto_fills_a_reused_buffer_and_stops_at_the_end(tmp_path: Path) -> None:
+    data = bytes(range(256)) * 40
+    (tmp_path / "f").write_bytes(data)
+    src = FileSource(tmp_path / "f")
+    buf = bytearray(1000)
+    assert src.readinto(100, buf) == 1000 and bytes(buf) == data[100:1100]
+    assert src.readinto(len(data) - 10, buf) == 10 and bytes(buf[:10]) == data[-10:]
+    assert src.readinto(len(data), buf) == 0
+    with pytest.raises(shardkit.ShardkitError):
+        src.readinto(len(data) + 1, buf)
+    counted = CountingSource(src)
+    assert readinto(counted, 5, memoryview(buf)[:7]) == 7 and bytes(buf[:7]) == data[5:12]
+    assert counted.stats.ranges == [(5, 12)] and counted.stats.bytes_read == 7
+    # a source without one: read_range, then copied
+    assert readinto(BytesSource(data), 250, buf) == 1000 and bytes(buf) == data[250:1250]
+    src.close()
+
+
+def _shard(path: Path, n: int = 3000) -> dict[bytes, bytes]:
+    values = {hashlib.sha256(b"%d" % i).digest(): b"v%d" % i * (1 + i % 50) for i in range(n)}
+    write_swh(path, values.items())
+    return values
+
+
+def test_swh_verify_through_a_counter_reads_each_byte_about_once(tmp_path: Path) -> None:
+    path = tmp_path / "s.shard"
+    _shard(path, 20000)
+    size = path.stat().st_size
+    counted = CountingSource(FileSource(path))
+    with shardkit.open(counted) as shard:
+        assert shard.verify() == []
+        h = shard.header
+    ranges = counted.stats.ranges
+    # the index once, the objects once (chunks start at an object: a little overlap)
+    index_reads = [r for r in ranges if r[0] >= h.index_position and r[1] <= h.hash_position]
+    assert sum(e - s for s, e in index_reads) == h.index_size
+    obj = [r for r in ranges if h.objects_position <= r[0] < h.index_position]
+    assert sum(e - s for s, e in obj) < 1.01 * h.objects_size
+    covered = bytearray(size)
+    for s, e in ranges:
+        covered[s:e] = b"\1" * (e - s)
+    # every size field read (a value may be skipped where it straddles two chunks)
+    with shardkit.open(path) as shard:
+        assert all(covered[e.offset : e.offset + 8] == b"\1" * 8 for e in shard.iter_entries())
+    # plus the header's block (LOCAL_VERIFY_BLOCK, not the 8 MiB of a URL's blocks)
+    assert counted.stats.bytes_read < 1.01 * size + LOCAL_VERIFY_BLOCK
+
+
+def _flip(path: Path, offset: int, value: bytes) -> None:
+    data = bytearray(path.read_bytes())
+    data[offset : offset + len(value)] = value
+    path.write_bytes(bytes(data))
+
+
+@pytest.mark.parametrize("window", [swh_verify.WINDOW, 700])
+def test_swh_window_checks_agree_with_the_walk(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                               window: int) -> None:
+    """Sound shards with deleted objects pass; a size field past the section, an overlap and
+    a non-zero byte in a deleted object give the walk's problems, whatever the windows."""
+    monkeypatch.setattr(swh_verify, "WINDOW", window)
+    path = tmp_path / "s.shard"
+    values = _shard(path)
+    victims = list(values)[10:20]
+    delete(path, victims)
+    with shardkit.open(CountingSource(FileSource(path))) as shard:
+        assert shard.verify() == []
+        assert shard.verify(content_hash="sha256") != []  # values are not their sha256
+        h = shard.header
+        entries = sorted(shard.iter_entries(with_sizes=True), key=lambda e: e.offset)
+    first, second = entries[0], entries[1]
+    # a size that runs past the section
+    bad = tmp_path / "big.shard"
+    bad.write_bytes(path.read_bytes())
+    _flip(bad, second.offset, struct.pack(">Q", h.objects_size))
+    with shardkit.open(CountingSource(FileSource(bad))) as shard:
+        problems = shard.verify()
+    assert [p.check for p in problems][:1] == ["object_bounds"]
+    assert problems[0].offset == second.offset
+    # a size one too big: the next object overlaps it
+    over = tmp_path / "over.shard"
+    over.write_bytes(path.read_bytes())
+    (size,) = struct.unpack(">Q", path.read_bytes()[first.offset : first.offset + 8])
+    _flip(over, first.offset, struct.pack(">Q", size + 1))
+    with shardkit.open(CountingSource(FileSource(over))) as shard:
+        checks = [p.check for p in shard.verify()]
+    assert "object_overlap" in checks
+    # a deleted object's bytes are zeros: one non-zero byte is unreferenced data
+    holes = tmp_path / "hole.shard"
+    holes.write_bytes(path.read_bytes())
+    live = {e.offset for e in entries}
+    gap = next(e.offset + 8 + e.size for e in entries if e.offset + 8 + e.size not in live
+               and e.offset + 8 + e.size < h.index_position)
+    _flip(holes, gap + 3, b"\x01")
+    with shardkit.open(CountingSource(FileSource(holes))) as shard:
+        problems = shard.verify()
+    assert [(p.check, p.offset) for p in problems] == [("unreferenced_data", gap)]
+
+
+def test_bulk_results_stay_small(tmp_path: Path) -> None:
+    path = tmp_path / "s.shard"
+    _shard(path)
+    result = bulk.run_one(str(path))
+    assert result["status"] == "sound" and result["problems"] == []
+    assert len(repr(result)) < 400
