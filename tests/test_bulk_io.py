@@ -121,3 +121,57 @@ def test_bulk_results_stay_small(tmp_path: Path) -> None:
     result = bulk.run_one(str(path))
     assert result["status"] == "sound" and result["problems"] == []
     assert len(repr(result)) < 400
+
+
+def _uleb(n: int) -> bytes:
+    out = bytearray()
+    while True:
+        b = n & 0x7F
+        n >>= 7
+        out.append(b | (0x80 if n else 0))
+        if not n:
+            return bytes(out)
+
+
+def _python_split(body: bytes) -> list[bytes] | None:
+    from shardkit.formats._sorted_set import _BodyError, _decode_records_python
+
+    try:
+        return _decode_records_python(body)
+    except _BodyError:
+        return None
+
+
+def test_c_record_bodies_agree_with_the_python_decoder() -> None:
+    """``_records.split`` and ``check_sorted`` against the pure-Python loops, on bodies well
+    formed, out of order, and broken every way (non-minimal, cut off, past the end)."""
+    import random
+
+    from shardkit.formats._sorted_set import _records
+
+    if _records is None:
+        pytest.skip("built without the C accelerator")
+    rng = random.Random(5)
+    bodies = [b"", b"\x00", b"\x80\x00", b"\x81", b"\x05abc", b"\xff" * 10 + b"\x01",
+              _uleb(200) + b"x" * 200, _uleb(200) + b"x" * 199, b"\x80\x80\x00",
+              b"\x01a\x00\x01a"]
+    for _ in range(300):
+        recs = [rng.randbytes(rng.choice([0, 1, 3, 40, 127, 128, 300])) for _ in range(
+            rng.randrange(6))]
+        if rng.random() < 0.5:
+            recs.sort()
+        body = b"".join(_uleb(len(r)) + r for r in recs)
+        if rng.random() < 0.3 and body:
+            cut = rng.randrange(len(body))
+            body = body[:cut] + bytes([rng.randrange(256)]) + body[cut + 1 :]
+        bodies.append(body)
+    for body in bodies:
+        want = _python_split(body)
+        assert _records.split(body) == want, body
+        got = _records.check_sorted(body)
+        if want is None:
+            assert got is None
+            continue
+        bad = next((j for j in range(1, len(want)) if want[j] < want[j - 1]), -1)
+        assert got == (len(want), bad, want[0] if want else None,
+                       want[-1] if want else None), body
