@@ -604,8 +604,11 @@ def _run_local(jobs: list[tuple[int, Target]], task: Any, options: Mapping[str, 
 
     try:
         while pending or any(w.jobs for w in pool):
+            # shards wait in a worker's pipe only while there are more than workers: at the
+            # end each goes to a worker that is free, none waits behind another's last shard
+            depth = _DEPTH if len(pending) > len(pool) else 1
             for w in list(pool):
-                while len(w.jobs) < _DEPTH and pending:
+                while len(w.jobs) < depth and pending:
                     try:
                         w.send(pending.popleft())
                     except (OSError, ValueError):  # it is gone (or never started)
@@ -654,11 +657,15 @@ def _groups(jobs: list[tuple[int, Target]], sizes: Mapping[int, int],
             threads: int) -> list[list[tuple[int, Target]]]:
     """Jobs (largest first) cut into Dask tasks: a shard of a known size below a
     ``1 / (8 * threads)`` share of the known bytes joins a group of its like (up to that
-    share, and 64 shards), so scheduler overhead (a millisecond or more per task) is paid per
-    group, not per small shard; large shards, and shards of unknown size, are tasks of their
-    own. Every thread still gets several tasks to balance with."""
+    share, 64 shards, and a ``1 / (4 * threads)`` share of the small shards), so scheduler
+    overhead (a millisecond or more per task) is paid per group, not per small shard; large
+    shards, and shards of unknown size, are tasks of their own. Every thread still gets
+    several tasks to balance with, even where small files cost more than their bytes say
+    (a bz2 ZSS file takes longer per byte than an SWH shard takes)."""
     known = sum(v for v in sizes.values() if v > 0)
     share = known / (8 * max(1, threads)) if known else 0
+    small = sum(1 for job in jobs if 0 <= sizes.get(job[0], -1) < share)
+    most = max(1, min(64, -(-small // (4 * max(1, threads)))))
     out: list[list[tuple[int, Target]]] = []
     group: list[tuple[int, Target]] = []
     held = 0
@@ -667,7 +674,7 @@ def _groups(jobs: list[tuple[int, Target]], sizes: Mapping[int, int],
         if size < 0 or size >= share:
             out.append([job])
             continue
-        if group and (held + size > share or len(group) >= 64):
+        if group and (held + size > share or len(group) >= most):
             out.append(group)
             group, held = [], 0
         group.append(job)

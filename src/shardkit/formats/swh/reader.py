@@ -156,14 +156,31 @@ class _Blocks:
     """
 
     def __init__(self, source: ByteSource, block: int = VERIFY_BLOCK, keep: int = 3,
-                 limit: int | None = None) -> None:
+                 limit: int | None = None, into: bool = False) -> None:
         self.source = source
         self.name = source.name
         self.block = block
         self.keep = keep
         # blocks end at ``limit`` (the objects' end); ranges past it are read as asked
         self.limit = source.size if limit is None else min(limit, source.size)
-        self._cache: OrderedDict[int, bytes] = OrderedDict()
+        self._cache: OrderedDict[int, Any] = OrderedDict()
+        #: With ``into`` (a local file: ``source.readinto``), blocks are read into ``keep`` + 1
+        #: reused buffers (no new memory per block) and cached as views of them.
+        self._spare: list[bytearray] | None = [] if into else None
+
+    def _fill(self, lo: int, hi: int) -> Any:
+        assert self._spare is not None
+        buf = self._spare.pop() if self._spare else bytearray(self.block)
+        got = self.source.readinto(lo, memoryview(buf)[: hi - lo])  # type: ignore[attr-defined]
+        if got < hi - lo:  # the file ends early: the source's own error
+            self.source.read_range(lo, hi)
+        return memoryview(buf)[:got]
+
+    def block_at(self, pos: int) -> tuple[int, Any]:
+        """``(start, bytes)`` of the cached block holding ``pos`` (a view, valid until the
+        block leaves the cache: read it before the next call), for ``0 <= pos < limit``."""
+        i = pos // self.block
+        return i * self.block, self._get(i)
 
     @property
     def size(self) -> int:
@@ -174,10 +191,14 @@ class _Blocks:
         data = self._cache.get(i)
         if data is None:
             lo = i * self.block
-            data = self.source.read_range(lo, min(self.limit, lo + self.block))
+            hi = min(self.limit, lo + self.block)
+            data = self.source.read_range(lo, hi) if self._spare is None else \
+                self._fill(lo, hi)
             self._cache[i] = data
             if len(self._cache) > self.keep:
-                self._cache.popitem(last=False)
+                _, old = self._cache.popitem(last=False)
+                if self._spare is not None:
+                    self._spare.append(old.obj)  # the buffer behind the view, reused
         else:
             self._cache.move_to_end(i)
         return data
@@ -189,7 +210,7 @@ class _Blocks:
         first, last = start // self.block, (end - 1) // self.block
         if first == last:
             base = first * self.block
-            return self._get(first)[start - base : end - base]
+            return bytes(self._get(first)[start - base : end - base])
         parts = []
         for i in range(first, last + 1):
             base = i * self.block
@@ -200,6 +221,8 @@ class _Blocks:
     def close(self) -> None:
         """Forget the cached blocks (the source stays open)."""
         self._cache.clear()
+        if self._spare is not None:
+            self._spare.clear()
 
 
 class SwhShard(Reader):
@@ -911,9 +934,9 @@ class SwhShard(Reader):
         # verify reads never stays resident); a buffer in memory: read as it is
         reader = self._reader() if self._mem is not None else self.source
         if reader is not self.source or _is_local(self.source):
-            # pread is cheap: small blocks, little memory
+            # pread into reused buffers is cheap: small blocks, little memory, no new pages
             src: Any = _Blocks(reader, block=LOCAL_VERIFY_BLOCK, keep=2,
-                               limit=self.header.index_position)
+                               limit=self.header.index_position, into=True)
         elif self._mem is not None:
             src = self.source
         else:

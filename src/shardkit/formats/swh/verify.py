@@ -179,17 +179,19 @@ _EIGHT = np.arange(8, dtype=np.intp)
 
 
 class _ChunkReader:
-    """The 8-byte size fields of objects, gathered from chunks of the objects section.
+    """The 8-byte size fields of objects, gathered from the blocks of the verify pass.
 
-    A local file is read with ``pread`` into one reused buffer (nothing allocated per chunk,
-    no page mapped); other sources through ``src.read_range`` (for a URL, the large cached
-    blocks of the verify pass). Each chunk starts at an object's offset, so a large object's
-    value is skipped, not read, and a size field never straddles two chunks."""
+    Through the pass's block reader (``_Blocks``: for a local file, blocks read with ``pread``
+    into reused buffers; for a URL, large cached blocks), each block is looked at in place:
+    the size fields inside it are gathered with numpy, a field across two blocks is read on
+    its own. Other sources (a buffer in memory) are read in chunks that start at an object.
+    The index is read into one reused buffer when the file is local."""
 
     def __init__(self, src: Any, hi_obj: int) -> None:
         from ...sources import CountingSource
         from .reader import _Blocks
 
+        self._blocks = src if isinstance(src, _Blocks) else None
         raw = src.source if isinstance(src, _Blocks) else src
         base = raw
         while isinstance(base, CountingSource):
@@ -200,7 +202,7 @@ class _ChunkReader:
         self._buf = bytearray(OBJECT_CHUNK) if self._into is not None else None
 
     def index(self, shard: SwhShard, scan_src: Any) -> Any:
-        """``shard._scan``: 64k index slots at a time; from a local file into one reused
+        """``shard._scan``: index slots a chunk at a time; from a local file into one reused
         buffer (each array is used up before the next chunk is read into it)."""
         if self._buf is None:
             yield from shard._scan(source=scan_src)
@@ -218,14 +220,13 @@ class _ChunkReader:
                 shard.source.read_range(pos, pos + n * SLOT_SIZE)
             yield start, np.frombuffer(self._buf, INDEX_DTYPE, count=n)
 
-    def _chunk(self, start: int) -> np.ndarray:
+    def _chunk(self, start: int) -> tuple[int, np.ndarray]:
+        """``(first offset, bytes)`` of a span holding ``start`` (and what follows)."""
+        if self._blocks is not None and start < self._blocks.limit:
+            base, data = self._blocks.block_at(start)
+            return base, np.frombuffer(data, np.uint8)
         end = min(self._hi, start + OBJECT_CHUNK)
-        if self._buf is None:
-            return np.frombuffer(self._src.read_range(start, end), np.uint8)
-        from ...sources import readinto
-
-        got = readinto(self._into, start, memoryview(self._buf)[: end - start])
-        return np.frombuffer(self._buf, np.uint8, count=got)
+        return start, np.frombuffer(self._src.read_range(start, end), np.uint8)
 
     def sizes(self, offsets: np.ndarray, progress: Callable[[int, int], None] | None,
               done: int, total: int) -> np.ndarray | None:
@@ -233,21 +234,23 @@ class _ChunkReader:
         end - 8); None when the file ends early (the object-by-object walk reports it)."""
         out = np.empty(offsets.size, np.uint64)
         i, n = 0, offsets.size
-        while i < n:
-            start = int(offsets[i])
-            try:
-                arr = self._chunk(start)
-            except ShardkitError:
-                return None
-            if arr.size < 8:
-                return None
-            # every object whose size field lies inside this chunk
-            k = int(np.searchsorted(offsets, np.uint64(start + arr.size - 8), side="right"))
-            rel = (offsets[i:k] - np.uint64(start)).astype(np.intp)
-            out[i:k] = arr[rel[:, None] + _EIGHT].view(">u8").ravel()  # big-endian, as _U64
-            i = k
-            if progress is not None:
-                progress(done + i, total)
+        try:
+            while i < n:
+                start = int(offsets[i])
+                base, arr = self._chunk(start)
+                # every object whose size field lies inside this span
+                k = int(np.searchsorted(offsets, np.uint64(base + arr.size - 8), side="right"))
+                if k <= i:  # a size field across two blocks
+                    (out[i],) = _U64.unpack(self._src.read_range(start, start + 8))
+                    i += 1
+                    continue
+                rel = (offsets[i:k] - np.uint64(base)).astype(np.intp)
+                out[i:k] = arr[rel[:, None] + _EIGHT].view(">u8").ravel()  # big-endian: _U64
+                i = k
+                if progress is not None:
+                    progress(done + i, total)
+        except ShardkitError:
+            return None
         return out
 
 
