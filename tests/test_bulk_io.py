@@ -4,6 +4,7 @@ window checks of SWH ``verify`` against the object-by-object walk they stand in 
 from __future__ import annotations
 
 import hashlib
+import os
 import struct
 from pathlib import Path
 
@@ -175,3 +176,25 @@ def test_c_record_bodies_agree_with_the_python_decoder() -> None:
         bad = next((j for j in range(1, len(want)) if want[j] < want[j - 1]), -1)
         assert got == (len(want), bad, want[0] if want else None,
                        want[-1] if want else None), body
+
+
+def test_workers_get_the_malloc_settings(tmp_path: Path,
+                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    """Local workers (and a ``connect("local")`` cluster's) keep freed buffers of up to 32
+    MiB instead of unmapping them: each block's buffers are not faulted in and zeroed again."""
+    import bulk_tasks
+
+    path = tmp_path / "s.shard"
+    _shard(path, 100)
+    # what an earlier Dask cluster of this process leaves in os.environ does not count
+    monkeypatch.setenv("MALLOC_TRIM_THRESHOLD_", "65536")
+    summary = bulk.run([str(path)], bulk_tasks.malloc_env, jobs=1, progress=False)
+    assert summary.results[0]["env"] == list(bulk.WORKER_MALLOC.values())
+    pytest.importorskip("distributed")
+    client, close = bulk.connect("local", jobs=1)
+    try:
+        summary = bulk.run([str(path)], bulk_tasks.malloc_env, client=client, progress=False)
+    finally:
+        close()
+    assert summary.results[0]["env"] == list(bulk.WORKER_MALLOC.values())
+    assert os.environ["MALLOC_TRIM_THRESHOLD_"] == "65536"  # the caller's, as it was

