@@ -21,6 +21,7 @@ from __future__ import annotations
 import codecs as _codecs
 import itertools
 import json
+import os
 import threading
 from array import array
 from bisect import bisect_left
@@ -36,6 +37,8 @@ if TYPE_CHECKING:
 try:  # the optional C accelerator of record bodies (same answers as the Python loops below)
     from . import _records  # type: ignore[attr-defined]
 except ImportError:  # pragma: no cover - built without a C compiler
+    _records = None
+if os.environ.get("SHARDKIT_NO_NATIVE"):  # the pure-Python path, for tests and comparisons
     _records = None
 
 MAX_ULEB_BYTES = 9
