@@ -1,10 +1,10 @@
-"""Build hook for the optional C accelerators of SWH and FMPH-GO (MOSAIC) lookups and of Amudai
-numeric cascades (everything else is in pyproject.toml).
+"""Build hook for the optional C accelerators of SWH and FMPH-GO (MOSAIC) lookups, of ZS/ZSS
+record bodies and of Amudai numeric cascades (everything else is in pyproject.toml).
 
-``shardkit.formats.swh._native``, ``shardkit.hashing._fmph``, ``shardkit.formats.mosaic._native``
-and ``shardkit.formats.amudai._native`` are compiled with the system C compiler when one is
-there; when compiling fails, the install goes on without them and shardkit uses its pure-Python
-paths (same answers, slower lookups).
+``shardkit.formats.swh._native``, ``shardkit.formats._records``, ``shardkit.hashing._fmph``,
+``shardkit.formats.mosaic._native`` and ``shardkit.formats.amudai._native`` are compiled
+with the system C compiler when one is there; when compiling fails, the install goes on
+without them and shardkit uses its pure-Python paths (same answers, slower lookups).
 """
 
 from setuptools import Extension, setup
@@ -30,6 +30,8 @@ class OptionalBuildExt(build_ext):
 setup(
     ext_modules=[Extension("shardkit.formats.swh._native",
                            ["src/shardkit/formats/swh/_native.c"],
+                           extra_compile_args=["-O2", "-Wall"], optional=True),
+                 Extension("shardkit.formats._records", ["src/shardkit/formats/_records.c"],
                            extra_compile_args=["-O2", "-Wall"], optional=True),
                  Extension("shardkit.hashing._fmph", ["src/shardkit/hashing/_fmph.c"],
                            extra_compile_args=["-O2", "-Wall"], optional=True),

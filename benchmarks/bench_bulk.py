@@ -6,7 +6,8 @@ For each worker count (1, 2, 4, ... up to the core count, or ``--workers``), the
 * **bulk local**: ``shardkit.bulk.run(targets, task="verify", jobs=N)``, from the call to its
   return (expansion, worker start-up and every shard included);
 * **bulk dask**: the same run on a ``distributed.LocalCluster`` of N single-threaded worker
-  processes, timed after the cluster has started (its start-up is printed on its own);
+  processes (``bulk.connect("local")``, as ``shardkit verify --dask local`` starts it),
+  timed after the cluster has started (its start-up is printed on its own);
 * **control**: every file read whole with ``read(1 MiB)`` + ``zlib.crc32`` in a
   ``multiprocessing`` pool of N processes, largest file first: what the machine allows for
   touching the same bytes once, with no format work.
@@ -224,17 +225,19 @@ def main() -> int:
                 rows[n]["control"] = min(control(paths, n) for _ in range(args.repeats))
         cluster_start: dict[int, float] = {}
         if not args.no_dask:
-            from distributed import Client, LocalCluster
-
             for n in counts:
                 t0 = time.perf_counter()
-                with LocalCluster(n_workers=n, threads_per_worker=1, processes=True,
-                                  dashboard_address=None) as cluster, Client(cluster) as client:
+                # the cluster `shardkit verify --dask local` starts (its workers' malloc
+                # settings included)
+                client, close = bulk.connect("local", jobs=n)
+                try:
                     client.wait_for_workers(n)
                     cluster_start[n] = time.perf_counter() - t0
                     dt, summary = _best(lambda c=client: bulk_dask(targets, c), args.repeats)
                     _check(summary)
                     rows[n]["dask"] = dt
+                finally:
+                    close()
 
     base = rows[1]
     for n, r in rows.items():

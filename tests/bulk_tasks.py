@@ -37,3 +37,10 @@ def sleep_on(victim: str, seconds: float, reader: Any) -> dict[str, Any]:
     if reader.source.name.endswith(victim):
         time.sleep(seconds)
     return _verify(reader)
+
+
+def malloc_env(reader: Any) -> dict[str, Any]:
+    """The malloc settings the worker process runs with."""
+    from shardkit.bulk import WORKER_MALLOC
+
+    return {"ok": True, "problems": [], "env": [os.environ.get(k) for k in WORKER_MALLOC]}

@@ -38,4 +38,16 @@ def test_dask_groups() -> None:
     small = [g for g in groups[1:] if g != [jobs[-1]]]
     assert [j for g in small for j in g] == jobs[1:201]  # all of them, in order
     assert all(sum(sizes[i] for i, _ in g) <= share and len(g) <= 64 for g in small)
-    assert len(small) == 4  # 200 shards of 10 bytes, 75 per share of 750, 64 at most a task
+    # 200 shards of 10 bytes: 75 fit a share of 750 bytes, but a group holds at most a
+    # 1 / (4 * threads) part of the small shards (25), so each thread gets 4 groups of them
+    assert [len(g) for g in small] == [25] * 8
+
+
+def test_dask_groups_of_few_small_shards_stay_apart() -> None:
+    """8 large shards and 8 small ones on 2 threads: the small ones would all fit one share of
+    the bytes, but one task of all of them would leave a thread alone with it (a small file
+    can cost more than a large one): each is a task of its own."""
+    jobs = [(i, Target(f"s{i}")) for i in range(16)]
+    sizes = {i: 57_000_000 if i < 8 else 3_000_000 for i in range(16)}
+    groups = bulk._groups(jobs, sizes, threads=2)
+    assert groups == [[job] for job in jobs]

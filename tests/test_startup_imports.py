@@ -45,6 +45,7 @@ def _open_in_fresh_process(path: Path) -> tuple[str, list[str]]:
     ("zss/tiny_zlib.zss", "ZssFile"),
     ("zs/made/lines-deflate-default.zs", "ZsFile"),
     ("mosaic/single.mosaic", "MosaicFile"),
+    ("amudai/single.amudai.shard", "AmudaiShard"),
 ])
 def test_local_open_imports_no_heavy_module(sample: str, kind: str) -> None:
     opened, loaded = _open_in_fresh_process(DATA / sample)
@@ -52,12 +53,26 @@ def test_local_open_imports_no_heavy_module(sample: str, kind: str) -> None:
     assert loaded == []
 
 
-def test_amudai_open_imports_protobuf_only() -> None:
-    """An Amudai shard's directory is a protobuf message (read by open), its schema a
-    FlatBuffers table (read on first use): open imports protobuf, not numpy."""
-    opened, loaded = _open_in_fresh_process(DATA / "amudai" / "single.amudai.shard")
-    assert opened == "AmudaiShard"
-    assert loaded == ["google.protobuf"]
+def test_amudai_directory_walk_agrees_with_protobuf() -> None:
+    """Open reads the shard directory with a wire walk (no protobuf): the DataRefs it finds
+    are those protobuf's parse sets, on every bundled sample; a field the walk does not know
+    (another commit's layout) or a malformed one is left to protobuf, which names it."""
+    import shardkit
+    from shardkit.formats.amudai.wire import directory_refs
+
+    names = ("schema_ref", "properties_ref", "field_list_ref", "stripe_list_ref",
+             "url_list_ref", "indexes_ref")
+    samples = sorted((DATA / "amudai").glob("*.amudai.shard"))
+    assert samples
+    for path in samples:
+        with shardkit.open(path) as shard:
+            raw, start = shard._directory_raw
+            payload = shard._decode(raw, start, "/directory", bytes, "directory")
+            assert directory_refs(payload) == {n for n in names if shard.directory.HasField(n)}
+    assert directory_refs(payload + b"\x58\x01") is None  # field 11 (retired), a varint
+    assert directory_refs(payload + b"\x39\x00") is None  # fixed64 cut short
+    assert directory_refs(b"\x0a\x03\x0a\x01\xff") is None  # a url that is not UTF-8
+    assert directory_refs(b"\x0a\x02\x12\x00") == {"schema_ref"}  # an empty range
 
 
 def test_crc64xz_finds_liblzma_without_a_subprocess() -> None:

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from collections.abc import Hashable, Iterator
+from collections.abc import Callable, Hashable, Iterator
 from typing import Generic, TypeVar
 
 __all__ = ["ByteLRU"]
@@ -45,6 +45,8 @@ class ByteLRU(Generic[K, V]):
     Args:
         max_bytes: Bytes the entries may add up to (``None``: no byte bound).
         max_items: Entries kept at most (``None``: no count bound).
+        on_evict: Called with ``(key, value)`` of each entry dropped to stay within the
+            budgets (under the cache's lock; e.g. to reuse the buffer behind a value).
 
     Attributes:
         max_bytes: The byte budget (``None``: none).
@@ -54,9 +56,11 @@ class ByteLRU(Generic[K, V]):
         evictions: Entries dropped to stay within the budgets.
     """
 
-    def __init__(self, max_bytes: int | None, *, max_items: int | None = None) -> None:
+    def __init__(self, max_bytes: int | None, *, max_items: int | None = None,
+                 on_evict: Callable[[K, V], None] | None = None) -> None:
         self.max_bytes = _bound("cache_bytes", max_bytes)
         self.max_items = _bound("max_items", max_items)
+        self.on_evict = on_evict
         self.hits = 0
         self.misses = 0
         self.evictions = 0
@@ -101,9 +105,11 @@ class ByteLRU(Generic[K, V]):
         data = self._data
         while data and ((self.max_bytes is not None and self._bytes > self.max_bytes)
                         or (self.max_items is not None and len(data) > self.max_items)):
-            _, (_, size) = data.popitem(last=False)
+            key, (value, size) = data.popitem(last=False)
             self._bytes -= size
             self.evictions += 1
+            if self.on_evict is not None:
+                self.on_evict(key, value)
 
     def pop(self, key: K) -> V | None:
         """Drop ``key``; its value, or ``None`` when it was not held."""

@@ -61,6 +61,7 @@ __all__ = [
     "as_stream",
     "open_source",
     "read_ranges",
+    "readinto",
 ]
 
 
@@ -204,6 +205,22 @@ class FileSource:
         """Bytes of every ``(start, end)`` in ``ranges``."""
         return [self.read_range(s, e) for s, e in ranges]
 
+    def readinto(self, start: int, buffer: Any) -> int:
+        """Fill ``buffer`` (a writable buffer, e.g. a reused ``bytearray``) with the bytes from
+        ``start`` with ``pread``: nothing new is allocated and nothing is mapped. Returns the
+        bytes read (fewer only at the end of the file)."""
+        view = memoryview(buffer).cast("B")
+        want = min(len(view), max(0, self._size - start))
+        _check_range(self, start, start + want)
+        got = 0
+        while got < want:
+            n = os.preadv(self._fh.fileno(), [view[got:want]], start + got)
+            if not n:
+                raise TruncatedError(f"short read from {self.name} at byte {start + got}",
+                                     needed=want - got, available=0, offset=start + got)
+            got += n
+        return got
+
     def view(self, start: int, end: int) -> memoryview:
         """Zero-copy view of ``[start, end)`` of the mapping (counted as served: the caller
         is taken to read it all)."""
@@ -311,6 +328,17 @@ class CountingSource:
             out += data[max(start - lo, 0) : min(end - lo, len(data))]
         return bytes(out)
 
+    def readinto(self, start: int, buffer: Any) -> int:
+        """:func:`readinto` through this source, counted as one read (uncached)."""
+        view = memoryview(buffer).cast("B")
+        want = min(len(view), max(0, self.size - start))
+        _check_range(self, start, start + want)
+        self.stats.reads += 1
+        self.stats.bytes_read += want
+        assert self.stats.ranges is not None
+        self.stats.ranges.append((start, start + want))
+        return readinto(self.inner, start, view[:want])
+
     def read_ranges(self, ranges: Sequence[tuple[int, int]]) -> list[bytes]:
         """Bytes of every range; without a cache of its own, passed to the inner source as
         one batch (counted as one read per range)."""
@@ -327,6 +355,20 @@ class CountingSource:
     def close(self) -> None:
         """Release the underlying resources."""
         self.inner.close()
+
+
+def readinto(source: ByteSource, start: int, buffer: Any) -> int:
+    """Fill ``buffer`` with ``source``'s bytes from ``start``; the bytes read (fewer only at
+    the end of the source). Sources with a ``readinto`` of their own (a local file: ``pread``
+    into the buffer) copy each byte once; others are read with ``read_range`` and copied."""
+    own = getattr(source, "readinto", None)
+    if own is not None:
+        return int(own(start, buffer))
+    view = memoryview(buffer).cast("B")
+    end = min(start + len(view), source.size)
+    data = source.read_range(start, end) if end > start else b""
+    view[: len(data)] = data
+    return len(data)
 
 
 def read_ranges(source: ByteSource, ranges: Sequence[tuple[int, int]]) -> list[bytes]:

@@ -22,6 +22,7 @@ from __future__ import annotations
 import codecs as _codecs
 import itertools
 import json
+import os
 from array import array
 from bisect import bisect_left
 from collections.abc import Generator, Iterator
@@ -32,6 +33,13 @@ from ..errors import EntryNotFoundError, InvalidKeyError, LayoutError, ShardkitE
 
 if TYPE_CHECKING:
     from concurrent.futures import Future
+
+try:  # the optional C accelerator of record bodies (same answers as the Python loops below)
+    from . import _records as _records  # type: ignore[attr-defined]
+except ImportError:  # pragma: no cover - built without a C compiler
+    _records = None
+if os.environ.get("SHARDKIT_NO_NATIVE"):  # the pure-Python path, for tests and comparisons
+    _records = None
 
 MAX_ULEB_BYTES = 9
 #: A streaming scan gives back the mapped pages behind it every this many bytes.
@@ -128,13 +136,25 @@ def _prefixed(body: bytes, pos: int, n: int) -> tuple[int, int]:
 def decode_records(body: bytes) -> list[bytes]:
     """The records of a decoded data-block body (``(uleb128 length, bytes)*``).
 
-    A body with no byte >= 0x80 (text records shorter than 128 bytes: every length is one byte)
-    is split by a branch-free loop, unrolled by four; any other body by the general one.
+    With the C accelerator (``_records.split``) in one call; without it, a body with no byte
+    >= 0x80 (text records shorter than 128 bytes: every length is one byte) is split by a
+    branch-free loop, unrolled by four, and any other body by the general one (which also
+    names the fault of a body the accelerator refuses).
 
     Raises:
         _BodyError: A length is malformed or a record runs past the end (internal; the reader
             turns it into :class:`CorruptBlockError`).
     """
+    if _records is not None:
+        got = _records.split(body)
+        if got is not None:
+            return got  # type: ignore[no-any-return]
+        return _decode_records_general(body)  # raises the precise error
+    return _decode_records_python(body)
+
+
+def _decode_records_python(body: bytes) -> list[bytes]:
+    """:func:`decode_records` without the accelerator."""
     if not body.isascii():
         return _decode_records_general(body)
     out: list[bytes] = []

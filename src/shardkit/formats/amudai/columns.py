@@ -18,7 +18,6 @@ from ...errors import (
     TruncatedError,
     UnsupportedVersionError,
 )
-from ...generated import amudai_shard_pb2 as spb
 from ...generated.amudai_shard import AmudaiShard as KsAmudai
 from ...hashing.amudai import checksum
 from . import blocks as _blocks_mod
@@ -49,6 +48,11 @@ from .model import (
     _section_len,
 )
 from .refs import _ks_stream
+
+if TYPE_CHECKING:
+    from ...generated import amudai_shard_pb2 as spb
+else:
+    spb = lazy_module("shardkit.generated.amudai_shard_pb2")  # protobuf: on first use
 
 if TYPE_CHECKING:
     import numpy as np

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import itertools
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from dataclasses import field as dc_field
 from datetime import datetime, timedelta
@@ -14,12 +14,19 @@ from ..._lazy import lazy_module
 from ...errors import (
     LimitExceededError,
 )
-from ...generated import amudai_common_pb2 as cpb
-from ...generated import amudai_shard_pb2 as spb
 from ...hashing.amudai import name_hash
 from .blocks import (
     any_value_to_python,
 )
+
+if TYPE_CHECKING:
+    from ...generated import amudai_common_pb2 as cpb
+else:
+    cpb = lazy_module("shardkit.generated.amudai_common_pb2")  # protobuf: on first use
+if TYPE_CHECKING:
+    from ...generated import amudai_shard_pb2 as spb
+else:
+    spb = lazy_module("shardkit.generated.amudai_shard_pb2")  # protobuf: on first use
 
 if TYPE_CHECKING:
     import numpy as np
@@ -42,7 +49,29 @@ def __getattr__(name: str) -> Any:
         ((k, v) for k, v in vars(fb.BasicType).items() if not k.startswith("_")),
         key=lambda item: item[1])]
     return value
-BUFFER_KINDS = {v: k for k, v in spb.BufferKind.items()}
+
+
+class _BufferKinds(Mapping[int, str]):
+    """BufferKind names by number, read from the protobuf module on first use (opening a
+    shard imports no protobuf)."""
+
+    def _names(self) -> dict[int, str]:
+        names = self.__dict__.get("_cache")
+        if names is None:
+            names = self.__dict__["_cache"] = {v: k for k, v in spb.BufferKind.items()}
+        return names
+
+    def __getitem__(self, key: int) -> str:
+        return self._names()[key]
+
+    def __iter__(self) -> Iterator[int]:
+        return iter(self._names())
+
+    def __len__(self) -> int:
+        return len(self._names())
+
+
+BUFFER_KINDS: Mapping[int, str] = _BufferKinds()
 _INT_WIDTH = {"Int8": 1, "Int16": 2, "Int32": 4, "Int64": 8}
 _FLOATS = {"Float32": "<f4", "Float64": "<f8"}
 _BYTES_TYPES = {"String", "Binary", "FixedSizeBinary", "Guid"}

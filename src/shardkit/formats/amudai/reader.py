@@ -6,12 +6,12 @@ import operator
 import struct
 from collections.abc import Iterator
 from functools import cached_property
-from typing import Any, cast, overload
+from typing import TYPE_CHECKING, Any, cast, overload
 
 import kaitaistruct
-from google.protobuf.message import DecodeError
 
 from ..._kaitai import kaitai_errors, parse
+from ..._lazy import lazy_module
 from ...errors import (
     ChecksumError,
     EntryNotFoundError,
@@ -23,8 +23,6 @@ from ...errors import (
     TruncatedError,
     UnsupportedVersionError,
 )
-from ...generated import amudai_common_pb2 as cpb
-from ...generated import amudai_shard_pb2 as spb
 from ...generated.amudai_shard import AmudaiShard as KsAmudai
 from ...hashing.amudai import checksum
 from ...render import to_jsonable
@@ -61,7 +59,16 @@ from .refs import _Blobs, _Known, _ks_stream, _Window
 from .rows import AmudaiRows
 from .stream import AmudaiStream
 from .verify import AmudaiVerify
-from .wire import WALK_FROM, check_items, check_known
+from .wire import WALK_FROM, check_items, check_known, directory_refs
+
+if TYPE_CHECKING:
+    from ...generated import amudai_common_pb2 as cpb
+else:
+    cpb = lazy_module("shardkit.generated.amudai_common_pb2")  # protobuf: on first use
+if TYPE_CHECKING:
+    from ...generated import amudai_shard_pb2 as spb
+else:
+    spb = lazy_module("shardkit.generated.amudai_shard_pb2")  # protobuf: on first use
 
 #: The largest FixedSizeBinary / FixedSizeList size read (Arrow keeps the size in an int32).
 MAX_FIXED_SIZE = 2**31 - 1
@@ -146,12 +153,26 @@ class AmudaiShard(AmudaiArrays, AmudaiColumns, AmudaiRows, AmudaiStream, AmudaiB
         self.directory_ref = DataRefInfo("", start, size - 12)
         raw = tail[start - (size - tail_len):tail_len - 12] if start >= size - tail_len \
             else source.read_range(start, size - 12)
-        self.directory: spb.ShardDirectory = self._decode(raw, start, "/directory",
-                                                          spb.ShardDirectory, "directory")
+        self._directory_raw = (raw, start)
+        # framing and checksum now; the message's fields with a wire walk, so that open
+        # imports no protobuf (the message is parsed on first use). Anything the walk does
+        # not take is parsed now by protobuf, which names what is wrong.
+        refs = directory_refs(self._decode(raw, start, "/directory", bytes, "directory"))
+        if refs is None:
+            refs = {name for name in ("schema_ref", "field_list_ref", "stripe_list_ref",
+                                      "url_list_ref") if self.directory.HasField(name)}
         for name in ("schema_ref", "field_list_ref", "stripe_list_ref", "url_list_ref"):
-            if not self.directory.HasField(name):
+            if name not in refs:
                 raise LayoutError(f"the shard directory has no {name}", offset=start,
                                   field=f"/directory/{name}")
+
+    @cached_property
+    def directory(self) -> spb.ShardDirectory:
+        """The shard directory (protobuf ``ShardDirectory``), parsed on first use."""
+        raw, start = self._directory_raw
+        msg: spb.ShardDirectory = self._decode(raw, start, "/directory", spb.ShardDirectory,
+                                               "directory")
+        return msg
 
     def close(self) -> None:
         """Close the root file, any stripe files and any nested shards opened from it."""
@@ -203,6 +224,8 @@ class AmudaiShard(AmudaiArrays, AmudaiColumns, AmudaiRows, AmudaiStream, AmudaiB
         if len(rec.payload) >= WALK_FROM:
             check_items(rec.payload, cls.DESCRIPTOR, max_depth=self.max_depth, offset=base + 4,
                         field=field + "/payload")
+        from google.protobuf.message import DecodeError
+
         try:
             msg.ParseFromString(rec.payload)
         except (DecodeError, RecursionError, ValueError) as exc:

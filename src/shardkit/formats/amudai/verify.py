@@ -16,7 +16,6 @@ from ...errors import (
     ShardkitError,
     UnsupportedVersionError,
 )
-from ...generated import amudai_shard_pb2 as spb
 from .blocks import (
     _MAX_TICKS,
     decode_binary_raw,
@@ -40,6 +39,11 @@ from .model import (
     _is_text,
     _lookup_issue,
 )
+
+if TYPE_CHECKING:
+    from ...generated import amudai_shard_pb2 as spb
+else:
+    spb = lazy_module("shardkit.generated.amudai_shard_pb2")  # protobuf: on first use
 
 if TYPE_CHECKING:
     import numpy as np

@@ -14,7 +14,8 @@ from typing import Any
 
 from ...errors import LimitExceededError, UnsupportedVersionError
 
-__all__ = ["FORMAT_COMMIT", "MAX_ITEMS", "WALK_FROM", "check_items", "check_known"]
+__all__ = ["FORMAT_COMMIT", "MAX_ITEMS", "WALK_FROM", "check_items", "check_known",
+           "directory_refs"]
 
 #: Most messages and repeated elements one metadata record may hold.
 MAX_ITEMS = 250_000
@@ -158,3 +159,83 @@ def check_known(msg: Any, *, offset: int | None = None, field: str | None = None
                 stack.extend((v, f"{sub}/{i}", depth + 1) for i, v in enumerate(value))
             else:
                 stack.append((value, sub, depth + 1))
+
+
+#: ShardDirectory's fields (63c7da3): 1-6 DataRef messages, 7-10 fixed64.
+_DIRECTORY_REFS = ("schema_ref", "properties_ref", "field_list_ref", "stripe_list_ref",
+                   "url_list_ref", "indexes_ref")
+
+
+def _strict_varint(buf: bytes, pos: int, end: int) -> tuple[int, int] | None:
+    value = shift = 0
+    while pos < end and shift < 64:
+        b = buf[pos]
+        pos += 1
+        value |= (b & 0x7F) << shift
+        if b < 0x80:
+            return (value, pos) if value < 1 << 64 else None
+        shift += 7
+    return None
+
+
+def _simple_data_ref(buf: bytes, pos: int, end: int) -> bool:
+    """A DataRef (``string url = 1``, ``UInt64Range range = 2`` of two fixed64) made only of
+    fields that message defines, with their wire types, and UTF-8 urls."""
+    while pos < end:
+        got = _strict_varint(buf, pos, end)
+        if got is None:
+            return False
+        key, pos = got
+        if key not in (0x0A, 0x12):  # url, range: length-delimited
+            return False
+        got = _strict_varint(buf, pos, end)
+        if got is None or got[0] > end - got[1]:
+            return False
+        length, pos = got
+        stop = pos + length
+        if key == 0x0A:
+            try:
+                buf[pos:stop].decode("utf-8")
+            except UnicodeDecodeError:
+                return False
+        else:
+            p = pos
+            while p < stop:  # start = 1, end = 2: fixed64 each
+                if buf[p] not in (0x09, 0x11) or stop - p < 9:
+                    return False
+                p += 9
+        pos = stop
+    return True
+
+
+def directory_refs(payload: bytes) -> set[str] | None:
+    """The DataRef fields a ShardDirectory payload sets, read without the protobuf runtime;
+    ``None`` unless every field on the wire is one 63c7da3's ShardDirectory defines, with
+    its wire type, and well formed (then the protobuf parser, which names what is wrong,
+    reads it instead). Opening a shard needs only this; the message itself is parsed on
+    first use."""
+    buf = bytes(payload)
+    pos, end = 0, len(buf)
+    found: set[str] = set()
+    while pos < end:
+        got = _strict_varint(buf, pos, end)
+        if got is None:
+            return None
+        key, pos = got
+        number, wire = key >> 3, key & 7
+        if 1 <= number <= 6 and wire == 2:
+            got = _strict_varint(buf, pos, end)
+            if got is None or got[0] > end - got[1]:
+                return None
+            length, pos = got
+            if not _simple_data_ref(buf, pos, pos + length):
+                return None
+            found.add(_DIRECTORY_REFS[number - 1])
+            pos += length
+        elif 7 <= number <= 10 and wire == 1:
+            if end - pos < 8:
+                return None
+            pos += 8
+        else:
+            return None
+    return found

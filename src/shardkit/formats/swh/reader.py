@@ -34,7 +34,7 @@ from ...hashing.cmph_chd import (
     parse_layout,
 )
 from ...hashing.cmph_chd import lazy_numpy as np
-from ...sources import ByteSource, FileSource, as_stream
+from ...sources import ByteSource, CountingSource, FileSource, as_stream, readinto
 from ..base import Reader, Section
 from . import model as _model
 from .model import (
@@ -94,6 +94,13 @@ def native_available() -> bool:
     return _native is not None
 
 
+def _is_local(source: Any) -> bool:
+    """A local file, perhaps behind counting wrappers (read with pread, into buffers)."""
+    while isinstance(source, CountingSource):
+        source = source.inner
+    return isinstance(source, FileSource)
+
+
 class _PreadSource:
     """A local file read with ``os.pread``: scans copy bounded windows instead of touching the
     mapping, so the pages they read never stay in the process's resident memory."""
@@ -111,6 +118,10 @@ class _PreadSource:
             if len(data) == end - start:
                 return data
         return self.source.read_range(start, end)
+
+    def readinto(self, start: int, buffer: Any) -> int:
+        """Fill ``buffer`` from ``start`` with pread (the file's own ``readinto``)."""
+        return readinto(self.source, start, buffer)
 
     def close(self) -> None:
         """Nothing to release (the source owns the file)."""
@@ -145,14 +156,35 @@ class _Blocks:
     """
 
     def __init__(self, source: ByteSource, block: int = VERIFY_BLOCK, keep: int = 3,
-                 limit: int | None = None) -> None:
+                 limit: int | None = None, into: bool = False) -> None:
         self.source = source
         self.name = source.name
         self.block = block
         self.keep = keep
         # blocks end at ``limit`` (the objects' end); ranges past it are read as asked
         self.limit = source.size if limit is None else min(limit, source.size)
-        self._cache: ByteLRU[int, bytes] = ByteLRU(None, max_items=keep)
+        #: With ``into`` (a local file: ``source.readinto``), blocks are read into ``keep`` + 1
+        #: reused buffers (no new memory per block) and cached as views of them; a block
+        #: leaving the cache gives its buffer back.
+        self._spare: list[bytearray] | None = [] if into else None
+        spare = self._spare
+        self._cache: ByteLRU[int, Any] = ByteLRU(
+            None, max_items=keep,
+            on_evict=None if spare is None else lambda _, old: spare.append(old.obj))
+
+    def _fill(self, lo: int, hi: int) -> Any:
+        assert self._spare is not None
+        buf = self._spare.pop() if self._spare else bytearray(self.block)
+        got = self.source.readinto(lo, memoryview(buf)[: hi - lo])  # type: ignore[attr-defined]
+        if got < hi - lo:  # the file ends early: the source's own error
+            self.source.read_range(lo, hi)
+        return memoryview(buf)[:got]
+
+    def block_at(self, pos: int) -> tuple[int, Any]:
+        """``(start, bytes)`` of the cached block holding ``pos`` (a view, valid until the
+        block leaves the cache: read it before the next call), for ``0 <= pos < limit``."""
+        i = pos // self.block
+        return i * self.block, self._get(i)
 
     @property
     def size(self) -> int:
@@ -160,10 +192,12 @@ class _Blocks:
         return self.source.size
 
     def _get(self, i: int) -> bytes:
-        data = self._cache.get(i)
+        data: bytes | None = self._cache.get(i)
         if data is None:
             lo = i * self.block
-            data = self._cache.put(i, self.source.read_range(lo, min(self.limit, lo + self.block)))
+            hi = min(self.limit, lo + self.block)
+            data = self._cache.put(i, self.source.read_range(lo, hi) if self._spare is None
+                                   else self._fill(lo, hi), hi - lo)
         return data
 
     def read_range(self, start: int, end: int) -> bytes:
@@ -173,7 +207,7 @@ class _Blocks:
         first, last = start // self.block, (end - 1) // self.block
         if first == last:
             base = first * self.block
-            return self._get(first)[start - base : end - base]
+            return bytes(self._get(first)[start - base : end - base])
         parts = []
         for i in range(first, last + 1):
             base = i * self.block
@@ -184,6 +218,8 @@ class _Blocks:
     def close(self) -> None:
         """Forget the cached blocks (the source stays open)."""
         self._cache.clear()
+        if self._spare is not None:
+            self._spare.clear()
 
 
 class SwhShard(Reader):
@@ -894,9 +930,10 @@ class SwhShard(Reader):
         # a URL or a local file: large sequential blocks (a file's with pread, so that what
         # verify reads never stays resident); a buffer in memory: read as it is
         reader = self._reader() if self._mem is not None else self.source
-        if reader is not self.source:  # pread is cheap: small blocks, little memory
+        if reader is not self.source or _is_local(self.source):
+            # pread into reused buffers is cheap: small blocks, little memory, no new pages
             src: Any = _Blocks(reader, block=LOCAL_VERIFY_BLOCK, keep=2,
-                               limit=self.header.index_position)
+                               limit=self.header.index_position, into=True)
         elif self._mem is not None:
             src = self.source
         else:

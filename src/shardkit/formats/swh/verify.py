@@ -14,8 +14,8 @@ from .model import _U64, HEADER_END, KEY_LEN, SLOT_SIZE, TOMBSTONE
 if TYPE_CHECKING:
     from .reader import SwhShard
 
-__all__ = ["MAX_SLOT_PROBLEMS", "WINDOW", "ZERO_SCAN_CHUNK", "check", "first_nonzero",
-           "offset_order", "offset_windows", "window_entries"]
+__all__ = ["MAX_SLOT_PROBLEMS", "OBJECT_CHUNK", "WINDOW", "ZERO_SCAN_CHUNK", "check",
+           "first_nonzero", "offset_order", "offset_windows", "window_entries"]
 
 #: ``first_nonzero`` reads this many bytes at a time (a crafted offset never sizes one read).
 ZERO_SCAN_CHUNK = 1 << 20
@@ -173,6 +173,88 @@ def window_entries(shard: SwhShard, src: Any, b_lo: int, b_hi: int, with_keys: b
     return slots[:at], offsets[:at], keys[:at] if with_keys else keys
 
 
+#: The objects pass reads the objects section this many bytes at a time (one reused buffer).
+OBJECT_CHUNK = 1 << 20
+_EIGHT = np.arange(8, dtype=np.intp)
+
+
+class _ChunkReader:
+    """The 8-byte size fields of objects, gathered from the blocks of the verify pass.
+
+    Through the pass's block reader (``_Blocks``: for a local file, blocks read with ``pread``
+    into reused buffers; for a URL, large cached blocks), each block is looked at in place:
+    the size fields inside it are gathered with numpy, a field across two blocks is read on
+    its own. Other sources (a buffer in memory) are read in chunks that start at an object.
+    The index is read into one reused buffer when the file is local."""
+
+    def __init__(self, src: Any, hi_obj: int) -> None:
+        from ...sources import CountingSource
+        from .reader import _Blocks
+
+        self._blocks = src if isinstance(src, _Blocks) else None
+        raw = src.source if isinstance(src, _Blocks) else src
+        base = raw
+        while isinstance(base, CountingSource):
+            base = base.inner
+        self._into = raw if hasattr(base, "readinto") else None
+        self._src = src
+        self._hi = hi_obj
+        self._buf = bytearray(OBJECT_CHUNK) if self._into is not None else None
+
+    def index(self, shard: SwhShard, scan_src: Any) -> Any:
+        """``shard._scan``: index slots a chunk at a time; from a local file into one reused
+        buffer (each array is used up before the next chunk is read into it)."""
+        if self._buf is None:
+            yield from shard._scan(source=scan_src)
+            return
+        from ...sources import readinto
+        from .model import INDEX_DTYPE
+
+        per = OBJECT_CHUNK // SLOT_SIZE
+        assert self._into is not None and self._buf is not None
+        view = memoryview(self._buf)
+        for start in range(0, shard.num_slots, per):
+            n = min(per, shard.num_slots - start)
+            pos = shard._index_pos + start * SLOT_SIZE
+            got = readinto(self._into, pos, view[: n * SLOT_SIZE])
+            if got < n * SLOT_SIZE:  # the file ends early: the source's own error
+                shard.source.read_range(pos, pos + n * SLOT_SIZE)
+            yield start, np.frombuffer(self._buf, INDEX_DTYPE, count=n)
+
+    def _chunk(self, start: int) -> tuple[int, np.ndarray]:
+        """``(first offset, bytes)`` of a span holding ``start`` (and what follows)."""
+        if self._blocks is not None and start < self._blocks.limit:
+            base, data = self._blocks.block_at(start)
+            return base, np.frombuffer(data, np.uint8)
+        end = min(self._hi, start + OBJECT_CHUNK)
+        return start, np.frombuffer(self._src.read_range(start, end), np.uint8)
+
+    def sizes(self, offsets: np.ndarray, progress: Callable[[int, int], None] | None,
+              done: int, total: int) -> np.ndarray | None:
+        """The size field of each object at ``offsets`` (sorted, each at most the section's
+        end - 8); None when the file ends early (the object-by-object walk reports it)."""
+        out = np.empty(offsets.size, np.uint64)
+        i, n = 0, offsets.size
+        try:
+            while i < n:
+                start = int(offsets[i])
+                base, arr = self._chunk(start)
+                # every object whose size field lies inside this span
+                k = int(np.searchsorted(offsets, np.uint64(base + arr.size - 8), side="right"))
+                if k <= i:  # a size field across two blocks
+                    (out[i],) = _U64.unpack(self._src.read_range(start, start + 8))
+                    i += 1
+                    continue
+                rel = (offsets[i:k] - np.uint64(base)).astype(np.intp)
+                out[i:k] = arr[rel[:, None] + _EIGHT].view(">u8").ravel()  # big-endian: _U64
+                i = k
+                if progress is not None:
+                    progress(done + i, total)
+        except ShardkitError:
+            return None
+        return out
+
+
 def first_nonzero(read: Callable[[int, int], bytes], lo: int, hi: int) -> int | None:
     """Offset of the first non-zero byte of ``[lo, hi)``, or ``None`` when all are zeros.
 
@@ -225,11 +307,16 @@ def check(shard: SwhShard, src: Any, hasher: str | None,
     # one pass over the index, 64k slots at a time: counts, holes' keys, every live key's
     # slot, and a histogram of the objects' offsets (to cut the objects pass into windows)
     scan_src = src if src is not shard.source else None
+    chunks = _ChunkReader(src, h.index_position)
     lo_obj, hi_obj = h.objects_position, h.index_position
     span = max(1, hi_obj - lo_obj)
     hist = np.zeros(_BINS + 2, np.int64)  # [below, bins..., above]
     tombstones = empty = live_n = slot_problems = 0
-    for start, arr in shard._scan(source=scan_src):
+    # an index of at most WINDOW slots is one window: its live entries are kept from this
+    # pass (no second pass over the index)
+    one: list[tuple[np.ndarray, np.ndarray, np.ndarray]] | None = \
+        [] if shard.num_slots <= WINDOW else None
+    for start, arr in chunks.index(shard, scan_src):
         ofs = arr["ofs"]
         key_bytes = arr["key"]
         is_tomb = ofs == TOMBSTONE
@@ -259,8 +346,10 @@ def check(shard: SwhShard, src: Any, hasher: str | None,
             add(Problem("slot", f"key {keys[j].tobytes().hex()} is in slot {s} but hashes "
                         f"to slot {int(want[j])}", shard._index_pos + s * SLOT_SIZE,
                         f"/index/entries/{s}"))
-        hist += np.bincount(_bin_of(ofs[live].astype(np.uint64), lo_obj, span),
-                            minlength=_BINS + 2)
+        live_ofs = ofs[live].astype(np.uint64)
+        hist += np.bincount(_bin_of(live_ofs, lo_obj, span), minlength=_BINS + 2)
+        if one is not None:
+            one.append((live + start, live_ofs, keys if hasher is not None else keys[:0]))
 
     # counts: objects_count = live + deleted, slots = objects_count + unused
     count = h.objects_count
@@ -283,6 +372,9 @@ def check(shard: SwhShard, src: Any, hasher: str | None,
     # objects inside the objects section, disjoint, one per entry; the gaps between them
     # are deleted objects (zeroed). In offset order, one window of at most about WINDOW
     # entries at a time (one more pass over the index each), so memory stays bounded.
+    # A window is first checked whole with numpy (its size fields gathered from chunks of
+    # the objects section read into one reused buffer); a window where any check fails, or
+    # a content hash is asked for, is walked object by object, which names each fault.
     prev_end = h.objects_position
     hole_bytes = holes = 0
     total = live_n
@@ -295,11 +387,10 @@ def check(shard: SwhShard, src: Any, hasher: str | None,
                         "section belong to no live entry and are not zeroed", lo,
                         "/objects"))
 
-    for b_lo, b_hi, entries in _windows(hist, WINDOW):
-        slots, offsets, keys = window_entries(shard, scan_src, b_lo, b_hi, hasher is not None,
-                                              entries)
-        order = offset_order(offsets)
-        for j in order.tolist():
+    def walk(slots: np.ndarray, offsets: np.ndarray, keys: np.ndarray) -> None:
+        """Each object in offset order (the arrays sorted by offset), one at a time."""
+        nonlocal prev_end, hole_bytes, holes, n_done
+        for j in range(len(offsets)):
             s, off = int(slots[j]), int(offsets[j])
             if progress is not None and n_done % 4096 == 0:
                 progress(n_done, total)
@@ -334,6 +425,52 @@ def check(shard: SwhShard, src: Any, hasher: str | None,
                 if digest[:KEY_LEN] != key:
                     add(Problem("content_hash", f"{hasher}(value) of key {key.hex()} is "
                                 f"{digest.hex()}", off + 8, f"/index/entries/{s}/object/data"))
+
+    def sound_window(offsets: np.ndarray) -> bool:
+        """Check a window (sorted offsets) whole; False, with nothing recorded, when some
+        object is out of bounds or overlaps another (then it is walked one by one)."""
+        nonlocal prev_end, hole_bytes, holes, n_done
+        if not offsets.size:
+            return True
+        if int(offsets[0]) < max(lo_obj, prev_end) or int(offsets[-1]) > hi_obj - 8:
+            return False
+        sizes = chunks.sizes(offsets, progress, n_done, total)
+        if sizes is None:
+            return False
+        # end of each object, past the section's end (or wrapping) when its size is too big
+        if bool(np.any(sizes > np.uint64(hi_obj - 8) - offsets)):
+            return False
+        ends = offsets + np.uint64(8) + sizes
+        if offsets.size > 1 and bool(np.any(offsets[1:] < ends[:-1])):
+            return False
+        gaps = np.nonzero(offsets[1:] > ends[:-1])[0] if offsets.size > 1 else ()
+        first = int(offsets[0])
+        if first > prev_end:
+            hole_bytes += first - prev_end
+            holes += 1
+            check_hole(prev_end, first)
+        for g in np.asarray(gaps).tolist():
+            lo, hi = int(ends[g]), int(offsets[g + 1])
+            hole_bytes += hi - lo
+            holes += 1
+            check_hole(lo, hi)
+        prev_end = int(ends[-1])
+        n_done += offsets.size
+        return True
+
+    for b_lo, b_hi, entries in _windows(hist, WINDOW) if one is None else [(0, 0, None)]:
+        if one is None:
+            slots, offsets, keys = window_entries(shard, scan_src, b_lo, b_hi,
+                                                  hasher is not None, entries)
+        else:
+            slots = np.concatenate([a for a, _, _ in one] or [np.zeros(0, np.int64)])
+            offsets = np.concatenate([b for _, b, _ in one] or [np.zeros(0, np.uint64)])
+            keys = np.concatenate([c for _, _, c in one] or [np.zeros((0, 32), np.uint8)])
+            one = []
+        order = offset_order(offsets)
+        offsets = offsets[order]
+        if hasher is not None or not sound_window(offsets):
+            walk(slots[order], offsets, keys[order] if hasher is not None else keys)
         del slots, offsets, keys, order
     if progress is not None:
         progress(total, total)
