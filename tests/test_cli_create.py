@@ -232,6 +232,9 @@ def test_create_mdb_from_stdin_and_by_hand(tmp_path: Path) -> None:
     (lambda d: d["xorbs"][0]["chunks"][2].update(hash="xyz"),
      "xorbs[0].chunks[2].hash: must be a hash of 64 hex digits, not 'xyz'"),
     (lambda d: d["files"][0].pop("terms"), "files[0].terms: missing"),
+    (lambda d: d["files"][0].update(terms={}), "files[0].terms: must be a JSON list"),
+    (lambda d: d["xorbs"][0].update(chunks="x"), "xorbs[0].chunks: must be a JSON list"),
+    (lambda d: d.update(xorbs={}), "xorbs: must be a JSON list"),
     (lambda d: d.update(footer=[]), "footer: must be a JSON object or null"),
     (lambda d: d.update(format="zss"), "a dump of a zss file, not of an MDB shard"),
 ])

@@ -65,18 +65,18 @@ def _raw_hex(value: Any, where: str, size: int) -> bytes:
     return raw
 
 
+def _list(value: Any, where: str) -> list[Any]:
+    if not isinstance(value, list):
+        raise ShardkitError(f"{where}: must be a JSON list")
+    return value
+
+
 def _files(items: Any) -> list[SimpleNamespace]:
-    if not isinstance(items, list):
-        raise ShardkitError("files: must be a JSON list")
     out = []
-    for i, f in enumerate(items):
+    for i, f in enumerate(_list(items, "files")):
         w = f"files[{i}]"
-        terms = _field(f, "terms", w)
-        if not isinstance(terms, list):
-            raise ShardkitError(f"{w}.terms: must be a JSON list")
-        ver = f.get("verification_hashes") or []
-        if not isinstance(ver, list):
-            raise ShardkitError(f"{w}.verification_hashes: must be a JSON list")
+        terms = _list(_field(f, "terms", w), f"{w}.terms")
+        ver = _list(f.get("verification_hashes") or [], f"{w}.verification_hashes")
         sha = f.get("sha256")
         flags = f.get("flags")
         out.append(SimpleNamespace(
@@ -101,14 +101,10 @@ def _files(items: Any) -> list[SimpleNamespace]:
 
 
 def _xorbs(items: Any) -> list[SimpleNamespace]:
-    if not isinstance(items, list):
-        raise ShardkitError("xorbs: must be a JSON list")
     out = []
-    for i, x in enumerate(items):
+    for i, x in enumerate(_list(items, "xorbs")):
         w = f"xorbs[{i}]"
-        chunks = _field(x, "chunks", w)
-        if not isinstance(chunks, list):
-            raise ShardkitError(f"{w}.chunks: must be a JSON list")
+        chunks = _list(_field(x, "chunks", w), f"{w}.chunks")
         made = []
         for j, c in enumerate(chunks):
             cw = f"{w}.chunks[{j}]"
