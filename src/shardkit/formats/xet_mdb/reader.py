@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import struct
 from array import array
 from bisect import bisect_left
@@ -89,6 +90,11 @@ _XORB_WALK = _SectionWalk("xorb", "chunks", "num_chunks")
 _MAPPED = ("_layout", "files", "xorbs", "_xorb_records", "_kaitai_objects", "file_lookup",
            "xorb_lookup", "chunk_lookup", "_file_index", "_xorb_index", "_chunk_index",
            "_chunk_rows", "_files_by_hash", "_xorbs_by_hash", "file", "find_chunk")
+
+
+def _before_bookend(blocks: Any) -> Iterator[Any]:
+    """The blocks of a generated parser's section up to (not including) its bookend."""
+    return itertools.takewhile(lambda b: not b.is_bookend, blocks)
 
 
 def _footer_from_ks(f: Any) -> MdbFooter:
@@ -435,30 +441,24 @@ class MdbShard(Reader):
         _ = self._layout  # precise errors for bad counts come from the walk
         with kaitai_errors():
             root = self._ks
-            files = []
-            for b in root.file_info.blocks:
-                if b.is_bookend:
-                    break
-                files.append(FileInfo(
-                    XetHash(b.file_hash), b.flags,
-                    tuple(Term(XetHash(t.xorb_hash), t.flags, t.len_unpacked,
-                               t.chunk_index_start, t.chunk_index_end) for t in b.terms),
-                    tuple(XetHash(v.range_hash)
-                          for v in getattr(b, "verification_entries", None) or ()),
-                    XetHash(b.metadata_ext.sha256) if b.has_metadata_ext else None,
-                    b.reserved, (b.ofs_block - HEADER_SIZE) // RECORD_SIZE, b.ofs_block))
-            xorbs = []
+            files = tuple(FileInfo(
+                XetHash(b.file_hash), b.flags,
+                tuple(Term(XetHash(t.xorb_hash), t.flags, t.len_unpacked,
+                           t.chunk_index_start, t.chunk_index_end) for t in b.terms),
+                tuple(XetHash(v.range_hash)
+                      for v in getattr(b, "verification_entries", None) or ()),
+                XetHash(b.metadata_ext.sha256) if b.has_metadata_ext else None,
+                b.reserved, (b.ofs_block - HEADER_SIZE) // RECORD_SIZE, b.ofs_block)
+                for b in _before_bookend(root.file_info.blocks))
             base = root.ofs_xorb_info
-            for b in root.xorb_info.blocks:
-                if b.is_bookend:
-                    break
-                xorbs.append(XorbInfo(
-                    XetHash(b.xorb_hash), b.flags,
-                    tuple(ChunkEntry(XetHash(c.chunk_hash), c.ofs_unpacked, c.len_unpacked,
-                                     c.flags, c.reserved) for c in b.chunks),
-                    b.len_unpacked, b.len_on_disk, (b.ofs_block - base) // RECORD_SIZE,
-                    b.ofs_block))
-        return tuple(files), tuple(xorbs)
+            xorbs = tuple(XorbInfo(
+                XetHash(b.xorb_hash), b.flags,
+                tuple(ChunkEntry(XetHash(c.chunk_hash), c.ofs_unpacked, c.len_unpacked,
+                                 c.flags, c.reserved) for c in b.chunks),
+                b.len_unpacked, b.len_on_disk, (b.ofs_block - base) // RECORD_SIZE,
+                b.ofs_block)
+                for b in _before_bookend(root.xorb_info.blocks))
+        return files, xorbs
 
     # -- lookup tables ------------------------------------------------------------------------
 
