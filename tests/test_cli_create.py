@@ -251,6 +251,21 @@ def test_create_mdb_refuses_bad_input_in_one_line(tmp_path: Path, capsys, edit, 
     assert not out.exists()
 
 
+@pytest.mark.parametrize(("text", "message"), [
+    (b"[]", "must be a JSON object (shardkit dump --json of an MDB shard), not list"),
+    (b"{", "not JSON: "),
+    (b'{"files": "\xff"}', "not JSON: "),
+])
+def test_create_mdb_refuses_input_that_is_not_a_json_object(tmp_path: Path, capsys, text,
+                                                            message) -> None:
+    (tmp_path / "d.json").write_bytes(text)
+    out = tmp_path / "o.mdb"
+    assert main(["create", "--format", "mdb", str(out), str(tmp_path / "d.json")]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"shardkit: error: {tmp_path / 'd.json'}: {message}"), err
+    assert not out.exists()
+
+
 def test_create_mdb_refuses_a_shard_that_would_not_verify(tmp_path: Path) -> None:
     shard = {"files": [], "xorbs": [{"hash": "cd" * 32, "chunks": [{"hash": "ab" * 32,
                                                                      "size": 10}]}]}

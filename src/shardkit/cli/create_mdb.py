@@ -21,7 +21,7 @@ from types import SimpleNamespace
 from typing import Any
 
 from ..errors import ShardkitError
-from .common import EXIT_OK, confirm, print_out
+from .common import EXIT_OK, confirm, json_object, print_out
 
 __all__ = ["run"]
 
@@ -227,17 +227,12 @@ def _load(args: argparse.Namespace) -> dict[str, Any]:
         raise ShardkitError("create --format mdb: give one JSON input (shardkit dump --json "
                             "output; '-' for stdin)")
     name = args.inputs[0]
-    try:
-        if name == "-":
-            dump = json.load(sys.stdin)
-        else:
-            with open(name, encoding="utf-8") as fh:
-                dump = json.load(fh)
-    except ValueError as exc:
-        raise ShardkitError(f"{name}: not JSON: {exc}") from exc
-    if not isinstance(dump, dict):
-        raise ShardkitError(f"{name}: must be a JSON object (shardkit dump --json of an MDB "
-                            "shard)")
+    if name == "-":
+        text = getattr(sys.stdin, "buffer", sys.stdin).read()
+    else:
+        with open(name, "rb") as fh:
+            text = fh.read()
+    dump = json_object(text, name, "a JSON object (shardkit dump --json of an MDB shard)")
     if dump.get("format") not in (None, "mdb"):
         raise ShardkitError(f"{name}: a dump of a {dump.get('format')} file, not of an MDB "
                             "shard")
