@@ -128,6 +128,11 @@ class _KeyIndex:
         self.cols = [array("I", np.asarray(c, "=u4").tobytes()) for c in cols]
         self.n = len(self.keys)
 
+    def first(self, key: int) -> int:
+        """The index of the first entry whose key is ``key`` or more (bisected in its bucket)."""
+        b = key >> self.shift
+        return bisect_left(self.keys, key, self.starts[b], self.starts[b + 1])
+
 
 # -- the reader ----------------------------------------------------------------------------------
 
@@ -631,9 +636,7 @@ class MdbShard(Reader):
         if idx is None:
             return self._files_by_hash.get(bytes(raw), default)
         key = _U64.unpack_from(raw)[0]
-        keys, starts = idx.keys, idx.starts
-        b = key >> idx.shift
-        i = bisect_left(keys, key, starts[b], starts[b + 1])
+        keys, i = idx.keys, idx.first(key)
         n, index, mem = idx.n, idx.cols[0], self._all
         if mem is None:
             return self._file_remote(raw, key, i, idx, default)
@@ -672,9 +675,7 @@ class MdbShard(Reader):
         if idx is None:
             return self._xorbs_by_hash.get(bytes(raw), default)
         key = _U64.unpack_from(raw)[0]
-        keys, starts = idx.keys, idx.starts
-        b = key >> idx.shift
-        i, n = bisect_left(keys, key, starts[b], starts[b + 1]), len(keys)
+        keys, i, n = idx.keys, idx.first(key), idx.n
         index, limit = idx.cols[0], self._records_limit
         base0 = self.footer.xorb_info_offset  # type: ignore[union-attr]
         while i < n and keys[i] == key:
@@ -745,9 +746,7 @@ class MdbShard(Reader):
             raw = xh.keyed_chunk_hash(bytes(f.hmac_key), bytes(raw))
         base0, idx = self._chunk_index
         key = _U64.unpack_from(raw)[0]
-        keys, starts = idx.keys, idx.starts
-        b = key >> idx.shift
-        i, n = bisect_left(keys, key, starts[b], starts[b + 1]), len(keys)
+        keys, i, n = idx.keys, idx.first(key), idx.n
         xorbs, chunks, limit, mem = idx.cols[0], idx.cols[1], self._limit, self._all
         if mem is not None:
             rawb = bytes(raw)
