@@ -93,7 +93,8 @@ def _lookup2_abc(seed: int, key: bytes) -> tuple[int, int, int]:
     32 bits.
     """
     if len(key) == 32:
-        # jenkins_hash_vector() unrolled for 32 bytes: two 12-byte blocks, then the 8-byte
+        # jenkins_hash_vector() unrolled for 32 bytes (_mix written out twice, not called: this
+        # runs for every key a pure lookup hashes): two 12-byte blocks, then the 8-byte
         # tail (words 6 and 7) plus the length in c.  Only b and c are ever right-shifted
         # by mix(); a is only added, subtracted and left-shifted before being masked, so it
         # is reduced to 32 bits once, at the end (the low 32 bits are unaffected).  For the

@@ -7,6 +7,7 @@ import os
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
+# (the same names as swh/reader.py imports: both readers raise the shared error classes)
 from ...errors import (
     BadMagicError,
     EntryNotFoundError,
