@@ -232,6 +232,9 @@ def test_create_mdb_from_stdin_and_by_hand(tmp_path: Path) -> None:
     (lambda d: d["xorbs"][0]["chunks"][2].update(hash="xyz"),
      "xorbs[0].chunks[2].hash: must be a hash of 64 hex digits, not 'xyz'"),
     (lambda d: d["files"][0].pop("terms"), "files[0].terms: missing"),
+    (lambda d: d["files"][0].update(terms={}), "files[0].terms: must be a JSON list"),
+    (lambda d: d["xorbs"][0].update(chunks="x"), "xorbs[0].chunks: must be a JSON list"),
+    (lambda d: d.update(xorbs={}), "xorbs: must be a JSON list"),
     (lambda d: d.update(footer=[]), "footer: must be a JSON object or null"),
     (lambda d: d.update(format="zss"), "a dump of a zss file, not of an MDB shard"),
 ])
@@ -245,6 +248,21 @@ def test_create_mdb_refuses_bad_input_in_one_line(tmp_path: Path, capsys, edit, 
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and message in err, err
     assert err.startswith(f"shardkit: error: {tmp_path / 'd.json'}: "), err  # the input named
+    assert not out.exists()
+
+
+@pytest.mark.parametrize(("text", "message"), [
+    (b"[]", "must be a JSON object (shardkit dump --json of an MDB shard), not list"),
+    (b"{", "not JSON: "),
+    (b'{"files": "\xff"}', "not JSON: "),
+])
+def test_create_mdb_refuses_input_that_is_not_a_json_object(tmp_path: Path, capsys, text,
+                                                            message) -> None:
+    (tmp_path / "d.json").write_bytes(text)
+    out = tmp_path / "o.mdb"
+    assert main(["create", "--format", "mdb", str(out), str(tmp_path / "d.json")]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"shardkit: error: {tmp_path / 'd.json'}: {message}"), err
     assert not out.exists()
 
 

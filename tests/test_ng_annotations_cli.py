@@ -80,6 +80,13 @@ def test_create_refuses_bad_lines_and_metadata(tmp_path, capsys):
     assert main(["create", "--format", "ng-annotations", "--codec", "zlib", "--metadata",
                  json.dumps(META), str(out), str(src)]) == 2
     assert "--codec not supported" in capsys.readouterr().err
+    for bad, message in (("[1, 2]", "in.ndjson:4: must be a JSON object (an annotation), not "
+                                    "list"), ("{1", "in.ndjson:4: not JSON: ")):
+        src = _ndjson(tmp_path / "in.ndjson", bad=bad)
+        assert main(["create", "--format", "ng-annotations", "--metadata", json.dumps(META),
+                     str(out), str(src)]) == 2
+        assert message in capsys.readouterr().err
+        assert not out.exists()
 
 
 def test_verify_exit_code_names_the_problem(tmp_path, capsys):

@@ -216,6 +216,17 @@ MAX_RECORD_BYTES = 1 << 30
 _CHUNK = 1 << 20
 
 
+def json_object(text: str | bytes, where: str, what: str = "a JSON object") -> dict[str, Any]:
+    """``text`` parsed as JSON, which must be an object; errors start with ``where``."""
+    try:
+        value = json.loads(text)
+    except ValueError as exc:
+        raise ShardkitError(f"{where}: not JSON: {exc}") from None
+    if not isinstance(value, dict):
+        raise ShardkitError(f"{where}: must be {what}, not {type(value).__name__}")
+    return value
+
+
 def terminator_bytes(text: str | None) -> bytes:
     """``--terminator``: backslash escapes allowed (``\\n``, ``\\0``, ``\\x1e``)."""
     if text is None:

@@ -17,11 +17,12 @@ import argparse
 import json
 import os
 import sys
+from collections.abc import Iterator
 from types import SimpleNamespace
 from typing import Any
 
 from ..errors import ShardkitError
-from .common import EXIT_OK, confirm, print_out
+from .common import EXIT_OK, confirm, json_object, print_out
 
 __all__ = ["run"]
 
@@ -65,18 +66,18 @@ def _raw_hex(value: Any, where: str, size: int) -> bytes:
     return raw
 
 
+def _items(value: Any, where: str) -> Iterator[tuple[str, Any]]:
+    """``(where[i], item)`` for each item of the JSON list ``value``."""
+    if not isinstance(value, list):
+        raise ShardkitError(f"{where}: must be a JSON list")
+    return ((f"{where}[{i}]", item) for i, item in enumerate(value))
+
+
 def _files(items: Any) -> list[SimpleNamespace]:
-    if not isinstance(items, list):
-        raise ShardkitError("files: must be a JSON list")
     out = []
-    for i, f in enumerate(items):
-        w = f"files[{i}]"
-        terms = _field(f, "terms", w)
-        if not isinstance(terms, list):
-            raise ShardkitError(f"{w}.terms: must be a JSON list")
-        ver = f.get("verification_hashes") or []
-        if not isinstance(ver, list):
-            raise ShardkitError(f"{w}.verification_hashes: must be a JSON list")
+    for w, f in _items(items, "files"):
+        terms = _items(_field(f, "terms", w), f"{w}.terms")
+        ver = _items(f.get("verification_hashes") or [], f"{w}.verification_hashes")
         sha = f.get("sha256")
         flags = f.get("flags")
         out.append(SimpleNamespace(
@@ -84,34 +85,24 @@ def _files(items: Any) -> list[SimpleNamespace]:
             flags=None if flags is None else _int(flags, f"{w}.flags", _U32),
             reserved=_int(f.get("reserved", 0), f"{w}.reserved"),
             terms=[SimpleNamespace(
-                xorb_hash=_hash(_field(t, "xorb_hash", f"{w}.terms[{j}]"),
-                                f"{w}.terms[{j}].xorb_hash"),
-                flags=_int(t.get("flags", 0), f"{w}.terms[{j}].flags", _U32),
-                unpacked_bytes=_int(_field(t, "unpacked_bytes", f"{w}.terms[{j}]"),
-                                    f"{w}.terms[{j}].unpacked_bytes", _U32),
-                chunk_start=_int(_field(t, "chunk_start", f"{w}.terms[{j}]"),
-                                 f"{w}.terms[{j}].chunk_start", _U32),
-                chunk_end=_int(_field(t, "chunk_end", f"{w}.terms[{j}]"),
-                               f"{w}.terms[{j}].chunk_end", _U32))
-                for j, t in enumerate(terms)],
-            verification_hashes=[_hash(v, f"{w}.verification_hashes[{j}]")
-                                 for j, v in enumerate(ver)],
+                xorb_hash=_hash(_field(t, "xorb_hash", tw), f"{tw}.xorb_hash"),
+                flags=_int(t.get("flags", 0), f"{tw}.flags", _U32),
+                unpacked_bytes=_int(_field(t, "unpacked_bytes", tw), f"{tw}.unpacked_bytes",
+                                    _U32),
+                chunk_start=_int(_field(t, "chunk_start", tw), f"{tw}.chunk_start", _U32),
+                chunk_end=_int(_field(t, "chunk_end", tw), f"{tw}.chunk_end", _U32))
+                for tw, t in terms],
+            verification_hashes=[_hash(v, vw) for vw, v in ver],
             sha256=None if sha is None else _hash(sha, f"{w}.sha256")))
     return out
 
 
 def _xorbs(items: Any) -> list[SimpleNamespace]:
-    if not isinstance(items, list):
-        raise ShardkitError("xorbs: must be a JSON list")
     out = []
-    for i, x in enumerate(items):
-        w = f"xorbs[{i}]"
-        chunks = _field(x, "chunks", w)
-        if not isinstance(chunks, list):
-            raise ShardkitError(f"{w}.chunks: must be a JSON list")
+    for w, x in _items(items, "xorbs"):
+        chunks = _items(_field(x, "chunks", w), f"{w}.chunks")
         made = []
-        for j, c in enumerate(chunks):
-            cw = f"{w}.chunks[{j}]"
+        for cw, c in chunks:
             one = SimpleNamespace(hash=_hash(_field(c, "hash", cw), f"{cw}.hash"),
                                   size=_int(_field(c, "size", cw), f"{cw}.size", _U32),
                                   flags=_int(c.get("flags", 0), f"{cw}.flags", _U32))
@@ -231,17 +222,12 @@ def _load(args: argparse.Namespace) -> dict[str, Any]:
         raise ShardkitError("create --format mdb: give one JSON input (shardkit dump --json "
                             "output; '-' for stdin)")
     name = args.inputs[0]
-    try:
-        if name == "-":
-            dump = json.load(sys.stdin)
-        else:
-            with open(name, encoding="utf-8") as fh:
-                dump = json.load(fh)
-    except ValueError as exc:
-        raise ShardkitError(f"{name}: not JSON: {exc}") from exc
-    if not isinstance(dump, dict):
-        raise ShardkitError(f"{name}: must be a JSON object (shardkit dump --json of an MDB "
-                            "shard)")
+    if name == "-":
+        text = getattr(sys.stdin, "buffer", sys.stdin).read()
+    else:
+        with open(name, "rb") as fh:
+            text = fh.read()
+    dump = json_object(text, name, "a JSON object (shardkit dump --json of an MDB shard)")
     if dump.get("format") not in (None, "mdb"):
         raise ShardkitError(f"{name}: a dump of a {dump.get('format')} file, not of an MDB "
                             "shard")

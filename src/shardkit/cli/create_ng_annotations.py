@@ -14,7 +14,6 @@ OUT, once confirmed, is replaced whole).
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import shutil
 import sys
@@ -23,7 +22,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from ..errors import ShardkitError
-from .common import EXIT_OK, print_out, progress_bar
+from .common import EXIT_OK, json_object, print_out, progress_bar
 from .create_zss import may_write, metadata_object
 
 __all__ = ["OUT_IS_FOLDER", "run"]
@@ -44,12 +43,7 @@ def _lines(inputs: list[str], where: list[str], progress: Callable[[int], None]
                 where[0] = f"{'stdin' if name == '-' else name}:{i}"
                 if not line.strip():
                     continue
-                try:
-                    value = json.loads(line)
-                except ValueError as exc:
-                    raise ShardkitError(f"{where[0]}: not JSON: {exc}") from None
-                if not isinstance(value, dict):
-                    raise ShardkitError(f"{where[0]}: an annotation must be a JSON object")
+                value = json_object(line, where[0], "a JSON object (an annotation)")
                 n += 1
                 if n % 10000 == 0:
                     progress(n)

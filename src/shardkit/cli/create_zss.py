@@ -8,13 +8,12 @@ streamed into :class:`shardkit.writers.zss.ZssWriter` under a temporary name.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 from collections.abc import Callable, Iterator
 from typing import Any
 
 from ..errors import ShardkitError
-from .common import EXIT_OK, Records, confirm, iter_records, print_out, progress_bar
+from .common import EXIT_OK, Records, confirm, iter_records, json_object, print_out, progress_bar
 
 __all__ = ["run"]
 
@@ -27,13 +26,7 @@ def metadata_object(text: str | None) -> dict[str, Any]:
     """``--metadata``: a JSON object (text), or ``{}`` when not given."""
     if text is None:
         return {}
-    try:
-        value = json.loads(text)
-    except ValueError as exc:
-        raise ShardkitError(f"--metadata: not JSON: {exc}") from exc
-    if not isinstance(value, dict):
-        raise ShardkitError(f"--metadata: must be a JSON object, not {type(value).__name__}")
-    return value
+    return json_object(text, "--metadata")
 
 
 def unsorted(records: Records, index: int, record: bytes, previous: bytes,

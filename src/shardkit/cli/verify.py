@@ -112,6 +112,7 @@ def add_bulk_options(parser: argparse.ArgumentParser) -> None:
         "folders expanded to their .shard files, or --from-file: one JSON line per shard "
         "(--json) or one line per shard, then a summary; exit 0 all sound, 1 some unsound, "
         "2 some unreadable.")
+    # option declarations, alike in shape to read.py's add_parser: each has options of its own
     group.add_argument("--from-file", metavar="LIST",
                        help="read targets from LIST, one per line ('-' for stdin)")
     group.add_argument("--jobs", "-j", type=int, metavar="N",

@@ -107,6 +107,7 @@ def _early_source(args: argparse.Namespace) -> tuple[Any, str, str] | None:
 
 def add_parser(sub: Any, common: argparse.ArgumentParser) -> None:
     """Register ``view``."""
+    # declarations, alike in shape to every command's (create.py's _add_create): no shared logic
     help_text = "look inside a shard: the object tree beside a hex view (needs shardkit[view])"
     p = sub.add_parser(
         "view", parents=[common], help=help_text,

@@ -654,6 +654,9 @@ def parse_layout(prefix: bytes | bytearray | memoryview) -> ChdLayout:
     Raises:
         CmphError: If the prefix is short, of another algorithm or hash, or inconsistent.
     """
+    # The fields ChdPh.from_dump (with _parse_compressed_seq) reads, read again: that walk has
+    # the whole dump and names the field it runs out in, this one has only the prefix and
+    # checks the sizes against each other (tests hold both sets of errors).
     view = memoryview(prefix).cast("B") if not isinstance(prefix, bytes) else memoryview(prefix)
     r = _Reader(view)
     name = r.cstring("algo_name")

@@ -161,7 +161,9 @@ def siphash13(seed: int, key: bytes) -> int:
         v2 = ((v2 << 32) | (v2 >> 32)) & mask
         v0 ^= m
     v2 ^= 0xFF
-    for _ in range(3):  # the finalization rounds
+    # the finalization rounds: the round above (and _sipround) written out again, as a call
+    # per round would slow every pure-Python lookup
+    for _ in range(3):
         v0 = (v0 + v1) & mask
         v1 = ((v1 << 13) | (v1 >> 51)) & mask ^ v0
         v0 = ((v0 << 32) | (v0 >> 32)) & mask

@@ -62,6 +62,11 @@ def jenkins_hash_vector(seed: int, key: bytes) -> tuple[int, int, int]:
     return _mix(a, b, c)
 
 
+#: ``mix()``'s shifts, step by step: (bits, to the left).
+_MIX_SHIFTS = ((13, False), (8, True), (13, False), (12, False), (16, True), (5, False),
+               (3, False), (10, True), (15, False))
+
+
 def _mix(a: int, b: int, c: int) -> tuple[int, int, int]:
     """Jenkins' ``mix(a, b, c)`` on Python ints; ``c`` must already be reduced to 32 bits.
 
@@ -88,7 +93,8 @@ def _lookup2_abc(seed: int, key: bytes) -> tuple[int, int, int]:
     32 bits.
     """
     if len(key) == 32:
-        # jenkins_hash_vector() unrolled for 32 bytes: two 12-byte blocks, then the 8-byte
+        # jenkins_hash_vector() unrolled for 32 bytes (_mix written out twice, not called: this
+        # runs for every key a pure lookup hashes): two 12-byte blocks, then the 8-byte
         # tail (words 6 and 7) plus the length in c.  Only b and c are ever right-shifted
         # by mix(); a is only added, subtracted and left-shifted before being masked, so it
         # is reduced to 32 bits once, at the end (the low 32 bits are unaffected).  For the
@@ -134,34 +140,18 @@ def _lookup2_abc(seed: int, key: bytes) -> tuple[int, int, int]:
 
 
 def _mix_np(a: Any, b: Any, c: Any) -> None:
-    """Jenkins' ``mix(a, b, c)`` in place on ``uint32`` numpy arrays (wrapping arithmetic)."""
-    a -= b
-    a -= c
-    a ^= c >> 13
-    b -= c
-    b -= a
-    b ^= a << 8
-    c -= a
-    c -= b
-    c ^= b >> 13
-    a -= b
-    a -= c
-    a ^= c >> 12
-    b -= c
-    b -= a
-    b ^= a << 16
-    c -= a
-    c -= b
-    c ^= b >> 5
-    a -= b
-    a -= c
-    a ^= c >> 3
-    b -= c
-    b -= a
-    b ^= a << 10
-    c -= a
-    c -= b
-    c ^= b >> 15
+    """Jenkins' ``mix(a, b, c)`` in place on ``uint32`` numpy arrays (wrapping arithmetic).
+
+    The nine steps of :func:`_mix` as one loop: each step is ``x -= y; x -= z; x ^= z shifted``
+    on the next rotation of ``(a, b, c)``; a Python loop of nine costs nothing beside the array
+    passes.
+    """
+    x, y, z = a, b, c
+    for shift, left in _MIX_SHIFTS:
+        x -= y
+        x -= z
+        x ^= (z << shift) if left else (z >> shift)
+        x, y, z = y, z, x
 
 
 def _jenkins_hash_vectors_np(seed: int, rows: npt.NDArray[np.uint8]) -> tuple[Any, Any, Any]:

@@ -471,14 +471,20 @@ def _unshard_task(task: ShardTask) -> dict[str, int]:
             name = str(key) if names is None else names[key]
             path = _join(part.folder, name)
             counts["chunks"] += 1
-            if task.check_existing and task.dst.exists(path):
-                continue
-            task.dst.write(path, value)
-            counts["files_out"] += 1
-            counts["bytes_out"] += len(value)
+            _put(task, counts, path, value)
         return counts
     finally:
         ds.close()
+
+
+def _put(task: ShardTask, counts: dict[str, int], path: str, data: bytes) -> None:
+    """Writes one file of the unsharded form, counted (skipped when ``check_existing`` finds it
+    there already)."""
+    if task.check_existing and task.dst.exists(path):
+        return
+    task.dst.write(path, data)
+    counts["files_out"] += 1
+    counts["bytes_out"] += len(data)
 
 
 def _chunk_names(part: _Part, shard: int, keys: np.ndarray) -> dict[int, str]:
@@ -519,12 +525,8 @@ def _unshard_meshes(task: ShardTask, reader: Any, counts: dict[str, int]) -> dic
                               "shard index", offset=first, field=f"/chunks/{ref.chunk_id}")
         fragments = reader.source.read_range(first, ref.start)
         counts["chunks"] += 1
-        for name, data in ((f"{ref.chunk_id}.index", manifest), (str(ref.chunk_id), fragments)):
-            if task.check_existing and task.dst.exists(name):
-                continue
-            task.dst.write(name, data)
-            counts["files_out"] += 1
-            counts["bytes_out"] += len(data)
+        _put(task, counts, f"{ref.chunk_id}.index", manifest)
+        _put(task, counts, str(ref.chunk_id), fragments)
     return counts
 
 

@@ -97,52 +97,44 @@ def shard_annotation_layer(src: Any, dst: Any, *, spec: Any = "auto",
     info = copy.deepcopy(layer.info)
     report = ConversionReport("shard")
     targets = {k: v for k, v in targets.items() if v is not None}
-    jobs = _jobs(layer)
-    try:
-        for done, (kind, name, key, index, lvl) in enumerate(jobs, 1):
-            if index.sharded:
-                _copy_sharded(layer, key, index, out, report)
-                if progress is not None:
-                    progress(done, len(jobs))
-                continue
-            group = "spatial" if kind == "spatial" else ("by_id" if kind == "by_id"
-                                                         else "relationships")
-            chosen = _spec_of(spec, name, group)
-            sizes = src_store.list(key)  # file name -> bytes
-            if kind != "spatial":
-                keys, read = _uint64_values(layer, index)
-                if chosen is None:
-                    choice = choose_hashed_spec(len(keys),
-                                                total_bytes=sum(sizes.values()) or None,
-                                                **targets)
-                    chosen = choice.spec
-                    report.choices[key] = choice.to_dict()
-                codes = keys
-            else:
-                assert lvl is not None
-                cells = _cell_files(layer, lvl)
-                codes = [compressed_morton_code(c, lvl.grid_shape) for c, _ in cells]
-                names = dict(zip(codes, (n for _, n in cells), strict=True))
-                if chosen is None:
-                    mean = sum(sizes.get(n, 0) for _, n in cells) / max(1, len(cells))
-                    choice = choose_spatial_spec(lvl.grid_shape, cell_bytes=mean,
-                                                 num_cells=max(1, len(codes)), **targets)
-                    chosen = choice.spec
-                    report.choices[key] = choice.to_dict()
 
-                def read(ks: list[int], names: dict[int, str] = names,
-                         lvl: SpatialLevel = lvl) -> list[bytes | None]:
-                    return [lvl.index.read(names[k]) for k in ks]  # type: ignore[union-attr]
-            _write_sharded(out, key, codes, read, chosen, report)
-            _set_sharding(info, kind, name, key, chosen.to_dict())
-            report.specs[key] = chosen.to_dict()
-            if progress is not None:
-                progress(done, len(jobs))
-    finally:
-        layer.close()
-    out.write("info", json.dumps(info, indent=1).encode())
-    report.files_out += 1
-    return report
+    def step(kind: str, name: str, key: str, index: Any, lvl: SpatialLevel | None) -> None:
+        if index.sharded:
+            _copy_sharded(layer, key, index, out, report)
+            return
+        group = "spatial" if kind == "spatial" else ("by_id" if kind == "by_id"
+                                                     else "relationships")
+        chosen = _spec_of(spec, name, group)
+        sizes = src_store.list(key)  # file name -> bytes
+        if kind != "spatial":
+            keys, read = _uint64_values(layer, index)
+            if chosen is None:
+                choice = choose_hashed_spec(len(keys),
+                                            total_bytes=sum(sizes.values()) or None,
+                                            **targets)
+                chosen = choice.spec
+                report.choices[key] = choice.to_dict()
+            codes = keys
+        else:
+            assert lvl is not None
+            cells = _cell_files(layer, lvl)
+            codes = [compressed_morton_code(c, lvl.grid_shape) for c, _ in cells]
+            names = dict(zip(codes, (n for _, n in cells), strict=True))
+            if chosen is None:
+                mean = sum(sizes.get(n, 0) for _, n in cells) / max(1, len(cells))
+                choice = choose_spatial_spec(lvl.grid_shape, cell_bytes=mean,
+                                             num_cells=max(1, len(codes)), **targets)
+                chosen = choice.spec
+                report.choices[key] = choice.to_dict()
+
+            def read(ks: list[int], names: dict[int, str] = names,
+                     lvl: SpatialLevel = lvl) -> list[bytes | None]:
+                return [lvl.index.read(names[k]) for k in ks]  # type: ignore[union-attr]
+        _write_sharded(out, key, codes, read, chosen, report)
+        _set_sharding(info, kind, name, key, chosen.to_dict())
+        report.specs[key] = chosen.to_dict()
+
+    return _each_index(layer, out, info, report, progress, step)
 
 
 def unshard_annotation_layer(src: Any, dst: Any, *,
@@ -156,33 +148,45 @@ def unshard_annotation_layer(src: Any, dst: Any, *,
     out = LayerStore(dst, dst_storage_options)
     info = copy.deepcopy(layer.info)
     report = ConversionReport("unshard")
-    jobs = _jobs(layer)
-    try:
-        for done, (kind, name, key, index, lvl) in enumerate(jobs, 1):
-            if isinstance(index, ShardedIndex):
-                report.specs[key] = index.kv.spec.to_dict()
-                for k, value in index.kv.items():
-                    fname = str(k) if lvl is None else "_".join(
-                        map(str, morton_decode(k, lvl.grid_shape)))
-                    out.write(f"{key}/{fname}", bytes(value))
+
+    def step(kind: str, name: str, key: str, index: Any, lvl: SpatialLevel | None) -> None:
+        if isinstance(index, ShardedIndex):
+            report.specs[key] = index.kv.spec.to_dict()
+            for k, value in index.kv.items():
+                fname = str(k) if lvl is None else "_".join(
+                    map(str, morton_decode(k, lvl.grid_shape)))
+                out.write(f"{key}/{fname}", bytes(value))
+                report.chunks += 1
+                report.files_out += 1
+                report.bytes_out += len(value)
+            _set_sharding(info, kind, name, key, None)
+        elif lvl is not None:
+            for cell, fname in _cell_files(layer, lvl):
+                data = lvl.index.read(fname)  # type: ignore[union-attr]
+                if data is not None:
+                    out.write(f"{key}/{'_'.join(map(str, cell))}", data)
                     report.chunks += 1
                     report.files_out += 1
-                    report.bytes_out += len(value)
-                _set_sharding(info, kind, name, key, None)
-            elif lvl is not None:
-                for cell, fname in _cell_files(layer, lvl):
-                    data = lvl.index.read(fname)  # type: ignore[union-attr]
-                    if data is not None:
-                        out.write(f"{key}/{'_'.join(map(str, cell))}", data)
-                        report.chunks += 1
-                        report.files_out += 1
-            else:
-                for k in index.uint64_keys()[0]:
-                    data = index.read(str(k))
-                    if data is not None:
-                        out.write(f"{key}/{k}", data)
-                        report.chunks += 1
-                        report.files_out += 1
+        else:
+            for k in index.uint64_keys()[0]:
+                data = index.read(str(k))
+                if data is not None:
+                    out.write(f"{key}/{k}", data)
+                    report.chunks += 1
+                    report.files_out += 1
+
+    return _each_index(layer, out, info, report, progress, step)
+
+
+def _each_index(layer: NgAnnotationLayer, out: Any, info: dict[str, Any], report: Any,
+                progress: Callable[[int, int], None] | None,
+                step: Callable[[str, str, str, Any, SpatialLevel | None], None]) -> Any:
+    """Runs ``step(kind, name, key, index, level)`` on every index of the layer, reporting
+    progress after each; then closes the layer and writes the edited ``info`` last."""
+    jobs = _jobs(layer)
+    try:
+        for done, job in enumerate(jobs, 1):
+            step(*job)
             if progress is not None:
                 progress(done, len(jobs))
     finally:

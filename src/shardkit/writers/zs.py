@@ -194,6 +194,7 @@ class ZsWriter:
             raise ValueError("jobs must be at least 1")
         self.codec = CODECS[codec]
         _check_level(self.codec, level)
+        # the option attributes of ZssWriter.__init__ too (see the note there)
         self.level = level
         self.approx_block_size = approx_block_size
         self.branching_factor = branching_factor

@@ -164,6 +164,8 @@ class ZssWriter:
         if len(codec.encode("ascii")) > 16:
             raise ValueError("codec name longer than 16 bytes")
         self._compress = _compressor(codec, compress_level)
+        # ZsWriter.__init__ sets the same option attributes: checked_options holds what the two
+        # share; the formats differ in everything they write.
         self.codec = codec
         self.uuid = uuid
         self.metadata_json = metadata_json

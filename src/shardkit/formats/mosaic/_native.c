@@ -95,23 +95,26 @@ static int locate(Lookup *self, PyObject *key, Py_ssize_t *off, Py_ssize_t *a, P
     return 1;
 }
 
-static PyObject *Lookup_get(Lookup *self, PyObject *key) {
-    Py_ssize_t off, a, z;
-    int got = locate(self, key, &off, &a, &z);
+/* The stored bytes of key (a new reference), None (absent) or NotImplemented (the Python
+   path decides); its Object's offset in *off when found. NULL on error. */
+static PyObject *located_bytes(Lookup *self, PyObject *key, Py_ssize_t *off) {
+    Py_ssize_t a, z;
+    int got = locate(self, key, off, &a, &z);
     if (got < 0) return NULL;
     if (got == 0) Py_RETURN_NONE;
     if (got == 2) Py_RETURN_NOTIMPLEMENTED;
     return PyBytes_FromStringAndSize((const char *)self->view.buf + a, z - a);
 }
 
+static PyObject *Lookup_get(Lookup *self, PyObject *key) {
+    Py_ssize_t off;
+    return located_bytes(self, key, &off);
+}
+
 static PyObject *Lookup_get_at(Lookup *self, PyObject *key) {
-    Py_ssize_t off, a, z;
-    int got = locate(self, key, &off, &a, &z);
-    if (got < 0) return NULL;
-    if (got == 0) Py_RETURN_NONE;
-    if (got == 2) Py_RETURN_NOTIMPLEMENTED;
-    PyObject *data = PyBytes_FromStringAndSize((const char *)self->view.buf + a, z - a);
-    if (data == NULL) return NULL;
+    Py_ssize_t off;
+    PyObject *data = located_bytes(self, key, &off);
+    if (data == NULL || !PyBytes_CheckExact(data)) return data;
     return Py_BuildValue("(nN)", off, data);
 }
 

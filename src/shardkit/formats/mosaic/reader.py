@@ -7,6 +7,7 @@ import os
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
+# (the same names as swh/reader.py imports: both readers raise the shared error classes)
 from ...errors import (
     BadMagicError,
     EntryNotFoundError,
@@ -529,6 +530,9 @@ class MosaicFile(Reader):
             got = self._slow(key, index)
             return default if got is None else got
         o = int.from_bytes(raw[p + klen + 4:p + esize], "big")
+        # The 1- and 2-byte size of an Object, decoded inline here and again in
+        # _tile_objects_py: both are hot paths (the pure lookup, the tile walk) that a helper
+        # would give one more Python call per object.
         if o + 3 <= len(raw) and raw[o] == 0xF0:
             b1 = raw[o + 1]
             if b1 & 0x80:

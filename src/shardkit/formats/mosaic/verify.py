@@ -405,12 +405,7 @@ def _entry(r: MosaicFile, idx: MosaicIndex, rank: int, buf: bytes, base: int,
         return (bytes(buf[p + 2:p + 2 + klen]),
                 [int.from_bytes(buf[p + 4 + klen:p + 4 + klen + off_len], "big")])
     field = f"/IdxUnrolled/entry[{rank}]"
-    els = []
-    p = start
-    while p < end:
-        el = element_at(buf, p - base, base, end, field)
-        els.append(el)
-        p = el.end
+    els = m.children(buf, base, start, end, field)
     ids = [e.id for e in els]
     if all(i == m.VOID for i in ids):
         return None

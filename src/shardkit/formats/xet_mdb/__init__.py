@@ -37,6 +37,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+# model's public names, re-exported; reader.py imports most of the same list for its own use.
 from .model import (
     BOOKEND,
     CHUNK_FLAG_GLOBAL_DEDUP,

@@ -161,6 +161,8 @@ def chunk_lookup(keys: np.ndarray, xorbs: np.ndarray, chunks: np.ndarray, base: 
         key = key_of(raw)[0]
         if key == empty:
             return general(raw, keyed=True)
+        # The probe loop of file() above, written again inline: a shared helper would add a
+        # Python call to each lookup, the cost these closures exist to remove.
         j = (key >> shift) << 1
         k = slots[j]
         while k < key:

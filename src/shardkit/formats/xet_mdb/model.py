@@ -463,6 +463,7 @@ class _FileInfoSlots:
 def _new_file(h: XetHash, flags: int, block: bytes, reserved: int, record_index: int,
               offset: int) -> FileInfo:
     """A :class:`FileInfo` whose terms and hashes decode from ``block`` when first read."""
+    # plain slot stores, written out again inline in _fast.file_lookup (its hot path)
     info = object.__new__(_FileInfoSlots)
     info.hash = h
     info.flags = flags

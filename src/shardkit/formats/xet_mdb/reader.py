@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import struct
 from array import array
 from bisect import bisect_left
@@ -91,6 +92,11 @@ _MAPPED = ("_layout", "files", "xorbs", "_xorb_records", "_kaitai_objects", "fil
            "_chunk_rows", "_files_by_hash", "_xorbs_by_hash", "file", "find_chunk")
 
 
+def _before_bookend(blocks: Any) -> Iterator[Any]:
+    """The blocks of a generated parser's section up to (not including) its bookend."""
+    return itertools.takewhile(lambda b: not b.is_bookend, blocks)
+
+
 def _footer_from_ks(f: Any) -> MdbFooter:
     return MdbFooter(
         f.version, f.ofs_file_info, f.ofs_xorb_info, f.ofs_file_lookup, f.num_file_lookup,
@@ -121,6 +127,11 @@ class _KeyIndex:
         self.keys = array("Q", keys.astype("=u8").tobytes())
         self.cols = [array("I", np.asarray(c, "=u4").tobytes()) for c in cols]
         self.n = len(self.keys)
+
+    def first(self, key: int) -> int:
+        """The index of the first entry whose key is ``key`` or more (bisected in its bucket)."""
+        b = key >> self.shift
+        return bisect_left(self.keys, key, self.starts[b], self.starts[b + 1])
 
 
 # -- the reader ----------------------------------------------------------------------------------
@@ -435,30 +446,24 @@ class MdbShard(Reader):
         _ = self._layout  # precise errors for bad counts come from the walk
         with kaitai_errors():
             root = self._ks
-            files = []
-            for b in root.file_info.blocks:
-                if b.is_bookend:
-                    break
-                files.append(FileInfo(
-                    XetHash(b.file_hash), b.flags,
-                    tuple(Term(XetHash(t.xorb_hash), t.flags, t.len_unpacked,
-                               t.chunk_index_start, t.chunk_index_end) for t in b.terms),
-                    tuple(XetHash(v.range_hash)
-                          for v in getattr(b, "verification_entries", None) or ()),
-                    XetHash(b.metadata_ext.sha256) if b.has_metadata_ext else None,
-                    b.reserved, (b.ofs_block - HEADER_SIZE) // RECORD_SIZE, b.ofs_block))
-            xorbs = []
+            files = tuple(FileInfo(
+                XetHash(b.file_hash), b.flags,
+                tuple(Term(XetHash(t.xorb_hash), t.flags, t.len_unpacked,
+                           t.chunk_index_start, t.chunk_index_end) for t in b.terms),
+                tuple(XetHash(v.range_hash)
+                      for v in getattr(b, "verification_entries", None) or ()),
+                XetHash(b.metadata_ext.sha256) if b.has_metadata_ext else None,
+                b.reserved, (b.ofs_block - HEADER_SIZE) // RECORD_SIZE, b.ofs_block)
+                for b in _before_bookend(root.file_info.blocks))
             base = root.ofs_xorb_info
-            for b in root.xorb_info.blocks:
-                if b.is_bookend:
-                    break
-                xorbs.append(XorbInfo(
-                    XetHash(b.xorb_hash), b.flags,
-                    tuple(ChunkEntry(XetHash(c.chunk_hash), c.ofs_unpacked, c.len_unpacked,
-                                     c.flags, c.reserved) for c in b.chunks),
-                    b.len_unpacked, b.len_on_disk, (b.ofs_block - base) // RECORD_SIZE,
-                    b.ofs_block))
-        return tuple(files), tuple(xorbs)
+            xorbs = tuple(XorbInfo(
+                XetHash(b.xorb_hash), b.flags,
+                tuple(ChunkEntry(XetHash(c.chunk_hash), c.ofs_unpacked, c.len_unpacked,
+                                 c.flags, c.reserved) for c in b.chunks),
+                b.len_unpacked, b.len_on_disk, (b.ofs_block - base) // RECORD_SIZE,
+                b.ofs_block)
+                for b in _before_bookend(root.xorb_info.blocks))
+        return files, xorbs
 
     # -- lookup tables ------------------------------------------------------------------------
 
@@ -633,9 +638,7 @@ class MdbShard(Reader):
         if idx is None:
             return self._files_by_hash.get(bytes(raw), default)
         key = _U64.unpack_from(raw)[0]
-        keys, starts = idx.keys, idx.starts
-        b = key >> idx.shift
-        i = bisect_left(keys, key, starts[b], starts[b + 1])
+        keys, i = idx.keys, idx.first(key)
         n, index, mem = idx.n, idx.cols[0], self._all
         if mem is None:
             return self._file_remote(raw, key, i, idx, default)
@@ -675,9 +678,7 @@ class MdbShard(Reader):
         if idx is None:
             return self._xorbs_by_hash.get(bytes(raw), default)
         key = _U64.unpack_from(raw)[0]
-        keys, starts = idx.keys, idx.starts
-        b = key >> idx.shift
-        i, n = bisect_left(keys, key, starts[b], starts[b + 1]), len(keys)
+        keys, i, n = idx.keys, idx.first(key), idx.n
         index, limit = idx.cols[0], self._records_limit
         base0 = self.footer.xorb_info_offset  # type: ignore[union-attr]
         while i < n and keys[i] == key:
@@ -748,9 +749,7 @@ class MdbShard(Reader):
             raw = xh.keyed_chunk_hash(bytes(f.hmac_key), bytes(raw))
         base0, idx = self._chunk_index
         key = _U64.unpack_from(raw)[0]
-        keys, starts = idx.keys, idx.starts
-        b = key >> idx.shift
-        i, n = bisect_left(keys, key, starts[b], starts[b + 1]), len(keys)
+        keys, i, n = idx.keys, idx.first(key), idx.n
         xorbs, chunks, limit, mem = idx.cols[0], idx.cols[1], self._limit, self._all
         if mem is not None:
             rawb = bytes(raw)
