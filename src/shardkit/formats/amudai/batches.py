@@ -154,7 +154,7 @@ class AmudaiBatches:
                               node: AmudaiField, count: int, sizes: list[int],
                               units: dict[int, str], typ: Any) -> Iterator[Any]:
         """Column ``node`` of stripe ``k`` cut in ``sizes``, as Arrow arrays."""
-        from .arrays import _as_type, _dictionary_take
+        from .arrays import _as_type, _binary_array, _dictionary_take, _fixed_array
         from .arrow import NS_TICKS, UNIX_EPOCH_TICKS, pyarrow
 
         pa = pyarrow()
@@ -162,17 +162,27 @@ class AmudaiBatches:
         dtype = _dtype_of(node)
         sfd = self.stripe_field(k, node.schema_id)
         plain = sfd is not None and not sfd.field.HasField("constant_value")
-        if dtype is not None and plain and not (node.type == "Int64"
-                                                and node.extended_type == "KustoTimeSpan"):
-            assert sfd is not None
-            self._check_count(sfd, count, field)
-            bufs = self._buffers(sfd, field)
-            if spb.DATA not in bufs:
-                raise LayoutError(f"{node.type} field without a DATA buffer", field=field)
+        if dtype is not None and not (node.type == "Int64"
+                                      and node.extended_type == "KustoTimeSpan"):
+            if sfd is not None:
+                self._check_count(sfd, count, field)
+            pieces: Iterator[np.ndarray]
+            if plain:
+                assert sfd is not None
+                bufs = self._buffers(sfd, field)
+                if spb.DATA not in bufs:
+                    raise LayoutError(f"{node.type} field without a DATA buffer", field=field)
+                pieces = _cut(self._numeric_pieces(bufs[spb.DATA], dtype, field + "/data"),
+                              sizes, count, bufs[spb.DATA].buffer.range.start, field + "/data")
+            else:  # a stripe constant, or a column the stripe lacks (all null)
+                value = None if sfd is None else self._constant_raw(sfd.field, node, field)
+                if value is None:
+                    for size in sizes:
+                        yield pa.nulls(size, typ)
+                    return
+                pieces = (np.full(size, value, dtype) for size in sizes)
             ns = units.get(node.schema_id) == "ns"
-            for values in _cut(self._numeric_pieces(bufs[spb.DATA], dtype, field + "/data"),
-                               sizes, count, bufs[spb.DATA].buffer.range.start,
-                               field + "/data"):
+            for values in pieces:
                 # a plain ndarray has no nulls (numpy.ma, slow to import, is left alone)
                 plain_values = type(values) is np.ndarray
                 mask = None if plain_values else np.ma.getmaskarray(values)
@@ -201,8 +211,7 @@ class AmudaiBatches:
                 entries, null_id = self.value_dictionary(bufs[spb.VALUE_DICTIONARY],
                                                          field + "/dictionary")
                 fixed = typ.byte_width if pa.types.is_fixed_size_binary(typ) else 0
-                table = _as_type(pa.array(entries, type=pa.binary(fixed) if fixed
-                                          else pa.large_binary()), typ, _is_text(node), field)
+                table = _as_type(_binary_array(entries, fixed), typ, _is_text(node), field)
                 for ids in _cut(self._numeric_pieces(bufs[spb.DATA], np.dtype("<u4"),
                                                      field + "/data"),
                                 sizes, count, bufs[spb.DATA].buffer.range.start,
@@ -339,21 +348,6 @@ class AmudaiBatches:
 
 
 _END = object()
-
-
-def _fixed_array(pa: Any, data: np.ndarray, typ: Any, mask: np.ndarray | None) -> Any:
-    """``pa.array(data, type=typ, mask=mask)``, made from the buffers when ``data`` is
-    already ``typ``'s storage (pyarrow's own path imports numpy.ma, a fixed cost of a scan)."""
-    temporal = pa.types.is_timestamp(typ) or pa.types.is_duration(typ)
-    if not ((temporal and data.dtype == np.int64)
-            or (not temporal and data.dtype.kind in "iuf"
-                and pa.from_numpy_dtype(data.dtype) == typ)):
-        return pa.array(data, type=typ, mask=mask)
-    data = np.ascontiguousarray(data)
-    nulls = None
-    if mask is not None and mask.any():
-        nulls = pa.py_buffer(np.packbits(~mask, bitorder="little"))
-    return pa.Array.from_buffers(typ, len(data), [nulls, pa.py_buffer(data)])
 
 
 def _walk(node: AmudaiField) -> Iterator[AmudaiField]:
