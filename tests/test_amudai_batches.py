@@ -244,13 +244,15 @@ print(sorted({t for t in tried if t.split(".")[0] == "pandas" or t == "pyarrow.c
 def test_arrow_scans_of_flat_columns_import_neither_pandas_nor_compute() -> None:
     """pyarrow's ``pa.array`` asks pandas whether its input is a Series (importing pandas,
     0.4 s, wherever it is installed) and ``take`` needs pyarrow.compute: flat numeric, time,
-    text and dictionary columns, constants and missing columns are made from buffers."""
+    text, boolean and dictionary columns, constants and missing columns are made from
+    buffers."""
     import subprocess
     import sys
 
     pytest.importorskip("pyarrow")
     rust = DATA / "rust"
-    shards = [rust / f"{n}.amudai.shard" for n in ("stripes40", "times", "twolevel20", "fsst")]
+    shards = [rust / f"{n}.amudai.shard" for n in ("stripes40", "times", "twolevel20", "fsst",
+                                                  "inferred", "wide")]
     shards += [DATA / "lz4.amudai.shard", DATA / "reference" / "encodings.amudai.shard"]
     out = subprocess.run([sys.executable, "-c", _IMPORT_WATCH, *map(str, shards)],
                          capture_output=True, text=True, check=True)

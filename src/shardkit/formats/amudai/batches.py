@@ -154,7 +154,7 @@ class AmudaiBatches:
                               node: AmudaiField, count: int, sizes: list[int],
                               units: dict[int, str], typ: Any) -> Iterator[Any]:
         """Column ``node`` of stripe ``k`` cut in ``sizes``, as Arrow arrays."""
-        from .arrays import _as_type, _binary_array, _dictionary_take, _fixed_array
+        from .arrays import _as_type, _binary_array, _bool_array, _dictionary_take, _fixed_array
         from .arrow import NS_TICKS, UNIX_EPOCH_TICKS, pyarrow
 
         pa = pyarrow()
@@ -199,6 +199,23 @@ class AmudaiBatches:
                     rel = data.astype(np.int64) - np.int64(UNIX_EPOCH_TICKS)
                     data = rel * 100 if ns else rel // 10
                 yield _fixed_array(pa, data, typ, mask)
+            return
+        if node.type == "Boolean" and plain and typ == pa.bool_():
+            assert sfd is not None
+            self._check_count(sfd, count, field)
+            bufs = self._buffers(sfd, field)
+            if spb.DATA not in bufs:
+                raise LayoutError("Boolean field without a DATA buffer", field=field)
+            cuts = [_cut(self._bit_pieces(bufs[kind], count, where), sizes, count,
+                         bufs[kind].buffer.range.start, where)
+                    for kind, where in ((spb.DATA, field + "/data"),
+                                        (spb.PRESENCE, field + "/presence")) if kind in bufs]
+            for _ in sizes:
+                bits = next(cuts[0])
+                valid = next(cuts[1]) if len(cuts) > 1 else None
+                yield _bool_array(pa, bits, None if valid is None else ~valid)
+            for cut in cuts:
+                next(cut, None)
             return
         if (dtype is None and plain and node.type in _BYTES_TYPES
                 and node.extended_type != "KustoDecimal"):
@@ -258,6 +275,23 @@ class AmudaiBatches:
             mine: dict[int, str] = dict(units)
             raw = to_arrow_values(node, values, mine)
             yield pa.array(raw, type=typ)
+
+    def _bit_pieces(self: AmudaiShard, buf: spb.EncodedBuffer,  # type: ignore[misc]
+                    count: int, field: str) -> Iterator[tuple[np.ndarray, None]]:
+        """The first ``count`` bits of a bit buffer (Boolean values or a presence buffer) as
+        bool arrays, a run of blocks at a time (bits past ``count`` are padding; fewer is a
+        LayoutError, as :meth:`~.columns.AmudaiColumns._bits` says)."""
+        left, total = count, 0
+        for raw, _ in self._numeric_pieces(buf, np.dtype(np.uint8), field):
+            bits = np.unpackbits(raw, bitorder="little")
+            total += bits.size
+            if left > 0:
+                take = bits[:left].astype(bool)
+                left -= take.size
+                yield take, None
+        if total < count:
+            raise LayoutError(f"bit buffer holds {total} bits for {count} positions",
+                              offset=buf.buffer.range.start, field=field)
 
     def _raw_pieces(self: AmudaiShard, node: AmudaiField,  # type: ignore[misc]
                     bufs: dict[int, Any], field: str
