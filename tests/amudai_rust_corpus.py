@@ -8,7 +8,8 @@ shard's absolute ``file://`` URL into it, so the committed corpus was made in a 
 folder at ``/amudai-rust``, a path that names no machine), then writes
 MANIFEST.json: the commit, and per shard its command, files, records, stripes and the
 encodings of every block (shardkit's block walk). ``--big DIR`` writes the 1.1M-row input of
-the benchmarks and its shard into DIR instead (not committed: 50 MB of CSV).
+the benchmarks and its shard into DIR instead (not committed: 50 MB of CSV); ``--copies K``
+makes that shard of K copies of the input (K stripes; 91 copies: 100M rows).
 
 What each shard is for:
 
@@ -535,16 +536,27 @@ def _paths(s: Any) -> dict[int, str]:
 BIG_ROWS = 1_100_000
 
 
-def write_big(exe: str, folder: Path, rows: int = BIG_ROWS) -> Path:
+def write_big(exe: str, folder: Path, rows: int = BIG_ROWS, copies: int = 1) -> Path:
     """The benchmark's input (``big.csv``, about 50 MB) and its shard, written by
-    ``amudai-cmd ingest --file big.csv --shard-file-organization single big.amudai.shard``."""
+    ``amudai-cmd ingest --file big.csv --shard-file-organization single big.amudai.shard``.
+
+    With ``copies`` > 1 the shard is ``big-x{copies}.amudai.shard``, made of that many copies
+    of the input (``--file big.csv`` repeated; one stripe each): ``rows * copies`` records
+    from one small input file (91 copies of 1.1M rows: 100M rows, 1.7 GB, in about 2 minutes
+    of amudai-cmd)."""
     folder.mkdir(parents=True, exist_ok=True)
-    _csv(folder / "big.csv", big_rows(rows))
-    shard = folder / "big.amudai.shard"
+    csv_path = folder / "big.csv"
+    stamp = folder / f"big.csv.{rows}"
+    if not csv_path.exists() or not stamp.exists():
+        _csv(csv_path, big_rows(rows))
+        for old in folder.glob("big.csv.*"):
+            old.unlink()
+        stamp.touch()
+    shard = folder / ("big.amudai.shard" if copies == 1 else f"big-x{copies}.amudai.shard")
     if shard.exists():
         shard.unlink()
-    run_amudai_cmd(exe, ["ingest", "--file", "big.csv", "--shard-file-organization", "single",
-                         shard.name], folder)
+    run_amudai_cmd(exe, ["ingest", *["--file", "big.csv"] * copies,
+                         "--shard-file-organization", "single", shard.name], folder)
     return shard
 
 
@@ -554,7 +566,8 @@ def main(argv: list[str]) -> None:
         folder = Path(argv[argv.index("--big") + 1])
         if not exe or not shutil.which(exe):
             raise SystemExit("--big needs AMUDAI_CMD naming a built amudai-cmd")
-        print(write_big(exe, folder))
+        copies = int(argv[argv.index("--copies") + 1]) if "--copies" in argv else 1
+        print(write_big(exe, folder, copies=copies))
         return
     write_inputs()
     if "--shards" in argv:

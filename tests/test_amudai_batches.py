@@ -221,3 +221,39 @@ def test_batches_refuse_a_nested_field() -> None:
         nested = next(f"{n.name}.{n.children[0].name}" for n in shard.schema if n.children)
         with pytest.raises(ValueError, match="nested field"):
             next(shard.iter_batches([nested]))
+
+
+_IMPORT_WATCH = r"""
+import sys
+tried = []
+class Watch:
+    def find_spec(self, name, path=None, target=None):
+        tried.append(name)
+        return None
+sys.meta_path.insert(0, Watch())
+import shardkit
+for path in sys.argv[1:]:
+    with shardkit.open(path) as s:
+        table = s.to_arrow()
+        rows = sum(b.num_rows for b in s.iter_batches(batch_size=100, arrow=True))
+        assert rows == table.num_rows > 0, (path, rows)
+print(sorted({t for t in tried if t.split(".")[0] == "pandas" or t == "pyarrow.compute"}))
+"""
+
+
+def test_arrow_scans_of_flat_columns_import_neither_pandas_nor_compute() -> None:
+    """pyarrow's ``pa.array`` asks pandas whether its input is a Series (importing pandas,
+    0.4 s, wherever it is installed) and ``take`` needs pyarrow.compute: flat numeric, time,
+    text, boolean and dictionary columns, constants and missing columns are made from
+    buffers."""
+    import subprocess
+    import sys
+
+    pytest.importorskip("pyarrow")
+    rust = DATA / "rust"
+    shards = [rust / f"{n}.amudai.shard" for n in ("stripes40", "times", "twolevel20", "fsst",
+                                                  "inferred", "wide")]
+    shards += [DATA / "lz4.amudai.shard", DATA / "reference" / "encodings.amudai.shard"]
+    out = subprocess.run([sys.executable, "-c", _IMPORT_WATCH, *map(str, shards)],
+                         capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from shardkit.generated import amudai_shard_pb2 as spb
 
 import shardkit
 from shardkit.errors import LimitExceededError, ShardkitError
@@ -238,3 +239,72 @@ def test_dictionary_gather_equals_take() -> None:
     assert _native.gather(data[:-1], bounds, ids, None) is None
     assert _native.gather(data, bounds, ids, np.zeros(3, np.uint8)) is None
     assert _native.gather(data, bounds[:0], ids, None) is None
+
+
+def _nullable_unsealed(tmp_path: Path, presence: str) -> Path:
+    """Numeric columns with nulls in blocks without checksums (so that changed bytes reach
+    the presence sections and the decoders)."""
+    from shardkit.writers.amudai import field, write_amudai
+
+    rng = random.Random(17)
+    n = 30_000  # a few blocks per column
+    cols = {
+        "i": [None if rng.random() < 0.2 else rng.randrange(-10**12, 10**12) for _ in range(n)],
+        "f": [None if rng.random() < 0.5 else rng.random() * 100 for _ in range(n)],
+        # an all-null first block, then nulls in runs
+        "s": [None if i < 9000 or i % 700 < 300 else i % 7 for i in range(n)],
+        "d": [rng.randrange(1000) for _ in range(n)],  # no nulls: runs mix both kinds
+    }
+    out = tmp_path / f"nullable-{presence}.amudai.shard"
+    write_amudai(out, [field("i", "Int64"), field("f", "Float64"), field("s", "Int32"),
+                       field("d", "Int64")], [cols], block_checksums=False, presence=presence)
+    return out
+
+
+@pytest.mark.parametrize("presence", ["bytes", "roaring"])
+def test_nulls_decode_alike_in_c_and_python(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                            presence: str) -> None:
+    """Presence sections of runs of blocks: the C path (byte-per-value and all-null kinds; it
+    declines roaring) gives the same values, nulls and errors as Python, on the shard and on
+    flipped, zeroed and truncated bytes of its blocks."""
+    path = _nullable_unsealed(tmp_path, presence)
+    calls = {"flags": 0}
+    original = _native.decode_blocks
+
+    def counted(*args: object) -> tuple[object, int, object]:
+        got = original(*args)
+        calls["flags"] += got[2] is not None
+        return got
+
+    monkeypatch.setattr(_native, "decode_blocks", counted)
+    c, py = _both(monkeypatch, path)
+    assert c == py and c[0] == "values"
+    table = c[1][1][-1]
+    assert table.column("i").null_count > 5000 and table.column("s").null_count > 17000
+    assert calls["flags"] > 0  # runs with nulls went through C (all-null blocks in both)
+    raw = path.read_bytes()
+    spans = []  # (offset, size) of every block of the DATA buffers
+    with shardkit.open(path) as s:
+        for node in s.schema:
+            where = f"/stripes/0/fields/{node.name}"
+            buf = s._buffers(s.stripe_field(0, node.schema_id), where)[spb.DATA]
+            spans += [(base, len(block)) for _, block, base in s._blocks(buf, where)]
+    assert len(spans) > 8
+    rng = random.Random(5)
+    kinds = {"values": 0, "error": 0}
+    for j in range(90):
+        data = bytearray(raw)
+        base, size = rng.choice(spans)
+        at = base + (rng.randrange(min(size, 24)) if j % 2 else rng.randrange(size))
+        if j % 3 == 0:
+            data[at] ^= 1 << rng.randrange(8)
+        elif j % 3 == 1:
+            data[at : at + 8] = bytes(8)
+        else:
+            data[at] = rng.choice([0, 1, 2, 3, 255])
+        bad = tmp_path / f"bad{j}.amudai.shard"
+        bad.write_bytes(bytes(data))
+        c, py = _both(monkeypatch, bad)
+        assert c == py, (j, at)
+        kinds[c[0]] += 1
+    assert kinds["values"] > 5 and kinds["error"] > 5, kinds

@@ -448,22 +448,46 @@ static PyObject *decode_numeric(PyObject *self, PyObject *args) {
 }
 
 /* One block's framing (blocks.py, split_block, without the checksum, which the caller has
- * checked): OK and its values section when it has no presence section (no nulls), else
- * FALLBACK. */
-static int values_section(const uint8_t *raw, int64_t size, int embedded_presence,
-                          int has_checksum, Sec *values) {
+ * checked): OK, its values section and its presence section (len 0: none; blocks.py,
+ * decode_presence, reads it), else FALLBACK. */
+static int block_sections(const uint8_t *raw, int64_t size, int embedded_presence,
+                          int has_checksum, Sec *values, Sec *presence) {
     int64_t tail = has_checksum ? 4 : 0;
     if (size < 8 + tail) return FALLBACK;
     int64_t len_presence = le32(raw), len_values = le32(raw + 4), pos = 8;
-    if (embedded_presence && len_presence != 0) return FALLBACK; /* nulls: the Python path */
+    presence->buf = raw;
+    presence->len = 0;
+    if (embedded_presence) {
+        if (len_presence > size - tail - pos) return FALLBACK;
+        presence->buf = raw + pos;
+        presence->len = len_presence;
+        pos = round8(pos + len_presence);
+    }
     if (len_values > size - tail - pos || len_values < 2) return FALLBACK;
     values->buf = raw + pos;
     values->len = len_values;
     return OK;
 }
 
+/* A presence section's valid flags (1 present, 0 null) for n values into valid[0..n)
+ * (blocks.py, decode_presence): kind 1 all null, kind 2 a byte per value; roaring (kind 3)
+ * and anything else: FALLBACK (the Python path reads or refuses it). */
+static int presence_flags(const Sec *p, int64_t n, uint8_t *valid) {
+    if (p->len < 1) return FALLBACK;
+    if (p->buf[0] == 1) {
+        memset(valid, 0, (size_t)n);
+        return OK;
+    }
+    if (p->buf[0] == 2 && p->len - 1 == n) {
+        for (int64_t i = 0; i < n; i++) valid[i] = p->buf[1 + i] != 0;
+        return OK;
+    }
+    return FALLBACK;
+}
+
 /* decode_blocks(blocks, counts, width, kind, embedded_presence, has_checksum): the values of
- * consecutive blocks without nulls, decoded into one buffer until a block is declined. */
+ * consecutive blocks decoded into one buffer until a block is declined, and their valid
+ * flags (a bytearray, or None when no block of the run has a presence section). */
 static PyObject *decode_blocks(PyObject *self, PyObject *args) {
     PyObject *blocks, *counts;
     int w, kind, embedded_presence, has_checksum;
@@ -472,7 +496,7 @@ static PyObject *decode_blocks(PyObject *self, PyObject *args) {
                           &has_checksum))
         return NULL;
     if ((w != 1 && w != 2 && w != 4 && w != 8) || (kind != 'i' && kind != 'u' && kind != 'f'))
-        return Py_BuildValue("(yn)", "", (Py_ssize_t)0);
+        return Py_BuildValue("(ynO)", "", (Py_ssize_t)0, Py_None);
     PyObject *bl = PySequence_Fast(blocks, "blocks must be a sequence");
     if (!bl) return NULL;
     PyObject *cn = PySequence_Fast(counts, "counts must be a sequence");
@@ -505,6 +529,7 @@ static PyObject *decode_blocks(PyObject *self, PyObject *args) {
         Py_DECREF(cn);
         return NULL;
     }
+    PyObject *flags = NULL; /* made at the first block with a presence section */
     uint8_t *dst = (uint8_t *)PyByteArray_AS_STRING(out);
     int64_t at = 0;
     Py_ssize_t done = 0;
@@ -516,10 +541,21 @@ static PyObject *decode_blocks(PyObject *self, PyObject *args) {
             rc = NOMEM;
             break;
         }
-        Sec sec;
-        rc = values_section((const uint8_t *)view.buf, (int64_t)view.len, embedded_presence,
-                            has_checksum, &sec);
+        Sec sec, pres;
+        rc = block_sections((const uint8_t *)view.buf, (int64_t)view.len, embedded_presence,
+                            has_checksum, &sec, &pres);
+        if (rc == OK && pres.len > 0 && !flags) {
+            flags = PyByteArray_FromStringAndSize(NULL, (Py_ssize_t)total);
+            if (!flags) {
+                rc = NOMEM;
+            } else {
+                memset(PyByteArray_AS_STRING(flags), 1, (size_t)at);
+            }
+        }
+        uint8_t *valid = flags ? (uint8_t *)PyByteArray_AS_STRING(flags) + at : NULL;
+        if (rc == OK && pres.len > 0) rc = presence_flags(&pres, c, valid);
         if (rc == OK) rc = dec(&sec, 0, sec.len, c, w, (char)kind, 0, dst + at * w);
+        if (rc == OK && valid && pres.len == 0) memset(valid, 1, (size_t)c);
         PyBuffer_Release(&view);
         if (rc != OK) break;
         at += c;
@@ -528,10 +564,12 @@ static PyObject *decode_blocks(PyObject *self, PyObject *args) {
     Py_DECREF(cn);
     if (rc == NOMEM) {
         Py_DECREF(out);
+        Py_XDECREF(flags);
+        if (!PyErr_Occurred()) PyErr_NoMemory();
         return NULL;
     }
-    PyObject *res = Py_BuildValue("(Nn)", out, done);
-    return res;
+    if (!flags) return Py_BuildValue("(NnO)", out, done, Py_None);
+    return Py_BuildValue("(NnN)", out, done, flags);
 }
 
 /* gather(data, offsets, ids, nulls): the entries ids[i] of a table of byte strings (entry j
@@ -616,8 +654,9 @@ static PyMethodDef module_methods[] = {
      "(the Python path answers)"},
     {"decode_blocks", decode_blocks, METH_VARARGS,
      "decode_blocks(blocks, counts, width, kind, embedded_presence, has_checksum) -> "
-     "(bytearray, done): the values of the first `done` blocks (checksums checked by the "
-     "caller; a block with nulls or anything unusual stops the run)"},
+     "(bytearray, done, valid): the values of the first `done` blocks (checksums checked by "
+     "the caller; roaring presence or anything unusual stops the run) and their valid flags "
+     "(a byte each, or None when no block has a presence section)"},
     {"gather", gather, METH_VARARGS,
      "gather(data, offsets, ids, nulls) -> (bytes, bytearray of int64 offsets), or None: "
      "dictionary entries expanded (nulls: a byte per id, non-zero for an empty slot, or None)"},

@@ -184,7 +184,7 @@ class AmudaiBatches:
         values: np.ndarray | list[Any]  # arrays (fixed-width path) or Python values
         data: np.ndarray | bytes  # numbers, or the bytes of binary values
         raw: np.ndarray | list[Any]  # dictionary ids, or values for pyarrow
-        from .arrays import _as_type, _dictionary_take
+        from .arrays import _as_type, _binary_array, _bool_array, _dictionary_take, _fixed_array
         from .arrow import NS_TICKS, UNIX_EPOCH_TICKS, pyarrow
 
         pa = pyarrow()
@@ -192,17 +192,27 @@ class AmudaiBatches:
         dtype = _dtype_of(node)
         sfd = self.stripe_field(k, node.schema_id)
         plain = sfd is not None and not sfd.field.HasField("constant_value")
-        if dtype is not None and plain and not (node.type == "Int64"
-                                                and node.extended_type == "KustoTimeSpan"):
-            assert sfd is not None
-            self._check_count(sfd, count, field)
-            bufs = self._buffers(sfd, field)
-            if spb.DATA not in bufs:
-                raise LayoutError(f"{node.type} field without a DATA buffer", field=field)
+        if dtype is not None and not (node.type == "Int64"
+                                      and node.extended_type == "KustoTimeSpan"):
+            if sfd is not None:
+                self._check_count(sfd, count, field)
+            pieces: Iterator[np.ndarray]
+            if plain:
+                assert sfd is not None
+                bufs = self._buffers(sfd, field)
+                if spb.DATA not in bufs:
+                    raise LayoutError(f"{node.type} field without a DATA buffer", field=field)
+                pieces = _cut(self._numeric_pieces(bufs[spb.DATA], dtype, field + "/data"),
+                              sizes, count, bufs[spb.DATA].buffer.range.start, field + "/data")
+            else:  # a stripe constant, or a column the stripe lacks (all null)
+                value = None if sfd is None else self._constant_raw(sfd.field, node, field)
+                if value is None:
+                    for size in sizes:
+                        yield pa.nulls(size, typ)
+                    return
+                pieces = (np.full(size, value, dtype) for size in sizes)
             ns = units.get(node.schema_id) == "ns"
-            for values in _cut(self._numeric_pieces(bufs[spb.DATA], dtype, field + "/data"),
-                               sizes, count, bufs[spb.DATA].buffer.range.start,
-                               field + "/data"):
+            for values in pieces:
                 # a plain ndarray has no nulls (numpy.ma, slow to import, is left alone)
                 plain_values = type(values) is np.ndarray
                 mask = None if plain_values else np.ma.getmaskarray(values)
@@ -220,6 +230,23 @@ class AmudaiBatches:
                     data = rel * 100 if ns else rel // 10
                 yield _fixed_array(pa, data, typ, mask)
             return
+        if node.type == "Boolean" and plain and typ == pa.bool_():
+            assert sfd is not None
+            self._check_count(sfd, count, field)
+            bufs = self._buffers(sfd, field)
+            if spb.DATA not in bufs:
+                raise LayoutError("Boolean field without a DATA buffer", field=field)
+            cuts = [_cut(self._bit_pieces(bufs[kind], count, where), sizes, count,
+                         bufs[kind].buffer.range.start, where)
+                    for kind, where in ((spb.DATA, field + "/data"),
+                                        (spb.PRESENCE, field + "/presence")) if kind in bufs]
+            for _ in sizes:
+                bits = next(cuts[0])
+                valid = next(cuts[1]) if len(cuts) > 1 else None
+                yield _bool_array(pa, bits, None if valid is None else ~valid)
+            for cut in cuts:
+                next(cut, None)
+            return
         if (dtype is None and plain and node.type in _BYTES_TYPES
                 and node.extended_type != "KustoDecimal"):
             assert sfd is not None
@@ -231,8 +258,7 @@ class AmudaiBatches:
                 entries, null_id = self.value_dictionary(bufs[spb.VALUE_DICTIONARY],
                                                          field + "/dictionary")
                 fixed = typ.byte_width if pa.types.is_fixed_size_binary(typ) else 0
-                table = _as_type(pa.array(entries, type=pa.binary(fixed) if fixed
-                                          else pa.large_binary()), typ, _is_text(node), field)
+                table = _as_type(_binary_array(entries, fixed), typ, _is_text(node), field)
                 for ids in _cut(self._numeric_pieces(bufs[spb.DATA], np.dtype("<u4"),
                                                      field + "/data"),
                                 sizes, count, bufs[spb.DATA].buffer.range.start,
@@ -279,6 +305,23 @@ class AmudaiBatches:
             mine: dict[int, str] = dict(units)
             raw = to_arrow_values(node, values, mine)
             yield pa.array(raw, type=typ)
+
+    def _bit_pieces(self, buf: spb.EncodedBuffer,
+                    count: int, field: str) -> Iterator[tuple[np.ndarray, None]]:
+        """The first ``count`` bits of a bit buffer (Boolean values or a presence buffer) as
+        bool arrays, a run of blocks at a time (bits past ``count`` are padding; fewer is a
+        LayoutError, as :meth:`~.columns.AmudaiColumns._bits` says)."""
+        left, total = count, 0
+        for raw, _ in self._numeric_pieces(buf, np.dtype(np.uint8), field):
+            bits = np.unpackbits(raw, bitorder="little")
+            total += bits.size
+            if left > 0:
+                take = bits[:left].astype(bool)
+                left -= take.size
+                yield take, None
+        if total < count:
+            raise LayoutError(f"bit buffer holds {total} bits for {count} positions",
+                              offset=buf.buffer.range.start, field=field)
 
     def _raw_pieces(self, node: AmudaiField,
                     bufs: dict[int, Any], field: str
@@ -369,21 +412,6 @@ class AmudaiBatches:
 
 
 _END = object()
-
-
-def _fixed_array(pa: Any, data: np.ndarray, typ: Any, mask: np.ndarray | None) -> Any:
-    """``pa.array(data, type=typ, mask=mask)``, made from the buffers when ``data`` is
-    already ``typ``'s storage (pyarrow's own path imports numpy.ma, a fixed cost of a scan)."""
-    temporal = pa.types.is_timestamp(typ) or pa.types.is_duration(typ)
-    if not ((temporal and data.dtype == np.int64)
-            or (not temporal and data.dtype.kind in "iuf"
-                and pa.from_numpy_dtype(data.dtype) == typ)):
-        return pa.array(data, type=typ, mask=mask)
-    data = np.ascontiguousarray(data)
-    nulls = None
-    if mask is not None and mask.any():
-        nulls = pa.py_buffer(np.packbits(~mask, bitorder="little"))
-    return pa.Array.from_buffers(typ, len(data), [nulls, pa.py_buffer(data)])
 
 
 def _walk(node: AmudaiField) -> Iterator[AmudaiField]:

@@ -256,7 +256,7 @@ def _decompress(code: int, data: memoryview, expected: int, *, base: int, field:
             if size != expected:
                 raise LayoutError(f"LZ4 block claims {size} bytes, the block holds {expected}",
                                   offset=base, field=field)
-            out = lz4.block.decompress(bytes(data[4:]), uncompressed_size=size)
+            out = lz4.block.decompress(data[4:], uncompressed_size=size)  # no copy
         else:
             import zstandard
 
@@ -264,7 +264,7 @@ def _decompress(code: int, data: memoryview, expected: int, *, base: int, field:
             if declared > expected:  # known and too big: refused before it is allocated
                 raise LayoutError(f"Zstd frame declares {declared} bytes, the block holds "
                                   f"{expected}", offset=base, field=field)
-            out = zstandard.ZstdDecompressor().decompress(bytes(data), max_output_size=expected)
+            out = zstandard.ZstdDecompressor().decompress(data, max_output_size=expected)
     except ImportError as exc:
         raise UnsupportedVersionError(
             f"{name} blocks need the Python package {exc.name!r} (pip install {exc.name})",

@@ -257,9 +257,10 @@ class AmudaiColumns:
         """The values of a fixed-width block stream in pieces (one block, or a run of blocks),
         each with its valid mask (None: no nulls), decoded as reached.
 
-        With the C accelerator, consecutive blocks without nulls are decoded together, about
-        :data:`RUN_VALUES` values per call, once their checksums are checked; a block with
-        nulls, a bad checksum or anything the C decoder declines takes the Python path
+        With the C accelerator, consecutive blocks are decoded together, about
+        :data:`RUN_VALUES` values per call, once their checksums are checked, with their
+        presence sections (nulls: all-null and byte-per-value kinds); a roaring presence, a bad
+        checksum or anything the C decoder declines takes the Python path
         (:meth:`_numeric_block`), which raises the precise error.
         """
         native = _blocks_mod._native
@@ -280,7 +281,7 @@ class AmudaiColumns:
     def _numeric_run(self, native: Any, buf: spb.EncodedBuffer, dtype: np.dtype, field: str,
                      run: list[tuple[int, int, memoryview, int]]
                      ) -> Iterator[tuple[np.ndarray, np.ndarray | None]]:
-        """The pieces of a run of blocks: C for stretches without nulls, else Python."""
+        """The pieces of a run of blocks: C for stretches it decodes, else Python."""
         if buf.block_checksums:
             sound = [len(raw) >= 4 and checksum(raw[:-4]) == _U32.unpack_from(raw, len(raw)
                                                                               - 4)[0]
@@ -293,15 +294,17 @@ class AmudaiColumns:
             while stop < len(run) and sound[stop]:
                 stop += 1
             if stop > k:
-                got, done = native.decode_blocks([r[2] for r in run[k:stop]],
-                                                 [r[1] for r in run[k:stop]], dtype.itemsize,
-                                                 dtype.kind, buf.embedded_presence,
-                                                 buf.block_checksums)
+                got, done, flags = native.decode_blocks([r[2] for r in run[k:stop]],
+                                                        [r[1] for r in run[k:stop]],
+                                                        dtype.itemsize, dtype.kind,
+                                                        buf.embedded_presence,
+                                                        buf.block_checksums)
                 count = sum(r[1] for r in run[k : k + done])
                 if count:
-                    yield np.frombuffer(got, dtype, count), None
+                    yield (np.frombuffer(got, dtype, count),
+                           None if flags is None else np.frombuffer(flags, bool, count))
                 k += done
-            if k < len(run):  # nulls, a bad checksum, or a block C declines: Python
+            if k < len(run):  # a bad checksum, roaring presence, or a block C declines
                 i, n, raw, base = run[k]
                 yield self._numeric_block(buf, dtype, field, i, n, raw, base)
                 k += 1
