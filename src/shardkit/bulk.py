@@ -193,51 +193,68 @@ def _expand_dataset(where: _Where, fmt: str | None) -> list[Target]:
 def _expand_one(item: str, fmt: str | None, spec: Mapping[str, Any] | None,
                 storage_options: Mapping[str, Any]) -> list[Target]:
     if _has_glob(item) and not (not _is_url(item) and os.path.exists(item)):
-        if _is_url(item):
-            import fsspec
-
-            fs, path = fsspec.core.url_to_fs(item, **dict(storage_options))
-            hits = fs.glob(path, detail=True)
-            files = [p for p, d in hits.items() if d.get("type") != "directory"]
-            # filesystems that keep the scheme in their paths (http) need no unstripping
-            names = sorted(p if "://" in p else fs.unstrip_protocol(p) for p in files)
-        else:
-            names = sorted(_glob.glob(item, recursive=True))
-        found: list[Target] = []
-        for name in names:
-            if _is_url(name) or not os.path.isdir(name):
-                found.append(Target(name, spec=spec, format=fmt))
-            elif fmt in (None, "neuroglancer") and spec is None:  # dataset folders expand
-                where = _Where(name, storage_options)
-                if where.has_info():
-                    found += _expand_one(name, fmt, spec, storage_options)
-        if not found:
-            return [Target(item, error=_error("NoMatch", f"{item}: no file matches"))]
-        return found
+        return _expand_glob(item, fmt, spec, storage_options)
     if fmt in (None, "neuroglancer") and spec is None:
-        looks_like_file = not _is_url(item) and os.path.isfile(item)
-        if _is_url(item):  # ask for an info file only where a folder is plausible
-            last = item.rstrip("/").rsplit("/", 1)[-1]
-            looks_like_file = "." in last and not item.endswith("/")
-        if not looks_like_file:
-            where = _Where(item, storage_options)
-            if where.has_info():
-                try:
-                    if _is_annotation_layer(where):  # one target: its checks span indexes
-                        return [Target(item, format=LAYER_FORMAT)]
-                    found = _expand_dataset(where, fmt)
-                except (OSError, ValueError) as exc:
-                    return [Target(item, error=_error(
-                        type(exc).__name__, f"{item}: cannot expand the dataset: {exc}"))]
-                if not found:
-                    return [Target(item, error=_error(
-                        "NoMatch", f"{item}: the dataset has no sharded scale with .shard files"))]
-                return found
-            if not _is_url(item) and os.path.isdir(item):
-                return [Target(item, error=_error(
-                    "IsADirectoryError", f"{item}: a folder without an info file (give a glob "
-                    f"such as {item.rstrip('/')}/*)"))]
+        found = _expand_folder(item, fmt, storage_options)
+        if found is not None:
+            return found
     return [Target(item, spec=spec, format=fmt)]
+
+
+def _expand_glob(item: str, fmt: str | None, spec: Mapping[str, Any] | None,
+                 storage_options: Mapping[str, Any]) -> list[Target]:
+    """The files (and dataset folders) a path or URL glob matches."""
+    if _is_url(item):
+        import fsspec
+
+        fs, path = fsspec.core.url_to_fs(item, **dict(storage_options))
+        hits = fs.glob(path, detail=True)
+        files = [p for p, d in hits.items() if d.get("type") != "directory"]
+        # filesystems that keep the scheme in their paths (http) need no unstripping
+        names = sorted(p if "://" in p else fs.unstrip_protocol(p) for p in files)
+    else:
+        names = sorted(_glob.glob(item, recursive=True))
+    found: list[Target] = []
+    for name in names:
+        if _is_url(name) or not os.path.isdir(name):
+            found.append(Target(name, spec=spec, format=fmt))
+        elif fmt in (None, "neuroglancer") and spec is None:  # dataset folders expand
+            where = _Where(name, storage_options)
+            if where.has_info():
+                found += _expand_one(name, fmt, spec, storage_options)
+    if not found:
+        return [Target(item, error=_error("NoMatch", f"{item}: no file matches"))]
+    return found
+
+
+def _expand_folder(item: str, fmt: str | None,
+                   storage_options: Mapping[str, Any]) -> list[Target] | None:
+    """The targets of a Neuroglancer dataset or annotation layer (a folder or URL with an
+    info file), an error target for a local folder without one; None for anything else."""
+    looks_like_file = not _is_url(item) and os.path.isfile(item)
+    if _is_url(item):  # ask for an info file only where a folder is plausible
+        last = item.rstrip("/").rsplit("/", 1)[-1]
+        looks_like_file = "." in last and not item.endswith("/")
+    if looks_like_file:
+        return None
+    where = _Where(item, storage_options)
+    if where.has_info():
+        try:
+            if _is_annotation_layer(where):  # one target: its checks span indexes
+                return [Target(item, format=LAYER_FORMAT)]
+            found = _expand_dataset(where, fmt)
+        except (OSError, ValueError) as exc:
+            return [Target(item, error=_error(
+                type(exc).__name__, f"{item}: cannot expand the dataset: {exc}"))]
+        if not found:
+            return [Target(item, error=_error(
+                "NoMatch", f"{item}: the dataset has no sharded scale with .shard files"))]
+        return found
+    if not _is_url(item) and os.path.isdir(item):
+        return [Target(item, error=_error(
+            "IsADirectoryError", f"{item}: a folder without an info file (give a glob "
+            f"such as {item.rstrip('/')}/*)"))]
+    return None
 
 
 def expand_targets(items: Iterable[str | Target], *, format: str | None = None,
@@ -591,72 +608,98 @@ def _limit(w: _Worker, timeout: float) -> float:
 def _run_local(jobs: list[tuple[int, Target]], task: Any, options: Mapping[str, Any],
                workers: int, timeout: float | None, retries: int,
                emit: Callable[[int, dict[str, Any]], None]) -> None:
-    from multiprocessing.connection import wait as wait_ready
+    local = _LocalPool(jobs, task, options, workers, timeout, retries, emit)
+    try:
+        while local.pending or any(w.jobs for w in local.pool):
+            local.feed()
+            local.step()
+    finally:
+        for w in local.pool:
+            w.stop(kill=bool(w.jobs))
 
-    pending: deque[tuple[int, Target, int]] = deque((i, t, 0) for i, t in jobs)
-    pool = [_Worker(task, options) for _ in range(max(1, min(workers, len(pending))))]
 
-    def lost(w: _Worker, kill: bool) -> int | None:
+class _LocalPool:
+    """The local workers of one run and the shards not yet sent to them."""
+
+    def __init__(self, jobs: list[tuple[int, Target]], task: Any, options: Mapping[str, Any],
+                 workers: int, timeout: float | None, retries: int,
+                 emit: Callable[[int, dict[str, Any]], None]) -> None:
+        self.task, self.options = task, options
+        self.timeout, self.retries, self.emit = timeout, retries, emit
+        self.pending: deque[tuple[int, Target, int]] = deque((i, t, 0) for i, t in jobs)
+        self.pool = [_Worker(task, options)
+                     for _ in range(max(1, min(workers, len(self.pending))))]
+
+    def lost(self, w: _Worker, kill: bool) -> int | None:
         """Replace a dead (or hopeless) worker; the exit code of the old one. The shards sent
         to it after the one it was reading go back to the front of the queue."""
         code = w.stop(kill=kill)
         w.jobs.popleft()
-        pending.extendleft(reversed(w.jobs))
+        self.pending.extendleft(reversed(w.jobs))
         w.jobs.clear()
-        pool[pool.index(w)] = _Worker(task, options)
+        self.pool[self.pool.index(w)] = _Worker(self.task, self.options)
         return code
 
-    def died(w: _Worker) -> None:
+    def died(self, w: _Worker) -> None:
         """The worker died reading its first shard: try it again, or report it."""
         index, target, attempt = w.jobs[0]
-        code = lost(w, kill=True)
-        if attempt < retries:
-            pending.appendleft((index, target, attempt + 1))
+        code = self.lost(w, kill=True)
+        if attempt < self.retries:
+            self.pending.appendleft((index, target, attempt + 1))
         else:
-            emit(index, _crash_result(
+            self.emit(index, _crash_result(
                 target, f"the worker process died ({_exit_text(code)}) while reading this "
                         f"shard, {attempt + 1} time(s)"))
 
-    try:
-        while pending or any(w.jobs for w in pool):
-            # shards wait in a worker's pipe only while there are more than workers: at the
-            # end each goes to a worker that is free, none waits behind another's last shard
-            depth = _DEPTH if len(pending) > len(pool) else 1
-            for w in list(pool):
-                while len(w.jobs) < depth and pending:
-                    try:
-                        w.send(pending.popleft())
-                    except (OSError, ValueError):  # it is gone (or never started)
-                        died(w)
-                        break
-            busy = [w for w in pool if w.jobs]
-            wait_for = 1.0
-            if timeout:
-                now = time.monotonic()
-                wait_for = max(0.0, min([wait_for] + [w.started + _limit(w, timeout) - now
-                                                      for w in busy]))
-            ready = set(wait_ready([w.conn for w in busy], wait_for))
-            for w in busy:
-                if w.conn in ready:
-                    try:
-                        while w.jobs:  # every answer already there
-                            got_index, result = w.conn.recv()
-                            if got_index == _READY:
-                                w.ready, w.started = True, time.monotonic()
-                            else:
-                                w.done()
-                                emit(got_index, result)
-                            if not w.conn.poll():
-                                break
-                    except (EOFError, OSError):  # end of file: the worker died
-                        died(w)
-                elif timeout and time.monotonic() - w.started >= _limit(w, timeout):
-                    index, target, _ = w.jobs[0]
-                    lost(w, kill=True)
-                    emit(index, _timeout_result(target, timeout))
-    finally:
-        for w in pool:
-            w.stop(kill=bool(w.jobs))
+    def feed(self) -> None:
+        """Send each worker shards up to its depth."""
+        pending, pool = self.pending, self.pool
+        # shards wait in a worker's pipe only while there are more than workers: at the
+        # end each goes to a worker that is free, none waits behind another's last shard
+        depth = _DEPTH if len(pending) > len(pool) else 1
+        for w in list(pool):
+            while len(w.jobs) < depth and pending:
+                try:
+                    w.send(pending.popleft())
+                except (OSError, ValueError):  # it is gone (or never started)
+                    self.died(w)
+                    break
+
+    def step(self) -> None:
+        """Wait for answers (at most a second, or until the next shard's time is up); take
+        them, and replace the workers that died or ran out of time."""
+        from multiprocessing.connection import wait as wait_ready
+
+        timeout = self.timeout
+        busy = [w for w in self.pool if w.jobs]
+        wait_for = 1.0
+        if timeout:
+            now = time.monotonic()
+            wait_for = max(0.0, min([wait_for] + [w.started + _limit(w, timeout) - now
+                                                  for w in busy]))
+        ready = set(wait_ready([w.conn for w in busy], wait_for))
+        for w in busy:
+            if w.conn in ready:
+                self.answers(w)
+            elif timeout and time.monotonic() - w.started >= _limit(w, timeout):
+                index, target, _ = w.jobs[0]
+                self.lost(w, kill=True)
+                self.emit(index, _timeout_result(target, timeout))
+
+    def answers(self, w: _Worker) -> None:
+        """Every answer of ``w`` already there."""
+        try:
+            while w.jobs:
+                got_index, result = w.conn.recv()
+                if got_index == _READY:
+                    w.ready, w.started = True, time.monotonic()
+                else:
+                    w.done()
+                    self.emit(got_index, result)
+                if not w.conn.poll():
+                    break
+        except (EOFError, OSError):  # end of file: the worker died
+            self.died(w)
 
 
 # -- Dask --------------------------------------------------------------------------------------
@@ -924,6 +967,38 @@ def run(targets: Iterable[str | Target], task: str | Callable[[Any], Mapping[str
     so = dict(storage_options or {})
     items = expand_targets(targets, format=format, spec=spec, storage_options=so)
     summary = BulkSummary(targets=len(items))
+    carried, todo = _carry_over(items, resume, summary, keep_results)
+    out = _open_report(report if report is not None else resume, carried)
+    bar = _progress_bar(len(items), sys.stderr.isatty() if progress is None else progress,
+                        sys.stderr)
+    bar.update(len(carried))
+    emit = _Emitter(summary, keep_results, out, on_result, bar)
+    options = {"content_hash": content_hash, "name_check": name_check, "strict": strict,
+               "storage_options": so, "io_options": io}
+    # errors found while expanding need no worker
+    ready = [(i, t) for i, t in todo if t.error is not None]
+    todo, sizes = _largest_first([(i, t) for i, t in todo if t.error is None])
+    try:
+        for i, t in ready:
+            emit(i, run_one(t, task, options))
+        todo = _run_engine(summary, todo, sizes, task, options, jobs=jobs, client=client,
+                           timeout=timeout, retries=retries, emit=emit)
+    finally:
+        bar.close()
+        if out is not None:
+            out.close()
+    missing = [t for i, t in todo if i not in emit.reported]
+    if missing:  # cannot happen by construction; refuse to return a short report silently
+        raise RuntimeError(f"{len(missing)} target(s) got no result, e.g. {missing[0].name}")
+    summary.seconds = time.perf_counter() - t0
+    return summary
+
+
+def _carry_over(items: list[Target], resume: str | os.PathLike[str] | None,
+                summary: BulkSummary, keep_results: bool
+                ) -> tuple[list[dict[str, Any]], list[tuple[int, Target]]]:
+    """The results of an earlier report that called a target sound (counted in ``summary``),
+    and the targets left to run (with their places in ``items``)."""
     previous = load_report(resume) if resume is not None else {}
     carried = [previous[t.name] for t in items
                if previous.get(t.name, {}).get("status") == "sound"]
@@ -935,65 +1010,65 @@ def run(targets: Iterable[str | Target], task: str | Callable[[Any], Mapping[str
         if keep_results:
             summary.results.append(rec)
     summary.bytes_read = 0  # bytes of this run only
+    return carried, todo
 
-    out = None
+
+def _open_report(report: str | os.PathLike[str] | None,
+                 carried: list[dict[str, Any]]) -> TextIO | None:
+    """The report, rewritten with the carried-over results and open to append to."""
     if report is None:
-        report = resume
-    if report is not None:
-        path = Path(report)
-        _write_atomic(path, (json.dumps(r) + "\n" for r in carried))
-        out = open(path, "a", encoding="utf-8")  # noqa: SIM115 - closed in finally
-    bar = _progress_bar(len(items), sys.stderr.isatty() if progress is None else progress,
-                        sys.stderr)
-    bar.update(len(carried))
-    reported: set[int] = set()
+        return None
+    path = Path(report)
+    _write_atomic(path, (json.dumps(r) + "\n" for r in carried))
+    return open(path, "a", encoding="utf-8")  # closed by run
 
-    def emit(index: int, result: dict[str, Any]) -> None:
-        if index in reported:  # never twice, whatever an engine does
+
+class _Emitter:
+    """``emit(index, result)``: each result counted, kept, written and shown once."""
+
+    def __init__(self, summary: BulkSummary, keep_results: bool, out: TextIO | None,
+                 on_result: Callable[[dict[str, Any]], None] | None, bar: Any) -> None:
+        self.summary, self.keep_results, self.out = summary, keep_results, out
+        self.on_result, self.bar = on_result, bar
+        self.reported: set[int] = set()
+
+    def __call__(self, index: int, result: dict[str, Any]) -> None:
+        if index in self.reported:  # never twice, whatever an engine does
             return
-        reported.add(index)
+        self.reported.add(index)
+        summary = self.summary
         summary.add(result)
-        if keep_results:
+        if self.keep_results:
             summary.results.append(result)
-        if out is not None:
-            out.write(json.dumps(result) + "\n")
-            out.flush()
-        if on_result is not None:
-            on_result(result)
-        bar.set_postfix(sound=summary.sound, unsound=summary.unsound,
-                        unreadable=summary.unreadable, refresh=False)
-        bar.update(1)
+        if self.out is not None:
+            self.out.write(json.dumps(result) + "\n")
+            self.out.flush()
+        if self.on_result is not None:
+            self.on_result(result)
+        self.bar.set_postfix(sound=summary.sound, unsound=summary.unsound,
+                             unreadable=summary.unreadable, refresh=False)
+        self.bar.update(1)
 
-    options = {"content_hash": content_hash, "name_check": name_check, "strict": strict,
-               "storage_options": so, "io_options": io}
-    # errors found while expanding need no worker
-    ready = [(i, t) for i, t in todo if t.error is not None]
-    todo, sizes = _largest_first([(i, t) for i, t in todo if t.error is None])
-    try:
-        for i, t in ready:
-            emit(i, run_one(t, task, options))
-        if client is not None:
-            summary.engine = f"dask:{getattr(client.scheduler, 'address', client)}"
-            # workers may run elsewhere: give them absolute paths for local files
-            todo = [(i, t if _is_url(t.name) or os.path.isabs(t.name) else
-                     Target(t.name, t.spec, t.format, os.path.abspath(t.name)))
-                    for i, t in todo]
-            _run_dask(client, todo, task, options, timeout, emit, sizes=sizes)
-        elif todo:
-            n = jobs or default_jobs()
-            summary.engine = f"local:{n}"
-            _run_local(todo, task, options, n, timeout, retries, emit)
-        else:
-            summary.engine = f"local:{jobs or default_jobs()}"
-    finally:
-        bar.close()
-        if out is not None:
-            out.close()
-    missing = [t for i, t in todo if i not in reported]
-    if missing:  # cannot happen by construction; refuse to return a short report silently
-        raise RuntimeError(f"{len(missing)} target(s) got no result, e.g. {missing[0].name}")
-    summary.seconds = time.perf_counter() - t0
-    return summary
+
+def _run_engine(summary: BulkSummary, todo: list[tuple[int, Target]], sizes: Mapping[int, int],
+                task: Any, options: Mapping[str, Any], *, jobs: int | None, client: Any,
+                timeout: float | None, retries: int,
+                emit: Callable[[int, dict[str, Any]], None]) -> list[tuple[int, Target]]:
+    """Run ``todo`` on Dask (``client``) or local workers; the jobs as given to the engine."""
+    if client is not None:
+        summary.engine = f"dask:{getattr(client.scheduler, 'address', client)}"
+        # workers may run elsewhere: give them absolute paths for local files
+        todo = [(i, t if _is_url(t.name) or os.path.isabs(t.name) else
+                 Target(t.name, t.spec, t.format, os.path.abspath(t.name)))
+                for i, t in todo]
+        _run_dask(client, todo, task, options, timeout, emit, sizes=sizes)
+    elif todo:
+        n = jobs or default_jobs()
+        summary.engine = f"local:{n}"
+        _run_local(todo, task, options, n, timeout, retries, emit)
+    else:
+        summary.engine = f"local:{jobs or default_jobs()}"
+    return todo
 
 
 def connect(address: str, jobs: int | None = None) -> tuple[Any, Callable[[], None]]:
