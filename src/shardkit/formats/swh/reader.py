@@ -222,6 +222,24 @@ class _Blocks:
             self._spare.clear()
 
 
+def _normalized_keys(given: list[Any], default: Any
+                     ) -> tuple[list[bytes], list[int], list[Any]]:
+    """``get_many`` keys of any form: the normalized keys, their positions in ``given``, and
+    the output list (``default`` everywhere). A malformed key raises unless ``default`` is
+    given (then it is left out)."""
+    norm: list[bytes | None] = []
+    for k in given:
+        try:
+            norm.append(normalize_key(k))
+        except InvalidKeyError:
+            if default is _MISSING:
+                raise
+            norm.append(None)
+    wanted = [k for k in norm if k is not None]
+    good = [i for i, k in enumerate(norm) if k is not None]
+    return wanted, good, [default] * len(norm)
+
+
 class SwhShard(Reader):
     """A Software Heritage read shard.
 
@@ -834,37 +852,22 @@ class SwhShard(Reader):
         which case those keys give ``default``.
         """
         given = list(keys)
-        rows: np.ndarray | None = None
         wanted: list[bytes]
         good: Sequence[int]
         if given and set(map(type, given)) == {bytes} and set(map(len, given)) == {KEY_LEN}:
             # the common case, without a Python step per key
             wanted = cast("list[bytes]", given)
             good = range(len(given))
-            rows = np.frombuffer(b"".join(wanted), np.uint8).reshape(-1, KEY_LEN)
             out: list[Any] = [default] * len(given)
+            given_rows = True
         else:
-            norm: list[bytes | None] = []
-            for k in given:
-                try:
-                    norm.append(normalize_key(k))
-                except InvalidKeyError:
-                    if default is _MISSING:
-                        raise
-                    norm.append(None)
-            wanted = [k for k in norm if k is not None]
-            good = [i for i, k in enumerate(norm) if k is not None]
-            out = [default] * len(norm)
+            wanted, good, out = _normalized_keys(given, default)
             if not good:
                 return out
-        if rows is None:
-            rows = np.frombuffer(b"".join(wanted), np.uint8).reshape(-1, KEY_LEN)
             given_rows = False
-        else:
-            given_rows = True
+        rows = np.frombuffer(b"".join(wanted), np.uint8).reshape(-1, KEY_LEN)
         slots = self._slots(rows)
-        mem = self._mem
-        if mem is None:
+        if self._mem is None:
             for i, key, slot in zip(good, wanted, slots.tolist(), strict=True):
                 try:
                     out[i] = self._read_object(self._resolve(key, slot), slot)
@@ -872,7 +875,14 @@ class SwhShard(Reader):
                     if default is _MISSING:
                         raise
             return out
-        # Vectorised: gather the index entries, compare keys, bound-check, read the sizes.
+        return self._get_many_mapped(self._mem, rows, slots, given_rows, good, wanted, out,
+                                     default)
+
+    def _get_many_mapped(self, mem: Any, rows: np.ndarray, slots: np.ndarray, given_rows: bool,
+                         good: Sequence[int], wanted: list[bytes], out: list[Any],
+                         default: Any) -> list[Any]:
+        """``get_many`` over a mapped file. Vectorised: gather the index entries, compare
+        keys, bound-check, read the sizes."""
         index = np.frombuffer(mem, _model.INDEX_DTYPE, count=self.num_slots, offset=self._index_pos)
         ent = index[slots]
         want = rows.view("V32").ravel()

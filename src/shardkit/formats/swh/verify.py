@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -283,15 +284,36 @@ def check(shard: SwhShard, src: Any, hasher: str | None,
     """
     problems: list[Problem] = []
     add = problems.append
+    _check_padding(shard, src, add)
+    chd = _checked_function(shard, add)
+    if chd is None:
+        return problems
+    _check_preallocated(shard, src, add)
+    # one pass over the index, 64k slots at a time: counts, holes' keys, every live key's
+    # slot, and a histogram of the objects' offsets (to cut the objects pass into windows)
+    scan_src = src if src is not shard.source else None
+    chunks = _ChunkReader(src, shard.header.index_position)
+    tally = _scan_index(shard, chunks, scan_src, chd, hasher is not None, add)
+    _check_counts(shard, tally, add)
+    objects = _ObjectsPass(shard, src, chunks, hasher, progress, add, tally.live_n)
+    objects.run(shard, scan_src, tally)
+    _check_gaps(shard, tally, objects, add)
+    return problems
+
+
+def _check_padding(shard: SwhShard, src: Any, add: Callable[[Problem], None]) -> None:
+    """The reserved header bytes and the padding before the objects section are zeros."""
     h = shard.header
     for name, lo, hi in (("/reserved", 9, 32), ("/header_padding", HEADER_END,
                                                  h.objects_position)):
         first = first_nonzero(src.read_range, lo, hi)
         if first is not None:
             add(Problem("padding", "reserved header bytes are not zero", first, name))
-    chd = _checked_function(shard, add)
-    if chd is None:
-        return problems
+
+
+def _check_preallocated(shard: SwhShard, src: Any, add: Callable[[Problem], None]) -> None:
+    """Only zeros follow a hash function dump shorter than the rest of the file."""
+    h = shard.header
     hf_len = shard.source.size - h.hash_position
     dump_size = shard.layout.dump_size
     if dump_size < hf_len:
@@ -304,55 +326,85 @@ def check(shard: SwhShard, src: Any, hasher: str | None,
                         f"must be zeros (pre-allocated), byte {first} is not",
                         offset=first, field="/preallocated"))
 
-    # one pass over the index, 64k slots at a time: counts, holes' keys, every live key's
-    # slot, and a histogram of the objects' offsets (to cut the objects pass into windows)
-    scan_src = src if src is not shard.source else None
-    chunks = _ChunkReader(src, h.index_position)
+
+@dataclass
+class _IndexTally:
+    """What the index pass found: counts of each kind of slot, the histogram of the live
+    objects' offsets, and (for an index of at most WINDOW slots) the live entries."""
+
+    hist: np.ndarray  # [below, bins..., above]
+    one: list[tuple[np.ndarray, np.ndarray, np.ndarray]] | None
+    tombstones: int = 0
+    empty: int = 0
+    live_n: int = 0
+    slot_problems: int = 0
+
+
+def _scan_index(shard: SwhShard, chunks: _ChunkReader, scan_src: Any,
+                chd: Callable[[np.ndarray], np.ndarray], with_keys: bool,
+                add: Callable[[Problem], None]) -> _IndexTally:
+    """The index pass: holes with keys, live keys in the wrong slot, counts, histogram."""
+    h = shard.header
     lo_obj, hi_obj = h.objects_position, h.index_position
     span = max(1, hi_obj - lo_obj)
-    hist = np.zeros(_BINS + 2, np.int64)  # [below, bins..., above]
-    tombstones = empty = live_n = slot_problems = 0
     # an index of at most WINDOW slots is one window: its live entries are kept from this
     # pass (no second pass over the index)
-    one: list[tuple[np.ndarray, np.ndarray, np.ndarray]] | None = \
-        [] if shard.num_slots <= WINDOW else None
+    t = _IndexTally(np.zeros(_BINS + 2, np.int64), [] if shard.num_slots <= WINDOW else None)
     for start, arr in chunks.index(shard, scan_src):
         ofs = arr["ofs"]
         key_bytes = arr["key"]
         is_tomb = ofs == TOMBSTONE
         is_empty = ofs == 0
-        tombstones += int(is_tomb.sum())
-        empty += int(is_empty.sum())
-        holey = np.nonzero(is_tomb | is_empty)[0]
-        if holey.size:
-            keys_u8 = np.frombuffer(key_bytes[holey].tobytes(), np.uint8).reshape(-1, 32)
-            for i in holey[np.any(keys_u8 != 0, axis=1)].tolist():
-                kind = "tombstone" if ofs[i] == TOMBSTONE else "empty slot"
-                add(Problem("index_entry", f"{kind} in slot {start + i} has a non-zero key",
-                            shard._index_pos + (start + i) * SLOT_SIZE,
-                            f"/index/entries/{start + i}/key"))
+        t.tombstones += int(is_tomb.sum())
+        t.empty += int(is_empty.sum())
+        _check_hole_keys(shard, start, ofs, key_bytes, is_tomb | is_empty, add)
         live = np.nonzero(~(is_tomb | is_empty))[0]
         if not live.size:
             continue
-        live_n += live.size
+        t.live_n += live.size
         keys = np.frombuffer(key_bytes[live].tobytes(), np.uint8).reshape(-1, 32)
         # every live key hashes to its own slot
-        want = chd(keys)
-        for j in np.nonzero(want != live + start)[0].tolist():
-            if slot_problems >= MAX_SLOT_PROBLEMS:
-                break
-            slot_problems += 1
-            s = start + int(live[j])
-            add(Problem("slot", f"key {keys[j].tobytes().hex()} is in slot {s} but hashes "
-                        f"to slot {int(want[j])}", shard._index_pos + s * SLOT_SIZE,
-                        f"/index/entries/{s}"))
+        t.slot_problems = _check_slots(shard, start, live, keys, chd(keys), t.slot_problems,
+                                       add)
         live_ofs = ofs[live].astype(np.uint64)
-        hist += np.bincount(_bin_of(live_ofs, lo_obj, span), minlength=_BINS + 2)
-        if one is not None:
-            one.append((live + start, live_ofs, keys if hasher is not None else keys[:0]))
+        t.hist += np.bincount(_bin_of(live_ofs, lo_obj, span), minlength=_BINS + 2)
+        if t.one is not None:
+            t.one.append((live + start, live_ofs, keys if with_keys else keys[:0]))
+    return t
 
-    # counts: objects_count = live + deleted, slots = objects_count + unused
-    count = h.objects_count
+
+def _check_hole_keys(shard: SwhShard, start: int, ofs: np.ndarray, key_bytes: np.ndarray,
+                     is_hole: np.ndarray, add: Callable[[Problem], None]) -> None:
+    """Tombstones and empty slots of one index chunk have zero keys."""
+    holey = np.nonzero(is_hole)[0]
+    if holey.size:
+        keys_u8 = np.frombuffer(key_bytes[holey].tobytes(), np.uint8).reshape(-1, 32)
+        for i in holey[np.any(keys_u8 != 0, axis=1)].tolist():
+            kind = "tombstone" if ofs[i] == TOMBSTONE else "empty slot"
+            add(Problem("index_entry", f"{kind} in slot {start + i} has a non-zero key",
+                        shard._index_pos + (start + i) * SLOT_SIZE,
+                        f"/index/entries/{start + i}/key"))
+
+
+def _check_slots(shard: SwhShard, start: int, live: np.ndarray, keys: np.ndarray,
+                 want: np.ndarray, slot_problems: int, add: Callable[[Problem], None]) -> int:
+    """Each live key of one index chunk is in the slot it hashes to (at most
+    MAX_SLOT_PROBLEMS reported in all); the number reported so far."""
+    for j in np.nonzero(want != live + start)[0].tolist():
+        if slot_problems >= MAX_SLOT_PROBLEMS:
+            break
+        slot_problems += 1
+        s = start + int(live[j])
+        add(Problem("slot", f"key {keys[j].tobytes().hex()} is in slot {s} but hashes "
+                    f"to slot {int(want[j])}", shard._index_pos + s * SLOT_SIZE,
+                    f"/index/entries/{s}"))
+    return slot_problems
+
+
+def _check_counts(shard: SwhShard, t: _IndexTally, add: Callable[[Problem], None]) -> None:
+    """objects_count = live + deleted, slots = objects_count + unused."""
+    count = shard.header.objects_count
+    live_n, empty, tombstones = t.live_n, t.empty, t.tombstones
     deleted = count - live_n
     unused = shard.num_slots - count
     if count > shard.num_slots:
@@ -369,42 +421,83 @@ def check(shard: SwhShard, src: Any, hasher: str | None,
                     f"{tombstones} tombstones and {empty} empty slots", offset=40,
                     field="/header/num_objects"))
 
-    # objects inside the objects section, disjoint, one per entry; the gaps between them
-    # are deleted objects (zeroed). In offset order, one window of at most about WINDOW
-    # entries at a time (one more pass over the index each), so memory stays bounded.
-    # A window is first checked whole with numpy (its size fields gathered from chunks of
-    # the objects section read into one reused buffer); a window where any check fails, or
-    # a content hash is asked for, is walked object by object, which names each fault.
-    prev_end = h.objects_position
-    hole_bytes = holes = 0
-    total = live_n
-    read = src.read_range
-    n_done = 0
 
-    def check_hole(lo: int, hi: int) -> None:
-        if first_nonzero(read, lo, hi) is not None:
-            add(Problem("unreferenced_data", f"bytes [{lo}, {hi}) of the objects "
-                        "section belong to no live entry and are not zeroed", lo,
-                        "/objects"))
+class _ObjectsPass:
+    """Objects inside the objects section, disjoint, one per entry; the gaps between them
+    are deleted objects (zeroed).
 
-    def walk(slots: np.ndarray, offsets: np.ndarray, keys: np.ndarray) -> None:
+    In offset order, one window of at most about WINDOW entries at a time (one more pass over
+    the index each), so memory stays bounded. A window is first checked whole with numpy (its
+    size fields gathered from chunks of the objects section read into one reused buffer); a
+    window where any check fails, or a content hash is asked for, is walked object by object,
+    which names each fault."""
+
+    def __init__(self, shard: SwhShard, src: Any, chunks: _ChunkReader, hasher: str | None,
+                 progress: Callable[[int, int], None] | None,
+                 add: Callable[[Problem], None], total: int) -> None:
+        h = shard.header
+        self.index_pos = shard._index_pos
+        self.lo_obj, self.hi_obj = h.objects_position, h.index_position
+        self.prev_end = h.objects_position
+        self.hole_bytes = self.holes = 0
+        self.total = total
+        self.read = src.read_range
+        self.n_done = 0
+        self.chunks = chunks
+        self.hasher = hasher
+        self.progress = progress
+        self.add = add
+
+    def check_hole(self, lo: int, hi: int) -> None:
+        if first_nonzero(self.read, lo, hi) is not None:
+            self.add(Problem("unreferenced_data", f"bytes [{lo}, {hi}) of the objects "
+                             "section belong to no live entry and are not zeroed", lo,
+                             "/objects"))
+
+    def run(self, shard: SwhShard, scan_src: Any, t: _IndexTally) -> None:
+        """Every window in offset order, then the gap after the last object."""
+        hasher = self.hasher
+        one = t.one
+        for b_lo, b_hi, entries in _windows(t.hist, WINDOW) if one is None else [(0, 0, None)]:
+            if one is None:
+                slots, offsets, keys = window_entries(shard, scan_src, b_lo, b_hi,
+                                                      hasher is not None, entries)
+            else:
+                slots = np.concatenate([a for a, _, _ in one] or [np.zeros(0, np.int64)])
+                offsets = np.concatenate([b for _, b, _ in one] or [np.zeros(0, np.uint64)])
+                keys = np.concatenate([c for _, _, c in one] or [np.zeros((0, 32), np.uint8)])
+                one = t.one = []
+            order = offset_order(offsets)
+            offsets = offsets[order]
+            if hasher is not None or not self.sound_window(offsets):
+                self.walk(slots[order], offsets, keys[order] if hasher is not None else keys)
+            del slots, offsets, keys, order
+        if self.progress is not None:
+            self.progress(self.total, self.total)
+        if self.prev_end < self.hi_obj:
+            self.hole_bytes += self.hi_obj - self.prev_end
+            self.holes += 1
+            self.check_hole(self.prev_end, self.hi_obj)
+
+    def walk(self, slots: np.ndarray, offsets: np.ndarray, keys: np.ndarray) -> None:
         """Each object in offset order (the arrays sorted by offset), one at a time."""
-        nonlocal prev_end, hole_bytes, holes, n_done
+        add, read, progress, hasher = self.add, self.read, self.progress, self.hasher
+        lo_obj, hi_obj, index_pos, total = self.lo_obj, self.hi_obj, self.index_pos, self.total
         for j in range(len(offsets)):
             s, off = int(slots[j]), int(offsets[j])
-            if progress is not None and n_done % 4096 == 0:
-                progress(n_done, total)
-            n_done += 1
+            if progress is not None and self.n_done % 4096 == 0:
+                progress(self.n_done, total)
+            self.n_done += 1
             if not lo_obj <= off <= hi_obj - 8:
                 add(Problem("object_bounds", f"slot {s} points to {off}, outside the objects "
                             f"section [{lo_obj}, {hi_obj})",
-                            shard._index_pos + s * SLOT_SIZE + KEY_LEN,
+                            index_pos + s * SLOT_SIZE + KEY_LEN,
                             f"/index/entries/{s}/ofs_object"))
                 continue
-            if off < prev_end:
+            if off < self.prev_end:
                 add(Problem("object_overlap", f"object of slot {s} at {off} overlaps the "
-                            f"previous object (ends at {prev_end})",
-                            shard._index_pos + s * SLOT_SIZE + KEY_LEN,
+                            f"previous object (ends at {self.prev_end})",
+                            index_pos + s * SLOT_SIZE + KEY_LEN,
                             f"/index/entries/{s}/ofs_object"))
                 continue
             (size,) = _U64.unpack(read(off, off + 8))
@@ -414,11 +507,11 @@ def check(shard: SwhShard, src: Any, hasher: str | None,
                             f"bytes, past the end of the objects section", off,
                             f"/index/entries/{s}/object/len_data"))
                 continue
-            if off > prev_end:
-                hole_bytes += off - prev_end
-                holes += 1
-                check_hole(prev_end, off)
-            prev_end = end
+            if off > self.prev_end:
+                self.hole_bytes += off - self.prev_end
+                self.holes += 1
+                self.check_hole(self.prev_end, off)
+            self.prev_end = end
             if hasher is not None:
                 digest = hashlib.new(hasher, read(off + 8, end)).digest()
                 key = keys[j].tobytes()
@@ -426,15 +519,15 @@ def check(shard: SwhShard, src: Any, hasher: str | None,
                     add(Problem("content_hash", f"{hasher}(value) of key {key.hex()} is "
                                 f"{digest.hex()}", off + 8, f"/index/entries/{s}/object/data"))
 
-    def sound_window(offsets: np.ndarray) -> bool:
+    def sound_window(self, offsets: np.ndarray) -> bool:
         """Check a window (sorted offsets) whole; False, with nothing recorded, when some
         object is out of bounds or overlaps another (then it is walked one by one)."""
-        nonlocal prev_end, hole_bytes, holes, n_done
+        lo_obj, hi_obj = self.lo_obj, self.hi_obj
         if not offsets.size:
             return True
-        if int(offsets[0]) < max(lo_obj, prev_end) or int(offsets[-1]) > hi_obj - 8:
+        if int(offsets[0]) < max(lo_obj, self.prev_end) or int(offsets[-1]) > hi_obj - 8:
             return False
-        sizes = chunks.sizes(offsets, progress, n_done, total)
+        sizes = self.chunks.sizes(offsets, self.progress, self.n_done, self.total)
         if sizes is None:
             return False
         # end of each object, past the section's end (or wrapping) when its size is too big
@@ -445,40 +538,28 @@ def check(shard: SwhShard, src: Any, hasher: str | None,
             return False
         gaps = np.nonzero(offsets[1:] > ends[:-1])[0] if offsets.size > 1 else ()
         first = int(offsets[0])
-        if first > prev_end:
-            hole_bytes += first - prev_end
-            holes += 1
-            check_hole(prev_end, first)
+        if first > self.prev_end:
+            self.hole_bytes += first - self.prev_end
+            self.holes += 1
+            self.check_hole(self.prev_end, first)
         for g in np.asarray(gaps).tolist():
             lo, hi = int(ends[g]), int(offsets[g + 1])
-            hole_bytes += hi - lo
-            holes += 1
-            check_hole(lo, hi)
-        prev_end = int(ends[-1])
-        n_done += offsets.size
+            self.hole_bytes += hi - lo
+            self.holes += 1
+            self.check_hole(lo, hi)
+        self.prev_end = int(ends[-1])
+        self.n_done += offsets.size
         return True
 
-    for b_lo, b_hi, entries in _windows(hist, WINDOW) if one is None else [(0, 0, None)]:
-        if one is None:
-            slots, offsets, keys = window_entries(shard, scan_src, b_lo, b_hi,
-                                                  hasher is not None, entries)
-        else:
-            slots = np.concatenate([a for a, _, _ in one] or [np.zeros(0, np.int64)])
-            offsets = np.concatenate([b for _, b, _ in one] or [np.zeros(0, np.uint64)])
-            keys = np.concatenate([c for _, _, c in one] or [np.zeros((0, 32), np.uint8)])
-            one = []
-        order = offset_order(offsets)
-        offsets = offsets[order]
-        if hasher is not None or not sound_window(offsets):
-            walk(slots[order], offsets, keys[order] if hasher is not None else keys)
-        del slots, offsets, keys, order
-    if progress is not None:
-        progress(total, total)
-    if prev_end < hi_obj:
-        hole_bytes += hi_obj - prev_end
-        holes += 1
-        check_hole(prev_end, hi_obj)
 
+def _check_gaps(shard: SwhShard, t: _IndexTally, objects: _ObjectsPass,
+                add: Callable[[Problem], None]) -> None:
+    """The gaps between live objects agree with the number of deleted objects."""
+    h = shard.header
+    count = h.objects_count
+    live_n = t.live_n
+    deleted = count - live_n
+    hole_bytes, holes = objects.hole_bytes, objects.holes
     if live_n > count or count > shard.num_slots:
         pass  # the counts are wrong (reported above): the sizes of the gaps tell nothing
     elif deleted == 0 and hole_bytes:
@@ -493,4 +574,3 @@ def check(shard: SwhShard, src: Any, hasher: str | None,
         add(Problem("count", f"objects_count {count} leaves {deleted} deleted objects, "
                     f"but {holes} separate runs of the objects section hold none live",
                     offset=40, field="/header/num_objects"))
-    return problems
