@@ -316,7 +316,7 @@ class MdbLookups:
         key = _U64.unpack_from(raw)[0]
         keys, i, n = idx.keys, idx.first(key), idx.n
         index, limit = idx.cols[0], self._records_limit
-        base0 = self.footer.xorb_info_offset  # type: ignore[union-attr]
+        base0 = self.footer.xorb_info_offset  # type: ignore[union-attr]  # index: a footer
         while i < n and keys[i] == key:
             rec = index[i]
             pos = base0 + rec * RECORD_SIZE

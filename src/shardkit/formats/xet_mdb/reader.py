@@ -443,7 +443,7 @@ class MdbShard(MdbLookups, MdbSummary, Reader):
 
     def __contains__(self, key: object) -> bool:
         try:
-            return self.file(key) is not None  # type: ignore[arg-type]
+            return self.file(key) is not None  # type: ignore[arg-type]  # else TypeError
         except (ValueError, TypeError):
             if self._closed:
                 raise
