@@ -169,8 +169,8 @@ def _unshard_task(task: ShardTask) -> dict[str, int]:
     part = task.part
     ds = open_dataset(task.src.target, task.src.storage_options or None)
     try:
-        # an image dataset has scales, a key-value one kv (NgDataset declares neither)
-        kv = ds.scales[part.folder] if part.scale is not None else ds.kv  # type: ignore[attr-defined]
+        kv = (ds.scales[part.folder]  # type: ignore[attr-defined]  # an image dataset's
+              if part.scale is not None else ds.kv)
         reader = kv.shard(task.shard)
         if reader is None:
             return {}

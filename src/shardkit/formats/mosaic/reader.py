@@ -41,7 +41,7 @@ from .model import (
 __all__ = ["ENTRY_CHUNK", "OBJECT_READAHEAD", "MosaicFile"]
 
 try:  # the optional C accelerator (setup.py builds it when a C compiler is there)
-    from . import _native  # type: ignore[attr-defined]
+    from . import _native  # type: ignore[attr-defined]  # a C extension, no stubs
 except ImportError:  # pragma: no cover - a build without a compiler: the Python path
     _native = None
 if os.environ.get("SHARDKIT_NO_NATIVE"):  # the pure-Python path, for tests and comparisons
@@ -116,7 +116,7 @@ class MosaicFile(MosaicDescription, Reader):
     def _read(self, start: int, end: int) -> bytes:
         raw = self._raw
         if raw is not None and 0 <= start <= end <= self.source.size:
-            return raw[start:end]  # type: ignore[no-any-return]
+            return raw[start:end]  # type: ignore[no-any-return]  # a mapping's bytes
         return self.source.read_range(start, end)
 
     def _read_meta(self) -> MosaicMeta:
@@ -554,11 +554,11 @@ class MosaicFile(MosaicDescription, Reader):
             if hot is not None:
                 got = hot(key)
                 if got is not None and got is not NotImplemented:
-                    return got  # type: ignore[no-any-return]
+                    return got  # type: ignore[no-any-return]  # the C lookup's bytes
         got = self.get(key, _MISSING)
         if got is _MISSING:
             raise EntryNotFoundError(normalize_key(key))
-        return got  # type: ignore[no-any-return]
+        return got  # type: ignore[no-any-return]  # get's object (bytes)
 
     def __contains__(self, key: object) -> bool:
         try:
@@ -669,7 +669,7 @@ class MosaicFile(MosaicDescription, Reader):
         if _native is not None:
             got = _native.tile_objects(buf, base, offsets, strict)
             if got is not None or strict:
-                return got  # type: ignore[no-any-return]
+                return got  # type: ignore[no-any-return]  # C: a list of bytes or None
         if strict:
             first = len(offsets) if offsets is not None else 0
             try:
