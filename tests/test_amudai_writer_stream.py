@@ -193,12 +193,12 @@ def test_numpy_integer_columns_are_taken_as_they_are(monkeypatch: pytest.MonkeyP
 
 
 def _no_values_one_by_one(monkeypatch: pytest.MonkeyPatch) -> None:
-    import shardkit.writers.amudai as writer
+    import shardkit.writers.amudai_nodes as nodes  # where _shred calls _normalize
 
     def refuse(spec: Any, v: Any) -> Any:
         raise AssertionError(f"{spec.name}: value {v!r} taken one by one")
 
-    monkeypatch.setattr(writer, "_normalize", refuse)
+    monkeypatch.setattr(nodes, "_normalize", refuse)
 
 
 def test_numpy_float64_columns_are_taken_as_they_are(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -31,7 +31,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from .cmph_chd import (
+from .cmph_chd_lazy import (
     LAYOUT_PREFIX_SIZE,
     LazyChdPh,
     check_tail,

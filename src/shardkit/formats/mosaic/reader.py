@@ -19,8 +19,9 @@ from ...errors import (
     UnsupportedVersionError,
 )
 from ...sources import ByteSource, read_ranges
-from ..base import Reader, Section
+from ..base import Reader
 from . import model as m
+from .describe import MosaicDescription
 from .model import (
     HEAD_READ,
     INDEX_INTRO,
@@ -40,7 +41,7 @@ from .model import (
 __all__ = ["ENTRY_CHUNK", "OBJECT_READAHEAD", "MosaicFile"]
 
 try:  # the optional C accelerator (setup.py builds it when a C compiler is there)
-    from . import _native  # type: ignore[attr-defined]
+    from . import _native  # type: ignore[attr-defined]  # a C extension, no stubs
 except ImportError:  # pragma: no cover - a build without a compiler: the Python path
     _native = None
 if os.environ.get("SHARDKIT_NO_NATIVE"):  # the pure-Python path, for tests and comparisons
@@ -60,7 +61,7 @@ def _text(data: bytes, offset: int, name: str) -> str:
         raise LayoutError(f"{name} is not UTF-8", offset=offset, field=f"/{name}") from None
 
 
-class MosaicFile(Reader):
+class MosaicFile(MosaicDescription, Reader):
     """A Software Heritage MOSAIC file.
 
     Opening reads the first 64 KiB (the EBML header and ``ContainerMetaData``); the first
@@ -115,7 +116,7 @@ class MosaicFile(Reader):
     def _read(self, start: int, end: int) -> bytes:
         raw = self._raw
         if raw is not None and 0 <= start <= end <= self.source.size:
-            return raw[start:end]  # type: ignore[no-any-return]
+            return raw[start:end]  # type: ignore[no-any-return]  # a mapping's bytes
         return self.source.read_range(start, end)
 
     def _read_meta(self) -> MosaicMeta:
@@ -553,11 +554,11 @@ class MosaicFile(Reader):
             if hot is not None:
                 got = hot(key)
                 if got is not None and got is not NotImplemented:
-                    return got  # type: ignore[no-any-return]
+                    return got  # type: ignore[no-any-return]  # the C lookup's bytes
         got = self.get(key, _MISSING)
         if got is _MISSING:
             raise EntryNotFoundError(normalize_key(key))
-        return got  # type: ignore[no-any-return]
+        return got  # type: ignore[no-any-return]  # get's object (bytes)
 
     def __contains__(self, key: object) -> bool:
         try:
@@ -668,7 +669,7 @@ class MosaicFile(Reader):
         if _native is not None:
             got = _native.tile_objects(buf, base, offsets, strict)
             if got is not None or strict:
-                return got  # type: ignore[no-any-return]
+                return got  # type: ignore[no-any-return]  # C: a list of bytes or None
         if strict:
             first = len(offsets) if offsets is not None else 0
             try:
@@ -742,7 +743,7 @@ class MosaicFile(Reader):
                               strict=True):
                 yield decode(raw, o)
 
-    # -- verification and description -------------------------------------------------------
+    # -- verification (the descriptions are in describe.py) ---------------------------------
 
     def verify(self, content_hash: bool | str = True,
                progress: Callable[[int, int], None] | None = None) -> list[Problem]:
@@ -757,87 +758,6 @@ class MosaicFile(Reader):
         from .verify import check
 
         return check(self, content_hash=bool(content_hash), progress=progress)
-
-    def sections(self) -> list[Section]:
-        """Byte layout: the EBML header, ContainerMetaData, the tiles (as one range) and each
-        index with its parts."""
-        meta = self.meta
-        out = [Section("/EBML", 0, meta.root_start, "EBML header, DocType mosaic"),
-               Section("/Mosaic/ContainerMetaData", meta.meta_start, meta.meta_end,
-                       f"{meta.objects_counter} objects, {meta.compression}")]
-        if meta.end_of_tiles_offset > meta.meta_end:
-            out += self._tile_sections()
-        for n, idx in enumerate(self.indexes):
-            self._tail(idx)
-            f = f"/Mosaic/Index[{n}]"
-            out.append(Section(f, idx.start, idx.end, f"{idx.kind or idx.description}"))
-            out.append(Section(f + "/IdxUnrolled", idx.unrolled_start,
-                               idx.unrolled_start + idx.unrolled_size,
-                               f"{idx.num_entries} entries of {idx.entry_size} bytes"))
-            out.append(Section(f + "/MapContainer/Map", idx.map_start,
-                               idx.map_start + idx.map_size, "FMPH-GO function"))
-            if idx.conflicts_start >= 0:
-                out.append(Section(f + "/Conflicts", idx.conflicts_start,
-                                   idx.conflicts_start + idx.conflicts_size, "key conflicts"))
-        return out
-
-    def _tile_sections(self, limit: int = 64) -> list[Section]:
-        """The first ``limit`` tiles of a mapped file one by one, then the rest as one range
-        (over a URL: all of them as one range, which costs no read)."""
-        meta = self.meta
-        end = min(meta.end_of_tiles_offset, meta.root_end)
-        out: list[Section] = []
-        pos = meta.meta_end
-        if self._raw is not None:
-            try:
-                while pos < end and len(out) < limit:
-                    tile = element_at(self._read(pos, min(end, pos + 12)), 0, pos,
-                                      meta.root_end, "/Mosaic/Tile")
-                    if tile.id != m.TILE:
-                        break
-                    out.append(Section(f"/Mosaic/Tile[{len(out)}]", tile.start, tile.end,
-                                       f"tile of {tile.size} bytes"))
-                    pos = tile.end
-            except ShardkitError:
-                pass  # verify says what; map shows the rest as one range
-        if pos < end:
-            name = "/Mosaic/Tile" if not out else f"/Mosaic/Tile[{len(out)}:]"
-            out.append(Section(name, pos, end, "tiles of objects"))
-        return out
-
-    def summary(self, counts: bool | None = None) -> dict[str, Any]:
-        """What ``shardkit info`` shows: the metadata and the indexes."""
-        out: dict[str, Any] = {
-            "format": self.format_id, "format_name": self.format_name,
-            "file": self.source.name, "file_size": self.source.size,
-            "objects_count": self.meta.objects_counter,
-            "objects_total_size": self.meta.objects_total_size,
-            "compression": self.meta.compression,
-            "comments": list(self.meta.comments),
-            "doc_type_version": self.meta.doc_type_version,
-        }
-        if self.meta.compression_data is not None:
-            out["compression_data_size"] = len(self.meta.compression_data)
-        idxs = []
-        for idx in self.indexes:
-            self._tail(idx)
-            idxs.append({"name": idx.kind, "entries": idx.num_entries,
-                         "entry_size": idx.entry_size, "map_size": idx.map_size,
-                         **({"description": idx.description} if idx.kind is None else {})})
-        out["indexes"] = idxs
-        return out
-
-    def to_dict(self) -> dict[str, Any]:
-        """The whole object tree: the summary, the metadata and every live entry of every
-        index (key, offsets)."""
-        out = self.summary()
-        out["meta"] = self.meta.to_dict()
-        out["entries"] = {
-            idx.kind: [{"rank": r, "key": k.hex(), "offsets": o}
-                       for r, k, o in self.iter_entries(idx.kind)]
-            for idx in self.indexes if idx.kind is not None}
-        out["sections"] = [s.to_dict() for s in self.sections()]
-        return out
 
     def parse_key(self, text: str) -> bytes:
         """A key from its hex form (as ``shardkit get`` takes it)."""

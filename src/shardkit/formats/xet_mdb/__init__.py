@@ -29,8 +29,11 @@ for few, large ranges (see :mod:`._io`). ``engine="kaitai"`` builds the same obj
 included, eagerly) from the generated parser instead; the tests check both agree.
 
 Modules: :mod:`.model` (constants, record dtypes and the value objects), :mod:`.reader`
-(:class:`MdbShard`), :mod:`.verify` (the checks behind :meth:`MdbShard.verify`) and
-:mod:`._io` (how bytes are read from a remote source).
+(:class:`MdbShard`: opening, the section walk, bulk decoding), :mod:`.lookups` (the lookup
+tables and the ``file`` / ``xorb`` / ``find_chunk`` lookups, mixed into :class:`MdbShard`),
+:mod:`.summary` (``variant``, ``summary``, ``to_dict``, ``sections``, mixed in likewise),
+:mod:`.verify` (the checks behind :meth:`MdbShard.verify`) and :mod:`._io` (how bytes are
+read from a remote source).
 """
 
 from __future__ import annotations

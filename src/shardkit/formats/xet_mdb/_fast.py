@@ -130,8 +130,8 @@ def file_lookup(table: np.ndarray, mem: Any, slicer: Any, limit: int,
                         info.reserved = reserved
                         info.record_index = (pos - head) // rec
                         info.offset = pos
-                        info.__class__ = info_type  # type: ignore[assignment]
-                        return info  # type: ignore[return-value]
+                        info.__class__ = info_type  # type: ignore[assignment]  # same slots
+                        return info  # type: ignore[return-value]  # a FileInfo now
             j += 2
             k = slots[j]
         return default

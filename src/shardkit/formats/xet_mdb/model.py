@@ -375,12 +375,12 @@ class FileInfo:
 
     hash: XetHash
     flags: int
-    terms: tuple[Term, ...] = _LazyFileField()  # type: ignore[assignment]
-    verification_hashes: tuple[XetHash, ...] = _LazyFileField()  # type: ignore[assignment]
-    sha256: XetHash | None = _LazyFileField()  # type: ignore[assignment]
+    terms: tuple[Term, ...] = _LazyFileField()  # type: ignore[assignment]  # a descriptor
+    verification_hashes: tuple[XetHash, ...] = _LazyFileField()  # type: ignore[assignment]  # idem
+    sha256: XetHash | None = _LazyFileField()  # type: ignore[assignment]  # a descriptor
     reserved: int  # type: ignore[misc]  # defaults in __init__ (slots have no class default)
-    record_index: int  # type: ignore[misc]
-    offset: int  # type: ignore[misc]
+    record_index: int  # type: ignore[misc]  # as reserved
+    offset: int  # type: ignore[misc]  # as reserved
 
     def __init__(self, hash: XetHash, flags: int, terms: tuple[Term, ...] | bytes,
                  verification_hashes: tuple[XetHash, ...], sha256: XetHash | None,
@@ -471,8 +471,8 @@ def _new_file(h: XetHash, flags: int, block: bytes, reserved: int, record_index:
     info.reserved = reserved
     info.record_index = record_index
     info.offset = offset
-    info.__class__ = FileInfo  # type: ignore[assignment]
-    return info  # type: ignore[return-value]
+    info.__class__ = FileInfo  # type: ignore[assignment]  # same slots, no __init__ run
+    return info  # type: ignore[return-value]  # a FileInfo now
 
 
 def _chunks_from_records(recs: np.ndarray) -> tuple[ChunkEntry, ...]:
@@ -507,7 +507,7 @@ class _LazyChunks:
         value = d["_chunks"]
         if type(value) is np.ndarray:
             value = d["_chunks"] = _chunks_from_records(value)
-        return value  # type: ignore[no-any-return]
+        return value  # type: ignore[no-any-return]  # the decoded tuple
 
     def __set__(self, obj: Any, value: Any) -> None:  # only the dataclass __init__ gets here
         obj.__dict__["_chunks"] = value
@@ -535,9 +535,9 @@ class XorbInfo:
 
     hash: XetHash
     flags: int
-    chunks: tuple[ChunkEntry, ...] = _LazyChunks()  # type: ignore[assignment]
+    chunks: tuple[ChunkEntry, ...] = _LazyChunks()  # type: ignore[assignment]  # a descriptor
     num_bytes_in_xorb: int  # type: ignore[misc]  # the descriptor above gives no class default
-    num_bytes_on_disk: int  # type: ignore[misc]
+    num_bytes_on_disk: int  # type: ignore[misc]  # as num_bytes_in_xorb
     record_index: int = 0
     offset: int = 0
 

@@ -1,11 +1,11 @@
-"""The Xet MDB reader: header, footer, section walk, bulk decoding, lookups, summaries."""
+"""The Xet MDB reader: header, footer, section walk, bulk decoding, the mapping protocol and
+verification; the lookups come from :mod:`.lookups`, the summaries from :mod:`.summary`."""
 
 from __future__ import annotations
 
 import itertools
 import struct
 from array import array
-from bisect import bisect_left
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from functools import cached_property
 from typing import TYPE_CHECKING, Any, NamedTuple
@@ -22,24 +22,21 @@ from ...errors import (
 from ...generated.xet_mdb_shard import XetMdbShard
 from ...hashing import xet as xh
 from ...sources import ByteSource, as_stream, open_source
-from ..base import Reader, Section
-from . import _fast, _io
+from ..base import Reader
+from . import _io
 from . import model as _model
 from . import verify as _verify
+from .lookups import MdbLookups
 from .model import (
     _BOOKEND_HASH,
-    _FILE_HEAD,
     _FOOTER_AT,
     _HEADER_AT,
-    _TERM,
-    _U64,
     _XORB_HEAD,
     FILE_FLAG_METADATA_EXT,
     FILE_FLAG_VERIFICATION,
     FOOTER_SIZE,
     HEADER_SIZE,
     LEGACY_TAGS,
-    NEVER_EXPIRES,
     RECORD_SIZE,
     ChunkEntry,
     ChunkRef,
@@ -49,16 +46,11 @@ from .model import (
     Term,
     XetHash,
     XorbInfo,
-    _as_raw,
     _Blocks,
-    _iso,
     _Layout,
-    _new_chunk,
-    _new_file,
     _new_hash,
-    _new_ref,
-    _runs,
 )
+from .summary import MdbSummary
 from .verify import VerifyReport
 
 if TYPE_CHECKING:
@@ -105,39 +97,10 @@ def _footer_from_ks(f: Any) -> MdbFooter:
         f.len_stored_on_disk, f.len_materialized, f.len_stored, f.ofs_footer)
 
 
-
-class _KeyIndex:
-    """A lookup table's truncated keys in ascending order, with their columns, for lookups
-    at Python speed: compact arrays (no object per entry) and bucket starts on the keys' top
-    bits, so a search bisects a handful of entries (keys are truncated hashes, spread evenly).
-    """
-
-    __slots__ = ("cols", "keys", "n", "shift", "starts")
-
-    def __init__(self, keys: np.ndarray, *cols: np.ndarray) -> None:
-        keys = np.ascontiguousarray(keys, np.uint64)
-        if len(keys) > 1 and not bool(np.all(keys[1:] >= keys[:-1])):
-            order = np.argsort(keys, kind="stable")
-            keys, cols = keys[order], tuple(c[order] for c in cols)
-        bits = min(max(len(keys) - 1, 1).bit_length(), 24)
-        self.shift = 64 - bits
-        top = (keys >> np.uint64(self.shift)).astype(np.int64)
-        starts = np.searchsorted(top, np.arange((1 << bits) + 1, dtype=np.int64))
-        self.starts = array("q", starts.astype(np.int64).tobytes())
-        self.keys = array("Q", keys.astype("=u8").tobytes())
-        self.cols = [array("I", np.asarray(c, "=u4").tobytes()) for c in cols]
-        self.n = len(self.keys)
-
-    def first(self, key: int) -> int:
-        """The index of the first entry whose key is ``key`` or more (bisected in its bucket)."""
-        b = key >> self.shift
-        return bisect_left(self.keys, key, self.starts[b], self.starts[b + 1])
-
-
 # -- the reader ----------------------------------------------------------------------------------
 
 
-class MdbShard(Reader):
+class MdbShard(MdbLookups, MdbSummary, Reader):
     """A Xet MDB shard.
 
     Opening reads the header and, when the header announces one, the footer. Lookups through
@@ -465,325 +428,6 @@ class MdbShard(Reader):
                 for b in _before_bookend(root.xorb_info.blocks))
         return files, xorbs
 
-    # -- lookup tables ------------------------------------------------------------------------
-
-    def _table(self, name: str, offset: int, count: int, dtype: np.dtype) -> np.ndarray | None:
-        if self.footer is None or count == 0:
-            return None
-        end = offset + count * dtype.itemsize
-        limit = self.footer.footer_offset
-        if offset < HEADER_SIZE or end > limit:
-            raise LayoutError(f"the {name} lookup table [{offset}, {end}) ({count} entries) "
-                              f"does not fit before the footer at {limit}",
-                              offset=self.footer.footer_offset, field=f"/{name}_lookup")
-        if self._have_all:
-            return np.frombuffer(self._mem, dtype, count=count, offset=offset)
-        return np.frombuffer(self._io.read_range(offset, end), dtype, count=count)  # one range
-
-    @cached_property
-    def file_lookup(self) -> np.ndarray | None:
-        """The file lookup table (fields ``key``, ``index``), or None when absent."""
-        f = self.footer
-        return None if f is None else self._table("file", f.file_lookup_offset,
-                                                  f.file_lookup_num_entry, _model._LOOKUP_DTYPE)
-
-    @cached_property
-    def xorb_lookup(self) -> np.ndarray | None:
-        """The xorb lookup table (fields ``key``, ``index``), or None when absent."""
-        f = self.footer
-        return None if f is None else self._table("xorb", f.xorb_lookup_offset,
-                                                  f.xorb_lookup_num_entry, _model._LOOKUP_DTYPE)
-
-    @cached_property
-    def chunk_lookup(self) -> np.ndarray | None:
-        """The chunk lookup table (fields ``key``, ``xorb``, ``chunk``), or None when absent."""
-        f = self.footer
-        return None if f is None else self._table("chunk", f.chunk_lookup_offset,
-                                                  f.chunk_lookup_num_entry,
-                                                  _model._CHUNK_LOOKUP_DTYPE)
-
-    @cached_property
-    def _file_index(self) -> _KeyIndex | None:
-        t = self.file_lookup
-        return None if t is None else _KeyIndex(t["key"], t["index"])
-
-    @cached_property
-    def _xorb_index(self) -> _KeyIndex | None:
-        t = self.xorb_lookup
-        return None if t is None else _KeyIndex(t["key"], t["index"])
-
-    @cached_property
-    def _chunk_index(self) -> tuple[int, _KeyIndex]:
-        """What :meth:`find_chunk` searches: (xorb section offset, index of (truncated key ->
-        xorb record index, chunk position)).
-
-        From the chunk lookup table when there is one. Otherwise the xorb section is indexed
-        with numpy: the truncated hash of every chunk record, stably sorted (equal keys stay
-        in section order, so of repeated chunks the first one is found). No object per chunk.
-        """
-        t = self.chunk_lookup
-        if t is not None:
-            f = self.footer
-            assert f is not None
-            return f.xorb_info_offset, _KeyIndex(t["key"], t["xorb"], t["chunk"])
-        rows = self._chunk_rows
-        return (self._layout.xorb_info_offset,
-                _KeyIndex(rows["key"], rows["xorb"], rows["chunk"]))
-
-    @cached_property
-    def _chunk_rows(self) -> np.ndarray:
-        """(truncated stored hash, xorb record index, chunk position) of every chunk, in
-        section order: the rows a chunk lookup table holds (``_CHUNK_LOOKUP_DTYPE``), from the
-        xorb section's bytes, built with numpy."""
-        layout = self._layout
-        base = layout.xorb_info_offset
-        head = (layout.xorb_pos - base) // RECORD_SIZE
-        n = layout.xorb_chunks
-        chunk_rec = _runs(head + 1, n)
-        xorb_rec = np.repeat(head, n)
-        out = np.empty(len(chunk_rec), _model._CHUNK_LOOKUP_DTYPE)
-        out["key"] = np.frombuffer(self._mem, _model._KEY_DTYPE, offset=base,
-                                   count=len(self._xorb_records))["key"][chunk_rec]
-        out["xorb"] = xorb_rec
-        out["chunk"] = chunk_rec - xorb_rec - 1
-        return out
-
-    @cached_property
-    def _files_by_hash(self) -> dict[bytes, FileInfo]:
-        out: dict[bytes, FileInfo] = {}
-        for f in self.files:
-            out.setdefault(bytes(f.hash), f)  # the first record wins, as in xet-core
-        return out
-
-    @cached_property
-    def _xorbs_by_hash(self) -> dict[bytes, XorbInfo]:
-        out: dict[bytes, XorbInfo] = {}
-        for x in self.xorbs:
-            out.setdefault(bytes(x.hash), x)
-        return out
-
-    def _block(self, pos: int, want: int) -> tuple[bytes | memoryview, int]:
-        """(buffer, its absolute start) holding at least the record at ``pos`` and, through
-        ranged reads, up to ``want`` bytes from it (a guess at the block's length)."""
-        if self._have_all:
-            return self._mem, 0
-        return self._io.read_range(pos, min(self._records_limit, pos + want)), pos
-
-    def _whole_block(self, buf: bytes | memoryview, base: int, pos: int,
-                     nbytes: int) -> tuple[bytes | memoryview, int]:
-        """``buf`` again if it holds ``nbytes`` from ``pos``, else one more ranged read."""
-        if pos - base + nbytes <= len(buf):
-            return buf, base
-        return self._io.read_range(pos, pos + nbytes), pos
-
-    def _file_at(self, buf: bytes | memoryview, base: int, pos: int) -> FileInfo | None:
-        """The file block at absolute ``pos`` (None if it does not fit the sections).
-
-        ``buf`` holds the file's bytes from absolute offset ``base`` (the whole file, or a
-        ranged read starting at the block); a block longer than ``buf`` is read in full. The
-        block's records are kept as one bytes object and decoded into terms and hashes when
-        first read (see :class:`FileInfo`).
-        """
-        limit = self._limit
-        if pos < HEADER_SIZE or pos + RECORD_SIZE > limit:
-            return None
-        o = pos - base
-        h, flags, n, reserved = _FILE_HEAD.unpack_from(buf, o)
-        nbytes = (1 + n + (n if flags & FILE_FLAG_VERIFICATION else 0)
-                  + (1 if flags & FILE_FLAG_METADATA_EXT else 0)) * RECORD_SIZE
-        if pos + nbytes > limit:
-            return None
-        if o + nbytes <= len(buf):
-            src = self._slicer if buf is self._all else buf
-            block = src[o + RECORD_SIZE : o + nbytes]  # the records after the header
-            if type(block) is not bytes:
-                block = bytes(block)
-        else:
-            block = self._io.read_range(pos + RECORD_SIZE, pos + nbytes)
-        return _new_file(_new_hash(h), flags, block, reserved,
-                         (pos - HEADER_SIZE) // RECORD_SIZE, pos)
-
-    def file(self, h: XetHash | bytes | str, default: FileInfo | None = None
-             ) -> FileInfo | None:
-        """The file with hash ``h`` (a hash object, 32 stored bytes or display hex).
-
-        Uses the file lookup table when present (the candidates of the truncated hash, then
-        the full hash is compared at each candidate record; through ranged requests the table
-        is read once, as one range, and each lookup reads its record); otherwise the file
-        section is walked once and indexed. Returns ``default`` (None) when the file is not
-        in the shard. On a mapped shard with a table the first lookup builds a probe table
-        from it (see :mod:`._fast`); the lookup function made on the first call then answers
-        as the instance's own ``file`` (the same signature; no method dispatch per call).
-        """
-        fast = self._fast_file
-        if fast is None:
-            fast = self._fast_file = self.__dict__["file"] = self._make_fast_file()
-        return fast(h, default)
-
-    def _make_fast_file(self) -> Callable[..., FileInfo | None]:
-        if self._closed:  # close() dropped the lookup made before: every call comes here
-            raise self._closed_error()
-        if self.file_lookup is None:  # no table: a dict of the objects
-            return _fast.dict_lookup(self._files_by_hash)
-        if not self._local:  # ranged reads
-            return self._file_general
-        return _fast.file_lookup(self.file_lookup, self._all, self._slicer, self._limit,
-                                 self._file_general)
-
-    def _file_general(self, h: XetHash | bytes | str, default: FileInfo | None = None
-                      ) -> FileInfo | None:
-        """:meth:`file` on any source (with the sorted index of the table, or the dict)."""
-        raw = h if type(h) is XetHash or (type(h) is bytes and len(h) == 32) else _as_raw(h)
-        idx = self._file_index
-        if idx is None:
-            return self._files_by_hash.get(bytes(raw), default)
-        key = _U64.unpack_from(raw)[0]
-        keys, i = idx.keys, idx.first(key)
-        n, index, mem = idx.n, idx.cols[0], self._all
-        if mem is None:
-            return self._file_remote(raw, key, i, idx, default)
-        rawb, limit = bytes(raw), self._limit
-        while i < n and keys[i] == key:
-            pos = HEADER_SIZE + index[i] * RECORD_SIZE
-            if pos + RECORD_SIZE <= limit and mem[pos : pos + 32] == rawb:
-                found = self._file_at(mem, 0, pos)  # None: a block that overruns, as xet-core
-                if found is not None:
-                    return found
-            i += 1
-        return default
-
-    def _file_remote(self, raw: bytes, key: int, i: int, idx: _KeyIndex,
-                     default: FileInfo | None) -> FileInfo | None:
-        """:meth:`file` through ranged requests: one read of the candidate record (and of
-        the rest of its block when longer than guessed)."""
-        keys, index, limit = idx.keys, idx.cols[0], self._limit
-        while i < idx.n and keys[i] == key:
-            pos = HEADER_SIZE + index[i] * RECORD_SIZE
-            if pos + RECORD_SIZE <= limit:
-                buf = self._io.read_range(pos, min(limit, pos + 8 * RECORD_SIZE))
-                if buf[:32] == raw:
-                    found = self._file_at(buf, pos, pos)
-                    if found is not None:
-                        return found
-            i += 1
-        return default
-
-    def xorb(self, h: XetHash | bytes | str, default: XorbInfo | None = None
-             ) -> XorbInfo | None:
-        """The xorb with hash ``h`` (through the xorb lookup table when present)."""
-        if self._closed:
-            raise self._closed_error()
-        raw = h if type(h) is XetHash or (type(h) is bytes and len(h) == 32) else _as_raw(h)
-        idx = self._xorb_index
-        if idx is None:
-            return self._xorbs_by_hash.get(bytes(raw), default)
-        key = _U64.unpack_from(raw)[0]
-        keys, i, n = idx.keys, idx.first(key), idx.n
-        index, limit = idx.cols[0], self._records_limit
-        base0 = self.footer.xorb_info_offset  # type: ignore[union-attr]
-        while i < n and keys[i] == key:
-            rec = index[i]
-            pos = base0 + rec * RECORD_SIZE
-            if pos + RECORD_SIZE <= limit:
-                buf, base = self._block(pos, 64 << 10)
-                if buf[pos - base : pos - base + 32] == raw:
-                    h_, fl, nc, in_xorb, on_disk = _XORB_HEAD.unpack_from(buf, pos - base)
-                    nbytes = (1 + nc) * RECORD_SIZE
-                    if pos + nbytes <= limit:
-                        buf, base = self._whole_block(buf, base, pos, nbytes)
-                        recs = np.frombuffer(buf, _model.CHUNK_DTYPE, count=nc,
-                                             offset=pos - base + RECORD_SIZE)
-                        recs.flags.writeable = False
-                        info = object.__new__(XorbInfo)  # chunks decoded when read
-                        object.__setattr__(info, "__dict__", {
-                            "hash": _new_hash(h_), "flags": fl, "_chunks": recs,
-                            "num_bytes_in_xorb": in_xorb, "num_bytes_on_disk": on_disk,
-                            "record_index": rec, "offset": pos})
-                        return info
-            i += 1
-        return default
-
-    def find_chunk(self, h: XetHash | bytes | str, *, keyed: bool = False) -> ChunkRef | None:
-        """Find a chunk by its plain hash (a hash object, 32 stored bytes or display hex).
-
-        When the footer carries a non-zero HMAC key the hash is keyed first (the shard stores
-        keyed hashes), unless ``keyed=True`` says it already is.
-
-        The candidates of the truncated hash, then the full hash is compared at each candidate
-        record: from the chunk lookup table when present (through ranged requests: the table
-        as one range, then the chunk's record and its xorb's header), otherwise from an index
-        of the xorb section built once with numpy. Without a table the first of repeated
-        chunks (in section order) is found; the table's order among equal keys is
-        unspecified. On a mapped shard the first lookup builds a probe table
-        (see :mod:`._fast`), then answers as the instance's own ``find_chunk``. Returns None
-        when the chunk is not in the shard.
-        """
-        fast = self._fast_chunk
-        if fast is None:
-            fast = self._fast_chunk = self.__dict__["find_chunk"] = self._make_fast_chunk()
-        return fast(h, keyed=keyed)
-
-    def _make_fast_chunk(self) -> Callable[..., ChunkRef | None]:
-        if self._closed:  # close() dropped the lookup made before: every call comes here
-            raise self._closed_error()
-        if not self._local:  # ranged reads
-            return self._find_chunk_general
-        f = self.footer
-        t = self.chunk_lookup
-        if t is not None:
-            assert f is not None
-            base, rows = f.xorb_info_offset, t
-        else:
-            base, rows = self._layout.xorb_info_offset, self._chunk_rows
-        hmac = bytes(f.hmac_key) if f is not None and not f.hmac_key.is_zero else None
-        return _fast.chunk_lookup(rows["key"], rows["xorb"], rows["chunk"], base, hmac,
-                                  self._all, self._slicer, self._limit,
-                                  self._find_chunk_general)
-
-    def _find_chunk_general(self, h: XetHash | bytes | str, *,
-                            keyed: bool = False) -> ChunkRef | None:
-        """:meth:`find_chunk` on any source (with the sorted index)."""
-        raw = h if type(h) is XetHash or (type(h) is bytes and len(h) == 32) else _as_raw(h)
-        f = self.footer
-        if not keyed and f is not None and not f.hmac_key.is_zero:
-            raw = xh.keyed_chunk_hash(bytes(f.hmac_key), bytes(raw))
-        base0, idx = self._chunk_index
-        key = _U64.unpack_from(raw)[0]
-        keys, i, n = idx.keys, idx.first(key), idx.n
-        xorbs, chunks, limit, mem = idx.cols[0], idx.cols[1], self._limit, self._all
-        if mem is not None:
-            rawb = bytes(raw)
-            while i < n and keys[i] == key:
-                xr, ci = xorbs[i], chunks[i]
-                pos = base0 + (xr + 1 + ci) * RECORD_SIZE
-                if pos + RECORD_SIZE <= limit and mem[pos : pos + 32] == rawb:
-                    return self._chunk_ref(mem, pos, mem, base0 + xr * RECORD_SIZE, xr, ci)
-                i += 1
-            return None
-        while i < n and keys[i] == key:  # through ranged requests
-            xr, ci = xorbs[i], chunks[i]
-            pos = base0 + (xr + 1 + ci) * RECORD_SIZE
-            xpos = base0 + xr * RECORD_SIZE
-            if pos + RECORD_SIZE <= limit:
-                if pos - xpos <= 64 << 10:  # xorb header .. chunk record: one range
-                    buf = self._io.read_range(xpos, pos + RECORD_SIZE)
-                    if buf[pos - xpos : pos - xpos + 32] == raw:
-                        return self._chunk_ref(buf, pos - xpos, buf, 0, xr, ci)
-                else:
-                    xbuf, cbuf = _io.read_ranges(self._io, [(xpos, xpos + 32),
-                                                            (pos, pos + RECORD_SIZE)])
-                    if cbuf[:32] == raw:
-                        return self._chunk_ref(cbuf, 0, xbuf, 0, xr, ci)
-            i += 1
-        return None
-
-    @staticmethod
-    def _chunk_ref(cbuf: bytes | memoryview, cofs: int, xbuf: bytes | memoryview, xofs: int,
-                   xr: int, ci: int) -> ChunkRef:
-        chash, start, size, fl, res = _TERM.unpack_from(cbuf, cofs)
-        return _new_ref((_new_hash(xbuf[xofs : xofs + 32]), xr, ci,
-                         _new_chunk((_new_hash(chash), start, size, fl, res))))
-
     # -- mapping protocol (CLI `ls` / `get`) --------------------------------------------------
 
     def __getitem__(self, key: XetHash | bytes | str) -> FileInfo:
@@ -799,7 +443,7 @@ class MdbShard(Reader):
 
     def __contains__(self, key: object) -> bool:
         try:
-            return self.file(key) is not None  # type: ignore[arg-type]
+            return self.file(key) is not None  # type: ignore[arg-type]  # else TypeError
         except (ValueError, TypeError):
             if self._closed:
                 raise
@@ -835,154 +479,6 @@ class MdbShard(Reader):
     def format_key(self, key: XetHash | bytes) -> str:
         """A file hash's display hex."""
         return str(XetHash(key))
-
-    # -- summaries ----------------------------------------------------------------------------
-
-    @property
-    def variant(self) -> str:
-        """Which variant of FORMAT_NOTES section 9 the shard looks like."""
-        f = self.footer
-        if f is None:
-            return "upload body (no footer)"
-        if f.is_keyed:
-            return "keyed global-dedup response"
-        tables = f.file_lookup_num_entry or f.xorb_lookup_num_entry or f.chunk_lookup_num_entry
-        if tables:
-            no_files = (f.xorb_info_offset == HEADER_SIZE + RECORD_SIZE if self._footer_counts()
-                        else not len(self._layout.file_pos))
-            if no_files and f.xorb_lookup_num_entry:
-                return "xorb-only shard with lookup tables"
-            return "full shard with lookup tables"
-        if f.file_lookup_offset == 0 and f.xorb_lookup_offset == 0:
-            return "shard without lookup tables (huggingface.js style, table offsets 0)"
-        return "server-stored shard without lookup tables"
-
-    def _footer_counts(self) -> tuple[int, int, int] | None:
-        """(files, xorbs, chunks) as the footer's lookup tables count them, when the record
-        sections are not at hand (a remote shard not yet fetched whole) and the tables say
-        all three (a table is empty only when its section is); else None: walk the sections.
-        """
-        f = self.footer
-        if self._have_all or "_layout" in self.__dict__ or f is None:
-            return None
-        if not (f.file_lookup_num_entry or f.xorb_lookup_num_entry):
-            return None
-        empty_files = f.xorb_info_offset == HEADER_SIZE + RECORD_SIZE
-        empty_xorbs = f.file_lookup_offset == f.xorb_info_offset + RECORD_SIZE
-        if ((f.file_lookup_num_entry == 0) != empty_files
-                or (f.xorb_lookup_num_entry == 0) != empty_xorbs
-                or (f.chunk_lookup_num_entry == 0) != empty_xorbs):
-            return None
-        return f.file_lookup_num_entry, f.xorb_lookup_num_entry, f.chunk_lookup_num_entry
-
-    def summary(self) -> dict[str, Any]:
-        """What ``shardkit info`` shows.
-
-        Through ranged requests, a shard with lookup tables is summarised from its header and
-        footer alone: the counts of files, xorbs and chunks are the tables' (``verify`` checks
-        they match the sections), and ``terms``, which only a walk of the file section gives,
-        is None. Otherwise (local files, shards without tables) the sections are walked.
-        """
-        f = self.footer
-        counted = self._footer_counts()
-        if counted is not None:
-            out = self._summary_head()
-            out.update(files=counted[0], xorbs=counted[1], chunks=counted[2], terms=None)
-            out["counts_from"] = "lookup tables"
-            return self._summary_tail(out)
-        lay = self._layout
-        out = self._summary_head()
-        out.update(files=len(lay.file_pos), xorbs=len(lay.xorb_pos),
-                   chunks=int(lay.xorb_chunks.sum()), terms=int(lay.file_terms.sum()))
-        if f is None:
-            out["totals"] = {
-                "materialized_bytes": sum(fi.size for fi in self.files),
-                "stored_bytes": int(lay.words(lay.xorb_pos, 2).sum()),
-                "stored_bytes_on_disk": int(lay.words(lay.xorb_pos, 3).sum()),
-            }
-        return self._summary_tail(out)
-
-    def _summary_head(self) -> dict[str, Any]:
-        f = self.footer
-        return {
-            "format": self.format_id,
-            "format_name": self.format_name,
-            "file": self.source.name,
-            "file_size": self.source.size,
-            "variant": self.variant,
-            "header": {"version": self.header.version, "footer_size": self.header.footer_size},
-            "footer": f is not None,
-        }
-
-    def _summary_tail(self, out: dict[str, Any]) -> dict[str, Any]:
-        f = self.footer
-        out["lookup_tables"] = {
-            "file": f is not None and f.file_lookup_num_entry > 0,
-            "xorb": f is not None and f.xorb_lookup_num_entry > 0,
-            "chunk": f is not None and f.chunk_lookup_num_entry > 0,
-        }
-        out["hmac_key_present"] = f is not None and f.is_keyed
-        if f is not None:
-            out["hmac_key"] = str(f.hmac_key) if f.is_keyed else None
-            out["creation_timestamp"] = f.creation_timestamp
-            out["creation_time"] = _iso(f.creation_timestamp)
-            out["key_expiry"] = f.key_expiry
-            out["key_expiry_time"] = ("never" if f.key_expiry == NEVER_EXPIRES
-                                      else _iso(f.key_expiry))
-            out["expired"] = f.expired()
-            out["totals"] = {"materialized_bytes": f.materialized_bytes,
-                             "stored_bytes": f.stored_bytes,
-                             "stored_bytes_on_disk": f.stored_bytes_on_disk}
-        if self._footer_note:
-            out["note"] = self._footer_note
-        return out
-
-    def to_dict(self) -> dict[str, Any]:
-        """The whole object tree: summary, header, footer, files, xorbs, lookup tables."""
-        out = self.summary()
-        out["footer"] = None if self.footer is None else self.footer.to_dict()
-        out["files"] = [fi.to_dict() for fi in self.files]
-        out["xorbs"] = [x.to_dict() for x in self.xorbs]
-        tables: dict[str, Any] = {}
-        for name, table in (("file", self.file_lookup), ("xorb", self.xorb_lookup)):
-            tables[name] = [] if table is None else [
-                [k, i] for k, i in zip(table["key"].tolist(), table["index"].tolist(),
-                                       strict=True)]
-        t = self.chunk_lookup
-        tables["chunk"] = [] if t is None else [
-            list(row) for row in zip(t["key"].tolist(), t["xorb"].tolist(),
-                                     t["chunk"].tolist(), strict=True)]
-        out["lookup_tables"] = tables
-        out["sections"] = [s.to_dict() for s in self.sections()]
-        return out
-
-    def sections(self) -> list[Section]:
-        """Byte layout, in file order."""
-        lay, f, size = self._layout, self.footer, self.source.size
-        out = [
-            Section("/header", 0, HEADER_SIZE, f"tag, version {self.header.version}, "
-                    f"footer_size {self.header.footer_size}"),
-            Section("/file_info", HEADER_SIZE, lay.xorb_info_offset,
-                    f"{len(lay.file_pos)} file blocks + bookend"),
-            Section("/xorb_info", lay.xorb_info_offset, lay.xorb_info_end,
-                    f"{len(lay.xorb_pos)} xorb blocks + bookend"),
-        ]
-        if f is not None:
-            for name, ofs, n, width in (
-                    ("file", f.file_lookup_offset, f.file_lookup_num_entry,
-                     _model._LOOKUP_DTYPE.itemsize),
-                    ("xorb", f.xorb_lookup_offset, f.xorb_lookup_num_entry,
-                     _model._LOOKUP_DTYPE.itemsize),
-                    ("chunk", f.chunk_lookup_offset, f.chunk_lookup_num_entry,
-                     _model._CHUNK_LOOKUP_DTYPE.itemsize)):
-                if n:
-                    out.append(Section(f"/{name}_lookup", ofs, ofs + n * width,
-                                       f"{n} entries x {width} bytes"))
-            out.append(Section("/footer", size - FOOTER_SIZE, size, "footer v1"))
-        elif lay.xorb_info_end < size:
-            out.append(Section("/trailing", lay.xorb_info_end, size,
-                               "bytes after the xorb bookend"))
-        return out
 
     # -- verification -------------------------------------------------------------------------
 
