@@ -338,51 +338,65 @@ class _DataBlock:
         if self.heads is not None or not prefix:
             p = self.lower_bound(prefix)
             return p if p < n and self.record_at(p)[0].startswith(prefix) else None
-        lp = len(prefix)
         q = b.find(prefix)  # where the first candidate record's bytes would begin
-        p = 0  # a length field (the walk's position)
-        if self.ascii:  # the length field of a record starting at q is at q - 1
-            while q != -1:
-                c = q - 1
-                lim = c - 8 * 128
-                while p < lim:  # 8 steps of at most 128 bytes cannot pass c
-                    p += b[p] + 1
-                    p += b[p] + 1
-                    p += b[p] + 1
-                    p += b[p] + 1
-                    p += b[p] + 1
-                    p += b[p] + 1
-                    p += b[p] + 1
-                    p += b[p] + 1
-                while p < c:
-                    p += b[p] + 1
-                if p == c and b[c] >= lp:
-                    return c
-                if p >= n:
-                    if p > n:
-                        raise _BodyError("a record runs past the end of the body", n)
-                    return None
-                q = b.find(prefix, max(p, q) + 1)
+        if self.ascii:
+            return _find_prefix_ascii(b, prefix, q)
+        return _find_prefix_uleb(b, prefix, q)
+
+
+def _find_prefix_ascii(b: bytes, prefix: bytes, q: int) -> int | None:
+    """:meth:`_DataBlock.find_prefix` in a body whose length fields are all one byte: the
+    length field of a record starting at ``q`` is at ``q - 1``."""
+    n = len(b)
+    lp = len(prefix)
+    p = 0  # a length field (the walk's position)
+    while q != -1:
+        c = q - 1
+        lim = c - 8 * 128
+        while p < lim:  # 8 steps of at most 128 bytes cannot pass c
+            p += b[p] + 1
+            p += b[p] + 1
+            p += b[p] + 1
+            p += b[p] + 1
+            p += b[p] + 1
+            p += b[p] + 1
+            p += b[p] + 1
+            p += b[p] + 1
+        while p < c:
+            p += b[p] + 1
+        if p == c and b[c] >= lp:
+            return c
+        if p >= n:
+            if p > n:
+                raise _BodyError("a record runs past the end of the body", n)
             return None
-        while q != -1:
-            while True:
-                ln = b[p]
-                if ln < 0x80:
-                    d = p + 1
-                else:
-                    ln, d = _uleb_slow(b, p, n)
-                if d >= q:
-                    break
-                p = d + ln
-                if p >= n:
-                    if p > n:
-                        raise _BodyError(f"record of {ln} bytes runs past the end of the body",
-                                         d)
-                    return None
-            if d == q and ln >= lp:
-                return p
-            q = b.find(prefix, d if d > q else q + 1)
-        return None
+        q = b.find(prefix, max(p, q) + 1)
+    return None
+
+
+def _find_prefix_uleb(b: bytes, prefix: bytes, q: int) -> int | None:
+    """:meth:`_DataBlock.find_prefix` in a body with uleb128 length fields of any size."""
+    n = len(b)
+    lp = len(prefix)
+    p = 0  # a length field (the walk's position)
+    while q != -1:
+        while True:
+            ln = b[p]
+            if ln < 0x80:
+                d = p + 1
+            else:
+                ln, d = _uleb_slow(b, p, n)
+            if d >= q:
+                break
+            p = d + ln
+            if p >= n:
+                if p > n:
+                    raise _BodyError(f"record of {ln} bytes runs past the end of the body", d)
+                return None
+        if d == q and ln >= lp:
+            return p
+        q = b.find(prefix, d if d > q else q + 1)
+    return None
 
 
 
