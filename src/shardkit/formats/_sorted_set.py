@@ -469,6 +469,17 @@ def frames_until_error(frames: Iterator[Any], add: Any) -> Iterator[Any]:
         yield item
 
 
+def check_items_sorted(add: Any, where: int, items: list[bytes], what: str, field: str
+                       ) -> None:
+    """The order check of one ZSS or ZS block in verify: ``items`` (its records or index
+    keys) sorted, else one ``order`` problem naming the first pair out of order."""
+    for j in range(1, len(items)):
+        if items[j] < items[j - 1]:
+            add("order", where, f"{what} out of order at item {j}: "
+                f"{_escape(items[j - 1][:40])!r} then {_escape(items[j][:40])!r}", field)
+            return
+
+
 class SortedSetQueries:
     """Iteration and search over a sorted set of records in blocks with an index tree."""
 
