@@ -133,6 +133,16 @@ def _prefixed(body: bytes, pos: int, n: int) -> tuple[int, int]:
     return pos, pos + ln
 
 
+def _index_key(body: bytes, pos: int, n: int, container: str) -> tuple[bytes, int]:
+    """The key of the ZS or ZSS index entry at ``body[pos]`` and the position after it, where
+    the child's position must follow (``container`` names the body in the message)."""
+    pos, end = _prefixed(body, pos, n)
+    if end >= n:
+        raise _BodyError(f"index entry of {end - pos} key bytes runs past the end of the "
+                         f"{container}", pos)
+    return body[pos:end], end
+
+
 def decode_records(body: bytes) -> list[bytes]:
     """The records of a decoded data-block body (``(uleb128 length, bytes)*``).
 

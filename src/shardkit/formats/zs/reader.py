@@ -77,6 +77,13 @@ def _inflate(codec: str, payload: bytes, cap: int) -> tuple[bytes | None, bool, 
                           payload, cap)
 
 
+def _empty(info: BlockInfo, kind: str, items: str) -> CorruptBlockError:
+    """A block without records or entries (the spec wants at least one in each)."""
+    return CorruptBlockError(f"{kind} block at offset {info.offset} has no {items}",
+                             block_offset=info.offset, offset=info.payload_offset,
+                             field=f"/blocks/@{info.offset}/body/payload")
+
+
 class ZsFile(ZsVerify, SortedSetQueries, Reader):
     """A ZS file (``zs`` 0.10): a sorted multiset of byte strings in checksummed blocks.
 
@@ -295,9 +302,7 @@ class ZsFile(ZsVerify, SortedSetQueries, Reader):
         except _BodyError as exc:
             raise self._body_error(info, exc, "data") from None
         if not records:
-            raise CorruptBlockError(f"data block at offset {info.offset} has no records",
-                                    block_offset=info.offset, offset=info.payload_offset,
-                                    field=f"/blocks/@{info.offset}/body/payload")
+            raise _empty(info, "data", "records")
         return records
 
     def index_of(self, info: BlockInfo, body: bytes) -> IndexBlock:
@@ -307,9 +312,7 @@ class ZsFile(ZsVerify, SortedSetQueries, Reader):
         except _BodyError as exc:
             raise self._body_error(info, exc, "index") from None
         if not keys:
-            raise CorruptBlockError(f"index block at offset {info.offset} has no entries",
-                                    block_offset=info.offset, offset=info.payload_offset,
-                                    field=f"/blocks/@{info.offset}/body/payload")
+            raise _empty(info, "index", "entries")
         return IndexBlock(info.offset, info.level, tuple(keys), tuple(children), tuple(lengths))
 
     def _read_block(self, offset: int, end_hint: int | None) -> tuple[BlockInfo, bytes]:
@@ -343,9 +346,7 @@ class ZsFile(ZsVerify, SortedSetQueries, Reader):
     def _data_block(self, info: BlockInfo, body: bytes) -> _DataBlock:
         """A data block holds at least one record (the spec)."""
         if not body:
-            raise CorruptBlockError(f"data block at offset {info.offset} has no records",
-                                    block_offset=info.offset, offset=info.payload_offset,
-                                    field=f"/blocks/@{info.offset}/body/payload")
+            raise _empty(info, "data", "records")
         return _DataBlock(info, body)
 
     def _level_error(self, info: BlockInfo, level: int) -> None:

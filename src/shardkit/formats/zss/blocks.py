@@ -4,9 +4,8 @@ from __future__ import annotations
 
 from .._sorted_set import (
     MAX_ULEB_BYTES,
-    _BodyError,
     _DataBlock,
-    _prefixed,
+    _index_key,
     _uleb_slow,
     decode_records,
 )
@@ -29,11 +28,8 @@ def decode_index(body: bytes) -> tuple[list[bytes], list[int]]:
     pos = 0
     n = len(body)
     while pos < n:
-        pos, end = _prefixed(body, pos, n)
-        if end >= n:
-            raise _BodyError(f"index entry of {end - pos} key bytes runs past the end of the "
-                             "body", pos)
-        keys.append(body[pos:end])
+        key, end = _index_key(body, pos, n, "body")
+        keys.append(key)
         child = body[end]
         pos = end + 1
         if child >= 0x80:  # voffsets are mostly 2-4 bytes: decoded inline, checked after
