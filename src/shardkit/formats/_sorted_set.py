@@ -34,6 +34,9 @@ from ..errors import EntryNotFoundError, InvalidKeyError, LayoutError, ShardkitE
 if TYPE_CHECKING:
     from concurrent.futures import Future
 
+    from ..sources import ByteSource
+    from .base import Section
+
 try:  # the optional C accelerator of record bodies (same answers as the Python loops below)
     from . import _records as _records  # type: ignore[attr-defined]
 except ImportError:  # pragma: no cover - built without a C compiler
@@ -499,6 +502,16 @@ class SortedSetQueries:
     _serial_decode: bool
     _len: int | None
     _first_block: int = 0  # position of the first block
+    if TYPE_CHECKING:  # what the summary and the dump use of the host class (a Reader)
+        format_id: str
+        format_name: str
+        source: ByteSource
+        codec: str
+
+        def summary(self, counts: bool = False) -> dict[str, Any]: ...
+        def sections(self) -> list[Section]: ...
+        def iter_blocks(self) -> Iterator[tuple[Any, bytes]]: ...
+        def index_block(self, position: int) -> Any: ...
 
     def _set_up(self, cache_blocks: int, max_block_size: int, readahead: int,
                 cache_index_blocks: int) -> None:
@@ -515,6 +528,35 @@ class SortedSetQueries:
 
     def _where(self, position: int) -> str:
         raise NotImplementedError
+
+    # -- summary and dump: the keys both formats give ------------------------------------------
+
+    def _summary_head(self) -> dict[str, Any]:
+        """The first keys of ``summary()``: the format, the file and its codec."""
+        return {
+            "format": self.format_id,
+            "format_name": self.format_name,
+            "file": self.source.name,
+            "file_size": self.source.size,
+            "codec": self.codec,
+        }
+
+    def _block_detail(self, info: Any, body: bytes) -> dict[str, Any]:
+        """One row of ``to_dict()["blocks_detail"]``: a block with its records or entries."""
+        raise NotImplementedError
+
+    def to_dict(self) -> dict[str, Any]:
+        """Summary (with counts), layout and every block with its records or index entries."""
+        out = self.summary(counts=True)
+        out["sections"] = [s.to_dict() for s in self.sections()]
+        out["blocks_detail"] = [self._block_detail(info, body)
+                                for info, body in self.iter_blocks()]
+        return out
+
+    @property
+    def root_block(self) -> Any:
+        """The root index block."""
+        return self.index_block(self.root)
 
     def _root_end(self) -> int | None:
         """Where the root block ends at the latest (default: the end of the blocks)."""

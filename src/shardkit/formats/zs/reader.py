@@ -364,11 +364,6 @@ class ZsFile(ZsVerify, SortedSetQueries, Reader):
         return block
 
     @property
-    def root_block(self) -> IndexBlock:
-        """The root index block."""
-        return self.index_block(self.root)
-
-    @property
     def root_level(self) -> int:
         """Level of the root index (a lookup reads this many blocks below the root)."""
         return self.frame(self.root).level
@@ -409,12 +404,8 @@ class ZsFile(ZsVerify, SortedSetQueries, Reader):
         once (a full read) to add block and record counts.
         """
         root_level = self.root_level
-        out: dict[str, Any] = {
-            "format": self.format_id,
-            "format_name": self.format_name,
-            "file": self.source.name,
-            "file_size": self.source.size,
-            "codec": self.codec,
+        out = self._summary_head()
+        out.update({
             "data_sha256": self.data_sha256.hex(),
             "metadata": self.metadata,
             "header": self.header.to_dict(),
@@ -422,7 +413,7 @@ class ZsFile(ZsVerify, SortedSetQueries, Reader):
             "root_index_length": self.root_length,
             "root_level": root_level,
             "levels": root_level + 1,
-        }
+        })
         if not counts:
             return out
         per_level: dict[int, int] = {}
@@ -476,23 +467,17 @@ class ZsFile(ZsVerify, SortedSetQueries, Reader):
                        "first_key": None if r["first"] is None else r["first"].hex()}))
         return out
 
-    def to_dict(self) -> dict[str, Any]:
-        """Summary (with counts), layout and every block with its records or index entries."""
-        out = self.summary(counts=True)
-        out["sections"] = [s.to_dict() for s in self.sections()]
-        blocks = []
-        for info, body in self.iter_blocks():
-            row: dict[str, Any] = {"offset": info.offset, "level": info.level,
-                                   "len_payload": info.len_payload, "len_decoded": len(body)}
-            if info.level == 0:
-                row["records"] = [r.hex() for r in self.records_of(info, body)]
-            elif not info.is_extension:
-                ib = self.index_of(info, body)
-                row["entries"] = [{"key": k.hex(), "offset": c, "length": ln}
-                                  for k, c, ln in zip(ib.keys, ib.children, ib.lengths,
-                                                      strict=True)]
-            else:
-                row["payload"] = body.hex()
-            blocks.append(row)
-        out["blocks_detail"] = blocks
-        return out
+    def _block_detail(self, info: BlockInfo, body: bytes) -> dict[str, Any]:
+        """A block of ``to_dict()``: its records, index entries or extension payload."""
+        row: dict[str, Any] = {"offset": info.offset, "level": info.level,
+                               "len_payload": info.len_payload, "len_decoded": len(body)}
+        if info.level == 0:
+            row["records"] = [r.hex() for r in self.records_of(info, body)]
+        elif not info.is_extension:
+            ib = self.index_of(info, body)
+            row["entries"] = [{"key": k.hex(), "offset": c, "length": ln}
+                              for k, c, ln in zip(ib.keys, ib.children, ib.lengths,
+                                                  strict=True)]
+        else:
+            row["payload"] = body.hex()
+        return row

@@ -344,11 +344,6 @@ class ZssFile(ZssVerify, SortedSetQueries, Reader):
                               "block", offset=info.offset, field=f"/blocks/@{voffset}/level")
         return cast("IndexBlock", value)
 
-    @property
-    def root_block(self) -> IndexBlock:
-        """The root index block."""
-        return self.index_block(self.root)
-
     # -- iteration -----------------------------------------------------------------------------
 
     def iter_blocks(self, voffset: int = 0) -> Iterator[tuple[BlockInfo, bytes]]:
@@ -382,19 +377,15 @@ class ZssFile(ZssVerify, SortedSetQueries, Reader):
         the block and record counts (``record_count``, ``blocks_per_level``...).
         """
         root_level = self.frame(self.root).level
-        out: dict[str, Any] = {
-            "format": self.format_id,
-            "format_name": self.format_name,
-            "file": self.source.name,
-            "file_size": self.source.size,
-            "codec": self.codec,
+        out = self._summary_head()
+        out.update({
             "uuid": self.uuid.hex(),
             "metadata": self.metadata,
             "header": self.header.to_dict(),
             "root_voffset": self.root,
             "root_level": root_level,
             "levels": root_level + 1,
-        }
+        })
         if not counts:
             return out
         rows = self._survey()
@@ -439,21 +430,14 @@ class ZssFile(ZssVerify, SortedSetQueries, Reader):
                        "first_key": None if r["first"] is None else r["first"].hex()}))
         return out
 
-    def to_dict(self) -> dict[str, Any]:
-        """Summary (with counts), layout and every block with its records or index entries."""
-        out = self.summary(counts=True)
-        out["sections"] = [s.to_dict() for s in self.sections()]
-        blocks = []
-        for info, body in self.iter_blocks(0):
-            row: dict[str, Any] = {"voffset": info.voffset, "level": info.level,
-                                   "len_payload": info.len_payload, "len_body": len(body)}
-            if info.level == 0:
-                row["records"] = [r.hex() for r in self.records_of(info, body)]
-            else:
-                ib = self.index_of(info, body)
-                row["entries"] = [{"key": k.hex(), "child_voffset": c}
-                                  for k, c in zip(ib.keys, ib.children, strict=True)]
-            blocks.append(row)
-        out["blocks_detail"] = blocks
-        return out
-
+    def _block_detail(self, info: BlockInfo, body: bytes) -> dict[str, Any]:
+        """A block of ``to_dict()``: its records or index entries."""
+        row: dict[str, Any] = {"voffset": info.voffset, "level": info.level,
+                               "len_payload": info.len_payload, "len_body": len(body)}
+        if info.level == 0:
+            row["records"] = [r.hex() for r in self.records_of(info, body)]
+        else:
+            ib = self.index_of(info, body)
+            row["entries"] = [{"key": k.hex(), "child_voffset": c}
+                              for k, c in zip(ib.keys, ib.children, strict=True)]
+        return row
