@@ -366,6 +366,9 @@ def _find_prefix_ascii(b: bytes, prefix: bytes, q: int) -> int | None:
     while q != -1:
         c = q - 1
         lim = c - 8 * 128
+        # written out 8 times, as lower_bound's walk and decode_records' 4 steps are (and the
+        # one-byte uleb128 test inline in each walk): a loop or a helper here costs a Python
+        # jump or call per record on every prefix search
         while p < lim:  # 8 steps of at most 128 bytes cannot pass c
             p += b[p] + 1
             p += b[p] + 1
@@ -525,6 +528,13 @@ class SortedSetQueries:
         self._index_cache: ByteLRU[int, tuple[Any, Any]] = ByteLRU(
             None, max_items=self.cache_index_blocks)
         self._len = None
+
+    def _refuse_unfinished(self, magic: bytes, error: type[ShardkitError], why: str) -> None:
+        """Raise ``error`` when the file starts with ``magic``, the one its writer puts first
+        and replaces with the real magic last: the writer never finished it."""
+        source = self.source
+        if source.read_range(0, min(8, source.size)) == magic:
+            raise error(f"{source.name}: {why}", offset=0, field="/magic")
 
     def _where(self, position: int) -> str:
         raise NotImplementedError

@@ -117,12 +117,9 @@ class ZsFile(ZsVerify, SortedSetQueries, Reader):
                  cache_index_blocks: int = 32) -> None:
         super().__init__(source)
         self._set_up(cache_blocks, max_block_size, readahead, cache_index_blocks)
-        head = source.read_range(0, min(8, source.size))
-        if head == INCOMPLETE_MAGIC:
-            raise IncompleteFileError(
-                f"{source.name}: unfinished ZS file: magic is 'ZStoBe', its writer never "
-                "finished it (ZS writers put the real magic 'ZSfiLe' last)", offset=0,
-                field="/magic")
+        self._refuse_unfinished(INCOMPLETE_MAGIC, IncompleteFileError,
+                                "unfinished ZS file: magic is 'ZStoBe', its writer never "
+                                "finished it (ZS writers put the real magic 'ZSfiLe' last)")
         ks = parse(Zs, as_stream(source, buffer_size=8192), magic_fields=("/magic",))
         h = ks.header
         n = ks.len_header

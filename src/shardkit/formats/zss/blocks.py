@@ -13,6 +13,9 @@ from .._sorted_set import (
 __all__ = ["_DataBlock", "_uleb_slow", "decode_index", "decode_records"]
 
 
+# alike in shape to zs/model.py decode_index (the key is read by the shared _index_key): a ZSS
+# entry has one voffset, decoded inline here (most take 2-4 bytes), a ZS entry an offset and a
+# length
 def decode_index(body: bytes) -> tuple[list[bytes], list[int]]:
     """The entries of a decoded index-block body (``(uleb128 length, key, uleb128 voffset)*``).
 

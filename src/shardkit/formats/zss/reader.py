@@ -7,6 +7,8 @@ import zlib
 from collections.abc import Iterator
 from typing import Any, cast
 
+# (much the same names as zs/reader.py imports: both readers raise the shared error classes and
+# their models name their types alike; amudai/columns.py imports the same error classes)
 from ..._kaitai import kaitai_errors, parse
 from ...errors import (
     ChecksumError,
@@ -80,6 +82,9 @@ class ZssFile(ZssVerify, SortedSetQueries, Reader):
                 print(record)
     """
 
+    # The docstring's options and the constructor mirror ZsFile's (zs/reader.py): one reader
+    # API for both formats; what follows the shared set-up differs (a 4-byte header length,
+    # CRC-32C, blocks named by voffset).
     format_id = "zss"
     format_name = "ZSS compressed sorted set"
 
@@ -88,11 +93,9 @@ class ZssFile(ZssVerify, SortedSetQueries, Reader):
                  cache_index_blocks: int = 32) -> None:
         super().__init__(source)
         self._set_up(cache_blocks, max_block_size, readahead, cache_index_blocks)
-        head = source.read_range(0, min(8, source.size))
-        if head == INCOMPLETE_MAGIC:
-            raise IncompleteFileError(
-                f"{source.name}: incomplete file: magic is 'SSZ...', the writer never finished "
-                "it (ZSS writes the real magic last)", offset=0, field="/magic")
+        self._refuse_unfinished(INCOMPLETE_MAGIC, IncompleteFileError,
+                                "incomplete file: magic is 'SSZ...', the writer never "
+                                "finished it (ZSS writes the real magic last)")
         self._ks = parse(Zss, as_stream(source, buffer_size=4096), magic_fields=("/magic",))
         ks = self._ks
         h = ks.header
