@@ -25,11 +25,17 @@ import json
 import os
 from array import array
 from bisect import bisect_left
-from collections.abc import Generator, Iterator
+from collections.abc import Callable, Generator, Iterator
 from typing import TYPE_CHECKING, Any
 
 from .._lru import ByteLRU
-from ..errors import EntryNotFoundError, InvalidKeyError, LayoutError, ShardkitError
+from ..errors import (
+    EntryNotFoundError,
+    InvalidKeyError,
+    LayoutError,
+    LimitExceededError,
+    ShardkitError,
+)
 
 if TYPE_CHECKING:
     from concurrent.futures import Future
@@ -503,6 +509,8 @@ class SortedSetQueries:
     data_size: int
     readahead: int
     _serial_decode: bool
+    _codec: str
+    max_block_size: int
     _len: int | None
     _first_block: int = 0  # position of the first block
     if TYPE_CHECKING:  # what the summary and the dump use of the host class (a Reader)
@@ -538,6 +546,29 @@ class SortedSetQueries:
 
     def _where(self, position: int) -> str:
         raise NotImplementedError
+
+    def _inflate_checked(self, info: Any, position: int, payload: bytes, field: str,
+                         inflate: Callable[[str, bytes, int], tuple[bytes | None, bool, bytes]],
+                         errors: tuple[type[BaseException], ...],
+                         corrupt: Callable[[str, int], ShardkitError]) -> bytes:
+        """A compressed payload decoded: at most ``max_block_size`` bytes, the stream whole and
+        nothing after it (``corrupt(message, offset)`` makes the format's error)."""
+        cap = self.max_block_size
+        where = f"block at {self._where(position)}"
+        try:
+            body, done, rest = inflate(self._codec, payload, cap)
+        except errors as exc:
+            raise corrupt(f"corrupt {self.codec} {where}: {exc}", info.payload_offset) from None
+        if body is None:
+            raise LimitExceededError(f"{where}: decompresses to more than {cap} bytes",
+                                     offset=info.payload_offset, field=field)
+        if not done:
+            raise corrupt(f"corrupt {self.codec} {where}: the compressed stream is cut off",
+                          info.payload_offset)
+        if rest:
+            raise corrupt(f"corrupt {self.codec} {where}: {len(rest)} bytes after the end of "
+                          "the compressed stream", info.payload_offset + len(payload) - len(rest))
+        return body
 
     # -- summary and dump: the keys both formats give ------------------------------------------
 

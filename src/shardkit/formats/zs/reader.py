@@ -265,25 +265,10 @@ class ZsFile(ZsVerify, SortedSetQueries, Reader):
                                          f"bytes exceeds the {cap}-byte cap",
                                          offset=info.payload_offset, field=field)
             return payload
-        try:
-            body, done, rest = _inflate(self._codec, payload, cap)
-        except _DECODE_ERRORS as exc:
-            raise CorruptBlockError(f"corrupt {self.codec} block at offset {v}: {exc}",
-                                    block_offset=v, offset=info.payload_offset,
-                                    field=field) from None
-        if body is None:
-            raise LimitExceededError(f"block at offset {v}: decompresses to more than {cap} "
-                                     "bytes", offset=info.payload_offset, field=field)
-        if not done:
-            raise CorruptBlockError(f"corrupt {self.codec} block at offset {v}: the compressed "
-                                    "stream is cut off", block_offset=v,
-                                    offset=info.payload_offset, field=field)
-        if rest:
-            raise CorruptBlockError(f"corrupt {self.codec} block at offset {v}: {len(rest)} "
-                                    "bytes after the end of the compressed stream",
-                                    block_offset=v, offset=info.crc_offset - len(rest),
-                                    field=field)
-        return body
+        return self._inflate_checked(
+            info, v, payload, field, _inflate, _DECODE_ERRORS,
+            lambda message, at: CorruptBlockError(message, block_offset=v, offset=at,
+                                                  field=field))
 
     def _body_error(self, info: BlockInfo, exc: _BodyError, what: str) -> CorruptBlockError:
         offset = info.payload_offset + exc.pos if self._codec == "none" else \

@@ -246,24 +246,10 @@ class ZssFile(ZssVerify, SortedSetQueries, Reader):
                 raise BlockChecksumError(v, stored, computed, offset=info.payload_offset + n,
                                          field=field + "/body_crc32c")
             return payload[:n]
-        try:
-            body, done, rest = _inflate(codec, payload, cap)
-        except (zlib.error, OSError, ValueError, EOFError, MemoryError) as exc:
-            raise CorruptBlockError(f"corrupt {self.codec} block at {self._where(v)}: {exc}",
-                                    voffset=v, offset=info.payload_offset, field=field) from None
-        if body is None:
-            raise LimitExceededError(f"block at {self._where(v)}: decompresses to more than "
-                                     f"{cap} bytes", offset=info.payload_offset, field=field)
-        if not done:
-            raise CorruptBlockError(f"corrupt {self.codec} block at {self._where(v)}: the "
-                                    "compressed stream is cut off", voffset=v,
-                                    offset=info.payload_offset, field=field)
-        if rest:
-            raise CorruptBlockError(f"corrupt {self.codec} block at {self._where(v)}: "
-                                    f"{len(rest)} bytes after the end of the compressed stream",
-                                    voffset=v, offset=info.payload_offset + len(payload)
-                                    - len(rest), field=field)
-        return body
+        return self._inflate_checked(
+            info, v, payload, field, _inflate, (zlib.error, OSError, ValueError, EOFError,
+                                                MemoryError),
+            lambda message, at: CorruptBlockError(message, voffset=v, offset=at, field=field))
 
     def _body_error(self, info: BlockInfo, exc: _BodyError, what: str) -> CorruptBlockError:
         offset = info.payload_offset + exc.pos if self._codec == "none+crc32c" else \
