@@ -96,6 +96,7 @@ class ZssFile(ZssVerify, SortedSetQueries, Reader):
         self._refuse_unfinished(INCOMPLETE_MAGIC, IncompleteFileError,
                                 "incomplete file: magic is 'SSZ...', the writer never "
                                 "finished it (ZSS writes the real magic last)")
+        # the header checks follow ZsFile's: a 4-byte header length, CRC-32C (ZS: 8, CRC-64-xz)
         self._ks = parse(Zss, as_stream(source, buffer_size=4096), magic_fields=("/magic",))
         ks = self._ks
         h = ks.header
@@ -341,6 +342,9 @@ class ZssFile(ZssVerify, SortedSetQueries, Reader):
             yield info, self.decode_payload(info, payload)
 
 
+    # _survey, the counts of summary and sections follow ZsFile's (zs/reader.py) row by row; the
+    # fields differ as the specs do: a ZSS block has a voffset and there are no extension
+    # blocks, a ZS block has an absolute offset and levels from 64 up are extension blocks.
     def _survey(self) -> list[dict[str, Any]]:
         """One row per block in file order: framing, body size, items, first item."""
         rows = []
