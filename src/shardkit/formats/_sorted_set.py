@@ -25,14 +25,23 @@ import json
 import os
 from array import array
 from bisect import bisect_left
-from collections.abc import Generator, Iterator
+from collections.abc import Callable, Generator, Iterator
 from typing import TYPE_CHECKING, Any
 
 from .._lru import ByteLRU
-from ..errors import EntryNotFoundError, InvalidKeyError, LayoutError, ShardkitError
+from ..errors import (
+    EntryNotFoundError,
+    InvalidKeyError,
+    LayoutError,
+    LimitExceededError,
+    ShardkitError,
+)
 
 if TYPE_CHECKING:
     from concurrent.futures import Future
+
+    from ..sources import ByteSource
+    from .base import Section
 
 try:  # the optional C accelerator of record bodies (same answers as the Python loops below)
     from . import _records as _records  # type: ignore[attr-defined]
@@ -131,6 +140,16 @@ def _prefixed(body: bytes, pos: int, n: int) -> tuple[int, int]:
     else:
         ln, pos = _uleb_slow(body, pos, n)
     return pos, pos + ln
+
+
+def _index_key(body: bytes, pos: int, n: int, container: str) -> tuple[bytes, int]:
+    """The key of the ZS or ZSS index entry at ``body[pos]`` and the position after it, where
+    the child's position must follow (``container`` names the body in the message)."""
+    pos, end = _prefixed(body, pos, n)
+    if end >= n:
+        raise _BodyError(f"index entry of {end - pos} key bytes runs past the end of the "
+                         f"{container}", pos)
+    return body[pos:end], end
 
 
 def decode_records(body: bytes) -> list[bytes]:
@@ -338,51 +357,68 @@ class _DataBlock:
         if self.heads is not None or not prefix:
             p = self.lower_bound(prefix)
             return p if p < n and self.record_at(p)[0].startswith(prefix) else None
-        lp = len(prefix)
         q = b.find(prefix)  # where the first candidate record's bytes would begin
-        p = 0  # a length field (the walk's position)
-        if self.ascii:  # the length field of a record starting at q is at q - 1
-            while q != -1:
-                c = q - 1
-                lim = c - 8 * 128
-                while p < lim:  # 8 steps of at most 128 bytes cannot pass c
-                    p += b[p] + 1
-                    p += b[p] + 1
-                    p += b[p] + 1
-                    p += b[p] + 1
-                    p += b[p] + 1
-                    p += b[p] + 1
-                    p += b[p] + 1
-                    p += b[p] + 1
-                while p < c:
-                    p += b[p] + 1
-                if p == c and b[c] >= lp:
-                    return c
-                if p >= n:
-                    if p > n:
-                        raise _BodyError("a record runs past the end of the body", n)
-                    return None
-                q = b.find(prefix, max(p, q) + 1)
+        if self.ascii:
+            return _find_prefix_ascii(b, prefix, q)
+        return _find_prefix_uleb(b, prefix, q)
+
+
+def _find_prefix_ascii(b: bytes, prefix: bytes, q: int) -> int | None:
+    """:meth:`_DataBlock.find_prefix` in a body whose length fields are all one byte: the
+    length field of a record starting at ``q`` is at ``q - 1``."""
+    n = len(b)
+    lp = len(prefix)
+    p = 0  # a length field (the walk's position)
+    while q != -1:
+        c = q - 1
+        lim = c - 8 * 128
+        # written out 8 times, as lower_bound's walk and decode_records' 4 steps are (and the
+        # one-byte uleb128 test inline in each walk): a loop or a helper here costs a Python
+        # jump or call per record on every prefix search
+        while p < lim:  # 8 steps of at most 128 bytes cannot pass c
+            p += b[p] + 1
+            p += b[p] + 1
+            p += b[p] + 1
+            p += b[p] + 1
+            p += b[p] + 1
+            p += b[p] + 1
+            p += b[p] + 1
+            p += b[p] + 1
+        while p < c:
+            p += b[p] + 1
+        if p == c and b[c] >= lp:
+            return c
+        if p >= n:
+            if p > n:
+                raise _BodyError("a record runs past the end of the body", n)
             return None
-        while q != -1:
-            while True:
-                ln = b[p]
-                if ln < 0x80:
-                    d = p + 1
-                else:
-                    ln, d = _uleb_slow(b, p, n)
-                if d >= q:
-                    break
-                p = d + ln
-                if p >= n:
-                    if p > n:
-                        raise _BodyError(f"record of {ln} bytes runs past the end of the body",
-                                         d)
-                    return None
-            if d == q and ln >= lp:
-                return p
-            q = b.find(prefix, d if d > q else q + 1)
-        return None
+        q = b.find(prefix, max(p, q) + 1)
+    return None
+
+
+def _find_prefix_uleb(b: bytes, prefix: bytes, q: int) -> int | None:
+    """:meth:`_DataBlock.find_prefix` in a body with uleb128 length fields of any size."""
+    n = len(b)
+    lp = len(prefix)
+    p = 0  # a length field (the walk's position)
+    while q != -1:
+        while True:
+            ln = b[p]
+            if ln < 0x80:
+                d = p + 1
+            else:
+                ln, d = _uleb_slow(b, p, n)
+            if d >= q:
+                break
+            p = d + ln
+            if p >= n:
+                if p > n:
+                    raise _BodyError(f"record of {ln} bytes runs past the end of the body", d)
+                return None
+        if d == q and ln >= lp:
+            return p
+        q = b.find(prefix, d if d > q else q + 1)
+    return None
 
 
 
@@ -455,6 +491,17 @@ def frames_until_error(frames: Iterator[Any], add: Any) -> Iterator[Any]:
         yield item
 
 
+def check_items_sorted(add: Any, where: int, items: list[bytes], what: str, field: str
+                       ) -> None:
+    """The order check of one ZSS or ZS block in verify: ``items`` (its records or index
+    keys) sorted, else one ``order`` problem naming the first pair out of order."""
+    for j in range(1, len(items)):
+        if items[j] < items[j - 1]:
+            add("order", where, f"{what} out of order at item {j}: "
+                f"{_escape(items[j - 1][:40])!r} then {_escape(items[j][:40])!r}", field)
+            return
+
+
 class SortedSetQueries:
     """Iteration and search over a sorted set of records in blocks with an index tree."""
 
@@ -462,8 +509,20 @@ class SortedSetQueries:
     data_size: int
     readahead: int
     _serial_decode: bool
+    _codec: str
+    max_block_size: int
     _len: int | None
     _first_block: int = 0  # position of the first block
+    if TYPE_CHECKING:  # what the summary and the dump use of the host class (a Reader)
+        format_id: str
+        format_name: str
+        source: ByteSource
+        codec: str
+
+        def summary(self, counts: bool = False) -> dict[str, Any]: ...
+        def sections(self) -> list[Section]: ...
+        def iter_blocks(self) -> Iterator[tuple[Any, bytes]]: ...
+        def index_block(self, position: int) -> Any: ...
 
     def _set_up(self, cache_blocks: int, max_block_size: int, readahead: int,
                 cache_index_blocks: int) -> None:
@@ -478,8 +537,67 @@ class SortedSetQueries:
             None, max_items=self.cache_index_blocks)
         self._len = None
 
+    def _refuse_unfinished(self, magic: bytes, error: type[ShardkitError], why: str) -> None:
+        """Raise ``error`` when the file starts with ``magic``, the one its writer puts first
+        and replaces with the real magic last: the writer never finished it."""
+        source = self.source
+        if source.read_range(0, min(8, source.size)) == magic:
+            raise error(f"{source.name}: {why}", offset=0, field="/magic")
+
     def _where(self, position: int) -> str:
         raise NotImplementedError
+
+    def _inflate_checked(self, info: Any, position: int, payload: bytes, field: str,
+                         inflate: Callable[[str, bytes, int], tuple[bytes | None, bool, bytes]],
+                         errors: tuple[type[BaseException], ...],
+                         corrupt: Callable[[str, int], ShardkitError]) -> bytes:
+        """A compressed payload decoded: at most ``max_block_size`` bytes, the stream whole and
+        nothing after it (``corrupt(message, offset)`` makes the format's error)."""
+        cap = self.max_block_size
+        where = f"block at {self._where(position)}"
+        try:
+            body, done, rest = inflate(self._codec, payload, cap)
+        except errors as exc:
+            raise corrupt(f"corrupt {self.codec} {where}: {exc}", info.payload_offset) from None
+        if body is None:
+            raise LimitExceededError(f"{where}: decompresses to more than {cap} bytes",
+                                     offset=info.payload_offset, field=field)
+        if not done:
+            raise corrupt(f"corrupt {self.codec} {where}: the compressed stream is cut off",
+                          info.payload_offset)
+        if rest:
+            raise corrupt(f"corrupt {self.codec} {where}: {len(rest)} bytes after the end of "
+                          "the compressed stream", info.payload_offset + len(payload) - len(rest))
+        return body
+
+    # -- summary and dump: the keys both formats give ------------------------------------------
+
+    def _summary_head(self) -> dict[str, Any]:
+        """The first keys of ``summary()``: the format, the file and its codec."""
+        return {
+            "format": self.format_id,
+            "format_name": self.format_name,
+            "file": self.source.name,
+            "file_size": self.source.size,
+            "codec": self.codec,
+        }
+
+    def _block_detail(self, info: Any, body: bytes) -> dict[str, Any]:
+        """One row of ``to_dict()["blocks_detail"]``: a block with its records or entries."""
+        raise NotImplementedError
+
+    def to_dict(self) -> dict[str, Any]:
+        """Summary (with counts), layout and every block with its records or index entries."""
+        out = self.summary(counts=True)
+        out["sections"] = [s.to_dict() for s in self.sections()]
+        out["blocks_detail"] = [self._block_detail(info, body)
+                                for info, body in self.iter_blocks()]
+        return out
+
+    @property
+    def root_block(self) -> Any:
+        """The root index block."""
+        return self.index_block(self.root)
 
     def _root_end(self) -> int | None:
         """Where the root block ends at the latest (default: the end of the blocks)."""

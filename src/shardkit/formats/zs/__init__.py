@@ -15,6 +15,8 @@ Positions are absolute byte offsets; a block is named by the offset of its lengt
 
 from __future__ import annotations
 
+# model's public names, re-exported (reader.py imports most of the same list for its own use);
+# formats/zss/__init__.py exports the same names for ZSS, whose model names its types alike
 from .model import (
     CODEC_SHORTHANDS,
     CODECS,

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ...errors import ChecksumError, CorruptShardError, FormatError
-from .._sorted_set import MAX_ULEB_BYTES, _BodyError, _prefixed, _uleb_slow
+from .._sorted_set import MAX_ULEB_BYTES, _index_key, _uleb_slow
 
 MAGIC = b"\xabZSfiLe\x01"
 INCOMPLETE_MAGIC = b"\xabZStoBe\x01"
@@ -175,11 +175,8 @@ def decode_index(body: bytes) -> tuple[list[bytes], list[int], list[int]]:
     pos = 0
     n = len(body)
     while pos < n:
-        pos, end = _prefixed(body, pos, n)
-        if end >= n:
-            raise _BodyError(f"index entry of {end - pos} key bytes runs past the end of the "
-                             "payload", pos)
-        keys.append(body[pos:end])
+        key, end = _index_key(body, pos, n, "payload")
+        keys.append(key)
         off, pos = _uleb_slow(body, end, n)
         length, pos = _uleb_slow(body, pos, n)
         offsets.append(off)

@@ -77,6 +77,13 @@ def _inflate(codec: str, payload: bytes, cap: int) -> tuple[bytes | None, bool, 
                           payload, cap)
 
 
+def _empty(info: BlockInfo, kind: str, items: str) -> CorruptBlockError:
+    """A block without records or entries (the spec wants at least one in each)."""
+    return CorruptBlockError(f"{kind} block at offset {info.offset} has no {items}",
+                             block_offset=info.offset, offset=info.payload_offset,
+                             field=f"/blocks/@{info.offset}/body/payload")
+
+
 class ZsFile(ZsVerify, SortedSetQueries, Reader):
     """A ZS file (``zs`` 0.10): a sorted multiset of byte strings in checksummed blocks.
 
@@ -110,12 +117,9 @@ class ZsFile(ZsVerify, SortedSetQueries, Reader):
                  cache_index_blocks: int = 32) -> None:
         super().__init__(source)
         self._set_up(cache_blocks, max_block_size, readahead, cache_index_blocks)
-        head = source.read_range(0, min(8, source.size))
-        if head == INCOMPLETE_MAGIC:
-            raise IncompleteFileError(
-                f"{source.name}: unfinished ZS file: magic is 'ZStoBe', its writer never "
-                "finished it (ZS writers put the real magic 'ZSfiLe' last)", offset=0,
-                field="/magic")
+        self._refuse_unfinished(INCOMPLETE_MAGIC, IncompleteFileError,
+                                "unfinished ZS file: magic is 'ZStoBe', its writer never "
+                                "finished it (ZS writers put the real magic 'ZSfiLe' last)")
         ks = parse(Zs, as_stream(source, buffer_size=8192), magic_fields=("/magic",))
         h = ks.header
         n = ks.len_header
@@ -261,25 +265,10 @@ class ZsFile(ZsVerify, SortedSetQueries, Reader):
                                          f"bytes exceeds the {cap}-byte cap",
                                          offset=info.payload_offset, field=field)
             return payload
-        try:
-            body, done, rest = _inflate(self._codec, payload, cap)
-        except _DECODE_ERRORS as exc:
-            raise CorruptBlockError(f"corrupt {self.codec} block at offset {v}: {exc}",
-                                    block_offset=v, offset=info.payload_offset,
-                                    field=field) from None
-        if body is None:
-            raise LimitExceededError(f"block at offset {v}: decompresses to more than {cap} "
-                                     "bytes", offset=info.payload_offset, field=field)
-        if not done:
-            raise CorruptBlockError(f"corrupt {self.codec} block at offset {v}: the compressed "
-                                    "stream is cut off", block_offset=v,
-                                    offset=info.payload_offset, field=field)
-        if rest:
-            raise CorruptBlockError(f"corrupt {self.codec} block at offset {v}: {len(rest)} "
-                                    "bytes after the end of the compressed stream",
-                                    block_offset=v, offset=info.crc_offset - len(rest),
-                                    field=field)
-        return body
+        return self._inflate_checked(
+            info, v, payload, field, _inflate, _DECODE_ERRORS,
+            lambda message, at: CorruptBlockError(message, block_offset=v, offset=at,
+                                                  field=field))
 
     def _body_error(self, info: BlockInfo, exc: _BodyError, what: str) -> CorruptBlockError:
         offset = info.payload_offset + exc.pos if self._codec == "none" else \
@@ -295,9 +284,7 @@ class ZsFile(ZsVerify, SortedSetQueries, Reader):
         except _BodyError as exc:
             raise self._body_error(info, exc, "data") from None
         if not records:
-            raise CorruptBlockError(f"data block at offset {info.offset} has no records",
-                                    block_offset=info.offset, offset=info.payload_offset,
-                                    field=f"/blocks/@{info.offset}/body/payload")
+            raise _empty(info, "data", "records")
         return records
 
     def index_of(self, info: BlockInfo, body: bytes) -> IndexBlock:
@@ -307,9 +294,7 @@ class ZsFile(ZsVerify, SortedSetQueries, Reader):
         except _BodyError as exc:
             raise self._body_error(info, exc, "index") from None
         if not keys:
-            raise CorruptBlockError(f"index block at offset {info.offset} has no entries",
-                                    block_offset=info.offset, offset=info.payload_offset,
-                                    field=f"/blocks/@{info.offset}/body/payload")
+            raise _empty(info, "index", "entries")
         return IndexBlock(info.offset, info.level, tuple(keys), tuple(children), tuple(lengths))
 
     def _read_block(self, offset: int, end_hint: int | None) -> tuple[BlockInfo, bytes]:
@@ -343,9 +328,7 @@ class ZsFile(ZsVerify, SortedSetQueries, Reader):
     def _data_block(self, info: BlockInfo, body: bytes) -> _DataBlock:
         """A data block holds at least one record (the spec)."""
         if not body:
-            raise CorruptBlockError(f"data block at offset {info.offset} has no records",
-                                    block_offset=info.offset, offset=info.payload_offset,
-                                    field=f"/blocks/@{info.offset}/body/payload")
+            raise _empty(info, "data", "records")
         return _DataBlock(info, body)
 
     def _level_error(self, info: BlockInfo, level: int) -> None:
@@ -361,11 +344,6 @@ class ZsFile(ZsVerify, SortedSetQueries, Reader):
                               offset=offset, field=f"/blocks/@{offset}/body/level")
         block: IndexBlock = value
         return block
-
-    @property
-    def root_block(self) -> IndexBlock:
-        """The root index block."""
-        return self.index_block(self.root)
 
     @property
     def root_level(self) -> int:
@@ -408,12 +386,8 @@ class ZsFile(ZsVerify, SortedSetQueries, Reader):
         once (a full read) to add block and record counts.
         """
         root_level = self.root_level
-        out: dict[str, Any] = {
-            "format": self.format_id,
-            "format_name": self.format_name,
-            "file": self.source.name,
-            "file_size": self.source.size,
-            "codec": self.codec,
+        out = self._summary_head()
+        out.update({
             "data_sha256": self.data_sha256.hex(),
             "metadata": self.metadata,
             "header": self.header.to_dict(),
@@ -421,7 +395,7 @@ class ZsFile(ZsVerify, SortedSetQueries, Reader):
             "root_index_length": self.root_length,
             "root_level": root_level,
             "levels": root_level + 1,
-        }
+        })
         if not counts:
             return out
         per_level: dict[int, int] = {}
@@ -475,23 +449,17 @@ class ZsFile(ZsVerify, SortedSetQueries, Reader):
                        "first_key": None if r["first"] is None else r["first"].hex()}))
         return out
 
-    def to_dict(self) -> dict[str, Any]:
-        """Summary (with counts), layout and every block with its records or index entries."""
-        out = self.summary(counts=True)
-        out["sections"] = [s.to_dict() for s in self.sections()]
-        blocks = []
-        for info, body in self.iter_blocks():
-            row: dict[str, Any] = {"offset": info.offset, "level": info.level,
-                                   "len_payload": info.len_payload, "len_decoded": len(body)}
-            if info.level == 0:
-                row["records"] = [r.hex() for r in self.records_of(info, body)]
-            elif not info.is_extension:
-                ib = self.index_of(info, body)
-                row["entries"] = [{"key": k.hex(), "offset": c, "length": ln}
-                                  for k, c, ln in zip(ib.keys, ib.children, ib.lengths,
-                                                      strict=True)]
-            else:
-                row["payload"] = body.hex()
-            blocks.append(row)
-        out["blocks_detail"] = blocks
-        return out
+    def _block_detail(self, info: BlockInfo, body: bytes) -> dict[str, Any]:
+        """A block of ``to_dict()``: its records, index entries or extension payload."""
+        row: dict[str, Any] = {"offset": info.offset, "level": info.level,
+                               "len_payload": info.len_payload, "len_decoded": len(body)}
+        if info.level == 0:
+            row["records"] = [r.hex() for r in self.records_of(info, body)]
+        elif not info.is_extension:
+            ib = self.index_of(info, body)
+            row["entries"] = [{"key": k.hex(), "offset": c, "length": ln}
+                              for k, c, ln in zip(ib.keys, ib.children, ib.lengths,
+                                                  strict=True)]
+        else:
+            row["payload"] = body.hex()
+        return row

@@ -7,7 +7,7 @@ from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ...errors import ChecksumError, Problem, ShardkitError
-from .._sorted_set import _escape, _records, frames_until_error
+from .._sorted_set import _escape, _records, check_items_sorted, frames_until_error
 from .model import FIRST_EXTENSION_LEVEL, HEADER_AT, BlockInfo, IndexBlock
 
 if TYPE_CHECKING:
@@ -80,42 +80,19 @@ class ZsVerify:
             v = info.offset
             if progress is not None:
                 progress(v, total)
-            try:
-                if info.is_extension:
-                    self.check_crc(info, raw)
-                    continue
-                body = self.decode_payload(info, raw)
-            except ChecksumError as exc:
-                add("checksum", v, f"CRC-64-xz mismatch: stored {exc.stored:#018x}, computed "
-                    f"{exc.computed:#018x}", exc.field, exc.offset)
-                continue
-            except ShardkitError as exc:
-                add("codec", v, exc.message.split(": ", 1)[-1], exc.field, exc.offset)
+            body = self._zs_body(add, info, raw)
+            if body is None:
                 continue
             if info.level == 0:
                 hasher.update(body)
-            try:
-                # a data block in order needs only its first and last records: checked in C
-                # without a Python object per record (else the loop below names the fault)
-                quick = _records.check_sorted(body) if info.level == 0 and _records else None
-                if quick is not None and quick[0] and quick[1] < 0:
-                    items = [quick[2]] if quick[0] == 1 else [quick[2], quick[3]]
-                elif info.level == 0:
-                    items = self.records_of(info, body)
-                else:
-                    ib = self.index_of(info, body)
-                    items = list(ib.keys)
-            except ShardkitError as exc:
-                add("body", v, exc.message, exc.field, exc.offset)
+            decoded = self._zs_items(add, info, body)
+            if decoded is None:
                 unref[v] = _Unreferenced(info.level, None, None, info.size)
                 continue
+            items, ib = decoded
             what = "records" if info.level == 0 else "index keys"
-            for j in range(1, len(items)):
-                if items[j] < items[j - 1]:
-                    add("order", v, f"{what} out of order at item {j}: {_show(items[j - 1])} "
-                        f"then {_show(items[j])}", f"/blocks/@{v}/body/payload")
-                    break
-            if info.level == 0:
+            check_items_sorted(add, v, items, what, f"/blocks/@{v}/body/payload")
+            if ib is None:
                 if last_record is not None and items[0] < last_record:
                     add("order", v, f"first record {_show(items[0])} is below the last record "
                         f"of the previous data block {_show(last_record)}",
@@ -126,7 +103,52 @@ class ZsVerify:
                 unref[v] = self._check_index(add, unref, info, ib)
         if progress is not None:
             progress(total, total)
+        self._zs_check_root(add, unref)
+        digest = hasher.digest()
+        if digest != self.data_sha256:
+            add("sha256", None, f"SHA-256 of the data payloads is {digest.hex()}, the header "
+                f"says {self.data_sha256.hex()}",
+                "/header/sha256", HEADER_AT["sha256"])
+        return problems
 
+    def _zs_body(self, add: Callable[..., None], info: BlockInfo, raw: bytes) -> bytes | None:
+        """A block's payload checked (CRC-64-xz) and decoded, or None when a problem stops
+        its checks or it is an extension block (whose CRC only is checked)."""
+        v = info.offset
+        try:
+            if info.is_extension:
+                self.check_crc(info, raw)
+                return None
+            return self.decode_payload(info, raw)
+        except ChecksumError as exc:
+            add("checksum", v, f"CRC-64-xz mismatch: stored {exc.stored:#018x}, computed "
+                f"{exc.computed:#018x}", exc.field, exc.offset)
+        except ShardkitError as exc:
+            add("codec", v, exc.message.split(": ", 1)[-1], exc.field, exc.offset)
+        return None
+
+    def _zs_items(self, add: Callable[..., None], info: BlockInfo, body: bytes
+                  ) -> tuple[list[bytes], IndexBlock | None] | None:
+        """A block's records (data) or index keys (with the index block itself), or None
+        when its payload grammar is broken."""
+        try:
+            # a data block in order needs only its first and last records: checked in C
+            # without a Python object per record (else the order check names the fault)
+            quick = _records.check_sorted(body) if info.level == 0 and _records else None
+            if quick is not None and quick[0] and quick[1] < 0:
+                return ([quick[2]] if quick[0] == 1 else [quick[2], quick[3]]), None
+            if info.level == 0:
+                return self.records_of(info, body), None
+            ib = self.index_of(info, body)
+            return list(ib.keys), ib
+        except ShardkitError as exc:
+            add("body", info.offset, exc.message, exc.field, exc.offset)
+            return None
+
+    def _zs_check_root(self, add: Callable[..., None], unref: dict[int, _Unreferenced]
+                       ) -> None:
+        """After the pass: the root the one unreferenced index block, of the header's length;
+        every other block referenced."""
         root = self.root
         ref = unref.pop(root, None)
         if ref is None:
@@ -143,12 +165,6 @@ class ZsVerify:
         for v, block in sorted(unref.items()):
             add("unreferenced", v, f"level {block.level} block is not referenced by any index "
                 "block")
-        digest = hasher.digest()
-        if digest != self.data_sha256:
-            add("sha256", None, f"SHA-256 of the data payloads is {digest.hex()}, the header "
-                f"says {self.data_sha256.hex()}",
-                "/header/sha256", HEADER_AT["sha256"])
-        return problems
 
     @staticmethod
     def _check_index(add: Callable[..., None], unref: dict[int, _Unreferenced], info: Any,

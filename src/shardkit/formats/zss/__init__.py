@@ -27,6 +27,8 @@ and problems carry the absolute byte offset (``data_offset + voffset``) as well.
 
 from __future__ import annotations
 
+# model's public names, re-exported (reader.py imports most of the same list for its own use);
+# formats/zs/__init__.py exports the same names for ZS
 from .blocks import decode_index, decode_records
 from .model import (
     BODY_CRC32C_IMPL,

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 from .._sorted_set import (
     MAX_ULEB_BYTES,
-    _BodyError,
     _DataBlock,
-    _prefixed,
+    _index_key,
     _uleb_slow,
     decode_records,
 )
@@ -14,6 +13,9 @@ from .._sorted_set import (
 __all__ = ["_DataBlock", "_uleb_slow", "decode_index", "decode_records"]
 
 
+# alike in shape to zs/model.py decode_index (the key is read by the shared _index_key): a ZSS
+# entry has one voffset, decoded inline here (most take 2-4 bytes), a ZS entry an offset and a
+# length
 def decode_index(body: bytes) -> tuple[list[bytes], list[int]]:
     """The entries of a decoded index-block body (``(uleb128 length, key, uleb128 voffset)*``).
 
@@ -29,11 +31,8 @@ def decode_index(body: bytes) -> tuple[list[bytes], list[int]]:
     pos = 0
     n = len(body)
     while pos < n:
-        pos, end = _prefixed(body, pos, n)
-        if end >= n:
-            raise _BodyError(f"index entry of {end - pos} key bytes runs past the end of the "
-                             "body", pos)
-        keys.append(body[pos:end])
+        key, end = _index_key(body, pos, n, "body")
+        keys.append(key)
         child = body[end]
         pos = end + 1
         if child >= 0x80:  # voffsets are mostly 2-4 bytes: decoded inline, checked after

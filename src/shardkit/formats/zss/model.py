@@ -55,6 +55,8 @@ class CorruptBlockError(CorruptShardError):
         super().__init__(message, offset=offset, field=field)
 
 
+# alike in shape to zs/model.py BlockChecksumError: a ZSS block is named by its voffset
+# (FORMAT.md), a ZS block by its absolute offset (format.rst), and each keeps that name
 class BlockChecksumError(ChecksumError, CorruptBlockError):
     """The CRC-32C of a ``none+crc32c`` block body does not match."""
 

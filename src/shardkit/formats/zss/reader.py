@@ -7,6 +7,8 @@ import zlib
 from collections.abc import Iterator
 from typing import Any, cast
 
+# (much the same names as zs/reader.py imports: both readers raise the shared error classes and
+# their models name their types alike; amudai/columns.py imports the same error classes)
 from ..._kaitai import kaitai_errors, parse
 from ...errors import (
     ChecksumError,
@@ -80,6 +82,9 @@ class ZssFile(ZssVerify, SortedSetQueries, Reader):
                 print(record)
     """
 
+    # The docstring's options and the constructor mirror ZsFile's (zs/reader.py): one reader
+    # API for both formats; what follows the shared set-up differs (a 4-byte header length,
+    # CRC-32C, blocks named by voffset).
     format_id = "zss"
     format_name = "ZSS compressed sorted set"
 
@@ -88,11 +93,10 @@ class ZssFile(ZssVerify, SortedSetQueries, Reader):
                  cache_index_blocks: int = 32) -> None:
         super().__init__(source)
         self._set_up(cache_blocks, max_block_size, readahead, cache_index_blocks)
-        head = source.read_range(0, min(8, source.size))
-        if head == INCOMPLETE_MAGIC:
-            raise IncompleteFileError(
-                f"{source.name}: incomplete file: magic is 'SSZ...', the writer never finished "
-                "it (ZSS writes the real magic last)", offset=0, field="/magic")
+        self._refuse_unfinished(INCOMPLETE_MAGIC, IncompleteFileError,
+                                "incomplete file: magic is 'SSZ...', the writer never "
+                                "finished it (ZSS writes the real magic last)")
+        # the header checks follow ZsFile's: a 4-byte header length, CRC-32C (ZS: 8, CRC-64-xz)
         self._ks = parse(Zss, as_stream(source, buffer_size=4096), magic_fields=("/magic",))
         ks = self._ks
         h = ks.header
@@ -243,24 +247,10 @@ class ZssFile(ZssVerify, SortedSetQueries, Reader):
                 raise BlockChecksumError(v, stored, computed, offset=info.payload_offset + n,
                                          field=field + "/body_crc32c")
             return payload[:n]
-        try:
-            body, done, rest = _inflate(codec, payload, cap)
-        except (zlib.error, OSError, ValueError, EOFError, MemoryError) as exc:
-            raise CorruptBlockError(f"corrupt {self.codec} block at {self._where(v)}: {exc}",
-                                    voffset=v, offset=info.payload_offset, field=field) from None
-        if body is None:
-            raise LimitExceededError(f"block at {self._where(v)}: decompresses to more than "
-                                     f"{cap} bytes", offset=info.payload_offset, field=field)
-        if not done:
-            raise CorruptBlockError(f"corrupt {self.codec} block at {self._where(v)}: the "
-                                    "compressed stream is cut off", voffset=v,
-                                    offset=info.payload_offset, field=field)
-        if rest:
-            raise CorruptBlockError(f"corrupt {self.codec} block at {self._where(v)}: "
-                                    f"{len(rest)} bytes after the end of the compressed stream",
-                                    voffset=v, offset=info.payload_offset + len(payload)
-                                    - len(rest), field=field)
-        return body
+        return self._inflate_checked(
+            info, v, payload, field, _inflate, (zlib.error, OSError, ValueError, EOFError,
+                                                MemoryError),
+            lambda message, at: CorruptBlockError(message, voffset=v, offset=at, field=field))
 
     def _body_error(self, info: BlockInfo, exc: _BodyError, what: str) -> CorruptBlockError:
         offset = info.payload_offset + exc.pos if self._codec == "none+crc32c" else \
@@ -344,11 +334,6 @@ class ZssFile(ZssVerify, SortedSetQueries, Reader):
                               "block", offset=info.offset, field=f"/blocks/@{voffset}/level")
         return cast("IndexBlock", value)
 
-    @property
-    def root_block(self) -> IndexBlock:
-        """The root index block."""
-        return self.index_block(self.root)
-
     # -- iteration -----------------------------------------------------------------------------
 
     def iter_blocks(self, voffset: int = 0) -> Iterator[tuple[BlockInfo, bytes]]:
@@ -357,6 +342,9 @@ class ZssFile(ZssVerify, SortedSetQueries, Reader):
             yield info, self.decode_payload(info, payload)
 
 
+    # _survey, the counts of summary and sections follow ZsFile's (zs/reader.py) row by row; the
+    # fields differ as the specs do: a ZSS block has a voffset and there are no extension
+    # blocks, a ZS block has an absolute offset and levels from 64 up are extension blocks.
     def _survey(self) -> list[dict[str, Any]]:
         """One row per block in file order: framing, body size, items, first item."""
         rows = []
@@ -382,19 +370,15 @@ class ZssFile(ZssVerify, SortedSetQueries, Reader):
         the block and record counts (``record_count``, ``blocks_per_level``...).
         """
         root_level = self.frame(self.root).level
-        out: dict[str, Any] = {
-            "format": self.format_id,
-            "format_name": self.format_name,
-            "file": self.source.name,
-            "file_size": self.source.size,
-            "codec": self.codec,
+        out = self._summary_head()
+        out.update({
             "uuid": self.uuid.hex(),
             "metadata": self.metadata,
             "header": self.header.to_dict(),
             "root_voffset": self.root,
             "root_level": root_level,
             "levels": root_level + 1,
-        }
+        })
         if not counts:
             return out
         rows = self._survey()
@@ -439,21 +423,14 @@ class ZssFile(ZssVerify, SortedSetQueries, Reader):
                        "first_key": None if r["first"] is None else r["first"].hex()}))
         return out
 
-    def to_dict(self) -> dict[str, Any]:
-        """Summary (with counts), layout and every block with its records or index entries."""
-        out = self.summary(counts=True)
-        out["sections"] = [s.to_dict() for s in self.sections()]
-        blocks = []
-        for info, body in self.iter_blocks(0):
-            row: dict[str, Any] = {"voffset": info.voffset, "level": info.level,
-                                   "len_payload": info.len_payload, "len_body": len(body)}
-            if info.level == 0:
-                row["records"] = [r.hex() for r in self.records_of(info, body)]
-            else:
-                ib = self.index_of(info, body)
-                row["entries"] = [{"key": k.hex(), "child_voffset": c}
-                                  for k, c in zip(ib.keys, ib.children, strict=True)]
-            blocks.append(row)
-        out["blocks_detail"] = blocks
-        return out
-
+    def _block_detail(self, info: BlockInfo, body: bytes) -> dict[str, Any]:
+        """A block of ``to_dict()``: its records or index entries."""
+        row: dict[str, Any] = {"voffset": info.voffset, "level": info.level,
+                               "len_payload": info.len_payload, "len_body": len(body)}
+        if info.level == 0:
+            row["records"] = [r.hex() for r in self.records_of(info, body)]
+        else:
+            ib = self.index_of(info, body)
+            row["entries"] = [{"key": k.hex(), "child_voffset": c}
+                              for k, c in zip(ib.keys, ib.children, strict=True)]
+        return row

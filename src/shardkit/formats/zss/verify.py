@@ -10,7 +10,7 @@ from ...errors import (
     Problem,
     ShardkitError,
 )
-from .._sorted_set import _records, frames_until_error
+from .._sorted_set import _records, check_items_sorted, frames_until_error
 from .model import BlockInfo, IndexBlock, _escape
 
 
@@ -74,69 +74,94 @@ class ZssVerify:
                 pending[v] = (info.level, None)
             else:
                 self._zss_arrive(add, v, info.level, waiting)
-            try:
-                body = self.decode_payload(info, payload)
-            except ChecksumError as exc:
-                add("checksum", v, f"body CRC-32C mismatch: stored {exc.stored:#010x}, "
-                    f"computed {exc.computed:#010x}", exc.field, exc.offset)
+            decoded = self._zss_items(add, info, payload)
+            if decoded is None:
                 continue
-            except ShardkitError as exc:
-                add("codec", v, exc.message.split(": ", 1)[-1], exc.field, exc.offset)
-                continue
-            try:
-                # a data block in order needs only its count and its first and last records:
-                # checked in C without a Python object per record (else the loop below names
-                # the first record out of order)
-                quick = _records.check_sorted(body) if info.level == 0 and _records else None
-                if quick is not None and quick[1] < 0:
-                    items = [] if not quick[0] else [quick[2]] if quick[0] == 1 else \
-                        [quick[2], quick[3]]
-                elif info.level == 0:
-                    items = self.records_of(info, body)
-                else:
-                    ib = self.index_of(info, body)
-                    items = list(ib.keys)
-                    ch = ib.children
-                    for j in range(1, len(ch)):
-                        if ch[j] <= ch[j - 1]:
-                            add("index_order", v, f"child voffsets not strictly increasing at "
-                                f"entry {j}: {ch[j - 1]} then {ch[j]}",
-                                f"/blocks/@{v}/payload/body/entries/{j}/child_voffset")
-                            break
-            except ShardkitError as exc:
-                add("body", v, exc.message, exc.field, exc.offset)
-                continue
+            items, ib = decoded
             if not items:
-                if info.level and v == self.root:
-                    continue  # an empty set: the root index has no entries
-                add("empty_block", v, f"level {info.level} block with no "
-                    f"{'records' if info.level == 0 else 'entries'}")
+                if not (info.level and v == self.root):  # an empty set: a root with no entries
+                    add("empty_block", v, f"level {info.level} block with no "
+                        f"{'records' if info.level == 0 else 'entries'}")
                 continue
-            what = "records" if info.level == 0 else "index keys"
-            for j in range(1, len(items)):
-                if items[j] < items[j - 1]:
-                    add("order", v, f"{what} out of order at item {j}: "
-                        f"{_escape(items[j - 1][:40])!r} then {_escape(items[j][:40])!r}",
-                        f"/blocks/@{v}/payload/body")
-                    break
-            prev = last_at_level.get(info.level)
-            if prev is not None and items[0] < prev:
-                add("order", v, f"first {what[:-1]} {_escape(items[0][:40])!r} is below the "
-                    f"last one of the previous level-{info.level} block "
-                    f"{_escape(prev[:40])!r}", f"/blocks/@{v}/payload/body")
-            last_at_level[info.level] = items[-1]
+            self._zss_check_order(add, v, info.level, items, last_at_level)
             if waiting is None:
                 pending[v] = (info.level, items[0])
-            elif info.level == waiting[0][3] - 1 and waiting[0][2] != items[0]:
-                parent, j, key, _ = waiting[0]
-                add("index_key", parent, f"entry {j}: key {_escape(key[:40])!r} is not the "
-                    f"first record under child {v} ({_escape(items[0][:40])!r})",
-                    f"/blocks/@{parent}/payload/body/entries/{j}/key")
-            if info.level:
+            else:
+                self._zss_check_waiting_key(add, v, info.level, items[0], waiting)
+            if ib is not None:
                 self._zss_refer(add, pending, ahead, v, info.level, ib)
         if progress is not None:
             progress(total, total)
+        self._zss_check_tree_end(add, pending, ahead)
+        return problems
 
+    def _zss_items(self, add: Callable[..., None], info: BlockInfo, payload: bytes
+                   ) -> tuple[list[bytes], IndexBlock | None] | None:
+        """Decode one block (codec or CRC-32C, then the body grammar): its records or index
+        keys (with the index block itself), or None when a problem stops its checks."""
+        v = info.voffset
+        try:
+            body = self.decode_payload(info, payload)
+        except ChecksumError as exc:
+            add("checksum", v, f"body CRC-32C mismatch: stored {exc.stored:#010x}, "
+                f"computed {exc.computed:#010x}", exc.field, exc.offset)
+            return None
+        except ShardkitError as exc:
+            add("codec", v, exc.message.split(": ", 1)[-1], exc.field, exc.offset)
+            return None
+        try:
+            # a data block in order needs only its count and its first and last records:
+            # checked in C without a Python object per record (else the order check names
+            # the first record out of order)
+            quick = _records.check_sorted(body) if info.level == 0 and _records else None
+            if quick is not None and quick[1] < 0:
+                return [] if not quick[0] else [quick[2]] if quick[0] == 1 else \
+                    [quick[2], quick[3]], None
+            if info.level == 0:
+                return self.records_of(info, body), None
+            ib = self.index_of(info, body)
+        except ShardkitError as exc:
+            add("body", v, exc.message, exc.field, exc.offset)
+            return None
+        ch = ib.children
+        for j in range(1, len(ch)):
+            if ch[j] <= ch[j - 1]:
+                add("index_order", v, f"child voffsets not strictly increasing at "
+                    f"entry {j}: {ch[j - 1]} then {ch[j]}",
+                    f"/blocks/@{v}/payload/body/entries/{j}/child_voffset")
+                break
+        return list(ib.keys), ib
+
+    @staticmethod
+    def _zss_check_order(add: Callable[..., None], v: int, level: int, items: list[bytes],
+                         last_at_level: dict[int, bytes]) -> None:
+        """A block's items sorted, its first not below the last of the previous block of its
+        level."""
+        what = "records" if level == 0 else "index keys"
+        check_items_sorted(add, v, items, what, f"/blocks/@{v}/payload/body")
+        prev = last_at_level.get(level)
+        if prev is not None and items[0] < prev:
+            add("order", v, f"first {what[:-1]} {_escape(items[0][:40])!r} is below the "
+                f"last one of the previous level-{level} block "
+                f"{_escape(prev[:40])!r}", f"/blocks/@{v}/payload/body")
+        last_at_level[level] = items[-1]
+
+    @staticmethod
+    def _zss_check_waiting_key(add: Callable[..., None], v: int, level: int, first: bytes,
+                               refs: list[tuple[int, int, bytes, int]]) -> None:
+        """The key of the entry before it that points to the block at ``v`` is its first
+        record (when that entry's level fits)."""
+        parent, j, key, plevel = refs[0]
+        if level == plevel - 1 and key != first:
+            add("index_key", parent, f"entry {j}: key {_escape(key[:40])!r} is not the "
+                f"first record under child {v} ({_escape(first[:40])!r})",
+                f"/blocks/@{parent}/payload/body/entries/{j}/key")
+
+    def _zss_check_tree_end(self, add: Callable[..., None],
+                            pending: dict[int, tuple[int, bytes | None]],
+                            ahead: dict[int, list[tuple[int, int, bytes, int]]]) -> None:
+        """After the pass: entries that point to no block, the root the one unreferenced
+        index block, every other block reachable."""
         for child, refs in ahead.items():
             for parent, j, _, _ in refs:
                 add("child", parent, f"entry {j} points to voffset {child}, which is not the "
@@ -151,7 +176,6 @@ class ZssVerify:
                 "/header/root_voffset", 12)
         for v, (level, _) in sorted(pending.items()):
             add("unreachable", v, f"level {level} block is not reachable from the root")
-        return problems
 
     @staticmethod
     def _zss_arrive(add: Callable[..., None], v: int, level: int,
