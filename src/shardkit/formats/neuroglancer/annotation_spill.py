@@ -1,0 +1,162 @@
+"""Bounded-memory tables of fixed-size rows for annotation verify and the writer.
+
+:class:`Buckets` holds rows of one numpy dtype, hash-partitioned by a uint64 column into
+``P`` buckets: in memory while their total stays under ``bucket_bytes``, then spilled to
+temporary files (one per bucket, appended to) in a folder that :meth:`Buckets.close` removes.
+Reading back, consecutive buckets are grouped so that a group's rows stay under
+``bucket_bytes``: a check runs group by group, each group holding every row of its keys.
+
+:class:`MultisetHash` sums a keyed 64-bit mix of each row (modulo 2**64): two multisets of
+rows with equal sums and counts are equal but with a chance of about 2**-64 (the key is
+random per run, so no file can be made to collide on purpose).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from collections.abc import Iterator
+
+import numpy as np
+
+DEFAULT_BUCKET_BYTES = 64 << 20
+_MIX_A = np.uint64(0xBF58476D1CE4E5B9)
+_MIX_B = np.uint64(0x94D049BB133111EB)
+_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
+
+
+def mix64(x: np.ndarray) -> np.ndarray:
+    """splitmix64's finaliser over a uint64 array (a bijection)."""
+    with np.errstate(over="ignore"):
+        x = x + _GOLDEN
+        x = (x ^ (x >> np.uint64(30))) * _MIX_A
+        x = (x ^ (x >> np.uint64(27))) * _MIX_B
+        return x ^ (x >> np.uint64(31))
+
+
+class MultisetHash:
+    """An order-independent 64-bit digest of a multiset of tuples of uint64 columns."""
+
+    def __init__(self, key: int | None = None) -> None:
+        self.key = np.uint64(int.from_bytes(os.urandom(8), "little") if key is None else key)
+        self.sums: dict[str, int] = {}
+        self.counts: dict[str, int] = {}
+
+    def add(self, name: str, *columns: np.ndarray) -> None:
+        if not len(columns[0]):
+            return
+        h = mix64(np.asarray(columns[0], np.uint64) ^ self.key)
+        for col in columns[1:]:
+            h = mix64(h ^ np.asarray(col, np.uint64))
+        with np.errstate(over="ignore"):
+            s = int(h.sum(dtype=np.uint64))
+        self.sums[name] = (self.sums.get(name, 0) + s) & 0xFFFF_FFFF_FFFF_FFFF
+        self.counts[name] = self.counts.get(name, 0) + len(h)
+
+    def same(self, a: str, b: str) -> bool:
+        return (self.sums.get(a, 0) == self.sums.get(b, 0)
+                and self.counts.get(a, 0) == self.counts.get(b, 0))
+
+
+def bucket_of(keys: np.ndarray, parts: int) -> np.ndarray:
+    """The bucket (``0 <= b < parts``) of each uint64 key (a fixed mix: stable across runs)."""
+    return (mix64(np.asarray(keys, np.uint64)) % np.uint64(parts)).astype(np.int64)
+
+
+class Buckets:
+    """Rows of ``dtype`` partitioned by their ``key`` column into ``parts`` buckets.
+
+    Rows stay in memory until their total passes ``bucket_bytes``; then every bucket is
+    written to its file under ``folder`` (a new temporary folder in ``tmp_dir``, or the
+    system's), and later rows are buffered and appended (the buffers together stay under
+    ``bucket_bytes / 4``).
+    """
+
+    def __init__(self, dtype: np.dtype | list, key: str, parts: int,
+                 bucket_bytes: int = DEFAULT_BUCKET_BYTES, tmp_dir: str | None = None) -> None:
+        self.dtype = np.dtype(dtype)
+        self.key = key
+        self.parts = max(1, int(parts))
+        self.bucket_bytes = max(1, int(bucket_bytes))
+        self.tmp_dir = tmp_dir
+        self.folder: str | None = None
+        self.buffers: list[list[np.ndarray]] = [[] for _ in range(self.parts)]
+        self.buffered = 0
+        self.sizes = [0] * self.parts  # rows per bucket
+        self.rows = 0
+
+    @property
+    def spilled(self) -> bool:
+        return self.folder is not None
+
+    def add(self, rows: np.ndarray) -> None:
+        if not len(rows):
+            return
+        rows = np.asarray(rows, self.dtype)
+        if self.parts == 1:
+            self.buffers[0].append(rows)
+            self.sizes[0] += len(rows)
+        else:
+            b = bucket_of(rows[self.key], self.parts)
+            order = np.argsort(b, kind="stable")
+            b, rows = b[order], rows[order]
+            cuts = np.searchsorted(b, np.arange(self.parts + 1))
+            for p in np.flatnonzero(cuts[1:] > cuts[:-1]).tolist():
+                self.buffers[p].append(rows[cuts[p] : cuts[p + 1]])
+                self.sizes[p] += int(cuts[p + 1] - cuts[p])
+        self.rows += len(rows)
+        self.buffered += rows.nbytes
+        limit = self.bucket_bytes // 4 if self.spilled else self.bucket_bytes
+        if self.buffered > limit and self.parts > 1:
+            self.flush()
+
+    def flush(self) -> None:
+        if self.folder is None:
+            self.folder = tempfile.mkdtemp(prefix="shardkit-verify-", dir=self.tmp_dir)
+        for p, parts in enumerate(self.buffers):
+            if parts:
+                with open(os.path.join(self.folder, str(p)), "ab") as f:
+                    for a in parts:
+                        f.write(a.tobytes())
+                self.buffers[p] = []
+        self.buffered = 0
+
+    def bucket(self, p: int) -> np.ndarray:
+        parts = list(self.buffers[p])
+        if self.folder is not None:
+            path = os.path.join(self.folder, str(p))
+            if os.path.exists(path):
+                parts.insert(0, np.fromfile(path, dtype=self.dtype))
+        if not parts:
+            return np.zeros(0, self.dtype)
+        return parts[0] if len(parts) == 1 else np.concatenate(parts)
+
+    def close(self) -> None:
+        self.buffers = [[] for _ in range(self.parts)]
+        if self.folder is not None:
+            shutil.rmtree(self.folder, ignore_errors=True)
+            self.folder = None
+
+    def __enter__(self) -> Buckets:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def groups(tables: list[Buckets], bucket_bytes: int) -> Iterator[list[int]]:
+    """Runs of consecutive bucket numbers whose rows, over all ``tables`` (partitioned
+    alike), stay under ``bucket_bytes`` (a bucket over it alone makes a group of one)."""
+    parts = tables[0].parts
+    run: list[int] = []
+    size = 0
+    for p in range(parts):
+        b = sum(t.sizes[p] * t.dtype.itemsize for t in tables)
+        if run and size + b > bucket_bytes:
+            yield run
+            run, size = [], 0
+        run.append(p)
+        size += b
+    if run:
+        yield run
