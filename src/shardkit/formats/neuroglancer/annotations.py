@@ -53,6 +53,8 @@ from .store import _Store, check_relative
 
 if TYPE_CHECKING:
     import numpy as np
+
+    from .shard import NgShard
 else:
     np = lazy_module("numpy")
 
@@ -468,10 +470,12 @@ class ShardedIndex:
                     block = bytes(reader.source.read_range(lo, hi))
                     yield (index.ids, block, starts - np.uint64(lo), ends - np.uint64(lo))
 
-    def items(self) -> Iterator[tuple[int, bytes]]:
+    def items(self, bad_value: Callable[[NgShard, int, ShardkitError], None] | None = None
+              ) -> Iterator[tuple[int, bytes]]:
         """Every ``(key, value)``, shard by shard, minishard by minishard: the values of a
         minishard are read with one request (when they lie in one span of at most 64 MiB;
-        else one by one) and cut apart."""
+        else one by one) and cut apart. ``bad_value(shard, key, error)``, when given, is told
+        of a value that does not decompress, and the walk goes on."""
         kv = self.kv
         for reader in kv._existing_shards():
             with kv.naming(reader):
@@ -486,12 +490,26 @@ class ShardedIndex:
                     lo, hi = min(starts), max(ends)
                     if hi > size or hi - lo > (1 << 26):
                         for k, a, b in zip(ids, starts, ends, strict=True):
-                            yield k, bytes(reader._read_data(k, a, b))
+                            try:
+                                value = bytes(reader._read_data(k, a, b))
+                            except ShardkitError as exc:
+                                if bad_value is None or b > size:
+                                    raise
+                                bad_value(reader, k, exc)
+                                continue
+                            yield k, value
                         continue
                     block = bytes(reader.source.read_range(lo, hi))
                     if reader._gzip_data:
                         for k, a, b in zip(ids, starts, ends, strict=True):
-                            yield k, bytes(reader._decode(k, a, block[a - lo : b - lo]))
+                            try:
+                                value = bytes(reader._decode(k, a, block[a - lo : b - lo]))
+                            except ShardkitError as exc:
+                                if bad_value is None:
+                                    raise
+                                bad_value(reader, k, exc)
+                                continue
+                            yield k, value
                     else:
                         for k, a, b in zip(ids, starts, ends, strict=True):
                             yield k, block[a - lo : b - lo]
@@ -1010,11 +1028,17 @@ class NgAnnotationLayer(NgDataset):
         out += [(lvl.key, lvl.index) for lvl in self.spatial]
         return out
 
-    def verify(self, progress: Callable[[int, int], None] | None = None) -> list[Problem]:
-        """Every check of :func:`.annotation_verify.verify_layer`."""
+    def verify(self, progress: Callable[[int, int], None] | None = None, *,
+               bucket_bytes: int | None = None, exact: bool = False,
+               tmp_dir: str | None = None) -> list[Problem]:
+        """Every check of :func:`.annotation_verify.verify_layer` (``bucket_bytes``: the
+        memory bound of the comparisons across indexes, 64 MiB by default; past it they spill
+        to a temporary folder in ``tmp_dir``; ``exact``: rows rather than digests)."""
+        from .annotation_spill import DEFAULT_BUCKET_BYTES
         from .annotation_verify import verify_layer
 
-        return verify_layer(self, progress)
+        return verify_layer(self, progress, bucket_bytes=bucket_bytes or DEFAULT_BUCKET_BYTES,
+                            exact=exact, tmp_dir=tmp_dir)
 
     def summary(self, count_chunks: bool | None = None) -> dict[str, Any]:
         count = self._counting(count_chunks)

@@ -252,8 +252,11 @@ class ShardedKV(Mapping[int, bytes]):
                 total += len(reader)
         return total
 
-    def verify(self, progress: Callable[[int, int], None] | None = None) -> list[Problem]:
-        """:meth:`NgShard.verify` on every shard file, problems prefixed with the file name."""
+    def verify(self, progress: Callable[[int, int], None] | None = None,
+               check_data: bool = True) -> list[Problem]:
+        """:meth:`NgShard.verify` on every shard file, problems prefixed with the file name
+        (``check_data=False``: gzip chunks are not decompressed, for a caller that reads
+        every value anyway)."""
         problems = [Problem("file_name", f"{name}: not a shard file name of this spec "
                             f"({self.spec.shard_name_digits} hex digits below "
                             f"{self.spec.num_shards:#x})") for name in self.unexpected_files()]
@@ -262,7 +265,8 @@ class ShardedKV(Mapping[int, bytes]):
             name = self.spec.shard_name(number)
             try:  # opening can fail too (a bad N.shard.gz is decompressed when opened)
                 reader = self.shard(number)
-                found = [] if reader is None else reader.verify(id_check=self._id_check)
+                found = [] if reader is None else reader.verify(
+                    check_data=check_data, id_check=self._id_check)
             except FileNotFoundError:
                 self._forget(number)
                 found = []
