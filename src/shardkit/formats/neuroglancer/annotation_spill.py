@@ -26,13 +26,48 @@ _MIX_B = np.uint64(0x94D049BB133111EB)
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 
 
-def mix64(x: np.ndarray) -> np.ndarray:
-    """splitmix64's finaliser over a uint64 array (a bijection)."""
+def mix64(x: np.ndarray, inplace: bool = False) -> np.ndarray:
+    """splitmix64's finaliser over a uint64 array (a bijection); ``inplace``: in ``x``."""
     with np.errstate(over="ignore"):
-        x = x + _GOLDEN
-        x = (x ^ (x >> np.uint64(30))) * _MIX_A
-        x = (x ^ (x >> np.uint64(27))) * _MIX_B
-        return x ^ (x >> np.uint64(31))
+        x = np.add(x, _GOLDEN, out=x if inplace else None)
+        t = np.empty_like(x)
+        for shift, mul in ((30, _MIX_A), (27, _MIX_B)):
+            np.right_shift(x, np.uint64(shift), out=t)
+            x ^= t
+            x *= mul
+        np.right_shift(x, np.uint64(31), out=t)
+        x ^= t
+        return x
+
+
+def random_odd(count: int) -> list[np.uint64]:
+    """``count`` random odd 64-bit multipliers."""
+    raw = np.frombuffer(os.urandom(8 * count), "<u8") | np.uint64(1)
+    return [np.uint64(v) for v in raw.tolist()]
+
+
+def hash_rows(recs: np.ndarray, keys: list[np.uint64]) -> np.ndarray:
+    """A 64-bit hash of each row of a ``(n, width)`` uint8 array (``width`` a multiple of 4):
+    the row's 64-bit words times random odd ``keys`` (one per word, and one for the width),
+    summed, then mixed (a universal family: two rows that differ collide with a chance of
+    about 2**-63 over the keys)."""
+    n, width = recs.shape
+    recs = np.ascontiguousarray(recs)
+    full = width - width % 8
+    cols = [recs[:, :full].view("<u8")[:, j] for j in range(full // 8)]
+    if width % 8:
+        tail = np.zeros((n, 8), np.uint8)
+        tail[:, : width - full] = recs[:, full:]
+        cols.append(tail.view("<u8")[:, 0])
+    if len(keys) < len(cols) + 1:
+        raise ValueError("not enough keys")
+    h = np.full(n, (width * int(keys[-1])) & 0xFFFF_FFFF_FFFF_FFFF, np.uint64)
+    t = np.empty(n, np.uint64)
+    with np.errstate(over="ignore"):
+        for col, k in zip(cols, keys, strict=False):
+            np.multiply(col, k, out=t)
+            h += t
+    return mix64(h, inplace=True)
 
 
 class MultisetHash:
@@ -40,16 +75,23 @@ class MultisetHash:
 
     def __init__(self, key: int | None = None) -> None:
         self.key = np.uint64(int.from_bytes(os.urandom(8), "little") if key is None else key)
+        self.muls = random_odd(4) if key is None else [np.uint64(2 * key + 2 * i + 1)
+                                                       for i in range(4)]
         self.sums: dict[str, int] = {}
         self.counts: dict[str, int] = {}
 
     def add(self, name: str, *columns: np.ndarray) -> None:
+        """Adds the rows ``(columns[0][i], columns[1][i], ...)`` (at most 4 columns): each
+        row counts as mix(key + sum of column times a random odd multiplier)."""
         if not len(columns[0]):
             return
-        h = mix64(np.asarray(columns[0], np.uint64) ^ self.key)
-        for col in columns[1:]:
-            h = mix64(h ^ np.asarray(col, np.uint64))
+        h = np.full(len(columns[0]), self.key, np.uint64)
+        t = np.empty(len(h), np.uint64)
         with np.errstate(over="ignore"):
+            for col, k in zip(columns, self.muls, strict=False):
+                np.multiply(np.asarray(col, np.uint64), k, out=t)
+                h += t
+            mix64(h, inplace=True)
             s = int(h.sum(dtype=np.uint64))
         self.sums[name] = (self.sums.get(name, 0) + s) & 0xFFFF_FFFF_FFFF_FFFF
         self.counts[name] = self.counts.get(name, 0) + len(h)

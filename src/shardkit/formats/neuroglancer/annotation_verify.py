@@ -46,7 +46,14 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ...errors import Problem, ShardkitError
-from .annotation_spill import DEFAULT_BUCKET_BYTES, Buckets, MultisetHash, groups
+from .annotation_spill import (
+    DEFAULT_BUCKET_BYTES,
+    Buckets,
+    MultisetHash,
+    groups,
+    hash_rows,
+    random_odd,
+)
 from .annotations import ShardedIndex, SpatialLevel, UnshardedIndex, meets
 from .decode import compressed_morton_code, morton_decode
 
@@ -102,25 +109,6 @@ def _mix(x: np.ndarray) -> np.ndarray:
         return x ^ (x >> np.uint64(31))
 
 
-def hash_records(recs: np.ndarray) -> np.ndarray:
-    """A 64-bit hash of each row of a ``(n, record_bytes)`` uint8 array (vectorised)."""
-    n, width = recs.shape
-    recs = np.ascontiguousarray(recs)
-    if width % 8 == 4:  # the last word, zero-extended, without copying the records
-        full = width - 4
-        cols = [recs[:, :full].view("<u8")[:, j] for j in range(full // 8)]
-        cols.append(recs[:, full:].view("<u4")[:, 0].astype(np.uint64))
-    else:
-        if width % 8:
-            recs = np.concatenate([recs, np.zeros((n, 8 - width % 8), np.uint8)], axis=1)
-        words = recs.view("<u8")
-        cols = [words[:, j] for j in range(words.shape[1])]
-    h = np.full(n, width, dtype=np.uint64)
-    for col in cols:
-        h = _mix(h ^ col)
-    return h
-
-
 def _gather(arr: np.ndarray, pos: np.ndarray, width: int) -> np.ndarray:
     """Bytes ``pos[i] : pos[i] + width`` of each row ``i`` of ``arr`` (uint8, 2-D)."""
     rows = np.arange(len(arr))[:, None]
@@ -143,6 +131,7 @@ class _Verifier:
         # point layers are compared by digests first; exact: by rows, in buckets
         self.exact = exact or layer.layout.type != "point"
         self.digest = MultisetHash()
+        self.keys: list[np.uint64] = []
         self.all_in_cell = True  # every point lies in the cell listing it
         self.poly_geo: dict[int, np.ndarray] = {}
         self.index_no: dict[str, int] = {}
@@ -194,6 +183,13 @@ class _Verifier:
         self.app_rows = table(app)
         self.rel_by = {r: table(pair) for r in self.layer.relationships_index}
         self.rel_listed = {r: table(pair) for r in self.layer.relationships_index}
+
+    def hash(self, recs: np.ndarray) -> np.ndarray:
+        """The record hash of each row (keyed at random per run, the same for every index)."""
+        need = -(-recs.shape[1] // 8) + 1
+        if len(self.keys) < need:
+            self.keys = random_odd(need)
+        return hash_rows(recs, self.keys)
 
     def close(self) -> None:
         for t in self.tables:
@@ -298,7 +294,7 @@ class _Verifier:
 
     def rec_hash(self, data: bytes | memoryview) -> int:
         if self.fixed:
-            return int(hash_records(np.frombuffer(data, np.uint8).reshape(1, -1))[0])
+            return int(self.hash(np.frombuffer(data, np.uint8).reshape(1, -1))[0])
         return hash(bytes(data)) & 0xFFFF_FFFF_FFFF_FFFF
 
     def run(self, tick: Callable[[], None]) -> None:
@@ -483,7 +479,7 @@ class _Verifier:
             arr, ids = arr[keep], ids[keep]
             pairs = [(p[keep], c[keep]) for p, c in pairs]
         recs = arr[:, : self.rb]
-        hashes = hash_records(recs)
+        hashes = self.hash(recs)
         self.keep_by_id(ids, hashes, recs.view(self.lay.dtype).reshape(len(recs))["geometry"]
                         if self.lay.type != "point" else None)
         self.check_records(bkey, lambda i, ids=ids: int(ids[i]), ids, recs, lambda i: "", True)
@@ -603,7 +599,7 @@ class _Verifier:
         within = np.arange(len(ids)) - np.repeat(starts, counts)
         self.check_records(index, lambda j: keys[where[j]], ids, recs,
                            lambda j: f"/annotations/{within[j]}", not self.have_by_id)
-        self.keep_listed(index, keys, where, within, ids, hash_records(recs), rel)
+        self.keep_listed(index, keys, where, within, ids, self.hash(recs), rel)
 
     def cells_block(self, index: str, keys: np.ndarray, block: bytes, starts: np.ndarray,
                     ends: np.ndarray, rel: str | None) -> None:
@@ -614,7 +610,6 @@ class _Verifier:
         buf = np.frombuffer(block, np.uint8)
         a, b = starts.astype(np.int64), ends.astype(np.int64)
         lengths = b - a
-        ordered = n < 2 or bool(np.all(a[1:] >= b[:-1]))
         heads = np.full(n, -1, np.int64)
         has = lengths >= 8
         if has.any():
@@ -622,28 +617,23 @@ class _Verifier:
                 "<u8").reshape(-1).astype(np.int64)
         with np.errstate(over="ignore"):
             good = (heads >= 0) & (heads < (1 << 32)) & (lengths == 8 + heads * (rb + 8))
-        if not ordered:
-            good[:] = False
         counts = np.where(good, heads, 0)
         key_list = keys.tolist()
         for i in np.flatnonzero(~good).tolist():
             self.cell_slow(index, key_list[i], bytes(block[a[i] : b[i]]), rel)
-        # the bytes of every record, then of every id: masks over the block made of runs
-        # (the gap before a list, its count, its records, its ids)
-        runs = np.empty((n, 4), np.int64)
-        runs[:, 0] = a - np.concatenate(([0], b[:-1])) if ordered else 0
-        runs[:, 1] = np.where(good, 8, lengths)
-        runs[:, 2] = counts * rb
-        runs[:, 3] = counts * 8
-        if ordered and n:
-            span = int(b[-1])
-            rec_mask = np.repeat(np.tile(np.array([0, 0, 1, 0], bool), n), runs.ravel())
-            id_mask = np.repeat(np.tile(np.array([0, 0, 0, 1], bool), n), runs.ravel())
-            recs = buf[:span][rec_mask].reshape(-1, rb)
-            ids = buf[:span][id_mask].view("<u8").astype(np.uint64)
+        # every record and every id, gathered a row at a time from windows over the block
+        where = np.repeat(np.arange(n), counts)
+        first = np.cumsum(counts) - counts
+        j = np.arange(len(where)) - first[where]
+        rec_at = (a + 8)[where] + j * rb
+        id_at = (a + 8 + counts * rb)[where] + j * 8
+        if len(where):
+            windows = np.lib.stride_tricks.as_strided(buf, (len(buf) - rb + 1, rb), (1, 1))
+            recs = windows[rec_at]
+            words = np.lib.stride_tricks.as_strided(buf, (len(buf) - 7, 8), (1, 1))
+            ids = words[id_at].view("<u8").reshape(-1)
         else:
             recs, ids = np.zeros((0, rb), np.uint8), np.zeros(0, np.uint64)
-        where = np.repeat(np.arange(n), counts)
         self.fixed_lists(index, key_list, where, counts, ids, recs, rel)
 
     def cell_slow(self, index: str, key: Any, data: bytes, rel: str | None = None
