@@ -99,6 +99,7 @@ def _true_cell(lvl: SpatialLevel, named: tuple[int, ...]) -> tuple[int, ...]:
 
 
 _BATCH = 65536
+_BATCH_BYTES = 8 << 20  # values held at once by a walk (before they are parsed)
 
 
 def _mix(x: np.ndarray) -> np.ndarray:
@@ -676,12 +677,15 @@ class _Verifier:
         return index.items(bad_value)
 
     def _batches(self, items: Any) -> Any:
+        """Lists a batch at a time: up to ``_BATCH / 4`` of them, or ``_BATCH_BYTES``."""
         batch: list[tuple[Any, Any, bytes]] = []
+        size = 0
         for item in items:
             batch.append(item)
-            if len(batch) >= _BATCH // 4:
+            size += len(item[2])
+            if len(batch) >= _BATCH // 4 or size >= _BATCH_BYTES:
                 yield batch
-                batch = []
+                batch, size = [], 0
         if batch:
             yield batch
 
@@ -900,7 +904,7 @@ def _merged_blocks(blocks: Any, values: int = _BATCH
     """Consecutive ``(ids, block, starts, ends)`` of :meth:`ShardedIndex.blocks` merged into
     batches of at least ``values`` values (one Python step per batch, not per minishard)."""
     held: list[tuple[np.ndarray, bytes, np.ndarray, np.ndarray]] = []
-    count = 0
+    count = size = 0
 
     def merged() -> tuple[np.ndarray, bytes, np.ndarray, np.ndarray]:
         if len(held) == 1:
@@ -914,9 +918,10 @@ def _merged_blocks(blocks: Any, values: int = _BATCH
         for item in blocks:
             held.append(item)
             count += len(item[0])
-            if count >= values:
+            size += len(item[1])
+            if count >= values or size >= _BATCH_BYTES:
                 yield merged()
-                held, count = [], 0
+                held, count, size = [], 0, 0
     except ShardkitError:
         if held:  # what was read before the error is checked first
             yield merged()

@@ -28,6 +28,7 @@ What real writers get wrong, and how it is read:
 from __future__ import annotations
 
 import functools
+import itertools
 import math
 import os
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -455,6 +456,7 @@ class ShardedIndex:
         ``block[starts[i]:ends[i]]`` (stored bytes: for a raw data encoding, the values)."""
         kv = self.kv
         for reader in kv._existing_shards():
+            release = _ReleaseBehind(reader)
             with kv.naming(reader):
                 size = reader.source.size
                 for _, index in reader.iter_minishards():
@@ -462,13 +464,16 @@ class ShardedIndex:
                         continue
                     starts = index.starts + np.uint64(index.base)
                     ends = index.ends + np.uint64(index.base)
-                    lo, hi = int(starts.min()), int(ends.max())
-                    if hi > size:
-                        raise TruncatedError(f"minishard values [{lo}, {hi}) are past the end "
-                                             f"of the file ({size} bytes)", offset=lo,
-                                             needed=hi - lo, available=max(0, size - lo))
-                    block = bytes(reader.source.read_range(lo, hi))
-                    yield (index.ids, block, starts - np.uint64(lo), ends - np.uint64(lo))
+                    for r in _runs(starts, ends):
+                        lo, hi = int(starts[r].min()), int(ends[r].max())
+                        if hi > size:
+                            raise TruncatedError(f"minishard values [{lo}, {hi}) are past the "
+                                                 f"end of the file ({size} bytes)", offset=lo,
+                                                 needed=hi - lo, available=max(0, size - lo))
+                        block = bytes(reader.source.read_range(lo, hi))
+                        release(lo, hi)
+                        yield (index.ids[r], block, starts[r] - np.uint64(lo),
+                               ends[r] - np.uint64(lo))
 
     def items(self, bad_value: Callable[[NgShard, int, ShardkitError], None] | None = None
               ) -> Iterator[tuple[int, bytes]]:
@@ -478,44 +483,91 @@ class ShardedIndex:
         of a value that does not decompress, and the walk goes on."""
         kv = self.kv
         for reader in kv._existing_shards():
+            release = _ReleaseBehind(reader)
             with kv.naming(reader):
                 size = reader.source.size
                 for _, index in reader.iter_minishards():
                     if not len(index):
                         continue
                     base = index.base
-                    starts = (index.starts + np.uint64(base)).tolist()
-                    ends = (index.ends + np.uint64(base)).tolist()
-                    ids = index.ids.tolist()
-                    lo, hi = min(starts), max(ends)
-                    if hi > size or hi - lo > (1 << 26):
-                        for k, a, b in zip(ids, starts, ends, strict=True):
-                            try:
-                                value = bytes(reader._read_data(k, a, b))
-                            except ShardkitError as exc:
-                                if bad_value is None or b > size:
-                                    raise
-                                bad_value(reader, k, exc)
-                                continue
-                            yield k, value
-                        continue
-                    block = bytes(reader.source.read_range(lo, hi))
-                    if reader._gzip_data:
-                        for k, a, b in zip(ids, starts, ends, strict=True):
-                            try:
-                                value = bytes(reader._decode(k, a, block[a - lo : b - lo]))
-                            except ShardkitError as exc:
-                                if bad_value is None:
-                                    raise
-                                bad_value(reader, k, exc)
-                                continue
-                            yield k, value
-                    else:
-                        for k, a, b in zip(ids, starts, ends, strict=True):
-                            yield k, block[a - lo : b - lo]
+                    all_starts = index.starts + np.uint64(base)
+                    all_ends = index.ends + np.uint64(base)
+                    for r in _runs(all_starts, all_ends):
+                        starts, ends = all_starts[r].tolist(), all_ends[r].tolist()
+                        ids = index.ids[r].tolist()
+                        yield from self._run_items(reader, release, ids, starts, ends, size,
+                                                   bad_value)
+
+    @staticmethod
+    def _run_items(reader: NgShard, release: _ReleaseBehind, ids: list[int],
+                   starts: list[int], ends: list[int], size: int,
+                   bad_value: Callable[[NgShard, int, ShardkitError], None] | None
+                   ) -> Iterator[tuple[int, bytes]]:
+        lo, hi = min(starts), max(ends)
+        if hi > size or hi - lo > (1 << 26):
+            for k, a, b in zip(ids, starts, ends, strict=True):
+                try:
+                    value = bytes(reader._read_data(k, a, b))
+                except ShardkitError as exc:
+                    if bad_value is None or b > size:
+                        raise
+                    bad_value(reader, k, exc)
+                    continue
+                yield k, value
+            return
+        block = bytes(reader.source.read_range(lo, hi))
+        release(lo, hi)
+        if reader._gzip_data:
+            for k, a, b in zip(ids, starts, ends, strict=True):
+                try:
+                    value = bytes(reader._decode(k, a, block[a - lo : b - lo]))
+                except ShardkitError as exc:
+                    if bad_value is None:
+                        raise
+                    bad_value(reader, k, exc)
+                    continue
+                yield k, value
+        else:
+            for k, a, b in zip(ids, starts, ends, strict=True):
+                yield k, block[a - lo : b - lo]
 
     def count(self) -> int:
         return len(self.kv)
+
+
+_RUN_BYTES = 8 << 20
+
+
+def _runs(starts: np.ndarray, ends: np.ndarray) -> list[Any]:
+    """The values of one minishard cut into runs (slices, in index order) whose bytes span
+    about :data:`_RUN_BYTES` at most, read one request each: a walk holds one run, however
+    large the minishard (values not in ascending order of offset: one run)."""
+    lo, hi = int(starts.min()), int(ends.max())
+    if hi - lo <= 2 * _RUN_BYTES or len(starts) < 2 or bool(np.any(starts[1:] < starts[:-1])):
+        return [slice(None)]
+    group = (starts - np.uint64(lo)) // np.uint64(_RUN_BYTES)
+    cuts = np.flatnonzero(group[1:] != group[:-1]) + 1
+    edges = [0, *cuts.tolist(), len(starts)]
+    return [slice(a, b) for a, b in itertools.pairwise(edges)]
+
+
+class _ReleaseBehind:
+    """A walk over a shard drops the mapped pages of what it has copied, every MiB (a local
+    file: they stay in the page cache), so that a scan of a large index does not leave it
+    resident in the process."""
+
+    def __init__(self, reader: NgShard) -> None:
+        self.release = getattr(reader.source, "release", None)
+        self.mark: int | None = None
+
+    def __call__(self, lo: int, hi: int) -> None:
+        if self.release is None:
+            return
+        if self.mark is None or lo < self.mark:
+            self.mark = lo
+        if hi - self.mark >= 1 << 20:
+            self.release(self.mark, hi)
+            self.mark = hi - hi % 4096
 
 
 def _open_index(store: _Store, meta: Any, where: str, default_key: str | None,
