@@ -54,7 +54,14 @@ from .annotation_spill import (
     hash_rows,
     random_odd,
 )
-from .annotations import ShardedIndex, SpatialLevel, UnshardedIndex, meets
+from .annotations import (
+    ShardedIndex,
+    SpatialLevel,
+    UnshardedIndex,
+    _ReleaseBehind,
+    _runs,
+    meets,
+)
 from .decode import compressed_morton_code, morton_decode
 
 if TYPE_CHECKING:
@@ -140,6 +147,7 @@ class _Verifier:
         self.key_names: dict[int, list[str]] = {}  # str keys (unsharded cells), by position
         self.key_pos: dict[int, dict[str, int]] = {}
         self.tables: list[Buckets] = []
+        self.saw_duplicates = False  # the checks of a sharded by_id found an id twice
 
     # -- layout --------------------------------------------------------------------------
 
@@ -368,12 +376,9 @@ class _Verifier:
             for odd in index.uint64_keys()[1]:
                 rep.add("file_name", bkey, odd, "not a decimal uint64 id")
         batch: list[tuple[int, bytes]] = []
-        if isinstance(index, ShardedIndex) and index.kv.spec.data_encoding != "gzip":
-            try:
-                if self.by_id_blocks(bkey, index):
-                    return
-            except ShardkitError as exc:
-                rep.add("shard", bkey, "-", exc.message, exc.field or "", exc.offset)
+        if isinstance(index, ShardedIndex):
+            raw = index.kv.spec.data_encoding != "gzip"
+            if self.by_id_sharded(bkey, index, raw):
                 return
         try:
             for item in self._items(bkey, index):
@@ -392,43 +397,87 @@ class _Verifier:
         if batch:
             self.by_id_batch(bkey, batch)
 
-    def by_id_blocks(self, bkey: str, index: ShardedIndex) -> bool:
-        """A sharded, raw-encoded by_id of fixed-size records, a minishard's values at a time
-        as arrays (no Python object per value); ``False`` when the layout says otherwise."""
-        layer = self.layer
-        started = False
-        for ids, block, starts, ends in _merged_blocks(index.blocks()):
-            if not started:
-                started = True
+    def by_id_sharded(self, bkey: str, index: ShardedIndex, raw: bool) -> bool:
+        """The checks of a sharded dataset on a sharded by_id, and (``raw`` values) the
+        values read and checked as each decoded minishard index is handed over, a batch of
+        minishards at a time as arrays (no Python object per value). ``True`` when the
+        values were checked; ``False`` (the layout has no fixed size, or the values are
+        gzip-encoded) leaves them to a walk."""
+        merger = _Merger()
+        state = {"started": False, "fixed": raw}
+
+        def take(item: tuple[np.ndarray, bytes, np.ndarray, np.ndarray] | None) -> None:
+            if item is None or not state["fixed"]:
+                return
+            if not state["started"]:
+                state["started"] = True
+                ids, block, starts, ends = item
                 with contextlib.suppress(ShardkitError):
-                    layer.decode_by_id(int(ids[0]), bytes(block[int(starts[0]):
-                                                                int(ends[0])]))
+                    self.layer.decode_by_id(int(ids[0]), bytes(block[int(starts[0]):
+                                                                     int(ends[0])]))
                 self.setup()
+                state["fixed"] = self.fixed
                 if not self.fixed:
-                    return False
-            lengths = (ends - starts).astype(np.int64)
-            buf = np.frombuffer(block, np.uint8)
-            slow: list[tuple[int, bytes]] = []
-            for length in _distinct_ints(lengths):
-                rows = np.flatnonzero(lengths == length)
-                if length < self.rb + 4 * len(self.lay.relationships):
-                    bad = rows
-                else:
-                    at = starts[rows].astype(np.int64)
-                    first = int(at[0])
-                    if len(at) == len(lengths) and (len(at) < 2 or bool(
-                            np.all(at[1:] - at[:-1] == length))):  # back to back: a view
-                        arr = buf[first : first + length * len(at)].reshape(len(at), length)
-                    else:
-                        arr = buf[at[:, None] + np.arange(length)]
-                    bad = rows[self.by_id_matrix(bkey, ids[rows], arr)]
-                slow += [(int(ids[i]), bytes(block[int(starts[i]) : int(ends[i])]))
-                         for i in bad.tolist()]
-            if slow:
-                self.by_id_slow(bkey, slow)
-        if not started:
+                    return
+            self.by_id_chunk(bkey, *item)
+
+        def visit(reader: Any, m: int, mindex: Any) -> None:
+            if not state["fixed"] or not len(mindex):
+                return
+            starts = mindex.starts + np.uint64(mindex.base)
+            ends = mindex.ends + np.uint64(mindex.base)
+            inside = ends <= np.uint64(reader.source.size)  # the rest: data_bounds
+            ids = mindex.ids
+            if not inside.all():
+                ids, starts, ends = ids[inside], starts[inside], ends[inside]
+                if not len(ids):
+                    return
+            release = _ReleaseBehind(reader)
+            for r in _runs(starts, ends):
+                lo, hi = int(starts[r].min()), int(ends[r].max())
+                block = bytes(reader.source.read_range(lo, hi))
+                release(lo, hi)
+                take(merger.add((ids[r], block, starts[r] - np.uint64(lo),
+                                 ends[r] - np.uint64(lo))))
+
+        problems = index.kv.verify(check_data=False, visit=visit if raw else None)
+        take(merger.flush())
+        self.shard_problems(bkey, problems)
+        if state["fixed"] and not state["started"]:
             self.setup()
-        return True
+        return bool(state["fixed"])
+
+    def shard_problems(self, key: str, problems: list[Problem]) -> None:
+        """Problems of the checks of a sharded dataset, named by the index's folder."""
+        for p in problems:
+            self.saw_duplicates = self.saw_duplicates or p.check == "duplicate_id"
+            self.rep.problems.append(Problem("shard" if p.check == "read" else p.check,
+                                             f"{key}/{p.message}", p.offset,
+                                             f"/{key}{p.field or ''}"))
+
+    def by_id_chunk(self, bkey: str, ids: np.ndarray, block: bytes, starts: np.ndarray,
+                    ends: np.ndarray) -> None:
+        """by_id values ``block[starts[i] : ends[i]]`` of fixed-size records, as arrays."""
+        lengths = (ends - starts).astype(np.int64)
+        buf = np.frombuffer(block, np.uint8)
+        slow: list[tuple[int, bytes]] = []
+        for length in _distinct_ints(lengths):
+            rows = np.flatnonzero(lengths == length)
+            if length < self.rb + 4 * len(self.lay.relationships):
+                bad = rows
+            else:
+                at = starts[rows].astype(np.int64)
+                first = int(at[0])
+                if len(at) == len(lengths) and (len(at) < 2 or bool(
+                        np.all(at[1:] - at[:-1] == length))):  # back to back: a view
+                    arr = buf[first : first + length * len(at)].reshape(len(at), length)
+                else:
+                    arr = buf[at[:, None] + np.arange(length)]
+                bad = rows[self.by_id_matrix(bkey, ids[rows], arr)]
+            slow += [(int(ids[i]), bytes(block[int(starts[i]) : int(ends[i])]))
+                     for i in bad.tolist()]
+        if slow:
+            self.by_id_slow(bkey, slow)
 
     def by_id_batch(self, bkey: str, batch: list[tuple[int, bytes]]) -> None:
         if not self.fixed:
@@ -899,35 +948,52 @@ def _estimate_annotations(layer: NgAnnotationLayer) -> int:
     return 0
 
 
-def _merged_blocks(blocks: Any, values: int = _BATCH
-                   ) -> Any:
-    """Consecutive ``(ids, block, starts, ends)`` of :meth:`ShardedIndex.blocks` merged into
-    batches of at least ``values`` values (one Python step per batch, not per minishard)."""
-    held: list[tuple[np.ndarray, bytes, np.ndarray, np.ndarray]] = []
-    count = size = 0
+class _Merger:
+    """Consecutive ``(ids, block, starts, ends)`` merged into batches of at least ``values``
+    values or :data:`_BATCH_BYTES` bytes (one Python step per batch, not per minishard)."""
 
-    def merged() -> tuple[np.ndarray, bytes, np.ndarray, np.ndarray]:
-        if len(held) == 1:
-            return held[0]
+    def __init__(self, values: int = _BATCH) -> None:
+        self.values = values
+        self.held: list[tuple[np.ndarray, bytes, np.ndarray, np.ndarray]] = []
+        self.count = self.size = 0
+
+    def add(self, item: tuple[np.ndarray, bytes, np.ndarray, np.ndarray]
+            ) -> tuple[np.ndarray, bytes, np.ndarray, np.ndarray] | None:
+        self.held.append(item)
+        self.count += len(item[0])
+        self.size += len(item[1])
+        if self.count >= self.values or self.size >= _BATCH_BYTES:
+            return self.flush()
+        return None
+
+    def flush(self) -> tuple[np.ndarray, bytes, np.ndarray, np.ndarray] | None:
+        held = self.held
+        self.held, self.count, self.size = [], 0, 0
+        if len(held) <= 1:
+            return held[0] if held else None
         shift = np.cumsum([0] + [len(b) for _, b, _, _ in held[:-1]]).astype(np.uint64)
         return (np.concatenate([h[0] for h in held]), b"".join(h[1] for h in held),
                 np.concatenate([h[2] + d for h, d in zip(held, shift, strict=True)]),
                 np.concatenate([h[3] + d for h, d in zip(held, shift, strict=True)]))
 
+
+def _merged_blocks(blocks: Any) -> Any:
+    """:class:`_Merger` over an iterator of blocks (what was read before an error is
+    yielded before the error)."""
+    merger = _Merger()
     try:
         for item in blocks:
-            held.append(item)
-            count += len(item[0])
-            size += len(item[1])
-            if count >= values or size >= _BATCH_BYTES:
-                yield merged()
-                held, count, size = [], 0, 0
+            got = merger.add(item)
+            if got is not None:
+                yield got
     except ShardkitError:
-        if held:  # what was read before the error is checked first
-            yield merged()
+        got = merger.flush()
+        if got is not None:
+            yield got
         raise
-    if held:
-        yield merged()
+    got = merger.flush()
+    if got is not None:
+        yield got
 
 
 def _distinct_ints(values: np.ndarray) -> list[int]:
@@ -994,19 +1060,16 @@ def verify_layer(layer: NgAnnotationLayer, progress: Callable[[int, int], None] 
         if progress is not None:
             progress(done, steps)
 
-    # sharded indexes: the checks every sharded dataset gets
-    for key, index in indexes:
-        if isinstance(index, ShardedIndex):
-            for p in index.kv.verify(check_data=False):  # the walk below reads every value
-                exact = exact or p.check == "duplicate_id"
-                rep.problems.append(Problem("shard" if p.check == "read" else p.check,
-                                            f"{key}/{p.message}", p.offset,
-                                            f"/{key}{p.field or ''}"))
+    # sharded indexes: the checks every sharded dataset gets (by_id's as its values are read;
+    # gzip values are decompressed by the walk over every value)
     options = {"bucket_bytes": bucket_bytes, "tmp_dir": tmp_dir}
     v = _Verifier(layer, rep, exact=exact, **options)  # type: ignore[arg-type]
+    for key, index in indexes:
+        if isinstance(index, ShardedIndex) and index is not layer.by_id:
+            v.shard_problems(key, index.kv.verify(check_data=False))
     try:
         v.run(tick)
-        if not v.exact and v.have_by_id and not v.digests_agree():
+        if not v.exact and v.have_by_id and (v.saw_duplicates or not v.digests_agree()):
             # something differs: the rows again, compared exactly (values are checked once:
             # what this pass finds on its own is not reported twice)
             v.close()
