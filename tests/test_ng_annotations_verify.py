@@ -173,3 +173,46 @@ def test_verify_layer_options_are_the_default_path(tmp_path):
     write(tmp_path / "l", anns, "point", sharded=False, limit=10)
     layer = shardkit.open(tmp_path / "l")
     assert annotation_verify.verify_layer(layer) == layer.verify() == []
+
+
+def test_sharded_by_id_indices_are_decoded_once(tmp_path, monkeypatch):
+    from shardkit.formats.neuroglancer import shard as shard_module
+
+    anns = make_annotations("point", 400, seed=4)
+    write(tmp_path / "l", anns, "point", sharded=True, limit=30)
+    layer = shardkit.open(tmp_path / "l")
+    minishards = {}
+    for key, index in layer.indexes():
+        total = 0
+        for number in index.kv.shard_numbers():
+            entries = index.kv.shard(number).shard_index()
+            total += int((entries[:, 0] != entries[:, 1]).sum())
+        minishards[key] = total
+    calls = []
+    real = shard_module.decode_minishard_index
+    monkeypatch.setattr(shard_module, "decode_minishard_index",
+                        lambda *a, **kw: calls.append(1) or real(*a, **kw))
+    assert shardkit.open(tmp_path / "l").verify() == []
+    # by_id's once (read as the shard checks hand them over), the others' twice
+    assert len(calls) == minishards["by_id"] + 2 * (sum(minishards.values())
+                                                     - minishards["by_id"])
+
+
+def test_values_read_in_runs_give_the_same_results(tmp_path, monkeypatch):
+    from shardkit.formats.neuroglancer import annotations as annotations_module
+
+    anns = make_annotations("line", 300, seed=5)
+    write(tmp_path / "l", anns, "line", sharded=True, limit=30)
+    root = _damaged(tmp_path / "d", "point", True)
+    whole = (sorted(a.id for a in shardkit.open(tmp_path / "l")), _verify(root))
+    reads = []
+    real_runs = annotations_module._runs
+    monkeypatch.setattr(annotations_module, "_RUN_BYTES", 64)
+    monkeypatch.setattr(annotations_module, "_runs",
+                        lambda s, e: reads.append(1) or real_runs(s, e))
+    monkeypatch.setattr(annotation_verify, "_runs", annotations_module._runs)
+    runs = (sorted(a.id for a in shardkit.open(tmp_path / "l")), _verify(root))
+    assert runs == whole and whole[0] == sorted(a["id"] for a in anns)
+    assert len(real_runs(np.arange(0, 6400, 64, dtype=np.uint64),
+                         np.arange(64, 6464, 64, dtype=np.uint64))) > 10
+    assert reads
