@@ -216,3 +216,32 @@ def test_values_read_in_runs_give_the_same_results(tmp_path, monkeypatch):
     assert len(real_runs(np.arange(0, 6400, 64, dtype=np.uint64),
                          np.arange(64, 6464, 64, dtype=np.uint64))) > 10
     assert reads
+
+
+def _files(root: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*"))
+            if p.is_file()}
+
+
+@pytest.mark.parametrize(("kind", "sharded"), [("point", True), ("point", False),
+                                               ("line", True)])
+def test_the_writer_in_many_parts_writes_the_same_files(tmp_path, kind, sharded, monkeypatch):
+    from shardkit.writers import ng_annotations
+
+    anns = make_annotations(kind, 500, seed=6)
+    write(tmp_path / "one", anns, kind, sharded=sharded, limit=40)
+    flushed = []
+    real_flush = Buckets.flush
+
+    def flush(self: Buckets) -> None:
+        flushed.append(self.folder or "")
+        real_flush(self)
+
+    monkeypatch.setattr(Buckets, "flush", flush)
+    monkeypatch.setattr(ng_annotations, "_CHUNK", 64)
+    write(tmp_path / "many", anns, kind, sharded=sharded, limit=40, bucket_bytes=1024)
+    assert flushed  # partitioned through files
+    assert _files(tmp_path / "one") == _files(tmp_path / "many")
+    assert not [p for p in (tmp_path / "many").iterdir() if p.name.startswith(".")]
+    with pytest.raises(ValueError, match="unique"):
+        write(tmp_path / "dup", [*anns, anns[17]], kind, sharded=sharded, bucket_bytes=1024)

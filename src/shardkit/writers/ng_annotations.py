@@ -44,12 +44,14 @@ from ..formats.neuroglancer.annotation_layout import (
     AnnotationLayout,
     stored_order,
 )
+from ..formats.neuroglancer.annotation_spill import DEFAULT_BUCKET_BYTES, Buckets, parts_for
 from ..formats.neuroglancer.store import check_relative
 
 __all__ = ["write_annotations"]
 
 _MASK64 = (1 << 64) - 1
 _BATCH = 8192  # annotations encoded at once
+_CHUNK = 1 << 20  # rows of the row table read at once by the passes over it
 DEFAULT_LIMIT = 10_000
 MAX_LEVELS = 20
 _GEOMETRY_FIELDS = {"point": ("point",), "line": ("point_a", "point_b"),
@@ -495,7 +497,8 @@ def write_annotations(path: str | os.PathLike[str], annotations: Iterable[Mappin
                       upper_bound: Sequence[float] | None = None,
                       sharded: bool | Mapping[str, Any] = True,
                       limit: int = DEFAULT_LIMIT, max_levels: int = MAX_LEVELS,
-                      storage_options: Mapping[str, Any] | None = None) -> dict[str, Any]:
+                      storage_options: Mapping[str, Any] | None = None,
+                      bucket_bytes: int = DEFAULT_BUCKET_BYTES) -> dict[str, Any]:
     """Write a Neuroglancer precomputed annotation layer.
 
     Args:
@@ -518,6 +521,9 @@ def write_annotations(path: str | os.PathLike[str], annotations: Iterable[Mappin
         limit: Most annotations per spatial cell.
         max_levels: Most spatial index levels.
         storage_options: For fsspec URLs.
+        bucket_bytes: Memory bound of the passes that group annotations by key (the id
+            check, the by_id and relationship shards): past it they are partitioned into
+            temporary files beside the output (or in the system's temporary folder).
 
     Returns:
         The ``info`` written.
@@ -617,8 +623,7 @@ def write_annotations(path: str | os.PathLike[str], annotations: Iterable[Mappin
         table = (np.memmap(rows, dtype=row_dtype, mode="r", shape=(n,)) if n
                  else np.zeros(0, row_dtype))
         ids = np.asarray(table["id"])
-        if n > 1 and np.any(np.diff(np.sort(ids)) == 0):
-            raise ValueError("annotation ids must be unique")
+        _check_unique(ids, bucket_bytes, spill_dir)
         lower = np.asarray(lower_bound if lower_bound is not None else
                            (seen_min if n else np.zeros(rank)), dtype=np.float64)
         if upper_bound is not None:
@@ -663,46 +668,71 @@ def write_annotations(path: str | os.PathLike[str], annotations: Iterable[Mappin
         info: dict[str, Any] = {**base_info, "lower_bound": lower.tolist(),
                                 "upper_bound": upper.tolist()}
 
-        def write_uint64_index(key: str, name: str, group: str, keys: np.ndarray,
-                               values_for: Any, total_bytes: int) -> dict[str, Any]:
-            meta: dict[str, Any] = {"key": key}
+        def choose(name: str, group: str, num_keys: int, total_bytes: int
+                   ) -> ShardingSpec | None:
             choice = want(name, group)
             if choice is False:
-                for start in range(0, len(keys), _BATCH):
-                    part = np.arange(start, min(len(keys), start + _BATCH))
-                    for k, v in zip(keys[part].tolist(), values_for(part), strict=True):
-                        put(f"{key}/{k}", v)
-                return meta
+                return None
             if isinstance(choice, ShardingSpec):
-                spec = choice
-            else:  # gzip adds some 20 bytes to each value: small values are stored raw
-                small = total_bytes < 1024 * max(1, len(keys))
-                spec = choose_hashed_spec(len(keys), total_bytes=total_bytes,
-                                          data_encoding="raw" if small else "gzip").spec
-            meta["sharding"] = spec.to_dict()
-            _write_shards(put, key, keys, values_for, spec)
-            return meta
+                return choice
+            # gzip adds some 20 bytes to each value: small values are stored raw
+            small = total_bytes < 1024 * max(1, num_keys)
+            return choose_hashed_spec(num_keys, total_bytes=total_bytes,
+                                      data_encoding="raw" if small else "gzip").spec
 
+        # by_id: (id, row) partitioned by shard (a shard is written whole from one part)
         total = int(spill.pos + tails.pos)
-        info["by_id"] = write_uint64_index("by_id", "by_id", "by_id", ids, values_of, total)
+        spec = choose("by_id", "by_id", n, total)
+        info["by_id"] = {"key": "by_id"}
+        pair_dtype = [("key", "<u8"), ("row", "<u8")]
+        with Buckets(pair_dtype, "key", parts_for(16 * n, bucket_bytes), bucket_bytes,
+                     spill_dir) as parts:
+            for start in range(0, n, _CHUNK):
+                part = np.zeros(min(n, start + _CHUNK) - start, pair_dtype)
+                part["key"] = ids[start : start + len(part)]
+                part["row"] = np.arange(start, start + len(part))
+                parts.add(part, None if spec is None else spec.locate_many(part["key"])[0])
+            for p in range(parts.parts):
+                got = parts.bucket(p)
+                _write_uint64_part(put, "by_id", got["key"], got["row"].astype(np.int64),
+                                   spec, lambda rows_: values_of(rows_))
+        if spec is not None:
+            info["by_id"]["sharding"] = spec.to_dict()
         rel_info = []
-        for i, (m, f) in enumerate(zip(rel_meta, pairs, strict=True)):
+        for m, f in zip(rel_meta, pairs, strict=True):
             f.flush()
-            f.seek(0)
-            pr = np.frombuffer(f.read(), dtype="<u8").reshape(-1, 2)
-            order = np.lexsort((pr[:, 1], pr[:, 0]))
-            pr = pr[order]
-            segs, starts, _ = _runs(pr[:, 0])
-            ends = np.append(starts[1:], len(pr))
+            npairs = f.tell() // 16
+            segs_all = np.memmap(f, dtype="<u8", mode="r", shape=(npairs, 2)) if npairs \
+                else np.zeros((0, 2), np.uint64)
+            num_segs = _count_distinct(segs_all[:, 0], bucket_bytes, spill_dir)
+            spec = choose(m["id"], "relationships", num_segs,
+                          npairs * (layout.record_bytes + 8))
+            meta: dict[str, Any] = {"key": m["key"]}
+            with Buckets(pair_dtype, "key", parts_for(16 * npairs, bucket_bytes), bucket_bytes,
+                         spill_dir) as parts:
+                for start in range(0, npairs, _CHUNK):
+                    chunk = np.asarray(segs_all[start : start + _CHUNK])
+                    part = np.zeros(len(chunk), pair_dtype)
+                    part["key"], part["row"] = chunk[:, 0], chunk[:, 1]
+                    parts.add(part, None if spec is None else spec.locate_many(part["key"])[0])
+                for p in range(parts.parts):
+                    got = parts.bucket(p)
+                    got = got[np.lexsort((got["row"], got["key"]))]
+                    segs, starts, _ = _runs(got["key"])
+                    ends = np.append(starts[1:], len(got))
+                    rows_of = got["row"].astype(np.int64)
 
-            def rel_values(js: np.ndarray, pr: np.ndarray = pr, starts: np.ndarray = starts,
-                           ends: np.ndarray = ends) -> list[bytes]:
-                return [list_value(pr[starts[j] : ends[j], 1]) for j in js.tolist()]
+                    def rel_values(js: np.ndarray, rows_of: np.ndarray = rows_of,
+                                   starts: np.ndarray = starts, ends: np.ndarray = ends
+                                   ) -> list[bytes]:
+                        return [list_value(rows_of[starts[j] : ends[j]]) for j in js.tolist()]
 
-            meta = write_uint64_index(m["key"], m["id"], "relationships", segs, rel_values,
-                                      len(pr) * (layout.record_bytes + 8))
+                    _write_uint64_part(put, m["key"], segs, np.arange(len(segs)), spec,
+                                       rel_values)
+            del segs_all
+            if spec is not None:
+                meta["sharding"] = spec.to_dict()
             rel_info.append({"id": m["id"], **meta})
-            del i
         info["relationships"] = rel_info
         info["spatial"] = _write_spatial(put, table, kind, lower, upper, scales, limit,
                                          max_levels, list_value, want, choose_spatial_spec,
@@ -715,6 +745,52 @@ def write_annotations(path: str | os.PathLike[str], annotations: Iterable[Mappin
         rows.close()
         for f in pairs:
             f.close()
+
+
+def _check_unique(ids: np.ndarray, bucket_bytes: int, tmp_dir: str) -> None:
+    """Ids are unique: sorted a hash partition at a time (bounded memory)."""
+    n = len(ids)
+    if n < 2:
+        return
+    with Buckets([("id", "<u8")], "id", parts_for(8 * n, bucket_bytes), bucket_bytes,
+                 tmp_dir) as parts:
+        for start in range(0, n, _CHUNK):
+            part = np.zeros(min(n, start + _CHUNK) - start, [("id", "<u8")])
+            part["id"] = ids[start : start + len(part)]
+            parts.add(part)
+        for p in range(parts.parts):
+            got = np.sort(parts.bucket(p)["id"])
+            if len(got) > 1 and bool(np.any(got[1:] == got[:-1])):
+                raise ValueError("annotation ids must be unique")
+
+
+def _count_distinct(values: np.ndarray, bucket_bytes: int, tmp_dir: str) -> int:
+    """Distinct values of a (memory-mapped) uint64 column, a hash partition at a time."""
+    n = len(values)
+    total = 0
+    with Buckets([("id", "<u8")], "id", parts_for(8 * n, bucket_bytes), bucket_bytes,
+                 tmp_dir) as parts:
+        for start in range(0, n, _CHUNK):
+            part = np.zeros(min(n, start + _CHUNK) - start, [("id", "<u8")])
+            part["id"] = values[start : start + len(part)]
+            parts.add(part)
+        for p in range(parts.parts):
+            total += len(_distinct(parts.bucket(p)["id"]))
+    return total
+
+
+def _write_uint64_part(put: Any, key: str, keys: np.ndarray, rows: np.ndarray,
+                       spec: ShardingSpec | None, values_for: Any) -> None:
+    """The keys of one part (whole shards of ``spec``; unsharded, one file per key):
+    ``values_for(rows[positions])`` gives their values."""
+    if spec is None:
+        for start in range(0, len(keys), _BATCH):
+            sel = rows[start : start + _BATCH]
+            for k, v in zip(keys[start : start + _BATCH].tolist(), values_for(sel),
+                            strict=True):
+                put(f"{key}/{k}", v)
+        return
+    _write_shards(put, key, keys, lambda pos: values_for(rows[pos]), spec)
 
 
 def _cells_of(kind: str, lo: np.ndarray, hi: np.ndarray, origin: np.ndarray,

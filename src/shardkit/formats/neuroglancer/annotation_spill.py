@@ -132,7 +132,8 @@ class Buckets:
     def spilled(self) -> bool:
         return self.folder is not None
 
-    def add(self, rows: np.ndarray) -> None:
+    def add(self, rows: np.ndarray, where: np.ndarray | None = None) -> None:
+        """Adds ``rows``, each to the bucket of its key (or to ``where[i] % parts``)."""
         if not len(rows):
             return
         rows = np.asarray(rows, self.dtype)
@@ -140,7 +141,8 @@ class Buckets:
             self.buffers[0].append(rows)
             self.sizes[0] += len(rows)
         else:
-            b = bucket_of(rows[self.key], self.parts)
+            b = (bucket_of(rows[self.key], self.parts) if where is None
+                 else (np.asarray(where, np.uint64) % np.uint64(self.parts)).astype(np.int64))
             order = np.argsort(b, kind="stable")
             b, rows = b[order], rows[order]
             cuts = np.searchsorted(b, np.arange(self.parts + 1))
@@ -155,7 +157,7 @@ class Buckets:
 
     def flush(self) -> None:
         if self.folder is None:
-            self.folder = tempfile.mkdtemp(prefix="shardkit-verify-", dir=self.tmp_dir)
+            self.folder = tempfile.mkdtemp(prefix=".shardkit-spill-", dir=self.tmp_dir)
         for p, parts in enumerate(self.buffers):
             if parts:
                 with open(os.path.join(self.folder, str(p)), "ab") as f:
@@ -185,6 +187,11 @@ class Buckets:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def parts_for(total_bytes: int, bucket_bytes: int) -> int:
+    """Buckets for ``total_bytes`` of rows so that one holds about half of ``bucket_bytes``."""
+    return 1 if total_bytes <= bucket_bytes else -(-2 * total_bytes // bucket_bytes)
 
 
 def groups(tables: list[Buckets], bucket_bytes: int) -> Iterator[list[int]]:
