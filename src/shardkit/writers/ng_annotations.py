@@ -2,8 +2,12 @@
 
 :func:`write_annotations` streams any iterable of annotations: each is encoded once and
 appended to a temporary spill file beside a fixed-size row (id, bounding box, where its bytes
-are), both read back memory-mapped, so memory holds one shard (or one cell list) at a time
-plus the per-level arrays of the spatial index. Then it writes:
+are), both read back memory-mapped. Then every pass that groups annotations by key (the check
+that ids are unique, by_id and relationship shards, each spatial level's cells) goes through
+``(key, row)`` pairs hash-partitioned into temporary files past ``bucket_bytes`` (64 MiB by
+default), a part at a time, and a shard is written whole from one part: memory holds one part,
+one shard and a few bits per annotation (which are still to place in the spatial index),
+whatever the number of annotations. It writes:
 
 - ``by_id``: id -> record and relationships;
 - one index per relationship: segment id -> the related annotations;
@@ -51,7 +55,7 @@ __all__ = ["write_annotations"]
 
 _MASK64 = (1 << 64) - 1
 _BATCH = 8192  # annotations encoded at once
-_CHUNK = 1 << 20  # rows of the row table read at once by the passes over it
+_CHUNK = 1 << 18  # rows of the row table read at once by the passes over it
 DEFAULT_LIMIT = 10_000
 MAX_LEVELS = 20
 _GEOMETRY_FIELDS = {"point": ("point",), "line": ("point_a", "point_b"),
@@ -377,7 +381,11 @@ def _write_shards(put: Any, key: str, keys: np.ndarray, values_for: Any,
     if not len(keys):
         return
     keys = np.asarray(keys, dtype=np.uint64)
-    shards, minis = spec.locate_many(keys)
+    shards = np.empty(len(keys), np.uint64)
+    minis = np.empty(len(keys), np.uint64)
+    for start in range(0, len(keys), _CHUNK):  # the hash's temporaries a chunk at a time
+        shards[start : start + _CHUNK], minis[start : start + _CHUNK] = spec.locate_many(
+            keys[start : start + _CHUNK])
     order = np.lexsort((keys, minis, shards))
     _, starts, lengths = _runs(shards[order])
     gzip_data = spec.data_encoding == "gzip"
@@ -736,7 +744,7 @@ def write_annotations(path: str | os.PathLike[str], annotations: Iterable[Mappin
         info["relationships"] = rel_info
         info["spatial"] = _write_spatial(put, table, kind, lower, upper, scales, limit,
                                          max_levels, list_value, want, choose_spatial_spec,
-                                         layout, encoder, spill)
+                                         layout, encoder, spill, bucket_bytes, spill_dir)
         put("info", json.dumps(info).encode())  # last: a layer without it is not complete
         return info
     finally:
@@ -805,95 +813,162 @@ def _cells_of(kind: str, lo: np.ndarray, hi: np.ndarray, origin: np.ndarray,
     return a, b
 
 
+def _level_pairs(kind: str, rows: np.ndarray, table: np.ndarray, lower: np.ndarray,
+                 size: np.ndarray, grid: np.ndarray, layout: AnnotationLayout, spill: _Spill
+                 ) -> tuple[np.ndarray, np.ndarray]:
+    """``(rows, cell codes)``: each of ``rows`` with every cell of the level it meets."""
+    from ..formats.neuroglancer.annotations import meets
+
+    lo = np.asarray(table["lo"][rows], dtype=np.float64)
+    hi = np.asarray(table["hi"][rows], dtype=np.float64)
+    a, b = _cells_of(kind, lo, hi, lower, size, grid)
+    if kind == "point" or np.all(a == b):
+        return rows, _codes(a, grid)
+    spans = np.prod(b - a + 1, axis=1)
+    pair_rows = np.repeat(rows, spans)
+    base = np.repeat(a, spans, axis=0)
+    ext = np.repeat(b - a + 1, spans, axis=0)
+    offs = np.arange(len(pair_rows)) - np.repeat(np.cumsum(spans) - spans, spans)
+    step = np.zeros_like(base)
+    for d in range(base.shape[1]):
+        step[:, d] = offs % ext[:, d]
+        offs = offs // ext[:, d]
+    pair_cells = base + step
+    if kind in ("line", "ellipsoid", "polyline"):
+        keep = np.ones(len(pair_rows), dtype=bool)
+        for j in range(len(pair_rows)):
+            clo = lower + pair_cells[j] * size
+            geo = _geometry_of(int(pair_rows[j]), table, layout, spill)
+            keep[j] = meets(kind, geo, clo, clo + size)
+        pair_rows, pair_cells = pair_rows[keep], pair_cells[keep]
+    return pair_rows, _codes(pair_cells, grid)
+
+
+_POPCOUNT = np.array([bin(i).count("1") for i in range(256)], np.uint8)
+
+
+def _bits_rows(bits: np.ndarray, n: int) -> Any:
+    """The rows whose bit is set in a packed bitmap, a chunk at a time (ascending)."""
+    step = max(8, _CHUNK - _CHUNK % 8)
+    for start in range(0, n, step):
+        part = np.unpackbits(bits[start // 8 : (start + step) // 8 + 1], bitorder="little")
+        rows = start + np.flatnonzero(part[: min(step, n - start)])
+        if len(rows):
+            yield rows
+
+
+def _set_bits(bits: np.ndarray, rows: np.ndarray) -> None:
+    if len(rows):
+        np.bitwise_or.at(bits, rows // 8, (1 << (rows % 8)).astype(np.uint8))
+
+
+def _get_bits(bits: np.ndarray, rows: np.ndarray) -> np.ndarray:
+    return ((bits[rows // 8] >> (rows % 8).astype(np.uint8)) & 1).astype(bool)
+
+
 def _write_spatial(put: Any, table: np.ndarray, kind: str, lower: np.ndarray,
                    upper: np.ndarray, scales: np.ndarray, limit: int, max_levels: int,
                    list_value: Any, want: Any, choose_spatial_spec: Any,
-                   layout: AnnotationLayout, encoder: _Encoder, spill: _Spill
+                   layout: AnnotationLayout, encoder: _Encoder, spill: _Spill,
+                   bucket_bytes: int = DEFAULT_BUCKET_BYTES, tmp_dir: str | None = None
                    ) -> list[dict[str, Any]]:
-    from ..formats.neuroglancer.annotations import meets
-
+    """The spatial index, level by level. What a level keeps per annotation is a bit (still
+    to place) in memory; its (cell, row) pairs are hash-partitioned by cell into temporary
+    files past ``bucket_bytes``, counted, sampled and regrouped by shard a part at a time."""
     n = len(table)
-    ids = np.asarray(table["id"])
-    lo_all = np.asarray(table["lo"], dtype=np.float64)
-    hi_all = np.asarray(table["hi"], dtype=np.float64)
+    ids = table["id"]
     grids = _level_grids(lower, upper, scales, max_levels)
-    remaining = np.arange(n)
+    remaining = np.zeros((n + 7) // 8, np.uint8)  # a bit per annotation still to place
+    _set_bits(remaining, np.arange(n))
+    left = n
     out: list[dict[str, Any]] = []
-    need_exact = kind in ("line", "ellipsoid", "polyline")
+    pair_dtype = [("key", "<u8"), ("row", "<u8")]
+    rec = layout.record_bytes + 8
     for level, (grid, size) in enumerate(grids):
-        if level and not len(remaining):
+        if level and not left:
             break
-        # (row, cell code) pairs of the remaining annotations at this level
-        a, b = _cells_of(kind, lo_all[remaining], hi_all[remaining], lower, size, grid)
-        if kind == "point" or np.all(a == b):
-            pair_rows = remaining
-            pair_cells = a
-        else:
-            spans = np.prod(b - a + 1, axis=1)
-            pair_rows = np.repeat(remaining, spans)
-            base = np.repeat(a, spans, axis=0)
-            ext = np.repeat(b - a + 1, spans, axis=0)
-            offs = np.arange(len(pair_rows)) - np.repeat(np.cumsum(spans) - spans, spans)
-            step = np.zeros_like(base)
-            for d in range(base.shape[1]):
-                step[:, d] = offs % ext[:, d]
-                offs = offs // ext[:, d]
-            pair_cells = base + step
-            if need_exact:
-                keep = np.ones(len(pair_rows), dtype=bool)
-                for j in range(len(pair_rows)):
-                    r = int(pair_rows[j])
-                    clo = lower + pair_cells[j] * size
-                    geo = _geometry_of(r, table, layout, spill)
-                    keep[j] = meets(kind, geo, clo, clo + size)
-                pair_rows, pair_cells = pair_rows[keep], pair_cells[keep]
-        codes = _codes(pair_cells, grid)
-        counts = _runs(np.sort(codes))[2]
-        max_count = int(counts.max()) if len(counts) else 0
         last = level == len(grids) - 1
-        p = 1.0 if (max_count <= limit or last) else limit / max_count
-        if p < 1:
-            # chosen with probability p, and never more than limit in a cell: within a cell
-            # the first limit by the same uniform draw; an annotation is emitted at this level
-            # only where every cell it meets keeps it (so it is in all of them or none)
-            u = _uniform(ids[pair_rows], level)
-            by_cell = np.lexsort((u, codes))
-            first = np.searchsorted(codes[by_cell], codes[by_cell], side="left")
-            rank_in_cell = np.empty(len(codes), dtype=np.int64)
-            rank_in_cell[by_cell] = np.arange(len(codes)) - first
-            ok = (u < p) & (rank_in_cell < limit)
-            bad_rows = _distinct(pair_rows[~ok])
-            emitted_rows = np.setdiff1d(_distinct(pair_rows), bad_rows, assume_unique=True)
-        else:
-            emitted_rows = _distinct(pair_rows)
-        em_mask = np.isin(pair_rows, emitted_rows)
-        rows_l, codes_l = pair_rows[em_mask], codes[em_mask]
-        # cells in a pseudo-random order of the ids
-        order = np.lexsort((_uniform(ids[rows_l], 1 << 20), codes_l))
-        rows_l, codes_l = rows_l[order], codes_l[order]
-        key = f"spatial{level}"
-        meta: dict[str, Any] = {"key": key, "grid_shape": [int(g) for g in grid],
-                                "chunk_size": [float(s) for s in size], "limit": limit}
-        choice = want("spatial", "spatial")
-        cells, starts, _ = _runs(codes_l)
-        ends = np.append(starts[1:], len(codes_l))
-        if choice is False:
-            for c, s, e in zip(cells.tolist(), starts.tolist(), ends.tolist(), strict=True):
-                pos = _decode_code(c, grid)
-                put(f"{key}/{'_'.join(map(str, pos))}", list_value(rows_l[s:e]))
-        else:
-            mean = (len(rows_l) * (layout.record_bytes + 8) / max(1, len(cells))) + 8
-            spec = choice if isinstance(choice, ShardingSpec) else choose_spatial_spec(
-                grid.tolist(), cell_bytes=mean, num_cells=len(cells)).spec
-            meta["sharding"] = spec.to_dict()
+        with Buckets(pair_dtype, "key", parts_for(16 * left, bucket_bytes), bucket_bytes,
+                     tmp_dir) as pairs:
+            for rows in _bits_rows(remaining, n):
+                pr, codes = _level_pairs(kind, rows, table, lower, size, grid, layout, spill)
+                part = np.zeros(len(pr), pair_dtype)
+                part["key"], part["row"] = codes, pr
+                pairs.add(part)
+            # the fullest cell decides the sampling
+            max_count = 0
+            for p in range(pairs.parts):
+                got = pairs.bucket(p)
+                if len(got):
+                    max_count = max(max_count, int(_runs(np.sort(got["key"]))[2].max()))
+            prob = 1.0 if (max_count <= limit or last) else limit / max_count
+            # chosen with probability prob, and never more than limit in a cell: within a
+            # cell the first limit by the same uniform draw; an annotation is emitted at this
+            # level only where every cell it meets keeps it (in all of them or none)
+            bad = np.zeros_like(remaining)
+            if prob < 1:
+                for p in range(pairs.parts):
+                    got = pairs.bucket(p)
+                    codes, prs = got["key"], got["row"].astype(np.int64)
+                    u = _uniform(ids[prs], level)
+                    by_cell = np.lexsort((u, codes))
+                    first = np.searchsorted(codes[by_cell], codes[by_cell], side="left")
+                    rank_in_cell = np.empty(len(codes), dtype=np.int64)
+                    rank_in_cell[by_cell] = np.arange(len(codes)) - first
+                    _set_bits(bad, prs[~((u < prob) & (rank_in_cell < limit))])
+            # the emitted pairs, regrouped by what writes them (a shard, or a cell file)
+            emitted = 0
+            cells_count = 0
+            for p in range(pairs.parts):
+                got = pairs.bucket(p)
+                keep = ~_get_bits(bad, got["row"].astype(np.int64))
+                emitted += int(keep.sum())
+                cells_count += len(_distinct(got["key"][keep]))
+            key = f"spatial{level}"
+            meta: dict[str, Any] = {"key": key, "grid_shape": [int(g) for g in grid],
+                                    "chunk_size": [float(s) for s in size], "limit": limit}
+            choice = want("spatial", "spatial")
+            spec: ShardingSpec | None = None
+            if choice is not False:
+                mean = emitted * rec / max(1, cells_count) + 8
+                spec = choice if isinstance(choice, ShardingSpec) else choose_spatial_spec(
+                    grid.tolist(), cell_bytes=mean, num_cells=cells_count).spec
+                meta["sharding"] = spec.to_dict()
+            placed = np.zeros_like(remaining)
+            with Buckets(pair_dtype, "key", parts_for(16 * emitted, bucket_bytes),
+                         bucket_bytes, tmp_dir) as groups_:
+                for p in range(pairs.parts):
+                    got = pairs.bucket(p)
+                    got = got[~_get_bits(bad, got["row"].astype(np.int64))]
+                    groups_.add(got, None if spec is None else spec.locate_many(got["key"])[0])
+                pairs.close()
+                for p in range(groups_.parts):
+                    got = groups_.bucket(p)
+                    rows_l, codes_l = got["row"].astype(np.int64), got["key"]
+                    if not len(rows_l):
+                        continue
+                    _set_bits(placed, rows_l)
+                    # cells in a pseudo-random order of the ids
+                    order = np.lexsort((_uniform(ids[rows_l], 1 << 20), codes_l))
+                    rows_l, codes_l = rows_l[order], codes_l[order]
+                    cells, starts, _ = _runs(codes_l)
+                    ends = np.append(starts[1:], len(codes_l))
+                    if spec is None:
+                        for c, s_, e_ in zip(cells.tolist(), starts.tolist(), ends.tolist(),
+                                             strict=True):
+                            pos = _decode_code(c, grid)
+                            put(f"{key}/{'_'.join(map(str, pos))}", list_value(rows_l[s_:e_]))
+                        continue
 
-            def cell_values(js: np.ndarray, rows_l: np.ndarray = rows_l,
-                            starts: np.ndarray = starts, ends: np.ndarray = ends) -> list[bytes]:
-                return [list_value(rows_l[starts[j] : ends[j]]) for j in js.tolist()]
+                    def cell_values(js: np.ndarray, rows_l: np.ndarray = rows_l,
+                                    starts: np.ndarray = starts, ends: np.ndarray = ends
+                                    ) -> list[bytes]:
+                        return [list_value(rows_l[starts[j] : ends[j]]) for j in js.tolist()]
 
-            _write_shards(put, key, cells.astype(np.uint64), cell_values, spec)
+                    _write_shards(put, key, cells.astype(np.uint64), cell_values, spec)
         out.append(meta)
-        remaining = np.setdiff1d(remaining, emitted_rows, assume_unique=True)
+        remaining &= ~placed
+        left = int(_POPCOUNT[remaining].sum(dtype=np.int64))
     return out
 
 
