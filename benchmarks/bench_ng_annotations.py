@@ -15,7 +15,8 @@ uint32 property, one related segment each):
 - ``verify`` of the layer in a fresh process: annotations per second of CPU time (target
   >= 1,000,000 annotations/s on one core) and the process's peak RSS; with ``--rss-n M``, the
   same for a second layer of M points written by shardkit, to show that verify's memory does
-  not grow with the number of annotations (target: peak RSS at M <= 1.25x the peak at N);
+  not grow with the number of annotations (target: peak RSS at M <= 1.25x the peak at N),
+  and the writer's peak RSS at M beside its peak at N;
 - ``get`` of one annotation over a local HTTP server: range requests after open (target
   <= 3).
 
@@ -205,7 +206,11 @@ def main() -> int:
             return 1
         if args.rss_n:
             big_dir = Path(tmp, "shardkit-rss")
-            run_writer("shardkit", args.rss_n, big_dir)
+            big_write = run_writer("shardkit", args.rss_n, big_dir)
+            results["write_rss"] = {"n": args.rss_n, **big_write}
+            rows.append((f"write {args.rss_n:,} points: peak RSS",
+                         f"{big_write['peak_rss_mb']:.0f} MB vs {ours['peak_rss_mb']:.0f} MB "
+                         f"at N ({big_write['seconds']:.1f} s)", "", None))
             big = run_verify(big_dir)
             grow = big["peak_rss_mb"] / ver["peak_rss_mb"]
             big_rate = args.rss_n / max(big["cpu_seconds"], 1e-9)

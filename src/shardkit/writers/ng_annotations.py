@@ -30,6 +30,7 @@ stored order (size order), so that readers which lay them out in ``info`` order 
 from __future__ import annotations
 
 import contextlib
+import itertools
 import json
 import math
 import os
@@ -393,9 +394,18 @@ def _write_shards(put: Any, key: str, keys: np.ndarray, values_for: Any,
     for start, length in zip(starts.tolist(), lengths.tolist(), strict=True):
         group = order[start : start + length]
         values = values_for(group)
-        if gzip_data:
-            values = [_gzip(v) for v in values]
-        sizes = np.fromiter(map(len, values), np.uint64, len(values))
+        if isinstance(values, tuple):  # (the values back to back, their sizes)
+            block, sizes = values
+            sizes = np.asarray(sizes, np.uint64)
+            values = [block]
+            if gzip_data:
+                cuts = np.concatenate(([0], np.cumsum(sizes, dtype=np.int64))).tolist()
+                values = [_gzip(block[a:b]) for a, b in itertools.pairwise(cuts)]
+                sizes = np.fromiter(map(len, values), np.uint64, len(values))
+        else:
+            if gzip_data:
+                values = [_gzip(v) for v in values]
+            sizes = np.fromiter(map(len, values), np.uint64, len(values))
         ends = np.cumsum(sizes)
         data_end = int(ends[-1]) if len(ends) else 0
         entries = np.zeros((spec.num_minishards, 2), dtype="<u8")
@@ -631,7 +641,10 @@ def write_annotations(path: str | os.PathLike[str], annotations: Iterable[Mappin
         table = (np.memmap(rows, dtype=row_dtype, mode="r", shape=(n,)) if n
                  else np.zeros(0, row_dtype))
         ids = np.asarray(table["id"])
+        maps = [getattr(table, "_mmap", None), spill.mm, tails.mm]
+        put = _DroppingPut(put, maps)
         _check_unique(ids, bucket_bytes, spill_dir)
+        put.drop()
         lower = np.asarray(lower_bound if lower_bound is not None else
                            (seen_min if n else np.zeros(rank)), dtype=np.float64)
         if upper_bound is not None:
@@ -655,8 +668,21 @@ def write_annotations(path: str | os.PathLike[str], annotations: Iterable[Mappin
         records_2d = (np.frombuffer(spill.mm, np.uint8).reshape(n, rec_bytes)
                       if fixed and n else None)
 
-        def values_of(rows_: np.ndarray) -> list[bytes]:
-            """by_id values (record, then relationships) of many rows."""
+        def values_of(rows_: np.ndarray) -> list[bytes] | tuple[bytes, np.ndarray]:
+            """by_id values (record, then relationships) of many rows: as one block and the
+            sizes when the records and relationship parts have one size each (no Python
+            object per value), else one by one."""
+            tl = tail_ends_all[rows_] - tail_starts_all[rows_]
+            if records_2d is not None and len(rows_) and bool(np.all(tl == tl[0])):
+                width = int(tl[0])
+                out = np.empty((len(rows_), rec_bytes + width), np.uint8)
+                out[:, :rec_bytes] = records_2d[rows_]
+                if width:
+                    tbuf = np.frombuffer(tails.mm, np.uint8)
+                    windows = np.lib.stride_tricks.as_strided(
+                        tbuf, (len(tbuf) - width + 1, width), (1, 1))
+                    out[:, rec_bytes:] = windows[tail_starts_all[rows_].astype(np.int64)]
+                return out.tobytes(), np.full(len(rows_), rec_bytes + width, np.uint64)
             mm, tm = spill.mm, tails.mm
             return [mm[s:e] + tm[ts:te] for s, e, ts, te in zip(
                 starts_all[rows_].tolist(), rec_ends_all[rows_].tolist(),
@@ -742,6 +768,7 @@ def write_annotations(path: str | os.PathLike[str], annotations: Iterable[Mappin
                 meta["sharding"] = spec.to_dict()
             rel_info.append({"id": m["id"], **meta})
         info["relationships"] = rel_info
+        put.drop()
         info["spatial"] = _write_spatial(put, table, kind, lower, upper, scales, limit,
                                          max_levels, list_value, want, choose_spatial_spec,
                                          layout, encoder, spill, bucket_bytes, spill_dir)
@@ -753,6 +780,33 @@ def write_annotations(path: str | os.PathLike[str], annotations: Iterable[Mappin
         rows.close()
         for f in pairs:
             f.close()
+
+
+class _DroppingPut:
+    """``put``, dropping the mapped pages of the spill files every 64 MiB written (they stay
+    in the page cache): the passes over them must not leave them resident."""
+
+    def __init__(self, put: Any, maps: list[Any]) -> None:
+        import mmap
+
+        self.put = put
+        self.maps = [m for m in maps if isinstance(m, mmap.mmap)]
+        self.dontneed = getattr(mmap, "MADV_DONTNEED", None)
+        self.written = 0
+
+    def __call__(self, name: str, data: bytes) -> None:
+        self.put(name, data)
+        self.written += len(data)
+        if self.written >= 64 << 20:
+            self.drop()
+
+    def drop(self) -> None:
+        self.written = 0
+        if self.dontneed is None:
+            return
+        for m in self.maps:
+            with contextlib.suppress(OSError, ValueError):
+                m.madvise(self.dontneed)
 
 
 def _check_unique(ids: np.ndarray, bucket_bytes: int, tmp_dir: str) -> None:
@@ -794,8 +848,12 @@ def _write_uint64_part(put: Any, key: str, keys: np.ndarray, rows: np.ndarray,
     if spec is None:
         for start in range(0, len(keys), _BATCH):
             sel = rows[start : start + _BATCH]
-            for k, v in zip(keys[start : start + _BATCH].tolist(), values_for(sel),
-                            strict=True):
+            values = values_for(sel)
+            if isinstance(values, tuple):  # (back to back, sizes)
+                block, sizes = values
+                cuts = np.concatenate(([0], np.cumsum(sizes, dtype=np.int64))).tolist()
+                values = [block[a:b] for a, b in itertools.pairwise(cuts)]
+            for k, v in zip(keys[start : start + _BATCH].tolist(), values, strict=True):
                 put(f"{key}/{k}", v)
         return
     _write_shards(put, key, keys, lambda pos: values_for(rows[pos]), spec)
