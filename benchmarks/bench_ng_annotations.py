@@ -45,7 +45,22 @@ ROOT = Path(__file__).resolve().parents[1]
 DIMS = {"x": [1, "nm"], "y": [1, "nm"], "z": [1, "nm"]}
 PROPS = [{"id": "big", "type": "uint32"}, {"id": "score", "type": "float32"}]
 
-WRITER = r"""
+# The peak RSS of a child process is its own VmHWM: ru_maxrss carries the parent's peak
+# over fork and exec (Linux), which would count this process's neuroglancer and tensorstore.
+PEAK_RSS = r"""
+def peak_rss_mb():
+    try:
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    import resource
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+"""
+
+WRITER = PEAK_RSS + r"""
 import json, resource, sys, time
 import numpy as np
 n, which, out = int(sys.argv[1]), sys.argv[2], sys.argv[3]
@@ -85,19 +100,18 @@ else:
 usage = resource.getrusage(resource.RUSAGE_SELF)
 print(json.dumps({"seconds": time.perf_counter() - t,
                   "cpu_seconds": usage.ru_utime + usage.ru_stime,
-                  "peak_rss_mb": usage.ru_maxrss / 1024}))
+                  "peak_rss_mb": peak_rss_mb()}))
 """
 
 
-VERIFY = r"""
-import json, resource, sys, time
+VERIFY = PEAK_RSS + r"""
+import json, sys, time
 import shardkit
 layer = shardkit.open(sys.argv[1])
 t, c = time.perf_counter(), time.process_time()
 problems = layer.verify()
-usage = resource.getrusage(resource.RUSAGE_SELF)
 print(json.dumps({"seconds": time.perf_counter() - t, "cpu_seconds": time.process_time() - c,
-                  "problems": len(problems), "peak_rss_mb": usage.ru_maxrss / 1024}))
+                  "problems": len(problems), "peak_rss_mb": peak_rss_mb()}))
 """
 
 
