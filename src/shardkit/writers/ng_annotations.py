@@ -643,7 +643,7 @@ def write_annotations(path: str | os.PathLike[str], annotations: Iterable[Mappin
         ids = np.asarray(table["id"])
         maps = [getattr(table, "_mmap", None), spill.mm, tails.mm]
         put = _DroppingPut(put, maps)
-        _check_unique(ids, bucket_bytes, spill_dir)
+        _check_unique(ids, bucket_bytes, spill_dir, put.tick)
         put.drop()
         lower = np.asarray(lower_bound if lower_bound is not None else
                            (seen_min if n else np.zeros(rank)), dtype=np.float64)
@@ -722,6 +722,7 @@ def write_annotations(path: str | os.PathLike[str], annotations: Iterable[Mappin
         with Buckets(pair_dtype, "key", parts_for(16 * n, bucket_bytes), bucket_bytes,
                      spill_dir) as parts:
             for start in range(0, n, _CHUNK):
+                put.tick(_CHUNK * row_dtype.itemsize)
                 part = np.zeros(min(n, start + _CHUNK) - start, pair_dtype)
                 part["key"] = ids[start : start + len(part)]
                 part["row"] = np.arange(start, start + len(part))
@@ -738,7 +739,7 @@ def write_annotations(path: str | os.PathLike[str], annotations: Iterable[Mappin
             npairs = f.tell() // 16
             segs_all = np.memmap(f, dtype="<u8", mode="r", shape=(npairs, 2)) if npairs \
                 else np.zeros((0, 2), np.uint64)
-            num_segs = _count_distinct(segs_all[:, 0], bucket_bytes, spill_dir)
+            num_segs = _count_distinct(segs_all[:, 0], bucket_bytes, spill_dir, put.tick)
             spec = choose(m["id"], "relationships", num_segs,
                           npairs * (layout.record_bytes + 8))
             meta: dict[str, Any] = {"key": m["key"]}
@@ -796,7 +797,11 @@ class _DroppingPut:
 
     def __call__(self, name: str, data: bytes) -> None:
         self.put(name, data)
-        self.written += len(data)
+        self.tick(len(data))
+
+    def tick(self, nbytes: int) -> None:
+        """``nbytes`` more were read or written through the maps."""
+        self.written += nbytes
         if self.written >= 64 << 20:
             self.drop()
 
@@ -809,7 +814,8 @@ class _DroppingPut:
                 m.madvise(self.dontneed)
 
 
-def _check_unique(ids: np.ndarray, bucket_bytes: int, tmp_dir: str) -> None:
+def _check_unique(ids: np.ndarray, bucket_bytes: int, tmp_dir: str,
+                  tick: Any = lambda nbytes: None) -> None:
     """Ids are unique: sorted a hash partition at a time (bounded memory)."""
     n = len(ids)
     if n < 2:
@@ -817,6 +823,7 @@ def _check_unique(ids: np.ndarray, bucket_bytes: int, tmp_dir: str) -> None:
     with Buckets([("id", "<u8")], "id", parts_for(8 * n, bucket_bytes), bucket_bytes,
                  tmp_dir) as parts:
         for start in range(0, n, _CHUNK):
+            tick(64 * _CHUNK)  # the pages of the rows read (the row table is 64 bytes a row)
             part = np.zeros(min(n, start + _CHUNK) - start, [("id", "<u8")])
             part["id"] = ids[start : start + len(part)]
             parts.add(part)
@@ -826,13 +833,15 @@ def _check_unique(ids: np.ndarray, bucket_bytes: int, tmp_dir: str) -> None:
                 raise ValueError("annotation ids must be unique")
 
 
-def _count_distinct(values: np.ndarray, bucket_bytes: int, tmp_dir: str) -> int:
+def _count_distinct(values: np.ndarray, bucket_bytes: int, tmp_dir: str,
+                    tick: Any = lambda nbytes: None) -> int:
     """Distinct values of a (memory-mapped) uint64 column, a hash partition at a time."""
     n = len(values)
     total = 0
     with Buckets([("id", "<u8")], "id", parts_for(8 * n, bucket_bytes), bucket_bytes,
                  tmp_dir) as parts:
         for start in range(0, n, _CHUNK):
+            tick(64 * _CHUNK)  # the pages of the rows read (the row table is 64 bytes a row)
             part = np.zeros(min(n, start + _CHUNK) - start, [("id", "<u8")])
             part["id"] = values[start : start + len(part)]
             parts.add(part)
@@ -949,6 +958,8 @@ def _write_spatial(put: Any, table: np.ndarray, kind: str, lower: np.ndarray,
         with Buckets(pair_dtype, "key", parts_for(16 * left, bucket_bytes), bucket_bytes,
                      tmp_dir) as pairs:
             for rows in _bits_rows(remaining, n):
+                if hasattr(put, "tick"):
+                    put.tick(64 * len(rows))
                 pr, codes = _level_pairs(kind, rows, table, lower, size, grid, layout, spill)
                 part = np.zeros(len(pr), pair_dtype)
                 part["key"], part["row"] = codes, pr

@@ -405,6 +405,7 @@ class _Verifier:
         gzip-encoded) leaves them to a walk."""
         merger = _Merger()
         state = {"started": False, "fixed": raw}
+        releases: dict[int | None, _ReleaseBehind] = {}  # per shard: pages dropped behind the walk
 
         def take(item: tuple[np.ndarray, bytes, np.ndarray, np.ndarray] | None) -> None:
             if item is None or not state["fixed"]:
@@ -432,7 +433,9 @@ class _Verifier:
                 ids, starts, ends = ids[inside], starts[inside], ends[inside]
                 if not len(ids):
                     return
-            release = _ReleaseBehind(reader)
+            release = releases.get(reader.shard_number)
+            if release is None:
+                release = releases[reader.shard_number] = _ReleaseBehind(reader)
             for r in _runs(starts, ends):
                 lo, hi = int(starts[r].min()), int(ends[r].max())
                 block = bytes(reader.source.read_range(lo, hi))
