@@ -57,6 +57,7 @@ __all__ = ["write_annotations"]
 _MASK64 = (1 << 64) - 1
 _BATCH = 8192  # annotations encoded at once
 _CHUNK = 1 << 18  # rows of the row table read at once by the passes over it
+_WORK = 6  # the arrays a part is sorted, hashed and sampled with, over its pairs' bytes
 DEFAULT_LIMIT = 10_000
 MAX_LEVELS = 20
 _GEOMETRY_FIELDS = {"point": ("point",), "line": ("point_a", "point_b"),
@@ -719,7 +720,7 @@ def write_annotations(path: str | os.PathLike[str], annotations: Iterable[Mappin
         spec = choose("by_id", "by_id", n, total)
         info["by_id"] = {"key": "by_id"}
         pair_dtype = [("key", "<u8"), ("row", "<u8")]
-        with Buckets(pair_dtype, "key", parts_for(16 * n, bucket_bytes), bucket_bytes,
+        with Buckets(pair_dtype, "key", parts_for(_WORK * 16 * n, bucket_bytes), bucket_bytes,
                      spill_dir) as parts:
             for start in range(0, n, _CHUNK):
                 put.tick(_CHUNK * row_dtype.itemsize)
@@ -743,8 +744,8 @@ def write_annotations(path: str | os.PathLike[str], annotations: Iterable[Mappin
             spec = choose(m["id"], "relationships", num_segs,
                           npairs * (layout.record_bytes + 8))
             meta: dict[str, Any] = {"key": m["key"]}
-            with Buckets(pair_dtype, "key", parts_for(16 * npairs, bucket_bytes), bucket_bytes,
-                         spill_dir) as parts:
+            with Buckets(pair_dtype, "key", parts_for(_WORK * 16 * npairs, bucket_bytes),
+                         bucket_bytes, spill_dir) as parts:
                 for start in range(0, npairs, _CHUNK):
                     chunk = np.asarray(segs_all[start : start + _CHUNK])
                     part = np.zeros(len(chunk), pair_dtype)
@@ -820,7 +821,7 @@ def _check_unique(ids: np.ndarray, bucket_bytes: int, tmp_dir: str,
     n = len(ids)
     if n < 2:
         return
-    with Buckets([("id", "<u8")], "id", parts_for(8 * n, bucket_bytes), bucket_bytes,
+    with Buckets([("id", "<u8")], "id", parts_for(_WORK * 8 * n, bucket_bytes), bucket_bytes,
                  tmp_dir) as parts:
         for start in range(0, n, _CHUNK):
             tick(64 * _CHUNK)  # the pages of the rows read (the row table is 64 bytes a row)
@@ -838,7 +839,7 @@ def _count_distinct(values: np.ndarray, bucket_bytes: int, tmp_dir: str,
     """Distinct values of a (memory-mapped) uint64 column, a hash partition at a time."""
     n = len(values)
     total = 0
-    with Buckets([("id", "<u8")], "id", parts_for(8 * n, bucket_bytes), bucket_bytes,
+    with Buckets([("id", "<u8")], "id", parts_for(_WORK * 8 * n, bucket_bytes), bucket_bytes,
                  tmp_dir) as parts:
         for start in range(0, n, _CHUNK):
             tick(64 * _CHUNK)  # the pages of the rows read (the row table is 64 bytes a row)
@@ -955,7 +956,7 @@ def _write_spatial(put: Any, table: np.ndarray, kind: str, lower: np.ndarray,
         if level and not left:
             break
         last = level == len(grids) - 1
-        with Buckets(pair_dtype, "key", parts_for(16 * left, bucket_bytes), bucket_bytes,
+        with Buckets(pair_dtype, "key", parts_for(_WORK * 16 * left, bucket_bytes), bucket_bytes,
                      tmp_dir) as pairs:
             for rows in _bits_rows(remaining, n):
                 if hasattr(put, "tick"):
@@ -1004,7 +1005,7 @@ def _write_spatial(put: Any, table: np.ndarray, kind: str, lower: np.ndarray,
                     grid.tolist(), cell_bytes=mean, num_cells=cells_count).spec
                 meta["sharding"] = spec.to_dict()
             placed = np.zeros_like(remaining)
-            with Buckets(pair_dtype, "key", parts_for(16 * emitted, bucket_bytes),
+            with Buckets(pair_dtype, "key", parts_for(_WORK * 16 * emitted, bucket_bytes),
                          bucket_bytes, tmp_dir) as groups_:
                 for p in range(pairs.parts):
                     got = pairs.bucket(p)
