@@ -5,9 +5,10 @@ appended to a temporary spill file beside a fixed-size row (id, bounding box, wh
 are), both read back memory-mapped. Then every pass that groups annotations by key (the check
 that ids are unique, by_id and relationship shards, each spatial level's cells) goes through
 ``(key, row)`` pairs hash-partitioned into temporary files past ``bucket_bytes`` (64 MiB by
-default), a part at a time, and a shard is written whole from one part: memory holds one part,
-one shard and a few bits per annotation (which are still to place in the spatial index),
-whatever the number of annotations. It writes:
+default, parts sized for the arrays they are processed with), a part at a time, and a shard is
+written whole from one part: memory holds one part, the shard being written (they grow with
+the layer up to the shard size the sharding spec targets) and a few bits per annotation (which
+are still to place in the spatial index). It writes:
 
 - ``by_id``: id -> record and relationships;
 - one index per relationship: segment id -> the related annotations;
