@@ -12,8 +12,11 @@ uint32 property, one related segment each):
 - on shardkit's layer: ``get`` of 10,000 random ids, by shardkit (``layer.get``) and by
   neuroglancer's ``AnnotationReader.by_id`` (tensorstore underneath), in CPU time (target
   >= 2x); one box query (a 200^3 box) by both, results compared (target >= 2x);
-- ``verify`` of the layer: annotations per second, and the peak of Python allocations
-  (tracemalloc, in a second run: tracing slows it down) (target >= 1,000,000 annotations/s);
+- ``verify`` of the layer in a fresh process: annotations per second of CPU time (target
+  >= 1,000,000 annotations/s on one core) and the process's peak RSS; with ``--rss-n M``, the
+  same for a second layer of M points written by shardkit, to show that verify's memory does
+  not grow with the number of annotations (target: peak RSS at M <= 1.25x the peak at N),
+  and the writer's peak RSS at M beside its peak at N;
 - ``get`` of one annotation over a local HTTP server: range requests after open (target
   <= 3).
 
@@ -21,7 +24,7 @@ Results read by the readers are compared; a mismatch exits 1. Otherwise the exit
 whatever the numbers: the table marks each target PASS or MISS. Figures depend on the load of
 the machine; the ratios are measured side by side in one run.
 
-Run: ``.venv/bin/python benchmarks/bench_ng_annotations.py [--n N] [--json]``
+Run: ``.venv/bin/python benchmarks/bench_ng_annotations.py [--n N] [--rss-n M] [--json]``
 """
 
 from __future__ import annotations
@@ -33,7 +36,6 @@ import subprocess
 import sys
 import tempfile
 import time
-import tracemalloc
 from pathlib import Path
 from typing import Any
 
@@ -43,7 +45,22 @@ ROOT = Path(__file__).resolve().parents[1]
 DIMS = {"x": [1, "nm"], "y": [1, "nm"], "z": [1, "nm"]}
 PROPS = [{"id": "big", "type": "uint32"}, {"id": "score", "type": "float32"}]
 
-WRITER = r"""
+# The peak RSS of a child process is its own VmHWM: ru_maxrss carries the parent's peak
+# over fork and exec (Linux), which would count this process's neuroglancer and tensorstore.
+PEAK_RSS = r"""
+def peak_rss_mb():
+    try:
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    import resource
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+"""
+
+WRITER = PEAK_RSS + r"""
 import json, resource, sys, time
 import numpy as np
 n, which, out = int(sys.argv[1]), sys.argv[2], sys.argv[3]
@@ -83,8 +100,28 @@ else:
 usage = resource.getrusage(resource.RUSAGE_SELF)
 print(json.dumps({"seconds": time.perf_counter() - t,
                   "cpu_seconds": usage.ru_utime + usage.ru_stime,
-                  "peak_rss_mb": usage.ru_maxrss / 1024}))
+                  "peak_rss_mb": peak_rss_mb()}))
 """
+
+
+VERIFY = PEAK_RSS + r"""
+import json, sys, time
+import shardkit
+layer = shardkit.open(sys.argv[1])
+t, c = time.perf_counter(), time.process_time()
+problems = layer.verify()
+print(json.dumps({"seconds": time.perf_counter() - t, "cpu_seconds": time.process_time() - c,
+                  "problems": len(problems), "peak_rss_mb": peak_rss_mb()}))
+"""
+
+
+def run_verify(layer: Path) -> dict[str, Any]:
+    """``verify`` of a layer in a fresh process (its peak RSS is verify's own)."""
+    proc = subprocess.run([sys.executable, "-c", VERIFY, str(layer)], capture_output=True,
+                          text=True, check=False, timeout=3600)
+    if proc.returncode != 0:
+        raise SystemExit(f"verify failed:\n{proc.stderr[-3000:]}")
+    return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
 def run_writer(which: str, n: int, out: Path) -> dict[str, Any]:
@@ -106,6 +143,8 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--n", type=int, default=1_000_000, help="points (default 1,000,000)")
     ap.add_argument("--gets", type=int, default=10_000)
+    ap.add_argument("--rss-n", type=int, default=0,
+                    help="also verify a layer of this many points, for verify's peak RSS")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
 
@@ -170,18 +209,30 @@ def main() -> int:
         rows.append((f"box query ({len(mine)} annotations, CPU)", f"{t_ours:.3f} s vs "
                      f"{t_theirs:.3f} s", f"{ratio:.2f}x (>= 2x)", ratio >= 2))
 
-        t0 = time.process_time()
-        problems = layer.verify()
-        t_verify = time.process_time() - t0
-        tracemalloc.start()  # a second run for the peak: tracing slows allocations down
-        layer.verify()
-        peak = tracemalloc.get_traced_memory()[1]
-        tracemalloc.stop()
-        per_s = args.n / max(t_verify, 1e-9)
-        results["verify"] = {"problems": len(problems), "seconds": t_verify,
-                             "annotations_per_s": per_s, "peak_python_mb": peak / 2**20}
-        rows.append(("verify (CPU)", f"{per_s:,.0f} annotations/s, {len(problems)} problems, "
-                     f"peak {peak / 2**20:.0f} MB", "(>= 1,000,000/s)", per_s >= 1e6))
+        ver = run_verify(ours_dir)
+        per_s = args.n / max(ver["cpu_seconds"], 1e-9)
+        results["verify"] = {**ver, "annotations_per_s": per_s}
+        rows.append(("verify (CPU, one core)", f"{per_s:,.0f} annotations/s, "
+                     f"{ver['problems']} problems", ">= 1,000,000/s", per_s >= 1e6))
+        rows.append(("verify: peak RSS", f"{ver['peak_rss_mb']:.0f} MB", "", None))
+        if ver["problems"]:
+            print(f"verify found {ver['problems']} problems in shardkit's layer", file=sys.stderr)
+            return 1
+        if args.rss_n:
+            big_dir = Path(tmp, "shardkit-rss")
+            big_write = run_writer("shardkit", args.rss_n, big_dir)
+            results["write_rss"] = {"n": args.rss_n, **big_write}
+            rows.append((f"write {args.rss_n:,} points: peak RSS",
+                         f"{big_write['peak_rss_mb']:.0f} MB vs {ours['peak_rss_mb']:.0f} MB "
+                         f"at N ({big_write['seconds']:.1f} s)", "", None))
+            big = run_verify(big_dir)
+            grow = big["peak_rss_mb"] / ver["peak_rss_mb"]
+            big_rate = args.rss_n / max(big["cpu_seconds"], 1e-9)
+            results["verify_rss"] = {"n": args.rss_n, **big, "annotations_per_s": big_rate}
+            rows.append((f"verify {args.rss_n:,} points: peak RSS",
+                         f"{big['peak_rss_mb']:.0f} MB vs {ver['peak_rss_mb']:.0f} MB at N "
+                         f"({big_rate:,.0f}/s)", f"{grow:.2f}x (<= 1.25x)", grow <= 1.25))
+            shutil_rmtree(big_dir)
 
         sys.path.insert(0, str(ROOT / "tests"))
         from httpserver import RangeServer
@@ -206,6 +257,12 @@ def main() -> int:
         mark = "" if ok is None else ("PASS" if ok else "MISS")
         print(f"  {name:<{width}}  {value:<40} {target:<16} {mark}")
     return 0
+
+
+def shutil_rmtree(path: Path) -> None:
+    import shutil
+
+    shutil.rmtree(path, ignore_errors=True)
 
 
 if __name__ == "__main__":

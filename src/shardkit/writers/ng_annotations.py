@@ -2,8 +2,13 @@
 
 :func:`write_annotations` streams any iterable of annotations: each is encoded once and
 appended to a temporary spill file beside a fixed-size row (id, bounding box, where its bytes
-are), both read back memory-mapped, so memory holds one shard (or one cell list) at a time
-plus the per-level arrays of the spatial index. Then it writes:
+are), both read back memory-mapped. Then every pass that groups annotations by key (the check
+that ids are unique, by_id and relationship shards, each spatial level's cells) goes through
+``(key, row)`` pairs hash-partitioned into temporary files past ``bucket_bytes`` (64 MiB by
+default, parts sized for the arrays they are processed with), a part at a time, and a shard is
+written whole from one part: memory holds one part, the shard being written (they grow with
+the layer up to the shard size the sharding spec targets) and a few bits per annotation (which
+are still to place in the spatial index). It writes:
 
 - ``by_id``: id -> record and relationships;
 - one index per relationship: segment id -> the related annotations;
@@ -26,6 +31,7 @@ stored order (size order), so that readers which lay them out in ``info`` order 
 from __future__ import annotations
 
 import contextlib
+import itertools
 import json
 import math
 import os
@@ -44,12 +50,15 @@ from ..formats.neuroglancer.annotation_layout import (
     AnnotationLayout,
     stored_order,
 )
+from ..formats.neuroglancer.annotation_spill import DEFAULT_BUCKET_BYTES, Buckets, parts_for
 from ..formats.neuroglancer.store import check_relative
 
 __all__ = ["write_annotations"]
 
 _MASK64 = (1 << 64) - 1
 _BATCH = 8192  # annotations encoded at once
+_CHUNK = 1 << 18  # rows of the row table read at once by the passes over it
+_WORK = 6  # the arrays a part is sorted, hashed and sampled with, over its pairs' bytes
 DEFAULT_LIMIT = 10_000
 MAX_LEVELS = 20
 _GEOMETRY_FIELDS = {"point": ("point",), "line": ("point_a", "point_b"),
@@ -375,7 +384,11 @@ def _write_shards(put: Any, key: str, keys: np.ndarray, values_for: Any,
     if not len(keys):
         return
     keys = np.asarray(keys, dtype=np.uint64)
-    shards, minis = spec.locate_many(keys)
+    shards = np.empty(len(keys), np.uint64)
+    minis = np.empty(len(keys), np.uint64)
+    for start in range(0, len(keys), _CHUNK):  # the hash's temporaries a chunk at a time
+        shards[start : start + _CHUNK], minis[start : start + _CHUNK] = spec.locate_many(
+            keys[start : start + _CHUNK])
     order = np.lexsort((keys, minis, shards))
     _, starts, lengths = _runs(shards[order])
     gzip_data = spec.data_encoding == "gzip"
@@ -383,9 +396,18 @@ def _write_shards(put: Any, key: str, keys: np.ndarray, values_for: Any,
     for start, length in zip(starts.tolist(), lengths.tolist(), strict=True):
         group = order[start : start + length]
         values = values_for(group)
-        if gzip_data:
-            values = [_gzip(v) for v in values]
-        sizes = np.fromiter(map(len, values), np.uint64, len(values))
+        if isinstance(values, tuple):  # (the values back to back, their sizes)
+            block, sizes = values
+            sizes = np.asarray(sizes, np.uint64)
+            values = [block]
+            if gzip_data:
+                cuts = np.concatenate(([0], np.cumsum(sizes, dtype=np.int64))).tolist()
+                values = [_gzip(block[a:b]) for a, b in itertools.pairwise(cuts)]
+                sizes = np.fromiter(map(len, values), np.uint64, len(values))
+        else:
+            if gzip_data:
+                values = [_gzip(v) for v in values]
+            sizes = np.fromiter(map(len, values), np.uint64, len(values))
         ends = np.cumsum(sizes)
         data_end = int(ends[-1]) if len(ends) else 0
         entries = np.zeros((spec.num_minishards, 2), dtype="<u8")
@@ -495,7 +517,8 @@ def write_annotations(path: str | os.PathLike[str], annotations: Iterable[Mappin
                       upper_bound: Sequence[float] | None = None,
                       sharded: bool | Mapping[str, Any] = True,
                       limit: int = DEFAULT_LIMIT, max_levels: int = MAX_LEVELS,
-                      storage_options: Mapping[str, Any] | None = None) -> dict[str, Any]:
+                      storage_options: Mapping[str, Any] | None = None,
+                      bucket_bytes: int = DEFAULT_BUCKET_BYTES) -> dict[str, Any]:
     """Write a Neuroglancer precomputed annotation layer.
 
     Args:
@@ -518,6 +541,9 @@ def write_annotations(path: str | os.PathLike[str], annotations: Iterable[Mappin
         limit: Most annotations per spatial cell.
         max_levels: Most spatial index levels.
         storage_options: For fsspec URLs.
+        bucket_bytes: Memory bound of the passes that group annotations by key (the id
+            check, the by_id and relationship shards): past it they are partitioned into
+            temporary files beside the output (or in the system's temporary folder).
 
     Returns:
         The ``info`` written.
@@ -617,8 +643,10 @@ def write_annotations(path: str | os.PathLike[str], annotations: Iterable[Mappin
         table = (np.memmap(rows, dtype=row_dtype, mode="r", shape=(n,)) if n
                  else np.zeros(0, row_dtype))
         ids = np.asarray(table["id"])
-        if n > 1 and np.any(np.diff(np.sort(ids)) == 0):
-            raise ValueError("annotation ids must be unique")
+        maps = [getattr(table, "_mmap", None), spill.mm, tails.mm]
+        put = _DroppingPut(put, maps)
+        _check_unique(ids, bucket_bytes, spill_dir, put.tick)
+        put.drop()
         lower = np.asarray(lower_bound if lower_bound is not None else
                            (seen_min if n else np.zeros(rank)), dtype=np.float64)
         if upper_bound is not None:
@@ -642,8 +670,21 @@ def write_annotations(path: str | os.PathLike[str], annotations: Iterable[Mappin
         records_2d = (np.frombuffer(spill.mm, np.uint8).reshape(n, rec_bytes)
                       if fixed and n else None)
 
-        def values_of(rows_: np.ndarray) -> list[bytes]:
-            """by_id values (record, then relationships) of many rows."""
+        def values_of(rows_: np.ndarray) -> list[bytes] | tuple[bytes, np.ndarray]:
+            """by_id values (record, then relationships) of many rows: as one block and the
+            sizes when the records and relationship parts have one size each (no Python
+            object per value), else one by one."""
+            tl = tail_ends_all[rows_] - tail_starts_all[rows_]
+            if records_2d is not None and len(rows_) and bool(np.all(tl == tl[0])):
+                width = int(tl[0])
+                out = np.empty((len(rows_), rec_bytes + width), np.uint8)
+                out[:, :rec_bytes] = records_2d[rows_]
+                if width:
+                    tbuf = np.frombuffer(tails.mm, np.uint8)
+                    windows = np.lib.stride_tricks.as_strided(
+                        tbuf, (len(tbuf) - width + 1, width), (1, 1))
+                    out[:, rec_bytes:] = windows[tail_starts_all[rows_].astype(np.int64)]
+                return out.tobytes(), np.full(len(rows_), rec_bytes + width, np.uint64)
             mm, tm = spill.mm, tails.mm
             return [mm[s:e] + tm[ts:te] for s, e, ts, te in zip(
                 starts_all[rows_].tolist(), rec_ends_all[rows_].tolist(),
@@ -663,50 +704,77 @@ def write_annotations(path: str | os.PathLike[str], annotations: Iterable[Mappin
         info: dict[str, Any] = {**base_info, "lower_bound": lower.tolist(),
                                 "upper_bound": upper.tolist()}
 
-        def write_uint64_index(key: str, name: str, group: str, keys: np.ndarray,
-                               values_for: Any, total_bytes: int) -> dict[str, Any]:
-            meta: dict[str, Any] = {"key": key}
+        def choose(name: str, group: str, num_keys: int, total_bytes: int
+                   ) -> ShardingSpec | None:
             choice = want(name, group)
             if choice is False:
-                for start in range(0, len(keys), _BATCH):
-                    part = np.arange(start, min(len(keys), start + _BATCH))
-                    for k, v in zip(keys[part].tolist(), values_for(part), strict=True):
-                        put(f"{key}/{k}", v)
-                return meta
+                return None
             if isinstance(choice, ShardingSpec):
-                spec = choice
-            else:  # gzip adds some 20 bytes to each value: small values are stored raw
-                small = total_bytes < 1024 * max(1, len(keys))
-                spec = choose_hashed_spec(len(keys), total_bytes=total_bytes,
-                                          data_encoding="raw" if small else "gzip").spec
-            meta["sharding"] = spec.to_dict()
-            _write_shards(put, key, keys, values_for, spec)
-            return meta
+                return choice
+            # gzip adds some 20 bytes to each value: small values are stored raw
+            small = total_bytes < 1024 * max(1, num_keys)
+            return choose_hashed_spec(num_keys, total_bytes=total_bytes,
+                                      data_encoding="raw" if small else "gzip").spec
 
+        # by_id: (id, row) partitioned by shard (a shard is written whole from one part)
         total = int(spill.pos + tails.pos)
-        info["by_id"] = write_uint64_index("by_id", "by_id", "by_id", ids, values_of, total)
+        spec = choose("by_id", "by_id", n, total)
+        info["by_id"] = {"key": "by_id"}
+        pair_dtype = [("key", "<u8"), ("row", "<u8")]
+        with Buckets(pair_dtype, "key", parts_for(_WORK * 16 * n, bucket_bytes), bucket_bytes,
+                     spill_dir) as parts:
+            for start in range(0, n, _CHUNK):
+                put.tick(_CHUNK * row_dtype.itemsize)
+                part = np.zeros(min(n, start + _CHUNK) - start, pair_dtype)
+                part["key"] = ids[start : start + len(part)]
+                part["row"] = np.arange(start, start + len(part))
+                parts.add(part, None if spec is None else spec.locate_many(part["key"])[0])
+            for p in range(parts.parts):
+                got = parts.bucket(p)
+                _write_uint64_part(put, "by_id", got["key"], got["row"].astype(np.int64),
+                                   spec, lambda rows_: values_of(rows_))
+        if spec is not None:
+            info["by_id"]["sharding"] = spec.to_dict()
         rel_info = []
-        for i, (m, f) in enumerate(zip(rel_meta, pairs, strict=True)):
+        for m, f in zip(rel_meta, pairs, strict=True):
             f.flush()
-            f.seek(0)
-            pr = np.frombuffer(f.read(), dtype="<u8").reshape(-1, 2)
-            order = np.lexsort((pr[:, 1], pr[:, 0]))
-            pr = pr[order]
-            segs, starts, _ = _runs(pr[:, 0])
-            ends = np.append(starts[1:], len(pr))
+            npairs = f.tell() // 16
+            segs_all = np.memmap(f, dtype="<u8", mode="r", shape=(npairs, 2)) if npairs \
+                else np.zeros((0, 2), np.uint64)
+            num_segs = _count_distinct(segs_all[:, 0], bucket_bytes, spill_dir, put.tick)
+            spec = choose(m["id"], "relationships", num_segs,
+                          npairs * (layout.record_bytes + 8))
+            meta: dict[str, Any] = {"key": m["key"]}
+            with Buckets(pair_dtype, "key", parts_for(_WORK * 16 * npairs, bucket_bytes),
+                         bucket_bytes, spill_dir) as parts:
+                for start in range(0, npairs, _CHUNK):
+                    chunk = np.asarray(segs_all[start : start + _CHUNK])
+                    part = np.zeros(len(chunk), pair_dtype)
+                    part["key"], part["row"] = chunk[:, 0], chunk[:, 1]
+                    parts.add(part, None if spec is None else spec.locate_many(part["key"])[0])
+                for p in range(parts.parts):
+                    got = parts.bucket(p)
+                    got = got[np.lexsort((got["row"], got["key"]))]
+                    segs, starts, _ = _runs(got["key"])
+                    ends = np.append(starts[1:], len(got))
+                    rows_of = got["row"].astype(np.int64)
 
-            def rel_values(js: np.ndarray, pr: np.ndarray = pr, starts: np.ndarray = starts,
-                           ends: np.ndarray = ends) -> list[bytes]:
-                return [list_value(pr[starts[j] : ends[j], 1]) for j in js.tolist()]
+                    def rel_values(js: np.ndarray, rows_of: np.ndarray = rows_of,
+                                   starts: np.ndarray = starts, ends: np.ndarray = ends
+                                   ) -> list[bytes]:
+                        return [list_value(rows_of[starts[j] : ends[j]]) for j in js.tolist()]
 
-            meta = write_uint64_index(m["key"], m["id"], "relationships", segs, rel_values,
-                                      len(pr) * (layout.record_bytes + 8))
+                    _write_uint64_part(put, m["key"], segs, np.arange(len(segs)), spec,
+                                       rel_values)
+            del segs_all
+            if spec is not None:
+                meta["sharding"] = spec.to_dict()
             rel_info.append({"id": m["id"], **meta})
-            del i
         info["relationships"] = rel_info
+        put.drop()
         info["spatial"] = _write_spatial(put, table, kind, lower, upper, scales, limit,
                                          max_levels, list_value, want, choose_spatial_spec,
-                                         layout, encoder, spill)
+                                         layout, encoder, spill, bucket_bytes, spill_dir)
         put("info", json.dumps(info).encode())  # last: a layer without it is not complete
         return info
     finally:
@@ -715,6 +783,91 @@ def write_annotations(path: str | os.PathLike[str], annotations: Iterable[Mappin
         rows.close()
         for f in pairs:
             f.close()
+
+
+class _DroppingPut:
+    """``put``, dropping the mapped pages of the spill files every 64 MiB written (they stay
+    in the page cache): the passes over them must not leave them resident."""
+
+    def __init__(self, put: Any, maps: list[Any]) -> None:
+        import mmap
+
+        self.put = put
+        self.maps = [m for m in maps if isinstance(m, mmap.mmap)]
+        self.dontneed = getattr(mmap, "MADV_DONTNEED", None)
+        self.written = 0
+
+    def __call__(self, name: str, data: bytes) -> None:
+        self.put(name, data)
+        self.tick(len(data))
+
+    def tick(self, nbytes: int) -> None:
+        """``nbytes`` more were read or written through the maps."""
+        self.written += nbytes
+        if self.written >= 64 << 20:
+            self.drop()
+
+    def drop(self) -> None:
+        self.written = 0
+        if self.dontneed is None:
+            return
+        for m in self.maps:
+            with contextlib.suppress(OSError, ValueError):
+                m.madvise(self.dontneed)
+
+
+def _check_unique(ids: np.ndarray, bucket_bytes: int, tmp_dir: str,
+                  tick: Any = lambda nbytes: None) -> None:
+    """Ids are unique: sorted a hash partition at a time (bounded memory)."""
+    n = len(ids)
+    if n < 2:
+        return
+    with Buckets([("id", "<u8")], "id", parts_for(_WORK * 8 * n, bucket_bytes), bucket_bytes,
+                 tmp_dir) as parts:
+        for start in range(0, n, _CHUNK):
+            tick(64 * _CHUNK)  # the pages of the rows read (the row table is 64 bytes a row)
+            part = np.zeros(min(n, start + _CHUNK) - start, [("id", "<u8")])
+            part["id"] = ids[start : start + len(part)]
+            parts.add(part)
+        for p in range(parts.parts):
+            got = np.sort(parts.bucket(p)["id"])
+            if len(got) > 1 and bool(np.any(got[1:] == got[:-1])):
+                raise ValueError("annotation ids must be unique")
+
+
+def _count_distinct(values: np.ndarray, bucket_bytes: int, tmp_dir: str,
+                    tick: Any = lambda nbytes: None) -> int:
+    """Distinct values of a (memory-mapped) uint64 column, a hash partition at a time."""
+    n = len(values)
+    total = 0
+    with Buckets([("id", "<u8")], "id", parts_for(_WORK * 8 * n, bucket_bytes), bucket_bytes,
+                 tmp_dir) as parts:
+        for start in range(0, n, _CHUNK):
+            tick(64 * _CHUNK)  # the pages of the rows read (the row table is 64 bytes a row)
+            part = np.zeros(min(n, start + _CHUNK) - start, [("id", "<u8")])
+            part["id"] = values[start : start + len(part)]
+            parts.add(part)
+        for p in range(parts.parts):
+            total += len(_distinct(parts.bucket(p)["id"]))
+    return total
+
+
+def _write_uint64_part(put: Any, key: str, keys: np.ndarray, rows: np.ndarray,
+                       spec: ShardingSpec | None, values_for: Any) -> None:
+    """The keys of one part (whole shards of ``spec``; unsharded, one file per key):
+    ``values_for(rows[positions])`` gives their values."""
+    if spec is None:
+        for start in range(0, len(keys), _BATCH):
+            sel = rows[start : start + _BATCH]
+            values = values_for(sel)
+            if isinstance(values, tuple):  # (back to back, sizes)
+                block, sizes = values
+                cuts = np.concatenate(([0], np.cumsum(sizes, dtype=np.int64))).tolist()
+                values = [block[a:b] for a, b in itertools.pairwise(cuts)]
+            for k, v in zip(keys[start : start + _BATCH].tolist(), values, strict=True):
+                put(f"{key}/{k}", v)
+        return
+    _write_shards(put, key, keys, lambda pos: values_for(rows[pos]), spec)
 
 
 def _cells_of(kind: str, lo: np.ndarray, hi: np.ndarray, origin: np.ndarray,
@@ -729,95 +882,165 @@ def _cells_of(kind: str, lo: np.ndarray, hi: np.ndarray, origin: np.ndarray,
     return a, b
 
 
+def _level_pairs(kind: str, rows: np.ndarray, table: np.ndarray, lower: np.ndarray,
+                 size: np.ndarray, grid: np.ndarray, layout: AnnotationLayout, spill: _Spill
+                 ) -> tuple[np.ndarray, np.ndarray]:
+    """``(rows, cell codes)``: each of ``rows`` with every cell of the level it meets."""
+    from ..formats.neuroglancer.annotations import meets
+
+    lo = np.asarray(table["lo"][rows], dtype=np.float64)
+    hi = np.asarray(table["hi"][rows], dtype=np.float64)
+    a, b = _cells_of(kind, lo, hi, lower, size, grid)
+    if kind == "point" or np.all(a == b):
+        return rows, _codes(a, grid)
+    spans = np.prod(b - a + 1, axis=1)
+    pair_rows = np.repeat(rows, spans)
+    base = np.repeat(a, spans, axis=0)
+    ext = np.repeat(b - a + 1, spans, axis=0)
+    offs = np.arange(len(pair_rows)) - np.repeat(np.cumsum(spans) - spans, spans)
+    step = np.zeros_like(base)
+    for d in range(base.shape[1]):
+        step[:, d] = offs % ext[:, d]
+        offs = offs // ext[:, d]
+    pair_cells = base + step
+    if kind in ("line", "ellipsoid", "polyline"):
+        keep = np.ones(len(pair_rows), dtype=bool)
+        for j in range(len(pair_rows)):
+            clo = lower + pair_cells[j] * size
+            geo = _geometry_of(int(pair_rows[j]), table, layout, spill)
+            keep[j] = meets(kind, geo, clo, clo + size)
+        pair_rows, pair_cells = pair_rows[keep], pair_cells[keep]
+    return pair_rows, _codes(pair_cells, grid)
+
+
+_POPCOUNT = np.array([bin(i).count("1") for i in range(256)], np.uint8)
+
+
+def _bits_rows(bits: np.ndarray, n: int) -> Any:
+    """The rows whose bit is set in a packed bitmap, a chunk at a time (ascending)."""
+    step = max(8, _CHUNK - _CHUNK % 8)
+    for start in range(0, n, step):
+        part = np.unpackbits(bits[start // 8 : (start + step) // 8 + 1], bitorder="little")
+        rows = start + np.flatnonzero(part[: min(step, n - start)])
+        if len(rows):
+            yield rows
+
+
+def _set_bits(bits: np.ndarray, rows: np.ndarray) -> None:
+    if len(rows):
+        np.bitwise_or.at(bits, rows // 8, (1 << (rows % 8)).astype(np.uint8))
+
+
+def _get_bits(bits: np.ndarray, rows: np.ndarray) -> np.ndarray:
+    got: np.ndarray = ((bits[rows // 8] >> (rows % 8).astype(np.uint8)) & 1).astype(bool)
+    return got
+
+
 def _write_spatial(put: Any, table: np.ndarray, kind: str, lower: np.ndarray,
                    upper: np.ndarray, scales: np.ndarray, limit: int, max_levels: int,
                    list_value: Any, want: Any, choose_spatial_spec: Any,
-                   layout: AnnotationLayout, encoder: _Encoder, spill: _Spill
+                   layout: AnnotationLayout, encoder: _Encoder, spill: _Spill,
+                   bucket_bytes: int = DEFAULT_BUCKET_BYTES, tmp_dir: str | None = None
                    ) -> list[dict[str, Any]]:
-    from ..formats.neuroglancer.annotations import meets
-
+    """The spatial index, level by level. What a level keeps per annotation is a bit (still
+    to place) in memory; its (cell, row) pairs are hash-partitioned by cell into temporary
+    files past ``bucket_bytes``, counted, sampled and regrouped by shard a part at a time."""
     n = len(table)
-    ids = np.asarray(table["id"])
-    lo_all = np.asarray(table["lo"], dtype=np.float64)
-    hi_all = np.asarray(table["hi"], dtype=np.float64)
+    ids = table["id"]
     grids = _level_grids(lower, upper, scales, max_levels)
-    remaining = np.arange(n)
+    remaining = np.zeros((n + 7) // 8, np.uint8)  # a bit per annotation still to place
+    _set_bits(remaining, np.arange(n))
+    left = n
     out: list[dict[str, Any]] = []
-    need_exact = kind in ("line", "ellipsoid", "polyline")
+    pair_dtype = [("key", "<u8"), ("row", "<u8")]
+    rec = layout.record_bytes + 8
     for level, (grid, size) in enumerate(grids):
-        if level and not len(remaining):
+        if level and not left:
             break
-        # (row, cell code) pairs of the remaining annotations at this level
-        a, b = _cells_of(kind, lo_all[remaining], hi_all[remaining], lower, size, grid)
-        if kind == "point" or np.all(a == b):
-            pair_rows = remaining
-            pair_cells = a
-        else:
-            spans = np.prod(b - a + 1, axis=1)
-            pair_rows = np.repeat(remaining, spans)
-            base = np.repeat(a, spans, axis=0)
-            ext = np.repeat(b - a + 1, spans, axis=0)
-            offs = np.arange(len(pair_rows)) - np.repeat(np.cumsum(spans) - spans, spans)
-            step = np.zeros_like(base)
-            for d in range(base.shape[1]):
-                step[:, d] = offs % ext[:, d]
-                offs = offs // ext[:, d]
-            pair_cells = base + step
-            if need_exact:
-                keep = np.ones(len(pair_rows), dtype=bool)
-                for j in range(len(pair_rows)):
-                    r = int(pair_rows[j])
-                    clo = lower + pair_cells[j] * size
-                    geo = _geometry_of(r, table, layout, spill)
-                    keep[j] = meets(kind, geo, clo, clo + size)
-                pair_rows, pair_cells = pair_rows[keep], pair_cells[keep]
-        codes = _codes(pair_cells, grid)
-        counts = _runs(np.sort(codes))[2]
-        max_count = int(counts.max()) if len(counts) else 0
         last = level == len(grids) - 1
-        p = 1.0 if (max_count <= limit or last) else limit / max_count
-        if p < 1:
-            # chosen with probability p, and never more than limit in a cell: within a cell
-            # the first limit by the same uniform draw; an annotation is emitted at this level
-            # only where every cell it meets keeps it (so it is in all of them or none)
-            u = _uniform(ids[pair_rows], level)
-            by_cell = np.lexsort((u, codes))
-            first = np.searchsorted(codes[by_cell], codes[by_cell], side="left")
-            rank_in_cell = np.empty(len(codes), dtype=np.int64)
-            rank_in_cell[by_cell] = np.arange(len(codes)) - first
-            ok = (u < p) & (rank_in_cell < limit)
-            bad_rows = _distinct(pair_rows[~ok])
-            emitted_rows = np.setdiff1d(_distinct(pair_rows), bad_rows, assume_unique=True)
-        else:
-            emitted_rows = _distinct(pair_rows)
-        em_mask = np.isin(pair_rows, emitted_rows)
-        rows_l, codes_l = pair_rows[em_mask], codes[em_mask]
-        # cells in a pseudo-random order of the ids
-        order = np.lexsort((_uniform(ids[rows_l], 1 << 20), codes_l))
-        rows_l, codes_l = rows_l[order], codes_l[order]
-        key = f"spatial{level}"
-        meta: dict[str, Any] = {"key": key, "grid_shape": [int(g) for g in grid],
-                                "chunk_size": [float(s) for s in size], "limit": limit}
-        choice = want("spatial", "spatial")
-        cells, starts, _ = _runs(codes_l)
-        ends = np.append(starts[1:], len(codes_l))
-        if choice is False:
-            for c, s, e in zip(cells.tolist(), starts.tolist(), ends.tolist(), strict=True):
-                pos = _decode_code(c, grid)
-                put(f"{key}/{'_'.join(map(str, pos))}", list_value(rows_l[s:e]))
-        else:
-            mean = (len(rows_l) * (layout.record_bytes + 8) / max(1, len(cells))) + 8
-            spec = choice if isinstance(choice, ShardingSpec) else choose_spatial_spec(
-                grid.tolist(), cell_bytes=mean, num_cells=len(cells)).spec
-            meta["sharding"] = spec.to_dict()
+        with Buckets(pair_dtype, "key", parts_for(_WORK * 16 * left, bucket_bytes), bucket_bytes,
+                     tmp_dir) as pairs:
+            for rows in _bits_rows(remaining, n):
+                if hasattr(put, "tick"):
+                    put.tick(64 * len(rows))
+                pr, codes = _level_pairs(kind, rows, table, lower, size, grid, layout, spill)
+                part = np.zeros(len(pr), pair_dtype)
+                part["key"], part["row"] = codes, pr
+                pairs.add(part)
+            # the fullest cell decides the sampling
+            max_count = 0
+            for p in range(pairs.parts):
+                got = pairs.bucket(p)
+                if len(got):
+                    max_count = max(max_count, int(_runs(np.sort(got["key"]))[2].max()))
+            prob = 1.0 if (max_count <= limit or last) else limit / max_count
+            # chosen with probability prob, and never more than limit in a cell: within a
+            # cell the first limit by the same uniform draw; an annotation is emitted at this
+            # level only where every cell it meets keeps it (in all of them or none)
+            bad = np.zeros_like(remaining)
+            if prob < 1:
+                for p in range(pairs.parts):
+                    got = pairs.bucket(p)
+                    codes, prs = got["key"], got["row"].astype(np.int64)
+                    u = _uniform(ids[prs], level)
+                    by_cell = np.lexsort((u, codes))
+                    first = np.searchsorted(codes[by_cell], codes[by_cell], side="left")
+                    rank_in_cell = np.empty(len(codes), dtype=np.int64)
+                    rank_in_cell[by_cell] = np.arange(len(codes)) - first
+                    _set_bits(bad, prs[~((u < prob) & (rank_in_cell < limit))])
+            # the emitted pairs, regrouped by what writes them (a shard, or a cell file)
+            emitted = 0
+            cells_count = 0
+            for p in range(pairs.parts):
+                got = pairs.bucket(p)
+                keep = ~_get_bits(bad, got["row"].astype(np.int64))
+                emitted += int(keep.sum())
+                cells_count += len(_distinct(got["key"][keep]))
+            key = f"spatial{level}"
+            meta: dict[str, Any] = {"key": key, "grid_shape": [int(g) for g in grid],
+                                    "chunk_size": [float(s) for s in size], "limit": limit}
+            choice = want("spatial", "spatial")
+            spec: ShardingSpec | None = None
+            if choice is not False:
+                mean = emitted * rec / max(1, cells_count) + 8
+                spec = choice if isinstance(choice, ShardingSpec) else choose_spatial_spec(
+                    grid.tolist(), cell_bytes=mean, num_cells=cells_count).spec
+                meta["sharding"] = spec.to_dict()
+            placed = np.zeros_like(remaining)
+            with Buckets(pair_dtype, "key", parts_for(_WORK * 16 * emitted, bucket_bytes),
+                         bucket_bytes, tmp_dir) as groups_:
+                for p in range(pairs.parts):
+                    got = pairs.bucket(p)
+                    got = got[~_get_bits(bad, got["row"].astype(np.int64))]
+                    groups_.add(got, None if spec is None else spec.locate_many(got["key"])[0])
+                pairs.close()
+                for p in range(groups_.parts):
+                    got = groups_.bucket(p)
+                    rows_l, codes_l = got["row"].astype(np.int64), got["key"]
+                    if not len(rows_l):
+                        continue
+                    _set_bits(placed, rows_l)
+                    # cells in a pseudo-random order of the ids
+                    order = np.lexsort((_uniform(ids[rows_l], 1 << 20), codes_l))
+                    rows_l, codes_l = rows_l[order], codes_l[order]
+                    cells, starts, _ = _runs(codes_l)
+                    ends = np.append(starts[1:], len(codes_l))
+                    if spec is None:
+                        for c, s_, e_ in zip(cells.tolist(), starts.tolist(), ends.tolist(),
+                                             strict=True):
+                            pos = _decode_code(c, grid)
+                            put(f"{key}/{'_'.join(map(str, pos))}", list_value(rows_l[s_:e_]))
+                        continue
 
-            def cell_values(js: np.ndarray, rows_l: np.ndarray = rows_l,
-                            starts: np.ndarray = starts, ends: np.ndarray = ends) -> list[bytes]:
-                return [list_value(rows_l[starts[j] : ends[j]]) for j in js.tolist()]
+                    def cell_values(js: np.ndarray, rows_l: np.ndarray = rows_l,
+                                    starts: np.ndarray = starts, ends: np.ndarray = ends
+                                    ) -> list[bytes]:
+                        return [list_value(rows_l[starts[j] : ends[j]]) for j in js.tolist()]
 
-            _write_shards(put, key, cells.astype(np.uint64), cell_values, spec)
+                    _write_shards(put, key, cells.astype(np.uint64), cell_values, spec)
         out.append(meta)
-        remaining = np.setdiff1d(remaining, emitted_rows, assume_unique=True)
+        remaining &= ~placed
+        left = int(_POPCOUNT[remaining].sum(dtype=np.int64))
     return out
 
 

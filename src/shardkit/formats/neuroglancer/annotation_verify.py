@@ -21,8 +21,20 @@ field (``/relationships/0/ids``, ``/properties/kind``...). Checks:
 - ``writer_quirk``: what the reader had to work around (neuroglancer 2.41.2's uint32 padding,
   ngsidekick 0.0.20's cell file names).
 
-Memory: one value at a time, plus about 40 bytes per annotation and per cell entry for the
-cross-index comparisons (sorted numpy arrays).
+Memory is bounded whatever the layer's size: values are read a minishard or a batch at a
+time, and the comparisons across indexes keep no per-annotation state in memory beyond
+``bucket_bytes`` (64 MiB by default):
+
+- a point layer is first compared by order-independent 64-bit digests (:class:`MultisetHash`,
+  keyed at random per run): the ``(id, record hash)`` of ``by_id`` against those of the spatial
+  index, and the ``(segment, id, record hash)`` of each relationship both ways. When every
+  digest agrees, and every annotation lies in the cell that lists it, the layer is sound on
+  those checks (but with a chance of about 2**-64) and nothing is kept per annotation;
+- otherwise (and for other annotation types, whose coverage needs the geometry by id) the rows
+  to compare are hash-partitioned by annotation id into buckets (:class:`Buckets`), spilled to
+  a temporary folder past ``bucket_bytes`` and removed afterwards, and compared a group of
+  buckets at a time (the same problems as comparing everything at once).
+  Polyline geometry for the coverage check is still kept in memory.
 """
 
 from __future__ import annotations
@@ -34,7 +46,22 @@ from typing import TYPE_CHECKING, Any, cast
 import numpy as np
 
 from ...errors import Problem, ShardkitError
-from .annotations import ShardedIndex, SpatialLevel, UnshardedIndex, meets
+from .annotation_spill import (
+    DEFAULT_BUCKET_BYTES,
+    Buckets,
+    MultisetHash,
+    groups,
+    hash_rows,
+    random_odd,
+)
+from .annotations import (
+    ShardedIndex,
+    SpatialLevel,
+    UnshardedIndex,
+    _ReleaseBehind,
+    _runs,
+    meets,
+)
 from .decode import compressed_morton_code, morton_decode
 
 if TYPE_CHECKING:
@@ -79,6 +106,7 @@ def _true_cell(lvl: SpatialLevel, named: tuple[int, ...]) -> tuple[int, ...]:
 
 
 _BATCH = 65536
+_BATCH_BYTES = 8 << 20  # values held at once by a walk (before they are parsed)
 
 
 def _mix(x: np.ndarray) -> np.ndarray:
@@ -87,18 +115,6 @@ def _mix(x: np.ndarray) -> np.ndarray:
         x = (x ^ (x >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
         x = (x ^ (x >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
         return cast("np.ndarray", x ^ (x >> np.uint64(31)))
-
-
-def hash_records(recs: np.ndarray) -> np.ndarray:
-    """A 64-bit hash of each row of a ``(n, record_bytes)`` uint8 array (vectorised)."""
-    n, width = recs.shape
-    if width % 8:
-        recs = np.concatenate([recs, np.zeros((n, 8 - width % 8), np.uint8)], axis=1)
-    words = np.ascontiguousarray(recs).view("<u8")
-    h = np.full(n, width, dtype=np.uint64)
-    for j in range(words.shape[1]):
-        h = _mix(h ^ words[:, j])
-    return h
 
 
 def _gather(arr: np.ndarray, pos: np.ndarray, width: int) -> np.ndarray:
@@ -112,21 +128,26 @@ class _Verifier:
     have a fixed size; a batch that does not parse is gone through value by value, which
     names the problem."""
 
-    def __init__(self, layer: NgAnnotationLayer, rep: _Report) -> None:
+    def __init__(self, layer: NgAnnotationLayer, rep: _Report, *, exact: bool = False,
+                 bucket_bytes: int = DEFAULT_BUCKET_BYTES, tmp_dir: str | None = None) -> None:
         self.layer = layer
         self.rep = rep
         self.have_by_id = layer.by_id is not None
         self.lower, self.upper = layer.lower_bound, layer.upper_bound
-        self.by_ids: list[np.ndarray] = []
-        self.by_hash: list[np.ndarray] = []
-        self.by_geo: list[np.ndarray] = []
+        self.bucket_bytes = bucket_bytes
+        self.tmp_dir = tmp_dir
+        # point layers are compared by digests first; exact: by rows, in buckets
+        self.exact = exact or layer.layout.type != "point"
+        self.digest = MultisetHash()
+        self.keys: list[np.uint64] = []
+        self.all_in_cell = True  # every point lies in the cell listing it
         self.poly_geo: dict[int, np.ndarray] = {}
-        self.rel_pairs: dict[str, list[np.ndarray]] = {r: [] for r in
-                                                       layer.layout.relationships}
-        self.app_ids: list[np.ndarray] = []
-        self.app_level: list[np.ndarray] = []
-        self.app_cell: list[np.ndarray] = []  # (k, rank) cells
-        self.app_ok: list[np.ndarray] = []
+        self.index_no: dict[str, int] = {}
+        self.index_names: list[str] = []
+        self.key_names: dict[int, list[str]] = {}  # str keys (unsharded cells), by position
+        self.key_pos: dict[int, dict[str, int]] = {}
+        self.tables: list[Buckets] = []
+        self.saw_duplicates = False  # the checks of a sharded by_id found an id twice
 
     # -- layout --------------------------------------------------------------------------
 
@@ -139,11 +160,160 @@ class _Verifier:
                       if p.enum]
         self.pads = [(lay.geometry_bytes + a, lay.geometry_bytes + b)
                      for a, b in lay.padding_ranges()]
+        if self.exact and self.have_by_id and not self.tables:
+            self._make_tables()
+
+    def _make_tables(self) -> None:
+        lay = self.lay
+        u8 = "<u8"
+        by: list[tuple[Any, ...]] = [("id", u8), ("h", u8)]
+        if self.fixed and lay.type != "point":
+            by.append(("geo", "<f4", cast("np.dtype", lay.dtype)["geometry"].shape))
+        listed = [("id", u8), ("h", u8), ("index", "<u4"), ("key", u8), ("within", u8)]
+        pair = [("seg", u8), ("id", u8)]
+        app: list[tuple[Any, ...]] = [("id", u8), ("ok", "?")]
+        if lay.type != "point":
+            app += [("level", "<u4"), ("cell", "<i8", (lay.rank,))]
+        per_annotation = (np.dtype(by).itemsize + np.dtype(listed).itemsize
+                          * (1 + len(lay.relationships)) + np.dtype(app).itemsize
+                          + 2 * np.dtype(pair).itemsize * len(lay.relationships))
+        if lay.type != "point":  # lines, boxes... may be listed in many cells
+            per_annotation *= 4
+        total = per_annotation * _estimate_annotations(self.layer)
+        parts = 1 if total <= self.bucket_bytes else -(-2 * total // self.bucket_bytes)
+
+        def table(dtype: list[Any]) -> Buckets:
+            t = Buckets(dtype, "id", parts, self.bucket_bytes, self.tmp_dir)
+            self.tables.append(t)
+            return t
+
+        self.by_rows = table(by)
+        self.listed_rows = table(listed)
+        self.app_rows = table(app)
+        self.rel_by = {r: table(pair) for r in self.layer.relationships_index}
+        self.rel_listed = {r: table(pair) for r in self.layer.relationships_index}
+
+    def hash(self, recs: np.ndarray) -> np.ndarray:
+        """The record hash of each row (keyed at random per run, the same for every index)."""
+        need = -(-recs.shape[1] // 8) + 1
+        if len(self.keys) < need:
+            self.keys = random_odd(need)
+        return hash_rows(recs, self.keys)
+
+    def close(self) -> None:
+        for t in self.tables:
+            t.close()
+
+    def _index(self, name: str) -> int:
+        if name not in self.index_no:
+            self.index_no[name] = len(self.index_names)
+            self.index_names.append(name)
+        return self.index_no[name]
+
+    def _key_refs(self, index_no: int, keys: list[Any]) -> np.ndarray:
+        """Keys as uint64: ints as they are; names (unsharded cells) by their position."""
+        if not keys or isinstance(keys[0], (int, np.integer)):
+            return np.array(keys, dtype=np.uint64)
+        names = self.key_names.setdefault(index_no, [])
+        pos = self.key_pos.setdefault(index_no, {})
+        out = []
+        for k in keys:
+            if k not in pos:
+                pos[k] = len(names)
+                names.append(k)
+            out.append(pos[k])
+        return np.array(out, dtype=np.uint64)
+
+    def _key(self, index_no: int, ref: int) -> Any:
+        names = self.key_names.get(index_no)
+        return names[ref] if names is not None else ref
+
+    # -- what the comparisons across indexes keep --------------------------------------------
+
+    def keep_by_id(self, ids: np.ndarray, hashes: np.ndarray, geo: np.ndarray | None) -> None:
+        if self.exact:
+            rows = np.empty(len(ids), self.by_rows.dtype)
+            rows["id"], rows["h"] = ids, hashes
+            if "geo" in rows.dtype.names:
+                rows["geo"] = geo
+            self.by_rows.add(rows)
+        else:
+            self.digest.add("by_id", ids, hashes)
+
+    def keep_by_id_pairs(self, rel: str, segs: np.ndarray, ids: np.ndarray,
+                         hashes: np.ndarray, single: bool = False) -> None:
+        """The ``(segment, id)`` pairs of by_id (``single``: one segment per annotation)."""
+        if rel not in self.layer.relationships_index:
+            return
+        if self.exact:
+            self.rel_by[rel].add(_pairs(segs, ids))
+            return
+        if not single and len(segs) > 1:  # a segment given twice counts once, as in the index
+            order = np.lexsort((segs, ids))
+            segs, ids, hashes = segs[order], ids[order], hashes[order]
+            keep = np.concatenate(([True], (segs[1:] != segs[:-1]) | (ids[1:] != ids[:-1])))
+            segs, ids, hashes = segs[keep], ids[keep], hashes[keep]
+        self.digest.add(f"by_id:{rel}", segs, ids, hashes)
+
+    def keep_listed(self, index: str, keys: list[Any], where: np.ndarray, within: np.ndarray,
+                    ids: np.ndarray, hashes: np.ndarray, rel: str | None = None) -> None:
+        """Annotations listed by a relationship index (``rel``; its keys are segment ids)
+        or by spatial cells, to compare with by_id: annotation ``j`` is number
+        ``within[j]`` of the list whose key is ``keys[where[j]]``."""
+        if not self.have_by_id or not len(ids):
+            return
+        no = self._index(index)
+        refs = self._key_refs(no, keys)[where]
+        if not self.exact:
+            if rel is not None:
+                self.digest.add(f"index:{rel}", refs, ids, hashes)
+            else:
+                self.digest.add("spatial", ids, hashes)
+            return
+        if rel is not None:
+            self.rel_listed[rel].add(_pairs(refs, ids))
+        rows = np.empty(len(ids), self.listed_rows.dtype)
+        rows["id"], rows["h"], rows["index"] = ids, hashes, no
+        rows["key"] = refs
+        rows["within"] = within
+        self.listed_rows.add(rows)
+
+    def keep_appearances(self, ids: np.ndarray, level: int, cells: np.ndarray,
+                         where: np.ndarray, ok: np.ndarray) -> None:
+        """Annotation ``j`` is listed in cell ``cells[where[j]]`` of ``level``, and meets it
+        when ``ok[j]``."""
+        if not self.have_by_id or not len(ids):
+            return
+        if not self.exact:
+            self.all_in_cell = self.all_in_cell and bool(ok.all())
+            return
+        rows = np.empty(len(ids), self.app_rows.dtype)
+        rows["id"], rows["ok"] = ids, ok
+        if "level" in rows.dtype.names:
+            rows["level"] = level
+            rows["cell"] = cells[where]
+        self.app_rows.add(rows)
+
+    def digests_agree(self) -> bool:
+        """Point layers: whether the digests say that the cross-index checks find nothing."""
+        d = self.digest
+        if not all(d.same(f"by_id:{r}", f"index:{r}") for r in self.layer.relationships_index):
+            return False
+        return not self.layer.spatial or (d.same("by_id", "spatial") and self.all_in_cell)
 
     def rec_hash(self, data: bytes | memoryview) -> int:
         if self.fixed:
-            return int(hash_records(np.frombuffer(data, np.uint8).reshape(1, -1))[0])
+            return int(self.hash(np.frombuffer(data, np.uint8).reshape(1, -1))[0])
         return hash(bytes(data)) & 0xFFFF_FFFF_FFFF_FFFF
+
+    def run(self, tick: Callable[[], None]) -> None:
+        if self.layer.by_id is not None:
+            self.by_id()
+        else:
+            self.setup()
+        tick()
+        self.relationships(tick)
+        self.spatial(tick)
 
     # -- per record checks (vectorised) -------------------------------------------------------
 
@@ -161,14 +331,26 @@ class _Verifier:
         if not check_values or not len(recs):
             return
         structured = recs.view(cast("np.dtype", self.lay.dtype)).reshape(len(recs))
-        geo = structured["geometry"].astype(np.float64)
-        if self.lay.type == "ellipsoid":
-            lo, hi = geo[:, 0] - np.abs(geo[:, 1]), geo[:, 0] + np.abs(geo[:, 1])
+        if self.lay.type == "point":  # a column at a time
+            pts = np.ascontiguousarray(recs[:, : self.lay.geometry_bytes]).view("<f4")
+            lo = hi = pts.astype(np.float64)
+            finite = np.ones(len(recs), bool)
+            inside = np.ones(len(recs), bool)
+            with np.errstate(invalid="ignore"):
+                for d in range(pts.shape[1]):
+                    x = lo[:, d]
+                    finite &= np.isfinite(x)
+                    inside &= (x >= self.lower[d]) & (x < self.upper[d])
+            out = ~inside
         else:
-            lo, hi = geo.min(axis=1), geo.max(axis=1)
-        finite = np.isfinite(geo).all(axis=(1, 2))
-        with np.errstate(invalid="ignore"):
-            out = ~((lo >= self.lower).all(axis=1) & (hi < self.upper).all(axis=1))
+            geo = structured["geometry"].astype(np.float64)
+            if self.lay.type == "ellipsoid":
+                lo, hi = geo[:, 0] - np.abs(geo[:, 1]), geo[:, 0] + np.abs(geo[:, 1])
+            else:
+                lo, hi = geo.min(axis=1), geo.max(axis=1)
+            finite = np.asarray(np.isfinite(geo).all(axis=(1, 2)))
+            with np.errstate(invalid="ignore"):
+                out = np.asarray(~((lo >= self.lower).all(axis=1) & (hi < self.upper).all(axis=1)))
         for i in np.flatnonzero(~finite).tolist():
             rep.add("bounds", index, keys(i), f"annotation {int(ids[i])}: geometry is not "
                     "finite", field_prefix(i) + "/geometry")
@@ -194,15 +376,12 @@ class _Verifier:
             for odd in index.uint64_keys()[1]:
                 rep.add("file_name", bkey, odd, "not a decimal uint64 id")
         batch: list[tuple[int, bytes]] = []
-        if isinstance(index, ShardedIndex) and index.kv.spec.data_encoding != "gzip":
-            try:
-                if self.by_id_blocks(bkey, index):
-                    return
-            except ShardkitError as exc:
-                rep.add("shard", bkey, "-", exc.message, exc.field or "", exc.offset)
+        if isinstance(index, ShardedIndex):
+            raw = index.kv.spec.data_encoding != "gzip"
+            if self.by_id_sharded(bkey, index, raw):
                 return
         try:
-            for item in index.items():  # type: ignore[union-attr]
+            for item in self._items(bkey, index):
                 if not batch:  # the layout is decided on the first value
                     with contextlib.suppress(ShardkitError):
                         layer.decode_by_id(item[0], item[1])
@@ -218,37 +397,90 @@ class _Verifier:
         if batch:
             self.by_id_batch(bkey, batch)
 
-    def by_id_blocks(self, bkey: str, index: ShardedIndex) -> bool:
-        """A sharded, raw-encoded by_id of fixed-size records, a minishard's values at a time
-        as arrays (no Python object per value); ``False`` when the layout says otherwise."""
-        layer = self.layer
-        started = False
-        for ids, block, starts, ends in index.blocks():
-            if not started:
-                started = True
+    def by_id_sharded(self, bkey: str, index: ShardedIndex, raw: bool) -> bool:
+        """The checks of a sharded dataset on a sharded by_id, and (``raw`` values) the
+        values read and checked as each decoded minishard index is handed over, a batch of
+        minishards at a time as arrays (no Python object per value). ``True`` when the
+        values were checked; ``False`` (the layout has no fixed size, or the values are
+        gzip-encoded) leaves them to a walk."""
+        merger = _Merger()
+        state = {"started": False, "fixed": raw}
+        releases: dict[int | None, _ReleaseBehind] = {}  # per shard: pages dropped behind the walk
+
+        def take(item: tuple[np.ndarray, bytes, np.ndarray, np.ndarray] | None) -> None:
+            if item is None or not state["fixed"]:
+                return
+            if not state["started"]:
+                state["started"] = True
+                ids, block, starts, ends = item
                 with contextlib.suppress(ShardkitError):
-                    layer.decode_by_id(int(ids[0]), bytes(block[int(starts[0]):
-                                                                int(ends[0])]))
+                    self.layer.decode_by_id(int(ids[0]), bytes(block[int(starts[0]):
+                                                                     int(ends[0])]))
                 self.setup()
+                state["fixed"] = self.fixed
                 if not self.fixed:
-                    return False
-            lengths = (ends - starts).astype(np.int64)
-            buf = np.frombuffer(block, np.uint8)
-            slow: list[tuple[int, bytes]] = []
-            for length in _distinct_ints(lengths):
-                rows = np.flatnonzero(lengths == length)
-                if length < self.rb + 4 * len(self.lay.relationships):
-                    bad = rows
-                else:
-                    arr = buf[starts[rows].astype(np.int64)[:, None] + np.arange(length)]
-                    bad = rows[self.by_id_matrix(bkey, ids[rows], arr)]
-                slow += [(int(ids[i]), bytes(block[int(starts[i]) : int(ends[i])]))
-                         for i in bad.tolist()]
-            if slow:
-                self.by_id_slow(bkey, slow)
-        if not started:
+                    return
+            self.by_id_chunk(bkey, *item)
+
+        def visit(reader: Any, m: int, mindex: Any) -> None:
+            if not state["fixed"] or not len(mindex):
+                return
+            starts = mindex.starts + np.uint64(mindex.base)
+            ends = mindex.ends + np.uint64(mindex.base)
+            inside = ends <= np.uint64(reader.source.size)  # the rest: data_bounds
+            ids = mindex.ids
+            if not inside.all():
+                ids, starts, ends = ids[inside], starts[inside], ends[inside]
+                if not len(ids):
+                    return
+            release = releases.get(reader.shard_number)
+            if release is None:
+                release = releases[reader.shard_number] = _ReleaseBehind(reader)
+            for r in _runs(starts, ends):
+                lo, hi = int(starts[r].min()), int(ends[r].max())
+                block = bytes(reader.source.read_range(lo, hi))
+                release(lo, hi)
+                take(merger.add((ids[r], block, starts[r] - np.uint64(lo),
+                                 ends[r] - np.uint64(lo))))
+
+        problems = index.kv.verify(check_data=False, visit=visit if raw else None)
+        take(merger.flush())
+        self.shard_problems(bkey, problems)
+        if state["fixed"] and not state["started"]:
             self.setup()
-        return True
+        return bool(state["fixed"])
+
+    def shard_problems(self, key: str, problems: list[Problem]) -> None:
+        """Problems of the checks of a sharded dataset, named by the index's folder."""
+        for p in problems:
+            self.saw_duplicates = self.saw_duplicates or p.check == "duplicate_id"
+            self.rep.problems.append(Problem("shard" if p.check == "read" else p.check,
+                                             f"{key}/{p.message}", p.offset,
+                                             f"/{key}{p.field or ''}"))
+
+    def by_id_chunk(self, bkey: str, ids: np.ndarray, block: bytes, starts: np.ndarray,
+                    ends: np.ndarray) -> None:
+        """by_id values ``block[starts[i] : ends[i]]`` of fixed-size records, as arrays."""
+        lengths = (ends - starts).astype(np.int64)
+        buf = np.frombuffer(block, np.uint8)
+        slow: list[tuple[int, bytes]] = []
+        for length in _distinct_ints(lengths):
+            rows = np.flatnonzero(lengths == length)
+            if length < self.rb + 4 * len(self.lay.relationships):
+                bad = rows
+            else:
+                at = starts[rows].astype(np.int64)
+                first = int(at[0])
+                if len(at) == len(lengths) and (len(at) < 2 or bool(
+                        np.all(at[1:] - at[:-1] == length))):  # back to back: a view
+                    arr = buf[first : first + length * len(at)].reshape(len(at), length)
+                else:
+                    arr = buf[at[:, None] + np.arange(length)]
+                bad = rows[self.by_id_matrix(bkey, ids[rows], arr)]
+            slow += [(int(ids[i]), bytes(block[int(starts[i]) : int(ends[i])]))
+                     for i in bad.tolist()]
+        if slow:
+            self.by_id_slow(bkey, slow)
 
     def by_id_batch(self, bkey: str, batch: list[tuple[int, bytes]]) -> None:
         if not self.fixed:
@@ -282,7 +514,11 @@ class _Verifier:
             inside = pos + 4 <= length
             good &= inside
             cnt = np.zeros(group_n, np.int64)
-            if inside.any():
+            p0 = int(pos[0]) if group_n else 0
+            if group_n and bool(np.all(pos == p0)) and p0 + 4 <= length:  # one column
+                cnt = np.ascontiguousarray(arr[:, p0 : p0 + 4]).view("<u4").reshape(
+                    -1).astype(np.int64)
+            elif inside.any():
                 cnt[inside] = _gather(arr[inside], pos[inside], 4).copy().view(
                     "<u4").reshape(-1).astype(np.int64)
             end = pos + 4 + 8 * cnt
@@ -296,20 +532,26 @@ class _Verifier:
             arr, ids = arr[keep], ids[keep]
             pairs = [(p[keep], c[keep]) for p, c in pairs]
         recs = arr[:, : self.rb]
-        self.by_ids.append(ids)
-        self.by_hash.append(hash_records(recs))
-        self.by_geo.append(recs.view(cast("np.dtype", self.lay.dtype)).reshape(len(recs))
-                           ["geometry"].copy())
+        hashes = self.hash(recs)
+        dtype = cast("np.dtype", self.lay.dtype)
+        self.keep_by_id(ids, hashes, recs.view(dtype).reshape(len(recs))["geometry"]
+                        if self.lay.type != "point" else None)
         self.check_records(bkey, lambda i, ids=ids: int(ids[i]), ids, recs, lambda i: "", True)
         for rel, (start, cnt) in zip(self.lay.relationships, pairs, strict=True):
             total = int(cnt.sum())
             if not total:
                 continue
+            c0, s0 = int(cnt[0]), int(start[0])
+            if bool(np.all(cnt == c0)) and bool(np.all(start == s0)):  # one block of columns
+                segs = np.ascontiguousarray(arr[:, s0 : s0 + 8 * c0]).view("<u8").reshape(-1)
+                self.keep_by_id_pairs(rel, segs, np.repeat(ids, c0), np.repeat(hashes, c0),
+                                      single=c0 == 1)
+                continue
             row = np.repeat(np.arange(len(cnt)), cnt)
             within = np.arange(total) - np.repeat(np.cumsum(cnt) - cnt, cnt)
             offs = start[row] + 8 * within
             segs = _gather(arr[row], offs, 8).copy().view("<u8").reshape(-1)
-            self.rel_pairs[rel].append(_pairs(segs, ids[row]))
+            self.keep_by_id_pairs(rel, segs, ids[row], hashes[row])
         return bad
 
     def by_id_slow(self, bkey: str, batch: list[tuple[int, bytes]]) -> None:
@@ -335,13 +577,12 @@ class _Verifier:
                 self._check_poly(bkey, ident, ann, data, end)
             for rel, segs in (ann.relationships or {}).items():
                 if segs:
-                    self.rel_pairs[rel].append(_pairs(np.array(segs, np.uint64),
-                                                      np.full(len(segs), ident, np.uint64)))
+                    self.keep_by_id_pairs(rel, np.array(segs, np.uint64),
+                                          np.full(len(segs), ident, np.uint64),
+                                          np.full(len(segs), hashes[-1], np.uint64))
         if ids:
-            self.by_ids.append(np.array(ids, dtype=np.uint64))
-            self.by_hash.append(np.array(hashes, dtype=np.uint64))
-            if self.fixed:
-                self.by_geo.append(np.array(geos, dtype=np.float32))
+            self.keep_by_id(np.array(ids, dtype=np.uint64), np.array(hashes, dtype=np.uint64),
+                            np.array(geos, dtype=np.float32) if self.fixed and geos else None)
 
     def _check_poly(self, index: str, key: Any, ann: Any, data: bytes, end: int) -> None:
         rep = self.rep
@@ -366,21 +607,9 @@ class _Verifier:
                         f"{ann.properties[p.id]}, not one of its enum_values",
                         f"/properties/{p.id}")
 
-    def finish_by_id(self) -> None:
-        ids = np.concatenate(self.by_ids) if self.by_ids else np.zeros(0, np.uint64)
-        hashes = np.concatenate(self.by_hash) if self.by_hash else np.zeros(0, np.uint64)
-        order = np.argsort(ids, kind="stable")
-        self.ids_sorted = ids[order]
-        self.hash_sorted = hashes[order]
-        if self.fixed:
-            geo = (np.concatenate(self.by_geo) if self.by_geo
-                   else np.zeros((0, 1, self.lay.rank), np.float32))
-            self.geo_sorted = geo[order]
-        self.by_ids, self.by_hash, self.by_geo = [], [], []
-
     # -- lists (relationship entries, spatial cells) -----------------------------------------
 
-    def cells(self, index: str, entries: list[tuple[Any, Any, bytes]]
+    def cells(self, index: str, entries: list[tuple[Any, Any, bytes]], rel: str | None = None
               ) -> tuple[np.ndarray, np.ndarray, np.ndarray | None, list[Any] | None,
                          np.ndarray]:
         """Many lists at once: ``(cell of each annotation, ids, records (n, rb) or None,
@@ -404,19 +633,13 @@ class _Verifier:
                                          for i in fast), "<u8").astype(np.uint64)
             where = np.repeat(np.arange(n), counts)
             for i in slow:
-                self.cell_slow(index, entries[i][0], entries[i][2])
-            starts = np.cumsum(counts) - counts
-            within = np.arange(len(ids)) - np.repeat(starts, counts)
-            keys = [k for k, _, _ in entries]
-            self.check_records(index, lambda j: keys[where[j]], ids, recs,
-                               lambda j: f"/annotations/{within[j]}", not self.have_by_id)
-            self.listed(index, [keys[i] for i in where.tolist()], within, ids,
-                        hash_records(recs))
+                self.cell_slow(index, entries[i][0], entries[i][2], rel)
+            self.fixed_lists(index, [k for k, _, _ in entries], where, counts, ids, recs, rel)
             return where, ids, recs, None, counts
         anns_all: list[Any] = []
         where_l: list[int] = []
         for i, (key, _, data) in enumerate(entries):
-            got = self.cell_slow(index, key, data)
+            got = self.cell_slow(index, key, data, rel)
             if got is not None:
                 anns_all += got
                 where_l += [i] * len(got)
@@ -424,7 +647,51 @@ class _Verifier:
         ids = np.array([a.id for a in anns_all], dtype=np.uint64)
         return np.array(where_l, np.int64), ids, None, anns_all, counts
 
-    def cell_slow(self, index: str, key: Any, data: bytes) -> list[Any] | None:
+    def fixed_lists(self, index: str, keys: list[Any], where: np.ndarray, counts: np.ndarray,
+                    ids: np.ndarray, recs: np.ndarray, rel: str | None) -> None:
+        starts = np.cumsum(counts) - counts
+        within = np.arange(len(ids)) - np.repeat(starts, counts)
+        self.check_records(index, lambda j: keys[where[j]], ids, recs,
+                           lambda j: f"/annotations/{within[j]}", not self.have_by_id)
+        self.keep_listed(index, keys, where, within, ids, self.hash(recs), rel)
+
+    def cells_block(self, index: str, keys: np.ndarray, block: bytes, starts: np.ndarray,
+                    ends: np.ndarray, rel: str | None) -> None:
+        """:meth:`cells` over lists stored back to back in ``block`` (``block[starts[i] :
+        ends[i]]`` is the list of ``keys[i]``), without a Python step per list."""
+        rb = self.rb
+        n = len(keys)
+        buf = np.frombuffer(block, np.uint8)
+        a, b = starts.astype(np.int64), ends.astype(np.int64)
+        lengths = b - a
+        heads = np.full(n, -1, np.int64)
+        has = lengths >= 8
+        if has.any():
+            heads[has] = np.ascontiguousarray(buf[a[has][:, None] + np.arange(8)]).view(
+                "<u8").reshape(-1).astype(np.int64)
+        with np.errstate(over="ignore"):
+            good = (heads >= 0) & (heads < (1 << 32)) & (lengths == 8 + heads * (rb + 8))
+        counts = np.where(good, heads, 0)
+        key_list = keys.tolist()
+        for i in np.flatnonzero(~good).tolist():
+            self.cell_slow(index, key_list[i], bytes(block[a[i] : b[i]]), rel)
+        # every record and every id, gathered a row at a time from windows over the block
+        where = np.repeat(np.arange(n), counts)
+        first = np.cumsum(counts) - counts
+        j = np.arange(len(where)) - first[where]
+        rec_at = (a + 8)[where] + j * rb
+        id_at = (a + 8 + counts * rb)[where] + j * 8
+        if len(where):
+            windows = np.lib.stride_tricks.as_strided(buf, (len(buf) - rb + 1, rb), (1, 1))
+            recs = windows[rec_at]
+            words = np.lib.stride_tricks.as_strided(buf, (len(buf) - 7, 8), (1, 1))
+            ids = words[id_at].view("<u8").reshape(-1)
+        else:
+            recs, ids = np.zeros((0, rb), np.uint8), np.zeros(0, np.uint64)
+        self.fixed_lists(index, key_list, where, counts, ids, recs, rel)
+
+    def cell_slow(self, index: str, key: Any, data: bytes, rel: str | None = None
+                  ) -> list[Any] | None:
         layer, rep = self.layer, self.rep
         try:
             anns = layer.decode_cell(data, f"{index}/{key}")
@@ -445,35 +712,33 @@ class _Verifier:
                                 f"/annotations/{i}/padding")
             else:
                 self._check_poly(index, key, a, data, starts[i + 1])
-        self.listed(index, [key] * len(ids), np.arange(len(ids)), ids, hashes)
+        self.keep_listed(index, [key], np.zeros(len(ids), np.int64), np.arange(len(ids)), ids,
+                         hashes, rel)
         return anns
 
-    def listed(self, index: str, keys: list[Any], within: np.ndarray, ids: np.ndarray,
-               hashes: np.ndarray) -> None:
-        if not self.have_by_id or not len(ids):
-            return
-        srt = self.ids_sorted
-        order = np.argsort(ids, kind="stable")  # sorted queries: a walk, not random probes
-        pos = np.empty(len(ids), dtype=np.int64)
-        pos[order] = np.searchsorted(srt, ids[order])
-        pos_c = np.minimum(pos, max(0, len(srt) - 1))
-        found = ((pos < len(srt)) & (srt[pos_c] == ids)) if len(srt) \
-            else np.zeros(len(ids), dtype=bool)
-        for i in np.flatnonzero(~found).tolist():
-            self.rep.add("by_id", index, keys[i], f"annotation {int(ids[i])} is not in by_id",
-                         f"/ids/{int(within[i])}")
-        if len(srt):
-            for i in np.flatnonzero(found & (self.hash_sorted[pos_c] != hashes)).tolist():
-                self.rep.add("by_id", index, keys[i], f"annotation {int(ids[i])}: its record "
-                             "differs from the one in by_id", f"/annotations/{int(within[i])}")
+    def _items(self, key: str, index: Any) -> Any:
+        """``index.items()``; sharded, a value that does not decompress is a ``gzip`` problem
+        (as the checks of sharded datasets name it: they leave the data to this walk)."""
+        if not isinstance(index, ShardedIndex):
+            return index.items()
+
+        def bad_value(reader: Any, chunk: int, exc: ShardkitError) -> None:
+            name = index.kv.spec.shard_name(reader.shard_number or 0)
+            self.rep.problems.append(Problem("gzip", f"{key}/{name}: {exc.message}",
+                                             exc.offset, f"/{key}{exc.field or ''}"))
+
+        return index.items(bad_value)
 
     def _batches(self, items: Any) -> Any:
+        """Lists a batch at a time: up to ``_BATCH / 4`` of them, or ``_BATCH_BYTES``."""
         batch: list[tuple[Any, Any, bytes]] = []
+        size = 0
         for item in items:
             batch.append(item)
-            if len(batch) >= _BATCH // 4:
+            size += len(item[2])
+            if len(batch) >= _BATCH // 4 or size >= _BATCH_BYTES:
                 yield batch
-                batch = []
+                batch, size = [], 0
         if batch:
             yield batch
 
@@ -481,31 +746,20 @@ class _Verifier:
         layer, rep = self.layer, self.rep
         for rel, index in layer.relationships_index.items():
             rkey = layer.relationship_keys[rel]
-            listed: list[np.ndarray] = []
             if isinstance(index, UnshardedIndex):
                 for odd in index.uint64_keys()[1]:
                     rep.add("file_name", rkey, odd, "not a decimal uint64 segment id")
             try:
-                items = ((seg, None, data) for seg, data in index.items())
-                for batch in self._batches(items):
-                    where, ids, _, _, _ = self.cells(rkey, batch)
-                    segs = np.array([k for k, _, _ in batch], dtype=np.uint64)
-                    if len(ids):
-                        listed.append(_pairs(segs[where], ids))
+                if isinstance(index, ShardedIndex) and index.kv.spec.data_encoding != "gzip" \
+                        and self.fixed:
+                    for segs, block, starts, ends in _merged_blocks(index.blocks()):
+                        self.cells_block(rkey, segs, block, starts, ends, rel)
+                else:
+                    items = ((seg, None, data) for seg, data in self._items(rkey, index))
+                    for batch in self._batches(items):
+                        self.cells(rkey, batch, rel)
             except ShardkitError as exc:
                 rep.add("shard", rkey, "-", exc.message, exc.field or "", exc.offset)
-            if self.have_by_id:
-                empty = _pairs(np.zeros(0, np.uint64), np.zeros(0, np.uint64))
-                a = np.concatenate(listed) if listed else empty
-                parts = self.rel_pairs.get(rel, [])
-                b = np.concatenate(parts) if parts else empty
-                only_a, only_b = _pair_differences(a, b)
-                for seg, ident in only_a[:_MAX_PROBLEMS_PER_CHECK]:
-                    rep.add("relationship", rkey, seg, f"lists annotation {ident}, whose by_id "
-                            f"entry does not relate it to segment {seg}", "/ids")
-                for seg, ident in only_b[:_MAX_PROBLEMS_PER_CHECK]:
-                    rep.add("relationship", rkey, seg, f"lacks annotation {ident}, which by_id "
-                            f"relates to segment {seg}", "/ids")
             tick()
 
     # -- spatial --------------------------------------------------------------------------
@@ -526,7 +780,7 @@ class _Verifier:
                 if data is not None:
                     yield name, cell, data
         else:
-            for code, data in lvl.index.items():
+            for code, data in self._items(lvl.key, lvl.index):
                 try:
                     cell = morton_decode(code, lvl.grid_shape)
                 except ShardkitError as exc:
@@ -552,7 +806,7 @@ class _Verifier:
                     boxes = [lvl.open_cell_box(self.lower, c) for c in cells]
                     clo = np.array([b[0] for b in boxes]).reshape(len(batch), -1) - slack
                     chi = np.array([b[1] for b in boxes]).reshape(len(batch), -1) + slack
-                    ok = self._meets_cells(recs, anns, clo[where], chi[where])
+                    ok = self._meets_cells(recs, anns, clo, chi, where, counts)
                     starts = np.cumsum(counts) - counts
                     within = np.arange(len(ids)) - np.repeat(starts, counts)
                     for j in np.flatnonzero(~ok).tolist():
@@ -561,17 +815,26 @@ class _Verifier:
                                 f"{int(ids[j])} does not meet cell {cells[w].tolist()} "
                                 f"[{clo[w].tolist()}, {chi[w].tolist()}]",
                                 f"/annotations/{int(within[j])}")
-                    self.app_ids.append(ids)
-                    self.app_level.append(np.full(len(ids), lvl.level, np.int64))
-                    self.app_cell.append(cells[where])
-                    self.app_ok.append(ok)
+                    self.keep_appearances(ids, lvl.level, cells, where, ok)
             except ShardkitError as exc:
                 rep.add("shard", lvl.key, "-", exc.message, exc.field or "", exc.offset)
             tick()
 
     def _meets_cells(self, recs: np.ndarray | None, anns: list[Any] | None, clo: np.ndarray,
-                     chi: np.ndarray) -> np.ndarray:
+                     chi: np.ndarray, where: np.ndarray, counts: np.ndarray) -> np.ndarray:
+        """Whether annotation ``j`` meets the box ``[clo[where[j]], chi[where[j]]]`` of the
+        cell listing it."""
         kind = self.lay.type
+        if recs is not None and kind == "point":  # a column at a time, in float64
+            n = len(recs)
+            pts = np.ascontiguousarray(recs[:, : self.lay.geometry_bytes]).view("<f4")
+            ok = np.ones(n, bool)
+            with np.errstate(invalid="ignore"):
+                for d in range(pts.shape[1]):
+                    x = pts[:, d].astype(np.float64)
+                    ok &= (x <= np.repeat(chi[:, d], counts)) & (x >= np.repeat(clo[:, d], counts))
+            return ok
+        clo, chi = clo[where], chi[where]
         if recs is None:
             return np.array([meets(kind, a.geometry, clo[i], chi[i])
                              for i, a in enumerate(anns or [])], dtype=bool)
@@ -588,26 +851,70 @@ class _Verifier:
                 ok[i] = meets(kind, geo[i], clo[i], chi[i])
         return ok
 
-    def coverage(self) -> None:
-        layer = self.layer
-        if not layer.spatial or not self.have_by_id:
+    def finish(self) -> None:
+        """The comparisons across indexes, a group of buckets at a time."""
+        if not self.have_by_id or not self.tables:
             return
-        ids = np.concatenate(self.app_ids) if self.app_ids else np.zeros(0, np.uint64)
-        levels = np.concatenate(self.app_level) if self.app_level else np.zeros(0, np.int64)
-        cells = (np.concatenate(self.app_cell) if self.app_cell
-                 else np.zeros((0, self.lay.rank), np.int64))
-        ok = np.concatenate(self.app_ok) if self.app_ok else np.zeros(0, bool)
+        for group in groups(self.tables, self.bucket_bytes):
+            def load(t: Buckets, group: list[int] = group) -> np.ndarray:
+                parts = [t.bucket(p) for p in group]
+                return parts[0] if len(parts) == 1 else np.concatenate(parts)
+
+            by = load(self.by_rows)
+            by = by[np.argsort(by["id"], kind="stable")]
+            self.compare_listed(by, load(self.listed_rows))
+            for rel, table in self.rel_listed.items():
+                self.compare_pairs(rel, load(table), load(self.rel_by[rel]))
+            if self.layer.spatial:
+                self.coverage(by, load(self.app_rows))
+
+    def compare_listed(self, by: np.ndarray, listed: np.ndarray) -> None:
+        """Every listed annotation is in by_id, with the same record bytes."""
+        if not len(listed):
+            return
+        srt = by["id"]
+        ids = listed["id"]
+        pos = np.searchsorted(srt, ids)
+        pos_c = np.minimum(pos, max(0, len(srt) - 1))
+        found = ((pos < len(srt)) & (srt[pos_c] == ids)) if len(srt) \
+            else np.zeros(len(ids), dtype=bool)
+        differs = found & (by["h"][pos_c] != listed["h"]) if len(srt) else found
+        for i in np.flatnonzero(~found | differs).tolist():
+            row = listed[i]
+            no = int(row["index"])
+            index, key = self.index_names[no], self._key(no, int(row["key"]))
+            if not found[i]:
+                self.rep.add("by_id", index, key, f"annotation {int(row['id'])} is not in "
+                             "by_id", f"/ids/{int(row['within'])}")
+            else:
+                self.rep.add("by_id", index, key, f"annotation {int(row['id'])}: its record "
+                             "differs from the one in by_id",
+                             f"/annotations/{int(row['within'])}")
+
+    def compare_pairs(self, rel: str, listed: np.ndarray, by_pairs: np.ndarray) -> None:
         rep = self.rep
+        rkey = self.layer.relationship_keys[rel]
+        only_a, only_b = _pair_differences(listed, by_pairs)
+        for seg, ident in only_a[:_MAX_PROBLEMS_PER_CHECK]:
+            rep.add("relationship", rkey, seg, f"lists annotation {ident}, whose by_id "
+                    f"entry does not relate it to segment {seg}", "/ids")
+        for seg, ident in only_b[:_MAX_PROBLEMS_PER_CHECK]:
+            rep.add("relationship", rkey, seg, f"lacks annotation {ident}, which by_id "
+                    f"relates to segment {seg}", "/ids")
+
+    def coverage(self, by: np.ndarray, app: np.ndarray) -> None:
+        layer, rep = self.layer, self.rep
         first_key = layer.spatial[0].key
+        srt = by["id"]
+        ids = app["id"]
         if self.lay.type == "point":
-            srt = self.ids_sorted
             counts = np.zeros(len(srt), np.int64)
             good = np.zeros(len(srt), np.int64)
             if len(ids) and len(srt):
                 pos = np.minimum(np.searchsorted(srt, ids), len(srt) - 1)
                 known = srt[pos] == ids
                 np.add.at(counts, pos[known], 1)
-                np.add.at(good, pos[known], ok[known].astype(np.int64))
+                np.add.at(good, pos[known], app["ok"][known].astype(np.int64))
             for i in np.flatnonzero(good == 0).tolist():
                 ident = int(srt[i])
                 where = "is in no cell of the spatial index" if counts[i] == 0 else \
@@ -620,15 +927,78 @@ class _Verifier:
                         "per level, and is emitted at one level)", "")
             return
         appear: dict[int, list[tuple[int, tuple[int, ...]]]] = {}
-        for ident, level, cell in zip(ids.tolist(), levels.tolist(), cells.tolist(),
-                                      strict=True):
+        for ident, level, cell in zip(ids.tolist(), app["level"].tolist(),
+                                      app["cell"].tolist(), strict=True):
             appear.setdefault(ident, []).append((level, tuple(cell)))
         if self.fixed:
-            geoms = {int(i): g for i, g in zip(self.ids_sorted.tolist(), self.geo_sorted,
-                                               strict=True)}
+            geoms = {int(i): g for i, g in zip(srt.tolist(), by["geo"], strict=True)}
         else:
-            geoms = self.poly_geo
+            geoms = {i: self.poly_geo[i] for i in srt.tolist() if i in self.poly_geo}
         _coverage(layer, rep, geoms, appear)
+
+
+def _estimate_annotations(layer: NgAnnotationLayer) -> int:
+    """At least the number of annotations in by_id: its files unsharded; sharded, the bytes
+    of its shard files over the size of one record."""
+    index = layer.by_id
+    if isinstance(index, UnshardedIndex):
+        return len(index.names())
+    if isinstance(index, ShardedIndex):
+        total = 0
+        for number in index.kv.shard_numbers():
+            with contextlib.suppress(ShardkitError, OSError):
+                reader = index.kv.shard(number)
+                total += 0 if reader is None else reader.source.size
+        return total // max(1, layer.layout.record_bytes)
+    return 0
+
+
+class _Merger:
+    """Consecutive ``(ids, block, starts, ends)`` merged into batches of at least ``values``
+    values or :data:`_BATCH_BYTES` bytes (one Python step per batch, not per minishard)."""
+
+    def __init__(self, values: int = _BATCH) -> None:
+        self.values = values
+        self.held: list[tuple[np.ndarray, bytes, np.ndarray, np.ndarray]] = []
+        self.count = self.size = 0
+
+    def add(self, item: tuple[np.ndarray, bytes, np.ndarray, np.ndarray]
+            ) -> tuple[np.ndarray, bytes, np.ndarray, np.ndarray] | None:
+        self.held.append(item)
+        self.count += len(item[0])
+        self.size += len(item[1])
+        if self.count >= self.values or self.size >= _BATCH_BYTES:
+            return self.flush()
+        return None
+
+    def flush(self) -> tuple[np.ndarray, bytes, np.ndarray, np.ndarray] | None:
+        held = self.held
+        self.held, self.count, self.size = [], 0, 0
+        if len(held) <= 1:
+            return held[0] if held else None
+        shift = np.cumsum([0] + [len(b) for _, b, _, _ in held[:-1]]).astype(np.uint64)
+        return (np.concatenate([h[0] for h in held]), b"".join(h[1] for h in held),
+                np.concatenate([h[2] + d for h, d in zip(held, shift, strict=True)]),
+                np.concatenate([h[3] + d for h, d in zip(held, shift, strict=True)]))
+
+
+def _merged_blocks(blocks: Any) -> Any:
+    """:class:`_Merger` over an iterator of blocks (what was read before an error is
+    yielded before the error)."""
+    merger = _Merger()
+    try:
+        for item in blocks:
+            got = merger.add(item)
+            if got is not None:
+                yield got
+    except ShardkitError:
+        got = merger.flush()
+        if got is not None:
+            yield got
+        raise
+    got = merger.flush()
+    if got is not None:
+        yield got
 
 
 def _distinct_ints(values: np.ndarray) -> list[int]:
@@ -674,8 +1044,16 @@ def _pairs(segs: np.ndarray, ids: np.ndarray) -> np.ndarray:
     return out
 
 
-def verify_layer(layer: NgAnnotationLayer, progress: Callable[[int, int], None] | None = None
-                 ) -> list[Problem]:
+def verify_layer(layer: NgAnnotationLayer, progress: Callable[[int, int], None] | None = None,
+                 *, bucket_bytes: int = DEFAULT_BUCKET_BYTES, exact: bool = False,
+                 tmp_dir: str | None = None) -> list[Problem]:
+    """Every check (see the module's docstring).
+
+    ``bucket_bytes`` bounds the memory of the comparisons across indexes (the rows of one
+    group of buckets); past it they are spilled to a temporary folder in ``tmp_dir`` (or the
+    system's), removed before returning. ``exact`` skips the digests of point layers and
+    compares rows (the same problems, slower).
+    """
     rep = _Report()
     indexes = layer.indexes()
     steps = len(indexes) + 1
@@ -687,23 +1065,25 @@ def verify_layer(layer: NgAnnotationLayer, progress: Callable[[int, int], None] 
         if progress is not None:
             progress(done, steps)
 
-    # sharded indexes: the checks every sharded dataset gets
+    # sharded indexes: the checks every sharded dataset gets (by_id's as its values are read;
+    # gzip values are decompressed by the walk over every value)
+    options = {"bucket_bytes": bucket_bytes, "tmp_dir": tmp_dir}
+    v = _Verifier(layer, rep, exact=exact, **options)  # type: ignore[arg-type]
     for key, index in indexes:
-        if isinstance(index, ShardedIndex):
-            for p in index.kv.verify():
-                rep.problems.append(Problem("shard" if p.check == "read" else p.check,
-                                            f"{key}/{p.message}", p.offset,
-                                            f"/{key}{p.field or ''}"))
-    v = _Verifier(layer, rep)
-    if layer.by_id is not None:
-        v.by_id()
-    else:
-        v.setup()
-    v.finish_by_id()
-    tick()
-    v.relationships(tick)
-    v.spatial(tick)
-    v.coverage()
+        if isinstance(index, ShardedIndex) and index is not layer.by_id:
+            v.shard_problems(key, index.kv.verify(check_data=False))
+    try:
+        v.run(tick)
+        if not v.exact and v.have_by_id and (v.saw_duplicates or not v.digests_agree()):
+            # something differs: the rows again, compared exactly (values are checked once:
+            # what this pass finds on its own is not reported twice)
+            v.close()
+            v = _Verifier(layer, _Report(), exact=True, **options)  # type: ignore[arg-type]
+            v.run(lambda: None)
+            v.rep = rep
+        v.finish()
+    finally:
+        v.close()
     for q in layer.quirks:
         rep.problems.append(Problem("writer_quirk", q))
     return rep.finish()

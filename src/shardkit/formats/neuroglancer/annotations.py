@@ -28,6 +28,7 @@ What real writers get wrong, and how it is read:
 from __future__ import annotations
 
 import functools
+import itertools
 import math
 import os
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -53,6 +54,8 @@ from .store import _Store, check_relative
 
 if TYPE_CHECKING:
     import numpy as np
+
+    from .shard import NgShard
 else:
     np = lazy_module("numpy")
 
@@ -454,6 +457,7 @@ class ShardedIndex:
         ``block[starts[i]:ends[i]]`` (stored bytes: for a raw data encoding, the values)."""
         kv = self.kv
         for reader in kv._existing_shards():
+            release = _ReleaseBehind(reader)
             with kv.naming(reader):
                 size = reader.source.size
                 for _, index in reader.iter_minishards():
@@ -461,44 +465,110 @@ class ShardedIndex:
                         continue
                     starts = index.starts + np.uint64(index.base)
                     ends = index.ends + np.uint64(index.base)
-                    lo, hi = int(starts.min()), int(ends.max())
-                    if hi > size:
-                        raise TruncatedError(f"minishard values [{lo}, {hi}) are past the end "
-                                             f"of the file ({size} bytes)", offset=lo,
-                                             needed=hi - lo, available=max(0, size - lo))
-                    block = bytes(reader.source.read_range(lo, hi))
-                    yield (index.ids, block, starts - np.uint64(lo), ends - np.uint64(lo))
+                    for r in _runs(starts, ends):
+                        lo, hi = int(starts[r].min()), int(ends[r].max())
+                        if hi > size:
+                            raise TruncatedError(f"minishard values [{lo}, {hi}) are past the "
+                                                 f"end of the file ({size} bytes)", offset=lo,
+                                                 needed=hi - lo, available=max(0, size - lo))
+                        block = bytes(reader.source.read_range(lo, hi))
+                        release(lo, hi)
+                        yield (index.ids[r], block, starts[r] - np.uint64(lo),
+                               ends[r] - np.uint64(lo))
 
-    def items(self) -> Iterator[tuple[int, bytes]]:
+    def items(self, bad_value: Callable[[NgShard, int, ShardkitError], None] | None = None
+              ) -> Iterator[tuple[int, bytes]]:
         """Every ``(key, value)``, shard by shard, minishard by minishard: the values of a
         minishard are read with one request (when they lie in one span of at most 64 MiB;
-        else one by one) and cut apart."""
+        else one by one) and cut apart. ``bad_value(shard, key, error)``, when given, is told
+        of a value that does not decompress, and the walk goes on."""
         kv = self.kv
         for reader in kv._existing_shards():
+            release = _ReleaseBehind(reader)
             with kv.naming(reader):
                 size = reader.source.size
                 for _, index in reader.iter_minishards():
                     if not len(index):
                         continue
                     base = index.base
-                    starts = (index.starts + np.uint64(base)).tolist()
-                    ends = (index.ends + np.uint64(base)).tolist()
-                    ids = index.ids.tolist()
-                    lo, hi = min(starts), max(ends)
-                    if hi > size or hi - lo > (1 << 26):
-                        for k, a, b in zip(ids, starts, ends, strict=True):
-                            yield k, bytes(reader._read_data(k, a, b))
-                        continue
-                    block = bytes(reader.source.read_range(lo, hi))
-                    if reader._gzip_data:
-                        for k, a, b in zip(ids, starts, ends, strict=True):
-                            yield k, bytes(reader._decode(k, a, block[a - lo : b - lo]))
-                    else:
-                        for k, a, b in zip(ids, starts, ends, strict=True):
-                            yield k, block[a - lo : b - lo]
+                    all_starts = index.starts + np.uint64(base)
+                    all_ends = index.ends + np.uint64(base)
+                    for r in _runs(all_starts, all_ends):
+                        starts, ends = all_starts[r].tolist(), all_ends[r].tolist()
+                        ids = index.ids[r].tolist()
+                        yield from self._run_items(reader, release, ids, starts, ends, size,
+                                                   bad_value)
+
+    @staticmethod
+    def _run_items(reader: NgShard, release: _ReleaseBehind, ids: list[int],
+                   starts: list[int], ends: list[int], size: int,
+                   bad_value: Callable[[NgShard, int, ShardkitError], None] | None
+                   ) -> Iterator[tuple[int, bytes]]:
+        lo, hi = min(starts), max(ends)
+        if hi > size or hi - lo > (1 << 26):
+            for k, a, b in zip(ids, starts, ends, strict=True):
+                try:
+                    value = bytes(reader._read_data(k, a, b))
+                except ShardkitError as exc:
+                    if bad_value is None or b > size:
+                        raise
+                    bad_value(reader, k, exc)
+                    continue
+                yield k, value
+            return
+        block = bytes(reader.source.read_range(lo, hi))
+        release(lo, hi)
+        if reader._gzip_data:
+            for k, a, b in zip(ids, starts, ends, strict=True):
+                try:
+                    value = bytes(reader._decode(k, a, block[a - lo : b - lo]))
+                except ShardkitError as exc:
+                    if bad_value is None:
+                        raise
+                    bad_value(reader, k, exc)
+                    continue
+                yield k, value
+        else:
+            for k, a, b in zip(ids, starts, ends, strict=True):
+                yield k, block[a - lo : b - lo]
 
     def count(self) -> int:
         return len(self.kv)
+
+
+_RUN_BYTES = 8 << 20
+
+
+def _runs(starts: np.ndarray, ends: np.ndarray) -> list[Any]:
+    """The values of one minishard cut into runs (slices, in index order) whose bytes span
+    about :data:`_RUN_BYTES` at most, read one request each: a walk holds one run, however
+    large the minishard (values not in ascending order of offset: one run)."""
+    lo, hi = int(starts.min()), int(ends.max())
+    if hi - lo <= 2 * _RUN_BYTES or len(starts) < 2 or bool(np.any(starts[1:] < starts[:-1])):
+        return [slice(None)]
+    group = (starts - np.uint64(lo)) // np.uint64(_RUN_BYTES)
+    cuts = np.flatnonzero(group[1:] != group[:-1]) + 1
+    edges = [0, *cuts.tolist(), len(starts)]
+    return [slice(a, b) for a, b in itertools.pairwise(edges)]
+
+
+class _ReleaseBehind:
+    """A walk over a shard drops the mapped pages of what it has copied, every MiB (a local
+    file: they stay in the page cache), so that a scan of a large index does not leave it
+    resident in the process."""
+
+    def __init__(self, reader: NgShard) -> None:
+        self.release = getattr(reader.source, "release", None)
+        self.mark: int | None = None
+
+    def __call__(self, lo: int, hi: int) -> None:
+        if self.release is None:
+            return
+        if self.mark is None or lo < self.mark:
+            self.mark = lo
+        if hi - self.mark >= 1 << 20:
+            self.release(self.mark, hi)
+            self.mark = hi - hi % 4096
 
 
 def _open_index(store: _Store, meta: Any, where: str, default_key: str | None,
@@ -1012,11 +1082,17 @@ class NgAnnotationLayer(NgDataset):
         out += [(lvl.key, lvl.index) for lvl in self.spatial]
         return out
 
-    def verify(self, progress: Callable[[int, int], None] | None = None) -> list[Problem]:
-        """Every check of :func:`.annotation_verify.verify_layer`."""
+    def verify(self, progress: Callable[[int, int], None] | None = None, *,
+               bucket_bytes: int | None = None, exact: bool = False,
+               tmp_dir: str | None = None) -> list[Problem]:
+        """Every check of :func:`.annotation_verify.verify_layer` (``bucket_bytes``: the
+        memory bound of the comparisons across indexes, 64 MiB by default; past it they spill
+        to a temporary folder in ``tmp_dir``; ``exact``: rows rather than digests)."""
+        from .annotation_spill import DEFAULT_BUCKET_BYTES
         from .annotation_verify import verify_layer
 
-        return verify_layer(self, progress)
+        return verify_layer(self, progress, bucket_bytes=bucket_bytes or DEFAULT_BUCKET_BYTES,
+                            exact=exact, tmp_dir=tmp_dir)
 
     def summary(self, count_chunks: bool | None = None) -> dict[str, Any]:
         count = self._counting(count_chunks)

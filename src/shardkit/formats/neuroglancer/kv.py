@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import functools
 import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any
@@ -253,8 +254,13 @@ class ShardedKV(Mapping[int, bytes]):
                 total += len(reader)
         return total
 
-    def verify(self, progress: Callable[[int, int], None] | None = None) -> list[Problem]:
-        """:meth:`NgShard.verify` on every shard file, problems prefixed with the file name."""
+    def verify(self, progress: Callable[[int, int], None] | None = None,
+               check_data: bool = True,
+               visit: Callable[[NgShard, int, Any], None] | None = None) -> list[Problem]:
+        """:meth:`NgShard.verify` on every shard file, problems prefixed with the file name
+        (``check_data=False``: gzip chunks are not decompressed, for a caller that reads
+        every value anyway; ``visit(shard, m, index)`` is handed each decoded minishard
+        index, to read the values without decoding the indices again)."""
         problems = [Problem("file_name", f"{name}: not a shard file name of this spec "
                             f"({self.spec.shard_name_digits} hex digits below "
                             f"{self.spec.num_shards:#x})") for name in self.unexpected_files()]
@@ -263,7 +269,9 @@ class ShardedKV(Mapping[int, bytes]):
             name = self.spec.shard_name(number)
             try:  # opening can fail too (a bad N.shard.gz is decompressed when opened)
                 reader = self.shard(number)
-                found = [] if reader is None else reader.verify(id_check=self._id_check)
+                found = [] if reader is None else reader.verify(
+                    check_data=check_data, id_check=self._id_check,
+                    visit=None if visit is None else functools.partial(visit, reader))
             except FileNotFoundError:
                 self._forget(number)
                 found = []

@@ -493,7 +493,8 @@ class NgShard(Reader):
     # -- verify -------------------------------------------------------------------------------
 
     def verify(self, progress: Callable[[int, int], None] | None = None,
-               check_data: bool = True, id_check: IdCheck | None = None) -> list[Problem]:
+               check_data: bool = True, id_check: IdCheck | None = None,
+               visit: Callable[[int, MinishardIndex], None] | None = None) -> list[Problem]:
         """Every check; returns the problems found (``[]`` when sound).
 
         Checks: the shard index fits; every entry is ordered, inside the file and does not
@@ -501,9 +502,10 @@ class NgShard(Reader):
         chunk id hashes to this shard (when its number is known) and to the minishard whose
         index lists it; no id appears twice; every data range lies inside the file and off the
         indices; with ``check_data``, every gzip chunk decompresses; with ``id_check``
-        (``ids -> (mask, why)``), every chunk id is one the dataset can hold.
+        (``ids -> (mask, why)``), every chunk id is one the dataset can hold; ``visit(m,
+        index)`` is handed each decoded minishard index.
         """
-        return verify_shard(self, progress, check_data, self.block_size, id_check)
+        return verify_shard(self, progress, check_data, self.block_size, id_check, visit)
 
 
 def _as_key(key: Any) -> int:

@@ -144,7 +144,8 @@ def _batches(ranges: list[tuple[int, int, int]]) -> list[list[tuple[int, int, in
 
 def verify_shard(reader: NgShard, progress: Callable[[int, int], None] | None = None,
                  check_data: bool = True, block_size: int = DEFAULT_BLOCK_SIZE,
-                 id_check: IdCheck | None = None) -> list[Problem]:
+                 id_check: IdCheck | None = None,
+                 visit: Callable[[int, Any], None] | None = None) -> list[Problem]:
     """Every check; returns the problems found (``[]`` when sound).
 
     Checks: the shard index fits; every entry is ordered, inside the file and does not
@@ -156,7 +157,9 @@ def verify_shard(reader: NgShard, progress: Callable[[int, int], None] | None = 
 
     Memory does not grow with the number of chunks: the minishards are checked in batches
     (up to 4 MiB of stored indices, 256 minishards), each batch's data right after it, with
-    numpy over each minishard's arrays; what is kept across batches is one entry per
+    numpy over each minishard's arrays (``visit(m, index)``, when given, is then handed each
+    decoded minishard index, for a caller that reads the values too: the indices are decoded
+    once); what is kept across batches is one entry per
     minishard and the ids found in a minishard they do not hash to (an id listed twice in
     one shard is always in a minishard it does not hash to, or twice in one index). Problems
     of one kind are reported 20 per minishard, then counted.
@@ -199,6 +202,8 @@ def verify_shard(reader: NgShard, progress: Callable[[int, int], None] | None = 
                                         exc.field))
                 continue
             a, b, cids = checker.check(m, lo, index)
+            if visit is not None:
+                visit(m, index)
             if check_data and reader._gzip_data:
                 data_ranges.append((a, b, cids))
                 held += len(a)
