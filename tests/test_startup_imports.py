@@ -92,3 +92,19 @@ def test_the_check_sees_a_heavy_import() -> None:
                           f"print(json.dumps([m for m in {list(HEAVY)!r} if m in sys.modules]))"],
                          capture_output=True, text=True, check=True)
     assert "numpy" in json.loads(out.stdout)
+
+
+@pytest.mark.parametrize("sample", ["neuroglancer/cv_identity_raw",
+                                    "neuroglancer/ts_seg_cseg_uint64"])
+def test_volume_and_kv_layers_open_without_the_annotation_code(sample: str) -> None:
+    """The annotation reader (the largest Neuroglancer module) comes with an annotation
+    layer only."""
+    out = subprocess.run([sys.executable, "-c", _CHILD, str(DATA / sample), json.dumps(
+        ["shardkit.formats.neuroglancer.annotations"])], capture_output=True, text=True,
+        check=True)
+    assert json.loads(out.stdout)[1] == []
+    out = subprocess.run([sys.executable, "-c", _CHILD, str(DATA / "ng_annotations/sk_points"),
+                          json.dumps(["shardkit.formats.neuroglancer.annotations"])],
+                         capture_output=True, text=True, check=True)
+    assert json.loads(out.stdout) == ["NgAnnotationLayer",
+                                      ["shardkit.formats.neuroglancer.annotations"]]

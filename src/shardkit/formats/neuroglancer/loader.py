@@ -9,7 +9,6 @@ from typing import Any
 from ..._lru import ByteLRU
 from ...errors import ShardkitError, UnsupportedVersionError
 from ...remote import DEFAULT_MAX_WHOLE_READ, io_errors
-from .annotations import NgAnnotationLayer
 from .dataset import NgDataset, NgKeyValueDataset
 from .image import NgImageDataset
 from .spec import DEFAULT_CACHE_BYTES, MAX_INFO_BYTES, ShardingSpec, SpecError, parse_json
@@ -62,6 +61,8 @@ def open_dataset(target: str | os.PathLike[str], storage_options: Mapping[str, A
     if kind == "neuroglancer_multiscale_volume" or (kind is None and "scales" in info):
         return NgImageDataset(store, info, **options)
     if kind == "neuroglancer_annotations_v1":
+        from .annotations import NgAnnotationLayer  # on first use: image and mesh layers
+
         return NgAnnotationLayer(store, info, **options)
     if info.get("sharding") is not None:  # null means unsharded (cloud-volume)
         spec = _spec_at(info["sharding"], "/sharding")
