@@ -13,6 +13,7 @@ from shardkit.generated import amudai_shard_pb2 as spb
 
 import shardkit
 import shardkit.writers.amudai as amudai_writer
+import shardkit.writers.amudai_nodes as amudai_nodes
 from shardkit.cli import main
 from shardkit.errors import (
     BadMagicError,
@@ -563,7 +564,7 @@ def test_verify_checks_schema_lookups(monkeypatch: pytest.MonkeyPatch) -> None:
             field("x", "Int64")]
     rows = {"wide": [{f"c{i}": i for i in range(12)}], "x": [1]}
     assert shardkit.open(build_amudai(wide, [rows])).verify() == []
-    monkeypatch.setattr(amudai_writer, "name_hash", lambda name: 1)  # every name in bucket 1
+    monkeypatch.setattr(amudai_nodes, "name_hash", lambda name: 1)  # every name in bucket 1
     bad = build_amudai(wide, [rows])
     monkeypatch.undo()
     s = shardkit.open(bad)
