@@ -134,17 +134,7 @@ class AmudaiArrays:
         if sfd is None:
             return pa.nulls(count, typ)
         if sfd.field.HasField("constant_value"):
-            if t in _NESTED:
-                return self._python_chunk(k, node, count, units, unbacked, counted=True)
-            value = self._constant_raw(sfd.field, node, field)
-            if value is None:
-                return pa.nulls(count, typ)
-            dtype = _dtype_of(node)
-            if dtype is not None:
-                return self._numeric_array(node, np.full(count, value, dtype), None, units)
-            if t in _BYTES_TYPES and isinstance(value, str) and not _is_text(node):
-                value = value.encode("utf-8")
-            return pa.repeat(pa.scalar(value, type=typ), count)
+            return self._constant_chunk(k, node, count, units, unbacked, sfd, typ, field)
         bufs = self._buffers(sfd, field)
         valid: np.ndarray | None = None
         if spb.PRESENCE in bufs:
@@ -178,6 +168,25 @@ class AmudaiArrays:
         if t in _BYTES_TYPES:
             return self._bytes_chunk(node, bufs, count, typ, field)
         return self._python_chunk(k, node, count, units, unbacked, counted=True)
+
+    def _constant_chunk(self, k: int, node: AmudaiField, count: int, units: dict[int, str],
+                        unbacked: _Unbacked, sfd: spb.StripeFieldDescriptor, typ: Any,
+                        field: str) -> Any:
+        """A stripe constant repeated ``count`` times as a ``pyarrow.Array`` (nested ones
+        through Python values)."""
+        pa = pyarrow()
+        t = node.type
+        if t in _NESTED:
+            return self._python_chunk(k, node, count, units, unbacked, counted=True)
+        value = self._constant_raw(sfd.field, node, field)
+        if value is None:
+            return pa.nulls(count, typ)
+        dtype = _dtype_of(node)
+        if dtype is not None:
+            return self._numeric_array(node, np.full(count, value, dtype), None, units)
+        if t in _BYTES_TYPES and isinstance(value, str) and not _is_text(node):
+            value = value.encode("utf-8")
+        return pa.repeat(pa.scalar(value, type=typ), count)
 
     def _numeric_into(self, buf: spb.EncodedBuffer,
                       dtype: np.dtype, count: int, field: str

@@ -155,49 +155,14 @@ def to_arrow_values(node: AmudaiField, values: list[Any],
     values out of the nanosecond range (by schema id; see the module docstring), for
     :func:`arrow_type`."""
     t, ext = node.type, node.extended_type
-    unit: str | None
     if t == "DateTime":
-        values = [_ticks(v) if isinstance(v, datetime) else v for v in values]
-        if units is not None and node.schema_id in units:  # chosen before: kept
-            unit = units[node.schema_id]
-            if unit == "ns" and datetime_unit(v for v in values if v is not None) != "ns":
-                raise LayoutError("a DateTime value outside the range statistics",
-                                  field=node.path)
-        else:
-            unit = datetime_unit(v for v in values if v is not None)
-            if unit == "us" and units is not None:
-                units[node.schema_id] = unit
-        if unit == "us":
-            return [None if v is None else (v - UNIX_EPOCH_TICKS) // 10 for v in values]
-        return [None if v is None else (v - UNIX_EPOCH_TICKS) * 100 for v in values]
+        return _datetime_values(node, values, units)
     if t == "Int64" and ext == "KustoTimeSpan":
-        limit = (2**63 - 1) // 100
-        fits = all(-limit <= v <= limit for v in values if v is not None)
-        unit = (units or {}).get(node.schema_id)
-        if unit is None:
-            unit = "ns" if fits else "us"
-            if unit == "us" and units is not None:
-                units[node.schema_id] = unit
-        elif unit == "ns" and not fits:
-            raise LayoutError("a KustoTimeSpan value outside the range statistics",
-                              field=node.path)
-        if unit == "us":
-            return [None if v is None else v // 10 for v in values]
-        return [None if v is None else v * 100 for v in values]
+        return _timespan_values(node, values, units)
     if t == "FixedSizeBinary" and ext == "KustoDecimal":
         return [None if v is None else _decimal(v, node) for v in values]
     if t in ("List", "FixedSizeList"):
-        child = node.children[0]
-        flat = to_arrow_values(child, [x for v in values if v is not None for x in v], units)
-        out: list[Any] = []
-        pos = 0
-        for v in values:
-            if v is None:
-                out.append(None)
-            else:
-                out.append(flat[pos:pos + len(v)])
-                pos += len(v)
-        return out
+        return _list_values(node, values, units)
     if t == "Struct":
         cols = {c.name: to_arrow_values(c, [None if v is None else v[c.name] for v in values],
                                         units)
@@ -205,19 +170,78 @@ def to_arrow_values(node: AmudaiField, values: list[Any],
         return [None if v is None else {name: col[i] for name, col in cols.items()}
                 for i, v in enumerate(values)]
     if t == "Map":
-        key, val = node.children
-        pairs = [None if v is None else (list(v.items()) if isinstance(v, dict)
-                                         else [tuple(p) for p in v]) for v in values]
-        keys = to_arrow_values(key, [k for p in pairs if p is not None for k, _ in p], units)
-        vals = to_arrow_values(val, [x for p in pairs if p is not None for _, x in p], units)
-        out = []
-        pos = 0
-        for p in pairs:
-            if p is None:
-                out.append(None)
-            else:
-                out.append(list(zip(keys[pos:pos + len(p)], vals[pos:pos + len(p)],
-                                    strict=True)))
-                pos += len(p)
-        return out
+        return _map_values(node, values, units)
     return values
+
+
+def _datetime_values(node: AmudaiField, values: list[Any],
+                     units: dict[int, str] | None) -> list[Any]:
+    """DateTime ticks (or datetimes) as ns or us since the epoch (:func:`to_arrow_values`)."""
+    unit: str | None
+    values = [_ticks(v) if isinstance(v, datetime) else v for v in values]
+    if units is not None and node.schema_id in units:  # chosen before: kept
+        unit = units[node.schema_id]
+        if unit == "ns" and datetime_unit(v for v in values if v is not None) != "ns":
+            raise LayoutError("a DateTime value outside the range statistics",
+                              field=node.path)
+    else:
+        unit = datetime_unit(v for v in values if v is not None)
+        if unit == "us" and units is not None:
+            units[node.schema_id] = unit
+    if unit == "us":
+        return [None if v is None else (v - UNIX_EPOCH_TICKS) // 10 for v in values]
+    return [None if v is None else (v - UNIX_EPOCH_TICKS) * 100 for v in values]
+
+
+def _timespan_values(node: AmudaiField, values: list[Any],
+                     units: dict[int, str] | None) -> list[Any]:
+    """KustoTimeSpan ticks as an ns or us duration (see :func:`to_arrow_values`)."""
+    limit = (2**63 - 1) // 100
+    fits = all(-limit <= v <= limit for v in values if v is not None)
+    unit = (units or {}).get(node.schema_id)
+    if unit is None:
+        unit = "ns" if fits else "us"
+        if unit == "us" and units is not None:
+            units[node.schema_id] = unit
+    elif unit == "ns" and not fits:
+        raise LayoutError("a KustoTimeSpan value outside the range statistics",
+                          field=node.path)
+    if unit == "us":
+        return [None if v is None else v // 10 for v in values]
+    return [None if v is None else v * 100 for v in values]
+
+
+def _list_values(node: AmudaiField, values: list[Any],
+                 units: dict[int, str] | None) -> list[Any]:
+    """List and FixedSizeList values: the child converted flat, then cut per list."""
+    child = node.children[0]
+    flat = to_arrow_values(child, [x for v in values if v is not None for x in v], units)
+    out: list[Any] = []
+    pos = 0
+    for v in values:
+        if v is None:
+            out.append(None)
+        else:
+            out.append(flat[pos:pos + len(v)])
+            pos += len(v)
+    return out
+
+
+def _map_values(node: AmudaiField, values: list[Any],
+                units: dict[int, str] | None) -> list[Any]:
+    """Map values (dicts or pair lists): keys and values converted flat, then cut per map."""
+    key, val = node.children
+    pairs = [None if v is None else (list(v.items()) if isinstance(v, dict)
+                                     else [tuple(p) for p in v]) for v in values]
+    keys = to_arrow_values(key, [k for p in pairs if p is not None for k, _ in p], units)
+    vals = to_arrow_values(val, [x for p in pairs if p is not None for _, x in p], units)
+    out: list[Any] = []
+    pos = 0
+    for p in pairs:
+        if p is None:
+            out.append(None)
+        else:
+            out.append(list(zip(keys[pos:pos + len(p)], vals[pos:pos + len(p)],
+                                strict=True)))
+            pos += len(p)
+    return out

@@ -181,11 +181,7 @@ class AmudaiBatches:
                               node: AmudaiField, count: int, sizes: list[int],
                               units: dict[int, str], typ: Any) -> Iterator[Any]:
         """Column ``node`` of stripe ``k`` cut in ``sizes``, as Arrow arrays."""
-        values: np.ndarray | list[Any]  # arrays (fixed-width path) or Python values
-        data: np.ndarray | bytes  # numbers, or the bytes of binary values
-        raw: np.ndarray | list[Any]  # dictionary ids, or values for pyarrow
-        from .arrays import _as_type, _binary_array, _bool_array, _dictionary_take, _fixed_array
-        from .arrow import NS_TICKS, UNIX_EPOCH_TICKS, pyarrow
+        from .arrow import pyarrow
 
         pa = pyarrow()
         field = f"/stripes/{k}/fields/{node.path}"
@@ -194,58 +190,12 @@ class AmudaiBatches:
         plain = sfd is not None and not sfd.field.HasField("constant_value")
         if dtype is not None and not (node.type == "Int64"
                                       and node.extended_type == "KustoTimeSpan"):
-            if sfd is not None:
-                self._check_count(sfd, count, field)
-            pieces: Iterator[np.ndarray]
-            if plain:
-                assert sfd is not None
-                bufs = self._buffers(sfd, field)
-                if spb.DATA not in bufs:
-                    raise LayoutError(f"{node.type} field without a DATA buffer", field=field)
-                pieces = _cut(self._numeric_pieces(bufs[spb.DATA], dtype, field + "/data"),
-                              sizes, count, bufs[spb.DATA].buffer.range.start, field + "/data")
-            else:  # a stripe constant, or a column the stripe lacks (all null)
-                value = None if sfd is None else self._constant_raw(sfd.field, node, field)
-                if value is None:
-                    for size in sizes:
-                        yield pa.nulls(size, typ)
-                    return
-                pieces = (np.full(size, value, dtype) for size in sizes)
-            ns = units.get(node.schema_id) == "ns"
-            for values in pieces:
-                # a plain ndarray has no nulls (numpy.ma, slow to import, is left alone)
-                plain_values = type(values) is np.ndarray
-                mask = None if plain_values else np.ma.getmaskarray(values)
-                data = values if plain_values else np.ma.getdata(values)
-                if node.type == "DateTime":
-                    present = data if mask is None else data[~mask]
-                    if ns and present.size and (int(present.min()) < NS_TICKS[0]
-                                                or int(present.max()) > NS_TICKS[1]):
-                        raise LayoutError("a DateTime value outside the range statistics",
-                                          field=field)
-                    if present.size and int(present.max()) >= 1 << 63:
-                        raise LayoutError(f"DateTime ticks {int(present.max())} past int64",
-                                          field=field)
-                    rel = data.astype(np.int64) - np.int64(UNIX_EPOCH_TICKS)
-                    data = rel * 100 if ns else rel // 10
-                yield _fixed_array(pa, data, typ, mask)
+            yield from self._arrow_fixed_batches(node, count, sizes, units, typ, sfd, dtype,
+                                                 field)
             return
         if node.type == "Boolean" and plain and typ == pa.bool_():
             assert sfd is not None
-            self._check_count(sfd, count, field)
-            bufs = self._buffers(sfd, field)
-            if spb.DATA not in bufs:
-                raise LayoutError("Boolean field without a DATA buffer", field=field)
-            cuts = [_cut(self._bit_pieces(bufs[kind], count, where), sizes, count,
-                         bufs[kind].buffer.range.start, where)
-                    for kind, where in ((spb.DATA, field + "/data"),
-                                        (spb.PRESENCE, field + "/presence")) if kind in bufs]
-            for _ in sizes:
-                bits = next(cuts[0])
-                valid = next(cuts[1]) if len(cuts) > 1 else None
-                yield _bool_array(pa, bits, None if valid is None else ~valid)
-            for cut in cuts:
-                next(cut, None)
+            yield from self._arrow_bool_batches(sfd, count, sizes, field)
             return
         if (dtype is None and plain and node.type in _BYTES_TYPES
                 and node.extended_type != "KustoDecimal"):
@@ -255,43 +205,144 @@ class AmudaiBatches:
             if spb.DATA not in bufs:
                 raise LayoutError(f"{node.type} field without a DATA buffer", field=field)
             if spb.VALUE_DICTIONARY in bufs:
-                entries, null_id = self.value_dictionary(bufs[spb.VALUE_DICTIONARY],
-                                                         field + "/dictionary")
-                fixed = typ.byte_width if pa.types.is_fixed_size_binary(typ) else 0
-                table = _as_type(_binary_array(entries, fixed), typ, _is_text(node), field)
-                for ids in _cut(self._numeric_pieces(bufs[spb.DATA], np.dtype("<u4"),
-                                                     field + "/data"),
-                                sizes, count, bufs[spb.DATA].buffer.range.start,
-                                field + "/data"):
-                    plain_ids = type(ids) is np.ndarray
-                    raw = ids if plain_ids else np.ma.getdata(ids)
-                    if raw.size and int(raw.max()) >= len(entries):
-                        raise LayoutError(f"dictionary id {int(raw.max())} of {len(entries)} "
-                                          "entries", field=field + "/data")
-                    null = np.zeros(len(raw), bool) if plain_ids else np.ma.getmaskarray(ids)
-                    if null_id is not None:
-                        null = null | (raw == null_id)
-                    arr = _dictionary_take(entries, raw, null if null.any() else None, fixed,
-                                           table)
-                    yield arr if arr.type == table.type else arr.view(table.type)
+                yield from self._arrow_dictionary_batches(node, bufs, count, sizes, typ, field)
                 return
-            if spb.VALUE_DICTIONARY not in bufs:
-                for data, offs, ok in _cut_raw(self._raw_pieces(node, bufs, field), sizes,
-                                               count, bufs[spb.DATA].buffer.range.start,
-                                               field + "/data"):
-                    nulls = None if ok is None else pa.py_buffer(np.packbits(
-                        ok, bitorder="little"))
-                    n = len(offs) - 1
-                    fixed = typ.byte_width if pa.types.is_fixed_size_binary(typ) else 0
-                    if fixed and not pa.types.is_decimal(typ):
-                        arr = pa.Array.from_buffers(pa.binary(fixed), n,
-                                                    [nulls, pa.py_buffer(data)])
-                    else:
-                        arr = pa.Array.from_buffers(pa.large_binary(), n,
-                                                    [nulls, pa.py_buffer(offs),
-                                                     pa.py_buffer(data)])
-                    yield _as_type(arr, typ, _is_text(node), field)
+            yield from self._arrow_binary_batches(node, bufs, count, sizes, typ, field)
+            return
+        yield from self._arrow_value_batches(k, node, count, sizes, units, typ)
+
+    def _arrow_fixed_batches(self, node: AmudaiField, count: int, sizes: list[int],
+                             units: dict[int, str], typ: Any,
+                             sfd: spb.StripeFieldDescriptor | None, dtype: np.dtype,
+                             field: str) -> Iterator[Any]:
+        """A fixed-width column (numbers, DateTime ticks) as Arrow arrays: its DATA buffer's
+        pieces, a stripe constant, or nulls where the stripe lacks it."""
+        data: np.ndarray | bytes  # numbers, or the bytes of binary values
+        from .arrays import _fixed_array
+        from .arrow import NS_TICKS, UNIX_EPOCH_TICKS, pyarrow
+
+        pa = pyarrow()
+        plain = sfd is not None and not sfd.field.HasField("constant_value")
+        if sfd is not None:
+            self._check_count(sfd, count, field)
+        pieces: Iterator[np.ndarray]
+        if plain:
+            assert sfd is not None
+            bufs = self._buffers(sfd, field)
+            if spb.DATA not in bufs:
+                raise LayoutError(f"{node.type} field without a DATA buffer", field=field)
+            pieces = _cut(self._numeric_pieces(bufs[spb.DATA], dtype, field + "/data"),
+                          sizes, count, bufs[spb.DATA].buffer.range.start, field + "/data")
+        else:  # a stripe constant, or a column the stripe lacks (all null)
+            value = None if sfd is None else self._constant_raw(sfd.field, node, field)
+            if value is None:
+                for size in sizes:
+                    yield pa.nulls(size, typ)
                 return
+            pieces = (np.full(size, value, dtype) for size in sizes)
+        ns = units.get(node.schema_id) == "ns"
+        for values in pieces:
+            # a plain ndarray has no nulls (numpy.ma, slow to import, is left alone)
+            plain_values = type(values) is np.ndarray
+            mask = None if plain_values else np.ma.getmaskarray(values)
+            data = values if plain_values else np.ma.getdata(values)
+            if node.type == "DateTime":
+                present = data if mask is None else data[~mask]
+                if ns and present.size and (int(present.min()) < NS_TICKS[0]
+                                            or int(present.max()) > NS_TICKS[1]):
+                    raise LayoutError("a DateTime value outside the range statistics",
+                                      field=field)
+                if present.size and int(present.max()) >= 1 << 63:
+                    raise LayoutError(f"DateTime ticks {int(present.max())} past int64",
+                                      field=field)
+                rel = data.astype(np.int64) - np.int64(UNIX_EPOCH_TICKS)
+                data = rel * 100 if ns else rel // 10
+            yield _fixed_array(pa, data, typ, mask)
+
+    def _arrow_bool_batches(self, sfd: spb.StripeFieldDescriptor, count: int,
+                            sizes: list[int], field: str) -> Iterator[Any]:
+        """A Boolean column as Arrow arrays, from its DATA and PRESENCE bits."""
+        from .arrays import _bool_array
+        from .arrow import pyarrow
+
+        pa = pyarrow()
+        self._check_count(sfd, count, field)
+        bufs = self._buffers(sfd, field)
+        if spb.DATA not in bufs:
+            raise LayoutError("Boolean field without a DATA buffer", field=field)
+        cuts = [_cut(self._bit_pieces(bufs[kind], count, where), sizes, count,
+                     bufs[kind].buffer.range.start, where)
+                for kind, where in ((spb.DATA, field + "/data"),
+                                    (spb.PRESENCE, field + "/presence")) if kind in bufs]
+        for _ in sizes:
+            bits = next(cuts[0])
+            valid = next(cuts[1]) if len(cuts) > 1 else None
+            yield _bool_array(pa, bits, None if valid is None else ~valid)
+        for cut in cuts:
+            next(cut, None)
+
+    def _arrow_dictionary_batches(self, node: AmudaiField, bufs: dict[int, Any], count: int,
+                                  sizes: list[int], typ: Any, field: str) -> Iterator[Any]:
+        """A binary or text column with a value dictionary as Arrow arrays: the ids of each
+        piece checked and taken from the dictionary."""
+        raw: np.ndarray | list[Any]  # dictionary ids, or values for pyarrow
+        from .arrays import _as_type, _binary_array, _dictionary_take
+        from .arrow import pyarrow
+
+        pa = pyarrow()
+        entries, null_id = self.value_dictionary(bufs[spb.VALUE_DICTIONARY],
+                                                 field + "/dictionary")
+        fixed = typ.byte_width if pa.types.is_fixed_size_binary(typ) else 0
+        table = _as_type(_binary_array(entries, fixed), typ, _is_text(node), field)
+        for ids in _cut(self._numeric_pieces(bufs[spb.DATA], np.dtype("<u4"),
+                                             field + "/data"),
+                        sizes, count, bufs[spb.DATA].buffer.range.start,
+                        field + "/data"):
+            plain_ids = type(ids) is np.ndarray
+            raw = ids if plain_ids else np.ma.getdata(ids)
+            if raw.size and int(raw.max()) >= len(entries):
+                raise LayoutError(f"dictionary id {int(raw.max())} of {len(entries)} "
+                                  "entries", field=field + "/data")
+            null = np.zeros(len(raw), bool) if plain_ids else np.ma.getmaskarray(ids)
+            if null_id is not None:
+                null = null | (raw == null_id)
+            arr = _dictionary_take(entries, raw, null if null.any() else None, fixed,
+                                   table)
+            yield arr if arr.type == table.type else arr.view(table.type)
+
+    def _arrow_binary_batches(self, node: AmudaiField, bufs: dict[int, Any], count: int,
+                              sizes: list[int], typ: Any, field: str) -> Iterator[Any]:
+        """A binary or text column without a dictionary as Arrow arrays, built on the
+        decoded bytes and offsets."""
+        from .arrays import _as_type
+        from .arrow import pyarrow
+
+        pa = pyarrow()
+        for data, offs, ok in _cut_raw(self._raw_pieces(node, bufs, field), sizes,
+                                       count, bufs[spb.DATA].buffer.range.start,
+                                       field + "/data"):
+            nulls = None if ok is None else pa.py_buffer(np.packbits(
+                ok, bitorder="little"))
+            n = len(offs) - 1
+            fixed = typ.byte_width if pa.types.is_fixed_size_binary(typ) else 0
+            if fixed and not pa.types.is_decimal(typ):
+                arr = pa.Array.from_buffers(pa.binary(fixed), n,
+                                            [nulls, pa.py_buffer(data)])
+            else:
+                arr = pa.Array.from_buffers(pa.large_binary(), n,
+                                            [nulls, pa.py_buffer(offs),
+                                             pa.py_buffer(data)])
+            yield _as_type(arr, typ, _is_text(node), field)
+
+    def _arrow_value_batches(self, k: int, node: AmudaiField, count: int, sizes: list[int],
+                             units: dict[int, str], typ: Any) -> Iterator[Any]:
+        """Any other column (nested, decimal, time span, ...) as Arrow arrays built from its
+        Python values."""
+        values: np.ndarray | list[Any]  # arrays (fixed-width path) or Python values
+        raw: np.ndarray | list[Any]  # dictionary ids, or values for pyarrow
+        from .arrow import pyarrow
+
+        pa = pyarrow()
         for values in self._column_batches(k, node, count, sizes):
             if isinstance(values, np.ndarray):
                 mask = np.ma.getmaskarray(values) if isinstance(values, np.ma.MaskedArray) \

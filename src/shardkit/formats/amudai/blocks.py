@@ -445,14 +445,28 @@ def _decode_num_py(sec: _Section, start: int, end: int, n: int, dtype: np.dtype,
         raise _unsupported(code, sec.base + start, sec.field,
                            " in a numeric values section" if code == FSST else "")
     if code in (ALP, ALPRD):
-        if dtype.kind != "f" or width not in (4, 8):
-            # numeric/mod.rs registers ALP/ALPRD for f32 and f64 only ("Unsupported encoding")
-            raise _unsupported(code, sec.base + start, sec.field, f" for {dtype} values")
-        if code == ALP:
-            return _decode_alp(sec, start, end, n, dtype, depth)
-        return _decode_alprd(sec, start, end, n, dtype, depth)
+        return _decode_float(sec, code, start, end, n, dtype, depth)
     if code in (RUN_LENGTH, SPARSE, BLOCK_DICTIONARY):
         return _decode_composite(sec, code, start, end, n, dtype, depth)
+    return _decode_int(sec, code, name, start, end, n, dtype, depth)
+
+
+def _decode_float(sec: _Section, code: int, start: int, end: int, n: int, dtype: np.dtype,
+                  depth: int) -> np.ndarray:
+    """ALP and ALPRD: f32 and f64 values only."""
+    if dtype.kind != "f" or dtype.itemsize not in (4, 8):
+        # numeric/mod.rs registers ALP/ALPRD for f32 and f64 only ("Unsupported encoding")
+        raise _unsupported(code, sec.base + start, sec.field, f" for {dtype} values")
+    if code == ALP:
+        return _decode_alp(sec, start, end, n, dtype, depth)
+    return _decode_alprd(sec, start, end, n, dtype, depth)
+
+
+def _decode_int(sec: _Section, code: int, name: str, start: int, end: int, n: int,
+                dtype: np.dtype, depth: int) -> np.ndarray:
+    """The integer-only encodings: FLBitPack, FOR, FFOR, Delta, ZigZag and the Truncates."""
+    width = dtype.itemsize
+    body = start + 2
     _int_only(sec, code, dtype, start)
     udt = _unsigned(dtype)
     if code == FL_BIT_PACK:
@@ -480,25 +494,34 @@ def _decode_num_py(sec: _Section, start: int, end: int, n: int, dtype: np.dtype,
         out[1:] = diffs.view(udt)
         return np.cumsum(out, dtype=udt).view(dtype)  # wrapping prefix sum
     if code in (ZIGZAG, TRUNCATE_U8, TRUNCATE_U16, TRUNCATE_U32, TRUNCATE_U64):
-        (cascading,) = sec.unpack("<B", body, end, f"{name} metadata")
-        data = body + _meta_size(1)
-        sec.need(body, _meta_size(1), end, f"{name} metadata")
-        inner = udt if code == ZIGZAG else np.dtype(f"<u{_TRUNCATE_WIDTH[code]}")
-        if inner.itemsize > width:
-            raise sec.layout(f"{name} cannot hold {dtype} values", start)
-        if cascading:
-            got = _decode_num(sec, data, end, n, inner, depth + 1).astype(inner, copy=False)
-        else:
-            got = sec.array(data, end, n, inner, f"{name} values")
-        if code == ZIGZAG:
-            out = got >> inner.type(1)
-            odd = (got & inner.type(1)).astype(bool)
-            out[odd] = ~out[odd]
-            return cast("np.ndarray", out.view(dtype))
-        if dtype.kind == "i":  # sign-extend
-            return got.view(f"<i{inner.itemsize}").astype(dtype)
-        return got.astype(dtype)
+        return _decode_zigzag_truncate(sec, code, name, start, end, n, dtype, depth)
     raise _unsupported(code, sec.base + start, sec.field)  # pragma: no cover
+
+
+def _decode_zigzag_truncate(sec: _Section, code: int, name: str, start: int, end: int, n: int,
+                            dtype: np.dtype, depth: int) -> np.ndarray:
+    """ZigZag and TruncateU8/16/32/64: a narrower (or zigzagged) unsigned inner array."""
+    width = dtype.itemsize
+    body = start + 2
+    udt = _unsigned(dtype)
+    (cascading,) = sec.unpack("<B", body, end, f"{name} metadata")
+    data = body + _meta_size(1)
+    sec.need(body, _meta_size(1), end, f"{name} metadata")
+    inner = udt if code == ZIGZAG else np.dtype(f"<u{_TRUNCATE_WIDTH[code]}")
+    if inner.itemsize > width:
+        raise sec.layout(f"{name} cannot hold {dtype} values", start)
+    if cascading:
+        got = _decode_num(sec, data, end, n, inner, depth + 1).astype(inner, copy=False)
+    else:
+        got = sec.array(data, end, n, inner, f"{name} values")
+    if code == ZIGZAG:
+        out = got >> inner.type(1)
+        odd = (got & inner.type(1)).astype(bool)
+        out[odd] = ~out[odd]
+        return cast("np.ndarray", out.view(dtype))
+    if dtype.kind == "i":  # sign-extend
+        return got.view(f"<i{inner.itemsize}").astype(dtype)
+    return got.astype(dtype)
 
 
 # --- ALP and ALP-RD (floats) -----------------------------------------------------------------

@@ -582,25 +582,7 @@ class AmudaiColumns:
             rows: list[Any] = [{name: col[i] for name, col in kids.items()} for i in range(count)]
             return _apply(rows, valid)
         if t in ("List", "Map"):
-            if spb.OFFSETS not in bufs:
-                raise LayoutError(f"{t} field without an OFFSETS buffer", field=field)
-            offs, _ = self._numeric_stream(bufs[spb.OFFSETS], np.dtype("<u8"),
-                                           field + "/offsets")
-            self._check_offsets(offs, count, bufs[spb.OFFSETS], field)
-            total = int(offs[-1])
-            bounds = offs.tolist()
-            kids = [self._column_in_stripe(k, c, total, unbacked, raw) for c in node.children]
-            if t == "List":
-                if len(kids) != 1:
-                    raise LayoutError(f"List field with {len(kids)} children (expected 1)",
-                                      field=field)
-                rows = [kids[0][a:b] for a, b in itertools.pairwise(bounds)]
-            else:
-                if len(kids) != 2:
-                    raise LayoutError(f"Map field with {len(kids)} children (expected 2)",
-                                      field=field)
-                rows = [_map_value(kids[0][a:b], kids[1][a:b])
-                        for a, b in itertools.pairwise(bounds)]
+            rows = self._list_map_rows(k, node, count, bufs, field, unbacked, raw)
             return _apply(rows, valid)
         if t == "FixedSizeList":
             size = node.fixed_size
@@ -625,6 +607,33 @@ class AmudaiColumns:
         if t in _BYTES_TYPES:
             return self._bytes_column(bufs, node, count, field)
         raise UnsupportedVersionError(f"reading {t} columns is not supported", field=field)
+
+    def _list_map_rows(self, k: int, node: AmudaiField, count: int, bufs: dict[int, Any],
+                       field: str, unbacked: _Unbacked, raw: bool) -> list[Any]:
+        """The ``count`` lists (or maps, as dicts) of a List (Map) field of stripe ``k``: its
+        offsets checked, its children read and cut at them."""
+        t = node.type
+        if spb.OFFSETS not in bufs:
+            raise LayoutError(f"{t} field without an OFFSETS buffer", field=field)
+        offs, _ = self._numeric_stream(bufs[spb.OFFSETS], np.dtype("<u8"),
+                                       field + "/offsets")
+        self._check_offsets(offs, count, bufs[spb.OFFSETS], field)
+        total = int(offs[-1])
+        bounds = offs.tolist()
+        kids: list[Any] = [self._column_in_stripe(k, c, total, unbacked, raw)
+                           for c in node.children]
+        if t == "List":
+            if len(kids) != 1:
+                raise LayoutError(f"List field with {len(kids)} children (expected 1)",
+                                  field=field)
+            rows: list[Any] = [kids[0][a:b] for a, b in itertools.pairwise(bounds)]
+        else:
+            if len(kids) != 2:
+                raise LayoutError(f"Map field with {len(kids)} children (expected 2)",
+                                  field=field)
+            rows = [_map_value(kids[0][a:b], kids[1][a:b])
+                    for a, b in itertools.pairwise(bounds)]
+        return rows
 
     def _check_offsets(self, offs: np.ndarray, count: int, buf: spb.EncodedBuffer,
                        field: str) -> None:

@@ -718,35 +718,7 @@ class AmudaiShard(AmudaiArrays, AmudaiColumns, AmudaiRows, AmudaiStream, AmudaiB
                                    "FieldDescriptor record"))
         artifacts = [a for i in self.indexes for a in i.artifacts]
         for s in self.stripes:
-            artifacts += [a for i in s.indexes for a in i.artifacts]
-            for name, ref in (("field_list", s.field_list), ("properties", s.properties_ref),
-                              ("indexes", s.indexes_ref)):
-                if not ref.empty and not ref.url:
-                    out.append(Section(f"/stripes/{s.index}/{name}", ref.start, ref.end,
-                                       "record"))
-            for node in self.iter_fields():
-                ref = self._stripe_field_list(s.index)[node.schema_id] \
-                    if node.schema_id < len(self._stripe_field_list(s.index)) else None
-                if ref is None or ref.empty:
-                    continue
-                base = f"/stripes/{s.index}/fields/{node.path}"
-                if not ref.url:
-                    out.append(Section(base + "/descriptor", ref.start, ref.end,
-                                       "StripeFieldDescriptor record"))
-                sfd = self.stripe_field(s.index, node.schema_id)
-                assert sfd is not None  # its field list entry is not empty
-                if sfd.field.HasField("indexes"):
-                    artifacts += [a for i in self._index_list(
-                        sfd.field.indexes, f"/stripes/{s.index}/field_list/{node.schema_id}",
-                        HOPS_STRIPE_FIELD) for a in i.artifacts]
-                for buf in self._buffers_safe(sfd):
-                    b = DataRefInfo.of(buf.buffer)
-                    if b.url or b.empty:
-                        continue
-                    kind = BUFFER_KINDS.get(buf.kind, str(buf.kind))
-                    out.append(Section(f"{base}/{kind.lower()}", b.start, b.end,
-                                       f"{kind} buffer, {buf.block_count} blocks"
-                                       if buf.HasField("block_count") else f"{kind} buffer"))
+            artifacts += self._stripe_sections(s, out)
         for node in self.iter_fields():
             d = self.field_descriptor(node.schema_id)
             if d is not None and d.HasField("indexes"):
@@ -758,4 +730,40 @@ class AmudaiShard(AmudaiArrays, AmudaiColumns, AmudaiRows, AmudaiStream, AmudaiB
                 out.append(Section(art.path, ref.start, ref.end, f"index artifact {art.name!r}"))
         out.sort(key=lambda s: (s.start, s.end))
         return out
+
+    def _stripe_sections(self, s: AmudaiStripe, out: list[Section]
+                         ) -> list[AmudaiIndexArtifact]:
+        """Stripe ``s``'s records, field descriptors and buffers (added to ``out``); the
+        artifacts of its indexes and of its fields' indexes returned."""
+        ref: DataRefInfo | None
+        artifacts = [a for i in s.indexes for a in i.artifacts]
+        for name, ref in (("field_list", s.field_list), ("properties", s.properties_ref),
+                          ("indexes", s.indexes_ref)):
+            if not ref.empty and not ref.url:
+                out.append(Section(f"/stripes/{s.index}/{name}", ref.start, ref.end,
+                                   "record"))
+        for node in self.iter_fields():
+            ref = self._stripe_field_list(s.index)[node.schema_id] \
+                if node.schema_id < len(self._stripe_field_list(s.index)) else None
+            if ref is None or ref.empty:
+                continue
+            base = f"/stripes/{s.index}/fields/{node.path}"
+            if not ref.url:
+                out.append(Section(base + "/descriptor", ref.start, ref.end,
+                                   "StripeFieldDescriptor record"))
+            sfd = self.stripe_field(s.index, node.schema_id)
+            assert sfd is not None  # its field list entry is not empty
+            if sfd.field.HasField("indexes"):
+                artifacts += [a for i in self._index_list(
+                    sfd.field.indexes, f"/stripes/{s.index}/field_list/{node.schema_id}",
+                    HOPS_STRIPE_FIELD) for a in i.artifacts]
+            for buf in self._buffers_safe(sfd):
+                b = DataRefInfo.of(buf.buffer)
+                if b.url or b.empty:
+                    continue
+                kind = BUFFER_KINDS.get(buf.kind, str(buf.kind))
+                out.append(Section(f"{base}/{kind.lower()}", b.start, b.end,
+                                   f"{kind} buffer, {buf.block_count} blocks"
+                                   if buf.HasField("block_count") else f"{kind} buffer"))
+        return artifacts
 

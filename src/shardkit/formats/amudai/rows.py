@@ -180,35 +180,42 @@ class AmudaiRows:
                 items = [ticks_to_datetime(x, field=field) for x in items]
             return _apply(items, valid)
         if t in _BYTES_TYPES:
-            fixed = node.fixed_size if t in ("FixedSizeBinary", "Guid") else 0
-            if t == "Guid":
-                fixed = fixed or 16
-            if spb.VALUE_DICTIONARY in bufs:
-                entries, null_id = self.value_dictionary(bufs[spb.VALUE_DICTIONARY],
-                                                         field + "/dictionary")
-                ids, valid = self._window(
-                    bufs[spb.DATA], field + "/data", lo, hi,
-                    lambda vals, n, base, where: decode_numeric_values(
-                        vals, n, np.dtype("<u4"), base=base, field=where).tolist())
-                if any(i >= len(entries) for i in ids):
-                    raise LayoutError(f"dictionary id {max(ids)} of {len(entries)} entries",
-                                      field=field + "/data")
-                items = [None if i == null_id else entries[i] for i in ids]
-            else:
-                items, valid = self._window(
-                    bufs[spb.DATA], field + "/data", lo, hi,
-                    lambda vals, n, base, where: decode_binary_values(
-                        vals, n, fixed, base=base, field=where))
-            if _is_text(node):
-                try:
-                    items = [None if v is None else bytes(v).decode("utf-8") for v in items]
-                except UnicodeDecodeError as exc:
-                    raise LayoutError(f"String value is not UTF-8: {exc}",
-                                      field=field) from exc
-            elif node.extended_type == "KustoDecimal":
-                items = [None if v is None else _kusto_decimal(bytes(v), field) for v in items]
-            return _apply(items, valid)
+            return self._bytes_in_stripe(node, bufs, field, lo, hi)
         return self._column_in_stripe(k, node, count, unbacked)[lo:hi]
+
+    def _bytes_in_stripe(self, node: AmudaiField, bufs: dict[int, Any], field: str,
+                         lo: int, hi: int) -> list[Any]:
+        """Values ``[lo, hi)`` of a binary, string, Guid or decimal field (its DATA buffer
+        there): plain or through its value dictionary, text decoded as UTF-8."""
+        t = node.type
+        fixed = node.fixed_size if t in ("FixedSizeBinary", "Guid") else 0
+        if t == "Guid":
+            fixed = fixed or 16
+        if spb.VALUE_DICTIONARY in bufs:
+            entries, null_id = self.value_dictionary(bufs[spb.VALUE_DICTIONARY],
+                                                     field + "/dictionary")
+            ids, valid = self._window(
+                bufs[spb.DATA], field + "/data", lo, hi,
+                lambda vals, n, base, where: decode_numeric_values(
+                    vals, n, np.dtype("<u4"), base=base, field=where).tolist())
+            if any(i >= len(entries) for i in ids):
+                raise LayoutError(f"dictionary id {max(ids)} of {len(entries)} entries",
+                                  field=field + "/data")
+            items = [None if i == null_id else entries[i] for i in ids]
+        else:
+            items, valid = self._window(
+                bufs[spb.DATA], field + "/data", lo, hi,
+                lambda vals, n, base, where: decode_binary_values(
+                    vals, n, fixed, base=base, field=where))
+        if _is_text(node):
+            try:
+                items = [None if v is None else bytes(v).decode("utf-8") for v in items]
+            except UnicodeDecodeError as exc:
+                raise LayoutError(f"String value is not UTF-8: {exc}",
+                                  field=field) from exc
+        elif node.extended_type == "KustoDecimal":
+            items = [None if v is None else _kusto_decimal(bytes(v), field) for v in items]
+        return _apply(items, valid)
 
     def _lists_in_stripe(self, k: int, node: AmudaiField,
                          bufs: dict[int, Any], count: int, lo: int, hi: int,
@@ -262,6 +269,35 @@ class AmudaiRows:
         at once: the block maps in one batch, then the chosen blocks in another (each batch
         one request per run of neighbouring blocks), so a row costs two round trips, not two
         per column. Anything unexpected is left for the reads themselves to report."""
+        streams = self._prefetch_streams(k, nodes)
+        if not streams:
+            return
+        by_source: dict[int, tuple[Any, list[tuple[int, int]]]] = {}
+        for src, _, _, mref, _ in streams:
+            by_source.setdefault(id(src), (src, []))[1].append((mref.start, mref.end))
+        maps = {id(src): dict(zip(ranges, read_ranges(src, ranges), strict=True))
+                for src, ranges in by_source.values()}
+        wanted: dict[int, tuple[Any, list[tuple[int, int]]]] = {}
+        for src, buf, ref, mref, path in streams:
+            try:
+                _, _, table = self._block_map(buf, path, maps[id(src)][(mref.start, mref.end)])
+            except ShardkitError:
+                continue
+            pos = 0
+            for logical, ofs, size in table:
+                if pos < hi and pos + logical > lo and ofs + size <= mref.start - ref.start:
+                    wanted.setdefault(id(src), (src, []))[1].append(
+                        (ref.start + ofs, ref.start + ofs + size))
+                pos += logical
+        for src, ranges in wanted.values():
+            read_ranges(src, ranges)
+
+    def _prefetch_streams(self, k: int, nodes: list[AmudaiField]
+                          ) -> list[tuple[Any, spb.EncodedBuffer, DataRefInfo, DataRefInfo,
+                                          str]] | None:
+        """The DATA buffers of ``nodes`` (and their Struct children) in stripe ``k`` that
+        :meth:`_prefetch` would fetch: (source, buffer, data ref, block map ref, path); None
+        when a source is local or uncached (nothing to gain)."""
         streams: list[tuple[Any, spb.EncodedBuffer, DataRefInfo, DataRefInfo, str]] = []
         todo = list(nodes)
         while todo:
@@ -286,29 +322,9 @@ class AmudaiRows:
             except ShardkitError:
                 continue
             if not getattr(src, "block_size", 0):
-                return  # local or uncached sources gain nothing from this
+                return None  # local or uncached sources gain nothing from this
             streams.append((src, buf, ref, mref, node.path))
-        if not streams:
-            return
-        by_source: dict[int, tuple[Any, list[tuple[int, int]]]] = {}
-        for src, _, _, mref, _ in streams:
-            by_source.setdefault(id(src), (src, []))[1].append((mref.start, mref.end))
-        maps = {id(src): dict(zip(ranges, read_ranges(src, ranges), strict=True))
-                for src, ranges in by_source.values()}
-        wanted: dict[int, tuple[Any, list[tuple[int, int]]]] = {}
-        for src, buf, ref, mref, path in streams:
-            try:
-                _, _, table = self._block_map(buf, path, maps[id(src)][(mref.start, mref.end)])
-            except ShardkitError:
-                continue
-            pos = 0
-            for logical, ofs, size in table:
-                if pos < hi and pos + logical > lo and ofs + size <= mref.start - ref.start:
-                    wanted.setdefault(id(src), (src, []))[1].append(
-                        (ref.start + ofs, ref.start + ofs + size))
-                pos += logical
-        for src, ranges in wanted.values():
-            read_ranges(src, ranges)
+        return streams
 
     def _window(self, buf: spb.EncodedBuffer, field: str,
                 lo: int, hi: int, decode: Any) -> tuple[list[Any], np.ndarray | None]:

@@ -54,6 +54,9 @@ else:
     np = lazy_module("numpy")
 
 
+_Attempt = Callable[[str, Callable[..., Any]], Any]  # verify's "run this check, note its error"
+
+
 def _unreadable(exc: ShardkitError) -> bool:
     """A file could not be read (a :class:`~shardkit.remote.RemoteError`: network, server):
     the shard is unreadable, not unsound, so verify lets the error through instead of calling
@@ -144,28 +147,7 @@ class AmudaiVerify:
         total = len(stripes) * (len(self.schema) + 1)
         done = 0
         for k, stripe in enumerate(stripes):
-            attempt("stripe_properties", lambda k=k: self.stripe_properties(k))
-            indexes += attempt("indexes", lambda k=k: self.stripe_indexes(k)) or ()
-            refs = attempt("field_list", lambda k=k: self._stripe_field_list(k)) or []
-            for sid, ref in enumerate(refs):
-                if sid >= len(nodes) and not ref.empty:
-                    problems.append(Problem("field_list", f"stripe {k} field list entry {sid} "
-                                            "is past the schema's ids", ref.start,
-                                            f"/stripes/{k}/field_list/{sid}"))
-            for node in nodes:
-                sfd = attempt("descriptor", lambda k=k, n=node: self.stripe_field(k,
-                                                                                  n.schema_id))
-                if sfd is not None:
-                    shard_counts[node.schema_id] = shard_counts.get(node.schema_id, 0) + \
-                        sfd.field.position_count
-                    if sfd.field.HasField("indexes"):
-                        indexes += attempt("indexes", lambda k=k, n=node, f=sfd.field:
-                                           self._index_list(
-                                               f.indexes,
-                                               f"/stripes/{k}/field_list/{n.schema_id}",
-                                               HOPS_STRIPE_FIELD)) or ()
-                    for buf in self._buffers_safe(sfd):
-                        self._verify_buffer(buf, k, node, problems)
+            indexes += self._verify_stripe_fields(attempt, k, nodes, shard_counts, problems)
             done += 1
             for top in self.schema:
                 attempt("values", lambda k=k, t=top, c=stripe.record_count:
@@ -173,6 +155,48 @@ class AmudaiVerify:
                 done += 1
                 if progress:
                     progress(done, total)
+        indexes += self._verify_shard_fields(attempt, nodes, shard_counts, problems)
+        self._verify_indexes(indexes, problems)
+        if progress:
+            progress(total, total)
+        return problems
+
+    def _verify_stripe_fields(self, attempt: _Attempt, k: int, nodes: list[AmudaiField],
+                              shard_counts: dict[int, int], problems: list[Problem]
+                              ) -> list[AmudaiIndex]:
+        """Stripe ``k``'s properties, indexes, field list, field descriptors (their position
+        counts added to ``shard_counts``), field indexes and buffers; its indexes returned."""
+        indexes: list[AmudaiIndex] = []
+        attempt("stripe_properties", lambda k=k: self.stripe_properties(k))
+        indexes += attempt("indexes", lambda k=k: self.stripe_indexes(k)) or ()
+        refs = attempt("field_list", lambda k=k: self._stripe_field_list(k)) or []
+        for sid, ref in enumerate(refs):
+            if sid >= len(nodes) and not ref.empty:
+                problems.append(Problem("field_list", f"stripe {k} field list entry {sid} "
+                                        "is past the schema's ids", ref.start,
+                                        f"/stripes/{k}/field_list/{sid}"))
+        for node in nodes:
+            sfd = attempt("descriptor", lambda k=k, n=node: self.stripe_field(k,
+                                                                              n.schema_id))
+            if sfd is not None:
+                shard_counts[node.schema_id] = shard_counts.get(node.schema_id, 0) + \
+                    sfd.field.position_count
+                if sfd.field.HasField("indexes"):
+                    indexes += attempt("indexes", lambda k=k, n=node, f=sfd.field:
+                                       self._index_list(
+                                           f.indexes,
+                                           f"/stripes/{k}/field_list/{n.schema_id}",
+                                           HOPS_STRIPE_FIELD)) or ()
+                for buf in self._buffers_safe(sfd):
+                    self._verify_buffer(buf, k, node, problems)
+        return indexes
+
+    def _verify_shard_fields(self, attempt: _Attempt, nodes: list[AmudaiField],
+                             shard_counts: dict[int, int], problems: list[Problem]
+                             ) -> list[AmudaiIndex]:
+        """The shard's field descriptors: position counts against the stripes' sums; their
+        indexes returned."""
+        indexes: list[AmudaiIndex] = []
         for node in nodes:
             d = attempt("descriptor", lambda n=node: self.field_descriptor(n.schema_id))
             want = shard_counts.get(node.schema_id, 0)
@@ -183,10 +207,7 @@ class AmudaiVerify:
             if d is not None and d.HasField("indexes"):
                 indexes += attempt("indexes", lambda n=node, f=d: self._index_list(
                     f.indexes, f"/field_list/{n.schema_id}", HOPS_STRIPE)) or ()
-        self._verify_indexes(indexes, problems)
-        if progress:
-            progress(total, total)
-        return problems
+        return indexes
 
     def _verify_lookups(self, problems: list[Problem]) -> None:
         """The schema's HashLookups (name -> child index) agree with the names (section 3)."""
@@ -387,6 +408,11 @@ class _StreamCheck:
                                   field=field)
             self.column(k, node.children[0], count * node.fixed_size)
             return
+        self.leaf(bufs, node, count, field)
+
+    def leaf(self, bufs: dict[int, Any], node: AmudaiField, count: int, field: str) -> None:
+        """A column of values (not Struct, List, Map or FixedSizeList): its DATA buffer."""
+        t = node.type
         if spb.DATA not in bufs:
             raise LayoutError(f"{t} field without a DATA buffer", field=field)
         if t == "Boolean":
