@@ -199,18 +199,18 @@ def test_sharded_by_id_indices_are_decoded_once(tmp_path, monkeypatch):
 
 
 def test_values_read_in_runs_give_the_same_results(tmp_path, monkeypatch):
-    from shardkit.formats.neuroglancer import annotations as annotations_module
+    from shardkit.formats.neuroglancer import annotation_index
 
     anns = make_annotations("line", 300, seed=5)
     write(tmp_path / "l", anns, "line", sharded=True, limit=30)
     root = _damaged(tmp_path / "d", "point", True)
     whole = (sorted(a.id for a in shardkit.open(tmp_path / "l")), _verify(root))
     reads = []
-    real_runs = annotations_module._runs
-    monkeypatch.setattr(annotations_module, "_RUN_BYTES", 64)
-    monkeypatch.setattr(annotations_module, "_runs",
+    real_runs = annotation_index._runs
+    monkeypatch.setattr(annotation_index, "_RUN_BYTES", 64)
+    monkeypatch.setattr(annotation_index, "_runs",
                         lambda s, e: reads.append(1) or real_runs(s, e))
-    monkeypatch.setattr(annotation_verify, "_runs", annotations_module._runs)
+    monkeypatch.setattr(annotation_verify, "_runs", annotation_index._runs)
     runs = (sorted(a.id for a in shardkit.open(tmp_path / "l")), _verify(root))
     assert runs == whole and whole[0] == sorted(a["id"] for a in anns)
     assert len(real_runs(np.arange(0, 6400, 64, dtype=np.uint64),

@@ -1,14 +1,14 @@
 """Writing Neuroglancer precomputed annotation layers (``neuroglancer_annotations_v1``).
 
-:func:`write_annotations` streams any iterable of annotations: each is encoded once and
-appended to a temporary spill file beside a fixed-size row (id, bounding box, where its bytes
-are), both read back memory-mapped. Then every pass that groups annotations by key (the check
-that ids are unique, by_id and relationship shards, each spatial level's cells) goes through
-``(key, row)`` pairs hash-partitioned into temporary files past ``bucket_bytes`` (64 MiB by
-default, parts sized for the arrays they are processed with), a part at a time, and a shard is
-written whole from one part: memory holds one part, the shard being written (they grow with
-the layer up to the shard size the sharding spec targets) and a few bits per annotation (which
-are still to place in the spatial index). It writes:
+:func:`write_annotations` streams any iterable of annotations: each is encoded once (by
+:mod:`.ng_annotation_encode`) and appended to a temporary spill file beside a fixed-size row
+(id, bounding box, where its bytes are), both read back memory-mapped. Then every pass that
+groups annotations by key (the check that ids are unique, by_id and relationship shards, each
+spatial level's cells) goes through ``(key, row)`` pairs hash-partitioned into temporary files
+past ``bucket_bytes`` (64 MiB by default, parts sized for the arrays they are processed with), a
+part at a time, and a shard is written whole from one part: memory holds one part, the shard
+being written (they grow with the layer up to the shard size the sharding spec targets) and a
+few bits per annotation (which are still to place in the spatial index). It writes:
 
 - ``by_id``: id -> record and relationships;
 - one index per relationship: segment id -> the related annotations;
@@ -33,12 +33,10 @@ from __future__ import annotations
 import contextlib
 import itertools
 import json
-import math
 import os
 import struct
 import tempfile
-from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, cast
 
 import numpy as np
@@ -52,6 +50,7 @@ from ..formats.neuroglancer.annotation_layout import (
 )
 from ..formats.neuroglancer.annotation_spill import DEFAULT_BUCKET_BYTES, Buckets, parts_for
 from ..formats.neuroglancer.store import check_relative
+from .ng_annotation_encode import _Encoder
 
 __all__ = ["write_annotations"]
 
@@ -61,11 +60,6 @@ _CHUNK = 1 << 18  # rows of the row table read at once by the passes over it
 _WORK = 6  # the arrays a part is sorted, hashed and sampled with, over its pairs' bytes
 DEFAULT_LIMIT = 10_000
 MAX_LEVELS = 20
-_GEOMETRY_FIELDS = {"point": ("point",), "line": ("point_a", "point_b"),
-                    "axis_aligned_bounding_box": ("point_a", "point_b"),
-                    "ellipsoid": ("center", "radii"), "polyline": ("points",)}
-_STRUCT = {"uint8": "B", "int8": "b", "uint16": "H", "int16": "h", "uint32": "I", "int32": "i",
-           "float32": "f", "rgb": "3B", "rgba": "4B"}
 
 
 def _splitmix(x: np.ndarray) -> np.ndarray:
@@ -81,282 +75,6 @@ def _uniform(ids: np.ndarray, salt: int) -> np.ndarray:
     with np.errstate(over="ignore"):
         mixed = _splitmix(ids ^ np.uint64((salt * 0x2545F4914F6CDD1D) & _MASK64))
     return (mixed >> np.uint64(11)).astype(np.float64) / float(1 << 53)
-
-
-class _Encoder:
-    """Records of one layout, from the writer's dicts."""
-
-    def __init__(self, layout: AnnotationLayout, properties: list[dict[str, Any]]) -> None:
-        self.layout = layout
-        self.rank = layout.rank
-        order = stored_order([p["type"] for p in properties])
-        fmt = "<"
-        pos = 0
-        self.props = []
-        for i in order:
-            spec = layout.properties[i]
-            if spec.offset > pos:
-                fmt += f"{spec.offset - pos}x"
-            fmt += _STRUCT[spec.type]
-            pos = spec.offset + spec.nbytes
-            labels = {v: k for k, v in (spec.enum or {}).items()}
-            self.props.append((spec.id, spec.type, labels, properties[i].get("default")))
-        if pos < layout.property_bytes:
-            fmt += f"{layout.property_bytes - pos}x"
-        self.prop_struct = struct.Struct(fmt)
-        self.names = {p.id for p in layout.properties}
-        kind = layout.type
-        self.vectors = 0 if kind == "polyline" else len(_GEOMETRY_FIELDS[kind])
-        self.geo_struct = struct.Struct(f"<{self.vectors * self.rank}f")
-        self.fields = _GEOMETRY_FIELDS[kind]
-
-    def _vec(self, value: Any, name: str, ident: int) -> list[float]:
-        try:
-            vec = [float(v) for v in value]
-        except (TypeError, ValueError) as exc:
-            raise ValueError(f"annotation {ident}: {name} must be {self.rank} numbers") from exc
-        if len(vec) != self.rank or not all(math.isfinite(v) for v in vec):
-            raise ValueError(f"annotation {ident}: {name} must be {self.rank} finite numbers, "
-                             f"got {value!r}"[:200])
-        return vec
-
-    def geometry(self, ann: Mapping[str, Any], ident: int) -> np.ndarray:
-        if self.layout.type == "polyline":
-            pts = ann.get("points")
-            if pts is None or len(pts) < 1:
-                raise ValueError(f"annotation {ident}: points must list at least one point")
-            return np.array([self._vec(p, "points[]", ident) for p in pts], dtype=np.float32)
-        out = []
-        for name in self.fields:
-            if name not in ann:
-                raise ValueError(f"annotation {ident}: {name} is missing")
-            out.append(self._vec(ann[name], name, ident))
-        return np.array(out, dtype=np.float32)
-
-    def prop_values(self, props: Mapping[str, Any], ident: int) -> list[Any]:
-        unknown = set(props) - self.names
-        if unknown:
-            raise ValueError(f"annotation {ident}: unknown property(ies) {sorted(unknown)}")
-        values: list[Any] = []
-        for pid, ptype, labels, default in self.props:
-            v = props.get(pid, default)
-            if v is None:
-                v = 0 if ptype not in ("rgb", "rgba") else [0] * len(ptype)
-            if ptype in ("rgb", "rgba"):
-                if isinstance(v, str):
-                    h = v.lstrip("#")
-                    if len(h) != 2 * len(ptype):
-                        raise ValueError(f"annotation {ident}: property {pid}: {v!r} is not "
-                                         f"#{'rr' * len(ptype)}"[:200])
-                    v = [int(h[i : i + 2], 16) for i in range(0, len(h), 2)]
-                v = [int(c) for c in v]
-                if len(v) != len(ptype):
-                    raise ValueError(f"annotation {ident}: property {pid} needs {len(ptype)} "
-                                     "components")
-                values += v
-            else:
-                if isinstance(v, str) and v in labels:
-                    v = labels[v]
-                if ptype == "float32":
-                    v = float(v)
-                else:
-                    v = int(v)
-                    info = np.iinfo(PROPERTY_TYPES[ptype][0])
-                    if not info.min <= v <= info.max:
-                        raise ValueError(f"annotation {ident}: property {pid} value {v} is "
-                                         f"outside {ptype}")
-                values.append(v)
-        return values
-
-    def batch(self, batch: Sequence[Mapping[str, Any]], first: int,
-              rel_meta: list[dict[str, Any]]) -> _Encoded:
-        return _batch_of(self, batch, first, rel_meta)
-
-    def _ids(self, batch: Sequence[Mapping[str, Any]], first: int) -> np.ndarray:
-        ids: list[Any] = [a.get("id") for a in batch]
-        if all(type(x) is int for x in ids):  # the usual case: one conversion checks range
-            try:
-                return np.array(ids, dtype=np.uint64)
-            except OverflowError:
-                pass
-        for i, ident in enumerate(ids):
-            if (type(ident) is not int and not isinstance(ident, np.integer)) \
-                    or isinstance(ident, bool) or not 0 <= int(ident) <= _MASK64:
-                raise ValueError(f"annotation #{first + i}: id must be a uint64, got "
-                                 f"{ident!r}"[:200])
-        return np.array([int(x) for x in ids], dtype=np.uint64)
-
-    def fast_batch(self, batch: Sequence[Mapping[str, Any]], first: int
-                   ) -> tuple[np.ndarray, bytes, np.ndarray, np.ndarray] | None:
-        """Records of plain numeric annotations at once, or ``None`` to go one by one."""
-        ids = self._ids(batch, first)
-        lay = self.layout
-        try:
-            geo = np.array([[a[f] for f in self.fields] for a in batch], dtype=np.float64)
-        except (KeyError, TypeError, ValueError):
-            return None
-        if geo.shape != (len(batch), self.vectors, self.rank) or not np.all(np.isfinite(geo)):
-            return None
-        recs = np.zeros(len(batch), lay.dtype)
-        recs["geometry"] = geo
-        empty: dict[str, Any] = {}
-        props = [a.get("properties") or empty for a in batch]
-        if any(not self.names.issuperset(p) for p in props):
-            return None
-        for pid, ptype, _labels, default in self.props:
-            values = [p.get(pid, default) for p in props]
-            try:  # numbers only: None, labels and colour strings go one by one
-                raw = np.array(values)
-                if raw.dtype.kind not in "iuf" or (ptype != "float32" and raw.dtype.kind == "f"):
-                    return None
-                arr = raw.astype(np.float64 if ptype == "float32" else np.int64)
-            except (TypeError, ValueError, OverflowError):
-                return None
-            if ptype in ("rgb", "rgba"):
-                if arr.shape != (len(batch), len(ptype)) or arr.min(initial=0) < 0 \
-                        or arr.max(initial=0) > 255:
-                    return None
-            elif arr.shape != (len(batch),):
-                return None
-            elif ptype != "float32":
-                info = np.iinfo(PROPERTY_TYPES[ptype][0])
-                if arr.min(initial=0) < info.min or arr.max(initial=0) > info.max:
-                    return None
-            recs[pid] = arr
-        offsets = np.arange(len(batch) + 1, dtype=np.int64) * lay.record_bytes
-        return ids, recs.tobytes(), offsets, geo.astype(np.float32)
-
-    def slow_batch(self, batch: Sequence[Mapping[str, Any]], first: int
-                   ) -> tuple[np.ndarray, bytes, np.ndarray, Any]:
-        """One by one: every value form, and the first bad one named."""
-        ids = self._ids(batch, first)
-        parts = []
-        offsets = np.zeros(len(batch) + 1, dtype=np.int64)
-        geos = []
-        for i, (ann, ident) in enumerate(zip(batch, ids.tolist(), strict=True)):
-            geometry = self.geometry(ann, ident)
-            rec = self.record(geometry, ann.get("properties") or {}, ident)
-            parts.append(rec)
-            offsets[i + 1] = offsets[i] + len(rec)
-            geos.append(geometry)
-        if self.layout.type != "polyline":
-            geos_arr: Any = (np.stack(geos) if geos
-                             else np.zeros((0, self.vectors, self.rank), np.float32))
-        else:
-            geos_arr = geos
-        return ids, b"".join(parts), offsets, geos_arr
-
-    def record(self, geometry: np.ndarray, props: Mapping[str, Any], ident: int) -> bytes:
-        try:
-            tail = self.prop_struct.pack(*self.prop_values(props, ident))
-        except struct.error as exc:
-            raise ValueError(f"annotation {ident}: {exc}") from exc
-        if self.layout.type == "polyline":
-            return struct.pack("<I", len(geometry)) + geometry.astype("<f4").tobytes() + tail
-        return geometry.astype("<f4").tobytes() + tail
-
-
-def _tails_fast(batch: Sequence[Mapping[str, Any]], ids: np.ndarray,
-                rel_meta: list[dict[str, Any]]
-                ) -> tuple[bytes, np.ndarray, list[np.ndarray]] | None:
-    """The relationship parts of a batch's by_id values at once, when every relationship value
-    is a list or tuple of ints (else ``None``: one by one)."""
-    import itertools
-
-    n = len(batch)
-    empty: dict[str, Any] = {}
-    rels = [a.get("relationships") or empty for a in batch]
-    names = [m["id"] for m in rel_meta]
-    known = set(names)
-    if any(r and not known.issuperset(r) for r in rels):
-        return None
-    lengths = np.full(n, 4 * len(names), dtype=np.int64)
-    columns = []
-    for name in names:
-        lists = [r.get(name) or () for r in rels]
-        if not all(type(x) in (list, tuple) for x in lists):
-            return None
-        counts = np.fromiter(map(len, lists), np.int64, n)
-        try:
-            flat = np.fromiter(itertools.chain.from_iterable(lists), np.uint64,
-                               int(counts.sum()))
-        except (TypeError, ValueError, OverflowError):
-            return None
-        columns.append((counts, flat))
-        lengths += 8 * counts
-    offsets = np.zeros(n + 1, dtype=np.int64)
-    np.cumsum(lengths, out=offsets[1:])
-    out = np.zeros(int(offsets[-1]), dtype=np.uint8)
-    pos = offsets[:-1].copy()
-    pairs = []
-    for counts, flat in columns:
-        out[pos[:, None] + np.arange(4)] = counts.astype("<u4").view(np.uint8).reshape(n, 4)
-        if len(flat):
-            row = np.repeat(np.arange(n), counts)
-            within = np.arange(len(flat)) - np.repeat(np.cumsum(counts) - counts, counts)
-            at = pos[row] + 4 + 8 * within
-            out[at[:, None] + np.arange(8)] = flat.astype("<u8").view(np.uint8).reshape(-1, 8)
-            pr = np.stack([flat, row.astype(np.uint64)], axis=1)
-            pairs.append(np.unique(pr, axis=0) if len(pr) else pr)
-        else:
-            pairs.append(np.zeros((0, 2), np.uint64))
-        pos += 4 + 8 * counts
-    return out.tobytes(), offsets, pairs
-
-
-def _tails_slow(batch: Sequence[Mapping[str, Any]], ids: np.ndarray,
-                rel_meta: list[dict[str, Any]]) -> tuple[bytes, np.ndarray, list[np.ndarray]]:
-    rel_ids = {m["id"] for m in rel_meta}
-    tail_parts: list[bytes] = []
-    tail_offsets = np.zeros(len(batch) + 1, dtype=np.int64)
-    pair_lists: list[list[tuple[int, int]]] = [[] for _ in rel_meta]
-    pos = 0
-    names = [m["id"] for m in rel_meta]
-    for row, ann in enumerate(batch):
-        rels = ann.get("relationships") or {}
-        if rels and not rel_ids.issuperset(rels):
-            raise ValueError(f"annotation {int(ids[row])}: unknown relationship(s) "
-                             f"{sorted(set(rels) - rel_ids)}")
-        for i, name in enumerate(names):
-            segs = rels.get(name) or ()
-            if isinstance(segs, (int, np.integer)):
-                segs = (segs,)
-            try:
-                part = struct.pack(f"<I{len(segs)}Q", len(segs), *segs)
-            except (struct.error, TypeError) as exc:
-                raise ValueError(f"annotation {int(ids[row])}: a {name} id is not a "
-                                 "uint64") from exc
-            tail_parts.append(part)
-            pos += len(part)
-            if segs:
-                pair_lists[i] += [(int(sg), row) for sg in dict.fromkeys(segs)]
-        tail_offsets[row + 1] = pos
-    pairs = [np.array(pl, dtype=np.uint64).reshape(-1, 2) for pl in pair_lists]
-    return b"".join(tail_parts), tail_offsets, pairs
-
-
-def _batch_of(encoder: _Encoder, batch: Sequence[Mapping[str, Any]], first: int,
-              rel_meta: list[dict[str, Any]]) -> _Encoded:
-    """Encode a batch: vectorised for fixed-size records whose values are plain numbers;
-    otherwise (labels, colour strings, polylines, or an error to name) one by one."""
-    fast = encoder.fast_batch(batch, first) if encoder.layout.type != "polyline" else None
-    if fast is None:
-        fast = encoder.slow_batch(batch, first)
-    ids, records, rec_offsets, geos = fast
-    got = _tails_fast(batch, ids, rel_meta)
-    if got is None:
-        got = _tails_slow(batch, ids, rel_meta)
-    tails, tail_offsets, pairs = got
-    if encoder.layout.type == "ellipsoid":
-        r = np.abs(geos[:, 1])
-        lo, hi = geos[:, 0] - r, geos[:, 0] + r
-    elif encoder.layout.type == "polyline":
-        lo = np.array([g.min(axis=0) for g in geos], dtype=np.float32).reshape(-1, encoder.rank)
-        hi = np.array([g.max(axis=0) for g in geos], dtype=np.float32).reshape(-1, encoder.rank)
-    else:
-        lo, hi = geos.min(axis=1), geos.max(axis=1)
-    return _Encoded(ids, records, rec_offsets, tails, tail_offsets,
-                    np.asarray(lo, np.float32), np.asarray(hi, np.float32), pairs)
 
 
 def _runs(values: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -429,18 +147,6 @@ def _write_shards(put: Any, key: str, keys: np.ndarray, values_for: Any,
             tables.append(table)
         put(f"{key}/{spec.shard_name(int(shards[group[0]]))}",
             b"".join([entries.tobytes(), *values, *tables]))
-
-
-@dataclass
-class _Encoded:
-    ids: np.ndarray
-    records: bytes
-    rec_offsets: np.ndarray  # len + 1, relative to the batch
-    tails: bytes
-    tail_offsets: np.ndarray
-    lo: np.ndarray
-    hi: np.ndarray
-    pairs: list[np.ndarray]  # per relationship: (segment, row in batch)
 
 
 def _relationship_meta(relationships: Sequence[Any]) -> list[dict[str, Any]]:
@@ -555,29 +261,106 @@ def write_annotations(path: str | os.PathLike[str], annotations: Iterable[Mappin
     from ..ng.chooser import choose_hashed_spec, choose_spatial_spec
     from .neuroglancer import _writer
 
+    kind = _checked_kind(annotation_type, limit)
+    dims = {str(k): list(v) for k, v in dict(dimensions).items()}
+    rank = len(dims)
+    rel_meta = _relationship_meta(relationships)
+    props = _stored_properties(properties)
+    base_info = _base_info(kind, dims, props, rel_meta)
+    layout = AnnotationLayout(base_info)
+    encoder = _Encoder(layout, props)
+    scales = _scales_of(dims)
+    want = _wanted(sharded)
+
+    dest = os.fspath(path)
+    spill_dir = _made_folder(dest)
+    put = _writer(dest, storage_options)
+    spill = _Spill(spill_dir, "records")
+    tails = _Spill(spill_dir, "relationships")
+    rows = tempfile.TemporaryFile()  # noqa: SIM115 - fixed-size rows, memory-mapped later
+    pairs = [tempfile.TemporaryFile() for _ in rel_meta]  # noqa: SIM115 - (segment, row)
+    row_dtype = _row_dtype(rank)
+    try:
+        staged = _Staged(encoder, rel_meta, spill, tails, rows, pairs, row_dtype, rank)
+        staged.add_all(annotations)
+        table = staged.finish()
+        ids = np.asarray(table["id"])
+        maps = [getattr(table, "_mmap", None), spill.mm, tails.mm]
+        put = _DroppingPut(put, maps)
+        _check_unique(ids, bucket_bytes, spill_dir, put.tick)
+        put.drop()
+        lower, upper = _layer_bounds(lower_bound, upper_bound, staged, rank)
+        values = _Values(table, ids, layout, spill, tails)
+        info: dict[str, Any] = {**base_info, "lower_bound": lower.tolist(),
+                                "upper_bound": upper.tolist()}
+        choose = _hashed_chooser(want, choose_hashed_spec)
+        info["by_id"] = _write_by_id(put, values, choose, row_dtype, bucket_bytes, spill_dir)
+        info["relationships"] = [
+            _write_relationship(put, m, f, values, choose, bucket_bytes, spill_dir)
+            for m, f in zip(rel_meta, pairs, strict=True)]
+        put.drop()
+        info["spatial"] = _write_spatial(put, table, kind, lower, upper, scales, limit,
+                                         max_levels, values.list_value, want,
+                                         choose_spatial_spec, layout, encoder, spill,
+                                         bucket_bytes, spill_dir)
+        put("info", json.dumps(info).encode())  # last: a layer without it is not complete
+        return info
+    finally:
+        spill.remove()
+        tails.remove()
+        rows.close()
+        for f in pairs:
+            f.close()
+
+
+def _checked_kind(annotation_type: str, limit: int) -> str:
+    """The annotation type, lower case; ``limit`` checked."""
     kind = str(annotation_type).lower()
     if kind not in ANNOTATION_TYPES:
         raise ValueError(f"annotation_type must be one of {', '.join(ANNOTATION_TYPES)}")
     if type(limit) is not int or limit < 1:
         raise ValueError(f"limit must be a positive integer, got {limit!r}")
-    dims = {str(k): list(v) for k, v in dict(dimensions).items()}
-    rank = len(dims)
-    rel_meta = _relationship_meta(relationships)
+    return kind
+
+
+def _made_folder(dest: str) -> str:
+    """Where the temporary files go: the output folder (made here), or for a URL the system's
+    temporary folder."""
+    folder = dest if "://" not in dest else None
+    if folder is not None:
+        os.makedirs(folder, exist_ok=True)
+    return folder or tempfile.gettempdir()
+
+
+def _stored_properties(properties: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """The property objects in their stored order (``info`` lists them so)."""
     props = [dict(p) for p in properties]
     order: list[int] | np.ndarray = stored_order([p.get("type", "") for p in props]) if all(
         p.get("type") in PROPERTY_TYPES for p in props) else list(range(len(props)))
-    props = [props[i] for i in order]  # info lists them in stored order
+    return [props[i] for i in order]  # info lists them in stored order
+
+
+def _base_info(kind: str, dims: dict[str, list[Any]], props: list[dict[str, Any]],
+               rel_meta: list[dict[str, Any]]) -> dict[str, Any]:
+    """The ``info`` but for its bounds and indexes."""
     info_props = [{k: v for k, v in p.items() if k != "default"} for p in props]
     base_info: dict[str, Any] = {
         "@type": "neuroglancer_annotations_v1", "dimensions": dims,
         "annotation_type": kind, "properties": info_props,
         "relationships": [{"id": m["id"], "key": m["key"]} for m in rel_meta],
     }
-    layout = AnnotationLayout(base_info)
-    encoder = _Encoder(layout, props)
+    return base_info
+
+
+def _scales_of(dims: dict[str, list[Any]]) -> np.ndarray:
     scales = np.array([float(v[0]) for v in dims.values()], dtype=np.float64)
     if not np.all(np.isfinite(scales) & (scales > 0)):
         raise ValueError("every dimension needs a positive scale: {name: [scale, unit]}")
+    return scales
+
+
+def _wanted(sharded: bool | Mapping[str, Any]) -> Callable[[str, str], ShardingSpec | bool]:
+    """``want(index name, group)``: the ``sharded`` argument's answer for one index."""
 
     def want(name: str, group: str) -> ShardingSpec | bool:
         if isinstance(sharded, Mapping):
@@ -588,201 +371,239 @@ def write_annotations(path: str | os.PathLike[str], annotations: Iterable[Mappin
             return value
         return ShardingSpec.coerce(value)
 
-    dest = os.fspath(path)
-    folder = dest if "://" not in dest else None
-    if folder is not None:
-        os.makedirs(folder, exist_ok=True)
-    put = _writer(dest, storage_options)
-    spill_dir = folder or tempfile.gettempdir()
-    spill = _Spill(spill_dir, "records")
-    tails = _Spill(spill_dir, "relationships")
-    rows = tempfile.TemporaryFile()  # noqa: SIM115 - fixed-size rows, memory-mapped later
-    pairs = [tempfile.TemporaryFile() for _ in rel_meta]  # noqa: SIM115 - (segment, row)
-    row_dtype = np.dtype([("id", "<u8"), ("start", "<u8"), ("rec_end", "<u8"),
-                          ("tail_start", "<u8"), ("tail_end", "<u8"),
-                          ("lo", "<f4", (rank,)), ("hi", "<f4", (rank,))])
-    try:
-        n = 0
-        seen_max = np.full(rank, -np.inf)
-        seen_min = np.full(rank, np.inf)
+    return want
+
+
+def _hashed_chooser(want: Callable[[str, str], ShardingSpec | bool], choose_hashed_spec: Any
+                    ) -> Callable[[str, str, int, int], ShardingSpec | None]:
+    """``choose(name, group, num_keys, total_bytes)``: the sharding of an id-keyed index
+    (``None``: unsharded)."""
+
+    def choose(name: str, group: str, num_keys: int, total_bytes: int
+               ) -> ShardingSpec | None:
+        choice = want(name, group)
+        if choice is False:
+            return None
+        if isinstance(choice, ShardingSpec):
+            return choice
+        # gzip adds some 20 bytes to each value: small values are stored raw
+        small = total_bytes < 1024 * max(1, num_keys)
+        return cast(ShardingSpec, choose_hashed_spec(
+            num_keys, total_bytes=total_bytes, data_encoding="raw" if small else "gzip").spec)
+
+    return choose
+
+
+def _row_dtype(rank: int) -> np.dtype[Any]:
+    """A row of the row table: the id, where its record and relationships are, its box."""
+    return np.dtype([("id", "<u8"), ("start", "<u8"), ("rec_end", "<u8"),
+                     ("tail_start", "<u8"), ("tail_end", "<u8"),
+                     ("lo", "<f4", (rank,)), ("hi", "<f4", (rank,))])
+
+
+class _Staged:
+    """The annotations encoded a batch at a time into the spill files, the row table and the
+    (segment, row) files of the relationships; their count and the box they fill."""
+
+    def __init__(self, encoder: _Encoder, rel_meta: list[dict[str, Any]], spill: _Spill,
+                 tails: _Spill, rows: Any, pairs: list[Any], row_dtype: np.dtype[Any],
+                 rank: int) -> None:
+        self.encoder, self.rel_meta = encoder, rel_meta
+        self.spill, self.tails, self.rows, self.pairs = spill, tails, rows, pairs
+        self.row_dtype = row_dtype
+        self.n = 0
+        self.seen_max = np.full(rank, -np.inf)
+        self.seen_min = np.full(rank, np.inf)
+
+    def add_all(self, annotations: Iterable[Mapping[str, Any]]) -> None:
         batch: list[Mapping[str, Any]] = []
-
-        def flush() -> None:
-            nonlocal n, seen_min, seen_max
-            enc = encoder.batch(batch, n, rel_meta)
-            rec_starts = spill.pos + enc.rec_offsets[:-1]
-            spill.add(enc.records)
-            tail_starts = tails.pos + enc.tail_offsets[:-1]
-            tails.add(enc.tails)
-            table_part = np.zeros(len(batch), row_dtype)
-            table_part["id"] = enc.ids
-            table_part["start"] = rec_starts
-            table_part["rec_end"] = spill.pos - enc.rec_offsets[-1] + enc.rec_offsets[1:]
-            table_part["tail_start"] = tail_starts
-            table_part["tail_end"] = tails.pos - enc.tail_offsets[-1] + enc.tail_offsets[1:]
-            table_part["lo"] = enc.lo
-            table_part["hi"] = enc.hi
-            rows.write(table_part.tobytes())
-            if len(batch):
-                seen_min = np.minimum(seen_min, enc.lo.min(axis=0))
-                seen_max = np.maximum(seen_max, enc.hi.max(axis=0))
-            for f, pb in zip(pairs, enc.pairs, strict=True):
-                pb[:, 1] += n
-                f.write(pb.astype("<u8").tobytes())
-            n += len(batch)
-            batch.clear()
-
         for ann in annotations:
             batch.append(ann)
             if len(batch) >= _BATCH:
-                flush()
-        flush()
-        spill.close_writing()
-        tails.close_writing()
-        rows.flush()
-        table = (np.memmap(rows, dtype=row_dtype, mode="r", shape=(n,)) if n
-                 else np.zeros(0, row_dtype))
-        ids = np.asarray(table["id"])
-        maps = [getattr(table, "_mmap", None), spill.mm, tails.mm]
-        put = _DroppingPut(put, maps)
-        _check_unique(ids, bucket_bytes, spill_dir, put.tick)
-        put.drop()
-        lower = np.asarray(lower_bound if lower_bound is not None else
-                           (seen_min if n else np.zeros(rank)), dtype=np.float64)
-        if upper_bound is not None:
-            upper = np.asarray(upper_bound, dtype=np.float64)
-        elif n:
-            upper = np.nextafter(seen_max.astype(np.float32), np.float32(np.inf)
-                                 ).astype(np.float64)
-            upper = np.maximum(upper, lower + 1e-6)
-        else:
-            upper = lower + 1
-        if lower.shape != (rank,) or upper.shape != (rank,) or np.any(upper <= lower):
-            raise ValueError(f"lower_bound and upper_bound must be {rank} numbers each, "
-                             "upper above lower")
+                self.flush(batch)
+        self.flush(batch)
 
-        starts_all = np.asarray(table["start"])
-        rec_ends_all = np.asarray(table["rec_end"])
-        tail_starts_all = np.asarray(table["tail_start"])
-        tail_ends_all = np.asarray(table["tail_end"])
+    def flush(self, batch: list[Mapping[str, Any]]) -> None:
+        spill, tails, n = self.spill, self.tails, self.n
+        enc = self.encoder.batch(batch, n, self.rel_meta)
+        rec_starts = spill.pos + enc.rec_offsets[:-1]
+        spill.add(enc.records)
+        tail_starts = tails.pos + enc.tail_offsets[:-1]
+        tails.add(enc.tails)
+        table_part = np.zeros(len(batch), self.row_dtype)
+        table_part["id"] = enc.ids
+        table_part["start"] = rec_starts
+        table_part["rec_end"] = spill.pos - enc.rec_offsets[-1] + enc.rec_offsets[1:]
+        table_part["tail_start"] = tail_starts
+        table_part["tail_end"] = tails.pos - enc.tail_offsets[-1] + enc.tail_offsets[1:]
+        table_part["lo"] = enc.lo
+        table_part["hi"] = enc.hi
+        self.rows.write(table_part.tobytes())
+        if len(batch):
+            self.seen_min = np.minimum(self.seen_min, enc.lo.min(axis=0))
+            self.seen_max = np.maximum(self.seen_max, enc.hi.max(axis=0))
+        for f, pb in zip(self.pairs, enc.pairs, strict=True):
+            pb[:, 1] += n
+            f.write(pb.astype("<u8").tobytes())
+        self.n += len(batch)
+        batch.clear()
+
+    def finish(self) -> np.ndarray:
+        """The row table, memory-mapped (the spill files too)."""
+        n, rows, row_dtype = self.n, self.rows, self.row_dtype
+        self.spill.close_writing()
+        self.tails.close_writing()
+        rows.flush()
+        table: np.ndarray = (np.memmap(rows, dtype=row_dtype, mode="r", shape=(n,)) if n
+                             else np.zeros(0, row_dtype))
+        return table
+
+
+def _layer_bounds(lower_bound: Sequence[float] | None, upper_bound: Sequence[float] | None,
+                  staged: _Staged, rank: int) -> tuple[np.ndarray, np.ndarray]:
+    """The bounds given, else the box of the annotations (its upper side nudged up, so that it
+    is exclusive)."""
+    n, seen_min, seen_max = staged.n, staged.seen_min, staged.seen_max
+    lower = np.asarray(lower_bound if lower_bound is not None else
+                       (seen_min if n else np.zeros(rank)), dtype=np.float64)
+    if upper_bound is not None:
+        upper = np.asarray(upper_bound, dtype=np.float64)
+    elif n:
+        upper = np.nextafter(seen_max.astype(np.float32), np.float32(np.inf)
+                             ).astype(np.float64)
+        upper = np.maximum(upper, lower + 1e-6)
+    else:
+        upper = lower + 1
+    if lower.shape != (rank,) or upper.shape != (rank,) or np.any(upper <= lower):
+        raise ValueError(f"lower_bound and upper_bound must be {rank} numbers each, "
+                         "upper above lower")
+    return lower, upper
+
+
+class _Values:
+    """The values of the indexes, read from the row table and the spill files."""
+
+    def __init__(self, table: np.ndarray, ids: np.ndarray, layout: AnnotationLayout,
+                 spill: _Spill, tails: _Spill) -> None:
+        n = len(table)
+        self.n, self.ids, self.spill, self.tails = n, ids, spill, tails
+        self.starts_all = np.asarray(table["start"])
+        self.rec_ends_all = np.asarray(table["rec_end"])
+        self.tail_starts_all = np.asarray(table["tail_start"])
+        self.tail_ends_all = np.asarray(table["tail_end"])
+        self.record_bytes = layout.record_bytes
         fixed = layout.type != "polyline"
         rec_bytes = layout.record_bytes
-        records_2d = (np.frombuffer(spill.mm, np.uint8).reshape(n, rec_bytes)
-                      if fixed and n else None)
+        self.records_2d = (np.frombuffer(spill.mm, np.uint8).reshape(n, rec_bytes)
+                           if fixed and n else None)
 
-        def values_of(rows_: np.ndarray) -> list[bytes] | tuple[bytes, np.ndarray]:
-            """by_id values (record, then relationships) of many rows: as one block and the
-            sizes when the records and relationship parts have one size each (no Python
-            object per value), else one by one."""
-            tl = tail_ends_all[rows_] - tail_starts_all[rows_]
-            if records_2d is not None and len(rows_) and bool(np.all(tl == tl[0])):
-                width = int(tl[0])
-                out = np.empty((len(rows_), rec_bytes + width), np.uint8)
-                out[:, :rec_bytes] = records_2d[rows_]
-                if width:
-                    tbuf = np.frombuffer(tails.mm, np.uint8)
-                    windows = np.lib.stride_tricks.as_strided(
-                        tbuf, (len(tbuf) - width + 1, width), (1, 1))
-                    out[:, rec_bytes:] = windows[tail_starts_all[rows_].astype(np.int64)]
-                return out.tobytes(), np.full(len(rows_), rec_bytes + width, np.uint64)
-            mm, tm = spill.mm, tails.mm
-            return [mm[s:e] + tm[ts:te] for s, e, ts, te in zip(
-                starts_all[rows_].tolist(), rec_ends_all[rows_].tolist(),
-                tail_starts_all[rows_].tolist(), tail_ends_all[rows_].tolist(), strict=True)]
+    def values_of(self, rows_: np.ndarray) -> list[bytes] | tuple[bytes, np.ndarray]:
+        """by_id values (record, then relationships) of many rows: as one block and the
+        sizes when the records and relationship parts have one size each (no Python
+        object per value), else one by one."""
+        records_2d, rec_bytes, tails = self.records_2d, self.record_bytes, self.tails
+        tail_starts_all, tail_ends_all = self.tail_starts_all, self.tail_ends_all
+        tl = tail_ends_all[rows_] - tail_starts_all[rows_]
+        if records_2d is not None and len(rows_) and bool(np.all(tl == tl[0])):
+            width = int(tl[0])
+            out = np.empty((len(rows_), rec_bytes + width), np.uint8)
+            out[:, :rec_bytes] = records_2d[rows_]
+            if width:
+                tbuf = np.frombuffer(tails.mm, np.uint8)
+                windows = np.lib.stride_tricks.as_strided(
+                    tbuf, (len(tbuf) - width + 1, width), (1, 1))
+                out[:, rec_bytes:] = windows[tail_starts_all[rows_].astype(np.int64)]
+            return out.tobytes(), np.full(len(rows_), rec_bytes + width, np.uint64)
+        mm, tm = self.spill.mm, tails.mm
+        return [mm[s:e] + tm[ts:te] for s, e, ts, te in zip(
+            self.starts_all[rows_].tolist(), self.rec_ends_all[rows_].tolist(),
+            tail_starts_all[rows_].tolist(), tail_ends_all[rows_].tolist(), strict=True)]
 
-        def list_value(rows_: np.ndarray) -> bytes:
-            if records_2d is not None:
-                recs = records_2d[rows_].tobytes()
-            else:
-                mm = spill.mm
-                recs = b"".join(mm[s:e] for s, e in zip(starts_all[rows_].tolist(),
-                                                       rec_ends_all[rows_].tolist(),
-                                                       strict=True))
-            return (cast(bytes, struct.pack("<Q", len(rows_)) + recs
-                    + np.asarray(ids[rows_], dtype="<u8").tobytes()))
+    def list_value(self, rows_: np.ndarray) -> bytes:
+        """A relationship's or a cell's value: the count, the records, the ids."""
+        if self.records_2d is not None:
+            recs = self.records_2d[rows_].tobytes()
+        else:
+            mm = self.spill.mm
+            recs = b"".join(mm[s:e] for s, e in zip(self.starts_all[rows_].tolist(),
+                                                   self.rec_ends_all[rows_].tolist(),
+                                                   strict=True))
+        return (cast(bytes, struct.pack("<Q", len(rows_)) + recs
+                + np.asarray(self.ids[rows_], dtype="<u8").tobytes()))
 
-        info: dict[str, Any] = {**base_info, "lower_bound": lower.tolist(),
-                                "upper_bound": upper.tolist()}
 
-        def choose(name: str, group: str, num_keys: int, total_bytes: int
-                   ) -> ShardingSpec | None:
-            choice = want(name, group)
-            if choice is False:
-                return None
-            if isinstance(choice, ShardingSpec):
-                return choice
-            # gzip adds some 20 bytes to each value: small values are stored raw
-            small = total_bytes < 1024 * max(1, num_keys)
-            return choose_hashed_spec(num_keys, total_bytes=total_bytes,
-                                      data_encoding="raw" if small else "gzip").spec
+_PAIR_DTYPE = [("key", "<u8"), ("row", "<u8")]
 
-        # by_id: (id, row) partitioned by shard (a shard is written whole from one part)
-        total = int(spill.pos + tails.pos)
-        spec = choose("by_id", "by_id", n, total)
-        info["by_id"] = {"key": "by_id"}
-        pair_dtype = [("key", "<u8"), ("row", "<u8")]
-        with Buckets(pair_dtype, "key", parts_for(_WORK * 16 * n, bucket_bytes), bucket_bytes,
-                     spill_dir) as parts:
-            for start in range(0, n, _CHUNK):
-                put.tick(_CHUNK * row_dtype.itemsize)
-                part = np.zeros(min(n, start + _CHUNK) - start, pair_dtype)
-                part["key"] = ids[start : start + len(part)]
-                part["row"] = np.arange(start, start + len(part))
-                parts.add(part, None if spec is None else spec.locate_many(part["key"])[0])
-            for p in range(parts.parts):
-                got = parts.bucket(p)
-                _write_uint64_part(put, "by_id", got["key"], got["row"].astype(np.int64),
-                                   spec, lambda rows_: values_of(rows_))
-        if spec is not None:
-            info["by_id"]["sharding"] = spec.to_dict()
-        rel_info = []
-        for m, f in zip(rel_meta, pairs, strict=True):
-            f.flush()
-            npairs = f.tell() // 16
-            segs_all = np.memmap(f, dtype="<u8", mode="r", shape=(npairs, 2)) if npairs \
-                else np.zeros((0, 2), np.uint64)
-            num_segs = _count_distinct(segs_all[:, 0], bucket_bytes, spill_dir, put.tick)
-            spec = choose(m["id"], "relationships", num_segs,
-                          npairs * (layout.record_bytes + 8))
-            meta: dict[str, Any] = {"key": m["key"]}
-            with Buckets(pair_dtype, "key", parts_for(_WORK * 16 * npairs, bucket_bytes),
-                         bucket_bytes, spill_dir) as parts:
-                for start in range(0, npairs, _CHUNK):
-                    chunk = np.asarray(segs_all[start : start + _CHUNK])
-                    part = np.zeros(len(chunk), pair_dtype)
-                    part["key"], part["row"] = chunk[:, 0], chunk[:, 1]
-                    parts.add(part, None if spec is None else spec.locate_many(part["key"])[0])
-                for p in range(parts.parts):
-                    got = parts.bucket(p)
-                    got = got[np.lexsort((got["row"], got["key"]))]
-                    segs, starts, _ = _runs(got["key"])
-                    ends = np.append(starts[1:], len(got))
-                    rows_of = got["row"].astype(np.int64)
 
-                    def rel_values(js: np.ndarray, rows_of: np.ndarray = rows_of,
-                                   starts: np.ndarray = starts, ends: np.ndarray = ends
-                                   ) -> list[bytes]:
-                        return [list_value(rows_of[starts[j] : ends[j]]) for j in js.tolist()]
+def _write_by_id(put: Any, values: _Values, choose: Callable[..., ShardingSpec | None],
+                 row_dtype: np.dtype[Any], bucket_bytes: int, spill_dir: str
+                 ) -> dict[str, Any]:
+    """by_id: (id, row) partitioned by shard (a shard is written whole from one part)."""
+    n, ids = values.n, values.ids
+    total = int(values.spill.pos + values.tails.pos)
+    spec = choose("by_id", "by_id", n, total)
+    meta: dict[str, Any] = {"key": "by_id"}
+    pair_dtype = _PAIR_DTYPE
+    with Buckets(pair_dtype, "key", parts_for(_WORK * 16 * n, bucket_bytes), bucket_bytes,
+                 spill_dir) as parts:
+        for start in range(0, n, _CHUNK):
+            put.tick(_CHUNK * row_dtype.itemsize)
+            part = np.zeros(min(n, start + _CHUNK) - start, pair_dtype)
+            part["key"] = ids[start : start + len(part)]
+            part["row"] = np.arange(start, start + len(part))
+            parts.add(part, None if spec is None else spec.locate_many(part["key"])[0])
+        for p in range(parts.parts):
+            got = parts.bucket(p)
+            _write_uint64_part(put, "by_id", got["key"], got["row"].astype(np.int64),
+                               spec, values.values_of)
+    if spec is not None:
+        meta["sharding"] = spec.to_dict()
+    return meta
 
-                    _write_uint64_part(put, m["key"], segs, np.arange(len(segs)), spec,
-                                       rel_values)
-            del segs_all
-            if spec is not None:
-                meta["sharding"] = spec.to_dict()
-            rel_info.append({"id": m["id"], **meta})
-        info["relationships"] = rel_info
-        put.drop()
-        info["spatial"] = _write_spatial(put, table, kind, lower, upper, scales, limit,
-                                         max_levels, list_value, want, choose_spatial_spec,
-                                         layout, encoder, spill, bucket_bytes, spill_dir)
-        put("info", json.dumps(info).encode())  # last: a layer without it is not complete
-        return info
-    finally:
-        spill.remove()
-        tails.remove()
-        rows.close()
-        for f in pairs:
-            f.close()
+
+def _write_relationship(put: Any, m: dict[str, Any], f: Any, values: _Values,
+                        choose: Callable[..., ShardingSpec | None], bucket_bytes: int,
+                        spill_dir: str) -> dict[str, Any]:
+    """One relationship's index (segment id -> the related annotations) from its
+    (segment, row) file; its ``info`` object."""
+    f.flush()
+    npairs = f.tell() // 16
+    segs_all = np.memmap(f, dtype="<u8", mode="r", shape=(npairs, 2)) if npairs \
+        else np.zeros((0, 2), np.uint64)
+    num_segs = _count_distinct(segs_all[:, 0], bucket_bytes, spill_dir, put.tick)
+    spec = choose(m["id"], "relationships", num_segs, npairs * (values.record_bytes + 8))
+    meta: dict[str, Any] = {"key": m["key"]}
+    pair_dtype = _PAIR_DTYPE
+    with Buckets(pair_dtype, "key", parts_for(_WORK * 16 * npairs, bucket_bytes),
+                 bucket_bytes, spill_dir) as parts:
+        for start in range(0, npairs, _CHUNK):
+            chunk = np.asarray(segs_all[start : start + _CHUNK])
+            part = np.zeros(len(chunk), pair_dtype)
+            part["key"], part["row"] = chunk[:, 0], chunk[:, 1]
+            parts.add(part, None if spec is None else spec.locate_many(part["key"])[0])
+        for p in range(parts.parts):
+            _write_relationship_part(put, m["key"], parts.bucket(p), values, spec)
+    del segs_all
+    if spec is not None:
+        meta["sharding"] = spec.to_dict()
+    return {"id": m["id"], **meta}
+
+
+def _write_relationship_part(put: Any, key: str, got: np.ndarray, values: _Values,
+                             spec: ShardingSpec | None) -> None:
+    """The segments of one part: each lists its annotations in row order."""
+    got = got[np.lexsort((got["row"], got["key"]))]
+    segs, starts, _ = _runs(got["key"])
+    ends = np.append(starts[1:], len(got))
+    rows_of = got["row"].astype(np.int64)
+    list_value = values.list_value
+
+    def rel_values(js: np.ndarray, rows_of: np.ndarray = rows_of,
+                   starts: np.ndarray = starts, ends: np.ndarray = ends
+                   ) -> list[bytes]:
+        return [list_value(rows_of[starts[j] : ends[j]]) for j in js.tolist()]
+
+    _write_uint64_part(put, key, segs, np.arange(len(segs)), spec, rel_values)
 
 
 class _DroppingPut:
@@ -952,7 +773,7 @@ def _write_spatial(put: Any, table: np.ndarray, kind: str, lower: np.ndarray,
     _set_bits(remaining, np.arange(n))
     left = n
     out: list[dict[str, Any]] = []
-    pair_dtype = [("key", "<u8"), ("row", "<u8")]
+    pair_dtype = _PAIR_DTYPE
     rec = layout.record_bytes + 8
     for level, (grid, size) in enumerate(grids):
         if level and not left:
@@ -960,88 +781,143 @@ def _write_spatial(put: Any, table: np.ndarray, kind: str, lower: np.ndarray,
         last = level == len(grids) - 1
         with Buckets(pair_dtype, "key", parts_for(_WORK * 16 * left, bucket_bytes), bucket_bytes,
                      tmp_dir) as pairs:
-            for rows in _bits_rows(remaining, n):
-                if hasattr(put, "tick"):
-                    put.tick(64 * len(rows))
-                pr, codes = _level_pairs(kind, rows, table, lower, size, grid, layout, spill)
-                part = np.zeros(len(pr), pair_dtype)
-                part["key"], part["row"] = codes, pr
-                pairs.add(part)
+            _add_level_pairs(pairs, put, remaining, n, kind, table, lower, size, grid, layout,
+                             spill)
             # the fullest cell decides the sampling
-            max_count = 0
-            for p in range(pairs.parts):
-                got = pairs.bucket(p)
-                if len(got):
-                    max_count = max(max_count, int(_runs(np.sort(got["key"]))[2].max()))
+            max_count = _fullest_cell(pairs)
             prob = 1.0 if (max_count <= limit or last) else limit / max_count
-            # chosen with probability prob, and never more than limit in a cell: within a
-            # cell the first limit by the same uniform draw; an annotation is emitted at this
-            # level only where every cell it meets keeps it (in all of them or none)
-            bad = np.zeros_like(remaining)
-            if prob < 1:
-                for p in range(pairs.parts):
-                    got = pairs.bucket(p)
-                    codes, prs = got["key"], got["row"].astype(np.int64)
-                    u = _uniform(ids[prs], level)
-                    by_cell = np.lexsort((u, codes))
-                    first = np.searchsorted(codes[by_cell], codes[by_cell], side="left")
-                    rank_in_cell = np.empty(len(codes), dtype=np.int64)
-                    rank_in_cell[by_cell] = np.arange(len(codes)) - first
-                    _set_bits(bad, prs[~((u < prob) & (rank_in_cell < limit))])
-            # the emitted pairs, regrouped by what writes them (a shard, or a cell file)
-            emitted = 0
-            cells_count = 0
-            for p in range(pairs.parts):
-                got = pairs.bucket(p)
-                keep = ~_get_bits(bad, got["row"].astype(np.int64))
-                emitted += int(keep.sum())
-                cells_count += len(_distinct(got["key"][keep]))
+            bad = _not_emitted(pairs, ids, level, prob, limit, remaining)
+            emitted, cells_count = _emitted_counts(pairs, bad)
             key = f"spatial{level}"
             meta: dict[str, Any] = {"key": key, "grid_shape": [int(g) for g in grid],
                                     "chunk_size": [float(s) for s in size], "limit": limit}
-            choice = want("spatial", "spatial")
-            spec: ShardingSpec | None = None
-            if choice is not False:
-                mean = emitted * rec / max(1, cells_count) + 8
-                spec = choice if isinstance(choice, ShardingSpec) else choose_spatial_spec(
-                    grid.tolist(), cell_bytes=mean, num_cells=cells_count).spec
-                meta["sharding"] = spec.to_dict()
-            placed = np.zeros_like(remaining)
-            with Buckets(pair_dtype, "key", parts_for(_WORK * 16 * emitted, bucket_bytes),
-                         bucket_bytes, tmp_dir) as groups_:
-                for p in range(pairs.parts):
-                    got = pairs.bucket(p)
-                    got = got[~_get_bits(bad, got["row"].astype(np.int64))]
-                    groups_.add(got, None if spec is None else spec.locate_many(got["key"])[0])
-                pairs.close()
-                for p in range(groups_.parts):
-                    got = groups_.bucket(p)
-                    rows_l, codes_l = got["row"].astype(np.int64), got["key"]
-                    if not len(rows_l):
-                        continue
-                    _set_bits(placed, rows_l)
-                    # cells in a pseudo-random order of the ids
-                    order = np.lexsort((_uniform(ids[rows_l], 1 << 20), codes_l))
-                    rows_l, codes_l = rows_l[order], codes_l[order]
-                    cells, starts, _ = _runs(codes_l)
-                    ends = np.append(starts[1:], len(codes_l))
-                    if spec is None:
-                        for c, s_, e_ in zip(cells.tolist(), starts.tolist(), ends.tolist(),
-                                             strict=True):
-                            pos = _decode_code(c, grid)
-                            put(f"{key}/{'_'.join(map(str, pos))}", list_value(rows_l[s_:e_]))
-                        continue
-
-                    def cell_values(js: np.ndarray, rows_l: np.ndarray = rows_l,
-                                    starts: np.ndarray = starts, ends: np.ndarray = ends
-                                    ) -> list[bytes]:
-                        return [list_value(rows_l[starts[j] : ends[j]]) for j in js.tolist()]
-
-                    _write_shards(put, key, cells.astype(np.uint64), cell_values, spec)
+            spec = _level_spec(want, choose_spatial_spec, grid, emitted * rec, cells_count,
+                               meta)
+            placed = _write_level(put, key, pairs, bad, spec, grid, ids, list_value,
+                                  emitted, remaining, bucket_bytes, tmp_dir)
         out.append(meta)
         remaining &= ~placed
         left = int(_POPCOUNT[remaining].sum(dtype=np.int64))
     return out
+
+
+def _add_level_pairs(pairs: Buckets, put: Any, remaining: np.ndarray, n: int, kind: str,
+                     table: np.ndarray, lower: np.ndarray, size: np.ndarray, grid: np.ndarray,
+                     layout: AnnotationLayout, spill: _Spill) -> None:
+    """The (cell, row) pairs of a level: every annotation still to place in every cell of
+    the level it meets."""
+    pair_dtype = _PAIR_DTYPE
+    for rows in _bits_rows(remaining, n):
+        if hasattr(put, "tick"):
+            put.tick(64 * len(rows))
+        pr, codes = _level_pairs(kind, rows, table, lower, size, grid, layout, spill)
+        part = np.zeros(len(pr), pair_dtype)
+        part["key"], part["row"] = codes, pr
+        pairs.add(part)
+
+
+def _fullest_cell(pairs: Buckets) -> int:
+    """The most pairs of one cell."""
+    max_count = 0
+    for p in range(pairs.parts):
+        got = pairs.bucket(p)
+        if len(got):
+            max_count = max(max_count, int(_runs(np.sort(got["key"]))[2].max()))
+    return max_count
+
+
+def _not_emitted(pairs: Buckets, ids: np.ndarray, level: int, prob: float, limit: int,
+                 remaining: np.ndarray) -> np.ndarray:
+    """A bit per annotation left to the next levels.
+
+    Chosen with probability prob, and never more than limit in a cell: within a cell the
+    first limit by the same uniform draw; an annotation is emitted at this level only where
+    every cell it meets keeps it (in all of them or none)."""
+    bad = np.zeros_like(remaining)
+    if prob < 1:
+        for p in range(pairs.parts):
+            got = pairs.bucket(p)
+            codes, prs = got["key"], got["row"].astype(np.int64)
+            u = _uniform(ids[prs], level)
+            by_cell = np.lexsort((u, codes))
+            first = np.searchsorted(codes[by_cell], codes[by_cell], side="left")
+            rank_in_cell = np.empty(len(codes), dtype=np.int64)
+            rank_in_cell[by_cell] = np.arange(len(codes)) - first
+            _set_bits(bad, prs[~((u < prob) & (rank_in_cell < limit))])
+    return bad
+
+
+def _emitted_counts(pairs: Buckets, bad: np.ndarray) -> tuple[int, int]:
+    """The emitted pairs and the cells they fill."""
+    emitted = 0
+    cells_count = 0
+    for p in range(pairs.parts):
+        got = pairs.bucket(p)
+        keep = ~_get_bits(bad, got["row"].astype(np.int64))
+        emitted += int(keep.sum())
+        cells_count += len(_distinct(got["key"][keep]))
+    return emitted, cells_count
+
+
+def _level_spec(want: Any, choose_spatial_spec: Any, grid: np.ndarray, emitted_bytes: int,
+                cells_count: int, meta: dict[str, Any]) -> ShardingSpec | None:
+    """A level's sharding (``None``: a file per cell), noted in its ``meta``."""
+    choice = want("spatial", "spatial")
+    spec: ShardingSpec | None = None
+    if choice is not False:
+        mean = emitted_bytes / max(1, cells_count) + 8
+        spec = choice if isinstance(choice, ShardingSpec) else choose_spatial_spec(
+            grid.tolist(), cell_bytes=mean, num_cells=cells_count).spec
+        meta["sharding"] = spec.to_dict()
+    return spec
+
+
+def _write_level(put: Any, key: str, pairs: Buckets, bad: np.ndarray,
+                 spec: ShardingSpec | None, grid: np.ndarray, ids: np.ndarray, list_value: Any,
+                 emitted: int, remaining: np.ndarray, bucket_bytes: int, tmp_dir: str | None
+                 ) -> np.ndarray:
+    """The emitted pairs, regrouped by what writes them (a shard, or a cell file), written;
+    a bit per annotation placed."""
+    pair_dtype = _PAIR_DTYPE
+    placed = np.zeros_like(remaining)
+    with Buckets(pair_dtype, "key", parts_for(_WORK * 16 * emitted, bucket_bytes),
+                 bucket_bytes, tmp_dir) as groups_:
+        for p in range(pairs.parts):
+            got = pairs.bucket(p)
+            got = got[~_get_bits(bad, got["row"].astype(np.int64))]
+            groups_.add(got, None if spec is None else spec.locate_many(got["key"])[0])
+        pairs.close()
+        for p in range(groups_.parts):
+            _write_level_part(put, key, groups_.bucket(p), spec, grid, ids, list_value, placed)
+    return placed
+
+
+def _write_level_part(put: Any, key: str, got: np.ndarray, spec: ShardingSpec | None,
+                      grid: np.ndarray, ids: np.ndarray, list_value: Any, placed: np.ndarray
+                      ) -> None:
+    """The cells of one part (whole shards of ``spec``; unsharded, one file per cell)."""
+    rows_l, codes_l = got["row"].astype(np.int64), got["key"]
+    if not len(rows_l):
+        return
+    _set_bits(placed, rows_l)
+    # cells in a pseudo-random order of the ids
+    order = np.lexsort((_uniform(ids[rows_l], 1 << 20), codes_l))
+    rows_l, codes_l = rows_l[order], codes_l[order]
+    cells, starts, _ = _runs(codes_l)
+    ends = np.append(starts[1:], len(codes_l))
+    if spec is None:
+        for c, s_, e_ in zip(cells.tolist(), starts.tolist(), ends.tolist(),
+                             strict=True):
+            pos = _decode_code(c, grid)
+            put(f"{key}/{'_'.join(map(str, pos))}", list_value(rows_l[s_:e_]))
+        return
+
+    def cell_values(js: np.ndarray, rows_l: np.ndarray = rows_l,
+                    starts: np.ndarray = starts, ends: np.ndarray = ends
+                    ) -> list[bytes]:
+        return [list_value(rows_l[starts[j] : ends[j]]) for j in js.tolist()]
+
+    _write_shards(put, key, cells.astype(np.uint64), cell_values, spec)
 
 
 def _geometry_of(row: int, table: np.ndarray, layout: AnnotationLayout, spill: _Spill

@@ -46,6 +46,7 @@ from typing import TYPE_CHECKING, Any, cast
 import numpy as np
 
 from ...errors import Problem, ShardkitError
+from .annotation_index import ShardedIndex, UnshardedIndex, _ReleaseBehind, _runs
 from .annotation_spill import (
     DEFAULT_BUCKET_BYTES,
     Buckets,
@@ -54,14 +55,7 @@ from .annotation_spill import (
     hash_rows,
     random_odd,
 )
-from .annotations import (
-    ShardedIndex,
-    SpatialLevel,
-    UnshardedIndex,
-    _ReleaseBehind,
-    _runs,
-    meets,
-)
+from .annotations import SpatialLevel, meets
 from .decode import compressed_morton_code, morton_decode
 
 if TYPE_CHECKING:

@@ -13,7 +13,7 @@ A layer is an ``info`` file and three kinds of index, each sharded
 :class:`NgAnnotationLayer` reads them (``shardkit.open(folder)``): ``len``, ``layer[id]`` /
 ``get(id)`` (an :class:`Annotation`), ``related(relationship, segment_id)``,
 ``query(lower, upper)``, iteration, ``to_arrow()`` / ``to_pandas()``; ``verify()`` runs the
-checks of :mod:`.annotation_verify`.
+checks of :mod:`.annotation_verify`. The indexes are read through :mod:`.annotation_index`.
 
 What real writers get wrong, and how it is read:
 
@@ -28,9 +28,7 @@ What real writers get wrong, and how it is read:
 from __future__ import annotations
 
 import functools
-import itertools
 import math
-import os
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, cast
@@ -39,30 +37,30 @@ from ..._lazy import lazy_module
 from ...errors import (
     EntryNotFoundError,
     LayoutError,
-    LimitExceededError,
     Problem,
     ShardkitError,
     TruncatedError,
 )
 from ..base import Section
+from .annotation_index import MAX_VALUE_BYTES as MAX_VALUE_BYTES  # re-exported
+from .annotation_index import ShardedIndex as ShardedIndex  # re-exported
+from .annotation_index import UnshardedIndex as UnshardedIndex  # re-exported
+from .annotation_index import _open_index
 from .annotation_layout import AnnotationLayout, quirk_layout
 from .dataset import NgDataset
 from .decode import compressed_morton_code, morton_decode
 from .kv import ShardedKV
-from .spec import ShardingSpec, SpecError
-from .store import _Store, check_relative
+from .spec import SpecError
+from .store import _Store
 
 if TYPE_CHECKING:
     import numpy as np
-
-    from .shard import NgShard
 else:
     np = lazy_module("numpy")
 
 ANNOTATIONS_TYPE = "neuroglancer_annotations_v1"
 _MASK64 = (1 << 64) - 1
 MAX_CELL_COUNT = 1 << 32  # Neuroglancer refuses a count of 2**32 or more
-MAX_VALUE_BYTES = 1 << 30  # cap on one unsharded file read whole
 
 
 # -- one annotation -----------------------------------------------------------------------------
@@ -336,257 +334,6 @@ def bounding_box(ann_type: str, geometry: np.ndarray) -> tuple[np.ndarray, np.nd
         r = np.abs(g[1])
         return g[0] - r, g[0] + r
     return g.min(axis=0), g.max(axis=0)
-
-
-# -- indexes ------------------------------------------------------------------------------------
-
-
-class UnshardedIndex:
-    """An unsharded index: one file per key in a folder (``str(key)`` names)."""
-
-    sharded = False
-
-    def __init__(self, store: _Store, name: Callable[[Any], str] = str) -> None:
-        self.store = store
-        self.name = store.name
-        self._name = name
-
-    def file_name(self, key: Any) -> str:
-        return self._name(key)
-
-    def read(self, fname: str) -> bytes | None:
-        """The file ``fname``, or ``None`` if it is not there."""
-        store = self.store
-        if store.fs is None:
-            path = os.path.join(store.root, fname)
-            try:
-                with open(path, "rb") as fh:
-                    data = fh.read(MAX_VALUE_BYTES + 1)
-            except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
-                return None
-            except OSError as exc:
-                raise ShardkitError(f"cannot read {store.name}/{fname}: {exc}") from exc
-        else:
-            try:
-                data = bytes(store.fs.cat_file(f"{store.root}/{fname}"))
-            except FileNotFoundError:
-                return None
-            except Exception as exc:
-                raise ShardkitError(f"cannot read {store.name}/{fname}: {exc}") from exc
-        if len(data) > MAX_VALUE_BYTES:
-            raise LimitExceededError(f"{store.name}/{fname}: more than {MAX_VALUE_BYTES} bytes")
-        return data
-
-    def get(self, key: Any) -> bytes | None:
-        return self.read(self._name(key))
-
-    def get_many(self, keys: Sequence[Any]) -> list[bytes | None]:
-        return [self.get(k) for k in keys]
-
-    def names(self) -> list[str]:
-        return [n for n in (self.store.list() or []) if not n.startswith(".")]
-
-    def uint64_keys(self) -> tuple[list[int], list[str]]:
-        """``(ids, names that are not decimal uint64s)`` of the folder."""
-        ids, odd = [], []
-        for n in self.names():
-            if n.isdigit() and n.isascii() and str(int(n)) == n and int(n) <= _MASK64:
-                ids.append(int(n))
-            else:
-                odd.append(n)
-        ids.sort()
-        return ids, odd
-
-    def items(self) -> Iterator[tuple[int, bytes]]:
-        for k in self.uint64_keys()[0]:
-            data = self.get(k)
-            if data is not None:
-                yield k, data
-
-    def count(self) -> int:
-        return len(self.uint64_keys()[0])
-
-
-class ShardedIndex:
-    """A sharded index over :class:`ShardedKV`."""
-
-    sharded = True
-
-    def __init__(self, kv: ShardedKV) -> None:
-        self.kv = kv
-        self.name = kv.name
-
-    def get(self, key: int) -> bytes | None:
-        """The value of ``key`` or ``None``: the minishard index is searched (its ids are
-        ascending: they are stored as unsigned deltas) rather than turned into a dict, so a
-        first lookup in a minishard costs its read and decode only, and the cache holds 24
-        bytes per id (annotation ids are random: lookups spread over every minishard)."""
-        kv = self.kv
-        number, mini = kv.spec.shard_and_minishard(key)
-        try:
-            reader = kv.shard(number)
-            if reader is None:
-                return None
-            with kv.naming(reader):
-                # in the dataset's cache under a key of its own, charged for its arrays only
-                # (no lookup dict is built: a minishard of a million-id layer is a few KB)
-                ckey = ("sorted", reader._key, mini)
-                index = kv.cache.get(ckey)
-                if index is None:
-                    start, end = reader.index_entry(mini)
-                    index = reader._decode_minishard(mini, start, end)
-                    kv.cache.put(ckey, index, 24 * len(index) + 256)
-                ids = index.ids
-                i = int(np.searchsorted(ids, np.uint64(key)))
-                if i >= len(ids) or int(ids[i]) != key:
-                    return None
-                start, end = index.base + int(index.starts[i]), index.base + int(index.ends[i])
-                mm = reader._mm
-                if mm is not None and end <= reader._mm_size and not reader._gzip_data:
-                    return bytes(mm[start:end])
-                return bytes(reader._read_data(key, start, end))
-        except FileNotFoundError:
-            kv._forget(number)
-            return None
-
-    def get_many(self, keys: Sequence[int]) -> list[bytes | None]:
-        return [None if v is None else bytes(v) for v in self.kv.get_many(keys, None)]
-
-    def blocks(self) -> Iterator[tuple[np.ndarray, bytes, np.ndarray, np.ndarray]]:
-        """``(ids, block, starts, ends)`` per minishard: its values lie at
-        ``block[starts[i]:ends[i]]`` (stored bytes: for a raw data encoding, the values)."""
-        kv = self.kv
-        for reader in kv._existing_shards():
-            release = _ReleaseBehind(reader)
-            with kv.naming(reader):
-                size = reader.source.size
-                for _, index in reader.iter_minishards():
-                    if not len(index):
-                        continue
-                    starts = index.starts + np.uint64(index.base)
-                    ends = index.ends + np.uint64(index.base)
-                    for r in _runs(starts, ends):
-                        lo, hi = int(starts[r].min()), int(ends[r].max())
-                        if hi > size:
-                            raise TruncatedError(f"minishard values [{lo}, {hi}) are past the "
-                                                 f"end of the file ({size} bytes)", offset=lo,
-                                                 needed=hi - lo, available=max(0, size - lo))
-                        block = bytes(reader.source.read_range(lo, hi))
-                        release(lo, hi)
-                        yield (index.ids[r], block, starts[r] - np.uint64(lo),
-                               ends[r] - np.uint64(lo))
-
-    def items(self, bad_value: Callable[[NgShard, int, ShardkitError], None] | None = None
-              ) -> Iterator[tuple[int, bytes]]:
-        """Every ``(key, value)``, shard by shard, minishard by minishard: the values of a
-        minishard are read with one request (when they lie in one span of at most 64 MiB;
-        else one by one) and cut apart. ``bad_value(shard, key, error)``, when given, is told
-        of a value that does not decompress, and the walk goes on."""
-        kv = self.kv
-        for reader in kv._existing_shards():
-            release = _ReleaseBehind(reader)
-            with kv.naming(reader):
-                size = reader.source.size
-                for _, index in reader.iter_minishards():
-                    if not len(index):
-                        continue
-                    base = index.base
-                    all_starts = index.starts + np.uint64(base)
-                    all_ends = index.ends + np.uint64(base)
-                    for r in _runs(all_starts, all_ends):
-                        starts, ends = all_starts[r].tolist(), all_ends[r].tolist()
-                        ids = index.ids[r].tolist()
-                        yield from self._run_items(reader, release, ids, starts, ends, size,
-                                                   bad_value)
-
-    @staticmethod
-    def _run_items(reader: NgShard, release: _ReleaseBehind, ids: list[int],
-                   starts: list[int], ends: list[int], size: int,
-                   bad_value: Callable[[NgShard, int, ShardkitError], None] | None
-                   ) -> Iterator[tuple[int, bytes]]:
-        lo, hi = min(starts), max(ends)
-        if hi > size or hi - lo > (1 << 26):
-            for k, a, b in zip(ids, starts, ends, strict=True):
-                try:
-                    value = bytes(reader._read_data(k, a, b))
-                except ShardkitError as exc:
-                    if bad_value is None or b > size:
-                        raise
-                    bad_value(reader, k, exc)
-                    continue
-                yield k, value
-            return
-        block = bytes(reader.source.read_range(lo, hi))
-        release(lo, hi)
-        if reader._gzip_data:
-            for k, a, b in zip(ids, starts, ends, strict=True):
-                try:
-                    value = bytes(reader._decode(k, a, block[a - lo : b - lo]))
-                except ShardkitError as exc:
-                    if bad_value is None:
-                        raise
-                    bad_value(reader, k, exc)
-                    continue
-                yield k, value
-        else:
-            for k, a, b in zip(ids, starts, ends, strict=True):
-                yield k, block[a - lo : b - lo]
-
-    def count(self) -> int:
-        return len(self.kv)
-
-
-_RUN_BYTES = 8 << 20
-
-
-def _runs(starts: np.ndarray, ends: np.ndarray) -> list[Any]:
-    """The values of one minishard cut into runs (slices, in index order) whose bytes span
-    about :data:`_RUN_BYTES` at most, read one request each: a walk holds one run, however
-    large the minishard (values not in ascending order of offset: one run)."""
-    lo, hi = int(starts.min()), int(ends.max())
-    if hi - lo <= 2 * _RUN_BYTES or len(starts) < 2 or bool(np.any(starts[1:] < starts[:-1])):
-        return [slice(None)]
-    group = (starts - np.uint64(lo)) // np.uint64(_RUN_BYTES)
-    cuts = np.flatnonzero(group[1:] != group[:-1]) + 1
-    edges = [0, *cuts.tolist(), len(starts)]
-    return [slice(a, b) for a, b in itertools.pairwise(edges)]
-
-
-class _ReleaseBehind:
-    """A walk over a shard drops the mapped pages of what it has copied, every MiB (a local
-    file: they stay in the page cache), so that a scan of a large index does not leave it
-    resident in the process."""
-
-    def __init__(self, reader: NgShard) -> None:
-        self.release = getattr(reader.source, "release", None)
-        self.mark: int | None = None
-
-    def __call__(self, lo: int, hi: int) -> None:
-        if self.release is None:
-            return
-        if self.mark is None or lo < self.mark:
-            self.mark = lo
-        if hi - self.mark >= 1 << 20:
-            self.release(self.mark, hi)
-            self.mark = hi - hi % 4096
-
-
-def _open_index(store: _Store, meta: Any, where: str, default_key: str | None,
-                options: dict[str, Any], allow_external: bool,
-                name: Callable[[Any], str] = str) -> tuple[str, UnshardedIndex | ShardedIndex]:
-    if not isinstance(meta, Mapping):
-        raise SpecError(f"{store.name}/info: {where} must be an object", field=where)
-    key = meta.get("key", default_key)
-    key = check_relative(key, f"{where}/key", allow_external=allow_external)
-    sub = store.sub(key)
-    if meta.get("sharding") is not None:
-        try:
-            spec = ShardingSpec.from_dict(meta["sharding"])
-        except SpecError as exc:
-            raise SpecError(exc.message, field=where + (exc.field or "").removeprefix(
-                "/sharding").join(("/sharding", ""))) from exc
-        return key, ShardedIndex(ShardedKV(sub, spec, **options))
-    return key, UnshardedIndex(sub, name)
 
 
 @dataclass
