@@ -55,6 +55,17 @@ from .annotation_spill import (
     hash_rows,
     random_odd,
 )
+from .annotation_verify_coverage import _cells_meeting as _cells_meeting
+from .annotation_verify_coverage import _coverage as _coverage
+from .annotation_verify_rows import _BATCH as _BATCH
+from .annotation_verify_rows import _BATCH_BYTES as _BATCH_BYTES
+from .annotation_verify_rows import _distinct_ints as _distinct_ints
+from .annotation_verify_rows import _gather as _gather
+from .annotation_verify_rows import _merged_blocks as _merged_blocks
+from .annotation_verify_rows import _Merger as _Merger
+from .annotation_verify_rows import _mix as _mix
+from .annotation_verify_rows import _pair_differences as _pair_differences
+from .annotation_verify_rows import _pairs as _pairs
 from .annotations import SpatialLevel, meets
 from .decode import compressed_morton_code, morton_decode
 
@@ -97,24 +108,6 @@ def _true_cell(lvl: SpatialLevel, named: tuple[int, ...]) -> tuple[int, ...]:
     code = compressed_morton_code(named, lvl.grid_shape)
     rev = morton_decode(code, tuple(reversed(lvl.grid_shape)))
     return tuple(reversed(rev))
-
-
-_BATCH = 65536
-_BATCH_BYTES = 8 << 20  # values held at once by a walk (before they are parsed)
-
-
-def _mix(x: np.ndarray) -> np.ndarray:
-    with np.errstate(over="ignore"):
-        x = x + np.uint64(0x9E3779B97F4A7C15)
-        x = (x ^ (x >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
-        x = (x ^ (x >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
-        return cast("np.ndarray", x ^ (x >> np.uint64(31)))
-
-
-def _gather(arr: np.ndarray, pos: np.ndarray, width: int) -> np.ndarray:
-    """Bytes ``pos[i] : pos[i] + width`` of each row ``i`` of ``arr`` (uint8, 2-D)."""
-    rows = np.arange(len(arr))[:, None]
-    return arr[rows, pos[:, None] + np.arange(width)[None, :]]
 
 
 class _Verifier:
@@ -947,96 +940,6 @@ def _estimate_annotations(layer: NgAnnotationLayer) -> int:
     return 0
 
 
-class _Merger:
-    """Consecutive ``(ids, block, starts, ends)`` merged into batches of at least ``values``
-    values or :data:`_BATCH_BYTES` bytes (one Python step per batch, not per minishard)."""
-
-    def __init__(self, values: int = _BATCH) -> None:
-        self.values = values
-        self.held: list[tuple[np.ndarray, bytes, np.ndarray, np.ndarray]] = []
-        self.count = self.size = 0
-
-    def add(self, item: tuple[np.ndarray, bytes, np.ndarray, np.ndarray]
-            ) -> tuple[np.ndarray, bytes, np.ndarray, np.ndarray] | None:
-        self.held.append(item)
-        self.count += len(item[0])
-        self.size += len(item[1])
-        if self.count >= self.values or self.size >= _BATCH_BYTES:
-            return self.flush()
-        return None
-
-    def flush(self) -> tuple[np.ndarray, bytes, np.ndarray, np.ndarray] | None:
-        held = self.held
-        self.held, self.count, self.size = [], 0, 0
-        if len(held) <= 1:
-            return held[0] if held else None
-        shift = np.cumsum([0] + [len(b) for _, b, _, _ in held[:-1]]).astype(np.uint64)
-        return (np.concatenate([h[0] for h in held]), b"".join(h[1] for h in held),
-                np.concatenate([h[2] + d for h, d in zip(held, shift, strict=True)]),
-                np.concatenate([h[3] + d for h, d in zip(held, shift, strict=True)]))
-
-
-def _merged_blocks(blocks: Any) -> Any:
-    """:class:`_Merger` over an iterator of blocks (what was read before an error is
-    yielded before the error)."""
-    merger = _Merger()
-    try:
-        for item in blocks:
-            got = merger.add(item)
-            if got is not None:
-                yield got
-    except ShardkitError:
-        got = merger.flush()
-        if got is not None:
-            yield got
-        raise
-    got = merger.flush()
-    if got is not None:
-        yield got
-
-
-def _distinct_ints(values: np.ndarray) -> list[int]:
-    s = np.sort(values)
-    return s[np.concatenate(([True], s[1:] != s[:-1]))].tolist() if len(s) else []
-
-
-def _pair_differences(a: np.ndarray, b: np.ndarray
-                      ) -> tuple[list[tuple[int, int]], list[tuple[int, int]]]:
-    """``(seg, id)`` pairs only in ``a`` and only in ``b``, sorted (sorting two uint64
-    columns, not structured records: much faster). Equal sets are recognised first by their
-    sorted 64-bit pair hashes; any difference is then found exactly."""
-    if len(a) and len(b):  # the usual case, equal sets: compared by sorted 64-bit hashes
-        def hashed(p: np.ndarray) -> np.ndarray:
-            with np.errstate(over="ignore"):
-                h = np.sort(_mix(p["seg"]) ^ _mix(p["id"] ^ np.uint64(0x5BD1E995)))
-            return h[np.concatenate(([True], h[1:] != h[:-1]))]
-
-        ha, hb = hashed(a), hashed(b)
-        if len(ha) == len(hb) and bool(np.all(ha == hb)):
-            return [], []
-    seg = np.concatenate([a["seg"], b["seg"]])
-    ident = np.concatenate([a["id"], b["id"]])
-    tag = np.concatenate([np.zeros(len(a), np.int8), np.ones(len(b), np.int8)])
-    if not len(seg):
-        return [], []
-    order = np.lexsort((tag, ident, seg))
-    seg, ident, tag = seg[order], ident[order], tag[order]
-    new_run = np.concatenate(([True], (seg[1:] != seg[:-1]) | (ident[1:] != ident[:-1])))
-    run = np.cumsum(new_run) - 1
-    has_a = np.bincount(run, weights=(tag == 0)) > 0
-    has_b = np.bincount(run, weights=(tag == 1)) > 0
-    first = np.flatnonzero(new_run)
-    pick_a, pick_b = first[has_a & ~has_b], first[has_b & ~has_a]
-    return (list(zip(seg[pick_a].tolist(), ident[pick_a].tolist(), strict=True)),
-            list(zip(seg[pick_b].tolist(), ident[pick_b].tolist(), strict=True)))
-
-
-def _pairs(segs: np.ndarray, ids: np.ndarray) -> np.ndarray:
-    out = np.empty(len(segs), dtype=[("seg", "<u8"), ("id", "<u8")])
-    out["seg"] = segs
-    out["id"] = ids
-    return out
-
 
 def verify_layer(layer: NgAnnotationLayer, progress: Callable[[int, int], None] | None = None,
                  *, bucket_bytes: int = DEFAULT_BUCKET_BYTES, exact: bool = False,
@@ -1081,87 +984,3 @@ def verify_layer(layer: NgAnnotationLayer, progress: Callable[[int, int], None] 
     for q in layer.quirks:
         rep.problems.append(Problem("writer_quirk", q))
     return rep.finish()
-
-
-def _cells_meeting(layer: NgAnnotationLayer, lvl: SpatialLevel, kind: str, geometry: np.ndarray,
-                   within: tuple[np.ndarray, np.ndarray] | None = None
-                   ) -> list[tuple[int, ...]]:
-    """Cells of ``lvl`` an annotation must be in: points, their half-open cell; others, the
-    cells between the floors of their bounding box that they meet (optionally only inside
-    ``within``)."""
-    lower = layer.lower_bound
-    size = np.asarray(lvl.chunk_size)
-    grid = np.asarray(lvl.grid_shape)
-    g = geometry.astype(np.float64)
-    if kind == "ellipsoid":
-        lo, hi = g[0] - np.abs(g[1]), g[0] + np.abs(g[1])
-    else:
-        lo, hi = g.min(axis=0), g.max(axis=0)
-    if within is not None:
-        lo, hi = np.maximum(lo, within[0]), np.minimum(hi, within[1])
-        if np.any(lo > hi):
-            return []
-    a = np.clip(np.floor((lo - lower) / size), 0, grid - 1).astype(np.int64)
-    b = np.clip(np.floor((hi - lower) / size), 0, grid - 1).astype(np.int64)
-    if kind == "point":
-        return [tuple(a.tolist())]
-    import itertools
-
-    out = []
-    for cell in itertools.product(*(range(int(x), int(y) + 1) for x, y in zip(a, b,
-                                                                             strict=True))):
-        clo = lower + np.asarray(cell) * size
-        if meets(kind, geometry, clo, clo + size):
-            out.append(cell)
-        if len(out) > 4096:
-            break
-    return out
-
-
-def _coverage(layer: NgAnnotationLayer, rep: _Report, by_geom: dict[int, np.ndarray],
-              appear: dict[int, list[tuple[int, tuple[int, ...]]]]) -> None:
-    kind = layer.layout.type
-    levels = layer.spatial
-    for ident, geometry in by_geom.items():
-        where = appear.get(ident)
-        if not where:
-            rep.add("spatial_missing", levels[0].key, ident, f"annotation {ident} is in no "
-                    "cell of the spatial index", "")
-            continue
-        have = set(where)
-        if len(have) != len(where):
-            rep.add("spatial_duplicate", levels[where[0][0]].key, ident,
-                    f"annotation {ident} is listed twice in one cell", "")
-        # walk down from level 0: a required cell without the annotation hands its part of
-        # the geometry to its children
-        todo: list[tuple[int, tuple[np.ndarray, np.ndarray] | None]] = [(0, None)]
-        missing: tuple[int, tuple[int, ...]] | None = None
-        covered: list[tuple[int, tuple[np.ndarray, np.ndarray]]] = []
-        while todo and missing is None:
-            li, within = todo.pop()
-            lvl = levels[li]
-            for cell in _cells_meeting(layer, lvl, kind, geometry, within):
-                box = lvl.cell_box(layer.lower_bound, cell)
-                if (li, cell) in have:
-                    covered.append((li, box))
-                elif li + 1 < len(levels):
-                    todo.append((li + 1, box))
-                else:
-                    missing = (li, cell)
-                    break
-        if missing is not None:
-            li, cell = missing
-            rep.add("spatial_missing", levels[li].key, ident, f"annotation {ident} meets "
-                    f"cell {list(cell)} of level {li} but is in neither it nor a cell above it",
-                    "")
-        for li, cell in where:
-            if li == 0:
-                continue
-            box = levels[li].cell_box(layer.lower_bound, cell)
-            mid = (box[0] + box[1]) / 2
-            for lj, (clo, chi) in covered:
-                if lj < li and np.all(mid >= clo) and np.all(mid <= chi):
-                    rep.add("spatial_duplicate", levels[li].key, ident,
-                            f"annotation {ident} is in cell {list(cell)} of level {li} and "
-                            f"already in a cell of level {lj} above it", "")
-                    break
