@@ -486,3 +486,19 @@ def test_reference_layers_read_equal_to_their_input(name):
         assert checks == {"bounds", "writer_quirk"} and "ngsidekick 0.0.20" in quirks[0]
     else:
         assert checks == {"bounds"} and layer.by_id.sharded
+
+
+def test_writer_removes_spill_files_when_a_later_temporary_file_fails(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import shardkit.writers.ng_annotations as nga
+
+    def no_file(*a: Any, **k: Any) -> Any:
+        raise OSError(24, "Too many open files")
+
+    monkeypatch.setattr(nga.tempfile, "TemporaryFile", no_file)
+    out = tmp_path / "layer"
+    with pytest.raises(OSError, match="Too many open files"):
+        write_annotations(out, [{"id": 1, "point": [1.0, 2.0, 3.0]}], annotation_type="point",
+                          dimensions={"x": [1, "nm"], "y": [1, "nm"], "z": [1, "nm"]},
+                          relationships=["segments"])
+    assert sorted(p.name for p in out.iterdir()) == []

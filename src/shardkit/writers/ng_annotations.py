@@ -275,12 +275,20 @@ def write_annotations(path: str | os.PathLike[str], annotations: Iterable[Mappin
     dest = os.fspath(path)
     spill_dir = _made_folder(dest)
     put = _writer(dest, storage_options)
-    spill = _Spill(spill_dir, "records")
-    tails = _Spill(spill_dir, "relationships")
-    rows = tempfile.TemporaryFile()  # noqa: SIM115 - fixed-size rows, memory-mapped later
-    pairs = [tempfile.TemporaryFile() for _ in rel_meta]  # noqa: SIM115 - (segment, row)
     row_dtype = _row_dtype(rank)
+    spills: list[_Spill] = []  # made inside the try: removed however a later one fails
+    files: list[Any] = []
     try:
+        spill = _Spill(spill_dir, "records")
+        spills.append(spill)
+        tails = _Spill(spill_dir, "relationships")
+        spills.append(tails)
+        rows = tempfile.TemporaryFile()  # noqa: SIM115 - fixed-size rows, memory-mapped later
+        files.append(rows)
+        pairs: list[Any] = []
+        for _ in rel_meta:
+            pairs.append(tempfile.TemporaryFile())  # noqa: SIM115 - (segment, row)
+            files.append(pairs[-1])
         staged = _Staged(encoder, rel_meta, spill, tails, rows, pairs, row_dtype, rank)
         staged.add_all(annotations)
         table = staged.finish()
@@ -306,10 +314,9 @@ def write_annotations(path: str | os.PathLike[str], annotations: Iterable[Mappin
         put("info", json.dumps(info).encode())  # last: a layer without it is not complete
         return info
     finally:
-        spill.remove()
-        tails.remove()
-        rows.close()
-        for f in pairs:
+        for s_ in spills:
+            s_.remove()
+        for f in files:
             f.close()
 
 
