@@ -308,3 +308,69 @@ def test_nulls_decode_alike_in_c_and_python(tmp_path: Path, monkeypatch: pytest.
         assert c == py, (j, at)
         kinds[c[0]] += 1
     assert kinds["values"] > 5 and kinds["error"] > 5, kinds
+
+
+def _block(presence: bytes, values: bytes, *, len_presence: int | None = None,
+           len_values: int | None = None) -> bytes:
+    """A block's framing: the two lengths, the presence section padded to 8, the values."""
+    lp = len(presence) if len_presence is None else len_presence
+    lv = len(values) if len_values is None else len_values
+    head = lp.to_bytes(4, "little") + lv.to_bytes(4, "little") + presence
+    return head + bytes(-len(head) % 8) + values
+
+
+def _py_block(raw: bytes, n: int, embedded: bool) -> tuple[bytes, object] | None:
+    """The Python path on one block: (values, valid mask as bytes or None), or None on error."""
+    try:
+        parts = blocks.split_block(memoryview(raw), embedded_presence=embedded,
+                                   has_checksum=False, base=0, field="f", region="b")
+        valid = blocks.decode_presence(parts.presence, n, base=0, field="f")
+        values = blocks.decode_numeric_values(parts.values, n, np.dtype("<i8"), base=0,
+                                              field="f")
+    except ShardkitError:
+        return None
+    if len(values) != n:
+        return None
+    return values.tobytes(), None if valid is None else valid.astype(np.uint8).tobytes()
+
+
+def test_block_framing_and_presence_decline_or_agree() -> None:
+    """``decode_blocks`` on hand-made framings and presence sections (lengths past the end,
+    padding pushing the values out, all-null with extra bytes, byte-per-value of the wrong
+    length, unknown and roaring kinds, empty sections, huge counts): where C decodes a block,
+    Python gives the same values and nulls; where Python raises, C declines."""
+    n = 3
+    plain = (1).to_bytes(2, "little") + b"".join(i.to_bytes(8, "little") for i in (5, -1, 9)
+                                                  for i in [i & (2**64 - 1)])
+    cases = [
+        _block(b"", plain), _block(b"\x01", plain), _block(b"\x01junk", plain),
+        _block(b"\x02\x01\x00\x01", plain), _block(b"\x02\x01\x00", plain),
+        _block(b"\x02\x01\x00\x01\x01", plain), _block(b"\x00", plain), _block(b"\x04", plain),
+        _block(b"\x03\x00", plain), _block(b"\x02\x01\x00\x01", plain, len_presence=1 << 31),
+        _block(b"\x02\x01\x00\x01", plain, len_presence=0xFFFFFFFF),
+        _block(b"\x01", plain, len_values=len(plain) + 1), _block(b"\x01", plain, len_values=1),
+        _block(b"\x01" * 8, plain)[:-1], _block(b"\x01", plain)[:8], b"", bytes(7), bytes(8),
+        # the presence section ends where the padding would push the values past the end
+        (9).to_bytes(4, "little") + (len(plain)).to_bytes(4, "little") + b"\x01" * 9 + plain,
+    ]
+    for embedded in (True, False):
+        for raw in cases:
+            for count in (n, 0, 1 << 40):
+                want = _py_block(raw, count, embedded) if count <= n else None
+                got, done, flags = _native.decode_blocks([raw], [count], 8, "i", embedded,
+                                                         False)
+                if done == 0:
+                    continue  # declined: the Python path answers (or raises) alone
+                assert want is not None, (raw, count, embedded)
+                assert bytes(got)[: count * 8] == want[0], (raw, count, embedded)
+                mask = None if flags is None else bytes(flags)[:count]
+                assert mask == want[1] or (want[1] is None and mask == b"\x01" * count), raw
+    # a run: a block without nulls, then one with, then roaring (declined): flags cover both
+    run = [_block(b"", plain), _block(b"\x02\x00\x01\x00", plain), _block(b"\x03\x00", plain)]
+    got, done, flags = _native.decode_blocks(run, [n] * 3, 8, "i", True, False)
+    assert done == 2 and bytes(got)[: 2 * n * 8] == _py_block(run[0], n, True)[0] * 2
+    assert bytes(flags)[: 2 * n] == b"\x01\x01\x01\x00\x01\x00"
+    # a block without nulls, then a presence section C declines: no flags, as Python says
+    got, done, flags = _native.decode_blocks([run[0], _block(b"\x02\x01", plain)], [n] * 2,
+                                             8, "i", True, False)
+    assert done == 1 and flags is None

@@ -155,7 +155,16 @@ def test_c_record_bodies_agree_with_the_python_decoder() -> None:
     rng = random.Random(5)
     bodies = [b"", b"\x00", b"\x80\x00", b"\x81", b"\x05abc", b"\xff" * 10 + b"\x01",
               _uleb(200) + b"x" * 200, _uleb(200) + b"x" * 199, b"\x80\x80\x00",
-              b"\x01a\x00\x01a"]
+              b"\x01a\x00\x01a",
+              # 9-byte lengths (the most allowed), a 10th byte, values far past any body
+              b"\xff" * 8 + b"\x7f", b"\x80" * 8 + b"\x01", b"\x80" * 9 + b"\x01",
+              b"\x81" + b"\x80" * 7 + b"\x00", b"\x00\x7f", _uleb(1 << 62) + b"x",
+              # a length one past the end, after records, and in a long ASCII body
+              b"\x02a", b"\x01a\x02b", b"\x05abcd" * 200 + b"\x06abcde",
+              b"\x05abcd" * 200 + b"\x05abc",
+              # order: duplicates, a prefix before its extension and after it, empty records
+              b"\x01a\x01a", b"\x01a\x02ab", b"\x02ab\x01a", b"\x00" * 5, b"\x01a\x00",
+              b"\x03abc\x03abd\x03abc"]
     for _ in range(300):
         recs = [rng.randbytes(rng.choice([0, 1, 3, 40, 127, 128, 300])) for _ in range(
             rng.randrange(6))]
@@ -169,6 +178,7 @@ def test_c_record_bodies_agree_with_the_python_decoder() -> None:
     for body in bodies:
         want = _python_split(body)
         assert _records.split(body) == want, body
+        assert _records.split(bytearray(body)) == want, body
         got = _records.check_sorted(body)
         if want is None:
             assert got is None

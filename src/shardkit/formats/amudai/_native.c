@@ -530,6 +530,7 @@ static PyObject *decode_blocks(PyObject *self, PyObject *args) {
         return NULL;
     }
     PyObject *flags = NULL; /* made at the first block with a presence section */
+    int any_presence = 0;   /* a block decoded with one (else flags: None, as in Python) */
     uint8_t *dst = (uint8_t *)PyByteArray_AS_STRING(out);
     int64_t at = 0;
     Py_ssize_t done = 0;
@@ -558,6 +559,7 @@ static PyObject *decode_blocks(PyObject *self, PyObject *args) {
         if (rc == OK && valid && pres.len == 0) memset(valid, 1, (size_t)c);
         PyBuffer_Release(&view);
         if (rc != OK) break;
+        if (pres.len > 0) any_presence = 1;
         at += c;
     }
     Py_DECREF(bl);
@@ -568,6 +570,7 @@ static PyObject *decode_blocks(PyObject *self, PyObject *args) {
         if (!PyErr_Occurred()) PyErr_NoMemory();
         return NULL;
     }
+    if (flags && !any_presence) Py_CLEAR(flags); /* made at a block then declined */
     if (!flags) return Py_BuildValue("(NnO)", out, done, Py_None);
     return Py_BuildValue("(NnN)", out, done, flags);
 }
