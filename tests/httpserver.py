@@ -55,6 +55,8 @@ class Fault:
         count: How many matching requests it applies to (None: all of them).
         path: Only requests for this URL path (``/a.shard``); None: any.
         method: Only requests with this method.
+        content_range: Send this ``Content-Range`` header (a 206 or 416 answer) instead of
+            the true one.
     """
 
     status: int | None = None
@@ -63,6 +65,7 @@ class Fault:
     count: int | None = None
     path: str | None = None
     method: str = "GET"
+    content_range: str | None = None
 
 
 class _Handler(SimpleHTTPRequestHandler):
@@ -143,7 +146,9 @@ class _Handler(SimpleHTTPRequestHandler):
             if m is None or int(m.group(1)) >= size:
                 self._log(416, 0)
                 self.send_response(HTTPStatus.REQUESTED_RANGE_NOT_SATISFIABLE)
-                self.send_header("Content-Range", f"bytes */{size}")
+                self.send_header("Content-Range", fault.content_range
+                                 if fault is not None and fault.content_range is not None
+                                 else f"bytes */{size}")
                 self.send_header("Content-Length", "0")
                 self.end_headers()
                 return
@@ -157,7 +162,9 @@ class _Handler(SimpleHTTPRequestHandler):
         self.send_response(status)
         self.send_header("Content-Type", "application/octet-stream")
         if status == HTTPStatus.PARTIAL_CONTENT:
-            self.send_header("Content-Range", f"bytes {start}-{end}/{size}")
+            self.send_header("Content-Range", fault.content_range
+                             if fault is not None and fault.content_range is not None
+                             else f"bytes {start}-{end}/{size}")
         self.send_header("Content-Length", str(len(body)))
         self.send_header("Accept-Ranges", "bytes")
         self.end_headers()

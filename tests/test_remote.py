@@ -352,3 +352,22 @@ def test_amudai_stripe_files_behind_a_wrapped_remote_root(range_server) -> None:
     result = bulk.run_one(url, "verify")
     assert result["status"] == "unreadable" and result["problems"] == []
     assert result["error"]["type"] == "RemoteError"
+
+
+@pytest.mark.parametrize("header", [
+    "bytes 0-4095/" + "9" * 5000,  # more digits than int() takes
+    "bytes " + "9" * 5000 + "-4095/1200000",
+    "bytes 0-4095/-5",
+    "bytes 0-4095/12x",
+    "",
+    "bytes 0-4095/1000",  # says less than the body it came with
+], ids=["huge-total", "huge-start", "negative", "not-a-number", "empty", "too-small"])
+def test_malformed_content_range_is_a_remote_error(served, header) -> None:
+    served.add_fault(Fault(content_range=header))
+    with pytest.raises(RemoteError):
+        remote(served, retries=0)
+    served.clear_faults()
+    src = remote(served, retries=0)
+    served.add_fault(Fault(content_range=header))
+    with pytest.raises(RemoteError):
+        src.read_range(600_000, 600_010)

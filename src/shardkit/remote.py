@@ -83,7 +83,8 @@ DEFAULT_MAX_READAHEAD = 4 * 1024 * 1024
 #: this size: the whole body is then the file, kept in memory; above it the reader refuses.
 DEFAULT_MAX_WHOLE_READ = 16 * 1024 * 1024
 _TRANSIENT_STATUS = frozenset({408, 425, 429, 500, 502, 503, 504})
-_CONTENT_RANGE = re.compile(r"^bytes (?:(\d+)-(\d+)|\*)/(\d+|\*)$")
+# at most 19 digits a number (more is no real file, and int() refuses over 4300 digits)
+_CONTENT_RANGE = re.compile(r"^bytes (?:(\d{1,19})-(\d{1,19})|\*)/(\d{1,19}|\*)$")
 
 
 class RemoteError(ShardkitError, OSError):
