@@ -63,7 +63,6 @@ from .annotation_verify_rows import _distinct_ints as _distinct_ints
 from .annotation_verify_rows import _gather as _gather
 from .annotation_verify_rows import _merged_blocks as _merged_blocks
 from .annotation_verify_rows import _Merger as _Merger
-from .annotation_verify_rows import _mix as _mix
 from .annotation_verify_rows import _pair_differences as _pair_differences
 from .annotation_verify_rows import _pairs as _pairs
 from .annotations import SpatialLevel, meets

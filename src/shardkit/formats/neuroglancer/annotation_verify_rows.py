@@ -3,22 +3,15 @@ merged for one Python step per batch, and the exact comparison of ``(segment, id
 
 from __future__ import annotations
 
-from typing import Any, cast
+from typing import Any
 
 import numpy as np
 
 from ...errors import ShardkitError
+from .annotation_spill import mix64
 
 _BATCH = 65536
 _BATCH_BYTES = 8 << 20  # values held at once by a walk (before they are parsed)
-
-
-def _mix(x: np.ndarray) -> np.ndarray:
-    with np.errstate(over="ignore"):
-        x = x + np.uint64(0x9E3779B97F4A7C15)
-        x = (x ^ (x >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
-        x = (x ^ (x >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
-        return cast("np.ndarray", x ^ (x >> np.uint64(31)))
 
 
 def _gather(arr: np.ndarray, pos: np.ndarray, width: int) -> np.ndarray:
@@ -88,7 +81,7 @@ def _pair_differences(a: np.ndarray, b: np.ndarray
     if len(a) and len(b):  # the usual case, equal sets: compared by sorted 64-bit hashes
         def hashed(p: np.ndarray) -> np.ndarray:
             with np.errstate(over="ignore"):
-                h = np.sort(_mix(p["seg"]) ^ _mix(p["id"] ^ np.uint64(0x5BD1E995)))
+                h = np.sort(mix64(p["seg"]) ^ mix64(p["id"] ^ np.uint64(0x5BD1E995)))
             return h[np.concatenate(([True], h[1:] != h[:-1]))]
 
         ha, hb = hashed(a), hashed(b)
