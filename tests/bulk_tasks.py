@@ -44,3 +44,11 @@ def malloc_env(reader: Any) -> dict[str, Any]:
     from shardkit.bulk import WORKER_MALLOC
 
     return {"ok": True, "problems": [], "env": [os.environ.get(k) for k in WORKER_MALLOC]}
+
+
+def dask_profiling(reader: Any) -> dict[str, Any]:
+    """Whether the Dask worker running this task samples its stacks."""
+    import dask
+
+    return {"ok": True, "problems": [],
+            "profile": dask.config.get("distributed.worker.profile.enabled")}

@@ -208,3 +208,24 @@ def test_workers_get_the_malloc_settings(tmp_path: Path,
         close()
     assert summary.results[0]["env"] == list(bulk.WORKER_MALLOC.values())
     assert os.environ["MALLOC_TRIM_THRESHOLD_"] == "65536"  # the caller's, as it was
+
+
+def test_local_cluster_workers_do_not_profile(tmp_path: Path) -> None:
+    """``connect("local")``'s workers run without Dask's 10 ms stack sampler (no dashboard
+    shows it; it cost them 7-10% CPU), and the caller's Dask config is left as it was."""
+    import bulk_tasks
+
+    distributed = pytest.importorskip("distributed")
+    import dask
+
+    path = tmp_path / "s.shard"
+    _shard(path, 100)
+    client, close = bulk.connect("local", jobs=1)
+    try:
+        summary = bulk.run([str(path)], bulk_tasks.dask_profiling, client=client,
+                           progress=False)
+        assert isinstance(client, distributed.Client)
+    finally:
+        close()
+    assert summary.results[0]["profile"] is False
+    assert dask.config.get("distributed.worker.profile.enabled") is True

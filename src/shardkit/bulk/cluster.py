@@ -137,6 +137,13 @@ def _largest_first(jobs: list[tuple[int, Target]]) -> tuple[list[tuple[int, Targ
     return [jobs[k] for k in order], sizes
 
 
+#: Dask settings of ``connect("local")``'s workers (a nanny hands its config to each worker it
+#: starts). Dask's statistical profiler samples every worker's stack each 10 ms, for a
+#: dashboard this cluster does not start: measured on 60 shards at 2 workers, it cost the
+#: workers 7-10% more CPU than a run without it.
+LOCAL_CLUSTER_CONFIG: dict[str, Any] = {"distributed.worker.profile.enabled": False}
+
+
 def connect(address: str, jobs: int | None = None) -> tuple[Any, Callable[[], None]]:
     """A Dask client for ``address`` (``tcp://host:port``, or ``local`` for a LocalCluster of
     ``jobs`` single-threaded worker processes) and a function that closes what was opened."""
@@ -157,8 +164,9 @@ def connect(address: str, jobs: int | None = None) -> tuple[Any, Callable[[], No
         saved = {k: os.environ.get(k) for k in WORKER_MALLOC}
         os.environ.update(WORKER_MALLOC)
         try:
-            with dask.config.set({f"distributed.nanny.pre-spawn-environ.{k}": v
-                                  for k, v in WORKER_MALLOC.items()}):
+            with dask.config.set({**{f"distributed.nanny.pre-spawn-environ.{k}": v
+                                     for k, v in WORKER_MALLOC.items()},
+                                  **LOCAL_CLUSTER_CONFIG}):
                 cluster = LocalCluster(n_workers=jobs or default_jobs(), threads_per_worker=1,
                                        processes=True, dashboard_address=None)
         finally:
