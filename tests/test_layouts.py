@@ -387,3 +387,35 @@ def test_the_c_accelerators_use_only_generated_macros() -> None:
         used |= set(re.findall(r"\bSHARDKIT_[A-Z0-9_]+\b", c.read_text()))
     assert "SHARDKIT_SWH_READ_SHARD__INDEX_ENTRY_SIZE" in used
     assert used - {"SHARDKIT_LAYOUTS_H"} <= set(macros)
+
+
+# -- partial views: some fields of a record, the bytes between them skipped ------------------
+
+
+def test_partial_views_come_from_the_layouts() -> None:
+    from shardkit.formats.xet_mdb import reader as mdb_reader
+    from shardkit.view import locate
+
+    head = L.XET_MDB_SHARD__FILE_BLOCK__HEAD
+    walk = _layouts.view_of(head, ("file_hash", "Q"), "flags", "num_terms")
+    assert walk.format == "<Q24xII" and walk.size == 40
+    assert mdb_reader._WALK.format == walk.format
+    # the xorb head has its flags and count at the same places: one view reads both sections
+    assert _layouts.view_of(L.XET_MDB_SHARD__XORB_BLOCK__HEAD, ("xorb_hash", "Q"), "flags",
+                            "num_chunks").format == walk.format
+    raw = bytes(range(48))
+    word0, flags, count = walk.unpack_from(raw)
+    full = _layouts.struct_of(head).unpack(raw)
+    assert (word0, flags, count) == (int.from_bytes(raw[:8], "little"), full[1], full[2])
+    assert (locate._ENTRY.format, locate.SLOT_SIZE) == (">32sQ", swh_model.SLOT_SIZE)
+    assert locate._OBJECT_HEAD.format == ">Q"
+
+
+@pytest.mark.parametrize(("picks", "message"), [
+    (("nope",), "has no field 'nope'"),
+    (("flags", "file_hash"), "before the end of the field picked before it"),
+    ((("flags", "Q"),), "wider than 'flags'"),
+])
+def test_a_bad_partial_view_is_refused(picks: tuple[Any, ...], message: str) -> None:
+    with pytest.raises(ValueError, match=message):
+        _layouts.view_of(L.XET_MDB_SHARD__FILE_BLOCK__HEAD, *picks)
