@@ -30,6 +30,8 @@ class OptionalBuildExt(build_ext):
 setup(
     ext_modules=[Extension("shardkit.formats.swh._native",
                            ["src/shardkit/formats/swh/_native.c"],
+                           # its record sizes and offsets come from generated/layouts.h
+                           include_dirs=["generated"], depends=["generated/layouts.h"],
                            extra_compile_args=["-O2", "-Wall"], optional=True),
                  Extension("shardkit.formats._records", ["src/shardkit/formats/_records.c"],
                            extra_compile_args=["-O2", "-Wall"], optional=True),

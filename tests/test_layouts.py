@@ -335,3 +335,87 @@ def test_a_layout_changed_in_the_ksy_alone_fails(tmp_path: Path) -> None:
     assert layout_mismatch(w_swh.INDEX_ENTRY, L.SWH_READ_SHARD__INDEX_ENTRY) is None
     assert layout_mismatch(w_swh.INDEX_ENTRY, changed) == (
         "swh_read_shard::index_entry/ofs_object (field 1): construct u8>, schema u4>")
+
+
+# -- the same layouts for C: generated/layouts.h ----------------------------------------------
+
+
+def _header_macros(text: str) -> dict[str, int]:
+    out = {}
+    for line in text.splitlines():
+        parts = line.split()
+        if len(parts) == 3 and parts[0] == "#define" and parts[2].isdigit():
+            out[parts[1]] = int(parts[2])
+    return out
+
+
+def test_c_header_is_what_the_schemas_give() -> None:
+    header = Path(L.__file__).with_name("layouts.h").read_text()
+    assert _generator().render_header() == header
+    macros = _header_macros(header)
+    for name in L.__dict__:
+        layout = getattr(L, name)
+        if not isinstance(layout, L.Layout) or name == "Layout":
+            continue
+        assert macros.pop(f"SHARDKIT_{name}_SIZE") == layout.size
+        for f in layout.fields:
+            field = f"SHARDKIT_{name}_F_{f.path.replace('/', '__').upper()}"
+            assert (macros.pop(f"{field}_OFFSET"), macros.pop(f"{field}_SIZE")) == (f.offset,
+                                                                                     f.size)
+    assert macros == {}  # nothing in the header that layouts.py does not have
+
+
+def test_c_header_follows_a_ksy_edit(tmp_path: Path) -> None:
+    """The slot's offset made a u4 in a copy of the schema: the C accelerator's SLOT_SIZE
+    (the index entry's size) changes with it, and the header's guard sees the new field size."""
+    text = (SCHEMAS / "swh_read_shard.ksy").read_text()
+    old = "      - id: ofs_object\n        -orig-id: object_offset\n        type: u8\n"
+    (tmp_path / "swh_read_shard.ksy").write_text(text.replace(old, old.replace("u8", "u4")))
+    macros = _header_macros(_generator().render_header(tmp_path))
+    assert macros["SHARDKIT_SWH_READ_SHARD__INDEX_ENTRY_SIZE"] == 36
+    assert macros["SHARDKIT_SWH_READ_SHARD__INDEX_ENTRY_F_OFS_OBJECT_SIZE"] == 4
+
+
+def test_the_c_accelerators_use_only_generated_macros() -> None:
+    """Every SHARDKIT_ layout macro the C sources name is one the header defines."""
+    import re
+
+    macros = _header_macros(Path(L.__file__).with_name("layouts.h").read_text())
+    src = Path(__file__).resolve().parents[1] / "src"
+    used = set()
+    for c in src.rglob("*.c"):
+        used |= set(re.findall(r"\bSHARDKIT_[A-Z0-9_]+\b", c.read_text()))
+    assert "SHARDKIT_SWH_READ_SHARD__INDEX_ENTRY_SIZE" in used
+    assert used - {"SHARDKIT_LAYOUTS_H"} <= set(macros)
+
+
+# -- partial views: some fields of a record, the bytes between them skipped ------------------
+
+
+def test_partial_views_come_from_the_layouts() -> None:
+    from shardkit.formats.xet_mdb import reader as mdb_reader
+    from shardkit.view import locate
+
+    head = L.XET_MDB_SHARD__FILE_BLOCK__HEAD
+    walk = _layouts.view_of(head, ("file_hash", "Q"), "flags", "num_terms")
+    assert walk.format == "<Q24xII" and walk.size == 40
+    assert mdb_reader._WALK.format == walk.format
+    # the xorb head has its flags and count at the same places: one view reads both sections
+    assert _layouts.view_of(L.XET_MDB_SHARD__XORB_BLOCK__HEAD, ("xorb_hash", "Q"), "flags",
+                            "num_chunks").format == walk.format
+    raw = bytes(range(48))
+    word0, flags, count = walk.unpack_from(raw)
+    full = _layouts.struct_of(head).unpack(raw)
+    assert (word0, flags, count) == (int.from_bytes(raw[:8], "little"), full[1], full[2])
+    assert (locate._ENTRY.format, locate.SLOT_SIZE) == (">32sQ", swh_model.SLOT_SIZE)
+    assert locate._OBJECT_HEAD.format == ">Q"
+
+
+@pytest.mark.parametrize(("picks", "message"), [
+    (("nope",), "has no field 'nope'"),
+    (("flags", "file_hash"), "before the end of the field picked before it"),
+    ((("flags", "Q"),), "wider than 'flags'"),
+])
+def test_a_bad_partial_view_is_refused(picks: tuple[Any, ...], message: str) -> None:
+    with pytest.raises(ValueError, match=message):
+        _layouts.view_of(L.XET_MDB_SHARD__FILE_BLOCK__HEAD, *picks)

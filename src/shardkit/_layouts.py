@@ -15,7 +15,7 @@ from typing import Any
 from .generated import layouts
 from .generated.layouts import Layout
 
-__all__ = ["Layout", "dtype_spec", "layouts", "struct_of"]
+__all__ = ["Layout", "dtype_spec", "layouts", "struct_of", "view_of"]
 
 
 def struct_of(layout: Layout) -> struct.Struct:
@@ -39,3 +39,38 @@ def dtype_spec(layout: Layout, *names: str) -> list[tuple[str, Any]]:
         raise ValueError(f"{layout.schema}::{layout.type} has {len(layout.dtype)} fields, "
                          f"not {len(names)}")
     return [(name, spec) for name, (_, spec) in zip(names, layout.dtype, strict=True)]
+
+
+_CODES = {("u", 1): "B", ("u", 2): "H", ("u", 4): "I", ("u", 8): "Q",
+          ("s", 1): "b", ("s", 2): "h", ("s", 4): "i", ("s", 8): "q",
+          ("f", 4): "f", ("f", 8): "d"}
+
+
+def view_of(layout: Layout, *picks: str | tuple[str, str]) -> struct.Struct:
+    """A ``struct.Struct`` that reads only some fields of ``layout``, skipping the bytes
+    between them: each pick is a field path, or ``(path, code)`` to read the start of that
+    field as the ``struct`` code ``code`` (``("file_hash", "Q")``: a hash's first word).
+
+    Raises:
+        ValueError: a path names no field, the picks are out of order or overlap, a code is
+            wider than its field, or the layout mixes byte orders.
+    """
+    order = struct_of(layout).format[0]
+    by_path = {f.path: f for f in layout.fields}
+    codes, pos = [], 0
+    for pick in picks:
+        path, code = (pick, None) if isinstance(pick, str) else pick
+        field = by_path.get(path)
+        if field is None:
+            raise ValueError(f"{layout.schema}::{layout.type} has no field {path!r}")
+        if field.offset < pos:
+            raise ValueError(f"{path!r} is before the end of the field picked before it")
+        if code is None:
+            code = _CODES.get((field.kind, field.size), f"{field.size}s")
+        if struct.calcsize(order + code) > field.size:
+            raise ValueError(f"{code!r} is wider than {path!r} ({field.size} bytes)")
+        if field.offset > pos:
+            codes.append(f"{field.offset - pos}x")
+        codes.append(code)
+        pos = field.offset + struct.calcsize(order + code)
+    return struct.Struct(order + "".join(codes))

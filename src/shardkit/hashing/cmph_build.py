@@ -31,6 +31,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from .._layouts import layouts, struct_of
 from .cmph_chd_lazy import (
     LAYOUT_PREFIX_SIZE,
     LazyChdPh,
@@ -45,6 +46,8 @@ LOAD_FACTOR = 0.99
 KEYS_PER_BUCKET = 4
 MAX_SEEDS = 100  # chd_ph_new: 100 iterations of mapping + searching
 _STEP_SELECT = 128
+_SEQ_HEAD = struct_of(layouts.CMPH_CHD_PH__COMPRESSED_SEQ__HEAD)  # n, rem_r, total, len(sel)
+_SELECT_HEAD = struct_of(layouts.CMPH_CHD_PH__SELECT__HEAD)  # ones, zeros
 _HASH_ROWS = 1 << 16  # keys hashed per numpy pass
 
 
@@ -136,8 +139,8 @@ def compressed_seq_dump(values: npt.NDArray[np.int64]) -> bytes:
     table = np.zeros((n >> 7) + 1, dtype="<u4")
     samples = ones[::_STEP_SELECT]
     table[: len(samples)] = samples
-    sel = struct.pack("<2I", n, m) + bits_vec + table.tobytes()
-    return (struct.pack("<4I", n, rem_r, total_length, len(sel)) + sel + length_rems
+    sel = _SELECT_HEAD.pack(n, m) + bits_vec + table.tobytes()
+    return (_SEQ_HEAD.pack(n, rem_r, total_length, len(sel)) + sel + length_rems
             + store_table)
 
 

@@ -9,12 +9,16 @@ chunk (``locate``), a ZSS-like block tree (``index_block``), an MDB file record 
 from __future__ import annotations
 
 import bisect
-import struct
 from dataclasses import dataclass
 from typing import Any
 
+from .._layouts import layouts, struct_of
 from ..errors import EntryNotFoundError, ShardkitError
 from ..sources import ByteSource
+
+_ENTRY = struct_of(layouts.SWH_READ_SHARD__INDEX_ENTRY)  # an SWH index slot: key, offset
+SLOT_SIZE = _ENTRY.size
+_OBJECT_HEAD = struct_of(layouts.SWH_READ_SHARD__SHARD_OBJECT__HEAD)  # an object's size
 
 __all__ = ["Target", "lookup"]
 
@@ -84,11 +88,12 @@ def lookup(reader: Any, text: str) -> Target:
 
 def _slot(reader: Any, key: bytes, shown: str) -> Target:
     slot = reader.slot_of(key)
-    at = reader.header.index_position + slot * 40
+    at = reader.header.index_position + slot * SLOT_SIZE
     reader[key]  # the format's own verdict: absent, deleted (with its message), or present
-    (ofs,) = struct.unpack(">Q", reader.source.read_range(at + 32, at + 40))
-    (size,) = struct.unpack(">Q", reader.source.read_range(ofs, ofs + 8))
-    return Target(shown, ofs, ofs + 8 + size, f"/index/entries/{slot}/object",
+    (_, ofs) = _ENTRY.unpack(reader.source.read_range(at, at + SLOT_SIZE))
+    head = _OBJECT_HEAD.size
+    (size,) = _OBJECT_HEAD.unpack(reader.source.read_range(ofs, ofs + head))
+    return Target(shown, ofs, ofs + head + size, f"/index/entries/{slot}/object",
                   note=f"slot {slot}, object of {size} bytes at byte {ofs}")
 
 

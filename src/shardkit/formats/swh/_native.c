@@ -29,8 +29,18 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
-#define KEY_LEN 32
-#define SLOT_SIZE 40
+#include "layouts.h" /* generated from schemas/swh_read_shard.ksy by make generate */
+
+/* An index entry: the key, then the object's offset; an object: its size, then its bytes. */
+#define KEY_LEN SHARDKIT_SWH_READ_SHARD__INDEX_ENTRY_F_KEY_SIZE
+#define SLOT_SIZE SHARDKIT_SWH_READ_SHARD__INDEX_ENTRY_SIZE
+#define ENTRY_OFS SHARDKIT_SWH_READ_SHARD__INDEX_ENTRY_F_OFS_OBJECT_OFFSET
+#define OBJ_HEAD SHARDKIT_SWH_READ_SHARD__SHARD_OBJECT__HEAD_SIZE
+#if SHARDKIT_SWH_READ_SHARD__INDEX_ENTRY_F_KEY_OFFSET != 0 || \
+    SHARDKIT_SWH_READ_SHARD__INDEX_ENTRY_F_OFS_OBJECT_SIZE != 8 || \
+    SHARDKIT_SWH_READ_SHARD__SHARD_OBJECT__HEAD_F_LEN_DATA_SIZE != 8
+#error "the SWH index entry or object head changed shape: be64() reads 8 bytes there"
+#endif
 #define STEP 128
 #define MAX_FIELD_BITS 31
 /* An object's size is read together with the start of its bytes, in one pread of `spec`
@@ -444,10 +454,11 @@ static int read_entry(Lookup *self, uint64_t slot, uint8_t entry[SLOT_SIZE], int
 static PyObject *mapped_value(Lookup *self, uint64_t ofs) {
     uint64_t lo = self->obj_lo, hi = self->obj_hi;
     const uint8_t *f = (const uint8_t *)self->file.buf;
-    if (ofs < lo || hi < 8 || ofs > hi - 8 || hi > (uint64_t)self->file.len) return NULL;
+    if (ofs < lo || hi < OBJ_HEAD || ofs > hi - OBJ_HEAD || hi > (uint64_t)self->file.len)
+        return NULL;
     uint64_t size = be64(f + ofs);
-    if (size > hi - ofs - 8) return NULL;
-    return PyBytes_FromStringAndSize((const char *)f + ofs + 8, (Py_ssize_t)size);
+    if (size > hi - ofs - OBJ_HEAD) return NULL;
+    return PyBytes_FromStringAndSize((const char *)f + ofs + OBJ_HEAD, (Py_ssize_t)size);
 }
 
 /* What the disk part of a pread lookup found. */
@@ -467,8 +478,8 @@ static int probe_pread(Lookup *self, const uint8_t *k, Probe *pr, int nowait) {
     int rc = read_entry(self, (uint64_t)slot, entry, nowait);
     if (rc == WOULD_BLOCK) return WOULD_BLOCK;
     if (rc || memcmp(entry, k, KEY_LEN)) return 0;
-    uint64_t ofs = be64(entry + KEY_LEN), lo = self->obj_lo, hi = self->obj_hi;
-    if (ofs < lo || hi < 8 || ofs > hi - 8) return 0;
+    uint64_t ofs = be64(entry + ENTRY_OFS), lo = self->obj_lo, hi = self->obj_hi;
+    if (ofs < lo || hi < OBJ_HEAD || ofs > hi - OBJ_HEAD) return 0;
     uint64_t spec = __atomic_load_n(&self->spec, __ATOMIC_RELAXED);
     uint64_t want = hi - ofs < spec ? hi - ofs : spec;
     ssize_t got = pread_once(self->fd, pr->head, (size_t)want, ofs, nowait);
@@ -492,7 +503,7 @@ static PyObject *Lookup_get(Lookup *self, PyObject *key) {
         if (slot < 0 || read_entry(self, (uint64_t)slot, entry, 0) ||
             memcmp(entry, k, KEY_LEN))
             Py_RETURN_NONE;
-        PyObject *out = mapped_value(self, be64(entry + KEY_LEN));
+        PyObject *out = mapped_value(self, be64(entry + ENTRY_OFS));
         if (!out && !PyErr_Occurred()) Py_RETURN_NONE;
         return out;
     }
@@ -506,18 +517,20 @@ static PyObject *Lookup_get(Lookup *self, PyObject *key) {
         probe_pread(self, k, &pr, 0);
         Py_END_ALLOW_THREADS
     }
-    if (pr.got < 8) goto done;
+    if (pr.got < OBJ_HEAD) goto done;
     uint64_t ofs = pr.ofs, size = be64(pr.head);
-    if (size > self->obj_hi - ofs - 8) goto done;
-    uint64_t spec = size + 8 < SPEC_MIN ? SPEC_MIN : size + 8 > SPEC_MAX ? SPEC_MAX : size + 8;
+    if (size > self->obj_hi - ofs - OBJ_HEAD) goto done;
+    uint64_t spec = size + OBJ_HEAD < SPEC_MIN   ? SPEC_MIN
+                    : size + OBJ_HEAD > SPEC_MAX ? SPEC_MAX
+                                                 : size + OBJ_HEAD;
     __atomic_store_n(&self->spec, spec, __ATOMIC_RELAXED);
     out = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)size);
     if (!out) goto done;
     uint8_t *dst = (uint8_t *)PyBytes_AS_STRING(out);
-    uint64_t have = (uint64_t)pr.got - 8 < size ? (uint64_t)pr.got - 8 : size;
-    memcpy(dst, pr.head + 8, have);
+    uint64_t have = (uint64_t)pr.got - OBJ_HEAD < size ? (uint64_t)pr.got - OBJ_HEAD : size;
+    memcpy(dst, pr.head + OBJ_HEAD, have);
     if (have < size) { /* out is ours alone until returned: filled without the GIL if need be */
-        uint64_t pos = ofs + 8 + have;
+        uint64_t pos = ofs + OBJ_HEAD + have;
         failed = pread_all(self->fd, dst + have, size - have, pos, 1);
         if (failed == WOULD_BLOCK) {
             Py_BEGIN_ALLOW_THREADS

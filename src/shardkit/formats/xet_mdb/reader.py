@@ -4,13 +4,13 @@ verification; the lookups come from :mod:`.lookups`, the summaries from :mod:`.s
 from __future__ import annotations
 
 import itertools
-import struct
 from array import array
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from functools import cached_property
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ..._kaitai import kaitai_errors, parse
+from ..._layouts import layouts, view_of
 from ..._lazy import lazy_module
 from ...errors import (
     EntryNotFoundError,
@@ -58,7 +58,9 @@ if TYPE_CHECKING:
 else:
     np = lazy_module("numpy")
 
-_WALK = struct.Struct("<Q24xII")  # word 0 of the hash, then the two u32 after it
+# word 0 of a block head's hash, then its flags and count (file and xorb heads alike)
+_WALK = view_of(layouts.XET_MDB_SHARD__FILE_BLOCK__HEAD, ("file_hash", "Q"), "flags",
+                "num_terms")
 _DROP_EVERY = 4096  # blocks walked between drops of the mapped pages
 _ALL_ONES = 2**64 - 1
 
