@@ -12,23 +12,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from ..._lazy import lazy_module
 from ...errors import LayoutError
 from . import blocks as _blocks_mod
+from ._deps import np, spb
 from .arrow import NS_TICKS, UNIX_EPOCH_TICKS, arrow_field, arrow_type, pyarrow, to_arrow_values
 from .blocks import decode_binary_raw
 from .columns import _Unbacked
 from .model import _BYTES_TYPES, AmudaiField, _dtype_of, _is_text
-
-if TYPE_CHECKING:
-    from ...generated import amudai_shard_pb2 as spb
-else:
-    spb = lazy_module("shardkit.generated.amudai_shard_pb2")  # protobuf: on first use
-
-if TYPE_CHECKING:
-    import numpy as np
-else:
-    np = lazy_module("numpy")
 
 if TYPE_CHECKING:
     from collections.abc import Iterator

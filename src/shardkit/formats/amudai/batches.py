@@ -16,21 +16,11 @@ import itertools
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any, cast
 
-from ..._lazy import lazy_module
 from ...errors import LayoutError, LimitExceededError
+from ._deps import np, spb
 from .blocks import decode_binary_raw
 from .model import _BYTES_TYPES, AmudaiField, _apply, _dtype_of, _is_text
 from .stream import _Streams
-
-if TYPE_CHECKING:
-    from ...generated import amudai_shard_pb2 as spb
-else:
-    spb = lazy_module("shardkit.generated.amudai_shard_pb2")  # protobuf: on first use
-
-if TYPE_CHECKING:
-    import numpy as np
-else:
-    np = lazy_module("numpy")
 
 if TYPE_CHECKING:
     from .model import AmudaiStripe

@@ -15,9 +15,8 @@ import os
 import struct
 from contextvars import ContextVar
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, cast
+from typing import Any, cast
 
-from ..._lazy import lazy_module
 from ...errors import (
     ChecksumError,
     CorruptShardError,
@@ -28,15 +27,11 @@ from ...errors import (
     UnsupportedVersionError,
 )
 from ...hashing.amudai import checksum
+from ._deps import np
 from .anyvalue import _DT_EPOCH as _DT_EPOCH  # re-exported: the value conversions live there
 from .anyvalue import _MAX_TICKS as _MAX_TICKS
 from .anyvalue import TICKS_PER_SECOND as TICKS_PER_SECOND
 from .anyvalue import any_value_to_python, ticks_to_datetime
-
-if TYPE_CHECKING:
-    import numpy as np
-else:
-    np = lazy_module("numpy")
 
 try:  # the optional C accelerator of numeric cascades (setup.py builds it with a C compiler)
     from . import _native as _native

@@ -9,7 +9,6 @@ from decimal import Decimal
 from typing import TYPE_CHECKING, Any, Literal, overload
 
 from ..._kaitai import kaitai_errors
-from ..._lazy import lazy_module
 from ...errors import (
     ChecksumError,
     LayoutError,
@@ -21,6 +20,7 @@ from ...errors import (
 from ...generated.amudai_shard import AmudaiShard as KsAmudai
 from ...hashing.amudai import checksum
 from . import blocks as _blocks_mod
+from ._deps import np, spb
 from .blocks import (
     TRACE,
     any_value_to_python,
@@ -50,17 +50,8 @@ from .model import (
 from .refs import _ks_stream
 
 if TYPE_CHECKING:
-    from ...generated import amudai_shard_pb2 as spb
-else:
-    spb = lazy_module("shardkit.generated.amudai_shard_pb2")  # protobuf: on first use
-
-if TYPE_CHECKING:
-    import numpy as np
-
     from ...sources import ByteSource
     from .refs import _Blobs
-else:
-    np = lazy_module("numpy")
 
 
 class _Unbacked:

@@ -17,9 +17,9 @@ from __future__ import annotations
 import itertools
 from typing import TYPE_CHECKING, Any, cast
 
-from ..._lazy import lazy_module
 from ...errors import LayoutError, LimitExceededError, ShardkitError
 from ...sources import read_ranges
+from ._deps import np, spb
 from .blocks import decode_binary_values, decode_numeric_values, decode_presence, split_block
 from .columns import _kusto_decimal, _Unbacked
 from .model import (
@@ -34,16 +34,6 @@ from .model import (
     _map_value,
     _plain,
 )
-
-if TYPE_CHECKING:
-    from ...generated import amudai_shard_pb2 as spb
-else:
-    spb = lazy_module("shardkit.generated.amudai_shard_pb2")  # protobuf: on first use
-
-if TYPE_CHECKING:
-    import numpy as np
-else:
-    np = lazy_module("numpy")
 
 if TYPE_CHECKING:
     from .model import AmudaiStripe

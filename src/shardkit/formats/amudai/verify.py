@@ -8,7 +8,6 @@ import sys
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
-from ..._lazy import lazy_module
 from ...errors import (
     ChecksumError,
     LayoutError,
@@ -16,6 +15,7 @@ from ...errors import (
     ShardkitError,
     UnsupportedVersionError,
 )
+from ._deps import np, spb
 from .blocks import (
     _MAX_TICKS,
     decode_binary_raw,
@@ -41,17 +41,8 @@ from .model import (
 )
 
 if TYPE_CHECKING:
-    from ...generated import amudai_shard_pb2 as spb
-else:
-    spb = lazy_module("shardkit.generated.amudai_shard_pb2")  # protobuf: on first use
-
-if TYPE_CHECKING:
-    import numpy as np
-
     from .reader import AmudaiShard
     from .refs import _Blobs
-else:
-    np = lazy_module("numpy")
 
 
 _Attempt = Callable[[str, Callable[..., Any]], Any]  # verify's "run this check, note its error"
