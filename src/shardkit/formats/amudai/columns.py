@@ -6,7 +6,7 @@ import itertools
 import struct
 from collections.abc import Iterator
 from decimal import Decimal
-from typing import TYPE_CHECKING, Any, Literal, overload
+from typing import Any, Literal, overload
 
 from ..._kaitai import kaitai_errors
 from ...errors import (
@@ -21,6 +21,7 @@ from ...generated.amudai_shard import AmudaiShard as KsAmudai
 from ...hashing.amudai import checksum
 from . import blocks as _blocks_mod
 from ._deps import np, spb
+from ._host import ShardHost
 from .blocks import (
     TRACE,
     any_value_to_python,
@@ -49,10 +50,6 @@ from .model import (
 )
 from .refs import _ks_stream
 
-if TYPE_CHECKING:
-    from ...sources import ByteSource
-    from .refs import _Blobs
-
 
 class _Unbacked:
     """Positions one read (a :meth:`~AmudaiColumns.read_column`, ``read_array`` or ``rows``
@@ -78,25 +75,8 @@ class _Unbacked:
                 "constants", field=field)
 
 
-class AmudaiColumns:
+class AmudaiColumns(ShardHost):
     """Column reading for :class:`~shardkit.formats.amudai.AmudaiShard`."""
-
-    if TYPE_CHECKING:  # what these methods use of the host class, AmudaiShard
-        source: ByteSource
-        max_depth: int
-        directory: spb.ShardDirectory
-        directory_ref: DataRefInfo
-        _blobs: _Blobs
-
-        @property
-        def schema(self) -> tuple[AmudaiField, ...]: ...
-        @property
-        def stripes(self) -> tuple[AmudaiStripe, ...]: ...
-        def field(self, path: str) -> AmudaiField: ...
-        def stripe_field(self, stripe: int, schema_id: int
-                         ) -> spb.StripeFieldDescriptor | None: ...
-        def _hop(self, depth: int, field: str) -> None: ...
-        def _arrow_column(self, node: AmudaiField) -> Any: ...
 
     def _unbacked(self) -> _Unbacked:
         """A read's count of positions filled from nothing: up to

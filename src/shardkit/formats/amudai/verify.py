@@ -6,7 +6,7 @@ import itertools
 import struct
 import sys
 from collections.abc import Callable, Iterator
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ...errors import (
     ChecksumError,
@@ -16,6 +16,7 @@ from ...errors import (
     UnsupportedVersionError,
 )
 from ._deps import np, spb
+from ._host import ShardHost
 from .blocks import (
     _MAX_TICKS,
     decode_binary_raw,
@@ -40,11 +41,6 @@ from .model import (
     _lookup_issue,
 )
 
-if TYPE_CHECKING:
-    from .reader import AmudaiShard
-    from .refs import _Blobs
-
-
 _Attempt = Callable[[str, Callable[..., Any]], Any]  # verify's "run this check, note its error"
 
 
@@ -57,45 +53,8 @@ def _unreadable(exc: ShardkitError) -> bool:
     return remote is not None and isinstance(exc, remote.RemoteError)
 
 
-class AmudaiVerify:
+class AmudaiVerify(ShardHost):
     """The verify method of :class:`~shardkit.formats.amudai.AmudaiShard`."""
-
-    if TYPE_CHECKING:  # what these methods use of the host class, AmudaiShard
-        directory: spb.ShardDirectory
-        directory_ref: DataRefInfo
-        schema_id_count: int
-        _blobs: _Blobs
-        _children: list[AmudaiShard]
-
-        @property
-        def schema(self) -> tuple[AmudaiField, ...]: ...
-        @property
-        def stripes(self) -> tuple[AmudaiStripe, ...]: ...
-        @property
-        def urls(self) -> list[str]: ...
-        @property
-        def properties(self) -> dict[str, Any]: ...
-        @property
-        def indexes(self) -> tuple[AmudaiIndex, ...]: ...
-        @property
-        def _schema_fb(self) -> Any: ...
-        @property
-        def _shard_field_list(self) -> list[DataRefInfo]: ...
-        def iter_fields(self) -> Iterator[AmudaiField]: ...
-        def stripe_properties(self, stripe: int) -> dict[str, Any]: ...
-        def stripe_indexes(self, stripe: int) -> tuple[AmudaiIndex, ...]: ...
-        def _stripe_field_list(self, stripe: int) -> list[DataRefInfo]: ...
-        def field_descriptor(self, schema_id: int) -> spb.FieldDescriptor | None: ...
-        def stripe_field(self, stripe: int, schema_id: int
-                         ) -> spb.StripeFieldDescriptor | None: ...
-        def _index_list(self, coll: spb.IndexCollection, base: str, hops: int
-                        ) -> tuple[AmudaiIndex, ...]: ...
-        def open_artifact(self, artifact: AmudaiIndexArtifact) -> AmudaiShard: ...
-        def _hop(self, depth: int, field: str) -> None: ...
-        def _blocks(self, buf: spb.EncodedBuffer, field: str
-                    ) -> Iterator[tuple[int, memoryview, int]]: ...
-        def value_dictionary(self, buf: spb.EncodedBuffer, field: str
-                             ) -> tuple[list[bytes], int | None]: ...
 
     # -- verification ---------------------------------------------------------------------------
 
