@@ -195,7 +195,8 @@ class LazyChdPh:
         self.dump_size = layout.dump_size
         self._dump = dump
         # decoded blocks, at most MAX_CACHED_BLOCKS of them (about 5 KB each): forgotten
-        # all at once when full, so memory never grows with the function's size
+        # all at once when full, so memory never grows with the function's size (not a
+        # ByteLRU: lookups read this dict inline, where a method call per lookup would cost)
         self._blocks: dict[int, tuple[int, ...]] = {}
 
     def block(self, k: int) -> tuple[int, ...]:

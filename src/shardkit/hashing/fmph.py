@@ -126,6 +126,8 @@ def _absorb(state: tuple[int, int, int, int], m: int) -> tuple[int, int, int, in
     return v0 ^ m, v1, v2, v3
 
 
+# A memo of small integer states (not bytes, so not a ByteLRU): filled up to 4096 entries,
+# then left as it is; read once per key hashed.
 _prefix_cache: dict[tuple[int, int], tuple[int, int, int, int]] = {}
 
 

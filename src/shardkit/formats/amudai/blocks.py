@@ -368,7 +368,7 @@ def _fastlanes_unpack(sec: _Section, pos: int, end: int, n: int, udt: np.dtype, 
     return out.reshape(-1)[:n]
 
 
-@functools.cache
+@functools.cache  # bounded by its arguments (bits 8..64, width up to bits): no ByteLRU needed
 def _fl_plan(bits: int, width: int) -> tuple[np.ndarray, np.ndarray,
                                              tuple[np.ndarray, np.ndarray] | None, np.ndarray]:
     """For ``width``-bit values packed in ``bits``-bit words: per row, the word it starts in,

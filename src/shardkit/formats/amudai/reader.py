@@ -425,6 +425,7 @@ class AmudaiShard(AmudaiArrays, AmudaiColumns, AmudaiRows, AmudaiStream, AmudaiB
 
     def _stripe_field_list(self, stripe: int) -> list[DataRefInfo]:
         stripe = self._stripe_number(stripe)
+        # a memo of parsed records, one per stripe (not bytes: no ByteLRU), as _sidx_cache
         cache: dict[int, list[DataRefInfo]] = self.__dict__.setdefault("_sfl_cache", {})
         if stripe not in cache:
             cache[stripe] = self._field_list(self.stripes[stripe].field_list,
