@@ -7,10 +7,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from ..base import ReaderPart
+
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
-    from ...sources import ByteSource
     from ._deps import np, spb
     from .columns import _Unbacked
     from .model import AmudaiField, AmudaiIndex, AmudaiIndexArtifact, AmudaiStripe, DataRefInfo
@@ -20,11 +21,10 @@ if TYPE_CHECKING:
 __all__ = ["ShardHost"]
 
 
-class ShardHost:
+class ShardHost(ReaderPart):
     """The members of ``AmudaiShard`` that its mixins' methods use (for the type checker)."""
 
     if TYPE_CHECKING:
-        source: ByteSource
         max_depth: int
         directory: spb.ShardDirectory
         directory_ref: DataRefInfo

@@ -53,6 +53,16 @@ def _unreadable(exc: ShardkitError) -> bool:
     return remote is not None and isinstance(exc, remote.RemoteError)
 
 
+def _problem(exc: ShardkitError, check: str) -> Problem:
+    """``exc`` as a problem: a ``checksum`` or ``hops`` one when it is such an error, else a
+    ``check`` one; an error that means the file could not be read is raised again."""
+    if _unreadable(exc):
+        raise exc
+    name = ("checksum" if isinstance(exc, ChecksumError) else
+            "hops" if isinstance(exc, HopLimitError) else check)
+    return Problem(name, exc.message, exc.offset, exc.field)
+
+
 class AmudaiVerify(ShardHost):
     """The verify method of :class:`~shardkit.formats.amudai.AmudaiShard`."""
 
@@ -73,12 +83,8 @@ class AmudaiVerify(ShardHost):
             try:
                 return fn()
             except ShardkitError as exc:
-                if _unreadable(exc):
-                    raise
-                name = ("checksum" if isinstance(exc, ChecksumError) else
-                        "unsupported" if isinstance(exc, UnsupportedVersionError) else
-                        "hops" if isinstance(exc, HopLimitError) else check)
-                problems.append(Problem(name, exc.message, exc.offset, exc.field))
+                problems.append(_problem(exc, "unsupported" if isinstance(
+                    exc, UnsupportedVersionError) else check))
                 return None
 
         if attempt("schema", lambda: self.schema) is None:
@@ -215,11 +221,7 @@ class AmudaiVerify(ShardHost):
             self._hop(art.hops + HOPS_BUFFER, art.path)
             child = self.open_artifact(art)
         except ShardkitError as exc:
-            if _unreadable(exc):
-                raise
-            check = "hops" if isinstance(exc, HopLimitError) else \
-                "checksum" if isinstance(exc, ChecksumError) else "index"
-            problems.append(Problem(check, exc.message, exc.offset, exc.field))
+            problems.append(_problem(exc, "index"))
             return
         try:
             found = child.verify()
@@ -305,11 +307,7 @@ class AmudaiVerify(ShardHost):
                             has_checksum=buf.block_checksums, base=base,
                             field=f"{field}/blocks/{i}", region=f"block {i} of {field}")
         except ShardkitError as exc:
-            if _unreadable(exc):
-                raise
-            check = "checksum" if isinstance(exc, ChecksumError) else \
-                "hops" if isinstance(exc, HopLimitError) else "buffer"
-            problems.append(Problem(check, exc.message, exc.offset, exc.field))
+            problems.append(_problem(exc, "buffer"))
 
 
 
