@@ -91,7 +91,7 @@ class ByteLRU(Generic[K, V]):
         """Keep ``value`` under ``key``, charged ``nbytes`` (default ``len(value)``), as the
         most recently used; drop the least recently used beyond the budgets. Returns
         ``value``."""
-        size = len(value) if nbytes is None else nbytes  # type: ignore[arg-type]
+        size = len(value) if nbytes is None else nbytes  # type: ignore[arg-type]  # V is sized when nbytes is not given
         if (self.max_bytes is not None and size > self.max_bytes) or self.max_items == 0:
             return value
         with self._lock:
