@@ -21,7 +21,7 @@ from typing import Any, TypeVar
 
 # the runtime ships no annotations: [tool.mypy] says so for the repository; this ignore is for
 # mypy run on the installed package without that configuration (unused under it)
-import kaitaistruct  # type: ignore[import-untyped,unused-ignore]
+import kaitaistruct  # type: ignore[import-untyped,unused-ignore]  # see above
 from kaitaistruct import KaitaiStream, KaitaiStruct
 
 from .errors import BadMagicError, LayoutError, ShardkitError, TruncatedError

@@ -3,8 +3,10 @@
 Every cache of the library is a :class:`ByteLRU`: the blocks a
 :class:`~shardkit.remote.RemoteSource` keeps (``cache=`` bytes), the aligned blocks of a
 :class:`~shardkit.sources.CountingSource`, the verify blocks of the SWH reader, the decoded
-blocks of the ZS and ZSS readers (``cache_blocks=`` and ``cache_index_blocks=`` entries) and the
-decoded indices of a Neuroglancer dataset (``cache_bytes=``).
+blocks of the ZS and ZSS readers (``cache_blocks=`` and ``cache_index_blocks=`` entries), the
+decoded indices of a Neuroglancer dataset (``cache_bytes=``) and the blocks MOSAIC's verify
+reads. The few dicts kept elsewhere are memos of parsed values (not bytes), each saying why at
+its place: one entry per stripe or index, a fixed cap, or a hot loop that reads it inline.
 
 Each entry is charged a size in bytes: ``len(value)`` by default, or what :meth:`ByteLRU.put`
 is told (a decoded index is charged its estimated memory). When the entries add up to more
@@ -89,7 +91,7 @@ class ByteLRU(Generic[K, V]):
         """Keep ``value`` under ``key``, charged ``nbytes`` (default ``len(value)``), as the
         most recently used; drop the least recently used beyond the budgets. Returns
         ``value``."""
-        size = len(value) if nbytes is None else nbytes  # type: ignore[arg-type]
+        size = len(value) if nbytes is None else nbytes  # type: ignore[arg-type]  # V is sized when nbytes is not given
         if (self.max_bytes is not None and size > self.max_bytes) or self.max_items == 0:
             return value
         with self._lock:

@@ -196,10 +196,10 @@ def _merged(a: Any, b: Any, show: Any) -> Iterator[Difference]:
     end = object()
     ra, rb = next(ia, end), next(ib, end)
     while ra is not end or rb is not end:
-        if rb is end or (ra is not end and ra < rb):  # type: ignore[operator]
+        if rb is end or (ra is not end and ra < rb):  # type: ignore[operator]  # end tested first
             yield Difference("removed", show(ra))
             ra = next(ia, end)
-        elif ra is end or rb < ra:  # type: ignore[operator]
+        elif ra is end or rb < ra:  # type: ignore[operator]  # ditto
             yield Difference("added", show(rb))
             rb = next(ib, end)
         else:

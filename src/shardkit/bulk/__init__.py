@@ -106,6 +106,7 @@ class BulkSummary:
         results: Every result of this run in completion order (carried-over ones first).
     """
 
+    # counters, alike in shape to ng/convert.py ConversionReport's: fields, no logic to share
     targets: int = 0
     sound: int = 0
     unsound: int = 0

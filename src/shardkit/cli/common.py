@@ -65,7 +65,7 @@ def progress_bar(args: argparse.Namespace, label: str, unit: str = "it"
     ``progress(done)`` (a count: records read so far). tqdm keeps the updates to a few a
     second.
     """
-    from tqdm import tqdm  # type: ignore[import-untyped,unused-ignore]
+    from tqdm import tqdm
 
     bar = tqdm(desc=label, unit=unit, disable=not show_progress(args), file=sys.stderr,
                dynamic_ncols=True, mininterval=0.25, smoothing=0.1)

@@ -142,7 +142,7 @@ def wanted(args: Any) -> bool:
 
 def cli_verify(args: Any, spec: Mapping[str, Any] | None) -> int:
     """``shardkit verify`` over many targets; returns the exit code."""
-    from tqdm import tqdm  # type: ignore[import-untyped,unused-ignore]
+    from tqdm import tqdm
 
     from ..bulk import (
         _check_io_options,

@@ -44,7 +44,7 @@ if TYPE_CHECKING:
     from .base import Section
 
 try:  # the optional C accelerator of record bodies (same answers as the Python loops below)
-    from . import _records as _records  # type: ignore[attr-defined]
+    from . import _records as _records  # type: ignore[attr-defined]  # a C extension, built optionally
 except ImportError:  # pragma: no cover - built without a C compiler
     _records = None
 if os.environ.get("SHARDKIT_NO_NATIVE"):  # the pure-Python path, for tests and comparisons
@@ -175,7 +175,7 @@ def decode_records(body: bytes) -> list[bytes]:
     if _records is not None:
         got = _records.split(body)
         if got is not None:
-            return got  # type: ignore[no-any-return]
+            return got  # type: ignore[no-any-return]  # the C extension is untyped
         return _decode_records_general(body)  # raises the precise error
     return _decode_records_python(body)
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Self
+from typing import TYPE_CHECKING, Any, Self
 
 from ..errors import EntryNotFoundError
 from ..sources import ByteSource
@@ -40,6 +40,17 @@ class Section:
                "note": self.note}
         out.update(self.extra)
         return out
+
+
+class ReaderPart:
+    """Base of the classes a reader is assembled from (``class MdbShard(MdbSummary, ...,
+    Reader)``): what every :class:`Reader` has, declared for the type checker (nothing at run
+    time), so that each part declares only what it uses of its own reader."""
+
+    if TYPE_CHECKING:
+        format_id: str
+        format_name: str
+        source: ByteSource
 
 
 class Reader:

@@ -158,6 +158,12 @@ class _Reader:
         value: int = _U32.unpack(self.take(4, name))[0]
         return value
 
+    def u32_at(self, name: str) -> tuple[int, int]:
+        """Reads one little-endian ``u32``: ``(its offset in the dump, its value)``."""
+        at = self._base + self._pos
+        value: int = _U32.unpack(self.take(4, name))[0]
+        return at, value
+
     def cstring(self, name: str) -> bytes:
         """Reads a NUL-terminated string (the NUL is consumed, not returned)."""
         window = bytes(self._buf[self._pos : self._pos + _MAX_NAME])
@@ -216,19 +222,14 @@ def _parse_compressed_seq(buf: memoryview, base: int, nbuckets: int) -> _Compres
     """Split a ``compressed_seq_dump`` into its parts; every size and count checked before
     anything proportional to them is allocated."""
     r = _Reader(buf, base)
-    n_off = r.offset
-    cs_n = r.u32("cs.n")
-    rem_r_off = r.offset
-    rem_r = r.u32("cs.rem_r")
-    total_off = r.offset
-    total_length = r.u32("cs.total_length")
-    sel_size_off = r.offset
-    sel_size = r.u32("cs.sel_size")
+    n_off, cs_n = r.u32_at("cs.n")
+    rem_r_off, rem_r = r.u32_at("cs.rem_r")
+    total_off, total_length = r.u32_at("cs.total_length")
+    sel_size_off, sel_size = r.u32_at("cs.sel_size")
     sel_off = r.offset
     sr = _Reader(r.take(sel_size, "cs.sel"), sel_off)
     sel_n = sr.u32("cs.sel.n")
-    sel_m_off = sr.offset
-    sel_m = sr.u32("cs.sel.m")
+    sel_m_off, sel_m = sr.u32_at("cs.sel.m")
     nbits = sel_n + sel_m
     if nbits + 31 > _M32:  # select.c computes (n + m + 31) >> 5 in 32 bits
         raise CmphError("cs.sel.m", sel_m_off, f"n + m = {nbits} overflows 32-bit arithmetic")
@@ -461,10 +462,8 @@ class ChdPh:
         name = r.cstring("algo_name")
         if name != _ALGO_NAME:
             raise CmphError("algo_name", 0, f"is {name!r}, expected {_ALGO_NAME!r}")
-        size_off = r.offset
-        size = r.u32("size")
-        hl_size_off = r.offset
-        hl_size = r.u32("hl_size")
+        size_off, size = r.u32_at("size")
+        hl_size_off, hl_size = r.u32_at("hl_size")
         hl_off = r.offset
         hr = _Reader(r.take(hl_size, "hl"), hl_off)
         hash_name = hr.cstring("hl.name")
@@ -482,10 +481,8 @@ class ChdPh:
         cs_size = r.u32("cs_size")
         cs_off = r.offset
         cs = r.take(cs_size, "cs")
-        n_off = r.offset
-        n = r.u32("n")
-        nbuckets_off = r.offset
-        nbuckets = r.u32("nbuckets")
+        n_off, n = r.u32_at("n")
+        nbuckets_off, nbuckets = r.u32_at("nbuckets")
         if n != size:
             raise CmphError("n", n_off, f"is {n} but the size field at offset {size_off} is {size}")
         if n == 0:

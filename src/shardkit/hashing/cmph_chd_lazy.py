@@ -93,37 +93,26 @@ def parse_layout(prefix: bytes | bytearray | memoryview) -> ChdLayout:
     if name != _ALGO_NAME:
         raise CmphError("algo_name", 0, f"is {name!r}, expected {_ALGO_NAME!r}")
     size = r.u32("size")
-    hl_size_off = r.offset
-    hl_size = r.u32("hl_size")
+    hl_size_off, hl_size = r.u32_at("hl_size")
     hl_off = r.offset
-    if hl_size != len(_HASH_NAME) + 1 + _JENKINS_STATE_SIZE:
-        # the name decides; a short or long state is a size error
-        hr = _Reader(r.take(min(hl_size, r.remaining), "hl"), hl_off)
-        hash_name = hr.cstring("hl.name")
-        if hash_name != _HASH_NAME:
-            raise CmphError("hl.name", hl_off,
-                            f"is {hash_name!r}, only {_HASH_NAME!r} is supported")
-        raise CmphError("hl_size", hl_size_off, f"is {hl_size}, a jenkins state takes "
-                        f"{len(_HASH_NAME) + 1 + _JENKINS_STATE_SIZE} bytes")
-    hr = _Reader(r.take(hl_size, "hl"), hl_off)
+    hl_want = len(_HASH_NAME) + 1 + _JENKINS_STATE_SIZE
+    # the name decides; a short or long state is then a size error
+    hr = _Reader(r.take(hl_size if hl_size == hl_want else min(hl_size, r.remaining), "hl"),
+                 hl_off)
     hash_name = hr.cstring("hl.name")
     if hash_name != _HASH_NAME:
         raise CmphError("hl.name", hl_off, f"is {hash_name!r}, only {_HASH_NAME!r} is supported")
+    if hl_size != hl_want:
+        raise CmphError("hl_size", hl_size_off, f"is {hl_size}, a jenkins state takes "
+                        f"{hl_want} bytes")
     seed = hr.u32("hl.seed")
-    cs_size_off = r.offset
-    cs_size = r.u32("cs_size")
-    cs_off = r.offset
-    cs_n = r.u32("cs.n")
-    rem_r_off = r.offset
-    rem_r = r.u32("cs.rem_r")
-    total_off = r.offset
-    total_length = r.u32("cs.total_length")
-    sel_size_off = r.offset
-    sel_size = r.u32("cs.sel_size")
-    sel_off = r.offset
-    sel_n = r.u32("cs.sel.n")
-    sel_m_off = r.offset
-    sel_m = r.u32("cs.sel.m")
+    cs_size_off, cs_size = r.u32_at("cs_size")
+    cs_off, cs_n = r.u32_at("cs.n")
+    rem_r_off, rem_r = r.u32_at("cs.rem_r")
+    total_off, total_length = r.u32_at("cs.total_length")
+    sel_size_off, sel_size = r.u32_at("cs.sel_size")
+    sel_off, sel_n = r.u32_at("cs.sel.n")
+    sel_m_off, sel_m = r.u32_at("cs.sel.m")
     bits_off = r.offset
     if rem_r > _MAX_FIELD_BITS:
         raise CmphError("cs.rem_r", rem_r_off, f"is {rem_r}, must be at most {_MAX_FIELD_BITS}")
@@ -206,7 +195,8 @@ class LazyChdPh:
         self.dump_size = layout.dump_size
         self._dump = dump
         # decoded blocks, at most MAX_CACHED_BLOCKS of them (about 5 KB each): forgotten
-        # all at once when full, so memory never grows with the function's size
+        # all at once when full, so memory never grows with the function's size (not a
+        # ByteLRU: lookups read this dict inline, where a method call per lookup would cost)
         self._blocks: dict[int, tuple[int, ...]] = {}
 
     def block(self, k: int) -> tuple[int, ...]:

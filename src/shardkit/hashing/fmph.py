@@ -126,6 +126,8 @@ def _absorb(state: tuple[int, int, int, int], m: int) -> tuple[int, int, int, in
     return v0 ^ m, v1, v2, v3
 
 
+# A memo of small integer states (not bytes, so not a ByteLRU): filled up to 4096 entries,
+# then left as it is; read once per key hashed.
 _prefix_cache: dict[tuple[int, int], tuple[int, int, int, int]] = {}
 
 
@@ -273,7 +275,7 @@ def _popcount64(words: npt.NDArray[np.uint64]) -> npt.NDArray[Any]:
         return np.bitwise_count(words)
     table = np.array([bin(i).count("1") for i in range(256)], dtype=np.uint8)
     as_bytes = words.view(np.uint8).reshape(-1, 8)
-    return table[as_bytes].sum(axis=1, dtype=np.uint8)  # type: ignore[no-any-return]
+    return table[as_bytes].sum(axis=1, dtype=np.uint8)  # type: ignore[no-any-return]  # numpy's sum is typed Any
 
 
 def _key_rows(keys: Iterable[bytes] | npt.NDArray[np.uint8]) -> list[tuple[
@@ -348,6 +350,7 @@ class GOFunction:
 
     def __init__(self, level_sizes: tuple[int, ...], array: bytes, seeds: bytes,
                  size_bytes: int, trailing: int = 0, base_offset: int = 0) -> None:
+        # plain attribute stores, alike in shape to other constructors' (no logic to share)
         self.level_sizes = level_sizes
         self.size_bytes = size_bytes
         self.trailing = trailing
@@ -453,7 +456,7 @@ class GOFunction:
         """
         fast = self._fast
         if fast is not None:
-            return fast.get(key)  # type: ignore[no-any-return]
+            return fast.get(key)  # type: ignore[no-any-return]  # the C extension is untyped
         return self._get_py(key)
 
     def _get_py(self, key: bytes) -> int | None:
@@ -487,7 +490,7 @@ class GOFunction:
         """
         fast = self._fast
         if fast is not None and not isinstance(keys, np.ndarray):
-            return fast.get_many(keys)  # type: ignore[no-any-return]
+            return fast.get_many(keys)  # type: ignore[no-any-return]  # ditto
         return [None if v < 0 else v for v in self.values_of(keys).tolist()]
 
     def values_of(self, keys: Iterable[bytes] | npt.NDArray[np.uint8]) -> npt.NDArray[np.int64]:

@@ -66,7 +66,7 @@ def _cell_files(layer: NgAnnotationLayer, lvl: SpatialLevel) -> list[tuple[tuple
 
     naming = layer._naming(lvl)
     out = []
-    for name in lvl.index.names():  # type: ignore[union-attr]
+    for name in lvl.index.names():  # type: ignore[union-attr]  # unsharded levels only
         named = _cell_name_to_cell(name, layer.layout.rank)
         if named is None or any(c >= g for c, g in zip(named, lvl.grid_shape, strict=True)):
             continue
@@ -129,7 +129,7 @@ def shard_annotation_layer(src: Any, dst: Any, *, spec: Any = "auto",
 
             def read(ks: list[int], names: dict[int, str] = names,
                      lvl: SpatialLevel = lvl) -> list[bytes | None]:
-                return [lvl.index.read(names[k]) for k in ks]  # type: ignore[union-attr]
+                return [lvl.index.read(names[k]) for k in ks]  # type: ignore[union-attr]  # ditto
         _write_sharded(out, key, codes, read, chosen, report)
         _set_sharding(info, kind, name, key, chosen.to_dict())
         report.specs[key] = chosen.to_dict()
@@ -162,7 +162,7 @@ def unshard_annotation_layer(src: Any, dst: Any, *,
             _set_sharding(info, kind, name, key, None)
         elif lvl is not None:
             for cell, fname in _cell_files(layer, lvl):
-                data = lvl.index.read(fname)  # type: ignore[union-attr]
+                data = lvl.index.read(fname)  # type: ignore[union-attr]  # ditto
                 if data is not None:
                     out.write(f"{key}/{'_'.join(map(str, cell))}", data)
                     report.chunks += 1

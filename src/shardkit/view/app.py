@@ -160,7 +160,7 @@ class ViewApp(HexTools, App[int]):
     def _source_of(self, reader: Any) -> ByteSource | None:
         """The file the hex pane starts on: the reader's; a dataset's first shard file."""
         if not hasattr(reader, "store"):
-            return reader.source  # type: ignore[no-any-return]
+            return reader.source  # type: ignore[no-any-return]  # reader is Any: a Reader here
         try:  # the dataset's top, then (an image volume) its first scale
             level = self.model.kids()
             for _ in range(2):

@@ -400,7 +400,7 @@ def file_nodes(reader: Any, source: ByteSource | None = None, base: str = "",
         if "by_name" not in cache:
             cache["list"] = got = reader.sections()
             cache["by_name"] = {base + s.name: s for s in got}
-        return cache["by_name"]  # type: ignore[no-any-return]
+        return cache["by_name"]  # type: ignore[no-any-return]  # the dict holds mixed values
 
     def summary_kids() -> Children:
         summary = _call_cheap(reader.summary)

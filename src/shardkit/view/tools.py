@@ -180,7 +180,7 @@ class HexTools:
     def export_target(self: Any) -> tuple[int, int] | None:
         """What ``e`` writes: the selection, else the selected node's range."""
         if self.hex.selection is not None:
-            return self.hex.selection  # type: ignore[no-any-return]
+            return self.hex.selection  # type: ignore[no-any-return]  # self is the app (Any)
         node = self.selected()
         if node is not None and node.start is not None and node.end is not None and \
                 node.end > node.start:

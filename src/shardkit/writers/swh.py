@@ -87,7 +87,7 @@ def _as_bytes(value: object) -> memoryview:
         ShardkitError: ``value`` is not a bytes-like object (a ``str``, an ``int``...).
     """
     try:
-        view = memoryview(value)  # type: ignore[arg-type]
+        view = memoryview(value)  # type: ignore[arg-type]  # any object; a TypeError is caught
     except TypeError:
         raise ShardkitError(f"SWH values are bytes-like objects, not "
                             f"{type(value).__name__}") from None

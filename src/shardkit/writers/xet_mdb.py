@@ -416,8 +416,8 @@ def _pack_sections(engine: str, file_rows: list[_Row], file_kinds: list[str],
     if engine == "numpy":
         file_bytes, xorb_bytes = _records_numpy(file_rows), _records_numpy(xorb_rows)
     elif engine == "construct":
-        file_bytes = pack(file_rows, file_kinds)  # type: ignore[call-arg]
-        xorb_bytes = pack(xorb_rows, xorb_kinds)  # type: ignore[call-arg]
+        file_bytes = pack(file_rows, file_kinds)  # type: ignore[call-arg]  # pack is the construct lambda here
+        xorb_bytes = pack(xorb_rows, xorb_kinds)  # type: ignore[call-arg]  # ditto
     else:
         raise ValueError(f"unknown engine {engine!r} (numpy or construct)")
     return file_bytes, xorb_bytes

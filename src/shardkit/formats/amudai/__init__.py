@@ -39,6 +39,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+# model's public names, re-exported; reader.py imports most of the same list for its own use.
 from .model import (
     MAX_BUFFER,
     MAX_HOPS,

@@ -12,30 +12,19 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from ..._lazy import lazy_module
 from ...errors import LayoutError
 from . import blocks as _blocks_mod
+from ._deps import np, spb
+from ._host import ShardHost
 from .arrow import NS_TICKS, UNIX_EPOCH_TICKS, arrow_field, arrow_type, pyarrow, to_arrow_values
 from .blocks import decode_binary_raw
 from .columns import _Unbacked
 from .model import _BYTES_TYPES, AmudaiField, _dtype_of, _is_text
 
 if TYPE_CHECKING:
-    from ...generated import amudai_shard_pb2 as spb
-else:
-    spb = lazy_module("shardkit.generated.amudai_shard_pb2")  # protobuf: on first use
-
-if TYPE_CHECKING:
-    import numpy as np
-else:
-    np = lazy_module("numpy")
-
-if TYPE_CHECKING:
-    from collections.abc import Iterator
 
     import pyarrow as pa
 
-    from .model import AmudaiStripe
 
 __all__ = ["AmudaiArrays"]
 
@@ -52,36 +41,8 @@ class _Wide(Exception):
         self.schema_id = schema_id
 
 
-class AmudaiArrays:
+class AmudaiArrays(ShardHost):
     """Arrow arrays for :class:`~shardkit.formats.amudai.AmudaiShard` (see the module doc)."""
-
-    if TYPE_CHECKING:  # what these methods use of the host class, AmudaiShard
-        @property
-        def schema(self) -> tuple[AmudaiField, ...]: ...
-        @property
-        def stripes(self) -> tuple[AmudaiStripe, ...]: ...
-        def _bits(self, buf: spb.EncodedBuffer, n: int, field: str) -> np.ndarray: ...
-        def _block_parts(self, buf: spb.EncodedBuffer, field: str
-                         ) -> Iterator[tuple[int, Any, np.ndarray | None, int, str]]: ...
-        def _buffers(self, sfd: spb.StripeFieldDescriptor, field: str) -> dict[int, Any]: ...
-        def _check_offsets(self, offs: np.ndarray, count: int, buf: spb.EncodedBuffer,
-                           field: str) -> None: ...
-        def _column_in_stripe(self, k: int, node: AmudaiField, count: int,
-                              unbacked: _Unbacked | None = None, raw: bool = False
-                              ) -> list[Any]: ...
-        def _constant_raw(self, msg: spb.FieldDescriptor, node: AmudaiField, field: str
-                          ) -> Any: ...
-        def _numeric_pieces(self, buf: spb.EncodedBuffer, dtype: np.dtype, field: str
-                            ) -> Iterator[tuple[np.ndarray, np.ndarray | None]]: ...
-        def _numeric_stream(self, buf: spb.EncodedBuffer, dtype: np.dtype, field: str
-                            ) -> tuple[np.ndarray, np.ndarray | None]: ...
-        def _positions(self, k: int, node: AmudaiField, stripe: AmudaiStripe) -> int: ...
-        def _sized_field(self, k: int, node: AmudaiField, count: int, field: str,
-                         unbacked: _Unbacked | None) -> spb.StripeFieldDescriptor | None: ...
-        def _stripe_records(self) -> int: ...
-        def _unbacked(self) -> _Unbacked: ...
-        def value_dictionary(self, buf: spb.EncodedBuffer, field: str
-                             ) -> tuple[list[bytes], int | None]: ...
 
     def to_arrow(self) -> Any:
         """The whole shard as a ``pyarrow.Table``: one column per top-level field, in schema

@@ -21,13 +21,8 @@ from datetime import datetime
 from decimal import Context, Decimal
 from typing import TYPE_CHECKING, Any
 
-from ..._lazy import lazy_module
 from ...errors import LayoutError, ShardkitError, UnsupportedVersionError
-
-if TYPE_CHECKING:
-    import numpy as np
-else:
-    np = lazy_module("numpy")
+from ._deps import np
 
 if TYPE_CHECKING:
     import pyarrow as pa

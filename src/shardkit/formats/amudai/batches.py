@@ -13,27 +13,17 @@ the shard's size; a numeric column never becomes Python objects.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Iterator
-from typing import TYPE_CHECKING, Any, cast
+from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
-from ..._lazy import lazy_module
 from ...errors import LayoutError, LimitExceededError
+from ._deps import np, spb
+from ._host import ShardHost
 from .blocks import decode_binary_raw
 from .model import _BYTES_TYPES, AmudaiField, _apply, _dtype_of, _is_text
 from .stream import _Streams
 
 if TYPE_CHECKING:
-    from ...generated import amudai_shard_pb2 as spb
-else:
-    spb = lazy_module("shardkit.generated.amudai_shard_pb2")  # protobuf: on first use
-
-if TYPE_CHECKING:
-    import numpy as np
-else:
-    np = lazy_module("numpy")
-
-if TYPE_CHECKING:
-    from .model import AmudaiStripe
     from .reader import AmudaiShard
 
 __all__ = ["MAX_BATCH", "AmudaiBatches"]
@@ -42,30 +32,8 @@ __all__ = ["MAX_BATCH", "AmudaiBatches"]
 MAX_BATCH = 1 << 24
 
 
-class AmudaiBatches:
+class AmudaiBatches(ShardHost):
     """Column-batch scans for :class:`~shardkit.formats.amudai.AmudaiShard`."""
-
-    if TYPE_CHECKING:  # what these methods use of the host class, AmudaiShard
-        @property
-        def schema(self) -> tuple[AmudaiField, ...]: ...
-        @property
-        def stripes(self) -> tuple[AmudaiStripe, ...]: ...
-        def field(self, path: str) -> AmudaiField: ...
-        def field_descriptor(self, schema_id: int) -> spb.FieldDescriptor | None: ...
-        def stripe_field(self, stripe: int, schema_id: int
-                         ) -> spb.StripeFieldDescriptor | None: ...
-        def _block_parts(self, buf: spb.EncodedBuffer, field: str
-                         ) -> Iterator[tuple[int, Any, np.ndarray | None, int, str]]: ...
-        def _buffers(self, sfd: spb.StripeFieldDescriptor, field: str) -> dict[int, Any]: ...
-        def _check_count(self, sfd: spb.StripeFieldDescriptor, count: int, field: str
-                         ) -> None: ...
-        def _constant_raw(self, msg: spb.FieldDescriptor, node: AmudaiField, field: str
-                          ) -> Any: ...
-        def _numeric_pieces(self, buf: spb.EncodedBuffer, dtype: np.dtype, field: str
-                            ) -> Iterator[tuple[np.ndarray, np.ndarray | None]]: ...
-        def _stripe_records(self) -> int: ...
-        def value_dictionary(self, buf: spb.EncodedBuffer, field: str
-                             ) -> tuple[list[bytes], int | None]: ...
 
     def iter_batches(self, columns: list[str] | None = None,
                      *, batch_size: int = 1 << 16, arrow: bool = False) -> Iterator[Any]:
@@ -471,12 +439,18 @@ def _walk(node: AmudaiField) -> Iterator[AmudaiField]:
         yield from _walk(c)
 
 
-def _cut_raw(pieces: Iterator[tuple[bytes, np.ndarray, np.ndarray | None]], sizes: list[int],
-             count: int, offset: int, field: str
-             ) -> Iterator[tuple[bytes, np.ndarray, np.ndarray | None]]:
-    """Binary values of blocks of any size in runs of ``sizes``: ``(bytes, int64 offsets from
-    0, valid mask or None)``; LayoutError unless the blocks hold exactly ``count`` values."""
-    held: list[tuple[bytes, np.ndarray, np.ndarray | None]] = []
+_P = TypeVar("_P")
+_T = TypeVar("_T")
+
+
+def _rebatch(pieces: Iterator[_P], sizes: list[int], count: int, offset: int, field: str,
+             length: Callable[[_P], int], join: Callable[[list[_P], int], tuple[_T, _P | None]]
+             ) -> Iterator[_T]:
+    """The values of blocks of any size (``pieces``, ``length`` values each) in batches of
+    ``sizes`` values: ``join(held, size)`` makes a batch of the first ``size`` values the held
+    pieces give, and the piece of what is left over (None when nothing is); LayoutError unless
+    the blocks hold exactly ``count`` values. Its calls are per block and per batch."""
+    held: list[_P] = []
     have = seen = 0
     for size in sizes:
         while have < size:
@@ -484,34 +458,52 @@ def _cut_raw(pieces: Iterator[tuple[bytes, np.ndarray, np.ndarray | None]], size
             if piece is None:
                 raise LayoutError(f"buffer holds {seen} values, the stripe {count}",
                                   offset=offset, field=field)
+            n = length(piece)
             held.append(piece)
-            have += len(piece[1]) - 1
-            seen += len(piece[1]) - 1
-        parts, offs, masks, shift = [], [], [], 0
-        for data, o, m in held:
-            parts.append(data)
-            offs.append(o[:-1] + shift)
-            masks.append(m)
-            shift += int(o[-1])
-        data = b"".join(parts)
-        allo = np.concatenate([*offs, np.array([shift], np.int64)])
-        ok = None
-        if any(m is not None for m in masks):
-            ok = np.concatenate([np.ones(len(o), bool) if m is None else m
-                                 for o, m in zip(offs, masks, strict=True)])
-        held = []
-        if have > size:  # the rest of the last block stays for the next batch
-            cut = int(allo[size])
-            rest_offs = allo[size:] - cut
-            held = [(data[cut:], rest_offs, None if ok is None else ok[size:])]
-            data, allo = data[:cut], allo[:size + 1]
-            ok = None if ok is None else ok[:size]
+            have += n
+            seen += n
+        out, rest = join(held, size)
+        held = [] if rest is None else [rest]
         have -= size
-        yield data, allo, ok
-    more = sum(len(p[1]) - 1 for p in pieces)
+        yield out
+    more = sum(length(p) for p in pieces)
     if have or more:
         raise LayoutError(f"buffer holds {seen + more} values, the stripe {count}",
                           offset=offset, field=field)
+
+
+_Raw = tuple[bytes, "np.ndarray", "np.ndarray | None"]
+
+
+def _cut_raw(pieces: Iterator[_Raw], sizes: list[int], count: int, offset: int, field: str
+             ) -> Iterator[_Raw]:
+    """Binary values of blocks of any size in runs of ``sizes``: ``(bytes, int64 offsets from
+    0, valid mask or None)``; LayoutError unless the blocks hold exactly ``count`` values."""
+    return _rebatch(pieces, sizes, count, offset, field, _raw_len, _join_raw)
+
+
+def _raw_len(piece: _Raw) -> int:
+    return len(piece[1]) - 1
+
+
+def _join_raw(held: list[_Raw], size: int) -> tuple[_Raw, _Raw | None]:
+    parts, offs, masks, shift = [], [], [], 0
+    for data, o, m in held:
+        parts.append(data)
+        offs.append(o[:-1] + shift)
+        masks.append(m)
+        shift += int(o[-1])
+    data = b"".join(parts)
+    allo = np.concatenate([*offs, np.array([shift], np.int64)])
+    ok = None
+    if any(m is not None for m in masks):
+        ok = np.concatenate([np.ones(len(o), bool) if m is None else m
+                             for o, m in zip(offs, masks, strict=True)])
+    if len(allo) - 1 == size:
+        return (data, allo, ok), None
+    cut = int(allo[size])  # the rest of the last block stays for the next batch
+    rest = (data[cut:], allo[size:] - cut, None if ok is None else ok[size:])
+    return (data[:cut], allo[:size + 1], None if ok is None else ok[:size]), rest
 
 
 def _texts(data: bytes, offsets: Any, field: str) -> list[str]:
@@ -530,57 +522,41 @@ def _cut_lists(pieces: Iterator[list[Any]], sizes: list[int], count: int, offset
                field: str) -> Iterator[list[Any]]:
     """Lists of ``sizes`` values from blocks of any size; LayoutError unless the blocks hold
     exactly ``count`` values."""
-    held: list[list[Any]] = []
-    have = seen = 0
-    for size in sizes:
-        while have < size:
-            piece = next(pieces, None)
-            if piece is None:
-                raise LayoutError(f"buffer holds {seen} values, the stripe {count}",
-                                  offset=offset, field=field)
-            held.append(piece)
-            have += len(piece)
-            seen += len(piece)
-        flat = held[0] if len(held) == 1 else list(itertools.chain.from_iterable(held))
-        rest = flat[size:]
-        held, have = ([rest] if rest else []), len(rest)
-        yield flat[:size] if rest else flat
-    more = sum(len(p) for p in pieces)
-    if have or more:
-        raise LayoutError(f"buffer holds {seen + more} values, the stripe {count}",
-                          offset=offset, field=field)
+    return _rebatch(pieces, sizes, count, offset, field, len, _join_lists)
 
 
-def _cut(pieces: Iterator[tuple[np.ndarray, np.ndarray | None]], sizes: list[int],
-         count: int, offset: int, field: str) -> Iterator[np.ndarray]:
+def _join_lists(held: list[list[Any]], size: int) -> tuple[list[Any], list[Any] | None]:
+    flat = held[0] if len(held) == 1 else list(itertools.chain.from_iterable(held))
+    rest = flat[size:]
+    return (flat[:size], rest) if rest else (flat, None)
+
+
+_Numbers = tuple["np.ndarray", "np.ndarray | None"]
+
+
+def _cut(pieces: Iterator[_Numbers], sizes: list[int], count: int, offset: int, field: str
+         ) -> Iterator[np.ndarray]:
     """Arrays of ``sizes`` values from blocks of any size (masked where a batch has nulls);
     LayoutError unless the blocks hold exactly ``count`` values."""
-    held: list[tuple[np.ndarray, np.ndarray | None]] = []
-    have = seen = 0
-    for size in sizes:
-        while have < size:
-            piece = next(pieces, None)
-            if piece is None:
-                raise LayoutError(f"buffer holds {seen} values, the stripe {count}",
-                                  offset=offset, field=field)
-            if len(piece[0]) > MAX_BATCH:
-                raise LimitExceededError(f"a block of {len(piece[0])} values (the cap is "
-                                         f"{MAX_BATCH})", offset=offset, field=field)
-            held.append(piece)
-            have += len(piece[0])
-            seen += len(piece[0])
-        values = np.concatenate([v for v, _ in held])  # a copy: no view into the file
-        mask = None
-        if any(m is not None for _, m in held):
-            mask = np.concatenate([np.ones(len(v), bool) if m is None else m for v, m in held])
-        have = len(values) - size
-        held = [(values[size:], None if mask is None else mask[size:])] if have else []
-        out, out_mask = values[:size], None if mask is None else mask[:size]
-        if out_mask is None or out_mask.all():
-            yield out
-        else:
-            yield np.ma.MaskedArray(out, ~out_mask)
-    more = have + sum(len(v) for v, _ in pieces)
-    if more:
-        raise LayoutError(f"buffer holds {seen - have + more} values, the stripe {count}",
-                          offset=offset, field=field)
+    def length(piece: _Numbers) -> int:
+        n = len(piece[0])
+        if n > MAX_BATCH:
+            raise LimitExceededError(f"a block of {n} values (the cap is {MAX_BATCH})",
+                                     offset=offset, field=field)
+        return n
+
+    return _rebatch(pieces, sizes, count, offset, field, length, _join_numbers)
+
+
+def _join_numbers(held: list[_Numbers], size: int) -> tuple[np.ndarray, _Numbers | None]:
+    values = np.concatenate([v for v, _ in held])  # a copy: no view into the file
+    mask = None
+    if any(m is not None for _, m in held):
+        mask = np.concatenate([np.ones(len(v), bool) if m is None else m for v, m in held])
+    rest = None
+    if len(values) > size:
+        rest = (values[size:], None if mask is None else mask[size:])
+    out, out_mask = values[:size], None if mask is None else mask[:size]
+    if out_mask is None or out_mask.all():
+        return out, rest
+    return np.ma.MaskedArray(out, ~out_mask), rest

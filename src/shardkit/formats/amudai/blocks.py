@@ -15,9 +15,8 @@ import os
 import struct
 from contextvars import ContextVar
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, cast
+from typing import Any, cast
 
-from ..._lazy import lazy_module
 from ...errors import (
     ChecksumError,
     CorruptShardError,
@@ -28,15 +27,11 @@ from ...errors import (
     UnsupportedVersionError,
 )
 from ...hashing.amudai import checksum
+from ._deps import np
 from .anyvalue import _DT_EPOCH as _DT_EPOCH  # re-exported: the value conversions live there
 from .anyvalue import _MAX_TICKS as _MAX_TICKS
 from .anyvalue import TICKS_PER_SECOND as TICKS_PER_SECOND
 from .anyvalue import any_value_to_python, ticks_to_datetime
-
-if TYPE_CHECKING:
-    import numpy as np
-else:
-    np = lazy_module("numpy")
 
 try:  # the optional C accelerator of numeric cascades (setup.py builds it with a C compiler)
     from . import _native as _native
@@ -373,7 +368,7 @@ def _fastlanes_unpack(sec: _Section, pos: int, end: int, n: int, udt: np.dtype, 
     return out.reshape(-1)[:n]
 
 
-@functools.cache
+@functools.cache  # bounded by its arguments (bits 8..64, width up to bits): no ByteLRU needed
 def _fl_plan(bits: int, width: int) -> tuple[np.ndarray, np.ndarray,
                                              tuple[np.ndarray, np.ndarray] | None, np.ndarray]:
     """For ``width``-bit values packed in ``bits``-bit words: per row, the word it starts in,
@@ -624,6 +619,14 @@ def _decode_alprd(sec: _Section, start: int, end: int, n: int, dtype: np.dtype,
     return cast("np.ndarray", ((left << udt.type(rbw)) | right).view(dtype))
 
 
+def _part(sec: _Section, start: int, end: int, n: int, dtype: np.dtype, nested: int,
+          depth: int, what: str) -> np.ndarray:
+    """One part of a composite block: a cascade of its own when ``nested``, else plain values."""
+    if nested:
+        return _decode_num(sec, start, end, n, dtype, depth + 1)
+    return sec.array(start, end, n, dtype, what)
+
+
 def _decode_composite(sec: _Section, code: int, start: int, end: int, n: int,
                       dtype: np.dtype, depth: int) -> np.ndarray:
     """RunLength, Sparse and BlockDictionary: two nested parts (counts checked against n)."""
@@ -635,11 +638,9 @@ def _decode_composite(sec: _Section, code: int, start: int, end: int, n: int,
         if runs > n:
             raise sec.layout(f"RunLength block of {n} values claims {runs} runs", body + 4)
         sec.need(pos, size, end, "RunLength values")
-        values = (_decode_num(sec, pos, pos + size, runs, dtype, depth + 1) if v_casc
-                  else sec.array(pos, pos + size, runs, dtype, "RunLength values"))
+        values = _part(sec, pos, pos + size, runs, dtype, v_casc, depth, "RunLength values")
         lpos = _round8(pos + size)
-        lengths = (_decode_num(sec, lpos, end, runs, u32, depth + 1) if l_casc
-                   else sec.array(lpos, end, runs, u32, "RunLength lengths"))
+        lengths = _part(sec, lpos, end, runs, u32, l_casc, depth, "RunLength lengths")
         total = int(lengths.sum(dtype=np.uint64))
         if total != n:
             raise sec.layout(f"RunLength lengths add up to {total}, the block holds {n}", lpos)
@@ -650,11 +651,9 @@ def _decode_composite(sec: _Section, code: int, start: int, end: int, n: int,
         if count > n:
             raise sec.layout(f"Sparse block of {n} values claims {count} positions", body)
         sec.need(pos, size, end, "Sparse positions")
-        positions = (_decode_num(sec, pos, pos + size, count, u32, depth + 1) if p_casc
-                     else sec.array(pos, pos + size, count, u32, "Sparse positions"))
+        positions = _part(sec, pos, pos + size, count, u32, p_casc, depth, "Sparse positions")
         vpos = _round8(pos + size)
-        values = (_decode_num(sec, vpos, end, count, dtype, depth + 1) if v_casc
-                  else sec.array(vpos, end, count, dtype, "Sparse values"))
+        values = _part(sec, vpos, end, count, dtype, v_casc, depth, "Sparse values")
         if count and int(positions.max()) >= n:
             raise sec.layout(f"Sparse position {int(positions.max())} in a block of {n} values",
                              pos)
@@ -670,8 +669,7 @@ def _decode_composite(sec: _Section, code: int, start: int, end: int, n: int,
     sec.need(pos, size, end, "BlockDictionary codes")
     codes = _decode_num(sec, pos, pos + size, n, u32, depth + 1)
     vpos = pos + size
-    entries = (_decode_num(sec, vpos, end, unique, dtype, depth + 1) if v_casc
-               else sec.array(vpos, end, unique, dtype, "BlockDictionary values"))
+    entries = _part(sec, vpos, end, unique, dtype, v_casc, depth, "BlockDictionary values")
     return _lookup(sec, codes, entries, dtype, pos)
 
 
@@ -742,8 +740,7 @@ def decode_binary_raw(values: memoryview, n: int, fixed: int, *, base: int,
         if width != 8:
             raise UnsupportedVersionError(f"binary offset width {width}", offset=base + 6,
                                           field=field + "/offset_width")
-        offsets = (_decode_num(sec, opos, end, n + 1, np.dtype("<u8"), 1) if cascading
-                   else sec.array(opos, end, n + 1, np.dtype("<u8"), "binary offsets"))
+        offsets = _part(sec, opos, end, n + 1, np.dtype("<u8"), cascading, 0, "binary offsets")
         total = int(offsets[-1])
         if total > 1 << 31:
             raise LimitExceededError(f"binary block claims {total} bytes of values",
@@ -807,10 +804,8 @@ def _binary_dictionary(sec: _Section, n: int, fixed: int) -> tuple[bytes, np.nda
             if any(sec.buf[pos + csize : lpos]):
                 raise sec.layout("non-zero padding after the dictionary codes", pos + csize)
             sec.need(lpos, lsize, end, "BlockDictionary lengths")
-            lengths = (_decode_num(sec, lpos, lpos + lsize, unique, np.dtype("<u4"), 1)
-                       if l_casc else
-                       sec.array(lpos, lpos + lsize, unique, np.dtype("<u4"),
-                                 "BlockDictionary lengths"))
+            lengths = _part(sec, lpos, lpos + lsize, unique, np.dtype("<u4"), l_casc, 0,
+                            "BlockDictionary lengths")
             dpos = lpos + lsize
             total = int(lengths.sum(dtype=np.uint64))
             sec.need(dpos, total, end, "BlockDictionary values")

@@ -6,10 +6,9 @@ import itertools
 import struct
 from collections.abc import Iterator
 from decimal import Decimal
-from typing import TYPE_CHECKING, Any, Literal, overload
+from typing import Any, Literal, overload
 
 from ..._kaitai import kaitai_errors
-from ..._lazy import lazy_module
 from ...errors import (
     ChecksumError,
     LayoutError,
@@ -21,6 +20,8 @@ from ...errors import (
 from ...generated.amudai_shard import AmudaiShard as KsAmudai
 from ...hashing.amudai import checksum
 from . import blocks as _blocks_mod
+from ._deps import np, spb
+from ._host import ShardHost
 from .blocks import (
     TRACE,
     any_value_to_python,
@@ -49,19 +50,6 @@ from .model import (
 )
 from .refs import _ks_stream
 
-if TYPE_CHECKING:
-    from ...generated import amudai_shard_pb2 as spb
-else:
-    spb = lazy_module("shardkit.generated.amudai_shard_pb2")  # protobuf: on first use
-
-if TYPE_CHECKING:
-    import numpy as np
-
-    from ...sources import ByteSource
-    from .refs import _Blobs
-else:
-    np = lazy_module("numpy")
-
 
 class _Unbacked:
     """Positions one read (a :meth:`~AmudaiColumns.read_column`, ``read_array`` or ``rows``
@@ -87,25 +75,8 @@ class _Unbacked:
                 "constants", field=field)
 
 
-class AmudaiColumns:
+class AmudaiColumns(ShardHost):
     """Column reading for :class:`~shardkit.formats.amudai.AmudaiShard`."""
-
-    if TYPE_CHECKING:  # what these methods use of the host class, AmudaiShard
-        source: ByteSource
-        max_depth: int
-        directory: spb.ShardDirectory
-        directory_ref: DataRefInfo
-        _blobs: _Blobs
-
-        @property
-        def schema(self) -> tuple[AmudaiField, ...]: ...
-        @property
-        def stripes(self) -> tuple[AmudaiStripe, ...]: ...
-        def field(self, path: str) -> AmudaiField: ...
-        def stripe_field(self, stripe: int, schema_id: int
-                         ) -> spb.StripeFieldDescriptor | None: ...
-        def _hop(self, depth: int, field: str) -> None: ...
-        def _arrow_column(self, node: AmudaiField) -> Any: ...
 
     def _unbacked(self) -> _Unbacked:
         """A read's count of positions filled from nothing: up to

@@ -12,15 +12,10 @@ from __future__ import annotations
 from collections import Counter
 from typing import TYPE_CHECKING
 
-from ..._lazy import lazy_module
 from ...generated import amudai_shard_pb2 as spb
+from ._deps import np
 from .blocks import TRACE, decode_binary_values, decode_numeric_values
 from .model import _BYTES_TYPES, BUFFER_KINDS, _dtype_of
-
-if TYPE_CHECKING:
-    import numpy as np
-else:
-    np = lazy_module("numpy")
 
 if TYPE_CHECKING:
     from .reader import AmudaiShard

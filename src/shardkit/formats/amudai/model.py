@@ -10,28 +10,14 @@ from dataclasses import field as dc_field
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any, cast
 
-from ..._lazy import lazy_module
 from ...errors import (
     LimitExceededError,
 )
 from ...hashing.amudai import name_hash
+from ._deps import cpb, np, spb
 from .blocks import (
     any_value_to_python,
 )
-
-if TYPE_CHECKING:
-    from ...generated import amudai_common_pb2 as cpb
-else:
-    cpb = lazy_module("shardkit.generated.amudai_common_pb2")  # protobuf: on first use
-if TYPE_CHECKING:
-    from ...generated import amudai_shard_pb2 as spb
-else:
-    spb = lazy_module("shardkit.generated.amudai_shard_pb2")  # protobuf: on first use
-
-if TYPE_CHECKING:
-    import numpy as np
-else:
-    np = lazy_module("numpy")
 
 #: ``BASIC_TYPES``: BasicType names by number, as the FlatBuffers schema
 #: (schemas/amudai/schema.fbs) has them; made on first use (module ``__getattr__``), since the

@@ -6,12 +6,11 @@ import operator
 import struct
 from collections.abc import Iterator
 from functools import cached_property
-from typing import TYPE_CHECKING, Any, cast, overload
+from typing import Any, cast, overload
 
 import kaitaistruct
 
 from ..._kaitai import kaitai_errors, parse
-from ..._lazy import lazy_module
 from ...errors import (
     ChecksumError,
     EntryNotFoundError,
@@ -29,6 +28,7 @@ from ...render import to_jsonable
 from ...sources import ByteSource, as_stream
 from ..base import Reader, Section
 from . import model as _model
+from ._deps import cpb, spb
 from .arrays import AmudaiArrays
 from .batches import AmudaiBatches
 from .blocks import (
@@ -60,15 +60,6 @@ from .rows import AmudaiRows
 from .stream import AmudaiStream
 from .verify import AmudaiVerify
 from .wire import WALK_FROM, check_items, check_known, directory_refs
-
-if TYPE_CHECKING:
-    from ...generated import amudai_common_pb2 as cpb
-else:
-    cpb = lazy_module("shardkit.generated.amudai_common_pb2")  # protobuf: on first use
-if TYPE_CHECKING:
-    from ...generated import amudai_shard_pb2 as spb
-else:
-    spb = lazy_module("shardkit.generated.amudai_shard_pb2")  # protobuf: on first use
 
 #: The largest FixedSizeBinary / FixedSizeList size read (Arrow keeps the size in an int32).
 MAX_FIXED_SIZE = 2**31 - 1
@@ -434,6 +425,7 @@ class AmudaiShard(AmudaiArrays, AmudaiColumns, AmudaiRows, AmudaiStream, AmudaiB
 
     def _stripe_field_list(self, stripe: int) -> list[DataRefInfo]:
         stripe = self._stripe_number(stripe)
+        # a memo of parsed records, one per stripe (not bytes: no ByteLRU), as _sidx_cache
         cache: dict[int, list[DataRefInfo]] = self.__dict__.setdefault("_sfl_cache", {})
         if stripe not in cache:
             cache[stripe] = self._field_list(self.stripes[stripe].field_list,

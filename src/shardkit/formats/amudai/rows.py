@@ -15,11 +15,12 @@ whatever the stripe's size.
 from __future__ import annotations
 
 import itertools
-from typing import TYPE_CHECKING, Any, cast
+from typing import Any, cast
 
-from ..._lazy import lazy_module
 from ...errors import LayoutError, LimitExceededError, ShardkitError
 from ...sources import read_ranges
+from ._deps import np, spb
+from ._host import ShardHost
 from .blocks import decode_binary_values, decode_numeric_values, decode_presence, split_block
 from .columns import _kusto_decimal, _Unbacked
 from .model import (
@@ -35,20 +36,6 @@ from .model import (
     _plain,
 )
 
-if TYPE_CHECKING:
-    from ...generated import amudai_shard_pb2 as spb
-else:
-    spb = lazy_module("shardkit.generated.amudai_shard_pb2")  # protobuf: on first use
-
-if TYPE_CHECKING:
-    import numpy as np
-else:
-    np = lazy_module("numpy")
-
-if TYPE_CHECKING:
-    from .model import AmudaiStripe
-    from .refs import _Blobs
-
 __all__ = ["MAX_ROWS", "AmudaiRows"]
 
 _NESTED = ("Struct", "List", "Map", "FixedSizeList")
@@ -57,35 +44,8 @@ _NESTED = ("Struct", "List", "Map", "FixedSizeList")
 MAX_ROWS = 1 << 24
 
 
-class AmudaiRows:
+class AmudaiRows(ShardHost):
     """Row access for :class:`~shardkit.formats.amudai.AmudaiShard` (see the module doc)."""
-
-    if TYPE_CHECKING:  # what these methods use of the host class, AmudaiShard
-        _blobs: _Blobs
-
-        @property
-        def schema(self) -> tuple[AmudaiField, ...]: ...
-        @property
-        def stripes(self) -> tuple[AmudaiStripe, ...]: ...
-        def field(self, path: str) -> AmudaiField: ...
-        def stripe_field(self, stripe: int, schema_id: int
-                         ) -> spb.StripeFieldDescriptor | None: ...
-        def _hop(self, depth: int, field: str) -> None: ...
-        def _block_map(self, buf: spb.EncodedBuffer, field: str,
-                       raw: bytes | memoryview | None = None
-                       ) -> tuple[DataRefInfo, DataRefInfo, list[tuple[int, int, int]]]: ...
-        def _buffers(self, sfd: spb.StripeFieldDescriptor, field: str) -> dict[int, Any]: ...
-        def _check_count(self, sfd: spb.StripeFieldDescriptor, count: int, field: str
-                         ) -> None: ...
-        def _column_in_stripe(self, k: int, node: AmudaiField, count: int,
-                              unbacked: _Unbacked | None = None, raw: bool = False
-                              ) -> list[Any]: ...
-        def _constant(self, sfd: spb.StripeFieldDescriptor, node: AmudaiField, field: str
-                      ) -> Any: ...
-        def _stripe_records(self) -> int: ...
-        def _unbacked(self) -> _Unbacked: ...
-        def value_dictionary(self, buf: spb.EncodedBuffer, field: str
-                             ) -> tuple[list[bytes], int | None]: ...
 
     def row(self, index: int) -> dict[str, Any]:
         """Record ``index`` (negative counts from the end) as ``{column: value}``."""

@@ -13,39 +13,21 @@ import itertools
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any, cast
 
-from ..._lazy import lazy_module
 from ...errors import LayoutError, UnsupportedVersionError
+from ._deps import np, spb
+from ._host import ShardHost
 from .blocks import decode_binary_values, decode_numeric_values, ticks_to_datetime
 from .columns import _kusto_decimal
 from .model import _BYTES_TYPES, AmudaiField, _dtype_of, _is_text, _map_value, _plain
 
 if TYPE_CHECKING:
-    from ...generated import amudai_shard_pb2 as spb
-else:
-    spb = lazy_module("shardkit.generated.amudai_shard_pb2")  # protobuf: on first use
-
-if TYPE_CHECKING:
-    import numpy as np
-else:
-    np = lazy_module("numpy")
-
-if TYPE_CHECKING:
-    from .model import AmudaiStripe
     from .reader import AmudaiShard
 
 __all__ = ["AmudaiStream"]
 
 
-class AmudaiStream:
+class AmudaiStream(ShardHost):
     """Streaming record iteration for :class:`~shardkit.formats.amudai.AmudaiShard`."""
-
-    if TYPE_CHECKING:  # what these methods use of the host class, AmudaiShard
-        @property
-        def schema(self) -> tuple[AmudaiField, ...]: ...
-        @property
-        def stripes(self) -> tuple[AmudaiStripe, ...]: ...
-        def field(self, path: str) -> AmudaiField: ...
-        def _stripe_records(self) -> int: ...
 
     def iter_rows(self, columns: list[str] | None = None
                   ) -> Iterator[dict[str, Any]]:

@@ -6,9 +6,8 @@ import itertools
 import struct
 import sys
 from collections.abc import Callable, Iterator
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from ..._lazy import lazy_module
 from ...errors import (
     ChecksumError,
     LayoutError,
@@ -16,6 +15,8 @@ from ...errors import (
     ShardkitError,
     UnsupportedVersionError,
 )
+from ._deps import np, spb
+from ._host import ShardHost
 from .blocks import (
     _MAX_TICKS,
     decode_binary_raw,
@@ -40,20 +41,6 @@ from .model import (
     _lookup_issue,
 )
 
-if TYPE_CHECKING:
-    from ...generated import amudai_shard_pb2 as spb
-else:
-    spb = lazy_module("shardkit.generated.amudai_shard_pb2")  # protobuf: on first use
-
-if TYPE_CHECKING:
-    import numpy as np
-
-    from .reader import AmudaiShard
-    from .refs import _Blobs
-else:
-    np = lazy_module("numpy")
-
-
 _Attempt = Callable[[str, Callable[..., Any]], Any]  # verify's "run this check, note its error"
 
 
@@ -66,45 +53,18 @@ def _unreadable(exc: ShardkitError) -> bool:
     return remote is not None and isinstance(exc, remote.RemoteError)
 
 
-class AmudaiVerify:
+def _problem(exc: ShardkitError, check: str) -> Problem:
+    """``exc`` as a problem: a ``checksum`` or ``hops`` one when it is such an error, else a
+    ``check`` one; an error that means the file could not be read is raised again."""
+    if _unreadable(exc):
+        raise exc
+    name = ("checksum" if isinstance(exc, ChecksumError) else
+            "hops" if isinstance(exc, HopLimitError) else check)
+    return Problem(name, exc.message, exc.offset, exc.field)
+
+
+class AmudaiVerify(ShardHost):
     """The verify method of :class:`~shardkit.formats.amudai.AmudaiShard`."""
-
-    if TYPE_CHECKING:  # what these methods use of the host class, AmudaiShard
-        directory: spb.ShardDirectory
-        directory_ref: DataRefInfo
-        schema_id_count: int
-        _blobs: _Blobs
-        _children: list[AmudaiShard]
-
-        @property
-        def schema(self) -> tuple[AmudaiField, ...]: ...
-        @property
-        def stripes(self) -> tuple[AmudaiStripe, ...]: ...
-        @property
-        def urls(self) -> list[str]: ...
-        @property
-        def properties(self) -> dict[str, Any]: ...
-        @property
-        def indexes(self) -> tuple[AmudaiIndex, ...]: ...
-        @property
-        def _schema_fb(self) -> Any: ...
-        @property
-        def _shard_field_list(self) -> list[DataRefInfo]: ...
-        def iter_fields(self) -> Iterator[AmudaiField]: ...
-        def stripe_properties(self, stripe: int) -> dict[str, Any]: ...
-        def stripe_indexes(self, stripe: int) -> tuple[AmudaiIndex, ...]: ...
-        def _stripe_field_list(self, stripe: int) -> list[DataRefInfo]: ...
-        def field_descriptor(self, schema_id: int) -> spb.FieldDescriptor | None: ...
-        def stripe_field(self, stripe: int, schema_id: int
-                         ) -> spb.StripeFieldDescriptor | None: ...
-        def _index_list(self, coll: spb.IndexCollection, base: str, hops: int
-                        ) -> tuple[AmudaiIndex, ...]: ...
-        def open_artifact(self, artifact: AmudaiIndexArtifact) -> AmudaiShard: ...
-        def _hop(self, depth: int, field: str) -> None: ...
-        def _blocks(self, buf: spb.EncodedBuffer, field: str
-                    ) -> Iterator[tuple[int, memoryview, int]]: ...
-        def value_dictionary(self, buf: spb.EncodedBuffer, field: str
-                             ) -> tuple[list[bytes], int | None]: ...
 
     # -- verification ---------------------------------------------------------------------------
 
@@ -123,12 +83,8 @@ class AmudaiVerify:
             try:
                 return fn()
             except ShardkitError as exc:
-                if _unreadable(exc):
-                    raise
-                name = ("checksum" if isinstance(exc, ChecksumError) else
-                        "unsupported" if isinstance(exc, UnsupportedVersionError) else
-                        "hops" if isinstance(exc, HopLimitError) else check)
-                problems.append(Problem(name, exc.message, exc.offset, exc.field))
+                problems.append(_problem(exc, "unsupported" if isinstance(
+                    exc, UnsupportedVersionError) else check))
                 return None
 
         if attempt("schema", lambda: self.schema) is None:
@@ -265,11 +221,7 @@ class AmudaiVerify:
             self._hop(art.hops + HOPS_BUFFER, art.path)
             child = self.open_artifact(art)
         except ShardkitError as exc:
-            if _unreadable(exc):
-                raise
-            check = "hops" if isinstance(exc, HopLimitError) else \
-                "checksum" if isinstance(exc, ChecksumError) else "index"
-            problems.append(Problem(check, exc.message, exc.offset, exc.field))
+            problems.append(_problem(exc, "index"))
             return
         try:
             found = child.verify()
@@ -355,11 +307,7 @@ class AmudaiVerify:
                             has_checksum=buf.block_checksums, base=base,
                             field=f"{field}/blocks/{i}", region=f"block {i} of {field}")
         except ShardkitError as exc:
-            if _unreadable(exc):
-                raise
-            check = "checksum" if isinstance(exc, ChecksumError) else \
-                "hops" if isinstance(exc, HopLimitError) else "buffer"
-            problems.append(Problem(check, exc.message, exc.offset, exc.field))
+            problems.append(_problem(exc, "buffer"))
 
 
 

@@ -136,7 +136,7 @@ def check_known(msg: Any, *, offset: int | None = None, field: str | None = None
         if depth > max_depth:
             return  # the decoder's own depth limit reports this
         # the set iterates through __getitem__ (the old protocol), which mypy does not count
-        unknown = list(unknown_fields.UnknownFieldSet(m))  # type: ignore[call-overload]
+        unknown = list(unknown_fields.UnknownFieldSet(m))  # type: ignore[call-overload]  # see the note above
         if unknown:
             u = unknown[0]
             name = m.DESCRIPTOR.name

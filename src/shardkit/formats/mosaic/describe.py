@@ -7,22 +7,18 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 from ...errors import ShardkitError
-from ..base import Section
+from ..base import ReaderPart, Section
 from . import model as m
 from .model import element_at
 
 if TYPE_CHECKING:
-    from ...sources import ByteSource
     from .model import MosaicIndex, MosaicMeta
 
 
-class MosaicDescription:
+class MosaicDescription(ReaderPart):
     """The descriptions of :class:`~shardkit.formats.mosaic.MosaicFile`."""
 
     if TYPE_CHECKING:  # what these methods use of the host class, MosaicFile
-        format_id: str
-        format_name: str
-        source: ByteSource
         meta: MosaicMeta
         _raw: Any
 

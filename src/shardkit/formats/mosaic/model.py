@@ -393,7 +393,7 @@ class Decoder:
         if size >= 0:  # one frame that says its size: the common case
             try:
                 # _dctx is held as Any (None until first use); an ignore costs nothing per object
-                return self._dctx.decompress(raw, allow_extra_data=False)  # type: ignore[no-any-return]
+                return self._dctx.decompress(raw, allow_extra_data=False)  # type: ignore[no-any-return]  # see the note above
             except zstandard.ZstdError:
                 pass  # several frames, or a bad one: the streaming path says which
         return self._stream(raw, offset)

@@ -94,6 +94,7 @@ class MosaicFile(MosaicDescription, Reader):
         #: The file's bytes when mapped or in memory (slicing gives bytes), for hot lookups.
         self._raw: Any = raw
         self._indexes: list[MosaicIndex] | None = None
+        # memos of parsed objects, one per index of the file (not bytes: no ByteLRU)
         self._functions: dict[int, Any] = {}
         self._conflicts: dict[int, dict[bytes, list[int]]] = {}
         self._plans: dict[int | str, tuple[Any, ...] | None] = {}

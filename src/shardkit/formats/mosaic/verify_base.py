@@ -7,6 +7,7 @@ from __future__ import annotations
 from array import array
 from typing import Any
 
+from ..._lru import ByteLRU
 from ...errors import Problem, ShardkitError
 from . import model as m
 from .model import Element, element_at
@@ -25,16 +26,13 @@ class _Blocks:
         self.size = source.size
         self.block = block
         self.keep = keep
-        self._cache: dict[int, bytes] = {}
+        self._cache: ByteLRU[int, bytes] = ByteLRU(None, max_items=keep)
 
     def _get(self, i: int) -> bytes:
         data = self._cache.get(i)
         if data is None:
             lo = i * self.block
-            data = self.source.read_range(lo, min(self.size, lo + self.block))
-            self._cache[i] = data
-            if len(self._cache) > self.keep:
-                del self._cache[next(iter(self._cache))]
+            data = self._cache.put(i, self.source.read_range(lo, min(self.size, lo + self.block)))
         return data
 
     def read(self, start: int, end: int) -> bytes:

@@ -572,10 +572,10 @@ class NgAnnotationLayer(NgDataset):
             exc.message = f"{self.store.name}/{self.by_id_key} {ident}: {exc.message}"
             raise
 
-    def __getitem__(self, ident: int) -> Annotation:  # type: ignore[override]
+    def __getitem__(self, ident: int) -> Annotation:  # type: ignore[override]  # a layer yields Annotations, not bytes
         return self.decode_by_id(_as_id(ident), self.raw(ident))
 
-    def get(self, ident: int, default: Any = None, **_: Any) -> Any:  # type: ignore[override]
+    def get(self, ident: int, default: Any = None, **_: Any) -> Any:  # type: ignore[override]  # ditto: no decode= here
         """The annotation ``ident`` (with its relationships), or ``default``."""
         data = self._need_by_id().get(_as_id(ident))
         return default if data is None else self.decode_by_id(_as_id(ident), data)
@@ -601,11 +601,11 @@ class NgAnnotationLayer(NgDataset):
     def _by_id_items(self) -> Iterator[tuple[int, bytes]]:
         return self._need_by_id().items()
 
-    def items(self) -> Iterator[tuple[int, Annotation]]:  # type: ignore[override]
+    def items(self) -> Iterator[tuple[int, Annotation]]:  # type: ignore[override]  # ditto: (id, Annotation)
         for k, data in self._by_id_items():
             yield k, self.decode_by_id(k, data)
 
-    def __iter__(self) -> Iterator[Annotation]:  # type: ignore[override]
+    def __iter__(self) -> Iterator[Annotation]:  # type: ignore[override]  # ditto: Annotations
         """Every annotation, from ``by_id`` (bounded memory: one shard index at a time)."""
         for k, data in self._by_id_items():
             yield self.decode_by_id(k, data)
@@ -640,7 +640,7 @@ class NgAnnotationLayer(NgDataset):
         lvl.naming = "spec"
         if lvl.index.sharded or all(g == 1 for g in lvl.grid_shape):
             return lvl.naming
-        names = set(lvl.index.names())  # type: ignore[union-attr]
+        names = set(lvl.index.names())  # type: ignore[union-attr]  # unsharded, tested above
         for cell in np.ndindex(*lvl.grid_shape):
             spec_name, alt_name = lvl.spec_name(cell), lvl.ngsidekick_name(cell)
             if spec_name == alt_name or (spec_name not in names and alt_name not in names):
@@ -656,7 +656,7 @@ class NgAnnotationLayer(NgDataset):
         return lvl.naming
 
     def _cell_fits(self, lvl: SpatialLevel, cell: Sequence[int], fname: str) -> bool:
-        data = lvl.index.read(fname)  # type: ignore[union-attr]
+        data = lvl.index.read(fname)  # type: ignore[union-attr]  # only for unsharded levels
         if data is None:
             return False
         try:
@@ -678,7 +678,7 @@ class NgAnnotationLayer(NgDataset):
         if lvl.index.sharded:
             return lvl.index.get_many([lvl.cell_key(c) for c in cells])
         name = lvl.ngsidekick_name if self._naming(lvl) == "ngsidekick" else lvl.spec_name
-        return [lvl.index.read(name(c)) for c in cells]  # type: ignore[union-attr]
+        return [lvl.index.read(name(c)) for c in cells]  # type: ignore[union-attr]  # unsharded here
 
     def cells_meeting(self, level: int, lower: Sequence[float] | np.ndarray,
                       upper: Sequence[float] | np.ndarray) -> list[tuple[int, ...]]:

@@ -230,7 +230,7 @@ class NgImageDataset(NgDataset):
                 raise EntryNotFoundError(scale, f"no scale number {scale}")
             return self.scales[keys[scale]]
         try:
-            return self.scales[scale]  # type: ignore[index]
+            return self.scales[scale]  # type: ignore[index]  # a bool is refused by the KeyError path
         except KeyError:
             raise EntryNotFoundError(scale, f"no sharded scale {scale!r}; scales: "
                                      f"{', '.join(self.scales)}") from None

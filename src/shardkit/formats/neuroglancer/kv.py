@@ -170,7 +170,7 @@ class ShardedKV(Mapping[int, bytes]):
                 raise EntryNotFoundError(key, f"chunk {key} not found")
             mm = reader._mm
             if mm is not None and r[1] <= reader._mm_size and not reader._gzip_data:
-                return mm[r[0] : r[1]]  # type: ignore[no-any-return]
+                return mm[r[0] : r[1]]  # type: ignore[no-any-return]  # a slice of the mmap is bytes
             return reader._read_data(key, r[0], r[1])
         except FileNotFoundError as exc:
             self._forget(number)
@@ -233,7 +233,7 @@ class ShardedKV(Mapping[int, bytes]):
                 out[i] = v
         return out
 
-    def keys(self) -> Iterator[int]:  # type: ignore[override]
+    def keys(self) -> Iterator[int]:  # type: ignore[override]  # an iterator, not a view (large stores)
         """Every chunk id of every shard (shard by shard, in index order)."""
         for reader in self._existing_shards():
             with self.naming(reader):
@@ -241,7 +241,7 @@ class ShardedKV(Mapping[int, bytes]):
 
     __iter__ = keys
 
-    def items(self) -> Iterator[tuple[int, bytes]]:  # type: ignore[override]
+    def items(self) -> Iterator[tuple[int, bytes]]:  # type: ignore[override]  # ditto
         """``(chunk id, value)`` of every chunk, shard by shard."""
         for reader in self._existing_shards():
             with self.naming(reader):

@@ -162,7 +162,7 @@ class NgShard(Reader):
 
     def _set_shard_index(self, raw: bytes) -> np.ndarray:
         entries = np.frombuffer(raw, dtype=ENTRY_WORD).reshape(-1, 2).astype(np.uint64)
-        return self.cache.put((self._key, -1), entries, entries.nbytes + 128)  # type: ignore[no-any-return]
+        return self.cache.put((self._key, -1), entries, entries.nbytes + 128)  # type: ignore[no-any-return]  # put returns the value given
 
     def index_entry(self, m: int) -> tuple[int, int]:
         """Relative ``(start, end)`` of minishard ``m``'s index (one 16-byte read)."""
@@ -219,7 +219,7 @@ class NgShard(Reader):
                                       field=f"/minishards/{m}/index")
 
     def _remember(self, m: int, index: MinishardIndex) -> MinishardIndex:
-        return self.cache.put((self._key, m), index, index.nbytes)  # type: ignore[no-any-return]
+        return self.cache.put((self._key, m), index, index.nbytes)  # type: ignore[no-any-return]  # ditto
 
     def minishard(self, m: int) -> MinishardIndex:
         """Decoded index of minishard ``m`` (from the cache when there)."""

@@ -186,7 +186,7 @@ class ShardingSpec:
                     raise SpecError(f"the info file has {len(sharded)} sharded scales; give the "
                                     "sharding object of the one you mean", field="/scales")
                 spec = sharded[0]
-        return cls.from_dict(spec)  # type: ignore[arg-type]
+        return cls.from_dict(spec)  # type: ignore[arg-type]  # narrowed to a Mapping above
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON ``sharding`` object."""

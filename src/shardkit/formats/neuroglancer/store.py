@@ -163,7 +163,7 @@ class _Store:
         with self._lock:
             if self._listing is False:
                 self._listing = self._list()
-            return None if self._listing is None else list(self._listing)  # type: ignore[arg-type]
+            return None if self._listing is None else list(self._listing)  # type: ignore[arg-type]  # not False once listed
 
     def _list(self) -> builtins.list[str] | None:
         try:

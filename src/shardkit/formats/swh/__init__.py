@@ -23,6 +23,7 @@ tests check them equal to the Kaitai path.
 
 from typing import Any
 
+# model's public names, re-exported; reader.py imports most of the same list for its own use.
 from .model import (
     HEADER_END,
     KEY_LEN,

@@ -71,7 +71,7 @@ class _Blocks:
     def _fill(self, lo: int, hi: int) -> Any:
         assert self._spare is not None
         buf = self._spare.pop() if self._spare else bytearray(self.block)
-        got = self.source.readinto(lo, memoryview(buf)[: hi - lo])  # type: ignore[attr-defined]
+        got = self.source.readinto(lo, memoryview(buf)[: hi - lo])  # type: ignore[attr-defined]  # local sources only (_is_local)
         if got < hi - lo:  # the file ends early: the source's own error
             self.source.read_range(lo, hi)
         return memoryview(buf)[:got]

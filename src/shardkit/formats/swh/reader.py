@@ -219,10 +219,12 @@ class SwhShard(Reader):
             if not ok:
                 raise LayoutError(message, offset=offset, field=field)
 
-    def _cmph_error(self, exc: CmphError, what: str = "bad cmph hash function") -> LayoutError:
-        """A dump error as a :class:`LayoutError` with the absolute offset and schema path."""
+    def _cmph_error(self, exc: CmphError, what: str = "bad cmph hash function"
+                    ) -> LayoutError | UnsupportedVersionError:
+        """A dump error as a :class:`LayoutError` (an unknown hash: UnsupportedVersionError)
+        with the absolute offset and schema path."""
         if exc.field == "hl.name":
-            return UnsupportedVersionError(  # type: ignore[return-value]
+            return UnsupportedVersionError(
                 f"cmph hash: {exc.args[0]}", offset=self.header.hash_position + exc.offset,
                 field="/hash_function/hash_state/hash_name")
         return LayoutError(f"{what}: {exc.args[0]}", offset=self.header.hash_position
@@ -683,13 +685,13 @@ class SwhShard(Reader):
     def __getitem__(self, key: bytes | str) -> bytes:
         fast = self._fast_get
         if fast is not None:
-            value = fast(key)  # type: ignore[arg-type]
+            value = fast(key)  # type: ignore[arg-type]  # None unless 20 bytes
             if value is not None:
                 return value
         getter = self._getter
         if getter is None:
             getter = self._getter = self._make_getter()
-        return getter(key)  # type: ignore[arg-type]
+        return getter(key)  # type: ignore[arg-type]  # it normalizes str keys
 
     def _make_getter(self) -> Callable[[bytes], bytes]:
         """The lookup, as a closure over everything it needs (the hot path of ``s[key]``).

@@ -7,24 +7,20 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from ..base import Section
+from ..base import ReaderPart, Section
 from . import model as _model
 from .model import FOOTER_SIZE, HEADER_SIZE, NEVER_EXPIRES, RECORD_SIZE, _iso
 
 if TYPE_CHECKING:
     import numpy as np
 
-    from ...sources import ByteSource
     from .model import FileInfo, MdbFooter, MdbHeader, XorbInfo, _Layout
 
 
-class MdbSummary:
+class MdbSummary(ReaderPart):
     """What :class:`~shardkit.formats.xet_mdb.MdbShard` says about itself."""
 
     if TYPE_CHECKING:  # what these methods use of the host class, MdbShard
-        format_id: str
-        format_name: str
-        source: ByteSource
         header: MdbHeader
         footer: MdbFooter | None
         _footer_note: str | None

@@ -72,6 +72,7 @@ class _Known:
         # (xorbs, sorted keys, their indices, full hash of index i, prefer the last)
         self._sources: list[tuple[Sequence[XorbInfo], np.ndarray, np.ndarray,
                                   Callable[[int], bytes], bool]] = []
+        # not a ByteLRU: it holds XorbInfo records, not bytes, and is read once per term
         self._cache: dict[bytes, XorbInfo] = {}
 
     def add(self, shard: MdbShard, *, replace: bool) -> None:

@@ -169,6 +169,7 @@ def decode_index(body: bytes) -> tuple[list[bytes], list[int], list[int]]:
     Raises:
         _BodyError: A uleb128 is malformed or an entry runs past the end (internal).
     """
+    # alike in shape to zss/blocks.py decode_index: each spec's entry after the shared key
     keys: list[bytes] = []
     offsets: list[int] = []
     lengths: list[int] = []
