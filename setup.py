@@ -2,7 +2,8 @@
 record bodies and of Amudai numeric cascades (everything else is in pyproject.toml).
 
 ``shardkit.formats.swh._native``, ``shardkit.formats._records``, ``shardkit.hashing._fmph``,
-``shardkit.formats.mosaic._native`` and ``shardkit.formats.amudai._native`` are compiled
+``shardkit.hashing._murmur``, ``shardkit.formats.mosaic._native`` and
+``shardkit.formats.amudai._native`` are compiled
 with the system C compiler when one is there; when compiling fails, the install goes on
 without them and shardkit uses its pure-Python paths (same answers, slower lookups).
 """
@@ -34,6 +35,8 @@ setup(
                  Extension("shardkit.formats._records", ["src/shardkit/formats/_records.c"],
                            extra_compile_args=["-O2", "-Wall"], optional=True),
                  Extension("shardkit.hashing._fmph", ["src/shardkit/hashing/_fmph.c"],
+                           extra_compile_args=["-O2", "-Wall"], optional=True),
+                 Extension("shardkit.hashing._murmur", ["src/shardkit/hashing/_murmur.c"],
                            extra_compile_args=["-O2", "-Wall"], optional=True),
                  Extension("shardkit.formats.mosaic._native",
                            ["src/shardkit/formats/mosaic/_native.c"],

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..._lazy import lazy_module
 from ...errors import LimitExceededError, ShardkitError, TruncatedError
+from .decode import gunzip_one
 from .kv import ShardedKV
 from .spec import ShardingSpec, SpecError
 from .store import _Store, check_relative
@@ -161,6 +162,7 @@ class ShardedIndex:
                         release(lo, hi)
                         yield (index.ids[r], block, starts[r] - np.uint64(lo),
                                ends[r] - np.uint64(lo))
+            release.done()
 
     def items(self, bad_value: Callable[[NgShard, int, ShardkitError], None] | None = None
               ) -> Iterator[tuple[int, bytes]]:
@@ -184,6 +186,68 @@ class ShardedIndex:
                         ids = index.ids[r].tolist()
                         yield from self._run_items(reader, release, ids, starts, ends, size,
                                                    bad_value)
+            release.done()
+
+    def value_blocks(self, bad_value: Callable[[NgShard, int, ShardkitError], None] | None = None
+                     ) -> Iterator[tuple[np.ndarray, bytes, np.ndarray, np.ndarray]]:
+        """The values of :meth:`items` (gzip ones decompressed), a run at a time, as
+        ``(ids, block, starts, ends)``: value ``i`` is ``block[starts[i]:ends[i]]``. The same
+        values, errors and ``bad_value`` calls, in the same order; what a run yielded before
+        an error is handed over before the error is raised."""
+        kv = self.kv
+        for reader in kv._existing_shards():
+            release = _ReleaseBehind(reader)
+            with kv.naming(reader):
+                size = reader.source.size
+                for _, index in reader.iter_minishards():
+                    if not len(index):
+                        continue
+                    all_starts = index.starts + np.uint64(index.base)
+                    all_ends = index.ends + np.uint64(index.base)
+                    for r in _runs(all_starts, all_ends):
+                        keys: list[int] = []
+                        values: list[bytes] = []
+                        try:
+                            self._run_values(reader, release, index.ids[r].tolist(),
+                                             all_starts[r].tolist(), all_ends[r].tolist(),
+                                             size, bad_value, keys, values)
+                        except ShardkitError:
+                            if keys:
+                                yield _packed(keys, values)
+                            raise
+                        if keys:
+                            yield _packed(keys, values)
+            release.done()
+
+    @classmethod
+    def _run_values(cls, reader: NgShard, release: _ReleaseBehind, ids: list[int],
+                    starts: list[int], ends: list[int], size: int,
+                    bad_value: Callable[[NgShard, int, ShardkitError], None] | None,
+                    keys: list[int], values: list[bytes]) -> None:
+        """:meth:`_run_items` into ``keys`` and ``values``; gzip values that inflate in one
+        step without an error object (:func:`gunzip_one`), the others as it does."""
+        lo, hi = min(starts), max(ends)
+        if not reader._gzip_data or hi > size or hi - lo > (1 << 26):
+            for k, v in cls._run_items(reader, release, ids, starts, ends, size, bad_value):
+                keys.append(k)
+                values.append(bytes(v))
+            return
+        block = bytes(reader.source.read_range(lo, hi))
+        release(lo, hi)
+        view = memoryview(block)
+        limit = reader.max_decoded_size
+        for k, a, b in zip(ids, starts, ends, strict=True):
+            value = gunzip_one(view[a - lo : b - lo], limit)
+            if value is None:
+                try:
+                    value = reader._decode(k, a, block[a - lo : b - lo])
+                except ShardkitError as exc:
+                    if bad_value is None:
+                        raise
+                    bad_value(reader, k, exc)
+                    continue
+            keys.append(k)
+            values.append(value)
 
     @staticmethod
     def _run_items(reader: NgShard, release: _ReleaseBehind, ids: list[int],
@@ -225,6 +289,16 @@ class ShardedIndex:
 _RUN_BYTES = 8 << 20
 
 
+def _packed(keys: list[int], values: list[bytes]
+            ) -> tuple[np.ndarray, bytes, np.ndarray, np.ndarray]:
+    """``(ids, block, starts, ends)`` of values laid back to back."""
+    ends = np.cumsum(np.fromiter(map(len, values), np.uint64, len(values)), dtype=np.uint64)
+    starts = np.empty_like(ends)
+    starts[:1] = 0
+    starts[1:] = ends[:-1]
+    return np.array(keys, np.uint64), b"".join(values), starts, ends
+
+
 def _runs(starts: np.ndarray, ends: np.ndarray) -> list[Any]:
     """The values of one minishard cut into runs (slices, in index order) whose bytes span
     about :data:`_RUN_BYTES` at most, read one request each: a walk holds one run, however
@@ -246,6 +320,13 @@ class _ReleaseBehind:
     def __init__(self, reader: NgShard) -> None:
         self.release = getattr(reader.source, "release", None)
         self.mark: int | None = None
+
+    def done(self) -> None:
+        """The walk has left the shard: every page of it is dropped (its minishard indexes
+        too, which the walk read but did not release behind itself)."""
+        if self.release is not None:
+            self.release()
+        self.mark = None
 
     def __call__(self, lo: int, hi: int) -> None:
         if self.release is None:

@@ -21,6 +21,8 @@ from typing import Any
 
 import numpy as np
 
+from ...hashing import murmur as _murmur
+
 DEFAULT_BUCKET_BYTES = 64 << 20
 _MIX_A = np.uint64(0xBF58476D1CE4E5B9)
 _MIX_B = np.uint64(0x94D049BB133111EB)
@@ -54,6 +56,18 @@ def hash_rows(recs: np.ndarray, keys: list[np.uint64]) -> np.ndarray:
     about 2**-63 over the keys)."""
     n, width = recs.shape
     recs = np.ascontiguousarray(recs)
+    if len(keys) < -(-width // 8) + 1:
+        raise ValueError("not enough keys")
+    if _murmur._native is not None and width and n:  # the same values, in C
+        out = np.empty(n, "<u8")
+        _murmur._native.keyed_rows(recs, width, np.array(keys, "<u8"), out)
+        return out.astype(np.uint64, copy=False)
+    return _hash_rows_numpy(recs, keys)
+
+
+def _hash_rows_numpy(recs: np.ndarray, keys: list[np.uint64]) -> np.ndarray:
+    """:func:`hash_rows` in numpy (the twin of the C path)."""
+    n, width = recs.shape
     full = width - width % 8
     cols = [recs[:, :full].view("<u8")[:, j] for j in range(full // 8)]
     if width % 8:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import types
 import zlib
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -24,6 +25,13 @@ else:
 
 _INFLATE_STEP = 1 << 20  # gunzip_capped inflates this much at a time
 
+_inflate: types.ModuleType
+try:  # zlib-ng: inflate faster than zlib (the same API, streams, checks and messages)
+    from zlib_ng import zlib_ng as _inflate
+except ImportError:  # pragma: no cover - zlib-ng is a dependency; zlib stays the fallback
+    _inflate = zlib
+_INFLATE_ERRORS: tuple[type[BaseException], ...] = (zlib.error, _inflate.error)
+
 
 def gunzip_capped(data: bytes | bytearray | memoryview, limit: int = DEFAULT_MAX_DECODED_SIZE,
                   *, what: str = "data", offset: int | None = None,
@@ -42,7 +50,7 @@ def gunzip_capped(data: bytes | bytearray | memoryview, limit: int = DEFAULT_MAX
     rest: bytes | bytearray | memoryview = data
     try:
         while True:
-            d = zlib.decompressobj(wbits=31)
+            d = _inflate.decompressobj(wbits=31)
             buf = rest
             while True:
                 want = min(_INFLATE_STEP, limit + 1 - total)
@@ -63,12 +71,27 @@ def gunzip_capped(data: bytes | bytearray | memoryview, limit: int = DEFAULT_MAX
             rest = d.unused_data
             if not rest:
                 break
-    except zlib.error as exc:
+    except _INFLATE_ERRORS as exc:
         raise CorruptShardError(f"{what}: bad gzip stream: {exc}", offset=offset,
                                 field=field) from exc
     if len(out) == 1:
         return out[0]  # the usual case: no copy
     return b"".join(out)
+
+
+def gunzip_one(data: bytes | bytearray | memoryview, limit: int) -> bytes | None:
+    """The usual case of :func:`gunzip_capped`, with no error built: one gzip member that
+    inflates whole in one step, within ``limit`` bytes, and nothing after it; ``None`` for
+    anything else (a second member, a larger output, a damaged stream), which
+    :func:`gunzip_capped` then decides (the same output, or its error)."""
+    d = _inflate.decompressobj(wbits=31)
+    try:
+        out: bytes = d.decompress(data, min(_INFLATE_STEP, limit + 1))
+    except _INFLATE_ERRORS:
+        return None
+    if d.eof and not d.unused_data and len(out) <= limit:
+        return out
+    return None
 
 
 @dataclass(frozen=True)

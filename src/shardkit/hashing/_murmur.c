@@ -1,0 +1,140 @@
+/* Two array hashes of Neuroglancer annotation verify, in C.
+ *
+ * An optional accelerator: each function has a numpy twin that gives the same answers for
+ * every input, and the Python wrappers check the buffers' sizes before calling here.
+ *
+ * murmur_u64(src, dst): dst[i] = the low 64 bits of MurmurHash3_x86_128 (seed 0) of the 8
+ *   little-endian bytes src[i] (uint64 arrays; twin: shardkit.hashing.murmur._hash_uint64_numpy,
+ *   and mmh3.hash64 one key at a time). An 8-byte input is one tail of 8 bytes: no 16-byte
+ *   block is mixed.
+ * keyed_rows(src, width, keys, dst): dst[i] = splitmix64's finaliser of
+ *   width * keys[-1] + sum_j word_j * keys[j] (modulo 2**64), where word_j is the j-th 8-byte
+ *   little-endian word of row i (src is n rows of width bytes, back to back; a last partial
+ *   word is zero-padded). Twin: shardkit.formats.neuroglancer.annotation_spill.hash_rows.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <stdint.h>
+#include <string.h>
+
+static inline uint32_t rotl32(uint32_t x, int r) { return (x << r) | (x >> (32 - r)); }
+
+static inline uint32_t fmix32(uint32_t h) {
+    h ^= h >> 16;
+    h *= 0x85ebca6bU;
+    h ^= h >> 13;
+    h *= 0xc2b2ae35U;
+    h ^= h >> 16;
+    return h;
+}
+
+static inline uint64_t le64(const uint8_t *p) {
+    uint64_t v;
+    memcpy(&v, p, 8);
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+    v = __builtin_bswap64(v);
+#endif
+    return v;
+}
+
+static inline uint64_t murmur_low64(uint64_t key) {
+    uint32_t k1 = (uint32_t)key, k2 = (uint32_t)(key >> 32);
+    const uint32_t c1 = 0x239b961bU, c2 = 0xab0e9789U, c3 = 0x38b34ae5U;
+    k2 *= c2; k2 = rotl32(k2, 16); k2 *= c3;
+    k1 *= c1; k1 = rotl32(k1, 15); k1 *= c2;
+    uint32_t h1 = k1 ^ 8U, h2 = k2 ^ 8U, h3 = 8U, h4 = 8U;
+    h1 += h2; h1 += h3; h1 += h4;
+    h2 += h1; h3 += h1; h4 += h1;
+    h1 = fmix32(h1); h2 = fmix32(h2); h3 = fmix32(h3); h4 = fmix32(h4);
+    h1 += h2; h1 += h3; h1 += h4;
+    h2 += h1;
+    return (uint64_t)h1 | ((uint64_t)h2 << 32);
+}
+
+static inline uint64_t mix64(uint64_t x) {
+    x += 0x9e3779b97f4a7c15ULL;
+    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+    return x ^ (x >> 31);
+}
+
+static PyObject *murmur_u64(PyObject *self, PyObject *args) {
+    Py_buffer src, dst;
+    if (!PyArg_ParseTuple(args, "y*w*", &src, &dst)) return NULL;
+    if (src.len % 8 || dst.len != src.len) {
+        PyBuffer_Release(&src);
+        PyBuffer_Release(&dst);
+        PyErr_SetString(PyExc_ValueError, "murmur_u64: buffers of 8-byte keys, equal sizes");
+        return NULL;
+    }
+    const uint8_t *in = (const uint8_t *)src.buf;
+    uint8_t *out = (uint8_t *)dst.buf;
+    Py_ssize_t n = src.len / 8;
+    Py_BEGIN_ALLOW_THREADS
+    for (Py_ssize_t i = 0; i < n; i++) {
+        uint64_t h = murmur_low64(le64(in + 8 * i));
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+        h = __builtin_bswap64(h);
+#endif
+        memcpy(out + 8 * i, &h, 8);
+    }
+    Py_END_ALLOW_THREADS
+    PyBuffer_Release(&src);
+    PyBuffer_Release(&dst);
+    Py_RETURN_NONE;
+}
+
+static PyObject *keyed_rows(PyObject *self, PyObject *args) {
+    Py_buffer src, keys, dst;
+    Py_ssize_t width;
+    if (!PyArg_ParseTuple(args, "y*ny*w*", &src, &width, &keys, &dst)) return NULL;
+    Py_ssize_t words = width > 0 ? (width + 7) / 8 : 0;
+    int ok = width > 0 && src.len % width == 0 && keys.len % 8 == 0
+             && keys.len / 8 >= words + 1 && dst.len == 8 * (src.len / width);
+    if (!ok) {
+        PyBuffer_Release(&src);
+        PyBuffer_Release(&keys);
+        PyBuffer_Release(&dst);
+        PyErr_SetString(PyExc_ValueError, "keyed_rows: buffer sizes do not agree");
+        return NULL;
+    }
+    const uint8_t *in = (const uint8_t *)src.buf;
+    const uint8_t *kb = (const uint8_t *)keys.buf;
+    uint8_t *out = (uint8_t *)dst.buf;
+    Py_ssize_t n = src.len / width, full = width / 8, rest = width % 8;
+    Py_ssize_t nkeys = keys.len / 8;
+    Py_BEGIN_ALLOW_THREADS
+    uint64_t start = (uint64_t)width * le64(kb + 8 * (nkeys - 1));
+    for (Py_ssize_t i = 0; i < n; i++) {
+        const uint8_t *row = in + i * width;
+        uint64_t h = start;
+        for (Py_ssize_t j = 0; j < full; j++) h += le64(row + 8 * j) * le64(kb + 8 * j);
+        if (rest) {
+            uint8_t tail[8] = {0};
+            memcpy(tail, row + 8 * full, (size_t)rest);
+            h += le64(tail) * le64(kb + 8 * full);
+        }
+        h = mix64(h);
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+        h = __builtin_bswap64(h);
+#endif
+        memcpy(out + 8 * i, &h, 8);
+    }
+    Py_END_ALLOW_THREADS
+    PyBuffer_Release(&src);
+    PyBuffer_Release(&keys);
+    PyBuffer_Release(&dst);
+    Py_RETURN_NONE;
+}
+
+static PyMethodDef methods[] = {
+    {"murmur_u64", murmur_u64, METH_VARARGS,
+     "murmur_u64(src, dst): low 64 bits of MurmurHash3_x86_128 (seed 0) of each uint64."},
+    {"keyed_rows", keyed_rows, METH_VARARGS,
+     "keyed_rows(src, width, keys, dst): the keyed row hash of annotation_spill.hash_rows."},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_murmur", NULL, -1, methods};
+
+PyMODINIT_FUNC PyInit__murmur(void) { return PyModule_Create(&module); }

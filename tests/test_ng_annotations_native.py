@@ -1,0 +1,215 @@
+"""The fast paths of annotation verify against their twins: the C array hashes
+(``shardkit.hashing._murmur``) against numpy and ``mmh3``, the one-step gunzip against
+:func:`gunzip_capped`, the gzip values read a run at a time against the walk over every value,
+and verify with and without the C accelerator on damaged layers (the same problems)."""
+
+from __future__ import annotations
+
+import gzip
+import random
+import zlib
+from pathlib import Path
+from typing import Any
+
+import mmh3
+import numpy as np
+import pytest
+from test_ng_annotations import make_annotations, write
+from test_ng_annotations_verify import _damaged, _verify
+
+import shardkit
+from shardkit.errors import ShardkitError
+from shardkit.formats.neuroglancer import annotation_spill
+from shardkit.formats.neuroglancer.decode import gunzip_capped, gunzip_one
+from shardkit.hashing import murmur
+
+native = murmur._native
+needs_native = pytest.mark.skipif(native is None, reason="the C accelerator is not built")
+
+EDGE_IDS = [0, 1, 2, 255, 256, 2**31 - 1, 2**31, 2**32 - 1, 2**32, 2**32 + 1, 2**53 + 1,
+            2**63 - 1, 2**63, 2**64 - 2, 2**64 - 1, 0x0123456789ABCDEF, 0xFEDCBA9876543210]
+
+
+def _mmh3(v: int) -> int:
+    return mmh3.hash64(v.to_bytes(8, "little"), 0, False, False)[0]
+
+
+def _ids() -> np.ndarray:
+    rng = np.random.default_rng(7)
+    return np.concatenate([np.array(EDGE_IDS, np.uint64),
+                           rng.integers(0, 2**64, 5000, dtype=np.uint64, endpoint=False),
+                           np.arange(1000, dtype=np.uint64)])
+
+
+def test_murmur_known_answers():
+    # cloud-volume's pinned example (minishard 18), then mmh3 one key at a time
+    assert int(murmur.hash_uint64_array([1822975381 >> 6])[0]) & 0x7FF == 18
+    ids = _ids()
+    want = np.array([_mmh3(v) for v in ids.tolist()], np.uint64)
+    with np.errstate(over="ignore"):
+        numpy_twin = murmur._hash_uint64_numpy(ids)
+    assert np.array_equal(numpy_twin, want)
+    assert np.array_equal(murmur.hash_uint64_array(ids), want)
+    assert [murmur.hash_uint64(v) for v in EDGE_IDS] == want[: len(EDGE_IDS)].tolist()
+    assert murmur.hash_uint64_array(np.zeros(0, np.uint64)).tolist() == []
+    # shape kept, and lists of ints taken
+    assert murmur.hash_uint64_array(ids[:12].reshape(3, 4)).shape == (3, 4)
+    assert murmur.hash_uint64_array([0, 2**64 - 1]).tolist() == [_mmh3(0), _mmh3(2**64 - 1)]
+
+
+@needs_native
+def test_native_murmur_equals_numpy_and_mmh3():
+    ids = _ids()
+    out = np.empty(len(ids), "<u8")
+    native.murmur_u64(ids, out)
+    with np.errstate(over="ignore"):
+        assert np.array_equal(out, murmur._hash_uint64_numpy(ids))
+    assert out[: len(EDGE_IDS)].tolist() == [_mmh3(v) for v in EDGE_IDS]
+    # big-endian input is hashed as its values (converted to little-endian first)
+    assert np.array_equal(murmur.hash_uint64_array(ids.astype(">u8")), out)
+
+
+@needs_native
+def test_native_hashes_refuse_buffers_that_disagree():
+    with pytest.raises(ValueError):
+        native.murmur_u64(b"\0" * 12, bytearray(12))
+    with pytest.raises(ValueError):
+        native.murmur_u64(b"\0" * 16, bytearray(8))
+    with pytest.raises(TypeError):
+        native.murmur_u64(b"\0" * 8, b"\0" * 8)  # not writable
+    keys = np.ones(4, "<u8")
+    with pytest.raises(ValueError):
+        native.keyed_rows(b"\0" * 20, 0, keys, bytearray(8))
+    with pytest.raises(ValueError):
+        native.keyed_rows(b"\0" * 21, 20, keys, bytearray(8))  # not whole rows
+    with pytest.raises(ValueError):
+        native.keyed_rows(b"\0" * 40, 20, keys[:3], bytearray(16))  # too few keys
+    with pytest.raises(ValueError):
+        native.keyed_rows(b"\0" * 40, 20, keys, bytearray(8))  # output too small
+
+
+@needs_native
+@pytest.mark.parametrize("width", [1, 4, 7, 8, 12, 20, 24, 33, 64])
+def test_native_row_hash_equals_numpy(width):
+    rng = np.random.default_rng(width)
+    recs = rng.integers(0, 256, (777, width), dtype=np.uint8)
+    recs[0] = 0
+    recs[1] = 255
+    keys = annotation_spill.random_odd(-(-width // 8) + 3)  # more keys than needed
+    want = annotation_spill._hash_rows_numpy(recs, keys)
+    assert np.array_equal(annotation_spill.hash_rows(recs, keys), want)
+    # a strided view (a column slice) is hashed as its rows
+    wide = np.concatenate([recs, recs], axis=1)
+    assert np.array_equal(annotation_spill.hash_rows(wide[:, :width], keys), want)
+    # distinct rows hash apart
+    assert len(set(want.tolist())) == len(np.unique(recs, axis=0))
+
+
+def test_row_hash_needs_its_keys():
+    recs = np.zeros((3, 20), np.uint8)
+    with pytest.raises(ValueError, match="not enough keys"):
+        annotation_spill.hash_rows(recs, annotation_spill.random_odd(3))
+    assert annotation_spill.hash_rows(np.zeros((0, 20), np.uint8),
+                                      annotation_spill.random_odd(4)).tolist() == []
+
+
+def _outcome(fn: Any, data: bytes, limit: int) -> tuple[Any, ...]:
+    try:
+        return ("ok", fn(data, limit))
+    except ShardkitError as exc:
+        return ("error", type(exc).__name__, exc.message)
+
+
+def test_gunzip_one_gives_gunzip_capped_answers_or_defers():
+    random.seed(5)
+    plain = bytes(range(256)) * 8 + random.randbytes(1500)
+    streams = [gzip.compress(plain), gzip.compress(b""), gzip.compress(plain) * 2,
+               gzip.compress(plain) + b"junk", gzip.compress(b"x" * (3 << 20)), b"", b"\x1f"]
+    base = gzip.compress(plain)
+    for _ in range(400):
+        b = bytearray(base)
+        for _ in range(random.randint(1, 3)):
+            b[random.randrange(len(b))] = random.randrange(256)
+        if random.random() < 0.3:
+            b = b[: random.randrange(len(b))]
+        streams.append(bytes(b))
+    deferred = 0
+    for data in streams:
+        for limit in (1 << 30, len(plain), len(plain) - 1):
+            want = _outcome(gunzip_capped, data, limit)
+            got = gunzip_one(data, limit)
+            if got is None:
+                deferred += 1  # gunzip_capped decides: its output or its error
+                continue
+            assert want == ("ok", got)
+            assert got == zlib.decompress(data, wbits=31)
+    assert gunzip_one(gzip.compress(plain), 1 << 30) == plain
+    assert gunzip_one(gzip.compress(plain) * 2, 1 << 30) is None  # two members
+    assert gunzip_one(gzip.compress(plain), len(plain) - 1) is None  # over the cap
+    assert gunzip_one(gzip.compress(b"x" * (3 << 20)), 1 << 30) is None  # past one step
+    assert 10 < deferred < len(streams) * 3
+
+
+def _gzip_layer(tmp_path: Path, damage: bool) -> tuple[Path, Any]:
+    anns = make_annotations("point", 300, seed=11)
+    spec = {"@type": "neuroglancer_uint64_sharded_v1", "hash": "murmurhash3_x86_128",
+            "preshift_bits": 0, "minishard_bits": 2, "shard_bits": 1,
+            "minishard_index_encoding": "gzip", "data_encoding": "gzip"}
+    root = tmp_path / "l"
+    write(root, anns, "point", sharded={"pre": spec, "post": spec, "by_id": True}, limit=25)
+    layer = shardkit.open(root)
+    if damage:  # the deflate streams of two values of rel_pre, in its first shard file
+        kv = layer.relationships_index["pre"].kv
+        number = kv.shard_numbers()[0]
+        reader = kv.shard(number)
+        index = next(i for _, i in reader.iter_minishards() if len(i) >= 2)
+        path = root / "rel_pre" / kv.spec.shard_name(number)
+        raw = bytearray(path.read_bytes())
+        for j in (0, len(index) - 1):
+            start, end = int(index.starts[j]) + index.base, int(index.ends[j]) + index.base
+            raw[start + 10 : end - 8] = b"\xff" * (end - 8 - start - 10)
+        path.write_bytes(bytes(raw))
+    return root, anns
+
+
+@pytest.mark.parametrize("damage", [False, True])
+def test_gzip_value_blocks_equal_the_walk_over_every_value(tmp_path, damage):
+    root, _ = _gzip_layer(tmp_path, damage)
+    index = shardkit.open(root).relationships_index["pre"]
+    bad_walk: list[tuple[int, str]] = []
+    bad_blocks: list[tuple[int, str]] = []
+    walk = [(k, bytes(v)) for k, v in index.items(lambda r, k, e: bad_walk.append((k, e.message)))]
+    blocks = []
+    for ids, block, starts, ends in index.value_blocks(
+            lambda r, k, e: bad_blocks.append((k, e.message))):
+        blocks += [(int(k), block[int(a) : int(b)]) for k, a, b in zip(ids, starts, ends,
+                                                                       strict=True)]
+    assert blocks == walk and bad_blocks == bad_walk
+    assert len(bad_walk) == (2 if damage else 0)
+    assert len(walk) == 11 - len(bad_walk)  # segments 0..10 of "pre"
+
+
+def test_gzip_relationship_values_checked_as_blocks(tmp_path):
+    root, anns = _gzip_layer(tmp_path, damage=True)
+    problems = shardkit.open(root).verify()
+    gz = [p for p in problems if p.check == "gzip"]
+    assert len(gz) == 2 and all(p.message.startswith("rel_pre/") for p in gz)
+    # the annotations of the two lost segments: by_id relates them, the index lacks them
+    rel = [p for p in problems if p.check == "relationship"]
+    lost = {p.message.split()[4].rstrip(",") for p in rel}
+    segs = {int(p.field.split("/")[2]) for p in rel}
+    assert len(segs) == 2 and segs <= set(range(11))
+    assert lost == {str(a["id"]) for a in anns if a["relationships"]["pre"][0] in segs}
+    assert _verify(root) == _verify(root, exact=True)
+
+
+@pytest.mark.parametrize(("kind", "sharded"), [("point", True), ("point", False),
+                                               ("line", True)])
+def test_verify_without_the_accelerator_finds_the_same_problems(tmp_path, kind, sharded,
+                                                                monkeypatch):
+    root = _damaged(tmp_path, kind, sharded)
+    with_c = (_verify(root), _verify(root, exact=True))
+    monkeypatch.setattr(murmur, "_native", None)
+    without = (_verify(root), _verify(root, exact=True))
+    assert with_c == without and with_c[0] == with_c[1]
+    assert {"by_id", "relationship", "spatial_missing"} <= {p[0] for p in with_c[0]}
