@@ -105,6 +105,42 @@ def test_native_row_hash_equals_numpy(width):
     assert len(set(want.tolist())) == len(np.unique(recs, axis=0))
 
 
+@needs_native
+@pytest.mark.parametrize("ncols", [1, 2, 3, 4])
+def test_native_multiset_sum_equals_numpy(ncols):
+    rng = np.random.default_rng(ncols)
+    cols = [rng.integers(0, 2**64, 3001, dtype=np.uint64) for _ in range(ncols)]
+    cols[0][:3] = [0, 2**64 - 1, 2**63]
+    d = annotation_spill.MultisetHash()
+    want = d._sum(tuple(cols))
+    got = native.multiset_sum(int(d.key), np.array(d.muls, "<u8"), tuple(cols))
+    assert got == want
+    # through add, in parts and in another order: the same digest
+    d.add("whole", *cols)
+    order = rng.permutation(3001)
+    for part in np.array_split(order, 7):
+        d.add("parts", *(c[part] for c in cols))
+    assert d.sums["whole"] == d.sums["parts"] == want
+    assert d.counts["parts"] == 3001
+    # int64 columns (cell refs) are taken as their uint64 bits, as numpy casts them
+    signed = cols[0].view(np.int64)
+    d.add("signed", signed, *cols[1:])
+    assert d.sums["signed"] == want
+    with pytest.raises(ValueError):
+        native.multiset_sum(1, np.ones(4, "<u8"), tuple(cols) + (cols[0][:-1],))
+    with pytest.raises(ValueError):
+        d.add("bad", cols[0], cols[0][:-1])
+
+
+def test_multiset_digest_without_the_accelerator(monkeypatch):
+    cols = (np.arange(50, dtype=np.uint64), np.arange(50, dtype=np.uint64) * 3)
+    d = annotation_spill.MultisetHash(key=9)
+    d.add("c", *cols)
+    monkeypatch.setattr(murmur, "_native", None)
+    d.add("py", *cols)
+    assert d.sums["c"] == d.sums["py"] == d._sum(cols)
+
+
 def test_row_hash_needs_its_keys():
     recs = np.zeros((3, 20), np.uint8)
     with pytest.raises(ValueError, match="not enough keys"):
@@ -213,3 +249,62 @@ def test_verify_without_the_accelerator_finds_the_same_problems(tmp_path, kind, 
     without = (_verify(root), _verify(root, exact=True))
     assert with_c == without and with_c[0] == with_c[1]
     assert {"by_id", "relationship", "spatial_missing"} <= {p[0] for p in with_c[0]}
+
+
+# -- the indexes: reads sized before they allocate, runs of bounded width ---------------------
+
+
+def test_unsharded_reads_allocate_the_file_not_the_cap(tmp_path, monkeypatch):
+    import tracemalloc
+
+    from shardkit.errors import LimitExceededError
+    from shardkit.formats.neuroglancer import annotation_index
+
+    anns = make_annotations("point", 40, seed=2)
+    write(tmp_path / "l", anns, "point", sharded=False, limit=10)
+    index = shardkit.open(tmp_path / "l").by_id
+    name = str(anns[3]["id"])
+    want = (tmp_path / "l" / "by_id" / name).read_bytes()
+    tracemalloc.start()
+    try:
+        got = index.read(name)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert got == want and peak < (1 << 20)  # not MAX_VALUE_BYTES (1 GiB)
+    assert index.read("12345678") is None
+    monkeypatch.setattr(annotation_index, "MAX_VALUE_BYTES", len(want) - 1)
+    with pytest.raises(LimitExceededError, match=f"{len(want)} bytes, more than"):
+        index.read(name)
+
+
+def test_wide_runs_are_read_value_by_value(tmp_path, monkeypatch):
+    from shardkit.formats.neuroglancer import annotation_index, annotation_verify
+
+    anns = make_annotations("point", 200, seed=4)
+    write(tmp_path / "l", anns, "point", sharded=True, limit=20)
+    root = _damaged(tmp_path / "d", "point", True)
+    index = shardkit.open(tmp_path / "l").by_id
+    whole = [(int(k), bytes(b[int(s) : int(e)])) for ids, b, st, en in index.blocks()
+             for k, s, e in zip(ids, st, en, strict=True)]
+    problems = _verify(root)
+    reads = []
+    real = annotation_index.ShardedIndex._one_by_one
+
+    def one_by_one(*a: Any) -> Any:
+        for item in real(*a):
+            reads.append(len(item[1]))
+            yield item
+
+    monkeypatch.setattr(annotation_index, "_MAX_RUN_SPAN", 64)
+    monkeypatch.setattr(annotation_verify, "_MAX_RUN_SPAN", 64)
+    monkeypatch.setattr(annotation_index.ShardedIndex, "_one_by_one", staticmethod(one_by_one))
+    index = shardkit.open(tmp_path / "l").by_id
+    blocks = list(index.blocks())
+    assert [(int(k), bytes(b[int(s) : int(e)])) for ids, b, st, en in blocks
+            for k, s, e in zip(ids, st, en, strict=True)] == whole
+    assert len(blocks) == len(whole) == len(anns)  # a block per value
+    assert reads and max(reads) <= 64
+    reads.clear()
+    assert _verify(root) == problems
+    assert len(reads) >= 120  # by_id's values, read one by one in verify too

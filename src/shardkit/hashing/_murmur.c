@@ -11,6 +11,9 @@
  *   width * keys[-1] + sum_j word_j * keys[j] (modulo 2**64), where word_j is the j-th 8-byte
  *   little-endian word of row i (src is n rows of width bytes, back to back; a last partial
  *   word is zero-padded). Twin: shardkit.formats.neuroglancer.annotation_spill.hash_rows.
+ * multiset_sum(key, muls, cols): the sum (modulo 2**64) over rows i of splitmix64's finaliser
+ *   of key + sum_j cols[j][i] * muls[j] (1 to 4 uint64 columns of one length). Twin: the numpy
+ *   path of annotation_spill.MultisetHash.add.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -127,11 +130,63 @@ static PyObject *keyed_rows(PyObject *self, PyObject *args) {
     Py_RETURN_NONE;
 }
 
+static PyObject *multiset_sum(PyObject *self, PyObject *args) {
+    unsigned long long key;
+    Py_buffer muls;
+    PyObject *cols;
+    if (!PyArg_ParseTuple(args, "Ky*O!", &key, &muls, &PyTuple_Type, &cols)) return NULL;
+    Py_ssize_t ncols = PyTuple_GET_SIZE(cols);
+    if (ncols < 1 || ncols > 4 || muls.len < 8 * ncols) {
+        PyBuffer_Release(&muls);
+        PyErr_SetString(PyExc_ValueError, "multiset_sum: 1 to 4 columns, a multiplier each");
+        return NULL;
+    }
+    Py_buffer bufs[4];
+    Py_ssize_t got = 0, n = -1;
+    int ok = 1;
+    for (; got < ncols; got++) {
+        if (PyObject_GetBuffer(PyTuple_GET_ITEM(cols, got), &bufs[got], PyBUF_C_CONTIGUOUS) < 0) {
+            ok = 0;
+            break;
+        }
+        if (bufs[got].len % 8 || (n >= 0 && bufs[got].len / 8 != n)) {
+            got++;
+            PyErr_SetString(PyExc_ValueError, "multiset_sum: uint64 columns of one length");
+            ok = 0;
+            break;
+        }
+        n = bufs[got].len / 8;
+    }
+    uint64_t sum = 0;
+    if (ok) {
+        const uint8_t *mb = (const uint8_t *)muls.buf;
+        uint64_t m[4] = {0, 0, 0, 0};
+        const uint8_t *c[4] = {NULL, NULL, NULL, NULL};
+        for (Py_ssize_t j = 0; j < ncols; j++) {
+            m[j] = le64(mb + 8 * j);
+            c[j] = (const uint8_t *)bufs[j].buf;
+        }
+        Py_BEGIN_ALLOW_THREADS
+        for (Py_ssize_t i = 0; i < n; i++) {
+            uint64_t h = (uint64_t)key;
+            for (Py_ssize_t j = 0; j < ncols; j++) h += le64(c[j] + 8 * i) * m[j];
+            sum += mix64(h);
+        }
+        Py_END_ALLOW_THREADS
+    }
+    for (Py_ssize_t j = 0; j < got; j++) PyBuffer_Release(&bufs[j]);
+    PyBuffer_Release(&muls);
+    if (!ok) return NULL;
+    return PyLong_FromUnsignedLongLong(sum);
+}
+
 static PyMethodDef methods[] = {
     {"murmur_u64", murmur_u64, METH_VARARGS,
      "murmur_u64(src, dst): low 64 bits of MurmurHash3_x86_128 (seed 0) of each uint64."},
     {"keyed_rows", keyed_rows, METH_VARARGS,
      "keyed_rows(src, width, keys, dst): the keyed row hash of annotation_spill.hash_rows."},
+    {"multiset_sum", multiset_sum, METH_VARARGS,
+     "multiset_sum(key, muls, cols): the sum of MultisetHash.add's row digests."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -28,6 +28,21 @@ _MASK64 = (1 << 64) - 1
 MAX_VALUE_BYTES = 1 << 30  # cap on one unsharded file read whole
 
 
+def _read_capped(fh: Any, name: str) -> bytes:
+    """A file's bytes, its size checked against :data:`MAX_VALUE_BYTES` before they are
+    read (a read of ``MAX_VALUE_BYTES + 1`` bytes would allocate that much for any file)."""
+    size = os.fstat(fh.fileno()).st_size
+    if size > MAX_VALUE_BYTES:
+        raise LimitExceededError(f"{name}: {size} bytes, more than {MAX_VALUE_BYTES}")
+    data: bytes = fh.read(size + 1)
+    while len(data) > size and len(data) <= MAX_VALUE_BYTES:  # it grew since: 1 MiB steps
+        more = fh.read(min(1 << 20, MAX_VALUE_BYTES + 1 - len(data)))
+        if not more:
+            break
+        data += more
+    return data
+
+
 class UnshardedIndex:
     """An unsharded index: one file per key in a folder (``str(key)`` names)."""
 
@@ -48,14 +63,15 @@ class UnshardedIndex:
             path = os.path.join(store.root, fname)
             try:
                 with open(path, "rb") as fh:
-                    data = fh.read(MAX_VALUE_BYTES + 1)
+                    data = _read_capped(fh, f"{store.name}/{fname}")
             except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
                 return None
             except OSError as exc:
                 raise ShardkitError(f"cannot read {store.name}/{fname}: {exc}") from exc
         else:
-            try:
-                data = bytes(store.fs.cat_file(f"{store.root}/{fname}"))
+            try:  # at most one byte past the cap is fetched
+                data = bytes(store.fs.cat_file(f"{store.root}/{fname}", start=0,
+                                               end=MAX_VALUE_BYTES + 1))
             except FileNotFoundError:
                 return None
             except Exception as exc:
@@ -158,11 +174,26 @@ class ShardedIndex:
                             raise TruncatedError(f"minishard values [{lo}, {hi}) are past the "
                                                  f"end of the file ({size} bytes)", offset=lo,
                                                  needed=hi - lo, available=max(0, size - lo))
+                        if hi - lo > _MAX_RUN_SPAN:  # values out of order, far apart
+                            yield from self._one_by_one(reader, release, index.ids[r],
+                                                        starts[r], ends[r])
+                            continue
                         block = bytes(reader.source.read_range(lo, hi))
                         release(lo, hi)
                         yield (index.ids[r], block, starts[r] - np.uint64(lo),
                                ends[r] - np.uint64(lo))
             release.done()
+
+    @staticmethod
+    def _one_by_one(reader: NgShard, release: _ReleaseBehind, ids: np.ndarray,
+                    starts: np.ndarray, ends: np.ndarray
+                    ) -> Iterator[tuple[np.ndarray, bytes, np.ndarray, np.ndarray]]:
+        """:meth:`blocks` of a run too wide to read at once: a block per value."""
+        for i, (a, b) in enumerate(zip(starts.tolist(), ends.tolist(), strict=True)):
+            block = bytes(reader.source.read_range(a, b))
+            release(a, b)
+            yield (ids[i : i + 1], block, np.zeros(1, np.uint64),
+                   np.array([b - a], np.uint64))
 
     def items(self, bad_value: Callable[[NgShard, int, ShardkitError], None] | None = None
               ) -> Iterator[tuple[int, bytes]]:
@@ -227,7 +258,7 @@ class ShardedIndex:
         """:meth:`_run_items` into ``keys`` and ``values``; gzip values that inflate in one
         step without an error object (:func:`gunzip_one`), the others as it does."""
         lo, hi = min(starts), max(ends)
-        if not reader._gzip_data or hi > size or hi - lo > (1 << 26):
+        if not reader._gzip_data or hi > size or hi - lo > _MAX_RUN_SPAN:
             for k, v in cls._run_items(reader, release, ids, starts, ends, size, bad_value):
                 keys.append(k)
                 values.append(bytes(v))
@@ -255,7 +286,7 @@ class ShardedIndex:
                    bad_value: Callable[[NgShard, int, ShardkitError], None] | None
                    ) -> Iterator[tuple[int, bytes]]:
         lo, hi = min(starts), max(ends)
-        if hi > size or hi - lo > (1 << 26):
+        if hi > size or hi - lo > _MAX_RUN_SPAN:
             for k, a, b in zip(ids, starts, ends, strict=True):
                 try:
                     value = bytes(reader._read_data(k, a, b))
@@ -287,6 +318,7 @@ class ShardedIndex:
 
 
 _RUN_BYTES = 8 << 20
+_MAX_RUN_SPAN = 1 << 26  # a run wider than this (values out of order) is read value by value
 
 
 def _packed(keys: list[int], values: list[bytes]

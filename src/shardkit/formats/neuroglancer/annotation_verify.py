@@ -47,7 +47,13 @@ import numpy as np
 
 from ...errors import Problem, ShardkitError
 from . import annotation_verify_compare as _compare
-from .annotation_index import ShardedIndex, UnshardedIndex, _ReleaseBehind, _runs
+from .annotation_index import (
+    _MAX_RUN_SPAN,
+    ShardedIndex,
+    UnshardedIndex,
+    _ReleaseBehind,
+    _runs,
+)
 from .annotation_spill import (
     DEFAULT_BUCKET_BYTES,
     Buckets,
@@ -424,12 +430,8 @@ class _Verifier:
                 for before in releases.values():  # shard by shard: the last one is done
                     before.done()
                 release = releases[reader.shard_number] = _ReleaseBehind(reader)
-            for r in _runs(starts, ends):
-                lo, hi = int(starts[r].min()), int(ends[r].max())
-                block = bytes(reader.source.read_range(lo, hi))
-                release(lo, hi)
-                take(merger.add((ids[r], block, starts[r] - np.uint64(lo),
-                                 ends[r] - np.uint64(lo))))
+            for item in _run_blocks(reader, release, ids, starts, ends):
+                take(merger.add(item))
 
         problems = index.kv.verify(check_data=False, visit=visit if raw else None)
         for release in releases.values():
@@ -849,6 +851,20 @@ class _Verifier:
     def finish(self) -> None:
         """The comparisons across indexes, a group of buckets at a time."""
         _compare.finish(self)
+
+
+def _run_blocks(reader: Any, release: _ReleaseBehind, ids: np.ndarray, starts: np.ndarray,
+                ends: np.ndarray) -> Any:
+    """``(ids, block, starts, ends)`` per run of a minishard's values (inside the file): a
+    read per run, or per value where a run is too wide (values out of order, far apart)."""
+    for r in _runs(starts, ends):
+        lo, hi = int(starts[r].min()), int(ends[r].max())
+        if hi - lo > _MAX_RUN_SPAN:
+            yield from ShardedIndex._one_by_one(reader, release, ids[r], starts[r], ends[r])
+            continue
+        block = bytes(reader.source.read_range(lo, hi))
+        release(lo, hi)
+        yield ids[r], block, starts[r] - np.uint64(lo), ends[r] - np.uint64(lo)
 
 
 def _estimate_annotations(layer: NgAnnotationLayer) -> int:
