@@ -127,7 +127,9 @@ def test_native_multiset_sum_equals_numpy(ncols):
     d.add("signed", signed, *cols[1:])
     assert d.sums["signed"] == want
     with pytest.raises(ValueError):
-        native.multiset_sum(1, np.ones(4, "<u8"), tuple(cols) + (cols[0][:-1],))
+        native.multiset_sum(1, np.ones(4, "<u8"), (cols[0], cols[0][:-1]))  # lengths differ
+    with pytest.raises(ValueError):
+        native.multiset_sum(1, np.ones(5, "<u8"), (cols[0],) * 5)  # more than 4
     with pytest.raises(ValueError):
         d.add("bad", cols[0], cols[0][:-1])
 
