@@ -536,8 +536,10 @@ class _Verifier:
             c0, s0 = int(cnt[0]), int(start[0])
             if bool(np.all(cnt == c0)) and bool(np.all(start == s0)):  # one block of columns
                 segs = np.ascontiguousarray(arr[:, s0 : s0 + 8 * c0]).view("<u8").reshape(-1)
-                self.keep_by_id_pairs(rel, segs, np.repeat(ids, c0), np.repeat(hashes, c0),
-                                      single=c0 == 1)
+                if c0 == 1:  # one segment each: the columns as they are
+                    self.keep_by_id_pairs(rel, segs, ids, hashes, single=True)
+                    continue
+                self.keep_by_id_pairs(rel, segs, np.repeat(ids, c0), np.repeat(hashes, c0))
                 continue
             row = np.repeat(np.arange(len(cnt)), cnt)
             within = np.arange(total) - np.repeat(np.cumsum(cnt) - cnt, cnt)
