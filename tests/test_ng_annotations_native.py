@@ -24,7 +24,9 @@ from shardkit.formats.neuroglancer.decode import gunzip_capped, gunzip_one
 from shardkit.hashing import murmur
 
 native = murmur._native
-needs_native = pytest.mark.skipif(native is None, reason="the C accelerator is not built")
+ng_native = annotation_spill._native
+needs_native = pytest.mark.skipif(native is None or ng_native is None,
+                                  reason="the C accelerators are not built")
 
 EDGE_IDS = [0, 1, 2, 255, 256, 2**31 - 1, 2**31, 2**32 - 1, 2**32, 2**32 + 1, 2**53 + 1,
             2**63 - 1, 2**63, 2**64 - 2, 2**64 - 1, 0x0123456789ABCDEF, 0xFEDCBA9876543210]
@@ -79,13 +81,13 @@ def test_native_hashes_refuse_buffers_that_disagree():
         native.murmur_u64(b"\0" * 8, b"\0" * 8)  # not writable
     keys = np.ones(4, "<u8")
     with pytest.raises(ValueError):
-        native.keyed_rows(b"\0" * 20, 0, keys, bytearray(8))
+        ng_native.keyed_rows(b"\0" * 20, 0, keys, bytearray(8))
     with pytest.raises(ValueError):
-        native.keyed_rows(b"\0" * 21, 20, keys, bytearray(8))  # not whole rows
+        ng_native.keyed_rows(b"\0" * 21, 20, keys, bytearray(8))  # not whole rows
     with pytest.raises(ValueError):
-        native.keyed_rows(b"\0" * 40, 20, keys[:3], bytearray(16))  # too few keys
+        ng_native.keyed_rows(b"\0" * 40, 20, keys[:3], bytearray(16))  # too few keys
     with pytest.raises(ValueError):
-        native.keyed_rows(b"\0" * 40, 20, keys, bytearray(8))  # output too small
+        ng_native.keyed_rows(b"\0" * 40, 20, keys, bytearray(8))  # output too small
 
 
 @needs_native
@@ -113,7 +115,7 @@ def test_native_multiset_sum_equals_numpy(ncols):
     cols[0][:3] = [0, 2**64 - 1, 2**63]
     d = annotation_spill.MultisetHash()
     want = d._sum(tuple(cols))
-    got = native.multiset_sum(int(d.key), np.array(d.muls, "<u8"), tuple(cols))
+    got = ng_native.multiset_sum(int(d.key), np.array(d.muls, "<u8"), tuple(cols))
     assert got == want
     # through add, in parts and in another order: the same digest
     d.add("whole", *cols)
@@ -127,9 +129,9 @@ def test_native_multiset_sum_equals_numpy(ncols):
     d.add("signed", signed, *cols[1:])
     assert d.sums["signed"] == want
     with pytest.raises(ValueError):
-        native.multiset_sum(1, np.ones(4, "<u8"), (cols[0], cols[0][:-1]))  # lengths differ
+        ng_native.multiset_sum(1, np.ones(4, "<u8"), (cols[0], cols[0][:-1]))  # lengths differ
     with pytest.raises(ValueError):
-        native.multiset_sum(1, np.ones(5, "<u8"), (cols[0],) * 5)  # more than 4
+        ng_native.multiset_sum(1, np.ones(5, "<u8"), (cols[0],) * 5)  # more than 4
     with pytest.raises(ValueError):
         d.add("bad", cols[0], cols[0][:-1])
 
@@ -138,9 +140,33 @@ def test_multiset_digest_without_the_accelerator(monkeypatch):
     cols = (np.arange(50, dtype=np.uint64), np.arange(50, dtype=np.uint64) * 3)
     d = annotation_spill.MultisetHash(key=9)
     d.add("c", *cols)
-    monkeypatch.setattr(murmur, "_native", None)
+    monkeypatch.setattr(annotation_spill, "_native", None)
     d.add("py", *cols)
     assert d.sums["c"] == d.sums["py"] == d._sum(cols)
+
+
+@needs_native
+def test_native_copy_spans_equals_numpy():
+    rng = np.random.default_rng(3)
+    buf = rng.integers(0, 256, 5000, dtype=np.uint8)
+    starts = rng.integers(0, 4000, 300).astype(np.uint64)
+    lengths = rng.integers(0, 1000, 300).astype(np.uint64)
+    lengths[:5] = 0
+    starts[5], lengths[5] = 4999, 1  # the last byte
+    starts[6], lengths[6] = 5000, 0  # an empty span at the end
+    got = annotation_spill.copy_spans(buf, starts, lengths)
+    want = annotation_spill._copy_spans_numpy(buf, starts, lengths)
+    assert np.array_equal(got, want) and len(got) == int(lengths.sum())
+    one = [buf[int(s) : int(s) + int(n)] for s, n in zip(starts, lengths, strict=True)]
+    assert np.array_equal(got, np.concatenate(one))
+    for bad_start, bad_len in ((4999, 2), (5001, 0), (2**64 - 1, 2)):
+        s_, n_ = np.array([bad_start], np.uint64), np.array([bad_len], np.uint64)
+        with pytest.raises(ValueError):
+            annotation_spill.copy_spans(buf, s_, n_)
+        with pytest.raises(ValueError):
+            annotation_spill._copy_spans_numpy(buf, s_, n_)
+    with pytest.raises(ValueError):  # the destination not filled exactly
+        ng_native.copy_spans(buf, starts, lengths, np.empty(int(lengths.sum()) + 1, np.uint8))
 
 
 def test_row_hash_needs_its_keys():
@@ -248,6 +274,7 @@ def test_verify_without_the_accelerator_finds_the_same_problems(tmp_path, kind, 
     root = _damaged(tmp_path, kind, sharded)
     with_c = (_verify(root), _verify(root, exact=True))
     monkeypatch.setattr(murmur, "_native", None)
+    monkeypatch.setattr(annotation_spill, "_native", None)
     without = (_verify(root), _verify(root, exact=True))
     assert with_c == without and with_c[0] == with_c[1]
     assert {"by_id", "relationship", "spatial_missing"} <= {p[0] for p in with_c[0]}

@@ -1,19 +1,12 @@
-/* Two array hashes of Neuroglancer annotation verify, in C.
+/* MurmurHash3_x86_128 of many uint64 keys, in C.
  *
- * An optional accelerator: each function has a numpy twin that gives the same answers for
- * every input, and the Python wrappers check the buffers' sizes before calling here.
+ * An optional accelerator of shardkit.hashing.murmur.hash_uint64_array: its numpy twin
+ * (_hash_uint64_numpy) and mmh3.hash64, one key at a time, give the same answers for every
+ * key (see the tests).
  *
  * murmur_u64(src, dst): dst[i] = the low 64 bits of MurmurHash3_x86_128 (seed 0) of the 8
- *   little-endian bytes src[i] (uint64 arrays; twin: shardkit.hashing.murmur._hash_uint64_numpy,
- *   and mmh3.hash64 one key at a time). An 8-byte input is one tail of 8 bytes: no 16-byte
- *   block is mixed.
- * keyed_rows(src, width, keys, dst): dst[i] = splitmix64's finaliser of
- *   width * keys[-1] + sum_j word_j * keys[j] (modulo 2**64), where word_j is the j-th 8-byte
- *   little-endian word of row i (src is n rows of width bytes, back to back; a last partial
- *   word is zero-padded). Twin: shardkit.formats.neuroglancer.annotation_spill.hash_rows.
- * multiset_sum(key, muls, cols): the sum (modulo 2**64) over rows i of splitmix64's finaliser
- *   of key + sum_j cols[j][i] * muls[j] (1 to 4 uint64 columns of one length). Twin: the numpy
- *   path of annotation_spill.MultisetHash.add.
+ *   little-endian bytes src[i] (uint64 arrays of one length). An 8-byte input is one tail of
+ *   8 bytes: no 16-byte block is mixed.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -54,13 +47,6 @@ static inline uint64_t murmur_low64(uint64_t key) {
     return (uint64_t)h1 | ((uint64_t)h2 << 32);
 }
 
-static inline uint64_t mix64(uint64_t x) {
-    x += 0x9e3779b97f4a7c15ULL;
-    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-    return x ^ (x >> 31);
-}
-
 static PyObject *murmur_u64(PyObject *self, PyObject *args) {
     Py_buffer src, dst;
     if (!PyArg_ParseTuple(args, "y*w*", &src, &dst)) return NULL;
@@ -87,106 +73,9 @@ static PyObject *murmur_u64(PyObject *self, PyObject *args) {
     Py_RETURN_NONE;
 }
 
-static PyObject *keyed_rows(PyObject *self, PyObject *args) {
-    Py_buffer src, keys, dst;
-    Py_ssize_t width;
-    if (!PyArg_ParseTuple(args, "y*ny*w*", &src, &width, &keys, &dst)) return NULL;
-    Py_ssize_t words = width > 0 ? (width + 7) / 8 : 0;
-    int ok = width > 0 && src.len % width == 0 && keys.len % 8 == 0
-             && keys.len / 8 >= words + 1 && dst.len == 8 * (src.len / width);
-    if (!ok) {
-        PyBuffer_Release(&src);
-        PyBuffer_Release(&keys);
-        PyBuffer_Release(&dst);
-        PyErr_SetString(PyExc_ValueError, "keyed_rows: buffer sizes do not agree");
-        return NULL;
-    }
-    const uint8_t *in = (const uint8_t *)src.buf;
-    const uint8_t *kb = (const uint8_t *)keys.buf;
-    uint8_t *out = (uint8_t *)dst.buf;
-    Py_ssize_t n = src.len / width, full = width / 8, rest = width % 8;
-    Py_ssize_t nkeys = keys.len / 8;
-    Py_BEGIN_ALLOW_THREADS
-    uint64_t start = (uint64_t)width * le64(kb + 8 * (nkeys - 1));
-    for (Py_ssize_t i = 0; i < n; i++) {
-        const uint8_t *row = in + i * width;
-        uint64_t h = start;
-        for (Py_ssize_t j = 0; j < full; j++) h += le64(row + 8 * j) * le64(kb + 8 * j);
-        if (rest) {
-            uint8_t tail[8] = {0};
-            memcpy(tail, row + 8 * full, (size_t)rest);
-            h += le64(tail) * le64(kb + 8 * full);
-        }
-        h = mix64(h);
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
-        h = __builtin_bswap64(h);
-#endif
-        memcpy(out + 8 * i, &h, 8);
-    }
-    Py_END_ALLOW_THREADS
-    PyBuffer_Release(&src);
-    PyBuffer_Release(&keys);
-    PyBuffer_Release(&dst);
-    Py_RETURN_NONE;
-}
-
-static PyObject *multiset_sum(PyObject *self, PyObject *args) {
-    unsigned long long key;
-    Py_buffer muls;
-    PyObject *cols;
-    if (!PyArg_ParseTuple(args, "Ky*O!", &key, &muls, &PyTuple_Type, &cols)) return NULL;
-    Py_ssize_t ncols = PyTuple_GET_SIZE(cols);
-    if (ncols < 1 || ncols > 4 || muls.len < 8 * ncols) {
-        PyBuffer_Release(&muls);
-        PyErr_SetString(PyExc_ValueError, "multiset_sum: 1 to 4 columns, a multiplier each");
-        return NULL;
-    }
-    Py_buffer bufs[4];
-    Py_ssize_t got = 0, n = -1;
-    int ok = 1;
-    for (; got < ncols; got++) {
-        if (PyObject_GetBuffer(PyTuple_GET_ITEM(cols, got), &bufs[got], PyBUF_C_CONTIGUOUS) < 0) {
-            ok = 0;
-            break;
-        }
-        if (bufs[got].len % 8 || (n >= 0 && bufs[got].len / 8 != n)) {
-            got++;
-            PyErr_SetString(PyExc_ValueError, "multiset_sum: uint64 columns of one length");
-            ok = 0;
-            break;
-        }
-        n = bufs[got].len / 8;
-    }
-    uint64_t sum = 0;
-    if (ok) {
-        const uint8_t *mb = (const uint8_t *)muls.buf;
-        uint64_t m[4] = {0, 0, 0, 0};
-        const uint8_t *c[4] = {NULL, NULL, NULL, NULL};
-        for (Py_ssize_t j = 0; j < ncols; j++) {
-            m[j] = le64(mb + 8 * j);
-            c[j] = (const uint8_t *)bufs[j].buf;
-        }
-        Py_BEGIN_ALLOW_THREADS
-        for (Py_ssize_t i = 0; i < n; i++) {
-            uint64_t h = (uint64_t)key;
-            for (Py_ssize_t j = 0; j < ncols; j++) h += le64(c[j] + 8 * i) * m[j];
-            sum += mix64(h);
-        }
-        Py_END_ALLOW_THREADS
-    }
-    for (Py_ssize_t j = 0; j < got; j++) PyBuffer_Release(&bufs[j]);
-    PyBuffer_Release(&muls);
-    if (!ok) return NULL;
-    return PyLong_FromUnsignedLongLong(sum);
-}
-
 static PyMethodDef methods[] = {
     {"murmur_u64", murmur_u64, METH_VARARGS,
      "murmur_u64(src, dst): low 64 bits of MurmurHash3_x86_128 (seed 0) of each uint64."},
-    {"keyed_rows", keyed_rows, METH_VARARGS,
-     "keyed_rows(src, width, keys, dst): the keyed row hash of annotation_spill.hash_rows."},
-    {"multiset_sum", multiset_sum, METH_VARARGS,
-     "multiset_sum(key, muls, cols): the sum of MultisetHash.add's row digests."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -34,8 +34,9 @@ __all__ = ["hash_uint64", "hash_uint64_array", "murmurhash3_x86_128_low64"]
 
 _MASK64 = (1 << 64) - 1
 
-#: The optional C accelerator of the array hashes (``_murmur.c``: the same answers as the numpy
-#: twins, see the tests); ``SHARDKIT_NO_NATIVE`` set: the numpy path, for comparisons.
+#: The optional C accelerator of :func:`hash_uint64_array` (``_murmur.c``: the same answers as
+#: the numpy twin and ``mmh3``, see the tests); ``SHARDKIT_NO_NATIVE`` set: numpy, for
+#: comparisons.
 _native: Any = None
 if not os.environ.get("SHARDKIT_NO_NATIVE"):
     try:

@@ -13,6 +13,7 @@ random per run, so no file can be made to collide on purpose).
 
 from __future__ import annotations
 
+import importlib
 import os
 import shutil
 import tempfile
@@ -21,9 +22,16 @@ from typing import Any
 
 import numpy as np
 
-from ...hashing import murmur as _murmur
-
 DEFAULT_BUCKET_BYTES = 64 << 20
+
+#: The optional C accelerator of the loops below (``_native.c``: the same answers as the
+#: numpy twins, see the tests); ``SHARDKIT_NO_NATIVE`` set: numpy, for comparisons.
+_native: Any = None
+if not os.environ.get("SHARDKIT_NO_NATIVE"):
+    try:
+        _native = importlib.import_module("shardkit.formats.neuroglancer._native")
+    except ImportError:  # pragma: no cover - a build without a C compiler
+        _native = None
 _MIX_A = np.uint64(0xBF58476D1CE4E5B9)
 _MIX_B = np.uint64(0x94D049BB133111EB)
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
@@ -58,9 +66,9 @@ def hash_rows(recs: np.ndarray, keys: list[np.uint64]) -> np.ndarray:
     recs = np.ascontiguousarray(recs)
     if len(keys) < -(-width // 8) + 1:
         raise ValueError("not enough keys")
-    if _murmur._native is not None and width and n:  # the same values, in C
+    if _native is not None and width and n:  # the same values, in C
         out = np.empty(n, "<u8")
-        _murmur._native.keyed_rows(recs, width, np.array(keys, "<u8"), out)
+        _native.keyed_rows(recs, width, np.array(keys, "<u8"), out)
         return out.astype(np.uint64, copy=False)
     return _hash_rows_numpy(recs, keys)
 
@@ -85,6 +93,31 @@ def _hash_rows_numpy(recs: np.ndarray, keys: list[np.uint64]) -> np.ndarray:
     return mix64(h, inplace=True)
 
 
+def copy_spans(buf: np.ndarray, starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
+    """The bytes ``buf[starts[i] : starts[i] + lengths[i]]`` of every span, back to back
+    (uint8; every span must lie inside ``buf``)."""
+    starts = np.ascontiguousarray(starts, "<u8")
+    lengths = np.ascontiguousarray(lengths, "<u8")
+    if _native is None:
+        return _copy_spans_numpy(buf, starts, lengths)
+    out = np.empty(int(lengths.sum(dtype=np.uint64)), np.uint8)
+    _native.copy_spans(np.ascontiguousarray(buf, np.uint8), starts, lengths, out)
+    return out
+
+
+def _copy_spans_numpy(buf: np.ndarray, starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
+    """:func:`copy_spans` in numpy (the twin of the C path)."""
+    lengths = lengths.astype(np.int64)
+    starts = starts.astype(np.int64)
+    if len(lengths) and (bool(np.any(starts < 0)) or bool(np.any(lengths < 0))
+                         or bool(np.any(starts + lengths > len(buf)))):
+        raise ValueError("copy_spans: a span outside the source")
+    first = np.cumsum(lengths) - lengths
+    out: np.ndarray = np.asarray(buf)[np.arange(int(lengths.sum()))
+                                      + np.repeat(starts - first, lengths)]
+    return out
+
+
 class MultisetHash:
     """An order-independent 64-bit digest of a multiset of tuples of uint64 columns."""
 
@@ -101,11 +134,11 @@ class MultisetHash:
         n = len(columns[0])
         if not n:
             return
-        if _murmur._native is not None and 1 <= len(columns) <= 4:  # the same sum, in C
+        if _native is not None and 1 <= len(columns) <= 4:  # the same sum, in C
             cols = tuple(np.ascontiguousarray(c, "<u8") for c in columns)
             if any(c.shape != (n,) for c in cols):
                 raise ValueError("columns of one length")
-            s = _murmur._native.multiset_sum(int(self.key), np.array(self.muls, "<u8"), cols)
+            s = _native.multiset_sum(int(self.key), np.array(self.muls, "<u8"), cols)
         else:
             s = self._sum(columns)
         self.sums[name] = (self.sums.get(name, 0) + s) & 0xFFFF_FFFF_FFFF_FFFF

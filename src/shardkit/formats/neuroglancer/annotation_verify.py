@@ -46,6 +46,7 @@ from typing import TYPE_CHECKING, Any, cast
 import numpy as np
 
 from ...errors import Problem, ShardkitError
+from . import annotation_spill
 from . import annotation_verify_compare as _compare
 from .annotation_index import (
     _MAX_RUN_SPAN,
@@ -669,19 +670,8 @@ class _Verifier:
         key_list = keys.tolist()
         for i in np.flatnonzero(~good).tolist():
             self.cell_slow(index, key_list[i], bytes(block[a[i] : b[i]]), rel)
-        # every record and every id, gathered a row at a time from windows over the block
         where = np.repeat(np.arange(n), counts)
-        first = np.cumsum(counts) - counts
-        j = np.arange(len(where)) - first[where]
-        rec_at = (a + 8)[where] + j * rb
-        id_at = (a + 8 + counts * rb)[where] + j * 8
-        if len(where):
-            windows = np.lib.stride_tricks.as_strided(buf, (len(buf) - rb + 1, rb), (1, 1))
-            recs = windows[rec_at]
-            words = np.lib.stride_tricks.as_strided(buf, (len(buf) - 7, 8), (1, 1))
-            ids = words[id_at].view("<u8").reshape(-1)
-        else:
-            recs, ids = np.zeros((0, rb), np.uint8), np.zeros(0, np.uint64)
+        recs, ids = _list_columns(buf, a, counts, rb, where)
         self.fixed_lists(index, key_list, where, counts, ids, recs, rel)
 
     def cell_slow(self, index: str, key: Any, data: bytes, rel: str | None = None
@@ -853,6 +843,29 @@ class _Verifier:
     def finish(self) -> None:
         """The comparisons across indexes, a group of buckets at a time."""
         _compare.finish(self)
+
+
+def _list_columns(buf: np.ndarray, a: np.ndarray, counts: np.ndarray, rb: int,
+                  where: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The records ``(n, rb)`` and ids of the lists (count, records, ids) at ``buf[a[i]:]``
+    whose counts are ``counts`` (0 for a list that does not parse): each list's records and
+    ids are spans of the block, copied back to back (in C when built; else gathered a row at
+    a time from windows over the block)."""
+    if not len(where):
+        return np.zeros((0, rb), np.uint8), np.zeros(0, np.uint64)
+    if annotation_spill._native is not None:
+        full = counts > 0
+        a, c = a[full], counts[full]
+        recs = annotation_spill.copy_spans(buf, a + 8, c * rb).reshape(-1, rb)
+        ids = annotation_spill.copy_spans(buf, a + 8 + c * rb, c * 8).view("<u8")
+        return recs, ids
+    first = np.cumsum(counts) - counts
+    j = np.arange(len(where)) - first[where]
+    rec_at = (a + 8)[where] + j * rb
+    id_at = (a + 8 + counts * rb)[where] + j * 8
+    windows = np.lib.stride_tricks.as_strided(buf, (len(buf) - rb + 1, rb), (1, 1))
+    words = np.lib.stride_tricks.as_strided(buf, (len(buf) - 7, 8), (1, 1))
+    return windows[rec_at], words[id_at].view("<u8").reshape(-1)
 
 
 def _run_blocks(reader: Any, release: _ReleaseBehind, ids: np.ndarray, starts: np.ndarray,
