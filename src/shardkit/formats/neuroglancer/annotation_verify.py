@@ -622,10 +622,10 @@ class _Verifier:
             slow = np.flatnonzero(~good).tolist()
             counts[good] = heads[good]
             fast = np.flatnonzero(good).tolist()
-            recs = np.frombuffer(b"".join(entries[i][2][8 : 8 + int(counts[i]) * rb]
-                                          for i in fast), np.uint8).reshape(-1, rb)
-            ids = np.frombuffer(b"".join(entries[i][2][8 + int(counts[i]) * rb:]
-                                         for i in fast), "<u8").astype(np.uint64)
+            views = [(memoryview(entries[i][2]), 8 + int(counts[i]) * rb) for i in fast]
+            recs = np.frombuffer(b"".join(v[8:e] for v, e in views), np.uint8).reshape(-1, rb)
+            ids = np.frombuffer(b"".join(v[e:] for v, e in views), "<u8").astype(np.uint64)
+            del views
             where = np.repeat(np.arange(n), counts)
             for i in slow:
                 self.cell_slow(index, entries[i][0], entries[i][2], rel)
