@@ -14,6 +14,8 @@ from typing import Any
 import mmh3
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from test_ng_annotations import make_annotations, write
 from test_ng_annotations_verify import _damaged, _verify
 
@@ -337,3 +339,52 @@ def test_wide_runs_are_read_value_by_value(tmp_path, monkeypatch):
     reads.clear()
     assert _verify(root) == problems
     assert len(reads) >= 120  # by_id's values, read one by one in verify too
+
+
+# -- any input: hypothesis draws them -------------------------------------------------------
+
+@needs_native
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.integers(0, 2**64 - 1), max_size=40))
+def test_murmur_paths_agree_on_any_ids(values):
+    ids = np.array(values, np.uint64)
+    out = np.empty(len(ids), "<u8")
+    native.murmur_u64(ids, out)
+    assert out.tolist() == [_mmh3(v) for v in values]
+    with np.errstate(over="ignore"):
+        assert murmur._hash_uint64_numpy(ids).tolist() == out.tolist()
+
+
+@needs_native
+@settings(max_examples=200, deadline=None)
+@given(st.binary(max_size=300), st.integers(1, 40), st.lists(st.integers(0, 2**64 - 1),
+                                                            min_size=7, max_size=9))
+def test_row_hash_paths_agree_on_any_rows(data, width, keys):
+    rows = len(data) // width
+    recs = np.frombuffer(data[: rows * width], np.uint8).reshape(rows, width)
+    ks = [np.uint64(k) for k in keys]
+    if len(ks) < -(-width // 8) + 1:
+        return
+    assert annotation_spill.hash_rows(recs, ks).tolist() == \
+        annotation_spill._hash_rows_numpy(recs, ks).tolist()
+
+
+@needs_native
+@settings(max_examples=200, deadline=None)
+@given(st.binary(max_size=200), st.lists(st.tuples(st.integers(0, 260), st.integers(0, 260)),
+                                         max_size=12))
+def test_copy_spans_paths_agree_on_any_spans(data, spans):
+    buf = np.frombuffer(data, np.uint8)
+    starts = np.array([s for s, _ in spans], np.uint64)
+    lengths = np.array([n for _, n in spans], np.uint64)
+    outcomes = []
+    for fn in (annotation_spill.copy_spans, annotation_spill._copy_spans_numpy):
+        try:
+            outcomes.append(fn(buf, starts, lengths).tobytes())
+        except ValueError:
+            outcomes.append(None)
+    assert outcomes[0] == outcomes[1]
+    fits = all(s + n <= len(data) for s, n in spans)
+    assert (outcomes[0] is not None) == fits
+    if fits:
+        assert outcomes[0] == b"".join(data[s : s + n] for s, n in spans)
