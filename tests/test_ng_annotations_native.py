@@ -171,6 +171,59 @@ def test_native_copy_spans_equals_numpy():
         ng_native.copy_spans(buf, starts, lengths, np.empty(int(lengths.sum()) + 1, np.uint8))
 
 
+def _minishard_outcome(fn: Any, raw: bytes, base: int) -> tuple[Any, ...]:
+    from shardkit.formats.neuroglancer import decode
+
+    try:
+        if fn is None:
+            index = decode.decode_minishard_index(raw, base, offset=7, field="/f")
+        else:
+            index = fn(raw, len(raw) // 24, base, 7, "/f")
+    except ShardkitError as exc:
+        return ("error", type(exc).__name__, exc.message, exc.offset, exc.field)
+    return ("ok", index.ids.tolist(), index.starts.tolist(), index.ends.tolist(), index.base,
+            index.ids.dtype.str, index.starts.flags.writeable)
+
+
+def _raw_index(ids: list[int], offsets: list[int], sizes: list[int]) -> bytes:
+    return np.array(ids + offsets + sizes, np.uint64).astype("<u8").tobytes()
+
+
+@needs_native
+def test_native_minishard_decode_equals_numpy():
+    from shardkit.formats.neuroglancer import decode
+
+    m = 2**64 - 1
+    cases = [
+        (_raw_index([5, 1, 0, 9], [0, 0, 3, 0], [10, 20, 0, 7]), 100),  # a duplicate id
+        (_raw_index([m], [m - 5], [5]), 0),  # one entry: no running sum to wrap
+        (_raw_index([m, 1], [0, 0], [1, 1]), 0),  # the id sum wraps
+        (_raw_index([1, 1], [m, 0], [1, 1]), 0),  # delta plus size wraps, and the ends sum
+        (_raw_index([1], [m], [1]), 0),  # delta plus size wraps alone
+        (_raw_index([1, 2], [m - 40, 0], [10, 10]), 40),  # the last end plus base wraps
+        (_raw_index([1, 2], [m - 60, 0], [10, 10]), 40),  # just inside
+    ]
+    rng = np.random.default_rng(9)
+    for _ in range(300):
+        n = int(rng.integers(1, 12))
+        big = bool(rng.integers(0, 2))
+        hi = 2**64 if big else 2**20
+        vals = rng.integers(0, hi, 3 * n, dtype=np.uint64, endpoint=False)
+        cases.append((vals.astype("<u8").tobytes(), int(rng.integers(0, 2**62 if big else 99))))
+    seen = set()
+    for raw, base in cases:
+        want = _minishard_outcome(decode._decode_minishard_numpy, raw, base)
+        got = _minishard_outcome(None, raw, base)
+        assert got == want
+        seen.add(got[0] if got[0] == "ok" else got[2].split(":")[1])
+    assert len(seen) == 3  # sound indexes, and both errors
+    assert _minishard_outcome(None, b"\0" * 25, 0)[0] == "error"  # not a multiple of 24
+    assert decode.decode_minishard_index(b"", 5).base == 5
+    with pytest.raises(ValueError):
+        ng_native.minishard_index(b"\0" * 24, 0, np.empty(2, np.uint64), np.empty(1, np.uint64),
+                                  np.empty(1, np.uint64))
+
+
 def test_row_hash_needs_its_keys():
     recs = np.zeros((3, 20), np.uint8)
     with pytest.raises(ValueError, match="not enough keys"):
@@ -275,8 +328,11 @@ def test_verify_without_the_accelerator_finds_the_same_problems(tmp_path, kind, 
                                                                 monkeypatch):
     root = _damaged(tmp_path, kind, sharded)
     with_c = (_verify(root), _verify(root, exact=True))
+    from shardkit.formats.neuroglancer import decode
+
     monkeypatch.setattr(murmur, "_native", None)
     monkeypatch.setattr(annotation_spill, "_native", None)
+    monkeypatch.setattr(decode, "_native", lambda: None)
     without = (_verify(root), _verify(root, exact=True))
     assert with_c == without and with_c[0] == with_c[1]
     assert {"by_id", "relationship", "spatial_missing"} <= {p[0] for p in with_c[0]}

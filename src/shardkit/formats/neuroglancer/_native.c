@@ -14,6 +14,10 @@
  * copy_spans(src, starts, lengths, dst): the spans src[starts[i] : starts[i] + lengths[i]]
  *   (uint64 arrays), back to back into dst, which they must fill exactly. Twin:
  *   annotation_spill._copy_spans_numpy.
+ * minishard_index(raw, base, ids, starts, ends): a raw minishard index (3 x n little-endian
+ *   uint64: id deltas, offset deltas, sizes) into its ids, starts and ends (running sums,
+ *   modulo 2**64); returns 0, 1 when a running sum wraps, 2 when an offset (delta plus size,
+ *   or the last end plus base) wraps. Twin: decode._decode_minishard_numpy.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -165,6 +169,48 @@ static PyObject *copy_spans(PyObject *self, PyObject *args) {
     Py_RETURN_NONE;
 }
 
+static PyObject *minishard_index(PyObject *self, PyObject *args) {
+    Py_buffer raw, ids, starts, ends;
+    unsigned long long base;
+    if (!PyArg_ParseTuple(args, "y*Kw*w*w*", &raw, &base, &ids, &starts, &ends)) return NULL;
+    Py_ssize_t n = raw.len / 24;
+    int ok = raw.len % 24 == 0 && ids.len == 8 * n && starts.len == 8 * n && ends.len == 8 * n;
+    long code = 0;
+    if (ok && n > 0) {
+        const uint8_t *in = (const uint8_t *)raw.buf;
+        uint8_t *oi = (uint8_t *)ids.buf, *os = (uint8_t *)starts.buf, *oe = (uint8_t *)ends.buf;
+        uint64_t id = 0, end = 0;
+        int wrapped = 0, offset_wraps = 0;
+        Py_BEGIN_ALLOW_THREADS
+        for (Py_ssize_t i = 0; i < n; i++) {
+            uint64_t d = le64(in + 8 * i), ofs = le64(in + 8 * (n + i));
+            uint64_t size = le64(in + 8 * (2 * n + i));
+            uint64_t inc = ofs + size, next_id = id + d, next_end = end + inc;
+            if (inc < size) offset_wraps = 1;
+            if (i > 0 && (next_id < id || next_end < end)) wrapped = 1;
+            id = next_id;
+            end = next_end;
+            uint64_t start = end - size;
+            memcpy(oi + 8 * i, &id, 8);
+            memcpy(os + 8 * i, &start, 8);
+            memcpy(oe + 8 * i, &end, 8);
+        }
+        Py_END_ALLOW_THREADS
+        if (wrapped) code = 1;
+        else if (offset_wraps || end + base < end) code = 2;
+    }
+    PyBuffer_Release(&raw);
+    PyBuffer_Release(&ids);
+    PyBuffer_Release(&starts);
+    PyBuffer_Release(&ends);
+    if (!ok) {
+        PyErr_SetString(PyExc_ValueError, "minishard_index: 24 bytes per entry, an output "
+                        "of 8 bytes per entry each");
+        return NULL;
+    }
+    return PyLong_FromLong(code);
+}
+
 static PyMethodDef methods[] = {
     {"keyed_rows", keyed_rows, METH_VARARGS,
      "keyed_rows(src, width, keys, dst): the keyed row hash of annotation_spill.hash_rows."},
@@ -172,6 +218,9 @@ static PyMethodDef methods[] = {
      "multiset_sum(key, muls, cols): the sum of MultisetHash.add's row digests."},
     {"copy_spans", copy_spans, METH_VARARGS,
      "copy_spans(src, starts, lengths, dst): spans of src, back to back into dst."},
+    {"minishard_index", minishard_index, METH_VARARGS,
+     "minishard_index(raw, base, ids, starts, ends): decode_minishard_index's arrays; 0, or "
+     "1 (a running sum wraps) or 2 (an offset wraps)."},
     {NULL, NULL, 0, NULL},
 };
 

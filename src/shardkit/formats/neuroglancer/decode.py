@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import functools
+import importlib
+import os
 import types
 import zlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cached_property
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING, Any, cast
 
 from ..._lazy import lazy_module
 from ...errors import CorruptShardError, InvalidKeyError, LayoutError, LimitExceededError
@@ -157,6 +159,35 @@ def decode_minishard_index(raw: bytes, base: int, *, offset: int | None = None,
     if n == 0:
         empty = empty_index()
         return MinishardIndex(empty.ids, empty.starts, empty.ends, base)
+    native = _native()
+    if native is None or not 0 <= base <= _MASK64:
+        return _decode_minishard_numpy(raw, n, base, offset, field)
+    ids, starts, ends = (np.empty(n, np.uint64) for _ in range(3))
+    code = native.minishard_index(raw, base, ids, starts, ends)
+    if code == 1:
+        raise LayoutError("minishard index: a running sum of chunk ids or offsets overflows "
+                          "64 bits", offset=offset, field=field)
+    if code == 2:
+        raise LayoutError("minishard index: a data offset overflows 64 bits", offset=offset,
+                          field=field)
+    return MinishardIndex(ids, starts, ends, base)
+
+
+@functools.cache
+def _native() -> Any:
+    """The C accelerator of :func:`decode_minishard_index` (``_native.c``; ``None`` when not
+    built or ``SHARDKIT_NO_NATIVE`` is set)."""
+    if os.environ.get("SHARDKIT_NO_NATIVE"):
+        return None
+    try:
+        return importlib.import_module("shardkit.formats.neuroglancer._native")
+    except ImportError:  # pragma: no cover - a build without a C compiler
+        return None
+
+
+def _decode_minishard_numpy(raw: bytes, n: int, base: int, offset: int | None,
+                            field: str | None) -> MinishardIndex:
+    """:func:`decode_minishard_index` in numpy (the twin of the C path)."""
     arr = np.frombuffer(raw, dtype="<u8").reshape(3, n).astype(np.uint64, copy=False)
     id_deltas, ofs_deltas, sizes = arr[0], arr[1], arr[2]
     with np.errstate(over="ignore"):
