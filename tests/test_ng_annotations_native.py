@@ -308,6 +308,22 @@ def test_gzip_value_blocks_equal_the_walk_over_every_value(tmp_path, damage):
     assert len(walk) == 11 - len(bad_walk)  # segments 0..10 of "pre"
 
 
+def test_inflated_values_are_handed_over_in_bounded_blocks(tmp_path, monkeypatch):
+    from shardkit.formats.neuroglancer import annotation_index
+
+    root, _ = _gzip_layer(tmp_path, damage=True)
+    index = shardkit.open(root).relationships_index["pre"]
+    walk = [(k, bytes(v)) for k, v in index.items(lambda r, k, e: None)]
+    longest = max(len(v) for _, v in walk)
+    monkeypatch.setattr(annotation_index, "_BLOCK_BYTES", 3 * longest)
+    blocks = list(index.value_blocks(lambda r, k, e: None))
+    assert [(int(k), b[int(a) : int(e)]) for ids, b, st, en in blocks
+            for k, a, e in zip(ids, st, en, strict=True)] == walk
+    assert len(blocks) >= len(walk) // 3 > 1  # cut at about 3 values
+    assert max(len(b) for _, b, _, _ in blocks) <= 4 * longest
+    assert _verify(root) == _verify(root, exact=True)
+
+
 def test_gzip_relationship_values_checked_as_blocks(tmp_path):
     root, anns = _gzip_layer(tmp_path, damage=True)
     problems = shardkit.open(root).verify()

@@ -221,10 +221,12 @@ class ShardedIndex:
 
     def value_blocks(self, bad_value: Callable[[NgShard, int, ShardkitError], None] | None = None
                      ) -> Iterator[tuple[np.ndarray, bytes, np.ndarray, np.ndarray]]:
-        """The values of :meth:`items` (gzip ones decompressed), a run at a time, as
-        ``(ids, block, starts, ends)``: value ``i`` is ``block[starts[i]:ends[i]]``. The same
-        values, errors and ``bad_value`` calls, in the same order; what a run yielded before
-        an error is handed over before the error is raised."""
+        """The values of :meth:`items` (gzip ones decompressed) as ``(ids, block, starts,
+        ends)``: value ``i`` is ``block[starts[i]:ends[i]]``; a block holds a run's values, or
+        :data:`_BLOCK_BYTES` of them (inflated values are counted as they come, so a run of
+        small streams that inflate far does not pile up). The same values, errors and
+        ``bad_value`` calls, in the same order; what was read before an error is handed over
+        before the error is raised."""
         kv = self.kv
         for reader in kv._existing_shards():
             release = _ReleaseBehind(reader)
@@ -236,32 +238,46 @@ class ShardedIndex:
                     all_starts = index.starts + np.uint64(index.base)
                     all_ends = index.ends + np.uint64(index.base)
                     for r in _runs(all_starts, all_ends):
-                        keys: list[int] = []
-                        values: list[bytes] = []
-                        try:
-                            self._run_values(reader, release, index.ids[r].tolist(),
-                                             all_starts[r].tolist(), all_ends[r].tolist(),
-                                             size, bad_value, keys, values)
-                        except ShardkitError:
-                            if keys:
-                                yield _packed(keys, values)
-                            raise
-                        if keys:
-                            yield _packed(keys, values)
+                        yield from self._run_blocks(reader, release, index.ids[r].tolist(),
+                                                    all_starts[r].tolist(),
+                                                    all_ends[r].tolist(), size, bad_value)
             release.done()
+
+    @classmethod
+    def _run_blocks(cls, reader: NgShard, release: _ReleaseBehind, ids: list[int],
+                    starts: list[int], ends: list[int], size: int,
+                    bad_value: Callable[[NgShard, int, ShardkitError], None] | None
+                    ) -> Iterator[tuple[np.ndarray, bytes, np.ndarray, np.ndarray]]:
+        """:meth:`_run_values` packed into blocks of about :data:`_BLOCK_BYTES`."""
+        keys: list[int] = []
+        values: list[bytes] = []
+        held = 0
+        try:
+            for k, v in cls._run_values(reader, release, ids, starts, ends, size, bad_value):
+                keys.append(k)
+                values.append(v)
+                held += len(v)
+                if held >= _BLOCK_BYTES:
+                    yield _packed(keys, values)
+                    keys, values, held = [], [], 0
+        except ShardkitError:
+            if keys:
+                yield _packed(keys, values)
+            raise
+        if keys:
+            yield _packed(keys, values)
 
     @classmethod
     def _run_values(cls, reader: NgShard, release: _ReleaseBehind, ids: list[int],
                     starts: list[int], ends: list[int], size: int,
-                    bad_value: Callable[[NgShard, int, ShardkitError], None] | None,
-                    keys: list[int], values: list[bytes]) -> None:
-        """:meth:`_run_items` into ``keys`` and ``values``; gzip values that inflate in one
-        step without an error object (:func:`gunzip_one`), the others as it does."""
+                    bad_value: Callable[[NgShard, int, ShardkitError], None] | None
+                    ) -> Iterator[tuple[int, bytes]]:
+        """:meth:`_run_items`, gzip values that inflate in one step without an error object
+        (:func:`gunzip_one`), the others as it does."""
         lo, hi = min(starts), max(ends)
         if not reader._gzip_data or hi > size or hi - lo > _MAX_RUN_SPAN:
             for k, v in cls._run_items(reader, release, ids, starts, ends, size, bad_value):
-                keys.append(k)
-                values.append(bytes(v))
+                yield k, bytes(v)
             return
         block = bytes(reader.source.read_range(lo, hi))
         release(lo, hi)
@@ -277,8 +293,7 @@ class ShardedIndex:
                         raise
                     bad_value(reader, k, exc)
                     continue
-            keys.append(k)
-            values.append(value)
+            yield k, value
 
     @staticmethod
     def _run_items(reader: NgShard, release: _ReleaseBehind, ids: list[int],
@@ -319,6 +334,7 @@ class ShardedIndex:
 
 _RUN_BYTES = 8 << 20
 _MAX_RUN_SPAN = 1 << 26  # a run wider than this (values out of order) is read value by value
+_BLOCK_BYTES = 8 << 20  # value_blocks: the inflated bytes of one block (then one more value)
 
 
 def _packed(keys: list[int], values: list[bytes]
