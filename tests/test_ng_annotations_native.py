@@ -6,6 +6,7 @@ and verify with and without the C accelerator on damaged layers (the same proble
 from __future__ import annotations
 
 import gzip
+import os
 import random
 import zlib
 from pathlib import Path
@@ -29,6 +30,14 @@ native = murmur._native
 ng_native = annotation_spill._native
 needs_native = pytest.mark.skipif(native is None or ng_native is None,
                                   reason="the C accelerators are not built")
+
+def test_accelerators_built_when_required():
+    # SHARDKIT_REQUIRE_NATIVE=1 (as for the SWH extension): a missing build is a failure
+    if os.environ.get("SHARDKIT_REQUIRE_NATIVE") and not os.environ.get("SHARDKIT_NO_NATIVE"):
+        assert native is not None and ng_native is not None
+    if os.environ.get("SHARDKIT_NO_NATIVE"):
+        assert native is None and ng_native is None
+
 
 EDGE_IDS = [0, 1, 2, 255, 256, 2**31 - 1, 2**31, 2**32 - 1, 2**32, 2**32 + 1, 2**53 + 1,
             2**63 - 1, 2**63, 2**64 - 2, 2**64 - 1, 0x0123456789ABCDEF, 0xFEDCBA9876543210]

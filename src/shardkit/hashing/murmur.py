@@ -115,4 +115,4 @@ def hash_uint64_array(values: Iterable[int] | np.ndarray) -> np.ndarray:
     h64 = mmh3.hash64
     out = np.fromiter((h64(raw[i : i + 8], 0, False, False)[0]
                        for i in range(0, len(raw), 8)), dtype=np.uint64, count=arr.size)
-    return out
+    return out.reshape(arr.shape)  # the input's shape, as the other paths keep it
