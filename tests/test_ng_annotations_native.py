@@ -170,7 +170,8 @@ def test_native_copy_spans_equals_numpy():
     assert np.array_equal(got, want) and len(got) == int(lengths.sum())
     one = [buf[int(s) : int(s) + int(n)] for s, n in zip(starts, lengths, strict=True)]
     assert np.array_equal(got, np.concatenate(one))
-    for bad_start, bad_len in ((4999, 2), (5001, 0), (2**64 - 1, 2)):
+    for bad_start, bad_len in ((4999, 2), (5001, 0), (2**64 - 1, 2), (2**62, 2**62 + 7),
+                               (3, 2**63 + 1)):
         s_, n_ = np.array([bad_start], np.uint64), np.array([bad_len], np.uint64)
         with pytest.raises(ValueError):
             annotation_spill.copy_spans(buf, s_, n_)

@@ -100,6 +100,9 @@ def copy_spans(buf: np.ndarray, starts: np.ndarray, lengths: np.ndarray) -> np.n
     lengths = np.ascontiguousarray(lengths, "<u8")
     if _native is None:
         return _copy_spans_numpy(buf, starts, lengths)
+    if len(starts) and (bool(np.any(starts > np.uint64(len(buf))))
+                        or bool(np.any(lengths > np.uint64(len(buf)) - starts))):
+        raise ValueError("copy_spans: a span outside the source")  # as the numpy path says
     out = np.empty(int(lengths.sum(dtype=np.uint64)), np.uint8)
     _native.copy_spans(np.ascontiguousarray(buf, np.uint8), starts, lengths, out)
     return out
@@ -110,7 +113,8 @@ def _copy_spans_numpy(buf: np.ndarray, starts: np.ndarray, lengths: np.ndarray) 
     lengths = lengths.astype(np.int64)
     starts = starts.astype(np.int64)
     if len(lengths) and (bool(np.any(starts < 0)) or bool(np.any(lengths < 0))
-                         or bool(np.any(starts + lengths > len(buf)))):
+                         or bool(np.any(starts > len(buf)))
+                         or bool(np.any(lengths > len(buf) - starts))):
         raise ValueError("copy_spans: a span outside the source")
     first = np.cumsum(lengths) - lengths
     out: np.ndarray = np.asarray(buf)[np.arange(int(lengths.sum()))
