@@ -65,7 +65,7 @@ fuzz:                          ## coverage-guided fuzzing of one reader: make fu
 # The smoke is deterministic (fixed seed and run counts, a fresh corpus, fixed hash seed), so
 # a run that passed here passes in CI; each target runs a few seconds.
 SMOKE_RUNS = swh:20000 swh_native:500 mdb:10000 zss:10000 zs:5000 amudai:3000 neuroglancer:15000 \
-             cseg:10000 mosaic:5000 ngann:10000
+             cseg:10000 mosaic:5000 ngann:10000 ng_native:3000
 fuzz-smoke:                    ## every fuzz target for a few seconds (CI); a finding fails
 	@mkdir -p .fuzz; for fr in $(SMOKE_RUNS); do f=$${fr%%:*}; n=$${fr##*:}; \
 	  echo "== fuzz $$f ($$n runs)"; rm -rf .fuzz/smoke-$$f; \

@@ -2,6 +2,7 @@
 record bodies and of Amudai numeric cascades (everything else is in pyproject.toml).
 
 ``shardkit.formats.swh._native``, ``shardkit.formats._records``, ``shardkit.hashing._fmph``,
+``shardkit.hashing._murmur``, ``shardkit.formats.neuroglancer._native``,
 ``shardkit.formats.mosaic._native`` and ``shardkit.formats.amudai._native`` are compiled
 with the system C compiler when one is there; when compiling fails, the install goes on
 without them and shardkit uses its pure-Python paths (same answers, slower lookups).
@@ -36,6 +37,11 @@ setup(
                  Extension("shardkit.formats._records", ["src/shardkit/formats/_records.c"],
                            extra_compile_args=["-O2", "-Wall"], optional=True),
                  Extension("shardkit.hashing._fmph", ["src/shardkit/hashing/_fmph.c"],
+                           extra_compile_args=["-O2", "-Wall"], optional=True),
+                 Extension("shardkit.hashing._murmur", ["src/shardkit/hashing/_murmur.c"],
+                           extra_compile_args=["-O2", "-Wall"], optional=True),
+                 Extension("shardkit.formats.neuroglancer._native",
+                           ["src/shardkit/formats/neuroglancer/_native.c"],
                            extra_compile_args=["-O2", "-Wall"], optional=True),
                  Extension("shardkit.formats.mosaic._native",
                            ["src/shardkit/formats/mosaic/_native.c"],

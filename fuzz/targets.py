@@ -386,6 +386,66 @@ def run_ngann(data: bytes) -> None:
         body(RecordDecoder(lay))
 
 
+def _outcome(fn: Callable[[], Any]) -> Any:
+    """What a call gives: its value (arrays as lists), or its error's type and message."""
+    try:
+        got = fn()
+    except (ShardkitError, ValueError) as exc:
+        return ("error", type(exc).__name__, getattr(exc, "message", str(exc)))
+    if isinstance(got, tuple):
+        return tuple(g.tolist() if hasattr(g, "tolist") else g for g in got)
+    return got.tolist() if hasattr(got, "tolist") else got
+
+
+def run_ng_native(data: bytes) -> None:
+    """The array loops of Neuroglancer annotation verify, differential: an input's bytes as a
+    minishard index, as uint64 ids, as records, as digest columns and as spans, through each
+    built C function and its numpy twin; any difference (values or errors) is a finding."""
+    import numpy as np
+
+    from shardkit.formats.neuroglancer import annotation_spill as spill
+    from shardkit.formats.neuroglancer import decode
+    from shardkit.hashing import murmur
+
+    if murmur._native is None or spill._native is None or decode._native() is None:
+        return
+    head, body = (data[0] if data else 0), data[1:]
+    pairs: list[tuple[str, Callable[[], Any], Callable[[], Any]]] = []
+    for skip in (0, head % 24):
+        raw = body[skip:][: len(body[skip:]) // 24 * 24]
+        pairs.append(("minishard index", lambda raw=raw: _index_arrays(
+            decode.decode_minishard_index(raw, head)), lambda raw=raw: _index_arrays(
+                decode._decode_minishard_numpy(raw, len(raw) // 24, head, None, None))
+            if raw else _index_arrays(decode.decode_minishard_index(raw, head))))
+    words = np.frombuffer(body[: len(body) // 8 * 8], "<u8")
+    with np.errstate(over="ignore"):
+        pairs.append(("murmur", lambda: murmur.hash_uint64_array(words),
+                      lambda: murmur._hash_uint64_numpy(words)))
+    width = 1 + head % 40
+    recs = np.frombuffer(body[: len(body) // width * width], np.uint8).reshape(-1, width)
+    keys = [np.uint64((0x9E3779B97F4A7C15 * (2 * i + 1)) % 2**64 | 1) for i in range(7)]
+    pairs.append(("record hash", lambda: spill.hash_rows(recs, keys),
+                  lambda: spill._hash_rows_numpy(recs, keys)))
+    cols = tuple(words[: len(words) // 3 * 3].reshape(3, -1))
+    digest = spill.MultisetHash(key=head)
+    if len(cols[0]):
+        pairs.append(("digest", lambda: spill._native.multiset_sum(
+            int(digest.key), np.array(digest.muls, "<u8"), cols), lambda: digest._sum(cols)))
+    halves = np.frombuffer(body[: len(body) // 4 * 4], "<u2").astype(np.uint64)
+    starts, lengths = halves[0::2] % (len(body) + 8), halves[1::2] % 64
+    buf = np.frombuffer(body, np.uint8)
+    pairs.append(("spans", lambda: spill.copy_spans(buf, starts, lengths),
+                  lambda: spill._copy_spans_numpy(buf, starts, lengths)))
+    for name, c_path, numpy_path in pairs:
+        got, want = _outcome(c_path), _outcome(numpy_path)
+        if got != want:
+            raise AssertionError(f"{name}: the C path gives {got!r:.200}, numpy {want!r:.200}")
+
+
+def _index_arrays(index: Any) -> tuple[Any, ...]:
+    return index.ids, index.starts, index.ends, index.base
+
+
 TARGETS: dict[str, Callable[[bytes], None]] = {
     "swh": run_swh,
     "swh_native": run_swh_native,
@@ -397,12 +457,13 @@ TARGETS: dict[str, Callable[[bytes], None]] = {
     "cseg": run_cseg,
     "mosaic": run_mosaic,
     "ngann": run_ngann,
+    "ng_native": run_ng_native,
 }
 
 
 SEEDS = Path(__file__).resolve().parent / "seeds"
 #: Targets that start from another target's seeds and samples.
-SAME_INPUTS = {"swh_native": "swh"}
+SAME_INPUTS = {"swh_native": "swh", "ng_native": "neuroglancer"}
 
 
 def seeds(fmt: str) -> list[tuple[str, bytes]]:

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..._lazy import lazy_module
 from ...errors import LimitExceededError, ShardkitError, TruncatedError
+from .decode import gunzip_one
 from .kv import ShardedKV
 from .spec import ShardingSpec, SpecError
 from .store import _Store, check_relative
@@ -25,6 +26,21 @@ else:
 
 _MASK64 = (1 << 64) - 1
 MAX_VALUE_BYTES = 1 << 30  # cap on one unsharded file read whole
+
+
+def _read_capped(fh: Any, name: str) -> bytes:
+    """A file's bytes, its size checked against :data:`MAX_VALUE_BYTES` before they are
+    read (a read of ``MAX_VALUE_BYTES + 1`` bytes would allocate that much for any file)."""
+    size = os.fstat(fh.fileno()).st_size
+    if size > MAX_VALUE_BYTES:
+        raise LimitExceededError(f"{name}: {size} bytes, more than {MAX_VALUE_BYTES}")
+    data: bytes = fh.read(size + 1)
+    while len(data) > size and len(data) <= MAX_VALUE_BYTES:  # it grew since: 1 MiB steps
+        more = fh.read(min(1 << 20, MAX_VALUE_BYTES + 1 - len(data)))
+        if not more:
+            break
+        data += more
+    return data
 
 
 class UnshardedIndex:
@@ -47,14 +63,15 @@ class UnshardedIndex:
             path = os.path.join(store.root, fname)
             try:
                 with open(path, "rb") as fh:
-                    data = fh.read(MAX_VALUE_BYTES + 1)
+                    data = _read_capped(fh, f"{store.name}/{fname}")
             except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
                 return None
             except OSError as exc:
                 raise ShardkitError(f"cannot read {store.name}/{fname}: {exc}") from exc
         else:
-            try:
-                data = bytes(store.fs.cat_file(f"{store.root}/{fname}"))
+            try:  # at most one byte past the cap is fetched
+                data = bytes(store.fs.cat_file(f"{store.root}/{fname}", start=0,
+                                               end=MAX_VALUE_BYTES + 1))
             except FileNotFoundError:
                 return None
             except Exception as exc:
@@ -157,10 +174,26 @@ class ShardedIndex:
                             raise TruncatedError(f"minishard values [{lo}, {hi}) are past the "
                                                  f"end of the file ({size} bytes)", offset=lo,
                                                  needed=hi - lo, available=max(0, size - lo))
+                        if hi - lo > _MAX_RUN_SPAN:  # values out of order, far apart
+                            yield from self._one_by_one(reader, release, index.ids[r],
+                                                        starts[r], ends[r])
+                            continue
                         block = bytes(reader.source.read_range(lo, hi))
                         release(lo, hi)
                         yield (index.ids[r], block, starts[r] - np.uint64(lo),
                                ends[r] - np.uint64(lo))
+            release.done()
+
+    @staticmethod
+    def _one_by_one(reader: NgShard, release: _ReleaseBehind, ids: np.ndarray,
+                    starts: np.ndarray, ends: np.ndarray
+                    ) -> Iterator[tuple[np.ndarray, bytes, np.ndarray, np.ndarray]]:
+        """:meth:`blocks` of a run too wide to read at once: a block per value."""
+        for i, (a, b) in enumerate(zip(starts.tolist(), ends.tolist(), strict=True)):
+            block = bytes(reader.source.read_range(a, b))
+            release(a, b)
+            yield (ids[i : i + 1], block, np.zeros(1, np.uint64),
+                   np.array([b - a], np.uint64))
 
     def items(self, bad_value: Callable[[NgShard, int, ShardkitError], None] | None = None
               ) -> Iterator[tuple[int, bytes]]:
@@ -184,6 +217,83 @@ class ShardedIndex:
                         ids = index.ids[r].tolist()
                         yield from self._run_items(reader, release, ids, starts, ends, size,
                                                    bad_value)
+            release.done()
+
+    def value_blocks(self, bad_value: Callable[[NgShard, int, ShardkitError], None] | None = None
+                     ) -> Iterator[tuple[np.ndarray, bytes, np.ndarray, np.ndarray]]:
+        """The values of :meth:`items` (gzip ones decompressed) as ``(ids, block, starts,
+        ends)``: value ``i`` is ``block[starts[i]:ends[i]]``; a block holds a run's values, or
+        :data:`_BLOCK_BYTES` of them (inflated values are counted as they come, so a run of
+        small streams that inflate far does not pile up). The same values, errors and
+        ``bad_value`` calls, in the same order; what was read before an error is handed over
+        before the error is raised."""
+        kv = self.kv
+        for reader in kv._existing_shards():
+            release = _ReleaseBehind(reader)
+            with kv.naming(reader):
+                size = reader.source.size
+                for _, index in reader.iter_minishards():
+                    if not len(index):
+                        continue
+                    all_starts = index.starts + np.uint64(index.base)
+                    all_ends = index.ends + np.uint64(index.base)
+                    for r in _runs(all_starts, all_ends):
+                        yield from self._run_blocks(reader, release, index.ids[r].tolist(),
+                                                    all_starts[r].tolist(),
+                                                    all_ends[r].tolist(), size, bad_value)
+            release.done()
+
+    @classmethod
+    def _run_blocks(cls, reader: NgShard, release: _ReleaseBehind, ids: list[int],
+                    starts: list[int], ends: list[int], size: int,
+                    bad_value: Callable[[NgShard, int, ShardkitError], None] | None
+                    ) -> Iterator[tuple[np.ndarray, bytes, np.ndarray, np.ndarray]]:
+        """:meth:`_run_values` packed into blocks of about :data:`_BLOCK_BYTES`."""
+        keys: list[int] = []
+        values: list[bytes] = []
+        held = 0
+        try:
+            for k, v in cls._run_values(reader, release, ids, starts, ends, size, bad_value):
+                keys.append(k)
+                values.append(v)
+                held += len(v)
+                if held >= _BLOCK_BYTES:
+                    yield _packed(keys, values)
+                    keys, values, held = [], [], 0
+        except ShardkitError:
+            if keys:
+                yield _packed(keys, values)
+            raise
+        if keys:
+            yield _packed(keys, values)
+
+    @classmethod
+    def _run_values(cls, reader: NgShard, release: _ReleaseBehind, ids: list[int],
+                    starts: list[int], ends: list[int], size: int,
+                    bad_value: Callable[[NgShard, int, ShardkitError], None] | None
+                    ) -> Iterator[tuple[int, bytes]]:
+        """:meth:`_run_items`, gzip values that inflate in one step without an error object
+        (:func:`gunzip_one`), the others as it does."""
+        lo, hi = min(starts), max(ends)
+        if not reader._gzip_data or hi > size or hi - lo > _MAX_RUN_SPAN:
+            for k, v in cls._run_items(reader, release, ids, starts, ends, size, bad_value):
+                yield k, bytes(v)
+            return
+        block = bytes(reader.source.read_range(lo, hi))
+        release(lo, hi)
+        view = memoryview(block)
+        limit = reader.max_decoded_size
+        for k, a, b in zip(ids, starts, ends, strict=True):
+            value = gunzip_one(view[a - lo : b - lo], limit)
+            if value is None:
+                try:
+                    value = reader._decode(k, a, block[a - lo : b - lo])
+                except ShardkitError as exc:
+                    if bad_value is None:
+                        raise
+                    bad_value(reader, k, exc)
+                    continue
+            yield k, value
 
     @staticmethod
     def _run_items(reader: NgShard, release: _ReleaseBehind, ids: list[int],
@@ -191,7 +301,7 @@ class ShardedIndex:
                    bad_value: Callable[[NgShard, int, ShardkitError], None] | None
                    ) -> Iterator[tuple[int, bytes]]:
         lo, hi = min(starts), max(ends)
-        if hi > size or hi - lo > (1 << 26):
+        if hi > size or hi - lo > _MAX_RUN_SPAN:
             for k, a, b in zip(ids, starts, ends, strict=True):
                 try:
                     value = bytes(reader._read_data(k, a, b))
@@ -223,6 +333,18 @@ class ShardedIndex:
 
 
 _RUN_BYTES = 8 << 20
+_MAX_RUN_SPAN = 1 << 26  # a run wider than this (values out of order) is read value by value
+_BLOCK_BYTES = 8 << 20  # value_blocks: the inflated bytes of one block (then one more value)
+
+
+def _packed(keys: list[int], values: list[bytes]
+            ) -> tuple[np.ndarray, bytes, np.ndarray, np.ndarray]:
+    """``(ids, block, starts, ends)`` of values laid back to back."""
+    ends = np.cumsum(np.fromiter(map(len, values), np.uint64, len(values)), dtype=np.uint64)
+    starts = np.empty_like(ends)
+    starts[:1] = 0
+    starts[1:] = ends[:-1]
+    return np.array(keys, np.uint64), b"".join(values), starts, ends
 
 
 def _runs(starts: np.ndarray, ends: np.ndarray) -> list[Any]:
@@ -246,6 +368,13 @@ class _ReleaseBehind:
     def __init__(self, reader: NgShard) -> None:
         self.release = getattr(reader.source, "release", None)
         self.mark: int | None = None
+
+    def done(self) -> None:
+        """The walk has left the shard: every page of it is dropped (its minishard indexes
+        too, which the walk read but did not release behind itself)."""
+        if self.release is not None:
+            self.release()
+        self.mark = None
 
     def __call__(self, lo: int, hi: int) -> None:
         if self.release is None:

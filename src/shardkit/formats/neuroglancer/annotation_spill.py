@@ -13,6 +13,7 @@ random per run, so no file can be made to collide on purpose).
 
 from __future__ import annotations
 
+import importlib
 import os
 import shutil
 import tempfile
@@ -22,6 +23,15 @@ from typing import Any
 import numpy as np
 
 DEFAULT_BUCKET_BYTES = 64 << 20
+
+#: The optional C accelerator of the loops below (``_native.c``: the same answers as the
+#: numpy twins, see the tests); ``SHARDKIT_NO_NATIVE`` set: numpy, for comparisons.
+_native: Any = None
+if not os.environ.get("SHARDKIT_NO_NATIVE"):
+    try:
+        _native = importlib.import_module("shardkit.formats.neuroglancer._native")
+    except ImportError:  # pragma: no cover - a build without a C compiler
+        _native = None
 _MIX_A = np.uint64(0xBF58476D1CE4E5B9)
 _MIX_B = np.uint64(0x94D049BB133111EB)
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
@@ -54,6 +64,18 @@ def hash_rows(recs: np.ndarray, keys: list[np.uint64]) -> np.ndarray:
     about 2**-63 over the keys)."""
     n, width = recs.shape
     recs = np.ascontiguousarray(recs)
+    if len(keys) < -(-width // 8) + 1:
+        raise ValueError("not enough keys")
+    if _native is not None and width and n:  # the same values, in C
+        out = np.empty(n, "<u8")
+        _native.keyed_rows(recs, width, np.array(keys, "<u8"), out)
+        return out.astype(np.uint64, copy=False)
+    return _hash_rows_numpy(recs, keys)
+
+
+def _hash_rows_numpy(recs: np.ndarray, keys: list[np.uint64]) -> np.ndarray:
+    """:func:`hash_rows` in numpy (the twin of the C path)."""
+    n, width = recs.shape
     full = width - width % 8
     cols = [recs[:, :full].view("<u8")[:, j] for j in range(full // 8)]
     if width % 8:
@@ -71,6 +93,35 @@ def hash_rows(recs: np.ndarray, keys: list[np.uint64]) -> np.ndarray:
     return mix64(h, inplace=True)
 
 
+def copy_spans(buf: np.ndarray, starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
+    """The bytes ``buf[starts[i] : starts[i] + lengths[i]]`` of every span, back to back
+    (uint8; every span must lie inside ``buf``)."""
+    starts = np.ascontiguousarray(starts, "<u8")
+    lengths = np.ascontiguousarray(lengths, "<u8")
+    if _native is None:
+        return _copy_spans_numpy(buf, starts, lengths)
+    if len(starts) and (bool(np.any(starts > np.uint64(len(buf))))
+                        or bool(np.any(lengths > np.uint64(len(buf)) - starts))):
+        raise ValueError("copy_spans: a span outside the source")  # as the numpy path says
+    out = np.empty(int(lengths.sum(dtype=np.uint64)), np.uint8)
+    _native.copy_spans(np.ascontiguousarray(buf, np.uint8), starts, lengths, out)
+    return out
+
+
+def _copy_spans_numpy(buf: np.ndarray, starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
+    """:func:`copy_spans` in numpy (the twin of the C path)."""
+    lengths = lengths.astype(np.int64)
+    starts = starts.astype(np.int64)
+    if len(lengths) and (bool(np.any(starts < 0)) or bool(np.any(lengths < 0))
+                         or bool(np.any(starts > len(buf)))
+                         or bool(np.any(lengths > len(buf) - starts))):
+        raise ValueError("copy_spans: a span outside the source")
+    first = np.cumsum(lengths) - lengths
+    out: np.ndarray = np.asarray(buf)[np.arange(int(lengths.sum()))
+                                      + np.repeat(starts - first, lengths)]
+    return out
+
+
 class MultisetHash:
     """An order-independent 64-bit digest of a multiset of tuples of uint64 columns."""
 
@@ -84,8 +135,21 @@ class MultisetHash:
     def add(self, name: str, *columns: np.ndarray) -> None:
         """Adds the rows ``(columns[0][i], columns[1][i], ...)`` (at most 4 columns): each
         row counts as mix(key + sum of column times a random odd multiplier)."""
-        if not len(columns[0]):
+        n = len(columns[0])
+        if not n:
             return
+        if _native is not None and 1 <= len(columns) <= 4:  # the same sum, in C
+            cols = tuple(np.ascontiguousarray(c, "<u8") for c in columns)
+            if any(c.shape != (n,) for c in cols):
+                raise ValueError("columns of one length")
+            s = _native.multiset_sum(int(self.key), np.array(self.muls, "<u8"), cols)
+        else:
+            s = self._sum(columns)
+        self.sums[name] = (self.sums.get(name, 0) + s) & 0xFFFF_FFFF_FFFF_FFFF
+        self.counts[name] = self.counts.get(name, 0) + n
+
+    def _sum(self, columns: tuple[np.ndarray, ...]) -> int:
+        """The sum of the rows' digests, in numpy (the twin of the C path)."""
         h = np.full(len(columns[0]), self.key, np.uint64)
         t = np.empty(len(h), np.uint64)
         with np.errstate(over="ignore"):
@@ -93,9 +157,7 @@ class MultisetHash:
                 np.multiply(np.asarray(col, np.uint64), k, out=t)
                 h += t
             mix64(h, inplace=True)
-            s = int(h.sum(dtype=np.uint64))
-        self.sums[name] = (self.sums.get(name, 0) + s) & 0xFFFF_FFFF_FFFF_FFFF
-        self.counts[name] = self.counts.get(name, 0) + len(h)
+            return int(h.sum(dtype=np.uint64))
 
     def same(self, a: str, b: str) -> bool:
         return (self.sums.get(a, 0) == self.sums.get(b, 0)

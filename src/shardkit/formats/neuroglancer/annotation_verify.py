@@ -46,15 +46,23 @@ from typing import TYPE_CHECKING, Any, cast
 import numpy as np
 
 from ...errors import Problem, ShardkitError
-from .annotation_index import ShardedIndex, UnshardedIndex, _ReleaseBehind, _runs
+from . import annotation_spill
+from . import annotation_verify_compare as _compare
+from .annotation_index import (
+    _MAX_RUN_SPAN,
+    ShardedIndex,
+    UnshardedIndex,
+    _ReleaseBehind,
+    _runs,
+)
 from .annotation_spill import (
     DEFAULT_BUCKET_BYTES,
     Buckets,
     MultisetHash,
-    groups,
     hash_rows,
     random_odd,
 )
+from .annotation_verify_compare import _MAX_PROBLEMS_PER_CHECK
 from .annotation_verify_coverage import _cells_meeting as _cells_meeting
 from .annotation_verify_coverage import _coverage as _coverage
 from .annotation_verify_rows import _BATCH as _BATCH
@@ -71,7 +79,6 @@ from .decode import compressed_morton_code, morton_decode
 if TYPE_CHECKING:
     from .annotations import NgAnnotationLayer
 
-_MAX_PROBLEMS_PER_CHECK = 1000
 
 
 class _Report:
@@ -421,15 +428,15 @@ class _Verifier:
                     return
             release = releases.get(reader.shard_number)
             if release is None:
+                for before in releases.values():  # shard by shard: the last one is done
+                    before.done()
                 release = releases[reader.shard_number] = _ReleaseBehind(reader)
-            for r in _runs(starts, ends):
-                lo, hi = int(starts[r].min()), int(ends[r].max())
-                block = bytes(reader.source.read_range(lo, hi))
-                release(lo, hi)
-                take(merger.add((ids[r], block, starts[r] - np.uint64(lo),
-                                 ends[r] - np.uint64(lo))))
+            for item in _run_blocks(reader, release, ids, starts, ends):
+                take(merger.add(item))
 
         problems = index.kv.verify(check_data=False, visit=visit if raw else None)
+        for release in releases.values():
+            release.done()
         take(merger.flush())
         self.shard_problems(bkey, problems)
         if state["fixed"] and not state["started"]:
@@ -530,8 +537,10 @@ class _Verifier:
             c0, s0 = int(cnt[0]), int(start[0])
             if bool(np.all(cnt == c0)) and bool(np.all(start == s0)):  # one block of columns
                 segs = np.ascontiguousarray(arr[:, s0 : s0 + 8 * c0]).view("<u8").reshape(-1)
-                self.keep_by_id_pairs(rel, segs, np.repeat(ids, c0), np.repeat(hashes, c0),
-                                      single=c0 == 1)
+                if c0 == 1:  # one segment each: the columns as they are
+                    self.keep_by_id_pairs(rel, segs, ids, hashes, single=True)
+                    continue
+                self.keep_by_id_pairs(rel, segs, np.repeat(ids, c0), np.repeat(hashes, c0))
                 continue
             row = np.repeat(np.arange(len(cnt)), cnt)
             within = np.arange(total) - np.repeat(np.cumsum(cnt) - cnt, cnt)
@@ -613,10 +622,10 @@ class _Verifier:
             slow = np.flatnonzero(~good).tolist()
             counts[good] = heads[good]
             fast = np.flatnonzero(good).tolist()
-            recs = np.frombuffer(b"".join(entries[i][2][8 : 8 + int(counts[i]) * rb]
-                                          for i in fast), np.uint8).reshape(-1, rb)
-            ids = np.frombuffer(b"".join(entries[i][2][8 + int(counts[i]) * rb:]
-                                         for i in fast), "<u8").astype(np.uint64)
+            views = [(memoryview(entries[i][2]), 8 + int(counts[i]) * rb) for i in fast]
+            recs = np.frombuffer(b"".join(v[8:e] for v, e in views), np.uint8).reshape(-1, rb)
+            ids = np.frombuffer(b"".join(v[e:] for v, e in views), "<u8").astype(np.uint64)
+            del views
             where = np.repeat(np.arange(n), counts)
             for i in slow:
                 self.cell_slow(index, entries[i][0], entries[i][2], rel)
@@ -661,19 +670,8 @@ class _Verifier:
         key_list = keys.tolist()
         for i in np.flatnonzero(~good).tolist():
             self.cell_slow(index, key_list[i], bytes(block[a[i] : b[i]]), rel)
-        # every record and every id, gathered a row at a time from windows over the block
         where = np.repeat(np.arange(n), counts)
-        first = np.cumsum(counts) - counts
-        j = np.arange(len(where)) - first[where]
-        rec_at = (a + 8)[where] + j * rb
-        id_at = (a + 8 + counts * rb)[where] + j * 8
-        if len(where):
-            windows = np.lib.stride_tricks.as_strided(buf, (len(buf) - rb + 1, rb), (1, 1))
-            recs = windows[rec_at]
-            words = np.lib.stride_tricks.as_strided(buf, (len(buf) - 7, 8), (1, 1))
-            ids = words[id_at].view("<u8").reshape(-1)
-        else:
-            recs, ids = np.zeros((0, rb), np.uint8), np.zeros(0, np.uint64)
+        recs, ids = _list_columns(buf, a, counts, rb, where)
         self.fixed_lists(index, key_list, where, counts, ids, recs, rel)
 
     def cell_slow(self, index: str, key: Any, data: bytes, rel: str | None = None
@@ -707,13 +705,16 @@ class _Verifier:
         (as the checks of sharded datasets name it: they leave the data to this walk)."""
         if not isinstance(index, ShardedIndex):
             return index.items()
+        return index.items(self._bad_value(key, index))
 
+    def _bad_value(self, key: str, index: ShardedIndex) -> Callable[[Any, int, ShardkitError],
+                                                                      None]:
         def bad_value(reader: Any, chunk: int, exc: ShardkitError) -> None:
             name = index.kv.spec.shard_name(reader.shard_number or 0)
             self.rep.problems.append(Problem("gzip", f"{key}/{name}: {exc.message}",
                                              exc.offset, f"/{key}{exc.field or ''}"))
 
-        return index.items(bad_value)
+        return bad_value
 
     def _batches(self, items: Any) -> Any:
         """Lists a batch at a time: up to ``_BATCH / 4`` of them, or ``_BATCH_BYTES``."""
@@ -736,9 +737,11 @@ class _Verifier:
                 for odd in index.uint64_keys()[1]:
                     rep.add("file_name", rkey, odd, "not a decimal uint64 segment id")
             try:
-                if isinstance(index, ShardedIndex) and index.kv.spec.data_encoding != "gzip" \
-                        and self.fixed:
-                    for segs, block, starts, ends in _merged_blocks(index.blocks()):
+                if isinstance(index, ShardedIndex) and self.fixed:
+                    # raw values: read as they lie; gzip ones: inflated into blocks alike
+                    blocks = index.blocks() if index.kv.spec.data_encoding != "gzip" \
+                        else index.value_blocks(self._bad_value(rkey, index))
+                    for segs, block, starts, ends in _merged_blocks(blocks):
                         self.cells_block(rkey, segs, block, starts, ends, rel)
                 else:
                     items = ((seg, None, data) for seg, data in self._items(rkey, index))
@@ -839,88 +842,44 @@ class _Verifier:
 
     def finish(self) -> None:
         """The comparisons across indexes, a group of buckets at a time."""
-        if not self.have_by_id or not self.tables:
-            return
-        for group in groups(self.tables, self.bucket_bytes):
-            def load(t: Buckets, group: list[int] = group) -> np.ndarray:
-                parts = [t.bucket(p) for p in group]
-                return parts[0] if len(parts) == 1 else np.concatenate(parts)
+        _compare.finish(self)
 
-            by = load(self.by_rows)
-            by = by[np.argsort(by["id"], kind="stable")]
-            self.compare_listed(by, load(self.listed_rows))
-            for rel, table in self.rel_listed.items():
-                self.compare_pairs(rel, load(table), load(self.rel_by[rel]))
-            if self.layer.spatial:
-                self.coverage(by, load(self.app_rows))
 
-    def compare_listed(self, by: np.ndarray, listed: np.ndarray) -> None:
-        """Every listed annotation is in by_id, with the same record bytes."""
-        if not len(listed):
-            return
-        srt = by["id"]
-        ids = listed["id"]
-        pos = np.searchsorted(srt, ids)
-        pos_c = np.minimum(pos, max(0, len(srt) - 1))
-        found = ((pos < len(srt)) & (srt[pos_c] == ids)) if len(srt) \
-            else np.zeros(len(ids), dtype=bool)
-        differs = found & (by["h"][pos_c] != listed["h"]) if len(srt) else found
-        for i in np.flatnonzero(~found | differs).tolist():
-            row = listed[i]
-            no = int(row["index"])
-            index, key = self.index_names[no], self._key(no, int(row["key"]))
-            if not found[i]:
-                self.rep.add("by_id", index, key, f"annotation {int(row['id'])} is not in "
-                             "by_id", f"/ids/{int(row['within'])}")
-            else:
-                self.rep.add("by_id", index, key, f"annotation {int(row['id'])}: its record "
-                             "differs from the one in by_id",
-                             f"/annotations/{int(row['within'])}")
+def _list_columns(buf: np.ndarray, a: np.ndarray, counts: np.ndarray, rb: int,
+                  where: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The records ``(n, rb)`` and ids of the lists (count, records, ids) at ``buf[a[i]:]``
+    whose counts are ``counts`` (0 for a list that does not parse): each list's records and
+    ids are spans of the block, copied back to back (in C when built; else gathered a row at
+    a time from windows over the block)."""
+    if not len(where):
+        return np.zeros((0, rb), np.uint8), np.zeros(0, np.uint64)
+    if annotation_spill._native is not None:
+        full = counts > 0
+        a, c = a[full], counts[full]
+        recs = annotation_spill.copy_spans(buf, a + 8, c * rb).reshape(-1, rb)
+        ids = annotation_spill.copy_spans(buf, a + 8 + c * rb, c * 8).view("<u8")
+        return recs, ids
+    first = np.cumsum(counts) - counts
+    j = np.arange(len(where)) - first[where]
+    rec_at = (a + 8)[where] + j * rb
+    id_at = (a + 8 + counts * rb)[where] + j * 8
+    windows = np.lib.stride_tricks.as_strided(buf, (len(buf) - rb + 1, rb), (1, 1))
+    words = np.lib.stride_tricks.as_strided(buf, (len(buf) - 7, 8), (1, 1))
+    return windows[rec_at], words[id_at].view("<u8").reshape(-1)
 
-    def compare_pairs(self, rel: str, listed: np.ndarray, by_pairs: np.ndarray) -> None:
-        rep = self.rep
-        rkey = self.layer.relationship_keys[rel]
-        only_a, only_b = _pair_differences(listed, by_pairs)
-        for seg, ident in only_a[:_MAX_PROBLEMS_PER_CHECK]:
-            rep.add("relationship", rkey, seg, f"lists annotation {ident}, whose by_id "
-                    f"entry does not relate it to segment {seg}", "/ids")
-        for seg, ident in only_b[:_MAX_PROBLEMS_PER_CHECK]:
-            rep.add("relationship", rkey, seg, f"lacks annotation {ident}, which by_id "
-                    f"relates to segment {seg}", "/ids")
 
-    def coverage(self, by: np.ndarray, app: np.ndarray) -> None:
-        layer, rep = self.layer, self.rep
-        first_key = layer.spatial[0].key
-        srt = by["id"]
-        ids = app["id"]
-        if self.lay.type == "point":
-            counts = np.zeros(len(srt), np.int64)
-            good = np.zeros(len(srt), np.int64)
-            if len(ids) and len(srt):
-                pos = np.minimum(np.searchsorted(srt, ids), len(srt) - 1)
-                known = srt[pos] == ids
-                np.add.at(counts, pos[known], 1)
-                np.add.at(good, pos[known], app["ok"][known].astype(np.int64))
-            for i in np.flatnonzero(good == 0).tolist():
-                ident = int(srt[i])
-                where = "is in no cell of the spatial index" if counts[i] == 0 else \
-                    "is in no cell of the spatial index that it meets"
-                rep.add("spatial_missing", first_key, ident, f"annotation {ident} {where}", "")
-            for i in np.flatnonzero(counts > 1).tolist():
-                ident = int(srt[i])
-                rep.add("spatial_duplicate", first_key, ident, f"annotation {ident} is listed "
-                        f"{int(counts[i])} times in the spatial index (a point meets one cell "
-                        "per level, and is emitted at one level)", "")
-            return
-        appear: dict[int, list[tuple[int, tuple[int, ...]]]] = {}
-        for ident, level, cell in zip(ids.tolist(), app["level"].tolist(),
-                                      app["cell"].tolist(), strict=True):
-            appear.setdefault(ident, []).append((level, tuple(cell)))
-        if self.fixed:
-            geoms = {int(i): g for i, g in zip(srt.tolist(), by["geo"], strict=True)}
-        else:
-            geoms = {i: self.poly_geo[i] for i in srt.tolist() if i in self.poly_geo}
-        _coverage(layer, rep, geoms, appear)
+def _run_blocks(reader: Any, release: _ReleaseBehind, ids: np.ndarray, starts: np.ndarray,
+                ends: np.ndarray) -> Any:
+    """``(ids, block, starts, ends)`` per run of a minishard's values (inside the file): a
+    read per run, or per value where a run is too wide (values out of order, far apart)."""
+    for r in _runs(starts, ends):
+        lo, hi = int(starts[r].min()), int(ends[r].max())
+        if hi - lo > _MAX_RUN_SPAN:
+            yield from ShardedIndex._one_by_one(reader, release, ids[r], starts[r], ends[r])
+            continue
+        block = bytes(reader.source.read_range(lo, hi))
+        release(lo, hi)
+        yield ids[r], block, starts[r] - np.uint64(lo), ends[r] - np.uint64(lo)
 
 
 def _estimate_annotations(layer: NgAnnotationLayer) -> int:
@@ -938,6 +897,14 @@ def _estimate_annotations(layer: NgAnnotationLayer) -> int:
         return total // max(1, layer.layout.record_bytes)
     return 0
 
+
+
+def _release_shards(index: ShardedIndex) -> None:
+    """The mapped pages of the shard files of ``index`` that its checks opened, dropped
+    (nothing is opened or read here)."""
+    for reader in list(index.kv._shards.values()):
+        if reader is not None:
+            _ReleaseBehind(reader).done()
 
 
 def verify_layer(layer: NgAnnotationLayer, progress: Callable[[int, int], None] | None = None,
@@ -968,6 +935,7 @@ def verify_layer(layer: NgAnnotationLayer, progress: Callable[[int, int], None] 
     for key, index in indexes:
         if isinstance(index, ShardedIndex) and index is not layer.by_id:
             v.shard_problems(key, index.kv.verify(check_data=False))
+            _release_shards(index)
     try:
         v.run(tick)
         if not v.exact and v.have_by_id and (v.saw_duplicates or not v.digests_agree()):

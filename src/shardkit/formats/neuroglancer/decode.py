@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import functools
+import importlib
+import os
+import types
 import zlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cached_property
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING, Any, cast
 
 from ..._lazy import lazy_module
 from ...errors import CorruptShardError, InvalidKeyError, LayoutError, LimitExceededError
@@ -23,6 +26,13 @@ else:
 
 
 _INFLATE_STEP = 1 << 20  # gunzip_capped inflates this much at a time
+
+_inflate: types.ModuleType
+try:  # zlib-ng: inflate faster than zlib (the same API, streams, checks and messages)
+    from zlib_ng import zlib_ng as _inflate
+except ImportError:  # pragma: no cover - zlib-ng is a dependency; zlib stays the fallback
+    _inflate = zlib
+_INFLATE_ERRORS: tuple[type[BaseException], ...] = (zlib.error, _inflate.error)
 
 
 def gunzip_capped(data: bytes | bytearray | memoryview, limit: int = DEFAULT_MAX_DECODED_SIZE,
@@ -42,7 +52,7 @@ def gunzip_capped(data: bytes | bytearray | memoryview, limit: int = DEFAULT_MAX
     rest: bytes | bytearray | memoryview = data
     try:
         while True:
-            d = zlib.decompressobj(wbits=31)
+            d = _inflate.decompressobj(wbits=31)
             buf = rest
             while True:
                 want = min(_INFLATE_STEP, limit + 1 - total)
@@ -63,12 +73,27 @@ def gunzip_capped(data: bytes | bytearray | memoryview, limit: int = DEFAULT_MAX
             rest = d.unused_data
             if not rest:
                 break
-    except zlib.error as exc:
+    except _INFLATE_ERRORS as exc:
         raise CorruptShardError(f"{what}: bad gzip stream: {exc}", offset=offset,
                                 field=field) from exc
     if len(out) == 1:
         return out[0]  # the usual case: no copy
     return b"".join(out)
+
+
+def gunzip_one(data: bytes | bytearray | memoryview, limit: int) -> bytes | None:
+    """The usual case of :func:`gunzip_capped`, with no error built: one gzip member that
+    inflates whole in one step, within ``limit`` bytes, and nothing after it; ``None`` for
+    anything else (a second member, a larger output, a damaged stream), which
+    :func:`gunzip_capped` then decides (the same output, or its error)."""
+    d = _inflate.decompressobj(wbits=31)
+    try:
+        out: bytes = d.decompress(data, min(_INFLATE_STEP, limit + 1))
+    except _INFLATE_ERRORS:
+        return None
+    if d.eof and not d.unused_data and len(out) <= limit:
+        return out
+    return None
 
 
 @dataclass(frozen=True)
@@ -134,6 +159,35 @@ def decode_minishard_index(raw: bytes, base: int, *, offset: int | None = None,
     if n == 0:
         empty = empty_index()
         return MinishardIndex(empty.ids, empty.starts, empty.ends, base)
+    native = _native()
+    if native is None or not 0 <= base <= _MASK64:
+        return _decode_minishard_numpy(raw, n, base, offset, field)
+    ids, starts, ends = (np.empty(n, np.uint64) for _ in range(3))
+    code = native.minishard_index(raw, base, ids, starts, ends)
+    if code == 1:
+        raise LayoutError("minishard index: a running sum of chunk ids or offsets overflows "
+                          "64 bits", offset=offset, field=field)
+    if code == 2:
+        raise LayoutError("minishard index: a data offset overflows 64 bits", offset=offset,
+                          field=field)
+    return MinishardIndex(ids, starts, ends, base)
+
+
+@functools.cache
+def _native() -> Any:
+    """The C accelerator of :func:`decode_minishard_index` (``_native.c``; ``None`` when not
+    built or ``SHARDKIT_NO_NATIVE`` is set)."""
+    if os.environ.get("SHARDKIT_NO_NATIVE"):
+        return None
+    try:
+        return importlib.import_module("shardkit.formats.neuroglancer._native")
+    except ImportError:  # pragma: no cover - a build without a C compiler
+        return None
+
+
+def _decode_minishard_numpy(raw: bytes, n: int, base: int, offset: int | None,
+                            field: str | None) -> MinishardIndex:
+    """:func:`decode_minishard_index` in numpy (the twin of the C path)."""
     arr = np.frombuffer(raw, dtype="<u8").reshape(3, n).astype(np.uint64, copy=False)
     id_deltas, ofs_deltas, sizes = arr[0], arr[1], arr[2]
     with np.errstate(over="ignore"):
