@@ -22,12 +22,12 @@ from __future__ import annotations
 import codecs as _codecs
 import itertools
 import json
-import os
 from array import array
 from bisect import bisect_left
 from collections.abc import Callable, Generator, Iterator
 from typing import TYPE_CHECKING, Any
 
+from .._accel import accelerator
 from .._lru import ByteLRU
 from ..errors import (
     EntryNotFoundError,
@@ -43,12 +43,8 @@ if TYPE_CHECKING:
     from ..sources import ByteSource
     from .base import Section
 
-try:  # the optional C accelerator of record bodies (same answers as the Python loops below)
-    from . import _records as _records  # type: ignore[attr-defined]  # a C extension, built optionally
-except ImportError:  # pragma: no cover - built without a C compiler
-    _records = None
-if os.environ.get("SHARDKIT_NO_NATIVE"):  # the pure-Python path, for tests and comparisons
-    _records = None
+#: The optional C accelerator of record bodies (same answers as the Python loops below).
+_records: Any = accelerator("shardkit.formats._records")
 
 MAX_ULEB_BYTES = 9
 #: A streaming scan gives back the mapped pages behind it every this many bytes.

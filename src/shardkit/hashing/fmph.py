@@ -44,12 +44,11 @@ the very bytes swh-mosaic writes for the same keys.
 
 from __future__ import annotations
 
-import importlib
-import os
 import struct
 from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
+from .._accel import accelerator
 from ..errors import LayoutError, TruncatedError
 
 if TYPE_CHECKING:
@@ -71,12 +70,8 @@ class _LazyNumpy:
 if not TYPE_CHECKING:
     np = _LazyNumpy()
 
-_native: Any = None  # the optional C accelerator (same answers and bytes as the Python path)
-if not os.environ.get("SHARDKIT_NO_NATIVE"):  # set: the pure-Python path, for comparisons
-    try:
-        _native = importlib.import_module("shardkit.hashing._fmph")
-    except ImportError:  # pragma: no cover - a build without a C compiler
-        _native = None
+#: The optional C accelerator (same answers and bytes as the Python path).
+_native: Any = accelerator("shardkit.hashing._fmph")
 
 __all__ = [
     "BITS_PER_GROUP",

@@ -16,13 +16,12 @@ Known answers (checked by ``tests/test_neuroglancer_hashing.py``):
 
 from __future__ import annotations
 
-import importlib
-import os
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any, cast
 
 import mmh3
 
+from .._accel import accelerator
 from .._lazy import lazy_module
 
 if TYPE_CHECKING:
@@ -37,12 +36,7 @@ _MASK64 = (1 << 64) - 1
 #: The optional C accelerator of :func:`hash_uint64_array` (``_murmur.c``: the same answers as
 #: the numpy twin and ``mmh3``, see the tests); ``SHARDKIT_NO_NATIVE`` set: numpy, for
 #: comparisons.
-_native: Any = None
-if not os.environ.get("SHARDKIT_NO_NATIVE"):
-    try:
-        _native = importlib.import_module("shardkit.hashing._murmur")
-    except ImportError:  # pragma: no cover - a build without a C compiler
-        _native = None
+_native: Any = accelerator("shardkit.hashing._murmur")
 
 
 def murmurhash3_x86_128_low64(data: bytes, seed: int = 0) -> int:

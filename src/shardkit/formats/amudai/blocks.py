@@ -11,12 +11,12 @@ from __future__ import annotations
 
 import functools
 import itertools
-import os
 import struct
 from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any, cast
 
+from ..._accel import accelerator
 from ...errors import (
     ChecksumError,
     CorruptShardError,
@@ -33,12 +33,8 @@ from .anyvalue import _MAX_TICKS as _MAX_TICKS
 from .anyvalue import TICKS_PER_SECOND as TICKS_PER_SECOND
 from .anyvalue import any_value_to_python, ticks_to_datetime
 
-try:  # the optional C accelerator of numeric cascades (setup.py builds it with a C compiler)
-    from . import _native as _native
-except ImportError:  # pragma: no cover - a build without a compiler: the Python path
-    _native = None
-if os.environ.get("SHARDKIT_NO_NATIVE"):  # the pure-Python path, for tests and comparisons
-    _native = None
+#: The optional C accelerator of numeric cascades (same answers as the Python path).
+_native: Any = accelerator("shardkit.formats.amudai._native")
 
 __all__ = [
     "ENCODING_NAMES",

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import itertools
-import os
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 # (the same names as swh/reader.py imports: both readers raise the shared error classes)
+from ..._accel import accelerator
 from ...errors import (
     BadMagicError,
     EntryNotFoundError,
@@ -40,12 +40,8 @@ from .model import (
 
 __all__ = ["ENTRY_CHUNK", "OBJECT_READAHEAD", "MosaicFile"]
 
-try:  # the optional C accelerator (setup.py builds it when a C compiler is there)
-    from . import _native  # type: ignore[attr-defined]  # a C extension, no stubs
-except ImportError:  # pragma: no cover - a build without a compiler: the Python path
-    _native = None
-if os.environ.get("SHARDKIT_NO_NATIVE"):  # the pure-Python path, for tests and comparisons
-    _native = None
+#: The optional C accelerator of lookups and tile walks (same answers as the Python path).
+_native: Any = accelerator("shardkit.formats.mosaic._native")
 
 #: Bytes of an object read with its header in one request (more only for larger objects).
 OBJECT_READAHEAD = 16 << 10

@@ -8,7 +8,7 @@ from __future__ import annotations
 import itertools
 import os
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from ..._lazy import lazy_module
 from ...errors import LimitExceededError, ShardkitError, TruncatedError
@@ -26,6 +26,8 @@ else:
 
 _MASK64 = (1 << 64) - 1
 MAX_VALUE_BYTES = 1 << 30  # cap on one unsharded file read whole
+
+_T = TypeVar("_T")
 
 
 def _read_capped(fh: Any, name: str) -> bytes:
@@ -155,9 +157,13 @@ class ShardedIndex:
     def get_many(self, keys: Sequence[int]) -> list[bytes | None]:
         return [None if v is None else bytes(v) for v in self.kv.get_many(keys, None)]
 
-    def blocks(self) -> Iterator[tuple[np.ndarray, bytes, np.ndarray, np.ndarray]]:
-        """``(ids, block, starts, ends)`` per minishard: its values lie at
-        ``block[starts[i]:ends[i]]`` (stored bytes: for a raw data encoding, the values)."""
+    def _walk_runs(self, per_run: Callable[[NgShard, _ReleaseBehind, int, np.ndarray,
+                                             np.ndarray, np.ndarray], Iterator[_T]]
+                   ) -> Iterator[_T]:
+        """What ``per_run(reader, release, size, ids, starts, ends)`` yields for each run of
+        values (:func:`_runs`: values close together, absolute offsets), shard by shard and
+        minishard by minishard, inside the shard's naming context (its errors name the file);
+        each shard's pages are released behind the walk."""
         kv = self.kv
         for reader in kv._existing_shards():
             release = _ReleaseBehind(reader)
@@ -169,20 +175,30 @@ class ShardedIndex:
                     starts = index.starts + np.uint64(index.base)
                     ends = index.ends + np.uint64(index.base)
                     for r in _runs(starts, ends):
-                        lo, hi = int(starts[r].min()), int(ends[r].max())
-                        if hi > size:
-                            raise TruncatedError(f"minishard values [{lo}, {hi}) are past the "
-                                                 f"end of the file ({size} bytes)", offset=lo,
-                                                 needed=hi - lo, available=max(0, size - lo))
-                        if hi - lo > _MAX_RUN_SPAN:  # values out of order, far apart
-                            yield from self._one_by_one(reader, release, index.ids[r],
-                                                        starts[r], ends[r])
-                            continue
-                        block = bytes(reader.source.read_range(lo, hi))
-                        release(lo, hi)
-                        yield (index.ids[r], block, starts[r] - np.uint64(lo),
-                               ends[r] - np.uint64(lo))
+                        yield from per_run(reader, release, size, index.ids[r], starts[r],
+                                           ends[r])
             release.done()
+
+    def blocks(self) -> Iterator[tuple[np.ndarray, bytes, np.ndarray, np.ndarray]]:
+        """``(ids, block, starts, ends)`` per minishard: its values lie at
+        ``block[starts[i]:ends[i]]`` (stored bytes: for a raw data encoding, the values)."""
+        return self._walk_runs(self._run_stored)
+
+    @classmethod
+    def _run_stored(cls, reader: NgShard, release: _ReleaseBehind, size: int, ids: np.ndarray,
+                    starts: np.ndarray, ends: np.ndarray
+                    ) -> Iterator[tuple[np.ndarray, bytes, np.ndarray, np.ndarray]]:
+        lo, hi = int(starts.min()), int(ends.max())
+        if hi > size:
+            raise TruncatedError(f"minishard values [{lo}, {hi}) are past the end of the file "
+                                 f"({size} bytes)", offset=lo, needed=hi - lo,
+                                 available=max(0, size - lo))
+        if hi - lo > _MAX_RUN_SPAN:  # values out of order, far apart
+            yield from cls._one_by_one(reader, release, ids, starts, ends)
+            return
+        block = bytes(reader.source.read_range(lo, hi))
+        release(lo, hi)
+        yield ids, block, starts - np.uint64(lo), ends - np.uint64(lo)
 
     @staticmethod
     def _one_by_one(reader: NgShard, release: _ReleaseBehind, ids: np.ndarray,
@@ -201,23 +217,9 @@ class ShardedIndex:
         minishard are read with one request (when they lie in one span of at most 64 MiB;
         else one by one) and cut apart. ``bad_value(shard, key, error)``, when given, is told
         of a value that does not decompress, and the walk goes on."""
-        kv = self.kv
-        for reader in kv._existing_shards():
-            release = _ReleaseBehind(reader)
-            with kv.naming(reader):
-                size = reader.source.size
-                for _, index in reader.iter_minishards():
-                    if not len(index):
-                        continue
-                    base = index.base
-                    all_starts = index.starts + np.uint64(base)
-                    all_ends = index.ends + np.uint64(base)
-                    for r in _runs(all_starts, all_ends):
-                        starts, ends = all_starts[r].tolist(), all_ends[r].tolist()
-                        ids = index.ids[r].tolist()
-                        yield from self._run_items(reader, release, ids, starts, ends, size,
-                                                   bad_value)
-            release.done()
+        return self._walk_runs(
+            lambda reader, release, size, ids, starts, ends: self._run_items(
+                reader, release, ids.tolist(), starts.tolist(), ends.tolist(), size, bad_value))
 
     def value_blocks(self, bad_value: Callable[[NgShard, int, ShardkitError], None] | None = None
                      ) -> Iterator[tuple[np.ndarray, bytes, np.ndarray, np.ndarray]]:
@@ -227,21 +229,9 @@ class ShardedIndex:
         small streams that inflate far does not pile up). The same values, errors and
         ``bad_value`` calls, in the same order; what was read before an error is handed over
         before the error is raised."""
-        kv = self.kv
-        for reader in kv._existing_shards():
-            release = _ReleaseBehind(reader)
-            with kv.naming(reader):
-                size = reader.source.size
-                for _, index in reader.iter_minishards():
-                    if not len(index):
-                        continue
-                    all_starts = index.starts + np.uint64(index.base)
-                    all_ends = index.ends + np.uint64(index.base)
-                    for r in _runs(all_starts, all_ends):
-                        yield from self._run_blocks(reader, release, index.ids[r].tolist(),
-                                                    all_starts[r].tolist(),
-                                                    all_ends[r].tolist(), size, bad_value)
-            release.done()
+        return self._walk_runs(
+            lambda reader, release, size, ids, starts, ends: self._run_blocks(
+                reader, release, ids.tolist(), starts.tolist(), ends.tolist(), size, bad_value))
 
     @classmethod
     def _run_blocks(cls, reader: NgShard, release: _ReleaseBehind, ids: list[int],

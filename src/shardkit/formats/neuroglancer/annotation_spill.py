@@ -13,7 +13,6 @@ random per run, so no file can be made to collide on purpose).
 
 from __future__ import annotations
 
-import importlib
 import os
 import shutil
 import tempfile
@@ -22,16 +21,13 @@ from typing import Any
 
 import numpy as np
 
+from ..._accel import accelerator
+
 DEFAULT_BUCKET_BYTES = 64 << 20
 
 #: The optional C accelerator of the loops below (``_native.c``: the same answers as the
 #: numpy twins, see the tests); ``SHARDKIT_NO_NATIVE`` set: numpy, for comparisons.
-_native: Any = None
-if not os.environ.get("SHARDKIT_NO_NATIVE"):
-    try:
-        _native = importlib.import_module("shardkit.formats.neuroglancer._native")
-    except ImportError:  # pragma: no cover - a build without a C compiler
-        _native = None
+_native: Any = accelerator("shardkit.formats.neuroglancer._native")
 _MIX_A = np.uint64(0xBF58476D1CE4E5B9)
 _MIX_B = np.uint64(0x94D049BB133111EB)
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)

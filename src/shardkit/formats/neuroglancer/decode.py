@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import functools
-import importlib
-import os
 import types
 import zlib
 from collections.abc import Sequence
@@ -177,12 +175,9 @@ def decode_minishard_index(raw: bytes, base: int, *, offset: int | None = None,
 def _native() -> Any:
     """The C accelerator of :func:`decode_minishard_index` (``_native.c``; ``None`` when not
     built or ``SHARDKIT_NO_NATIVE`` is set)."""
-    if os.environ.get("SHARDKIT_NO_NATIVE"):
-        return None
-    try:
-        return importlib.import_module("shardkit.formats.neuroglancer._native")
-    except ImportError:  # pragma: no cover - a build without a C compiler
-        return None
+    from ..._accel import accelerator
+
+    return accelerator("shardkit.formats.neuroglancer._native")
 
 
 def _decode_minishard_numpy(raw: bytes, n: int, base: int, offset: int | None,

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import hashlib
-import os
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import asdict
 from functools import cached_property
 from itertools import chain
 from typing import Any, NoReturn, cast
 
+from ..._accel import accelerator
 from ..._kaitai import kaitai_errors, parse
 from ...errors import (
     CorruptShardError,
@@ -72,12 +72,8 @@ MAP_LOOKUPS_LIMIT = 64 << 20
 #: ``verify`` reads a local file's objects section in blocks of this size (two kept).
 LOCAL_VERIFY_BLOCK = 1 << 20
 
-try:  # the optional C accelerator (setup.py builds it when a C compiler is there)
-    from . import _native as _native
-except ImportError:  # pragma: no cover - a build without a compiler: the Python path
-    _native = None
-if os.environ.get("SHARDKIT_NO_NATIVE"):  # the pure-Python path, for tests and comparisons
-    _native = None
+#: The optional C accelerator of lookups and verify (same answers as the Python path).
+_native: Any = accelerator("shardkit.formats.swh._native")
 
 
 def _pairs(keys: np.ndarray, rows: np.ndarray, buf: bytes, firsts: np.ndarray,
@@ -85,7 +81,8 @@ def _pairs(keys: np.ndarray, rows: np.ndarray, buf: bytes, firsts: np.ndarray,
     """``[(keys[rows[i]], buf[firsts[i]:ends[i]])...]`` for rows of 32-byte keys (C when
     built)."""
     if _native is not None:
-        return _native.pairs(keys, rows, buf, firsts, ends)
+        pairs: list[tuple[bytes, bytes]] = _native.pairs(keys, rows, buf, firsts, ends)
+        return pairs
     return list(zip(keys[rows].view("V32").ravel().tolist(),
                     [buf[a:b] for a, b in zip(firsts.tolist(), ends.tolist(), strict=True)],
                     strict=True))
