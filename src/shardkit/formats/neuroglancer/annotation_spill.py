@@ -177,6 +177,20 @@ class Buckets:
             return np.zeros(0, self.dtype)
         return parts[0] if len(parts) == 1 else np.concatenate(parts)
 
+    def chunks(self, p: int, rows: int = 1 << 18) -> Iterator[np.ndarray]:
+        """The rows of bucket ``p`` in :meth:`bucket`'s order, at most ``rows`` at a time
+        (memory holds one chunk of a bucket that was spilled to its file)."""
+        if self.folder is not None:
+            path = os.path.join(self.folder, str(p))
+            if os.path.exists(path):
+                total = os.path.getsize(path) // self.dtype.itemsize
+                with open(path, "rb") as f:
+                    for start in range(0, total, rows):
+                        yield np.fromfile(f, dtype=self.dtype, count=min(rows, total - start))
+        for a in self.buffers[p]:
+            for start in range(0, len(a), rows):
+                yield a[start : start + rows]
+
     def close(self) -> None:
         self.buffers = [[] for _ in range(self.parts)]
         if self.folder is not None:
