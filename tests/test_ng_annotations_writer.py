@@ -244,3 +244,45 @@ def test_an_enum_value_outside_its_values_is_refused(tmp_path: Path, value: Any)
     layer = shardkit.open(tmp_path / "ok")
     assert layer.get(99).properties["kind"] == 2 and layer.get(4).properties["kind"] == 1
     assert layer.verify() == []
+
+
+@pytest.mark.parametrize(("window", "gap"), [(1 << 20, 1 << 16), (64, 8), (1, 0)])
+def test_read_ranges_reads_every_range_in_few_calls(tmp_path: Path, window: int,
+                                                    gap: int) -> None:
+    """The pieces' reader: sorted ranges (fixed or varied sizes, empty ones, far and near
+    gaps) come back byte for byte, in at most one call per window or far gap."""
+    import os
+
+    from shardkit.writers import ng_annotation_values as nv
+
+    rng = np.random.default_rng(8)
+    data = rng.bytes(4_000_000)
+    (tmp_path / "f").write_bytes(data)
+    fd = os.open(tmp_path / "f", os.O_RDONLY)
+    calls: list[int] = []
+    real = os.pread
+
+    def pread(fd_: int, n: int, off: int) -> bytes:
+        calls.append(n)
+        return real(fd_, n, off)
+
+    try:
+        with pytest.MonkeyPatch.context() as mp:
+            mp.setattr(nv.os, "pread", pread)
+            for sizes in (np.full(500, 28), rng.integers(0, 90, 500)):
+                gaps = rng.choice([0, 3, 40, 5000], 500)
+                starts = np.cumsum(gaps + np.concatenate(([0], sizes[:-1])))
+                ends = starts + sizes
+                calls.clear()
+                out, offsets = nv.read_ranges(fd, starts, ends, window=window, gap=gap)
+                want = b"".join(data[s:e] for s, e in zip(starts.tolist(), ends.tolist(),
+                                                           strict=True))
+                assert out.tobytes() == want
+                assert offsets.tolist() == [0, *np.cumsum(sizes).tolist()]
+                far = int(np.sum(starts[1:] - ends[:-1] > gap))
+                assert len(calls) <= far + 1 + int(ends[-1] - starts[0]) // window + 1
+                if window > 1000:  # big windows: one call per far gap at most
+                    assert len(calls) <= far + 1
+            assert nv.read_ranges(fd, np.zeros(0, np.int64), np.zeros(0, np.int64))[0].size == 0
+    finally:
+        os.close(fd)

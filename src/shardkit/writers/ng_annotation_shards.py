@@ -254,25 +254,26 @@ class ShardParts:
         self.close()
 
 
+ValuesFor = Callable[[np.ndarray, np.ndarray, np.ndarray], Values]
+
+
 def write_sharded(open_: Opener, key: str, parts: ShardParts,
-                  values_for: Callable[[np.ndarray, np.ndarray, np.ndarray], Values],
+                  prepare: Callable[[np.ndarray], ValuesFor],
                   order: Callable[[np.ndarray], list[np.ndarray]] = lambda got: [],
-                  tmp_dir: str | None = None, on_part: Callable[[np.ndarray], None] | None = None
-                  ) -> None:
+                  tmp_dir: str | None = None) -> None:
     """The shard files ``key/NAME.shard`` of the pairs in ``parts``.
 
-    A part's pairs are sorted by shard, minishard, key and then ``order(pairs)`` (the sort
-    keys that order a key's rows, most significant last); ``values_for(pairs, starts, ends)``
-    gives the values of the keys whose rows are ``pairs[starts[j]:ends[j]]`` (sorted pairs of
-    several keys). ``on_part(pairs)`` sees each part's pairs."""
+    A piece's pairs are sorted by shard, minishard, key and then ``order(pairs)`` (the sort
+    keys that order a key's rows, most significant last); ``prepare(pairs)`` reads what the
+    piece's values are made of and gives ``values_for(pairs, starts, ends)``: the values of
+    the keys whose rows are ``pairs[starts[j]:ends[j]]`` (sorted pairs of several keys)."""
     spec = parts.spec
     bits = np.uint64(spec.minishard_bits)
     mask = np.uint64(spec.num_minishards - 1)
     current: tuple[int, Any, ShardFile] | None = None  # (shard, its sink, its writer)
     try:
         for got in parts.pieces():
-            if on_part is not None:
-                on_part(got)
+            values_for = prepare(got)
             gm = global_minishards(spec, got["key"])
             perm = np.lexsort((*order(got), got["key"], gm))
             got, gm = got[perm], gm[perm]

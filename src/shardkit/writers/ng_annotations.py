@@ -34,7 +34,6 @@ import contextlib
 import itertools
 import json
 import os
-import struct
 import tempfile
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any, cast
@@ -53,14 +52,15 @@ from ..formats.neuroglancer.store import check_relative
 from .ng_annotation_encode import _Encoder
 from .ng_annotation_shards import ShardParts, merge_counts, stream_opener, write_sharded
 from .ng_annotation_shards import runs as _runs
+from .ng_annotation_values import Piece, Values
 
 __all__ = ["write_annotations"]
 
 _MASK64 = (1 << 64) - 1
 _BATCH = 8192  # annotations encoded at once
 _CHUNK = 1 << 18  # rows of the row table read at once by the passes over it
+_DROP_BYTES = 32 << 20  # read through the maps between two drops of their pages
 _WORK = 6  # the arrays a part is sorted, hashed and sampled with, over its pairs' bytes
-_PAGE = 4096  # what one row read at random keeps of a memory-mapped file
 DEFAULT_LIMIT = 10_000
 MAX_LEVELS = 20
 
@@ -213,6 +213,7 @@ def write_annotations(path: str | os.PathLike[str], annotations: Iterable[Mappin
     row_dtype = _row_dtype(rank)
     spills: list[_Spill] = []  # made inside the try: removed however a later one fails
     files: list[Any] = []
+    opened: list[Values] = []
     try:
         spill = _Spill(spill_dir, "records")
         spills.append(spill)
@@ -233,11 +234,14 @@ def write_annotations(path: str | os.PathLike[str], annotations: Iterable[Mappin
         _check_unique(ids, bucket_bytes, spill_dir, put.tick)
         put.drop()
         lower, upper = _layer_bounds(lower_bound, upper_bound, staged, rank)
-        values = _Values(table, ids, layout, spill, tails, put.tick)
+        values = Values(rows.fileno(), row_dtype, len(table), layout.record_bytes,
+                        spill.file.name, spill.pos, tails.file.name, tails.pos)
+        opened.append(values)
         info: dict[str, Any] = {**base_info, "lower_bound": lower.tolist(),
                                 "upper_bound": upper.tolist()}
         choose = _hashed_chooser(want, choose_hashed_spec)
-        info["by_id"] = _write_by_id(put, values, choose, row_dtype, bucket_bytes, spill_dir)
+        info["by_id"] = _write_by_id(put, values, ids, choose, row_dtype, bucket_bytes,
+                                     spill_dir)
         info["relationships"] = [
             _write_relationship(put, m, f, values, choose, bucket_bytes, spill_dir)
             for m, f in zip(rel_meta, pairs, strict=True)]
@@ -248,6 +252,8 @@ def write_annotations(path: str | os.PathLike[str], annotations: Iterable[Mappin
         put("info", json.dumps(info).encode())  # last: a layer without it is not complete
         return info
     finally:
+        for v in opened:
+            v.close()
         for s_ in spills:
             s_.remove()
         for f in files:
@@ -421,74 +427,15 @@ def _layer_bounds(lower_bound: Sequence[float] | None, upper_bound: Sequence[flo
     return lower, upper
 
 
-class _Values:
-    """The values of the indexes, read from the row table and the spill files."""
-
-    def __init__(self, table: np.ndarray, ids: np.ndarray, layout: AnnotationLayout,
-                 spill: _Spill, tails: _Spill,
-                 tick: Callable[[int], None] = lambda nbytes: None) -> None:
-        n = len(table)
-        self.tick = tick  # rows read at random: the pages they keep mapped
-        self.n, self.ids, self.spill, self.tails = n, ids, spill, tails
-        self.starts_all = np.asarray(table["start"])
-        self.rec_ends_all = np.asarray(table["rec_end"])
-        self.tail_starts_all = np.asarray(table["tail_start"])
-        self.tail_ends_all = np.asarray(table["tail_end"])
-        self.record_bytes = layout.record_bytes
-        fixed = layout.type != "polyline"
-        rec_bytes = layout.record_bytes
-        self.records_2d = (np.frombuffer(spill.mm, np.uint8).reshape(n, rec_bytes)
-                           if fixed and n else None)
-
-    def values_of(self, rows_: np.ndarray) -> list[bytes] | tuple[bytes, np.ndarray]:
-        """by_id values (record, then relationships) of many rows: as one block and the
-        sizes when the records and relationship parts have one size each (no Python
-        object per value), else one by one."""
-        records_2d, rec_bytes, tails = self.records_2d, self.record_bytes, self.tails
-        tail_starts_all, tail_ends_all = self.tail_starts_all, self.tail_ends_all
-        self.tick(_PAGE * 3 * len(rows_))  # the row, its record and its relationships
-        tl = tail_ends_all[rows_] - tail_starts_all[rows_]
-        if records_2d is not None and len(rows_) and bool(np.all(tl == tl[0])):
-            width = int(tl[0])
-            out = np.empty((len(rows_), rec_bytes + width), np.uint8)
-            out[:, :rec_bytes] = records_2d[rows_]
-            if width:
-                tbuf = np.frombuffer(tails.mm, np.uint8)
-                windows = np.lib.stride_tricks.as_strided(
-                    tbuf, (len(tbuf) - width + 1, width), (1, 1))
-                out[:, rec_bytes:] = windows[tail_starts_all[rows_].astype(np.int64)]
-            return out.tobytes(), np.full(len(rows_), rec_bytes + width, np.uint64)
-        mm, tm = self.spill.mm, tails.mm
-        return [mm[s:e] + tm[ts:te] for s, e, ts, te in zip(
-            self.starts_all[rows_].tolist(), self.rec_ends_all[rows_].tolist(),
-            tail_starts_all[rows_].tolist(), tail_ends_all[rows_].tolist(), strict=True)]
-
-    def list_value(self, rows_: np.ndarray, ids: np.ndarray | None = None) -> bytes:
-        """A relationship's or a cell's value: the count, the records, the ids (those of
-        ``rows_`` unless given)."""
-        self.tick(_PAGE * (len(rows_) if ids is not None else 2 * len(rows_)))
-        if ids is None:
-            ids = self.ids[rows_]
-        if self.records_2d is not None:
-            recs = self.records_2d[rows_].tobytes()
-        else:
-            mm = self.spill.mm
-            recs = b"".join(mm[s:e] for s, e in zip(self.starts_all[rows_].tolist(),
-                                                   self.rec_ends_all[rows_].tolist(),
-                                                   strict=True))
-        return (cast(bytes, struct.pack("<Q", len(rows_)) + recs
-                + np.asarray(ids, dtype="<u8").tobytes()))
-
-
 _PAIR_DTYPE = [("key", "<u8"), ("row", "<u8")]
 
 
-def _write_by_id(put: Any, values: _Values, choose: Callable[..., ShardingSpec | None],
-                 row_dtype: np.dtype[Any], bucket_bytes: int, spill_dir: str
-                 ) -> dict[str, Any]:
-    """by_id: (id, row) partitioned by shard (a shard is written whole from one part)."""
-    n, ids = values.n, values.ids
-    total = int(values.spill.pos + values.tails.pos)
+def _write_by_id(put: Any, values: Values, ids: np.ndarray,
+                 choose: Callable[..., ShardingSpec | None], row_dtype: np.dtype[Any],
+                 bucket_bytes: int, spill_dir: str) -> dict[str, Any]:
+    """by_id: (id, row) partitioned by ranges of minishards (unsharded: by id)."""
+    n = values.n
+    total = int(values.spill_bytes + values.tails_bytes)
     spec = choose("by_id", "by_id", n, total)
     meta: dict[str, Any] = {"key": "by_id"}
     pair_dtype = _PAIR_DTYPE
@@ -502,20 +449,23 @@ def _write_by_id(put: Any, values: _Values, choose: Callable[..., ShardingSpec |
             part["row"] = np.arange(start, start + len(part))
             parts.add(part)
         if isinstance(parts, ShardParts):
-            write_sharded(put.open, "by_id", parts,
-                          lambda got, s, e: values.values_of(got["row"].astype(np.int64)),
-                          tmp_dir=spill_dir)
+            def prepare(piece_pairs: np.ndarray) -> Any:
+                piece = values.piece(piece_pairs["row"])
+                return lambda got, s, e: piece.values_of(got["row"])
+
+            write_sharded(put.open, "by_id", parts, prepare, tmp_dir=spill_dir)
         else:
             for p in range(parts.parts):
                 got = parts.bucket(p)
+                piece = values.piece(got["row"])
                 _write_uint64_part(put, "by_id", got["key"], got["row"].astype(np.int64),
-                                   values.values_of)
+                                   piece.values_of)
     if spec is not None:
         meta["sharding"] = spec.to_dict()
     return meta
 
 
-def _write_relationship(put: Any, m: dict[str, Any], f: Any, values: _Values,
+def _write_relationship(put: Any, m: dict[str, Any], f: Any, values: Values,
                         choose: Callable[..., ShardingSpec | None], bucket_bytes: int,
                         spill_dir: str) -> dict[str, Any]:
     """One relationship's index (segment id -> the related annotations) from its
@@ -534,13 +484,7 @@ def _write_relationship(put: Any, m: dict[str, Any], f: Any, values: _Values,
             part["key"], part["row"] = chunk[:, 0], chunk[:, 1]
             parts.add(part)
         if isinstance(parts, ShardParts):
-            def rel_values(got: np.ndarray, starts: np.ndarray, ends: np.ndarray
-                           ) -> list[bytes]:
-                rows_of = got["row"].astype(np.int64)
-                return [values.list_value(rows_of[a:b])
-                        for a, b in zip(starts.tolist(), ends.tolist(), strict=True)]
-
-            write_sharded(put.open, m["key"], parts, rel_values,
+            write_sharded(put.open, m["key"], parts, lambda got: _lists(values.piece(got["row"])),
                           order=lambda got: [got["row"]], tmp_dir=spill_dir)
         else:
             for p in range(parts.parts):
@@ -550,13 +494,24 @@ def _write_relationship(put: Any, m: dict[str, Any], f: Any, values: _Values,
     return {"id": m["id"], **meta}
 
 
-def _write_relationship_part(put: Any, key: str, got: np.ndarray, values: _Values) -> None:
+def _lists(piece: Piece) -> Callable[[np.ndarray, np.ndarray, np.ndarray], list[bytes]]:
+    """``values_for`` of keys that list annotations (relationships, spatial cells)."""
+
+    def list_values(got: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> list[bytes]:
+        rows_of = got["row"]
+        return [piece.list_value(rows_of[a:b])
+                for a, b in zip(starts.tolist(), ends.tolist(), strict=True)]
+
+    return list_values
+
+
+def _write_relationship_part(put: Any, key: str, got: np.ndarray, values: Values) -> None:
     """The segments of one part, a file each: each lists its annotations in row order."""
     got = got[np.lexsort((got["row"], got["key"]))]
     segs, starts, _ = _runs(got["key"])
     ends = np.append(starts[1:], len(got))
     rows_of = got["row"].astype(np.int64)
-    list_value = values.list_value
+    list_value = values.piece(rows_of).list_value
 
     def rel_values(js: np.ndarray, rows_of: np.ndarray = rows_of,
                    starts: np.ndarray = starts, ends: np.ndarray = ends
@@ -568,7 +523,7 @@ def _write_relationship_part(put: Any, key: str, got: np.ndarray, values: _Value
 
 class _DroppingPut:
     """``put`` (and ``open``, a file written as a stream), dropping the mapped pages of the
-    spill files every 64 MiB read or written (they stay in the page cache): the passes over
+    spill files every 32 MiB read or written (they stay in the page cache): the passes over
     them must not leave them resident."""
 
     def __init__(self, put: Any, maps: list[Any], open_: Any = None) -> None:
@@ -587,7 +542,7 @@ class _DroppingPut:
     def tick(self, nbytes: int) -> None:
         """``nbytes`` more were read or written through the maps."""
         self.written += nbytes
-        if self.written >= 64 << 20:
+        if self.written >= _DROP_BYTES:
             self.drop()
 
     def drop(self) -> None:
@@ -724,7 +679,7 @@ def _get_bits(bits: np.ndarray, rows: np.ndarray) -> np.ndarray:
 
 def _write_spatial(put: Any, table: np.ndarray, kind: str, lower: np.ndarray,
                    upper: np.ndarray, scales: np.ndarray, limit: int, max_levels: int,
-                   values: _Values, want: Any, choose_spatial_spec: Any,
+                   values: Values, want: Any, choose_spatial_spec: Any,
                    layout: AnnotationLayout, spill: _Spill,
                    bucket_bytes: int = DEFAULT_BUCKET_BYTES, tmp_dir: str | None = None
                    ) -> list[dict[str, Any]]:
@@ -775,8 +730,8 @@ def _add_level_pairs(pairs: Buckets, put: Any, remaining: np.ndarray, n: int, ki
     """The (cell, row, id) triples of a level: every annotation still to place in every
     cell of the level it meets."""
     for rows in _bits_rows(remaining, n):
-        if hasattr(put, "tick"):
-            put.tick(64 * len(rows))
+        if hasattr(put, "tick"):  # the rows' table pages, and their records' for geometry
+            put.tick((64 + (0 if kind == "point" else layout.record_bytes)) * len(rows))
         pr, codes = _level_pairs(kind, rows, table, lower, size, grid, layout, spill)
         part = np.zeros(len(pr), _LEVEL_DTYPE)
         part["key"], part["row"], part["id"] = codes, pr, table["id"][pr]
@@ -849,7 +804,7 @@ def _level_spec(want: Any, choose_spatial_spec: Any, grid: np.ndarray, emitted_b
 
 
 def _write_level(put: Any, key: str, pairs: Buckets, bad: np.ndarray,
-                 spec: ShardingSpec | None, grid: np.ndarray, values: _Values,
+                 spec: ShardingSpec | None, grid: np.ndarray, values: Values,
                  emitted: int, remaining: np.ndarray, bucket_bytes: int, tmp_dir: str | None
                  ) -> np.ndarray:
     """The emitted pairs, regrouped by what writes them (ranges of minishards, or cells
@@ -865,14 +820,8 @@ def _write_level(put: Any, key: str, pairs: Buckets, bad: np.ndarray,
                 groups_.add(c)
         pairs.close()
         if isinstance(groups_, ShardParts):
-            def cell_values(got: np.ndarray, starts: np.ndarray, ends: np.ndarray
-                            ) -> list[bytes]:
-                rows_l, ids_l = got["row"].astype(np.int64), got["id"]
-                return [values.list_value(rows_l[a:b], ids_l[a:b])
-                        for a, b in zip(starts.tolist(), ends.tolist(), strict=True)]
-
             # a cell lists its annotations in a pseudo-random order of their ids
-            write_sharded(put.open, key, groups_, cell_values,
+            write_sharded(put.open, key, groups_, lambda got: _lists(values.piece(got["row"])),
                           order=lambda got: [_uniform(got["id"], 1 << 20)], tmp_dir=tmp_dir)
         else:
             for p in range(groups_.parts):
@@ -881,18 +830,19 @@ def _write_level(put: Any, key: str, pairs: Buckets, bad: np.ndarray,
 
 
 def _write_level_cells(put: Any, key: str, got: np.ndarray, grid: np.ndarray,
-                       values: _Values) -> None:
+                       values: Values) -> None:
     """The cells of one part, a file each (unsharded)."""
     if not len(got):
         return
     # cells in a pseudo-random order of the ids
     got = got[np.lexsort((_uniform(got["id"], 1 << 20), got["key"]))]
-    rows_l, ids_l = got["row"].astype(np.int64), got["id"]
+    rows_l = got["row"].astype(np.int64)
+    list_value = values.piece(rows_l).list_value
     cells, starts, lengths = _runs(got["key"])
     for c, s_, e_ in zip(cells.tolist(), starts.tolist(), (starts + lengths).tolist(),
                          strict=True):
         pos = _decode_code(c, grid)
-        put(f"{key}/{'_'.join(map(str, pos))}", values.list_value(rows_l[s_:e_], ids_l[s_:e_]))
+        put(f"{key}/{'_'.join(map(str, pos))}", list_value(rows_l[s_:e_]))
 
 
 def _geometry_of(row: int, table: np.ndarray, layout: AnnotationLayout, spill: _Spill
