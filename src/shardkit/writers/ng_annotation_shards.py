@@ -205,7 +205,9 @@ class ShardParts:
         self.spec = spec
         dtype = np.dtype(dtype)
         total = 1 << (spec.shard_bits + spec.minishard_bits)
-        parts = min(total, parts_for(_WORK * dtype.itemsize * count, bucket_bytes))
+        # as many parts as the pairs need, even past the minishards (the parts past them stay
+        # empty): with more than one, Buckets spills to its files past bucket_bytes
+        parts = parts_for(_WORK * dtype.itemsize * count, bucket_bytes)
         self.per = -(-total // parts)  # global minishards per part
         self.buckets = Buckets(dtype, "key", parts, bucket_bytes, tmp_dir)
 

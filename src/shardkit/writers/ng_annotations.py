@@ -2,13 +2,15 @@
 
 :func:`write_annotations` streams any iterable of annotations: each is encoded once (by
 :mod:`.ng_annotation_encode`) and appended to a temporary spill file beside a fixed-size row
-(id, bounding box, where its bytes are), both read back memory-mapped. Then every pass that
-groups annotations by key (the check that ids are unique, by_id and relationship shards, each
-spatial level's cells) goes through ``(key, row)`` pairs hash-partitioned into temporary files
-past ``bucket_bytes`` (64 MiB by default, parts sized for the arrays they are processed with), a
-part at a time, and a shard is written whole from one part: memory holds one part, the shard
-being written (they grow with the layer up to the shard size the sharding spec targets) and a
-few bits per annotation (which are still to place in the spatial index). It writes:
+(id, bounding box, where its bytes are) of a row table. Then every pass that groups
+annotations by key (the check that ids are unique, by_id and relationship indexes, each
+spatial level's cells) goes through ``(key, row)`` pairs partitioned into temporary files past
+``bucket_bytes`` (64 MiB by default, parts sized for the arrays they are processed with) and
+read back a part (or a chunk) at a time. Sharded indexes are partitioned by ranges of
+minishards and each shard is written as a stream (:mod:`.ng_annotation_shards`); the values
+of a part are read from the spill files with a few large reads (:mod:`.ng_annotation_values`).
+Memory holds a part and its values, a chunk, and a bit per annotation (which are still to
+place in the spatial index), whatever the size of the layer or of its shards. It writes:
 
 - ``by_id``: id -> record and relationships;
 - one index per relationship: segment id -> the related annotations;
@@ -47,7 +49,12 @@ from ..formats.neuroglancer.annotation_layout import (
     AnnotationLayout,
     stored_order,
 )
-from ..formats.neuroglancer.annotation_spill import DEFAULT_BUCKET_BYTES, Buckets, parts_for
+from ..formats.neuroglancer.annotation_spill import (
+    DEFAULT_BUCKET_BYTES,
+    Buckets,
+    mix64,
+    parts_for,
+)
 from ..formats.neuroglancer.store import check_relative
 from .ng_annotation_encode import _Encoder
 from .ng_annotation_shards import ShardParts, merge_counts, stream_opener, write_sharded
@@ -65,18 +72,9 @@ DEFAULT_LIMIT = 10_000
 MAX_LEVELS = 20
 
 
-def _splitmix(x: np.ndarray) -> np.ndarray:
-    """A 64-bit mix of each value (uniform bits from ids)."""
-    with np.errstate(over="ignore"):
-        z = x.astype(np.uint64) + np.uint64(0x9E3779B97F4A7C15)
-        z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
-        z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
-        return z ^ (z >> np.uint64(31))
-
-
 def _uniform(ids: np.ndarray, salt: int) -> np.ndarray:
-    with np.errstate(over="ignore"):
-        mixed = _splitmix(ids ^ np.uint64((salt * 0x2545F4914F6CDD1D) & _MASK64))
+    mixed = mix64(np.asarray(ids, np.uint64) ^ np.uint64((salt * 0x2545F4914F6CDD1D) & _MASK64),
+                  inplace=True)
     return (mixed >> np.uint64(11)).astype(np.float64) / float(1 << 53)
 
 
