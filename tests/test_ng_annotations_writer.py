@@ -286,3 +286,15 @@ def test_read_ranges_reads_every_range_in_few_calls(tmp_path: Path, window: int,
             assert nv.read_ranges(fd, np.zeros(0, np.int64), np.zeros(0, np.int64))[0].size == 0
     finally:
         os.close(fd)
+
+
+def test_an_ellipsoid_past_float32_is_refused(tmp_path: Path) -> None:
+    from shardkit.writers.neuroglancer import write_annotations
+
+    big = float(np.finfo(np.float32).max)
+    anns = [{"id": 1, "center": [1.0, 1.0, 1.0], "radii": [1.0, 1.0, 1.0]},
+            {"id": 5, "center": [big, 0.0, 0.0], "radii": [big, 1.0, 1.0]}]
+    with pytest.raises(ValueError, match="annotation 5: its bounding box"):
+        write_annotations(tmp_path / "l", anns, annotation_type="ellipsoid",
+                          dimensions=POINT["dimensions"])
+    assert not (tmp_path / "l" / "info").exists()

@@ -304,14 +304,19 @@ def _batch_of(encoder: _Encoder, batch: Sequence[Mapping[str, Any]], first: int,
     tails, tail_offsets, pairs = got
     if encoder.layout.type == "ellipsoid":
         r = np.abs(geos[:, 1])
-        lo, hi = geos[:, 0] - r, geos[:, 0] + r
+        with np.errstate(over="ignore"):  # refused below
+            lo, hi = geos[:, 0] - r, geos[:, 0] + r
     elif encoder.layout.type == "polyline":
         lo = np.array([g.min(axis=0) for g in geos], dtype=np.float32).reshape(-1, encoder.rank)
         hi = np.array([g.max(axis=0) for g in geos], dtype=np.float32).reshape(-1, encoder.rank)
     else:
         lo, hi = geos.min(axis=1), geos.max(axis=1)
-    return _Encoded(ids, records, rec_offsets, tails, tail_offsets,
-                    np.asarray(lo, np.float32), np.asarray(hi, np.float32), pairs)
+    lo, hi = np.asarray(lo, np.float32), np.asarray(hi, np.float32)
+    overflow = ~(np.isfinite(lo).all(axis=1) & np.isfinite(hi).all(axis=1))
+    if overflow.any():  # an ellipsoid's center +- radii past float32
+        raise ValueError(f"annotation {int(ids[int(np.argmax(overflow))])}: its bounding box "
+                         "is not finite in float32")
+    return _Encoded(ids, records, rec_offsets, tails, tail_offsets, lo, hi, pairs)
 
 
 @dataclass

@@ -496,9 +496,7 @@ def _lists(piece: Piece) -> Callable[[np.ndarray, np.ndarray, np.ndarray], list[
     """``values_for`` of keys that list annotations (relationships, spatial cells)."""
 
     def list_values(got: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> list[bytes]:
-        rows_of = got["row"]
-        return [piece.list_value(rows_of[a:b])
-                for a, b in zip(starts.tolist(), ends.tolist(), strict=True)]
+        return piece.list_values(got["row"], starts, ends)
 
     return list_values
 
