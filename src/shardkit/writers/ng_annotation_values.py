@@ -82,9 +82,12 @@ class Values:
     rows), the records' and the tails' spill files (by name)."""
 
     def __init__(self, table_fd: int, row_dtype: np.dtype[Any], n: int, record_bytes: int,
-                 spill_name: str, spill_bytes: int, tails_name: str, tails_bytes: int
-                 ) -> None:
+                 spill_name: str, spill_bytes: int, tails_name: str, tails_bytes: int,
+                 fixed_record: bool = False, fixed_tail: int | None = None) -> None:
         self.table_fd, self.row_dtype, self.n = table_fd, row_dtype, n
+        # records of one size (every type but polylines) and tails of one size lie at
+        # row * size: then the row table is not read for them
+        self.fixed_record, self.fixed_tail = fixed_record, fixed_tail
         self.record_bytes = record_bytes  # of a record without a variable part
         self.spill_bytes, self.tails_bytes = spill_bytes, tails_bytes
         self.fds: list[int] = []
@@ -103,11 +106,44 @@ class Values:
             os.close(fd)
         self.fds = []
 
-    def piece(self, rows: np.ndarray) -> Piece:
-        """The records, tails and ids of ``rows`` (any order, repeats allowed)."""
-        urows = np.sort(np.asarray(rows, np.int64))  # (np.unique hashes: slower here)
-        if len(urows):
-            urows = urows[np.concatenate(([True], urows[1:] != urows[:-1]))]
+    def piece(self, rows: np.ndarray, ids: np.ndarray | None = None, tails: bool = True
+              ) -> Piece:
+        """The records, tails (unless not ``tails``) and ids of ``rows`` (any order, repeats
+        allowed; ``ids`` the id of each, if known: then the row table is not read for them)."""
+        rows = np.asarray(rows, np.int64)
+        order = np.argsort(rows, kind="stable")
+        urows = rows[order]
+        first = np.concatenate(([True], urows[1:] != urows[:-1])) if len(urows) \
+            else np.zeros(0, bool)
+        urows = urows[first]
+        known = None if ids is None else np.asarray(ids, np.uint64)[order][first]
+        del order
+        rb, ts = self.record_bytes, self.fixed_tail
+        need_table = known is None or not self.fixed_record or (tails and ts is None)
+        fields = self._table_fields(urows) if need_table else None
+        empty = (np.zeros(0, np.uint8), np.zeros(len(urows) + 1, np.int64))
+        if fields is None:
+            rec_starts = urows * rb
+            recs = read_ranges(self.spill_fd, rec_starts, rec_starts + rb) \
+                if len(urows) and self.spill_fd >= 0 else empty
+        else:
+            recs = read_ranges(self.spill_fd, fields["start"], fields["rec_end"]) \
+                if len(urows) and self.spill_fd >= 0 else empty
+        tail = empty
+        if tails and len(urows) and self.tails_fd >= 0:
+            if ts is not None:
+                tail_starts = urows * ts
+                tail = read_ranges(self.tails_fd, tail_starts, tail_starts + ts)
+            else:
+                assert fields is not None
+                tail = read_ranges(self.tails_fd, fields["tail_start"], fields["tail_end"])
+        if known is None:
+            assert fields is not None
+            known = np.array(fields["id"])
+        return Piece(urows, known, recs, tail)
+
+    def _table_fields(self, urows: np.ndarray) -> np.ndarray:
+        """The rows' id and where their record and tail are, from the row table."""
         size = self.row_dtype.itemsize
         fields = np.empty(len(urows), [("id", "<u8"), ("start", "<i8"), ("rec_end", "<i8"),
                                        ("tail_start", "<i8"), ("tail_end", "<i8")])
@@ -117,12 +153,7 @@ class Values:
             got = raw.view(self.row_dtype)
             for name in fields.dtype.names or ():
                 fields[name][k : k + len(got)] = got[name]
-        recs = read_ranges(self.spill_fd, fields["start"], fields["rec_end"]) if len(urows) \
-            and self.spill_fd >= 0 else (np.zeros(0, np.uint8), np.zeros(len(urows) + 1, np.int64))
-        tails = read_ranges(self.tails_fd, fields["tail_start"], fields["tail_end"]) \
-            if len(urows) and self.tails_fd >= 0 \
-            else (np.zeros(0, np.uint8), np.zeros(len(urows) + 1, np.int64))
-        return Piece(urows, np.array(fields["id"]), recs, tails)
+        return fields
 
 
 class Piece:

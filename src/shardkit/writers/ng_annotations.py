@@ -233,7 +233,10 @@ def write_annotations(path: str | os.PathLike[str], annotations: Iterable[Mappin
         put.drop()
         lower, upper = _layer_bounds(lower_bound, upper_bound, staged, rank)
         values = Values(rows.fileno(), row_dtype, len(table), layout.record_bytes,
-                        spill.file.name, spill.pos, tails.file.name, tails.pos)
+                        spill.file.name, spill.pos, tails.file.name, tails.pos,
+                        fixed_record=layout.type != "polyline",
+                        fixed_tail=staged.tail_min if staged.tail_min == staged.tail_max
+                        else None)
         opened.append(values)
         info: dict[str, Any] = {**base_info, "lower_bound": lower.tolist(),
                                 "upper_bound": upper.tolist()}
@@ -241,7 +244,7 @@ def write_annotations(path: str | os.PathLike[str], annotations: Iterable[Mappin
         info["by_id"] = _write_by_id(put, values, ids, choose, row_dtype, bucket_bytes,
                                      spill_dir)
         info["relationships"] = [
-            _write_relationship(put, m, f, values, choose, bucket_bytes, spill_dir)
+            _write_relationship(put, m, f, values, ids, choose, bucket_bytes, spill_dir)
             for m, f in zip(rel_meta, pairs, strict=True)]
         put.drop()
         info["spatial"] = _write_spatial(put, table, kind, lower, upper, scales, limit,
@@ -359,6 +362,7 @@ class _Staged:
         self.n = 0
         self.seen_max = np.full(rank, -np.inf)
         self.seen_min = np.full(rank, np.inf)
+        self.tail_min, self.tail_max = 1 << 62, 0  # the sizes of the tails
 
     def add_all(self, annotations: Iterable[Mapping[str, Any]]) -> None:
         batch: list[Mapping[str, Any]] = []
@@ -390,6 +394,10 @@ class _Staged:
         for f, pb in zip(self.pairs, enc.pairs, strict=True):
             pb[:, 1] += n
             f.write(pb.astype("<u8").tobytes())
+        if len(batch):
+            sizes = np.diff(enc.tail_offsets)
+            self.tail_min = min(self.tail_min, int(sizes.min()))
+            self.tail_max = max(self.tail_max, int(sizes.max()))
         self.n += len(batch)
         batch.clear()
 
@@ -448,14 +456,14 @@ def _write_by_id(put: Any, values: Values, ids: np.ndarray,
             parts.add(part)
         if isinstance(parts, ShardParts):
             def prepare(piece_pairs: np.ndarray) -> Any:
-                piece = values.piece(piece_pairs["row"])
+                piece = values.piece(piece_pairs["row"], piece_pairs["key"])
                 return lambda got, s, e: piece.values_of(got["row"])
 
             write_sharded(put.open, "by_id", parts, prepare, tmp_dir=spill_dir)
         else:
             for p in range(parts.parts):
                 got = parts.bucket(p)
-                piece = values.piece(got["row"])
+                piece = values.piece(got["row"], got["key"])
                 _write_uint64_part(put, "by_id", got["key"], got["row"].astype(np.int64),
                                    piece.values_of)
     if spec is not None:
@@ -463,7 +471,7 @@ def _write_by_id(put: Any, values: Values, ids: np.ndarray,
     return meta
 
 
-def _write_relationship(put: Any, m: dict[str, Any], f: Any, values: Values,
+def _write_relationship(put: Any, m: dict[str, Any], f: Any, values: Values, ids: np.ndarray,
                         choose: Callable[..., ShardingSpec | None], bucket_bytes: int,
                         spill_dir: str) -> dict[str, Any]:
     """One relationship's index (segment id -> the related annotations) from its
@@ -473,16 +481,19 @@ def _write_relationship(put: Any, m: dict[str, Any], f: Any, values: Values,
     num_segs = _count_distinct(_pair_chunks(f, npairs), npairs, bucket_bytes, spill_dir)
     spec = choose(m["id"], "relationships", num_segs, npairs * (values.record_bytes + 8))
     meta: dict[str, Any] = {"key": m["key"]}
-    pair_dtype = _PAIR_DTYPE
-    with (Buckets(pair_dtype, "key", parts_for(_WORK * 16 * npairs, bucket_bytes),
+    pair_dtype = _LEVEL_DTYPE  # (segment, row, its id)
+    with (Buckets(pair_dtype, "key", parts_for(_WORK * 24 * npairs, bucket_bytes),
                   bucket_bytes, spill_dir) if spec is None else
           ShardParts(pair_dtype, spec, npairs, bucket_bytes, spill_dir)) as parts:
         for chunk in _pair_chunks(f, npairs):
+            put.tick(64 * len(chunk))  # the ids read from the row table (rows ascending)
             part = np.zeros(len(chunk), pair_dtype)
             part["key"], part["row"] = chunk[:, 0], chunk[:, 1]
+            part["id"] = ids[chunk[:, 1].astype(np.int64)]
             parts.add(part)
         if isinstance(parts, ShardParts):
-            write_sharded(put.open, m["key"], parts, lambda got: _lists(values.piece(got["row"])),
+            write_sharded(put.open, m["key"], parts,
+                          lambda got: _lists(values.piece(got["row"], got["id"], tails=False)),
                           order=lambda got: [got["row"]], tmp_dir=spill_dir)
         else:
             for p in range(parts.parts):
@@ -507,7 +518,7 @@ def _write_relationship_part(put: Any, key: str, got: np.ndarray, values: Values
     segs, starts, _ = _runs(got["key"])
     ends = np.append(starts[1:], len(got))
     rows_of = got["row"].astype(np.int64)
-    list_value = values.piece(rows_of).list_value
+    list_value = values.piece(rows_of, got["id"], tails=False).list_value
 
     def rel_values(js: np.ndarray, rows_of: np.ndarray = rows_of,
                    starts: np.ndarray = starts, ends: np.ndarray = ends
@@ -817,7 +828,8 @@ def _write_level(put: Any, key: str, pairs: Buckets, bad: np.ndarray,
         pairs.close()
         if isinstance(groups_, ShardParts):
             # a cell lists its annotations in a pseudo-random order of their ids
-            write_sharded(put.open, key, groups_, lambda got: _lists(values.piece(got["row"])),
+            write_sharded(put.open, key, groups_,
+                          lambda got: _lists(values.piece(got["row"], got["id"], tails=False)),
                           order=lambda got: [_uniform(got["id"], 1 << 20)], tmp_dir=tmp_dir)
         else:
             for p in range(groups_.parts):
@@ -833,7 +845,7 @@ def _write_level_cells(put: Any, key: str, got: np.ndarray, grid: np.ndarray,
     # cells in a pseudo-random order of the ids
     got = got[np.lexsort((_uniform(got["id"], 1 << 20), got["key"]))]
     rows_l = got["row"].astype(np.int64)
-    list_value = values.piece(rows_l).list_value
+    list_value = values.piece(rows_l, got["id"], tails=False).list_value
     cells, starts, lengths = _runs(got["key"])
     for c, s_, e_ in zip(cells.tolist(), starts.tolist(), (starts + lengths).tolist(),
                          strict=True):
