@@ -298,3 +298,14 @@ def test_an_ellipsoid_past_float32_is_refused(tmp_path: Path) -> None:
         write_annotations(tmp_path / "l", anns, annotation_type="ellipsoid",
                           dimensions=POINT["dimensions"])
     assert not (tmp_path / "l" / "info").exists()
+
+
+@pytest.mark.parametrize("n", [0, 1, 7, 8, 9, 1000, 1003])
+def test_all_bits_is_every_row_set(n: int) -> None:
+    from shardkit.writers.ng_annotations import _all_bits, _bits_rows, _set_bits
+
+    want = np.zeros((n + 7) // 8, np.uint8)
+    _set_bits(want, np.arange(n))
+    assert _all_bits(n).tolist() == want.tolist()
+    got = list(_bits_rows(_all_bits(n), n))
+    assert (np.concatenate(got).tolist() if got else []) == list(range(n))

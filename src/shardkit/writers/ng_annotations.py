@@ -674,6 +674,14 @@ def _bits_rows(bits: np.ndarray, n: int) -> Any:
             yield rows
 
 
+def _all_bits(n: int) -> np.ndarray:
+    """A packed bitmap of ``n`` set bits (without an array of the ``n`` rows)."""
+    bits = np.full((n + 7) // 8, 0xFF, np.uint8)
+    if n % 8:
+        bits[-1] = (1 << (n % 8)) - 1
+    return bits
+
+
 def _set_bits(bits: np.ndarray, rows: np.ndarray) -> None:
     if len(rows):
         np.bitwise_or.at(bits, rows // 8, (1 << (rows % 8)).astype(np.uint8))
@@ -696,8 +704,7 @@ def _write_spatial(put: Any, table: np.ndarray, kind: str, lower: np.ndarray,
     shard (or by cell, unsharded) to be written."""
     n = len(table)
     grids = _level_grids(lower, upper, scales, max_levels)
-    remaining = np.zeros((n + 7) // 8, np.uint8)  # a bit per annotation still to place
-    _set_bits(remaining, np.arange(n))
+    remaining = _all_bits(n)  # a bit per annotation still to place
     left = n
     out: list[dict[str, Any]] = []
     rec = layout.record_bytes + 8
