@@ -37,8 +37,8 @@ from ..formats.neuroglancer.annotation_spill import Buckets, parts_for
 from ..formats.neuroglancer.spec import ENTRY_WORD
 from ._atomic import atomic_file
 
-__all__ = ["ShardFile", "ShardParts", "merge_counts", "runs", "stream_opener",
-           "write_sharded"]
+__all__ = ["ShardFile", "ShardParts", "merge_counts", "runs", "sized_buckets",
+           "stream_opener", "write_sharded"]
 
 _WORK = 6  # the arrays a part is sorted with, over its pairs' bytes
 _COPY = 1 << 20  # bytes copied at once
@@ -187,6 +187,20 @@ class ShardFile:
         self.tables.close()
 
 
+def sized_buckets(dtype: Any, key: str, count: int, bucket_bytes: int, tmp_dir: str | None,
+                  parts: int | None = None) -> Buckets:
+    """:class:`Buckets` for ``count`` rows of ``dtype``, in parts sized for the arrays they
+    are processed with (unless ``parts`` is given). Rows that will not fit in
+    ``bucket_bytes`` go to the files from a quarter of it on, so that memory holds as much
+    whatever their number."""
+    dtype = np.dtype(dtype)
+    total = count * dtype.itemsize
+    if parts is None:
+        parts = parts_for(_WORK * total, bucket_bytes)
+    return Buckets(dtype, key, parts, bucket_bytes, tmp_dir,
+                   memory_bytes=bucket_bytes // 4 if total > bucket_bytes else None)
+
+
 def global_minishards(spec: ShardingSpec, keys: np.ndarray) -> np.ndarray:
     """``shard << minishard_bits | minishard`` of each key."""
     shards, minis = spec.locate_many(keys)
@@ -209,7 +223,7 @@ class ShardParts:
         # empty): with more than one, Buckets spills to its files past bucket_bytes
         parts = parts_for(_WORK * dtype.itemsize * count, bucket_bytes)
         self.per = -(-total // parts)  # global minishards per part
-        self.buckets = Buckets(dtype, "key", parts, bucket_bytes, tmp_dir)
+        self.buckets = sized_buckets(dtype, "key", count, bucket_bytes, tmp_dir, parts)
 
     def add(self, pairs: np.ndarray) -> None:
         if len(pairs):
@@ -237,8 +251,8 @@ class ShardParts:
             piece = np.empty(len(keys), np.int64)  # each key's piece, in (gm, key) order
             piece[order] = np.cumsum(counts[order]) // target
             del order
-            with Buckets(b.dtype, "key", int(piece.max()) + 1, b.bucket_bytes,
-                         b.tmp_dir) as sub:
+            with sized_buckets(b.dtype, "key", b.sizes[p], b.bucket_bytes, b.tmp_dir,
+                               int(piece.max()) + 1) as sub:
                 for c in b.chunks(p):
                     sub.add(c, piece[np.searchsorted(keys, c["key"])])
                 del keys, counts, piece

@@ -53,11 +53,16 @@ from ..formats.neuroglancer.annotation_spill import (
     DEFAULT_BUCKET_BYTES,
     Buckets,
     mix64,
-    parts_for,
 )
 from ..formats.neuroglancer.store import check_relative
 from .ng_annotation_encode import _Encoder
-from .ng_annotation_shards import ShardParts, merge_counts, stream_opener, write_sharded
+from .ng_annotation_shards import (
+    ShardParts,
+    merge_counts,
+    sized_buckets,
+    stream_opener,
+    write_sharded,
+)
 from .ng_annotation_shards import runs as _runs
 from .ng_annotation_values import Piece, Values
 
@@ -445,8 +450,7 @@ def _write_by_id(put: Any, values: Values, ids: np.ndarray,
     spec = choose("by_id", "by_id", n, total)
     meta: dict[str, Any] = {"key": "by_id"}
     pair_dtype = _PAIR_DTYPE
-    with (Buckets(pair_dtype, "key", parts_for(_WORK * 16 * n, bucket_bytes), bucket_bytes,
-                  spill_dir) if spec is None else
+    with (sized_buckets(pair_dtype, "key", n, bucket_bytes, spill_dir) if spec is None else
           ShardParts(pair_dtype, spec, n, bucket_bytes, spill_dir)) as parts:
         for start in range(0, n, _CHUNK):
             put.tick(_CHUNK * row_dtype.itemsize)
@@ -482,8 +486,7 @@ def _write_relationship(put: Any, m: dict[str, Any], f: Any, values: Values, ids
     spec = choose(m["id"], "relationships", num_segs, npairs * (values.record_bytes + 8))
     meta: dict[str, Any] = {"key": m["key"]}
     pair_dtype = _LEVEL_DTYPE  # (segment, row, its id)
-    with (Buckets(pair_dtype, "key", parts_for(_WORK * 24 * npairs, bucket_bytes),
-                  bucket_bytes, spill_dir) if spec is None else
+    with (sized_buckets(pair_dtype, "key", npairs, bucket_bytes, spill_dir) if spec is None else
           ShardParts(pair_dtype, spec, npairs, bucket_bytes, spill_dir)) as parts:
         for chunk in _pair_chunks(f, npairs):
             put.tick(64 * len(chunk))  # the ids read from the row table (rows ascending)
@@ -567,8 +570,7 @@ def _check_unique(ids: np.ndarray, bucket_bytes: int, tmp_dir: str,
     n = len(ids)
     if n < 2:
         return
-    with Buckets([("id", "<u8")], "id", parts_for(_WORK * 8 * n, bucket_bytes), bucket_bytes,
-                 tmp_dir) as parts:
+    with sized_buckets([("id", "<u8")], "id", n, bucket_bytes, tmp_dir) as parts:
         for start in range(0, n, _CHUNK):
             tick(64 * _CHUNK)  # the pages of the rows read (the row table is 64 bytes a row)
             part = np.zeros(min(n, start + _CHUNK) - start, [("id", "<u8")])
@@ -592,8 +594,7 @@ def _count_distinct(chunks: Iterable[np.ndarray], n: int, bucket_bytes: int, tmp
     """Distinct first columns of ``n`` uint64 pairs (given in chunks), a hash partition at
     a time."""
     total = 0
-    with Buckets([("id", "<u8")], "id", parts_for(_WORK * 8 * n, bucket_bytes), bucket_bytes,
-                 tmp_dir) as parts:
+    with sized_buckets([("id", "<u8")], "id", n, bucket_bytes, tmp_dir) as parts:
         for chunk in chunks:
             part = np.zeros(len(chunk), [("id", "<u8")])
             part["id"] = chunk[:, 0]
@@ -712,8 +713,7 @@ def _write_spatial(put: Any, table: np.ndarray, kind: str, lower: np.ndarray,
         if level and not left:
             break
         last = level == len(grids) - 1
-        with Buckets(_LEVEL_DTYPE, "key", parts_for(_WORK * 24 * left, bucket_bytes),
-                     bucket_bytes, tmp_dir) as pairs:
+        with sized_buckets(_LEVEL_DTYPE, "key", left, bucket_bytes, tmp_dir) as pairs:
             _add_level_pairs(pairs, put, remaining, n, kind, table, lower, size, grid, layout,
                              spill)
             # the fullest cell decides the sampling
@@ -824,8 +824,7 @@ def _write_level(put: Any, key: str, pairs: Buckets, bad: np.ndarray,
     """The emitted pairs, regrouped by what writes them (ranges of minishards, or cells
     unsharded), written; a bit per annotation placed."""
     placed = np.zeros_like(remaining)
-    with (Buckets(_LEVEL_DTYPE, "key", parts_for(_WORK * 24 * emitted, bucket_bytes),
-                  bucket_bytes, tmp_dir) if spec is None else
+    with (sized_buckets(_LEVEL_DTYPE, "key", emitted, bucket_bytes, tmp_dir) if spec is None else
           ShardParts(_LEVEL_DTYPE, spec, emitted, bucket_bytes, tmp_dir)) as groups_:
         for p in range(pairs.parts):
             for c in pairs.chunks(p, _CHUNK):
