@@ -65,19 +65,26 @@ WRITER = PEAK_RSS + r"""
 import json, resource, sys, time
 import numpy as np
 n, which, out = int(sys.argv[1]), sys.argv[2], sys.argv[3]
-rng = np.random.default_rng(0)
-xyz = rng.uniform(0, 1000, (n, 3)).astype(np.float32)
-score = rng.normal(size=n).astype(np.float32)
-big = rng.integers(0, 2**32, n, dtype=np.uint64).astype(np.uint32)
-seg = (np.arange(n) % 100_000).astype(np.uint64)
+STEP = 65536
+
+
+def chunk(s):  # points s to s + STEP, seeded per chunk: the input is never whole in
+    # memory (in shardkit's run), so the peak RSS is the writer's own
+    e = min(n, s + STEP)
+    rng = np.random.default_rng([0, s])
+    return (rng.uniform(0, 1000, (e - s, 3)).astype(np.float32),
+            rng.normal(size=e - s).astype(np.float32),
+            rng.integers(0, 2**32, e - s, dtype=np.uint64).astype(np.uint32),
+            (np.arange(s, e) % 100_000).astype(np.uint64))
+
+
 t = time.perf_counter()
 if which == "shardkit":
     from shardkit.writers.neuroglancer import write_annotations
     def annotations():  # dicts made a chunk at a time, as a reader of a big input would
-        for s in range(0, n, 65536):
-            e = min(n, s + 65536)
-            pts, sc, bg, sg = xyz[s:e].tolist(), score[s:e].tolist(), big[s:e].tolist(), \
-                seg[s:e].tolist()
+        for s in range(0, n, STEP):
+            e = min(n, s + STEP)
+            pts, sc, bg, sg = (a.tolist() for a in chunk(s))
             for j in range(e - s):
                 yield {"id": s + j + 1, "point": pts[j],
                        "properties": {"big": bg[j], "score": sc[j]},
@@ -91,6 +98,7 @@ if which == "shardkit":
 else:
     import pandas as pd
     from ngsidekick.annotations.precomputed import write_precomputed_annotations
+    xyz, score, big, seg = (np.concatenate(a) for a in zip(*map(chunk, range(0, n, STEP))))
     df = pd.DataFrame({"x": xyz[:, 0], "y": xyz[:, 1], "z": xyz[:, 2], "big": big,
                        "score": score, "seg": seg},
                       index=pd.Index(np.arange(1, n + 1, dtype=np.uint64), name="id"))

@@ -16,6 +16,7 @@ import numpy as np
 from ..formats.neuroglancer.annotation_layout import PROPERTY_TYPES, AnnotationLayout, stored_order
 
 _MASK64 = (1 << 64) - 1
+_F32_MAX = float(np.finfo(np.float32).max)  # past it a coordinate would be stored as inf
 
 _GEOMETRY_FIELDS = {"point": ("point",), "line": ("point_a", "point_b"),
                     "axis_aligned_bounding_box": ("point_a", "point_b"),
@@ -56,9 +57,10 @@ class _Encoder:
             vec = [float(v) for v in value]
         except (TypeError, ValueError) as exc:
             raise ValueError(f"annotation {ident}: {name} must be {self.rank} numbers") from exc
-        if len(vec) != self.rank or not all(math.isfinite(v) for v in vec):
-            raise ValueError(f"annotation {ident}: {name} must be {self.rank} finite numbers, "
-                             f"got {value!r}"[:200])
+        if len(vec) != self.rank or not all(math.isfinite(v) and abs(v) <= _F32_MAX
+                                            for v in vec):
+            raise ValueError(f"annotation {ident}: {name} must be {self.rank} finite numbers "
+                             f"(within float32), got {value!r}"[:200])
         return vec
 
     def geometry(self, ann: Mapping[str, Any], ident: int) -> np.ndarray:
@@ -96,16 +98,23 @@ class _Encoder:
                                      "components")
                 values += v
             else:
-                if isinstance(v, str) and v in labels:
+                named = isinstance(v, str) and v in labels
+                if named:
                     v = labels[v]
-                if ptype == "float32":
-                    v = float(v)
-                else:
-                    v = int(v)
+                try:
+                    v = float(v) if ptype == "float32" else int(v)
+                except (TypeError, ValueError) as exc:
+                    raise ValueError(f"annotation {ident}: property {pid}: {v!r} is not a "
+                                     f"{ptype} value" + (" or label" if labels else "")
+                                     ) from exc
+                if ptype != "float32":
                     info = np.iinfo(PROPERTY_TYPES[ptype][0])
                     if not info.min <= v <= info.max:
                         raise ValueError(f"annotation {ident}: property {pid} value {v} is "
                                          f"outside {ptype}")
+                if labels and not named and v not in labels.values():
+                    raise ValueError(f"annotation {ident}: property {pid} value {v!r} is not "
+                                     "one of its enum_values or enum_labels"[:200])
                 values.append(v)
         return values
 
@@ -136,7 +145,8 @@ class _Encoder:
             geo = np.array([[a[f] for f in self.fields] for a in batch], dtype=np.float64)
         except (KeyError, TypeError, ValueError):
             return None
-        if geo.shape != (len(batch), self.vectors, self.rank) or not np.all(np.isfinite(geo)):
+        if geo.shape != (len(batch), self.vectors, self.rank) \
+                or not np.all(np.abs(geo) <= _F32_MAX):  # NaN and inf fail too
             return None
         recs = np.zeros(len(batch), lay.dtype)
         recs["geometry"] = geo
@@ -159,10 +169,15 @@ class _Encoder:
                     return None
             elif arr.shape != (len(batch),):
                 return None
-            elif ptype != "float32":
+            elif ptype == "float32":
+                if np.any(np.abs(arr[np.isfinite(arr)]) > _F32_MAX):  # named one by one
+                    return None
+            else:
                 info = np.iinfo(PROPERTY_TYPES[ptype][0])
                 if arr.min(initial=0) < info.min or arr.max(initial=0) > info.max:
                     return None
+            if _labels and not np.all(np.isin(arr, list(_labels.values()))):
+                return None  # named one by one
             recs[pid] = arr
         offsets = np.arange(len(batch) + 1, dtype=np.int64) * lay.record_bytes
         return ids, recs.tobytes(), offsets, geo.astype(np.float32)
@@ -190,7 +205,7 @@ class _Encoder:
     def record(self, geometry: np.ndarray, props: Mapping[str, Any], ident: int) -> bytes:
         try:
             tail = self.prop_struct.pack(*self.prop_values(props, ident))
-        except struct.error as exc:
+        except (struct.error, OverflowError) as exc:  # OverflowError: a float32 too large
             raise ValueError(f"annotation {ident}: {exc}") from exc
         if self.layout.type == "polyline":
             return struct.pack("<I", len(geometry)) + geometry.astype("<f4").tobytes() + tail
@@ -289,14 +304,19 @@ def _batch_of(encoder: _Encoder, batch: Sequence[Mapping[str, Any]], first: int,
     tails, tail_offsets, pairs = got
     if encoder.layout.type == "ellipsoid":
         r = np.abs(geos[:, 1])
-        lo, hi = geos[:, 0] - r, geos[:, 0] + r
+        with np.errstate(over="ignore"):  # refused below
+            lo, hi = geos[:, 0] - r, geos[:, 0] + r
     elif encoder.layout.type == "polyline":
         lo = np.array([g.min(axis=0) for g in geos], dtype=np.float32).reshape(-1, encoder.rank)
         hi = np.array([g.max(axis=0) for g in geos], dtype=np.float32).reshape(-1, encoder.rank)
     else:
         lo, hi = geos.min(axis=1), geos.max(axis=1)
-    return _Encoded(ids, records, rec_offsets, tails, tail_offsets,
-                    np.asarray(lo, np.float32), np.asarray(hi, np.float32), pairs)
+    lo, hi = np.asarray(lo, np.float32), np.asarray(hi, np.float32)
+    overflow = ~(np.isfinite(lo).all(axis=1) & np.isfinite(hi).all(axis=1))
+    if overflow.any():  # an ellipsoid's center +- radii past float32
+        raise ValueError(f"annotation {int(ids[int(np.argmax(overflow))])}: its bounding box "
+                         "is not finite in float32")
+    return _Encoded(ids, records, rec_offsets, tails, tail_offsets, lo, hi, pairs)
 
 
 @dataclass

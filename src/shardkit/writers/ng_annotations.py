@@ -2,13 +2,15 @@
 
 :func:`write_annotations` streams any iterable of annotations: each is encoded once (by
 :mod:`.ng_annotation_encode`) and appended to a temporary spill file beside a fixed-size row
-(id, bounding box, where its bytes are), both read back memory-mapped. Then every pass that
-groups annotations by key (the check that ids are unique, by_id and relationship shards, each
-spatial level's cells) goes through ``(key, row)`` pairs hash-partitioned into temporary files
-past ``bucket_bytes`` (64 MiB by default, parts sized for the arrays they are processed with), a
-part at a time, and a shard is written whole from one part: memory holds one part, the shard
-being written (they grow with the layer up to the shard size the sharding spec targets) and a
-few bits per annotation (which are still to place in the spatial index). It writes:
+(id, bounding box, where its bytes are) of a row table. Then every pass that groups
+annotations by key (the check that ids are unique, by_id and relationship indexes, each
+spatial level's cells) goes through ``(key, row)`` pairs partitioned into temporary files past
+``bucket_bytes`` (64 MiB by default, parts sized for the arrays they are processed with) and
+read back a part (or a chunk) at a time. Sharded indexes are partitioned by ranges of
+minishards and each shard is written as a stream (:mod:`.ng_annotation_shards`); the values
+of a part are read from the spill files with a few large reads (:mod:`.ng_annotation_values`).
+Memory holds a part and its values, a chunk, and a bit per annotation (which are still to
+place in the spatial index), whatever the size of the layer or of its shards. It writes:
 
 - ``by_id``: id -> record and relationships;
 - one index per relationship: segment id -> the related annotations;
@@ -34,9 +36,8 @@ import contextlib
 import itertools
 import json
 import os
-import struct
 import tempfile
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any, cast
 
 import numpy as np
@@ -48,105 +49,42 @@ from ..formats.neuroglancer.annotation_layout import (
     AnnotationLayout,
     stored_order,
 )
-from ..formats.neuroglancer.annotation_spill import DEFAULT_BUCKET_BYTES, Buckets, parts_for
+from ..formats.neuroglancer.annotation_spill import (
+    DEFAULT_BUCKET_BYTES,
+    Buckets,
+    mix64,
+)
 from ..formats.neuroglancer.store import check_relative
 from .ng_annotation_encode import _Encoder
+from .ng_annotation_shards import (
+    ShardParts,
+    merge_counts,
+    sized_buckets,
+    stream_opener,
+    write_sharded,
+)
+from .ng_annotation_shards import runs as _runs
+from .ng_annotation_values import Piece, Values
 
 __all__ = ["write_annotations"]
 
 _MASK64 = (1 << 64) - 1
 _BATCH = 8192  # annotations encoded at once
 _CHUNK = 1 << 18  # rows of the row table read at once by the passes over it
+_DROP_BYTES = 32 << 20  # read through the maps between two drops of their pages
 _WORK = 6  # the arrays a part is sorted, hashed and sampled with, over its pairs' bytes
 DEFAULT_LIMIT = 10_000
 MAX_LEVELS = 20
 
 
-def _splitmix(x: np.ndarray) -> np.ndarray:
-    """A 64-bit mix of each value (uniform bits from ids)."""
-    with np.errstate(over="ignore"):
-        z = x.astype(np.uint64) + np.uint64(0x9E3779B97F4A7C15)
-        z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
-        z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
-        return z ^ (z >> np.uint64(31))
-
-
 def _uniform(ids: np.ndarray, salt: int) -> np.ndarray:
-    with np.errstate(over="ignore"):
-        mixed = _splitmix(ids ^ np.uint64((salt * 0x2545F4914F6CDD1D) & _MASK64))
+    mixed = mix64(np.asarray(ids, np.uint64) ^ np.uint64((salt * 0x2545F4914F6CDD1D) & _MASK64),
+                  inplace=True)
     return (mixed >> np.uint64(11)).astype(np.float64) / float(1 << 53)
-
-
-def _runs(values: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """``(distinct values, start of each run, length of each run)`` of sorted ``values`` (what
-    ``np.unique`` gives, without its hashing: much slower on uint64 here)."""
-    if not len(values):
-        return values[:0], np.zeros(0, np.int64), np.zeros(0, np.int64)
-    starts = np.flatnonzero(np.concatenate(([True], values[1:] != values[:-1])))
-    lengths = np.diff(np.append(starts, len(values)))
-    return values[starts], starts, lengths
 
 
 def _distinct(values: np.ndarray) -> np.ndarray:
     return _runs(np.sort(values))[0]
-
-
-def _write_shards(put: Any, key: str, keys: np.ndarray, values_for: Any,
-                  spec: ShardingSpec) -> None:
-    """Shard files of ``keys`` (``values_for(positions) -> values``), one shard in memory at
-    a time, laid out as :func:`shardkit.writers.neuroglancer.shard_pieces` lays them out
-    (shard index, values minishard by minishard and by ascending key, minishard indices)."""
-    from .neuroglancer import _gzip, check_writable
-
-    check_writable(spec)
-    if not len(keys):
-        return
-    keys = np.asarray(keys, dtype=np.uint64)
-    shards = np.empty(len(keys), np.uint64)
-    minis = np.empty(len(keys), np.uint64)
-    for start in range(0, len(keys), _CHUNK):  # the hash's temporaries a chunk at a time
-        shards[start : start + _CHUNK], minis[start : start + _CHUNK] = spec.locate_many(
-            keys[start : start + _CHUNK])
-    order = np.lexsort((keys, minis, shards))
-    _, starts, lengths = _runs(shards[order])
-    gzip_data = spec.data_encoding == "gzip"
-    gzip_index = spec.minishard_index_encoding == "gzip"
-    for start, length in zip(starts.tolist(), lengths.tolist(), strict=True):
-        group = order[start : start + length]
-        values = values_for(group)
-        if isinstance(values, tuple):  # (the values back to back, their sizes)
-            block, sizes = values
-            sizes = np.asarray(sizes, np.uint64)
-            values = [block]
-            if gzip_data:
-                cuts = np.concatenate(([0], np.cumsum(sizes, dtype=np.int64))).tolist()
-                values = [_gzip(block[a:b]) for a, b in itertools.pairwise(cuts)]
-                sizes = np.fromiter(map(len, values), np.uint64, len(values))
-        else:
-            if gzip_data:
-                values = [_gzip(v) for v in values]
-            sizes = np.fromiter(map(len, values), np.uint64, len(values))
-        ends = np.cumsum(sizes)
-        data_end = int(ends[-1]) if len(ends) else 0
-        entries = np.zeros((spec.num_minishards, 2), dtype="<u8")
-        tables = []
-        pos = data_end
-        group_keys, group_minis = keys[group], minis[group]
-        mini_values, mini_starts, mini_lengths = _runs(group_minis)
-        for mini, ms, ml in zip(mini_values.tolist(), mini_starts.tolist(),
-                                mini_lengths.tolist(), strict=True):
-            ids = group_keys[ms : ms + ml]
-            offsets = np.zeros(ml, dtype=np.uint64)
-            offsets[0] = ends[ms] - sizes[ms]  # where the minishard's first value starts
-            table = np.stack([np.diff(ids, prepend=np.uint64(0)), offsets,
-                              sizes[ms : ms + ml]]).astype("<u8").tobytes()
-            if gzip_index:
-                table = _gzip(table)
-            entries[mini] = (pos, pos + len(table))
-            pos += len(table)
-            tables.append(table)
-        put(f"{key}/{spec.shard_name(int(shards[group[0]]))}",
-            b"".join([entries.tobytes(), *values, *tables]))
 
 
 def _relationship_meta(relationships: Sequence[Any]) -> list[dict[str, Any]]:
@@ -278,6 +216,7 @@ def write_annotations(path: str | os.PathLike[str], annotations: Iterable[Mappin
     row_dtype = _row_dtype(rank)
     spills: list[_Spill] = []  # made inside the try: removed however a later one fails
     files: list[Any] = []
+    opened: list[Values] = []
     try:
         spill = _Spill(spill_dir, "records")
         spills.append(spill)
@@ -294,26 +233,33 @@ def write_annotations(path: str | os.PathLike[str], annotations: Iterable[Mappin
         table = staged.finish()
         ids = np.asarray(table["id"])
         maps = [getattr(table, "_mmap", None), spill.mm, tails.mm]
-        put = _DroppingPut(put, maps)
+        put = _DroppingPut(put, maps, stream_opener(dest, storage_options))
         _check_unique(ids, bucket_bytes, spill_dir, put.tick)
         put.drop()
         lower, upper = _layer_bounds(lower_bound, upper_bound, staged, rank)
-        values = _Values(table, ids, layout, spill, tails)
+        values = Values(rows.fileno(), row_dtype, len(table), layout.record_bytes,
+                        spill.file.name, spill.pos, tails.file.name, tails.pos,
+                        fixed_record=layout.type != "polyline",
+                        fixed_tail=staged.tail_min if staged.tail_min == staged.tail_max
+                        else None)
+        opened.append(values)
         info: dict[str, Any] = {**base_info, "lower_bound": lower.tolist(),
                                 "upper_bound": upper.tolist()}
         choose = _hashed_chooser(want, choose_hashed_spec)
-        info["by_id"] = _write_by_id(put, values, choose, row_dtype, bucket_bytes, spill_dir)
+        info["by_id"] = _write_by_id(put, values, ids, choose, row_dtype, bucket_bytes,
+                                     spill_dir)
         info["relationships"] = [
-            _write_relationship(put, m, f, values, choose, bucket_bytes, spill_dir)
+            _write_relationship(put, m, f, values, ids, choose, bucket_bytes, spill_dir)
             for m, f in zip(rel_meta, pairs, strict=True)]
         put.drop()
         info["spatial"] = _write_spatial(put, table, kind, lower, upper, scales, limit,
-                                         max_levels, values.list_value, want,
-                                         choose_spatial_spec, layout, encoder, spill,
-                                         bucket_bytes, spill_dir)
+                                         max_levels, values, want, choose_spatial_spec,
+                                         layout, spill, bucket_bytes, spill_dir)
         put("info", json.dumps(info).encode())  # last: a layer without it is not complete
         return info
     finally:
+        for v in opened:
+            v.close()
         for s_ in spills:
             s_.remove()
         for f in files:
@@ -421,6 +367,7 @@ class _Staged:
         self.n = 0
         self.seen_max = np.full(rank, -np.inf)
         self.seen_min = np.full(rank, np.inf)
+        self.tail_min, self.tail_max = 1 << 62, 0  # the sizes of the tails
 
     def add_all(self, annotations: Iterable[Mapping[str, Any]]) -> None:
         batch: list[Mapping[str, Any]] = []
@@ -452,6 +399,10 @@ class _Staged:
         for f, pb in zip(self.pairs, enc.pairs, strict=True):
             pb[:, 1] += n
             f.write(pb.astype("<u8").tobytes())
+        if len(batch):
+            sizes = np.diff(enc.tail_offsets)
+            self.tail_min = min(self.tail_min, int(sizes.min()))
+            self.tail_max = max(self.tail_max, int(sizes.max()))
         self.n += len(batch)
         batch.clear()
 
@@ -487,140 +438,109 @@ def _layer_bounds(lower_bound: Sequence[float] | None, upper_bound: Sequence[flo
     return lower, upper
 
 
-class _Values:
-    """The values of the indexes, read from the row table and the spill files."""
-
-    def __init__(self, table: np.ndarray, ids: np.ndarray, layout: AnnotationLayout,
-                 spill: _Spill, tails: _Spill) -> None:
-        n = len(table)
-        self.n, self.ids, self.spill, self.tails = n, ids, spill, tails
-        self.starts_all = np.asarray(table["start"])
-        self.rec_ends_all = np.asarray(table["rec_end"])
-        self.tail_starts_all = np.asarray(table["tail_start"])
-        self.tail_ends_all = np.asarray(table["tail_end"])
-        self.record_bytes = layout.record_bytes
-        fixed = layout.type != "polyline"
-        rec_bytes = layout.record_bytes
-        self.records_2d = (np.frombuffer(spill.mm, np.uint8).reshape(n, rec_bytes)
-                           if fixed and n else None)
-
-    def values_of(self, rows_: np.ndarray) -> list[bytes] | tuple[bytes, np.ndarray]:
-        """by_id values (record, then relationships) of many rows: as one block and the
-        sizes when the records and relationship parts have one size each (no Python
-        object per value), else one by one."""
-        records_2d, rec_bytes, tails = self.records_2d, self.record_bytes, self.tails
-        tail_starts_all, tail_ends_all = self.tail_starts_all, self.tail_ends_all
-        tl = tail_ends_all[rows_] - tail_starts_all[rows_]
-        if records_2d is not None and len(rows_) and bool(np.all(tl == tl[0])):
-            width = int(tl[0])
-            out = np.empty((len(rows_), rec_bytes + width), np.uint8)
-            out[:, :rec_bytes] = records_2d[rows_]
-            if width:
-                tbuf = np.frombuffer(tails.mm, np.uint8)
-                windows = np.lib.stride_tricks.as_strided(
-                    tbuf, (len(tbuf) - width + 1, width), (1, 1))
-                out[:, rec_bytes:] = windows[tail_starts_all[rows_].astype(np.int64)]
-            return out.tobytes(), np.full(len(rows_), rec_bytes + width, np.uint64)
-        mm, tm = self.spill.mm, tails.mm
-        return [mm[s:e] + tm[ts:te] for s, e, ts, te in zip(
-            self.starts_all[rows_].tolist(), self.rec_ends_all[rows_].tolist(),
-            tail_starts_all[rows_].tolist(), tail_ends_all[rows_].tolist(), strict=True)]
-
-    def list_value(self, rows_: np.ndarray) -> bytes:
-        """A relationship's or a cell's value: the count, the records, the ids."""
-        if self.records_2d is not None:
-            recs = self.records_2d[rows_].tobytes()
-        else:
-            mm = self.spill.mm
-            recs = b"".join(mm[s:e] for s, e in zip(self.starts_all[rows_].tolist(),
-                                                   self.rec_ends_all[rows_].tolist(),
-                                                   strict=True))
-        return (cast(bytes, struct.pack("<Q", len(rows_)) + recs
-                + np.asarray(self.ids[rows_], dtype="<u8").tobytes()))
-
-
 _PAIR_DTYPE = [("key", "<u8"), ("row", "<u8")]
 
 
-def _write_by_id(put: Any, values: _Values, choose: Callable[..., ShardingSpec | None],
-                 row_dtype: np.dtype[Any], bucket_bytes: int, spill_dir: str
-                 ) -> dict[str, Any]:
-    """by_id: (id, row) partitioned by shard (a shard is written whole from one part)."""
-    n, ids = values.n, values.ids
-    total = int(values.spill.pos + values.tails.pos)
+def _write_by_id(put: Any, values: Values, ids: np.ndarray,
+                 choose: Callable[..., ShardingSpec | None], row_dtype: np.dtype[Any],
+                 bucket_bytes: int, spill_dir: str) -> dict[str, Any]:
+    """by_id: (id, row) partitioned by ranges of minishards (unsharded: by id)."""
+    n = values.n
+    total = int(values.spill_bytes + values.tails_bytes)
     spec = choose("by_id", "by_id", n, total)
     meta: dict[str, Any] = {"key": "by_id"}
     pair_dtype = _PAIR_DTYPE
-    with Buckets(pair_dtype, "key", parts_for(_WORK * 16 * n, bucket_bytes), bucket_bytes,
-                 spill_dir) as parts:
+    with (sized_buckets(pair_dtype, "key", n, bucket_bytes, spill_dir) if spec is None else
+          ShardParts(pair_dtype, spec, n, bucket_bytes, spill_dir)) as parts:
         for start in range(0, n, _CHUNK):
             put.tick(_CHUNK * row_dtype.itemsize)
             part = np.zeros(min(n, start + _CHUNK) - start, pair_dtype)
             part["key"] = ids[start : start + len(part)]
             part["row"] = np.arange(start, start + len(part))
-            parts.add(part, None if spec is None else spec.locate_many(part["key"])[0])
-        for p in range(parts.parts):
-            got = parts.bucket(p)
-            _write_uint64_part(put, "by_id", got["key"], got["row"].astype(np.int64),
-                               spec, values.values_of)
+            parts.add(part)
+        if isinstance(parts, ShardParts):
+            def prepare(piece_pairs: np.ndarray) -> Any:
+                piece = values.piece(piece_pairs["row"], piece_pairs["key"])
+                return lambda got, s, e: piece.values_of(got["row"])
+
+            write_sharded(put.open, "by_id", parts, prepare, tmp_dir=spill_dir)
+        else:
+            for p in range(parts.parts):
+                got = parts.bucket(p)
+                piece = values.piece(got["row"], got["key"])
+                _write_uint64_part(put, "by_id", got["key"], got["row"].astype(np.int64),
+                                   piece.values_of)
     if spec is not None:
         meta["sharding"] = spec.to_dict()
     return meta
 
 
-def _write_relationship(put: Any, m: dict[str, Any], f: Any, values: _Values,
+def _write_relationship(put: Any, m: dict[str, Any], f: Any, values: Values, ids: np.ndarray,
                         choose: Callable[..., ShardingSpec | None], bucket_bytes: int,
                         spill_dir: str) -> dict[str, Any]:
     """One relationship's index (segment id -> the related annotations) from its
     (segment, row) file; its ``info`` object."""
     f.flush()
     npairs = f.tell() // 16
-    segs_all = np.memmap(f, dtype="<u8", mode="r", shape=(npairs, 2)) if npairs \
-        else np.zeros((0, 2), np.uint64)
-    num_segs = _count_distinct(segs_all[:, 0], bucket_bytes, spill_dir, put.tick)
+    num_segs = _count_distinct(_pair_chunks(f, npairs), npairs, bucket_bytes, spill_dir)
     spec = choose(m["id"], "relationships", num_segs, npairs * (values.record_bytes + 8))
     meta: dict[str, Any] = {"key": m["key"]}
-    pair_dtype = _PAIR_DTYPE
-    with Buckets(pair_dtype, "key", parts_for(_WORK * 16 * npairs, bucket_bytes),
-                 bucket_bytes, spill_dir) as parts:
-        for start in range(0, npairs, _CHUNK):
-            chunk = np.asarray(segs_all[start : start + _CHUNK])
+    pair_dtype = _LEVEL_DTYPE  # (segment, row, its id)
+    with (sized_buckets(pair_dtype, "key", npairs, bucket_bytes, spill_dir) if spec is None else
+          ShardParts(pair_dtype, spec, npairs, bucket_bytes, spill_dir)) as parts:
+        for chunk in _pair_chunks(f, npairs):
+            put.tick(64 * len(chunk))  # the ids read from the row table (rows ascending)
             part = np.zeros(len(chunk), pair_dtype)
             part["key"], part["row"] = chunk[:, 0], chunk[:, 1]
-            parts.add(part, None if spec is None else spec.locate_many(part["key"])[0])
-        for p in range(parts.parts):
-            _write_relationship_part(put, m["key"], parts.bucket(p), values, spec)
-    del segs_all
+            part["id"] = ids[chunk[:, 1].astype(np.int64)]
+            parts.add(part)
+        if isinstance(parts, ShardParts):
+            write_sharded(put.open, m["key"], parts,
+                          lambda got: _lists(values.piece(got["row"], got["id"], tails=False)),
+                          order=lambda got: [got["row"]], tmp_dir=spill_dir)
+        else:
+            for p in range(parts.parts):
+                _write_relationship_part(put, m["key"], parts.bucket(p), values)
     if spec is not None:
         meta["sharding"] = spec.to_dict()
     return {"id": m["id"], **meta}
 
 
-def _write_relationship_part(put: Any, key: str, got: np.ndarray, values: _Values,
-                             spec: ShardingSpec | None) -> None:
-    """The segments of one part: each lists its annotations in row order."""
+def _lists(piece: Piece) -> Callable[[np.ndarray, np.ndarray, np.ndarray], list[bytes]]:
+    """``values_for`` of keys that list annotations (relationships, spatial cells)."""
+
+    def list_values(got: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> list[bytes]:
+        return piece.list_values(got["row"], starts, ends)
+
+    return list_values
+
+
+def _write_relationship_part(put: Any, key: str, got: np.ndarray, values: Values) -> None:
+    """The segments of one part, a file each: each lists its annotations in row order."""
     got = got[np.lexsort((got["row"], got["key"]))]
     segs, starts, _ = _runs(got["key"])
     ends = np.append(starts[1:], len(got))
     rows_of = got["row"].astype(np.int64)
-    list_value = values.list_value
+    list_value = values.piece(rows_of, got["id"], tails=False).list_value
 
     def rel_values(js: np.ndarray, rows_of: np.ndarray = rows_of,
                    starts: np.ndarray = starts, ends: np.ndarray = ends
                    ) -> list[bytes]:
         return [list_value(rows_of[starts[j] : ends[j]]) for j in js.tolist()]
 
-    _write_uint64_part(put, key, segs, np.arange(len(segs)), spec, rel_values)
+    _write_uint64_part(put, key, segs, np.arange(len(segs)), rel_values)
 
 
 class _DroppingPut:
-    """``put``, dropping the mapped pages of the spill files every 64 MiB written (they stay
-    in the page cache): the passes over them must not leave them resident."""
+    """``put`` (and ``open``, a file written as a stream), dropping the mapped pages of the
+    spill files every 32 MiB read or written (they stay in the page cache): the passes over
+    them must not leave them resident."""
 
-    def __init__(self, put: Any, maps: list[Any]) -> None:
+    def __init__(self, put: Any, maps: list[Any], open_: Any = None) -> None:
         import mmap
 
         self.put = put
+        self.open = open_
         self.maps = [m for m in maps if isinstance(m, mmap.mmap)]
         self.dontneed = getattr(mmap, "MADV_DONTNEED", None)
         self.written = 0
@@ -632,7 +552,7 @@ class _DroppingPut:
     def tick(self, nbytes: int) -> None:
         """``nbytes`` more were read or written through the maps."""
         self.written += nbytes
-        if self.written >= 64 << 20:
+        if self.written >= _DROP_BYTES:
             self.drop()
 
     def drop(self) -> None:
@@ -650,8 +570,7 @@ def _check_unique(ids: np.ndarray, bucket_bytes: int, tmp_dir: str,
     n = len(ids)
     if n < 2:
         return
-    with Buckets([("id", "<u8")], "id", parts_for(_WORK * 8 * n, bucket_bytes), bucket_bytes,
-                 tmp_dir) as parts:
+    with sized_buckets([("id", "<u8")], "id", n, bucket_bytes, tmp_dir) as parts:
         for start in range(0, n, _CHUNK):
             tick(64 * _CHUNK)  # the pages of the rows read (the row table is 64 bytes a row)
             part = np.zeros(min(n, start + _CHUNK) - start, [("id", "<u8")])
@@ -663,17 +582,22 @@ def _check_unique(ids: np.ndarray, bucket_bytes: int, tmp_dir: str,
                 raise ValueError("annotation ids must be unique")
 
 
-def _count_distinct(values: np.ndarray, bucket_bytes: int, tmp_dir: str,
-                    tick: Any = lambda nbytes: None) -> int:
-    """Distinct values of a (memory-mapped) uint64 column, a hash partition at a time."""
-    n = len(values)
+def _pair_chunks(f: Any, npairs: int) -> Iterator[np.ndarray]:
+    """The ``(npairs, 2)`` uint64 pairs of a file, ``_CHUNK`` at a time."""
+    f.seek(0)
+    for start in range(0, npairs, _CHUNK):
+        yield np.fromfile(f, "<u8", 2 * min(_CHUNK, npairs - start)).reshape(-1, 2)
+
+
+def _count_distinct(chunks: Iterable[np.ndarray], n: int, bucket_bytes: int, tmp_dir: str
+                    ) -> int:
+    """Distinct first columns of ``n`` uint64 pairs (given in chunks), a hash partition at
+    a time."""
     total = 0
-    with Buckets([("id", "<u8")], "id", parts_for(_WORK * 8 * n, bucket_bytes), bucket_bytes,
-                 tmp_dir) as parts:
-        for start in range(0, n, _CHUNK):
-            tick(64 * _CHUNK)  # the pages of the rows read (the row table is 64 bytes a row)
-            part = np.zeros(min(n, start + _CHUNK) - start, [("id", "<u8")])
-            part["id"] = values[start : start + len(part)]
+    with sized_buckets([("id", "<u8")], "id", n, bucket_bytes, tmp_dir) as parts:
+        for chunk in chunks:
+            part = np.zeros(len(chunk), [("id", "<u8")])
+            part["id"] = chunk[:, 0]
             parts.add(part)
         for p in range(parts.parts):
             total += len(_distinct(parts.bucket(p)["id"]))
@@ -681,21 +605,18 @@ def _count_distinct(values: np.ndarray, bucket_bytes: int, tmp_dir: str,
 
 
 def _write_uint64_part(put: Any, key: str, keys: np.ndarray, rows: np.ndarray,
-                       spec: ShardingSpec | None, values_for: Any) -> None:
-    """The keys of one part (whole shards of ``spec``; unsharded, one file per key):
-    ``values_for(rows[positions])`` gives their values."""
-    if spec is None:
-        for start in range(0, len(keys), _BATCH):
-            sel = rows[start : start + _BATCH]
-            values = values_for(sel)
-            if isinstance(values, tuple):  # (back to back, sizes)
-                block, sizes = values
-                cuts = np.concatenate(([0], np.cumsum(sizes, dtype=np.int64))).tolist()
-                values = [block[a:b] for a, b in itertools.pairwise(cuts)]
-            for k, v in zip(keys[start : start + _BATCH].tolist(), values, strict=True):
-                put(f"{key}/{k}", v)
-        return
-    _write_shards(put, key, keys, lambda pos: values_for(rows[pos]), spec)
+                       values_for: Any) -> None:
+    """The keys of one part, one file per key: ``values_for(rows[positions])`` gives their
+    values."""
+    for start in range(0, len(keys), _BATCH):
+        sel = rows[start : start + _BATCH]
+        values = values_for(sel)
+        if isinstance(values, tuple):  # (back to back, sizes)
+            block, sizes = values
+            cuts = np.concatenate(([0], np.cumsum(sizes, dtype=np.int64))).tolist()
+            values = [block[a:b] for a, b in itertools.pairwise(cuts)]
+        for k, v in zip(keys[start : start + _BATCH].tolist(), values, strict=True):
+            put(f"{key}/{k}", v)
 
 
 def _cells_of(kind: str, lo: np.ndarray, hi: np.ndarray, origin: np.ndarray,
@@ -754,6 +675,14 @@ def _bits_rows(bits: np.ndarray, n: int) -> Any:
             yield rows
 
 
+def _all_bits(n: int) -> np.ndarray:
+    """A packed bitmap of ``n`` set bits (without an array of the ``n`` rows)."""
+    bits = np.full((n + 7) // 8, 0xFF, np.uint8)
+    if n % 8:
+        bits[-1] = (1 << (n % 8)) - 1
+    return bits
+
+
 def _set_bits(bits: np.ndarray, rows: np.ndarray) -> None:
     if len(rows):
         np.bitwise_or.at(bits, rows // 8, (1 << (rows % 8)).astype(np.uint8))
@@ -766,91 +695,101 @@ def _get_bits(bits: np.ndarray, rows: np.ndarray) -> np.ndarray:
 
 def _write_spatial(put: Any, table: np.ndarray, kind: str, lower: np.ndarray,
                    upper: np.ndarray, scales: np.ndarray, limit: int, max_levels: int,
-                   list_value: Any, want: Any, choose_spatial_spec: Any,
-                   layout: AnnotationLayout, encoder: _Encoder, spill: _Spill,
+                   values: Values, want: Any, choose_spatial_spec: Any,
+                   layout: AnnotationLayout, spill: _Spill,
                    bucket_bytes: int = DEFAULT_BUCKET_BYTES, tmp_dir: str | None = None
                    ) -> list[dict[str, Any]]:
     """The spatial index, level by level. What a level keeps per annotation is a bit (still
-    to place) in memory; its (cell, row) pairs are hash-partitioned by cell into temporary
-    files past ``bucket_bytes``, counted, sampled and regrouped by shard a part at a time."""
+    to place) in memory; its (cell, row, id) pairs are hash-partitioned by cell into temporary
+    files past ``bucket_bytes``, counted and sampled a chunk at a time, and regrouped by
+    shard (or by cell, unsharded) to be written."""
     n = len(table)
-    ids = table["id"]
     grids = _level_grids(lower, upper, scales, max_levels)
-    remaining = np.zeros((n + 7) // 8, np.uint8)  # a bit per annotation still to place
-    _set_bits(remaining, np.arange(n))
+    remaining = _all_bits(n)  # a bit per annotation still to place
     left = n
     out: list[dict[str, Any]] = []
-    pair_dtype = _PAIR_DTYPE
     rec = layout.record_bytes + 8
     for level, (grid, size) in enumerate(grids):
         if level and not left:
             break
         last = level == len(grids) - 1
-        with Buckets(pair_dtype, "key", parts_for(_WORK * 16 * left, bucket_bytes), bucket_bytes,
-                     tmp_dir) as pairs:
+        with sized_buckets(_LEVEL_DTYPE, "key", left, bucket_bytes, tmp_dir) as pairs:
             _add_level_pairs(pairs, put, remaining, n, kind, table, lower, size, grid, layout,
                              spill)
             # the fullest cell decides the sampling
-            max_count = _fullest_cell(pairs)
+            max_count = max((int(c.max()) for p in range(pairs.parts)
+                             if len(c := _cell_counts(pairs, p)[1])), default=0)
             prob = 1.0 if (max_count <= limit or last) else limit / max_count
-            bad = _not_emitted(pairs, ids, level, prob, limit, remaining)
+            bad = _not_emitted(pairs, level, prob, limit, remaining)
             emitted, cells_count = _emitted_counts(pairs, bad)
             key = f"spatial{level}"
             meta: dict[str, Any] = {"key": key, "grid_shape": [int(g) for g in grid],
                                     "chunk_size": [float(s) for s in size], "limit": limit}
             spec = _level_spec(want, choose_spatial_spec, grid, emitted * rec, cells_count,
                                meta)
-            placed = _write_level(put, key, pairs, bad, spec, grid, ids, list_value,
-                                  emitted, remaining, bucket_bytes, tmp_dir)
+            placed = _write_level(put, key, pairs, bad, spec, grid, values, emitted,
+                                  remaining, bucket_bytes, tmp_dir)
         out.append(meta)
         remaining &= ~placed
         left = int(_POPCOUNT[remaining].sum(dtype=np.int64))
     return out
 
 
+_LEVEL_DTYPE = [("key", "<u8"), ("row", "<u8"), ("id", "<u8")]  # (cell, row, its id)
+
+
 def _add_level_pairs(pairs: Buckets, put: Any, remaining: np.ndarray, n: int, kind: str,
                      table: np.ndarray, lower: np.ndarray, size: np.ndarray, grid: np.ndarray,
                      layout: AnnotationLayout, spill: _Spill) -> None:
-    """The (cell, row) pairs of a level: every annotation still to place in every cell of
-    the level it meets."""
-    pair_dtype = _PAIR_DTYPE
+    """The (cell, row, id) triples of a level: every annotation still to place in every
+    cell of the level it meets."""
     for rows in _bits_rows(remaining, n):
-        if hasattr(put, "tick"):
-            put.tick(64 * len(rows))
+        if hasattr(put, "tick"):  # the rows' table pages, and their records' for geometry
+            put.tick((64 + (0 if kind == "point" else layout.record_bytes)) * len(rows))
         pr, codes = _level_pairs(kind, rows, table, lower, size, grid, layout, spill)
-        part = np.zeros(len(pr), pair_dtype)
-        part["key"], part["row"] = codes, pr
+        part = np.zeros(len(pr), _LEVEL_DTYPE)
+        part["key"], part["row"], part["id"] = codes, pr, table["id"][pr]
         pairs.add(part)
 
 
-def _fullest_cell(pairs: Buckets) -> int:
-    """The most pairs of one cell."""
-    max_count = 0
-    for p in range(pairs.parts):
-        got = pairs.bucket(p)
-        if len(got):
-            max_count = max(max_count, int(_runs(np.sort(got["key"]))[2].max()))
-    return max_count
+def _cell_counts(pairs: Buckets, p: int, bad: np.ndarray | None = None
+                 ) -> tuple[np.ndarray, np.ndarray]:
+    """The cells of bucket ``p`` and their pairs (those not ``bad``), a chunk at a time:
+    memory holds a chunk and one entry per cell."""
+    acc = (np.zeros(0, np.uint64), np.zeros(0, np.int64))
+    for c in pairs.chunks(p, _CHUNK):
+        keys = c["key"] if bad is None else c["key"][~_get_bits(bad, c["row"].astype(np.int64))]
+        k, _, lengths = _runs(np.sort(keys))
+        acc = merge_counts(*acc, k, lengths)
+    return acc
 
 
-def _not_emitted(pairs: Buckets, ids: np.ndarray, level: int, prob: float, limit: int,
+def _not_emitted(pairs: Buckets, level: int, prob: float, limit: int,
                  remaining: np.ndarray) -> np.ndarray:
     """A bit per annotation left to the next levels.
 
     Chosen with probability prob, and never more than limit in a cell: within a cell the
     first limit by the same uniform draw; an annotation is emitted at this level only where
-    every cell it meets keeps it (in all of them or none)."""
+    every cell it meets keeps it (in all of them or none). Only the pairs drawn below prob
+    (about ``prob`` of a bucket) are held to be ranked in their cells."""
     bad = np.zeros_like(remaining)
-    if prob < 1:
-        for p in range(pairs.parts):
-            got = pairs.bucket(p)
-            codes, prs = got["key"], got["row"].astype(np.int64)
-            u = _uniform(ids[prs], level)
-            by_cell = np.lexsort((u, codes))
-            first = np.searchsorted(codes[by_cell], codes[by_cell], side="left")
-            rank_in_cell = np.empty(len(codes), dtype=np.int64)
-            rank_in_cell[by_cell] = np.arange(len(codes)) - first
-            _set_bits(bad, prs[~((u < prob) & (rank_in_cell < limit))])
+    if prob >= 1:
+        return bad
+    for p in range(pairs.parts):
+        drawn: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+        for c in pairs.chunks(p, _CHUNK):
+            u = _uniform(c["id"], level)
+            low = u < prob
+            _set_bits(bad, c["row"][~low].astype(np.int64))
+            drawn.append((c["key"][low], c["row"][low].astype(np.int64), u[low]))
+        if not drawn:
+            continue
+        codes, prs, u = (np.concatenate(x) for x in zip(*drawn, strict=True))
+        by_cell = np.lexsort((u, codes))
+        first = np.searchsorted(codes[by_cell], codes[by_cell], side="left")
+        rank_in_cell = np.empty(len(codes), dtype=np.int64)
+        rank_in_cell[by_cell] = np.arange(len(codes)) - first
+        _set_bits(bad, prs[rank_in_cell >= limit])
     return bad
 
 
@@ -859,10 +798,9 @@ def _emitted_counts(pairs: Buckets, bad: np.ndarray) -> tuple[int, int]:
     emitted = 0
     cells_count = 0
     for p in range(pairs.parts):
-        got = pairs.bucket(p)
-        keep = ~_get_bits(bad, got["row"].astype(np.int64))
-        emitted += int(keep.sum())
-        cells_count += len(_distinct(got["key"][keep]))
+        cells, counts = _cell_counts(pairs, p, bad)
+        emitted += int(counts.sum())
+        cells_count += len(cells)
     return emitted, cells_count
 
 
@@ -880,51 +818,45 @@ def _level_spec(want: Any, choose_spatial_spec: Any, grid: np.ndarray, emitted_b
 
 
 def _write_level(put: Any, key: str, pairs: Buckets, bad: np.ndarray,
-                 spec: ShardingSpec | None, grid: np.ndarray, ids: np.ndarray, list_value: Any,
+                 spec: ShardingSpec | None, grid: np.ndarray, values: Values,
                  emitted: int, remaining: np.ndarray, bucket_bytes: int, tmp_dir: str | None
                  ) -> np.ndarray:
-    """The emitted pairs, regrouped by what writes them (a shard, or a cell file), written;
-    a bit per annotation placed."""
-    pair_dtype = _PAIR_DTYPE
+    """The emitted pairs, regrouped by what writes them (ranges of minishards, or cells
+    unsharded), written; a bit per annotation placed."""
     placed = np.zeros_like(remaining)
-    with Buckets(pair_dtype, "key", parts_for(_WORK * 16 * emitted, bucket_bytes),
-                 bucket_bytes, tmp_dir) as groups_:
+    with (sized_buckets(_LEVEL_DTYPE, "key", emitted, bucket_bytes, tmp_dir) if spec is None else
+          ShardParts(_LEVEL_DTYPE, spec, emitted, bucket_bytes, tmp_dir)) as groups_:
         for p in range(pairs.parts):
-            got = pairs.bucket(p)
-            got = got[~_get_bits(bad, got["row"].astype(np.int64))]
-            groups_.add(got, None if spec is None else spec.locate_many(got["key"])[0])
+            for c in pairs.chunks(p, _CHUNK):
+                c = c[~_get_bits(bad, c["row"].astype(np.int64))]
+                _set_bits(placed, c["row"].astype(np.int64))
+                groups_.add(c)
         pairs.close()
-        for p in range(groups_.parts):
-            _write_level_part(put, key, groups_.bucket(p), spec, grid, ids, list_value, placed)
+        if isinstance(groups_, ShardParts):
+            # a cell lists its annotations in a pseudo-random order of their ids
+            write_sharded(put.open, key, groups_,
+                          lambda got: _lists(values.piece(got["row"], got["id"], tails=False)),
+                          order=lambda got: [_uniform(got["id"], 1 << 20)], tmp_dir=tmp_dir)
+        else:
+            for p in range(groups_.parts):
+                _write_level_cells(put, key, groups_.bucket(p), grid, values)
     return placed
 
 
-def _write_level_part(put: Any, key: str, got: np.ndarray, spec: ShardingSpec | None,
-                      grid: np.ndarray, ids: np.ndarray, list_value: Any, placed: np.ndarray
-                      ) -> None:
-    """The cells of one part (whole shards of ``spec``; unsharded, one file per cell)."""
-    rows_l, codes_l = got["row"].astype(np.int64), got["key"]
-    if not len(rows_l):
+def _write_level_cells(put: Any, key: str, got: np.ndarray, grid: np.ndarray,
+                       values: Values) -> None:
+    """The cells of one part, a file each (unsharded)."""
+    if not len(got):
         return
-    _set_bits(placed, rows_l)
     # cells in a pseudo-random order of the ids
-    order = np.lexsort((_uniform(ids[rows_l], 1 << 20), codes_l))
-    rows_l, codes_l = rows_l[order], codes_l[order]
-    cells, starts, _ = _runs(codes_l)
-    ends = np.append(starts[1:], len(codes_l))
-    if spec is None:
-        for c, s_, e_ in zip(cells.tolist(), starts.tolist(), ends.tolist(),
-                             strict=True):
-            pos = _decode_code(c, grid)
-            put(f"{key}/{'_'.join(map(str, pos))}", list_value(rows_l[s_:e_]))
-        return
-
-    def cell_values(js: np.ndarray, rows_l: np.ndarray = rows_l,
-                    starts: np.ndarray = starts, ends: np.ndarray = ends
-                    ) -> list[bytes]:
-        return [list_value(rows_l[starts[j] : ends[j]]) for j in js.tolist()]
-
-    _write_shards(put, key, cells.astype(np.uint64), cell_values, spec)
+    got = got[np.lexsort((_uniform(got["id"], 1 << 20), got["key"]))]
+    rows_l = got["row"].astype(np.int64)
+    list_value = values.piece(rows_l, got["id"], tails=False).list_value
+    cells, starts, lengths = _runs(got["key"])
+    for c, s_, e_ in zip(cells.tolist(), starts.tolist(), (starts + lengths).tolist(),
+                         strict=True):
+        pos = _decode_code(c, grid)
+        put(f"{key}/{'_'.join(map(str, pos))}", list_value(rows_l[s_:e_]))
 
 
 def _geometry_of(row: int, table: np.ndarray, layout: AnnotationLayout, spill: _Spill

@@ -168,18 +168,20 @@ def bucket_of(keys: np.ndarray, parts: int) -> np.ndarray:
 class Buckets:
     """Rows of ``dtype`` partitioned by their ``key`` column into ``parts`` buckets.
 
-    Rows stay in memory until their total passes ``bucket_bytes``; then every bucket is
-    written to its file under ``folder`` (a new temporary folder in ``tmp_dir``, or the
-    system's), and later rows are buffered and appended (the buffers together stay under
-    ``bucket_bytes / 4``).
+    Rows stay in memory until their total passes ``memory_bytes`` (``bucket_bytes`` unless
+    given); then every bucket is written to its file under ``folder`` (a new temporary folder
+    in ``tmp_dir``, or the system's), and later rows are buffered and appended (the buffers
+    together stay under ``bucket_bytes / 4``).
     """
 
     def __init__(self, dtype: np.dtype[Any] | list[Any], key: str, parts: int,
-                 bucket_bytes: int = DEFAULT_BUCKET_BYTES, tmp_dir: str | None = None) -> None:
+                 bucket_bytes: int = DEFAULT_BUCKET_BYTES, tmp_dir: str | None = None,
+                 memory_bytes: int | None = None) -> None:
         self.dtype = np.dtype(dtype)
         self.key = key
         self.parts = max(1, int(parts))
         self.bucket_bytes = max(1, int(bucket_bytes))
+        self.memory_bytes = self.bucket_bytes if memory_bytes is None else int(memory_bytes)
         self.tmp_dir = tmp_dir
         self.folder: str | None = None
         self.buffers: list[list[np.ndarray]] = [[] for _ in range(self.parts)]
@@ -210,7 +212,7 @@ class Buckets:
                 self.sizes[p] += int(cuts[p + 1] - cuts[p])
         self.rows += len(rows)
         self.buffered += rows.nbytes
-        limit = self.bucket_bytes // 4 if self.spilled else self.bucket_bytes
+        limit = self.bucket_bytes // 4 if self.spilled else self.memory_bytes
         if self.buffered > limit and self.parts > 1:
             self.flush()
 
@@ -234,6 +236,20 @@ class Buckets:
         if not parts:
             return np.zeros(0, self.dtype)
         return parts[0] if len(parts) == 1 else np.concatenate(parts)
+
+    def chunks(self, p: int, rows: int = 1 << 18) -> Iterator[np.ndarray]:
+        """The rows of bucket ``p`` in :meth:`bucket`'s order, at most ``rows`` at a time
+        (memory holds one chunk of a bucket that was spilled to its file)."""
+        if self.folder is not None:
+            path = os.path.join(self.folder, str(p))
+            if os.path.exists(path):
+                total = os.path.getsize(path) // self.dtype.itemsize
+                with open(path, "rb") as f:
+                    for start in range(0, total, rows):
+                        yield np.fromfile(f, dtype=self.dtype, count=min(rows, total - start))
+        for a in self.buffers[p]:
+            for start in range(0, len(a), rows):
+                yield a[start : start + rows]
 
     def close(self) -> None:
         self.buffers = [[] for _ in range(self.parts)]
