@@ -502,3 +502,35 @@ def test_writer_removes_spill_files_when_a_later_temporary_file_fails(
                           dimensions={"x": [1, "nm"], "y": [1, "nm"], "z": [1, "nm"]},
                           relationships=["segments"])
     assert sorted(p.name for p in out.iterdir()) == []
+
+
+@pytest.mark.parametrize("kind", ["point", "axis_aligned_bounding_box", "line", "ellipsoid"])
+def test_query_prefilter_keeps_every_annotation_that_meets(kind):
+    """``box_candidates`` (the vectorised test a query runs over a whole cell) equals
+    ``meets`` for points and boxes, and keeps every line and ellipsoid that ``meets`` accepts:
+    on random geometry and on the edges (faces touched, flat boxes, zero radii, backwards
+    lines, NaN, infinities)."""
+    from shardkit.formats.neuroglancer.annotations import box_candidates
+
+    rng = np.random.default_rng(7)
+    vectors = 1 if kind == "point" else 2
+    geo = rng.uniform(-20, 120, (4000, vectors, 3)).astype(np.float32)
+    if kind == "ellipsoid":
+        geo[:, 1] = rng.uniform(-15, 15, (4000, 3))
+        geo[::7, 1, rng.integers(0, 3)] = 0  # flat in one axis
+    edges = np.array([[[10, 10, 10], [10, 10, 10]], [[40, 50, 60], [10, 10, 10]],
+                      [[40, 0, 0], [0, 50, 60]], [[np.nan, 20, 20], [30, 30, 30]],
+                      [[np.inf, 20, 20], [30, 30, 30]], [[5, 5, 5], [0, 0, 0]],
+                      [[-np.inf, 20, 20], [np.inf, 20, 20]]], np.float32)[:, :vectors]
+    geo = np.concatenate([geo, edges])
+    met = 0
+    for lo, hi in (([10, 10, 10], [40, 50, 60]), ([0, 0, 0], [100, 100, 100]),
+                   ([70, 5, 20], [71, 95, 80]), ([30, 30, 30], [30, 30, 30])):
+        lo_, hi_ = np.array(lo, float), np.array(hi, float)
+        keep = box_candidates(kind, geo, lo_, hi_)
+        want = np.array([meets(kind, g, lo_, hi_) for g in geo])
+        assert not (want & ~keep).any()  # nothing that meets the box is dropped
+        if kind in ("point", "axis_aligned_bounding_box"):
+            assert (keep == want).all()
+        met += int(want.sum())
+    assert met > 100

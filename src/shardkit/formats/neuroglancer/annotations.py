@@ -327,6 +327,30 @@ def meets(ann_type: str, geometry: np.ndarray, lo: Sequence[float] | np.ndarray,
     return any(_segment_meets(g[i], g[i + 1], lo_, hi_) for i in range(len(g) - 1))
 
 
+def box_candidates(ann_type: str, geometries: np.ndarray, lo: np.ndarray, hi: np.ndarray
+                   ) -> np.ndarray:
+    """For ``geometries`` of shape ``(n, vectors, rank)`` (not polylines), a mask of those
+    that may meet the closed box ``[lo, hi]``: for points and boxes exactly :func:`meets`'
+    answer; for lines and ellipsoids every one whose bounding box meets it (and any with a
+    NaN), so :func:`meets` decides among fewer."""
+    g = geometries.astype(np.float64)
+    keep: np.ndarray
+    if ann_type == "point":
+        keep = np.all(g[:, 0] >= lo, axis=1) & np.all(g[:, 0] <= hi, axis=1)
+        return keep
+    if ann_type == "axis_aligned_bounding_box":
+        a, b = np.minimum(g[:, 0], g[:, 1]), np.maximum(g[:, 0], g[:, 1])
+        keep = np.all(a <= hi, axis=1) & np.all(b >= lo, axis=1)
+        return keep
+    if ann_type == "line":
+        a, b = np.minimum(g[:, 0], g[:, 1]), np.maximum(g[:, 0], g[:, 1])
+    else:  # ellipsoid: center, radii
+        r = np.abs(g[:, 1])
+        a, b = g[:, 0] - r, g[:, 0] + r
+    keep = (np.all(a <= hi, axis=1) & np.all(b >= lo, axis=1)) | np.isnan(g).any(axis=(1, 2))
+    return keep
+
+
 def bounding_box(ann_type: str, geometry: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """The axis-aligned box around a geometry (float64)."""
     g = np.asarray(geometry, dtype=np.float64)
@@ -723,10 +747,39 @@ class NgAnnotationLayer(NgDataset):
             for cell, data in zip(cells, self._cell_bytes(lvl, cells), strict=True):
                 if data is None:
                     continue
-                for a in self.decode_cell(data, f"{lvl.key}/{lvl.spec_name(cell)}"):
-                    if a.id not in seen and meets(a.type, a.geometry, lo, hi):
-                        seen.add(a.id)
-                        out.append(a)
+                for a in self._cell_meeting(data, f"{lvl.key}/{lvl.spec_name(cell)}", lo, hi,
+                                            seen):
+                    seen.add(a.id)
+                    out.append(a)
+        return out
+
+    def _cell_meeting(self, data: bytes, where: str, lo: np.ndarray, hi: np.ndarray,
+                      seen: set[int]) -> list[Annotation]:
+        """The annotations of a cell that meet ``[lo, hi]`` and are not in ``seen``: only
+        those that :func:`box_candidates` keeps are decoded and tested one by one (what
+        :meth:`decode_cell` and :func:`meets` would give, without an object per record)."""
+        if not self._decided:
+            self._decide(self._fits_cell(data))
+        dec = self._decoder
+        lay = dec.layout
+        if lay.type == "polyline":
+            return [a for a in dec.decode_cell(data, where)
+                    if a.id not in seen and meets(a.type, a.geometry, lo, hi)]
+        count, starts = dec.cell_bounds(data, where)
+        if not count:
+            return []
+        ids = np.frombuffer(data, "<u8", count, starts[-1]).tolist()
+        recs = np.frombuffer(data, lay.dtype, count, 8)
+        geoms = recs["geometry"]
+        keep = box_candidates(lay.type, geoms, lo, hi)
+        exact = lay.type in ("point", "axis_aligned_bounding_box")  # the same test as meets
+        out = []
+        for i in np.flatnonzero(keep).tolist():
+            if ids[i] in seen:
+                continue
+            geometry = geoms[i].copy()
+            if exact or meets(lay.type, geometry, lo, hi):
+                out.append(Annotation(ids[i], lay.type, geometry, *dec._props(recs[i])))
         return out
 
     # -- tables ------------------------------------------------------------------------------
