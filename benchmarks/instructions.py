@@ -31,6 +31,9 @@ Operations (one "run" each; ``xN`` says how many calls one run makes):
 * Neuroglancer: ``open`` (``open_dataset``), ``get x N`` (every key, one ``[key]`` each),
   ``get_many`` (all keys), ``verify``.
 * Amudai: ``open``, ``iter_batches`` (all columns), ``rows`` (all rows), ``verify``.
+* remote: the SWH, ZSS and Neuroglancer files through ``memory://`` fsspec URLs (the remote
+  byte source with its block cache, no network): SWH ``open`` and ``get x1000``, ZSS ``open``,
+  ``lookup x1000`` and ``iterate``, Neuroglancer ``open_dataset`` + ``get_many`` of every key.
 
 The script runs in whichever Python starts it; ``--python PATH`` runs the children with
 another interpreter (another checkout's venv), and ``--compare PATH`` runs both and prints
@@ -234,9 +237,50 @@ def ops_amudai(data: Path) -> dict[str, Op]:
     }
 
 
+def ops_remote(data: Path) -> dict[str, Op]:
+    """SWH, ZSS and Neuroglancer through fsspec URLs (``memory://``: the remote byte source,
+    its block cache and range coalescing, without a network)."""
+    import fsspec
+
+    import shardkit
+    from shardkit.formats.neuroglancer import open_dataset
+
+    fs = fsspec.filesystem("memory")
+    for name in ("swh.shard", "zss.zss"):
+        fs.pipe(f"/ic/{name}", (data / name).read_bytes())
+    for p in sorted((data / "ng").iterdir()):
+        fs.pipe(f"/ic/ng/{p.name}", p.read_bytes())
+    s = shardkit.open("memory://ic/swh.shard")
+    keys = _sample(list(s.keys()), 1000)
+    z = shardkit.open("memory://ic/zss.zss")
+    present = _sample(list(z), 1000)
+    ng_keys = sorted(open_dataset("memory://ic/ng").keys())
+
+    def swh_get() -> None:
+        for k in keys:
+            s[k]
+
+    def zss_lookup() -> None:
+        for r in present:
+            r in z  # noqa: B015
+
+    def ng_fresh() -> None:
+        with open_dataset("memory://ic/ng") as d:
+            d.get_many(ng_keys)
+
+    return {
+        "swh open": lambda: shardkit.open("memory://ic/swh.shard").close(),
+        "swh get x1000": swh_get,
+        "zss open": lambda: shardkit.open("memory://ic/zss.zss").close(),
+        "zss lookup x1000": zss_lookup,
+        "zss iterate": lambda: sum(1 for _ in z),
+        f"ng open + get_many {len(ng_keys)}": ng_fresh,
+    }
+
+
 FORMATS: dict[str, Callable[[Path], dict[str, Op]]] = {
     "swh": ops_swh, "zss": ops_zss, "zs": ops_zs, "mdb": ops_mdb, "ng": ops_ng,
-    "amudai": ops_amudai,
+    "amudai": ops_amudai, "remote": ops_remote,
 }
 
 
