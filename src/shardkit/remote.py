@@ -46,6 +46,7 @@ are kept under a lock, and fetches run outside it.
 
 from __future__ import annotations
 
+import functools
 import re
 import threading
 import time
@@ -112,11 +113,12 @@ class RemoteNotFoundError(RemoteError, FileNotFoundError):
     """The remote file does not exist (HTTP 404, or the filesystem's ``FileNotFoundError``)."""
 
 
+@functools.cache
 def io_errors() -> tuple[type[BaseException], ...]:
     """What a filesystem raises when a read fails: ``OSError`` (local files, timeouts,
     fsspec's not-found), ``ValueError`` (bad paths and arguments) and, when fsspec's HTTP
     filesystem is there, aiohttp's ``ClientError`` (an HTTP status, a broken connection).
-    Anything else (a bug) propagates as itself."""
+    Anything else (a bug) propagates as itself. Found once (every read asks)."""
     errors: list[type[BaseException]] = [OSError, ValueError]
     try:
         import aiohttp
@@ -610,7 +612,10 @@ class RemoteSource:
         failures = io_errors()
         for n in range(self.retries + 1):
             try:
-                if getattr(self.fs, "async_impl", False):
+                if len(pending) == 1:  # one range: cat_file, without cat_ranges' batching
+                    i = pending[0]
+                    got = [self.fs.cat_file(paths[i], start=starts[i], end=ends[i])]
+                elif getattr(self.fs, "async_impl", False):
                     got = self.fs.cat_ranges([paths[i] for i in pending],
                                              [starts[i] for i in pending],
                                              [ends[i] for i in pending],
