@@ -19,6 +19,8 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "_bytes.h" /* le64 */
+
 static inline uint64_t rotl(uint64_t x, int b) { return (x << b) | (x >> (64 - b)); }
 
 #define SIPROUND                                                   \
@@ -28,15 +30,6 @@ static inline uint64_t rotl(uint64_t x, int b) { return (x << b) | (x >> (64 - b
         v0 += v3; v3 = rotl(v3, 21); v3 ^= v0;                     \
         v2 += v1; v1 = rotl(v1, 17); v1 ^= v2; v2 = rotl(v2, 32);  \
     } while (0)
-
-static inline uint64_t le64(const uint8_t *p) {
-    uint64_t v;
-    memcpy(&v, p, 8);
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
-    v = __builtin_bswap64(v);
-#endif
-    return v;
-}
 
 /* SipHash-1-3, zero key, of u64le(seed) || u64le(len) || key (std's DefaultHasher). */
 static uint64_t siphash13(uint64_t seed, const uint8_t *key, size_t len) {

@@ -13,6 +13,8 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "_bytes.h" /* le64 */
+
 static inline uint32_t rotl32(uint32_t x, int r) { return (x << r) | (x >> (32 - r)); }
 
 static inline uint32_t fmix32(uint32_t h) {
@@ -22,15 +24,6 @@ static inline uint32_t fmix32(uint32_t h) {
     h *= 0xc2b2ae35U;
     h ^= h >> 16;
     return h;
-}
-
-static inline uint64_t le64(const uint8_t *p) {
-    uint64_t v;
-    memcpy(&v, p, 8);
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
-    v = __builtin_bswap64(v);
-#endif
-    return v;
 }
 
 static inline uint64_t murmur_low64(uint64_t key) {

@@ -276,12 +276,8 @@ class ShardedIndex:
         for k, a, b in zip(ids, starts, ends, strict=True):
             value = gunzip_one(view[a - lo : b - lo], limit)
             if value is None:
-                try:
-                    value = reader._decode(k, a, block[a - lo : b - lo])
-                except ShardkitError as exc:
-                    if bad_value is None:
-                        raise
-                    bad_value(reader, k, exc)
+                value = _decoded(reader, k, a, block[a - lo : b - lo], bad_value)
+                if value is None:
                     continue
             yield k, value
 
@@ -306,14 +302,9 @@ class ShardedIndex:
         release(lo, hi)
         if reader._gzip_data:
             for k, a, b in zip(ids, starts, ends, strict=True):
-                try:
-                    value = bytes(reader._decode(k, a, block[a - lo : b - lo]))
-                except ShardkitError as exc:
-                    if bad_value is None:
-                        raise
-                    bad_value(reader, k, exc)
-                    continue
-                yield k, value
+                got = _decoded(reader, k, a, block[a - lo : b - lo], bad_value)
+                if got is not None:
+                    yield k, got
         else:
             for k, a, b in zip(ids, starts, ends, strict=True):
                 yield k, block[a - lo : b - lo]
@@ -325,6 +316,19 @@ class ShardedIndex:
 _RUN_BYTES = 8 << 20
 _MAX_RUN_SPAN = 1 << 26  # a run wider than this (values out of order) is read value by value
 _BLOCK_BYTES = 8 << 20  # value_blocks: the inflated bytes of one block (then one more value)
+
+
+def _decoded(reader: NgShard, key: int, at: int, raw: bytes,
+             bad_value: Callable[[NgShard, int, ShardkitError], None] | None) -> bytes | None:
+    """The decoded value ``raw`` of ``key`` (stored at ``at``); None after telling
+    ``bad_value`` of a value that does not decode (without it, the error is raised)."""
+    try:
+        return bytes(reader._decode(key, at, raw))
+    except ShardkitError as exc:
+        if bad_value is None:
+            raise
+        bad_value(reader, key, exc)
+        return None
 
 
 def _packed(keys: list[int], values: list[bytes]
