@@ -16,4 +16,12 @@ static inline uint64_t le64(const uint8_t *p) {
     return v;
 }
 
+/* Store v at p as a little-endian uint64 (any alignment). */
+static inline void put_le64(uint8_t *p, uint64_t v) {
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+    v = __builtin_bswap64(v);
+#endif
+    memcpy(p, &v, 8);
+}
+
 #endif /* SHARDKIT_BYTES_H */

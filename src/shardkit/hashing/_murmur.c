@@ -13,7 +13,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "_bytes.h" /* le64 */
+#include "_bytes.h" /* le64, put_le64 */
 
 static inline uint32_t rotl32(uint32_t x, int r) { return (x << r) | (x >> (32 - r)); }
 
@@ -54,11 +54,7 @@ static PyObject *murmur_u64(PyObject *self, PyObject *args) {
     Py_ssize_t n = src.len / 8;
     Py_BEGIN_ALLOW_THREADS
     for (Py_ssize_t i = 0; i < n; i++) {
-        uint64_t h = murmur_low64(le64(in + 8 * i));
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
-        h = __builtin_bswap64(h);
-#endif
-        memcpy(out + 8 * i, &h, 8);
+        put_le64(out + 8 * i, murmur_low64(le64(in + 8 * i)));
     }
     Py_END_ALLOW_THREADS
     PyBuffer_Release(&src);

@@ -24,7 +24,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "_bytes.h" /* le64 */
+#include "_bytes.h" /* le64, put_le64 */
 
 static inline uint64_t mix64(uint64_t x) {
     x += 0x9e3779b97f4a7c15ULL;
@@ -63,11 +63,7 @@ static PyObject *keyed_rows(PyObject *self, PyObject *args) {
             memcpy(tail, row + 8 * full, (size_t)rest);
             h += le64(tail) * le64(kb + 8 * full);
         }
-        h = mix64(h);
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
-        h = __builtin_bswap64(h);
-#endif
-        memcpy(out + 8 * i, &h, 8);
+        put_le64(out + 8 * i, mix64(h));
     }
     Py_END_ALLOW_THREADS
     PyBuffer_Release(&src);
