@@ -612,7 +612,8 @@ class RemoteSource:
         failures = io_errors()
         for n in range(self.retries + 1):
             try:
-                if len(pending) == 1:  # one range: cat_file, without cat_ranges' batching
+                if len(pending) == 1:  # one range, on any filesystem: cat_file (cat_ranges
+                    # would batch one request, at a cost; errors raise and are caught below)
                     i = pending[0]
                     got = [self.fs.cat_file(paths[i], start=starts[i], end=ends[i])]
                 elif getattr(self.fs, "async_impl", False):
